@@ -1,0 +1,243 @@
+#include "common/http_transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace ds {
+namespace {
+
+std::once_flag g_curl_init;
+
+struct Exchange {
+  const HttpRequest* req = nullptr;
+  CURL* curl = nullptr;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  const std::function<bool(std::string_view)>* on_data = nullptr;  // stream mode
+  const std::function<bool()>* cancelled = nullptr;
+  bool too_large = false;
+  bool stopped_by_reader = false;
+  bool was_cancelled = false;
+};
+
+size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  std::string_view line(data, size * n);
+  // A new status line (redirect, 100-continue) starts a new header block.
+  if (line.rfind("HTTP/", 0) == 0) ex->headers.clear();
+  auto colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+      value.remove_suffix(1);
+    ex->headers.emplace_back(std::move(name), std::string(value));
+  }
+  return size * n;
+}
+
+size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  size_t len = size * n;
+  if (ex->on_data != nullptr) {
+    long code = 0;
+    curl_easy_getinfo(ex->curl, CURLINFO_RESPONSE_CODE, &code);
+    if (code >= 200 && code < 300) {
+      if (!(*ex->on_data)(std::string_view(data, len))) {
+        ex->stopped_by_reader = true;
+        return 0;  // abort the transfer
+      }
+      return len;
+    }
+    // Error answers are small Status objects; keep a bounded copy.
+    if (ex->body.size() < (1u << 20)) ex->body.append(data, std::min<size_t>(len, 1u << 20));
+    return len;
+  }
+  if (ex->body.size() + len > ex->req->max_body_bytes) {
+    ex->too_large = true;
+    return 0;
+  }
+  ex->body.append(data, len);
+  return len;
+}
+
+int ProgressCallback(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* ex = static_cast<Exchange*>(user);
+  if (ex->cancelled != nullptr && *ex->cancelled && (*ex->cancelled)()) {
+    ex->was_cancelled = true;
+    return 1;
+  }
+  return 0;
+}
+
+void SetBlob(CURL* c, CURLoption opt, const std::string& pem) {
+  curl_blob blob;
+  blob.data = const_cast<char*>(pem.data());
+  blob.len = pem.size();
+  blob.flags = CURL_BLOB_COPY;
+  curl_easy_setopt(c, opt, &blob);
+}
+
+}  // namespace
+
+std::string HttpResponse::Header(std::string_view lower_name) const {
+  for (const auto& [k, v] : headers)
+    if (k == lower_name) return v;
+  return "";
+}
+
+std::string UrlEncode(std::string_view s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() * 3);
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+CurlTransport::CurlTransport(TlsOptions tls) : tls_(std::move(tls)) {
+  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_ALL); });
+}
+
+CurlTransport::~CurlTransport() {
+  for (void* h : free_handles_) curl_easy_cleanup(static_cast<CURL*>(h));
+}
+
+void* CurlTransport::Acquire() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!free_handles_.empty()) {
+      void* h = free_handles_.back();
+      free_handles_.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void CurlTransport::Release(void* handle) {
+  std::lock_guard<std::mutex> l(mu_);
+  free_handles_.push_back(handle);
+}
+
+namespace {
+
+// Runs one exchange on handle c. Returns the curl code; fills ex.
+CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchange* ex) {
+  curl_easy_reset(c);  // keeps the connection and TLS session caches
+  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  if (req.method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  if (!req.body.empty() || req.method == "POST" || req.method == "PATCH" || req.method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  }
+  curl_slist* hdrs = nullptr;
+  for (const auto& h : req.headers) hdrs = curl_slist_append(hdrs, h.c_str());
+  // curl adds "Expect: 100-continue" to larger bodies, costing a round trip.
+  hdrs = curl_slist_append(hdrs, "Expect:");
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(c, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  if (req.accept_compressed) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+  if (req.timeout_seconds > 0)
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout_seconds * 1000));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(req.connect_timeout_seconds * 1000));
+  curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (!tls.ca_pem.empty()) SetBlob(c, CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  if (!tls.client_cert_pem.empty()) {
+    SetBlob(c, CURLOPT_SSLCERT_BLOB, tls.client_cert_pem);
+    curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+    SetBlob(c, CURLOPT_SSLKEY_BLOB, tls.client_key_pem);
+    curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+  }
+  if (tls.insecure_skip_verify) {
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  ex->curl = c;
+  ex->req = &req;
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, HeaderCallback);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, ex);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteCallback);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, ex);
+  if (ex->cancelled != nullptr) {
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, ProgressCallback);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, ex);
+  }
+  CURLcode rc = curl_easy_perform(c);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);
+  curl_slist_free_all(hdrs);
+  return rc;
+}
+
+Status TransportError(CURLcode rc, const HttpRequest& req) {
+  // The URL may carry a query but never credentials (tokens travel in headers).
+  std::string where = req.method + " " + req.url.substr(0, req.url.find('?'));
+  return Status::Unavailable(where + ": " + curl_easy_strerror(rc));
+}
+
+}  // namespace
+
+StatusOr<HttpResponse> CurlTransport::Do(const HttpRequest& req) {
+  CURL* c = static_cast<CURL*>(Acquire());
+  if (c == nullptr) return Status::Internal("curl_easy_init failed");
+  Exchange ex;
+  CURLcode rc = Perform(c, tls_, req, &ex);
+  long code = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+  Release(c);
+  if (ex.too_large)
+    return Status::Unavailable(req.method + " " + req.url.substr(0, req.url.find('?')) +
+                               ": response body exceeds " + std::to_string(req.max_body_bytes) +
+                               " bytes");
+  if (rc != CURLE_OK) return TransportError(rc, req);
+  HttpResponse resp;
+  resp.status = static_cast<int>(code);
+  resp.body = std::move(ex.body);
+  resp.headers = std::move(ex.headers);
+  return resp;
+}
+
+StatusOr<StreamResult> CurlTransport::Stream(const HttpRequest& req,
+                                             const std::function<bool(std::string_view)>& on_data,
+                                             const std::function<bool()>& cancelled) {
+  CURL* c = static_cast<CURL*>(Acquire());
+  if (c == nullptr) return Status::Internal("curl_easy_init failed");
+  Exchange ex;
+  ex.on_data = &on_data;
+  ex.cancelled = &cancelled;
+  CURLcode rc = Perform(c, tls_, req, &ex);
+  long code = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+  if (rc != CURLE_OK) {
+    // An aborted transfer leaves the connection unusable; do not return it to the pool.
+    curl_easy_cleanup(c);
+  } else {
+    Release(c);
+  }
+  if (ex.was_cancelled) return Status::Cancelled("stream cancelled");
+  if (rc != CURLE_OK && !ex.stopped_by_reader) return TransportError(rc, req);
+  StreamResult r;
+  r.status = static_cast<int>(code);
+  r.error_body = std::move(ex.body);
+  r.headers = std::move(ex.headers);
+  return r;
+}
+
+}  // namespace ds

@@ -1,0 +1,93 @@
+// The HTTP seam shared by the Prometheus and Kubernetes clients. CurlTransport is the only file
+// that includes <curl/curl.h>; tests substitute a fake that records requests.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ds {
+
+struct TlsOptions {
+  std::string ca_pem;            // PEM bundle to verify the server; empty: system CAs
+  std::string client_cert_pem;   // client certificate (PEM), optional
+  std::string client_key_pem;    // its key (PEM), required with client_cert_pem
+  bool insecure_skip_verify = false;
+};
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  std::string body;
+  double timeout_seconds = 30;       // whole exchange; 0 = no limit (watch streams)
+  double connect_timeout_seconds = 10;
+  size_t max_body_bytes = 64u << 20;  // larger responses fail instead of exhausting memory
+  bool accept_compressed = false;     // ask for gzip (smaller bodies, more CPU)
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  // Value of the first header with this (lower-case) name, or "" if absent.
+  std::string Header(std::string_view lower_name) const;
+};
+
+// Outcome of a streamed request. For a non-2xx answer the body is collected in error_body
+// (bounded) instead of being handed to the data callback.
+struct StreamResult {
+  int status = 0;
+  std::string error_body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  // Performs one exchange. A non-2xx answer is still a value (callers map it to a Status);
+  // an error Status means no HTTP answer (connect, TLS, timeout, body too large).
+  // Thread-safe.
+  virtual StatusOr<HttpResponse> Do(const HttpRequest& req) = 0;
+  // Streams a 2xx body to on_data piece by piece as it arrives. Stops early, with an OK result,
+  // when on_data returns false; stops with kCancelled when cancelled() turns true (polled at
+  // least once a second even while the stream is idle). Thread-safe.
+  virtual StatusOr<StreamResult> Stream(const HttpRequest& req,
+                                        const std::function<bool(std::string_view)>& on_data,
+                                        const std::function<bool()>& cancelled) = 0;
+};
+
+// libcurl implementation. Keeps a pool of easy handles so connections and TLS sessions are
+// reused across requests from any thread.
+class CurlTransport : public HttpTransport {
+ public:
+  explicit CurlTransport(TlsOptions tls = {});
+  ~CurlTransport() override;
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  StatusOr<HttpResponse> Do(const HttpRequest& req) override;
+  StatusOr<StreamResult> Stream(const HttpRequest& req,
+                                const std::function<bool(std::string_view)>& on_data,
+                                const std::function<bool()>& cancelled) override;
+
+ private:
+  void* Acquire();
+  void Release(void* handle);
+
+  const TlsOptions tls_;
+  std::mutex mu_;
+  std::vector<void*> free_handles_;  // GUARDED_BY(mu_)
+};
+
+// Percent-encodes a string for a URL query component.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace ds

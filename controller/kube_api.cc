@@ -1,0 +1,140 @@
+#include "controller/kube_api.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "common/base64.h"
+#include "common/json_util.h"
+
+namespace ds {
+
+namespace {
+constexpr double kTokenRereadSeconds = 60;
+
+}  // namespace
+
+std::string LabelMergePatch(const std::string& key, const std::string* value) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("labels");
+  w.StartObject();
+  WriteString(w, key);
+  if (value != nullptr) WriteString(w, *value);
+  else w.Null();  // merge patch: null deletes; an absent key would be kept
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return sb.GetString();
+}
+
+HttpKubeApi::HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
+                         double request_timeout_seconds)
+    : transport_(transport), config_(std::move(config)), clock_(clock), timeout_(request_timeout_seconds) {}
+
+std::vector<std::string> HttpKubeApi::Headers(const char* accept) {
+  std::vector<std::string> h{std::string("Accept: ") + accept,
+                             "User-Agent: dynamic-scheduler/0.1"};
+  std::string token = config_.token;
+  if (!config_.token_file.empty()) {
+    std::lock_guard<std::mutex> l(mu_);
+    TimePoint now = clock_->Now();
+    if (file_token_.empty() || now - token_read_at_ > FromSeconds(kTokenRereadSeconds)) {
+      std::ifstream in(config_.token_file);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::string t = ss.str();
+      while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+      if (!t.empty()) file_token_ = t;  // keep the old token if the file is briefly empty
+      token_read_at_ = now;
+    }
+    token = file_token_;
+  }
+  if (!token.empty()) {
+    h.push_back("Authorization: Bearer " + token);
+  } else if (!config_.username.empty()) {
+    h.push_back("Authorization: Basic " + Base64Encode(config_.username + ":" + config_.password));
+  }
+  return h;
+}
+
+StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector, size_t limit,
+                                              const std::string& continue_token) {
+  HttpRequest req;
+  req.url = config_.server + "/api/v1/nodes?limit=" + std::to_string(limit);
+  if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
+  if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
+  req.headers = Headers("application/json");
+  req.timeout_seconds = timeout_;
+  req.accept_compressed = true;  // a page of 500 full Node objects is large
+  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  if (resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list nodes");
+  return DecodeNodeList(std::move(resp.body));
+}
+
+Status HttpKubeApi::WatchNodes(const std::string& label_selector, const std::string& resource_version,
+                               int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
+                               const std::function<bool()>& cancelled) {
+  HttpRequest req;
+  req.url = config_.server + "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+            UrlEncode(resource_version) + "&timeoutSeconds=" + std::to_string(timeout_seconds);
+  if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
+  req.headers = Headers("application/json");
+  req.timeout_seconds = 0;  // the server ends the watch after timeoutSeconds
+  WatchLineSplitter splitter;
+  std::vector<std::string> lines;
+  Status stream_status;
+  bool line_too_long = false;
+  auto on_data = [&](std::string_view bytes) -> bool {
+    if (!splitter.Feed(bytes, &lines)) {
+      line_too_long = true;
+      return false;
+    }
+    for (auto& line : lines) {
+      auto ev = DecodeWatchEvent(std::move(line));
+      if (!ev.ok()) {
+        stream_status = ev.status();
+        return false;
+      }
+      if (ev->type == WatchEventType::kError) {
+        stream_status = ev->error.Prepend("watch nodes");
+        return false;
+      }
+      on_event(std::move(*ev));
+    }
+    lines.clear();
+    return true;
+  };
+  ASSIGN_OR_RETURN(StreamResult r, transport_->Stream(req, on_data, cancelled));
+  if (line_too_long) return Status::Unavailable("watch nodes: an event line exceeds the size limit");
+  if (!stream_status.ok()) return stream_status;
+  if (r.status != 200) {
+    std::string retry_after;
+    for (const auto& [k, v] : r.headers)
+      if (k == "retry-after") retry_after = v;
+    return StatusFromResponse(r.status, r.error_body, retry_after, "watch nodes");
+  }
+  if (splitter.buffered() > 0) return Status::Unavailable("watch nodes: stream ended mid-event");
+  return Status::OK();
+}
+
+StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const std::string& key,
+                                               const std::string* value) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);
+  req.headers = Headers("application/json");
+  req.headers.push_back("Content-Type: application/merge-patch+json");
+  req.body = LabelMergePatch(key, value);
+  req.timeout_seconds = timeout_;
+  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  if (resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
+                              "patch node " + node);
+  return DecodeNode(std::move(resp.body));
+}
+
+}  // namespace ds

@@ -1,0 +1,69 @@
+// The Kubernetes API seam: list, watch and label-patch Nodes. HttpKubeApi is the real one;
+// tests use the API simulator (integration) or a fake (unit).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "common/clock.h"
+#include "common/http_transport.h"
+#include "controller/kubeconfig.h"
+#include "controller/node_object.h"
+
+namespace ds {
+
+class KubeApi {
+ public:
+  virtual ~KubeApi() = default;
+  // One page of GET /api/v1/nodes. `continue_token` empty for the first page.
+  virtual StatusOr<NodeListPage> ListNodes(const std::string& label_selector, size_t limit,
+                                           const std::string& continue_token) = 0;
+  // Watches from resource_version, handing each event to on_event, until:
+  //  - the server ends the stream (OK; re-watch from the last seen resourceVersion),
+  //  - 410 Expired as HTTP status or ERROR event (kExpired; re-list),
+  //  - a transport error or a dropped stream (kUnavailable),
+  //  - cancelled() (kCancelled).
+  // BOOKMARK events are passed on; ERROR events are not.
+  virtual Status WatchNodes(const std::string& label_selector, const std::string& resource_version,
+                            int timeout_seconds,
+                            const std::function<void(WatchEvent&&)>& on_event,
+                            const std::function<bool()>& cancelled) = 0;
+  // Sets (value != nullptr) or removes (value == nullptr) one label with a JSON merge patch that
+  // names only that key. Returns the updated node from the PATCH response.
+  virtual StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
+                                            const std::string* value) = 0;
+};
+
+// Builds {"metadata":{"labels":{key: value-or-null}}}.
+std::string LabelMergePatch(const std::string& key, const std::string* value);
+
+class HttpKubeApi : public KubeApi {
+ public:
+  // `transport` must outlive this object and be configured with config.tls.
+  HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
+              double request_timeout_seconds = 30);
+
+  StatusOr<NodeListPage> ListNodes(const std::string& label_selector, size_t limit,
+                                   const std::string& continue_token) override;
+  Status WatchNodes(const std::string& label_selector, const std::string& resource_version,
+                    int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
+                    const std::function<bool()>& cancelled) override;
+  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
+                                    const std::string* value) override;
+
+ private:
+  // Authorization header (if any); re-reads a token file at most once a minute.
+  std::vector<std::string> Headers(const char* accept);
+
+  HttpTransport* const transport_;
+  const RestConfig config_;
+  const Clock* const clock_;
+  const double timeout_;
+  std::mutex mu_;
+  std::string file_token_;    // GUARDED_BY(mu_)
+  TimePoint token_read_at_{}; // GUARDED_BY(mu_)
+};
+
+}  // namespace ds

@@ -1,0 +1,111 @@
+// dynamic-scheduler: labels nodes that Prometheus says are busy so that workloads with a soft
+// node-affinity term avoid them.
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "controller/kube_api.h"
+#include "controller/kubeconfig.h"
+#include "controller/node_cache.h"
+#include "controller/options.h"
+#include "controller/reconciler.h"
+#include "controller/web_server.h"
+#include "promql/prometheus_client.h"
+
+using namespace ds;  // NOLINT: main only
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  auto opts_or = ParseOptions(&argc, &argv);
+  if (!opts_or.ok()) {
+    std::cerr << "dynamic-scheduler: " << opts_or.status().message() << "\n";
+    return 2;
+  }
+  const Options& opts = *opts_or;
+  auto rest = ResolveRestConfig(opts.kubeconfig, opts.context);
+  if (!rest.ok()) {
+    std::cerr << "dynamic-scheduler: " << rest.status().message() << "\n";
+    return 2;
+  }
+  std::string label_selector = opts.rules.node_selector;
+  LOG(INFO) << "kubernetes: " << rest->description;
+  if (rest->tls.insecure_skip_verify)
+    LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is NOT verified";
+  LOG(INFO) << "prometheus: " << opts.prometheus_url << "; rules from " << opts.rule_file << " ("
+            << opts.rules.rules.size() << " rules, " << (opts.rules.legacy ? "legacy" : "current")
+            << " format); interval " << opts.reconciler.interval_seconds << " s; label "
+            << opts.reconciler.label_key << "=" << opts.reconciler.label_value << "; managed nodes: "
+            << (label_selector.empty() ? "all" : label_selector) << (opts.reconciler.dry_run ? "; DRY RUN" : "");
+
+  std::string prom_token;
+  if (!opts.prometheus_token_file.empty()) {
+    std::ifstream in(opts.prometheus_token_file);
+    if (!in) {
+      std::cerr << "dynamic-scheduler: -prom_token_file: cannot read " << opts.prometheus_token_file << "\n";
+      return 2;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    prom_token = ss.str();
+    while (!prom_token.empty() && std::isspace(static_cast<unsigned char>(prom_token.back()))) prom_token.pop_back();
+  }
+
+  // Block the stop signals in every thread; main waits for them with sigwait.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  RealClock clock;
+  CurlTransport kube_transport(rest->tls);
+  CurlTransport prom_transport;
+  HttpKubeApi kube(&kube_transport, *rest, &clock);
+  HttpPrometheusClient prom(&prom_transport, opts.prometheus_url, opts.query_timeout_seconds, prom_token);
+  NodeCacheOptions cache_opts;
+  cache_opts.label_selector = label_selector;
+  cache_opts.resync_seconds = opts.resync_seconds;
+  NodeCache cache(&kube, cache_opts);
+  Reconciler reconciler(opts.rules, opts.reconciler, &cache, &prom, &kube, &clock);
+
+  WebServer web;
+  auto handler = [&](const WebRequest& req) {
+    ControllerView v;
+    v.cache_synced = cache.Synced();
+    v.cache_error = cache.LastError();
+    v.cache_stats = cache.Stats();
+    v.nodes = cache.Snapshot();
+    v.last_cycle = reconciler.LastReport();
+    v.counters = reconciler.Counters();
+    TimePoint end = reconciler.LastCycleEnd();
+    v.seconds_since_cycle = end == TimePoint{} ? -1 : ToSeconds(clock.Now() - end);
+    v.interval_seconds = opts.reconciler.interval_seconds;
+    v.label_key = opts.reconciler.label_key;
+    v.label_value = opts.reconciler.label_value;
+    return HandleRequest(req, v, [&] { reconciler.Trigger(); });
+  };
+  if (Status st = web.Start(opts.web_addr, handler); !st.ok()) {
+    std::cerr << "dynamic-scheduler: " << st.message() << "\n";
+    return 2;
+  }
+  LOG(INFO) << "http: listening on port " << web.port() << " (/status /healthz /nodes /metrics /webhook)";
+
+  std::atomic<bool> stop{false};
+  std::thread cache_thread([&] { cache.Run(&stop); });
+  std::thread loop_thread([&] { reconciler.Run(&stop); });
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  LOG(INFO) << "received signal " << sig << ", stopping";
+  stop = true;
+  reconciler.Wake();
+  loop_thread.join();
+  cache_thread.join();
+  web.Stop();
+  LOG(INFO) << "stopped";
+  return 0;
+}

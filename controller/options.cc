@@ -1,0 +1,78 @@
+#include "controller/options.h"
+
+#include <gflags/gflags.h>
+
+#include <cmath>
+
+#include "promql/prometheus_client.h"
+
+DEFINE_string(prom, "", "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
+              "Required unless rule.yaml sets prometheus.url; the flag wins when both are given.");
+DEFINE_string(prom_token_file, "", "File holding a bearer token for Prometheus (re-read on start only).");
+DEFINE_double(query_timeout, 5, "Seconds each PromQL query may take (rule.yaml prometheus.timeout if set and "
+              "this flag is not).");
+DEFINE_string(kubeconfig, "", "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the "
+              "in-cluster service account.");
+DEFINE_string(context, "", "kubeconfig context to use instead of current-context.");
+DEFINE_string(r, "rule.yaml", "Rule file (legacy PromJob/Rulename format or the current format; see README).");
+DEFINE_double(s, 10, "Evaluation interval in seconds (rule.yaml interval if set and this flag is not).");
+DEFINE_string(webaddr, ":9000", "Address for /status, /healthz, /nodes, /metrics and /webhook, e.g. :9000 or "
+              "127.0.0.1:9000.");
+DEFINE_bool(dry_run, false, "Decide and log label changes but never write them.");
+DEFINE_double(resync, 600, "Seconds between full re-lists of the nodes (0 = never).");
+DEFINE_double(write_qps, 100, "Maximum label writes per second to the API server.");
+DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps.");
+DEFINE_uint64(max_writes_per_cycle, 0, "Cap on label changes per cycle, the rest waits (0 = no cap).");
+
+namespace ds {
+
+StatusOr<Options> ParseOptions(int* argc, char*** argv) {
+  gflags::SetUsageMessage(
+      "makes kube-scheduler aware of real node load: labels nodes that PromQL rules find busy.\n"
+      "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r rule.yaml -s 10 "
+      "-webaddr :9000");
+  gflags::ParseCommandLineFlags(argc, argv, true);
+  if (*argc > 1) return Status::InvalidArgument(std::string("unexpected argument \"") + (*argv)[1] + "\"");
+  Options o;
+  o.rule_file = FLAGS_r;
+  ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
+  auto is_default = [](const char* name) { return gflags::GetCommandLineFlagInfoOrDie(name).is_default; };
+
+  o.prometheus_url = !FLAGS_prom.empty() ? FLAGS_prom : o.rules.prometheus_url;
+  if (o.prometheus_url.empty())
+    return Status::InvalidArgument("-prom is required (or set prometheus.url in " + FLAGS_r + ")");
+  auto url = NormalizePrometheusUrl(o.prometheus_url);
+  if (!url.ok()) return url.status().Prepend(FLAGS_prom.empty() ? FLAGS_r + ": prometheus.url" : "-prom");
+  o.prometheus_url = *url;
+  o.prometheus_token_file = FLAGS_prom_token_file;
+
+  double interval = FLAGS_s;
+  if (is_default("s") && o.rules.interval_seconds > 0) interval = o.rules.interval_seconds;
+  if (!(interval > 0) || !std::isfinite(interval))
+    return Status::InvalidArgument("-s must be a number of seconds > 0, got " + std::to_string(FLAGS_s));
+  o.query_timeout_seconds = FLAGS_query_timeout;
+  if (is_default("query_timeout") && o.rules.query_timeout_seconds > 0)
+    o.query_timeout_seconds = o.rules.query_timeout_seconds;
+  if (!(o.query_timeout_seconds > 0)) return Status::InvalidArgument("-query_timeout must be > 0");
+  if (!(FLAGS_resync >= 0)) return Status::InvalidArgument("-resync must be >= 0");
+  if (!(FLAGS_write_qps > 0)) return Status::InvalidArgument("-write_qps must be > 0");
+  if (!(FLAGS_write_burst >= 1)) return Status::InvalidArgument("-write_burst must be >= 1");
+
+  o.kubeconfig = FLAGS_kubeconfig;
+  o.context = FLAGS_context;
+  o.web_addr = FLAGS_webaddr;
+  o.resync_seconds = FLAGS_resync;
+
+  ReconcilerOptions& r = o.reconciler;
+  r.label_key = o.rules.label_key;
+  r.label_value = o.rules.label_value;
+  r.interval_seconds = interval;
+  r.grace_seconds = o.rules.missing_data_grace_seconds > 0 ? o.rules.missing_data_grace_seconds : 3 * interval;
+  r.dry_run = FLAGS_dry_run;
+  r.max_writes_per_cycle = FLAGS_max_writes_per_cycle;
+  r.write_qps = FLAGS_write_qps;
+  r.write_burst = FLAGS_write_burst;
+  return o;
+}
+
+}  // namespace ds

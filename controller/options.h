@@ -1,0 +1,29 @@
+// Command-line flags, copied once into a validated Options struct; nothing else reads FLAGS_.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "controller/reconciler.h"
+#include "rules/rule_config.h"
+
+namespace ds {
+
+struct Options {
+  std::string rule_file;
+  std::string prometheus_url;
+  std::string prometheus_token_file;
+  double query_timeout_seconds = 5;
+  std::string kubeconfig;
+  std::string context;
+  std::string web_addr;
+  double resync_seconds = 600;
+  ReconcilerOptions reconciler;
+  RuleConfig rules;
+};
+
+// Parses argv (gflags; single- and double-dash forms), loads the rule file, and validates.
+// On error returns a message that names the flag or file.
+StatusOr<Options> ParseOptions(int* argc, char*** argv);
+
+}  // namespace ds

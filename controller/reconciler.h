@@ -1,0 +1,126 @@
+// The evaluation loop: every interval (or at once when triggered by the Alertmanager webhook)
+// it queries each rule once for all nodes, decides, plans, and writes only the changes.
+// I/O sits behind NodeCache, PrometheusClient and KubeApi; the decisions are rules/.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/log_throttle.h"
+#include "controller/kube_api.h"
+#include "controller/node_cache.h"
+#include "controller/rate_limiter.h"
+#include "promql/prometheus_client.h"
+#include "rules/decider.h"
+#include "rules/node_matcher.h"
+#include "rules/planner.h"
+#include "rules/rule_config.h"
+
+namespace ds {
+
+struct ReconcilerOptions {
+  std::string label_key = "status";
+  std::string label_value = "presure";
+  double interval_seconds = 10;
+  double grace_seconds = 30;     // missing-data grace
+  bool dry_run = false;          // decide and log, never write
+  size_t max_writes_per_cycle = 0;  // 0 = unlimited
+  double write_qps = 100;
+  double write_burst = 100;
+  int write_attempts = 5;        // per change, for retryable errors
+};
+
+struct RuleReport {
+  std::string name;
+  bool ok = false;
+  std::string error;
+  size_t samples = 0, matched = 0, unmatched = 0, duplicates = 0;
+  double query_seconds = 0;
+  std::vector<std::string> warnings;
+};
+
+struct HoldReport {
+  std::string rule;
+  std::string op;
+  double value = 0, threshold = 0, clear_threshold = 0;
+  double since_wall = 0;  // epoch seconds
+  bool stale = false;
+};
+
+struct CycleReport {
+  uint64_t cycle = 0;
+  double started_wall = 0;
+  double duration_seconds = 0;
+  size_t managed_nodes = 0;
+  size_t hot_nodes = 0;
+  size_t writes_ok = 0, writes_failed = 0, deferred = 0;
+  bool all_queries_failed = false;
+  bool skipped = false;  // cache not synced yet
+  std::vector<RuleReport> rules;
+  std::map<std::string, std::vector<HoldReport>> holds;  // hot nodes -> why
+};
+
+struct ReconcilerCounters {
+  uint64_t cycles = 0;
+  uint64_t label_sets = 0, label_removals = 0, write_errors = 0, write_retries = 0;
+  std::map<std::string, uint64_t> query_errors;  // by rule
+};
+
+class Reconciler {
+ public:
+  // All pointers must outlive the Reconciler.
+  Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
+             PrometheusClient* prom, KubeApi* kube, const Clock* clock);
+
+  // One evaluation cycle. Thread-compatible: call from one thread at a time.
+  void RunCycle(const std::atomic<bool>* stop);
+
+  // Runs cycles every interval until *stop; waits for the cache's first sync.
+  void Run(const std::atomic<bool>* stop);
+  // Asks for a cycle now (coalesced with one already pending). Thread-safe.
+  void Trigger();
+  // Wakes Run() so it can see *stop. Thread-safe.
+  void Wake();
+
+  // Thread-safe copies for the HTTP endpoints.
+  CycleReport LastReport() const;
+  ReconcilerCounters Counters() const;
+  // Steady time the last cycle ended (epoch 0 if none yet).
+  TimePoint LastCycleEnd() const;
+  const ReconcilerOptions& options() const { return options_; }
+  const std::vector<Rule>& rules() const { return rules_; }
+
+ private:
+  void ExecuteChange(const NodeInfo& node, bool set, const NodeDecision& d,
+                     const std::atomic<bool>* stop, CycleReport* report);
+  std::string DescribeHolds(const NodeDecision& d) const;
+
+  const std::vector<Rule> rules_;
+  const ReconcilerOptions options_;
+  NodeCache* const cache_;
+  PrometheusClient* const prom_;
+  KubeApi* const kube_;
+  const Clock* const clock_;
+  Decider decider_;
+  RateLimiter limiter_;
+  LogThrottle throttle_{300};
+
+  // Node index, rebuilt only when the set of nodes or their addresses change.
+  uint64_t matcher_topology_ = ~uint64_t{0};
+  std::unique_ptr<NodeMatcher> matcher_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool triggered_ = false;          // GUARDED_BY(mu_)
+  CycleReport last_;                // GUARDED_BY(mu_)
+  ReconcilerCounters counters_;     // GUARDED_BY(mu_)
+  TimePoint last_end_{};            // GUARDED_BY(mu_)
+};
+
+}  // namespace ds

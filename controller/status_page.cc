@@ -1,0 +1,201 @@
+#include "controller/status_page.h"
+
+#include <cmath>
+#include <ctime>
+#include <sstream>
+
+#include "common/json_util.h"
+
+namespace ds {
+namespace {
+
+WebResponse Text(int status, std::string body) {
+  WebResponse r;
+  r.status = status;
+  r.body = std::move(body) + "\n";
+  return r;
+}
+
+void WriteNumber(JsonWriter& w, double v) {
+  // JSON has no NaN/Inf; write them as strings the way Prometheus does.
+  if (std::isnan(v)) w.String("NaN");
+  else if (std::isinf(v)) w.String(v > 0 ? "+Inf" : "-Inf");
+  else w.Double(v);
+}
+
+std::string Escape(const std::string& v) {
+  std::string o;
+  for (char c : v) {
+    if (c == '\\' || c == '"') o += '\\';
+    if (c == '\n') { o += "\\n"; continue; }
+    o += c;
+  }
+  return o;
+}
+
+// A reason not to be ready, or "" when ready.
+std::string NotReadyReason(const ControllerView& v) {
+  if (!v.cache_synced)
+    return "node cache not synced" + (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
+  if (v.seconds_since_cycle < 0) return "no evaluation cycle has run yet";
+  if (v.seconds_since_cycle > 3 * v.interval_seconds + 60)
+    return "evaluation loop stalled: last cycle ended " + std::to_string(static_cast<long>(v.seconds_since_cycle)) +
+           " s ago";
+  if (v.last_cycle.all_queries_failed) {
+    std::string err = v.last_cycle.rules.empty() ? "" : v.last_cycle.rules.front().error;
+    return "every rule's query failed in the last cycle (Prometheus unreachable?): " + err;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FormatRfc3339(double epoch_seconds) {
+  time_t t = static_cast<time_t>(epoch_seconds);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string RenderNodesJson(const ControllerView& view) {
+  std::vector<const NodeInfo*> labelled;
+  if (view.nodes != nullptr) {
+    for (const auto& n : view.nodes->nodes) {
+      const std::string* v = FindLabel(n->labels, view.label_key);
+      if (v != nullptr && *v == view.label_value) labelled.push_back(n.get());
+    }
+  }
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  w.StartObject();
+  w.Key("type");
+  WriteString(w, "Label " + view.label_key + "=" + view.label_value + " Nodes");
+  w.Key("num");
+  w.Uint64(labelled.size());
+  w.Key("node_names");
+  w.StartArray();
+  for (const auto* n : labelled) WriteString(w, n->name);
+  w.EndArray();
+  w.Key("nodes");
+  w.StartArray();
+  for (const auto* n : labelled) {
+    w.StartObject();
+    w.Key("name");
+    WriteString(w, n->name);
+    w.Key("rules");
+    w.StartArray();
+    auto it = view.last_cycle.holds.find(n->name);
+    if (it != view.last_cycle.holds.end()) {
+      for (const auto& h : it->second) {
+        w.StartObject();
+        w.Key("rule"); WriteString(w, h.rule);
+        w.Key("value"); WriteNumber(w, h.value);
+        w.Key("operator"); WriteString(w, h.op);
+        w.Key("threshold"); WriteNumber(w, h.threshold);
+        w.Key("clearThreshold"); WriteNumber(w, h.clear_threshold);
+        w.Key("since"); WriteString(w, FormatRfc3339(h.since_wall));
+        w.Key("stale"); w.Bool(h.stale);
+        w.EndObject();
+      }
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("cycle");
+  w.Uint64(view.last_cycle.cycle);
+  if (view.last_cycle.started_wall > 0) {
+    w.Key("evaluated_at");
+    WriteString(w, FormatRfc3339(view.last_cycle.started_wall));
+  }
+  w.EndObject();
+  return std::string(sb.GetString(), sb.GetSize()) + "\n";
+}
+
+std::string RenderMetrics(const ControllerView& v) {
+  std::ostringstream o;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  };
+  const auto& c = v.counters;
+  metric("dynamic_scheduler_cycles_total", "counter", "Evaluation cycles run.");
+  o << "dynamic_scheduler_cycles_total " << c.cycles << "\n";
+  metric("dynamic_scheduler_cycle_duration_seconds", "gauge", "Duration of the last evaluation cycle.");
+  o << "dynamic_scheduler_cycle_duration_seconds " << v.last_cycle.duration_seconds << "\n";
+  metric("dynamic_scheduler_label_writes_total", "counter", "Label writes that succeeded, by operation.");
+  o << "dynamic_scheduler_label_writes_total{op=\"set\"} " << c.label_sets << "\n";
+  o << "dynamic_scheduler_label_writes_total{op=\"remove\"} " << c.label_removals << "\n";
+  metric("dynamic_scheduler_label_write_errors_total", "counter", "Label writes that failed for good.");
+  o << "dynamic_scheduler_label_write_errors_total " << c.write_errors << "\n";
+  metric("dynamic_scheduler_label_write_retries_total", "counter", "Label writes retried.");
+  o << "dynamic_scheduler_label_write_retries_total " << c.write_retries << "\n";
+  metric("dynamic_scheduler_query_errors_total", "counter", "Rule queries that failed, by rule.");
+  for (const auto& [rule, n] : c.query_errors)
+    o << "dynamic_scheduler_query_errors_total{rule=\"" << Escape(rule) << "\"} " << n << "\n";
+  metric("dynamic_scheduler_rule_query_duration_seconds", "gauge", "Query time of each rule in the last cycle.");
+  for (const auto& r : v.last_cycle.rules)
+    o << "dynamic_scheduler_rule_query_duration_seconds{rule=\"" << Escape(r.name) << "\"} " << r.query_seconds << "\n";
+  metric("dynamic_scheduler_rule_unmatched_series", "gauge", "Series of the last cycle that named no known node.");
+  for (const auto& r : v.last_cycle.rules)
+    o << "dynamic_scheduler_rule_unmatched_series{rule=\"" << Escape(r.name) << "\"} " << r.unmatched << "\n";
+  metric("dynamic_scheduler_managed_nodes", "gauge", "Nodes the controller manages.");
+  o << "dynamic_scheduler_managed_nodes " << v.last_cycle.managed_nodes << "\n";
+  metric("dynamic_scheduler_hot_nodes", "gauge", "Nodes under pressure in the last cycle.");
+  o << "dynamic_scheduler_hot_nodes " << v.last_cycle.hot_nodes << "\n";
+  metric("dynamic_scheduler_node_cache_synced", "gauge", "1 once the node cache has listed the cluster.");
+  o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
+  metric("dynamic_scheduler_node_cache_lists_total", "counter", "Full node LISTs.");
+  o << "dynamic_scheduler_node_cache_lists_total " << v.cache_stats.lists << "\n";
+  metric("dynamic_scheduler_node_cache_expired_relists_total", "counter", "LISTs forced by 410 Expired.");
+  o << "dynamic_scheduler_node_cache_expired_relists_total " << v.cache_stats.relists_expired << "\n";
+  metric("dynamic_scheduler_node_cache_watch_restarts_total", "counter", "Watch streams that ended.");
+  o << "dynamic_scheduler_node_cache_watch_restarts_total " << v.cache_stats.watch_restarts << "\n";
+  metric("dynamic_scheduler_node_cache_events_total", "counter", "Watch events applied.");
+  o << "dynamic_scheduler_node_cache_events_total " << v.cache_stats.events << "\n";
+  return o.str();
+}
+
+WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
+                          const std::function<void()>& trigger) {
+  if (req.content_length > kMaxRequestBody) return Text(413, "request body too large");
+  if (req.path == "/webhook") {
+    if (req.method != "POST") {
+      WebResponse r = Text(405, "method not allowed; use POST");
+      r.headers.push_back("Allow: POST");
+      return r;
+    }
+    trigger();
+    return Text(202, "evaluation triggered");
+  }
+  static const char* kGetPaths[] = {"/status", "/healthz", "/nodes", "/metrics"};
+  bool known = false;
+  for (const char* p : kGetPaths) known = known || req.path == p;
+  if (!known) return Text(404, "not found; endpoints: /status /healthz /nodes /metrics /webhook");
+  if (req.method != "GET" && req.method != "HEAD") {
+    WebResponse r = Text(405, "method not allowed; use GET");
+    r.headers.push_back("Allow: GET, HEAD");
+    return r;
+  }
+  if (req.path == "/status") {
+    std::string why = NotReadyReason(view);
+    return why.empty() ? Text(200, "ok") : Text(503, why);
+  }
+  if (req.path == "/healthz") {
+    if (view.seconds_since_cycle > 3 * view.interval_seconds + 60)
+      return Text(503, "evaluation loop stalled");
+    return Text(200, "ok");
+  }
+  WebResponse r;
+  if (req.path == "/nodes") {
+    r.content_type = "application/json";
+    r.body = RenderNodesJson(view);
+  } else {
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = RenderMetrics(view);
+  }
+  return r;
+}
+
+}  // namespace ds

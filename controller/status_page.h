@@ -1,0 +1,58 @@
+// The HTTP endpoints as pure functions: a request and a view of the controller in, a response
+// out. CivetWeb sits behind WebServer; nothing here touches sockets or clocks.
+//   GET  /status   200 "ok" when ready, else 503 and a one-line reason (readiness)
+//   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)
+//   GET  /nodes    labelled nodes as JSON (the original's fields plus why each is labelled)
+//   GET  /metrics  Prometheus text format
+//   POST /webhook  Alertmanager webhook: triggers an evaluation at once (202)
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/node_cache.h"
+#include "controller/reconciler.h"
+
+namespace ds {
+
+struct WebRequest {
+  std::string method;
+  std::string path;
+  long long content_length = -1;  // -1 when unknown
+  std::string body;               // read only for POST /webhook, bounded
+};
+
+struct WebResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::string> headers;  // extra "Name: value" lines
+};
+
+// What the endpoints show, gathered by the caller at request time.
+struct ControllerView {
+  bool cache_synced = false;
+  std::string cache_error;
+  NodeCacheStats cache_stats;
+  std::shared_ptr<const NodeSnapshot> nodes;  // may be null before the first sync
+  CycleReport last_cycle;
+  ReconcilerCounters counters;
+  double seconds_since_cycle = -1;  // -1: no cycle yet
+  double interval_seconds = 10;
+  std::string label_key, label_value;
+};
+
+inline constexpr long long kMaxRequestBody = 1 << 20;
+
+// Routes one request. `trigger` is called for a valid webhook POST.
+WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
+                          const std::function<void()>& trigger);
+
+// Exposed for tests.
+std::string RenderNodesJson(const ControllerView& view);
+std::string RenderMetrics(const ControllerView& view);
+std::string FormatRfc3339(double epoch_seconds);
+
+}  // namespace ds

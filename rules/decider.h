@@ -1,0 +1,89 @@
+// The pure decision: rule values per node in, a verdict per node out. No I/O, no clock reads;
+// time comes in as an argument so tests drive `for`, hysteresis and grace deterministically.
+//
+// Per (node, rule):
+//  - a value over the threshold for `for` seconds makes the rule hold the node (hot);
+//  - a hot rule lets go only when the value reaches the clear threshold (hysteresis);
+//  - if the node already carries our label, a value in the hysteresis band or above keeps it
+//    held without waiting for `for` again (restarts and outages must not flap labels);
+//  - missing data (query failed, series absent, NaN) keeps the last verdict for `grace`,
+//    then the verdict is dropped.
+// Per node: hot while any rule holds it. Cold needs evidence: at least one rule whose query
+// succeeded this cycle. With no evidence the verdict is unknown and nothing is written.
+// A labelled node we have never seen data for (e.g. after a restart) is kept for `grace`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "rules/rule_config.h"
+
+namespace ds {
+
+enum class Verdict { kHot, kCold, kUnknown };
+
+struct NodeInput {
+  std::string_view name;
+  bool labelled = false;  // carries our key with our value
+};
+
+struct RuleInput {
+  bool failed = false;                   // the query failed this cycle
+  const std::vector<double>* values = nullptr;  // per node, NaN = no sample; null when failed
+};
+
+// Why a rule holds a node.
+struct Hold {
+  size_t rule = 0;
+  double value = 0;        // last value seen
+  TimePoint since;         // when the rule started holding the node
+  bool stale = false;      // no fresh value this cycle; held through the grace time
+};
+
+struct NodeDecision {
+  Verdict verdict = Verdict::kUnknown;
+  std::vector<Hold> holds;  // empty unless hot
+};
+
+class Decider {
+ public:
+  Decider(std::vector<Rule> rules, Duration grace);
+
+  // REQUIRES: rules.size() == number of rules; each non-failed values vector has nodes.size()
+  // entries. Nodes not passed in are forgotten. Returns one decision per node, in order.
+  std::vector<NodeDecision> Decide(TimePoint now, const std::vector<NodeInput>& nodes,
+                                   const std::vector<RuleInput>& rules);
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  size_t tracked_nodes() const { return states_.size(); }
+
+ private:
+  struct RuleState {
+    bool seen = false;      // has had a value since the last drop
+    bool hot = false;
+    bool pending = false;   // over threshold, waiting for `for`
+    double last_value = 0;
+    TimePoint last_seen{};
+    TimePoint pending_since{};
+    TimePoint hot_since{};
+  };
+  struct NodeState {
+    std::vector<RuleState> rules;
+    TimePoint first_seen{};
+    bool ever_had_value = false;
+    uint64_t generation = 0;
+  };
+
+  bool Over(const Rule& r, double v) const;
+  bool Cleared(const Rule& r, double v) const;
+
+  const std::vector<Rule> rules_;
+  const Duration grace_;
+  uint64_t generation_ = 0;
+  std::unordered_map<std::string, NodeState> states_;
+};
+
+}  // namespace ds

@@ -1,0 +1,53 @@
+// Maps Prometheus series to nodes. A series names its node through a label; by default `node`,
+// then `instance`, then `ip`, then `nodename` are tried. A value such as "10.0.0.12:9100" or
+// "node-3" matches a node by name or by any of its addresses (InternalIP, ExternalIP, Hostname)
+// with the port stripped. Series that match no node are reported, never labelled blindly.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/sample.h"
+#include "rules/rule_config.h"
+
+namespace ds {
+
+struct NodeIdentity {
+  std::string name;
+  std::vector<std::string> addresses;
+};
+
+// "10.0.0.1:9100" -> "10.0.0.1", "[fd00::1]:9100" -> "fd00::1", "node-1" -> "node-1".
+std::string_view StripPort(std::string_view s);
+
+class NodeMatcher {
+ public:
+  // Indexes the nodes by name and address; indices refer to positions in `nodes`.
+  explicit NodeMatcher(const std::vector<NodeIdentity>& nodes);
+  // Index of the node the series names, or -1. node_label empty: the default order.
+  int Match(const Labels& metric, const std::string& node_label) const;
+  size_t size() const { return size_; }
+
+ private:
+  int Lookup(std::string_view value) const;
+  size_t size_;
+  std::unordered_map<std::string, int> by_name_;
+  std::unordered_map<std::string, int> by_address_;  // -2 marks an address shared by two nodes
+};
+
+struct MatchedValues {
+  // values[i] is the rule's value for node i; NaN when the node has no usable sample.
+  std::vector<double> values;
+  size_t unmatched = 0;                     // series naming no known node
+  std::vector<std::string> unmatched_names; // up to a few examples, for the log
+  size_t duplicates = 0;                    // extra series for an already-matched node
+};
+
+// Aligns a query's samples to nodes. When several series name one node the most severe value
+// wins (max for '>', min for '<'); NaN samples count as absent.
+MatchedValues MatchSamples(const NodeMatcher& matcher, const std::vector<Sample>& samples,
+                           const Rule& rule);
+
+}  // namespace ds

@@ -1,0 +1,68 @@
+// rule.yaml: its schema, loading and validation. Two formats load:
+//
+// Legacy (the original project's; loads unchanged):
+//   PromJob: {Name: "k8s-nodes"}
+//   Rulename:
+//     Node_cpu1: {Promsql: "<PromQL>", Threshold: 70}
+//
+// Current (all keys optional except rules[].name/query/threshold):
+//   prometheus: {url: "http://prometheus:9090", timeout: 5s}
+//   interval: 10s
+//   missingDataGrace: 30s          # default: 3 intervals
+//   label: {key: status, value: presure}
+//   nodeSelector: "!node-role.kubernetes.io/control-plane"
+//   rules:
+//     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
+//        nodeLabel: instance}
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ds {
+
+enum class Comparison { kGreater, kLess };
+
+struct Rule {
+  std::string name;
+  std::string query;
+  Comparison op = Comparison::kGreater;
+  double threshold = 0;
+  // The node leaves pressure once the value is at or past this (<= for '>', >= for '<').
+  // Equals threshold when not configured (no hysteresis).
+  double clear_threshold = 0;
+  double for_seconds = 0;  // the condition must hold this long before the label is set
+  std::string node_label;  // series label naming the node; empty: node, instance, ip, nodename
+};
+
+// The default set of managed nodes: every node but the control plane.
+inline constexpr const char* kDefaultNodeSelector =
+    "!node-role.kubernetes.io/control-plane,!node-role.kubernetes.io/master";
+
+struct RuleConfig {
+  std::string source;  // file the config came from, for messages
+  bool legacy = false;
+  std::string job_name;  // legacy PromJob.Name; informational
+  std::vector<Rule> rules;
+  std::string label_key = "status";
+  std::string label_value = "presure";
+  std::string node_selector = kDefaultNodeSelector;
+  std::string prometheus_url;          // "" = take it from -prom
+  double interval_seconds = 0;         // 0 = not set here
+  double query_timeout_seconds = 0;    // 0 = not set here
+  double missing_data_grace_seconds = 0;  // 0 = three intervals
+};
+
+// Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.
+StatusOr<double> ParseDuration(const std::string& text);
+
+// Parses and validates YAML text. `source` names the file in every error, which has the form
+// "<source>:<line>:<col>: <rule or field>: <problem>".
+StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::string& source);
+
+// Reads and parses a file. Errors name the file.
+StatusOr<RuleConfig> LoadRuleConfigFile(const std::string& path);
+
+}  // namespace ds

@@ -1,0 +1,497 @@
+#include "test/sim/sim_server.h"
+
+#include <civetweb.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "common/json_util.h"
+
+namespace sim {
+namespace {
+
+std::string QueryParam(const std::string& query, const char* name) {
+  char buf[4096];
+  int n = mg_get_var(query.c_str(), query.size(), name, buf, sizeof(buf));
+  return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+
+void Send(mg_connection* conn, int code, const std::string& body,
+          const std::string& content_type = "application/json", const std::string& extra = "") {
+  std::string head = "HTTP/1.1 " + std::to_string(code) + " " + mg_get_response_code_text(conn, code) +
+                     "\r\nContent-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\nCache-Control: no-cache, private\r\n" + extra + "\r\n";
+  mg_write(conn, head.data(), head.size());
+  mg_write(conn, body.data(), body.size());
+}
+
+void SendError(mg_connection* conn, const ApiError& e) { Send(conn, e.code, StatusJson(e)); }
+
+std::string ReadBody(mg_connection* conn) {
+  std::string body;
+  char buf[16384];
+  int n;
+  while ((n = mg_read(conn, buf, sizeof(buf))) > 0) {
+    body.append(buf, static_cast<size_t>(n));
+    if (body.size() > (8u << 20)) break;
+  }
+  return body;
+}
+
+// "1d", "5h", "3m", "42s" like kubectl's age column.
+std::string Age(const std::string& ts) {
+  struct tm tm {};
+  if (strptime(ts.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return "<unknown>";
+  long s = static_cast<long>(time(nullptr) - timegm(&tm));
+  if (s < 0) s = 0;
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 7200) return std::to_string(s / 60) + "m";
+  if (s < 172800) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+void WriteColumns(ds::JsonWriter& w) {
+  static const char* cols[][3] = {{"Name", "string", "name"}, {"Status", "string", ""},
+                                  {"Roles", "string", ""},    {"Age", "string", ""},
+                                  {"Version", "string", ""}};
+  w.Key("columnDefinitions");
+  w.StartArray();
+  for (auto& c : cols) {
+    w.StartObject();
+    w.Key("name"); w.String(c[0]);
+    w.Key("type"); w.String(c[1]);
+    w.Key("format"); w.String(c[2]);
+    w.Key("description"); w.String("");
+    w.Key("priority"); w.Int(0);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteRow(ds::JsonWriter& w, const std::string& node_json) {
+  rapidjson::Document d;
+  d.Parse(node_json.c_str());
+  const auto& meta = d["metadata"];
+  std::string ready = "Unknown";
+  if (const auto* st = ds::JsonMember(d, "status"))
+    if (const auto* conds = ds::JsonMember(*st, "conditions"); conds && conds->IsArray())
+      for (const auto& c : conds->GetArray())
+        if (ds::JsonString(c, "type") == "Ready") ready = ds::JsonString(c, "status") == "True" ? "Ready" : "NotReady";
+  if (const auto* spec = ds::JsonMember(d, "spec"))
+    if (const auto* u = ds::JsonMember(*spec, "unschedulable"); u && u->IsBool() && u->GetBool())
+      ready += ",SchedulingDisabled";
+  std::string roles;
+  if (const auto* labels = ds::JsonMember(meta, "labels"); labels && labels->IsObject())
+    for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
+      std::string k = it->name.GetString();
+      const std::string p = "node-role.kubernetes.io/";
+      if (k.rfind(p, 0) == 0) roles += (roles.empty() ? "" : ",") + k.substr(p.size());
+    }
+  std::string version;
+  if (const auto* st = ds::JsonMember(d, "status"))
+    if (const auto* ni = ds::JsonMember(*st, "nodeInfo")) version = ds::JsonString(*ni, "kubeletVersion");
+  w.StartObject();
+  w.Key("cells");
+  w.StartArray();
+  ds::WriteString(w, ds::JsonString(meta, "name"));
+  ds::WriteString(w, ready);
+  ds::WriteString(w, roles.empty() ? "<none>" : roles);
+  ds::WriteString(w, Age(ds::JsonString(meta, "creationTimestamp")));
+  ds::WriteString(w, version);
+  w.EndArray();
+  w.Key("object");
+  w.StartObject();
+  w.Key("kind"); w.String("PartialObjectMetadata");
+  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+  w.Key("metadata");
+  meta.Accept(w);
+  w.EndObject();
+  w.EndObject();
+}
+
+std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const std::string& cont, bool columns) {
+  rapidjson::StringBuffer sb;
+  ds::JsonWriter w(sb);
+  w.StartObject();
+  w.Key("kind"); w.String("Table");
+  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("resourceVersion"); ds::WriteString(w, std::to_string(rv));
+  if (!cont.empty()) { w.Key("continue"); ds::WriteString(w, cont); }
+  w.EndObject();
+  if (columns) WriteColumns(w);
+  w.Key("rows");
+  w.StartArray();
+  for (const auto& n : nodes) WriteRow(w, n);
+  w.EndArray();
+  w.EndObject();
+  return sb.GetString();
+}
+
+bool SendChunk(mg_connection* conn, const std::string& s) {
+  return mg_send_chunk(conn, s.data(), static_cast<unsigned>(s.size())) > 0;
+}
+
+// Continue tokens carry the list's resourceVersion and the last name returned.
+std::string MakeContinue(uint64_t rv, const std::string& last) { return std::to_string(rv) + ":" + last; }
+
+}  // namespace
+
+Server::Server(Store* store, ServerOptions options) : store_(store), options_(std::move(options)) {}
+
+Server::~Server() { Stop(); }
+
+bool Server::Start(std::string* error) {
+  std::string ports = options_.listen + (options_.tls ? "s" : "");
+  std::string threads = std::to_string(options_.threads);
+  std::vector<const char*> opts = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
+                                   "enable_keep_alive", "yes", "request_timeout_ms", "600000"};
+  if (options_.tls) {
+    opts.insert(opts.end(), {"ssl_certificate", options_.server_pem.c_str(), "ssl_ca_file", options_.ca_file.c_str(),
+                             "ssl_verify_peer", "optional", "ssl_protocol_version", "4"});
+  }
+  opts.push_back(nullptr);
+  mg_callbacks cb;
+  std::memset(&cb, 0, sizeof(cb));
+  mg_init_library(options_.tls ? MG_FEATURES_SSL : 0);
+  ctx_ = mg_start(&cb, nullptr, opts.data());
+  if (ctx_ == nullptr) {
+    *error = "cannot start the HTTP server on " + ports;
+    return false;
+  }
+  mg_set_request_handler(ctx_, "/", &Server::Handle, this);
+  mg_server_port sp[4];
+  if (mg_get_server_ports(ctx_, 4, sp) > 0) port_ = sp[0].port;
+  return true;
+}
+
+void Server::Stop() {
+  if (ctx_ == nullptr) return;
+  stopping_ = true;
+  store_->WakeAll();
+  mg_stop(ctx_);
+  ctx_ = nullptr;
+}
+
+int Server::Handle(mg_connection* conn, void* self) { return static_cast<Server*>(self)->Dispatch(conn); }
+
+void Server::LogWrite(const std::string& verb, const std::string& name, const std::string& user,
+                      const std::string& content_type, const std::string& body, int code, bool changed) {
+  rapidjson::StringBuffer sb;
+  ds::JsonWriter w(sb);
+  w.StartObject();
+  w.Key("time");
+  w.Double(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  w.Key("verb"); ds::WriteString(w, verb);
+  w.Key("name"); ds::WriteString(w, name);
+  w.Key("user"); ds::WriteString(w, user);
+  w.Key("contentType"); ds::WriteString(w, content_type);
+  w.Key("body"); ds::WriteString(w, body.substr(0, 4096));
+  w.Key("code"); w.Int(code);
+  w.Key("changed"); w.Bool(changed);
+  w.EndObject();
+  std::lock_guard<std::mutex> l(log_mu_);
+  writes_.emplace_back(sb.GetString());
+  if (!options_.write_log_file.empty()) {
+    std::ofstream out(options_.write_log_file, std::ios::app);
+    out << writes_.back() << "\n";
+  }
+}
+
+int Server::Dispatch(mg_connection* conn) {
+  const mg_request_info* ri = mg_get_request_info(conn);
+  const std::string method = ri->request_method;
+  const std::string path = ri->local_uri ? ri->local_uri : "/";
+  const std::string query = ri->query_string ? ri->query_string : "";
+  const char* accept_h = mg_get_header(conn, "Accept");
+  const std::string accept = accept_h ? accept_h : "";
+  const bool table = accept.find("as=Table") != std::string::npos;
+
+  // --- test-only admin API (no auth: it does not exist on a real server) ---
+  if (path.rfind("/sim/", 0) == 0) {
+    if (path == "/sim/writes" && method == "GET") {
+      std::lock_guard<std::mutex> l(log_mu_);
+      std::string body = "{\"count\":" + std::to_string(writes_.size()) + ",\"writes\":[";
+      for (size_t i = 0; i < writes_.size(); ++i) body += (i ? "," : "") + writes_[i];
+      Send(conn, 200, body + "]}");
+    } else if (path == "/sim/writes" && method == "DELETE") {
+      std::lock_guard<std::mutex> l(log_mu_);
+      writes_.clear();
+      Send(conn, 200, "{}");
+    } else if (path == "/sim/compact" && method == "POST") {
+      store_->Compact();
+      Send(conn, 200, "{\"compactedRV\":\"" + std::to_string(store_->compacted_rv()) + "\"}");
+    } else if (path == "/sim/drop-watches" && method == "POST") {
+      ++watch_epoch_;
+      store_->WakeAll();
+      Send(conn, 200, "{}");
+    } else if (path == "/sim/stats" && method == "GET") {
+      Send(conn, 200, "{\"nodes\":" + std::to_string(store_->size()) + ",\"resourceVersion\":\"" +
+                          std::to_string(store_->CurrentRv()) + "\",\"watches\":" + std::to_string(open_watches_.load()) +
+                          "}");
+    } else {
+      Send(conn, 404, "{\"error\":\"unknown sim endpoint\"}");
+    }
+    return 1;
+  }
+
+  // --- authentication ---
+  User user;
+  bool authed = options_.anonymous;
+  if (options_.anonymous) user.name = "system:anonymous";
+  if (const char* auth = mg_get_header(conn, "Authorization"); auth != nullptr) {
+    std::string a = auth;
+    if (a.rfind("Bearer ", 0) == 0) {
+      auto it = options_.tokens.find(a.substr(7));
+      if (it != options_.tokens.end()) {
+        user = it->second;
+        authed = true;
+      } else {
+        authed = false;  // a wrong token is rejected even where anonymous access is allowed
+      }
+    }
+  } else if (ri->client_cert != nullptr && ri->client_cert->subject != nullptr) {
+    std::string subj = ri->client_cert->subject;
+    auto cn = subj.find("CN=");
+    user.name = cn == std::string::npos ? subj : subj.substr(cn + 3, subj.find_first_of(",/", cn + 3) - cn - 3);
+    authed = true;
+  }
+  if (!authed) {
+    SendError(conn, ApiError{401, "Unauthorized", "Unauthorized", ""});
+    return 1;
+  }
+
+  // --- discovery ---
+  if (method == "GET" && (path == "/healthz" || path == "/readyz" || path == "/livez")) {
+    Send(conn, 200, "ok", "text/plain");
+    return 1;
+  }
+  if (method == "GET" && path == "/version") {
+    Send(conn, 200, "{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.0-sim\",\"platform\":\"linux/amd64\"}");
+    return 1;
+  }
+  if (method == "GET" && path == "/api") {
+    Send(conn, 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[{\"clientCIDR\":"
+                    "\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:" + std::to_string(port_) + "\"}]}");
+    return 1;
+  }
+  if (method == "GET" && path == "/apis") {
+    Send(conn, 200, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[]}");
+    return 1;
+  }
+  if (method == "GET" && path == "/api/v1") {
+    Send(conn, 200, "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[{\"name\":\"nodes\","
+                    "\"singularName\":\"node\",\"namespaced\":false,\"kind\":\"Node\",\"verbs\":[\"create\",\"delete\","
+                    "\"get\",\"list\",\"patch\",\"update\",\"watch\"],\"shortNames\":[\"no\"]}]}");
+    return 1;
+  }
+
+  const std::string prefix = "/api/v1/nodes";
+  if (path.rfind(prefix, 0) != 0 || (path.size() > prefix.size() && path[prefix.size()] != '/')) {
+    SendError(conn, ApiError{404, "NotFound", "the server could not find the requested resource", ""});
+    return 1;
+  }
+  std::string name = path.size() > prefix.size() + 1 ? path.substr(prefix.size() + 1) : "";
+  bool is_write = method != "GET" && method != "HEAD";
+  if (is_write && user.read_only) {
+    std::string verb = method == "POST" ? "create" : method == "PUT" ? "update" : method == "PATCH" ? "patch" : "delete";
+    SendError(conn, ApiError{403, "Forbidden",
+                             (name.empty() ? std::string("nodes") : "nodes \"" + name + "\"") + " is forbidden: User \"" +
+                                 user.name + "\" cannot " + verb + " resource \"nodes\" in API group \"\" at the cluster scope",
+                             ""});
+    return 1;
+  }
+
+  if (name.empty()) {
+    if (method == "POST") {
+      std::string body = ReadBody(conn), out;
+      ApiError e = store_->Create(body, &out);
+      LogWrite("CREATE", "", user.name, "application/json", body, e.ok() ? 201 : e.code, e.ok());
+      if (!e.ok()) SendError(conn, e);
+      else Send(conn, 201, out);
+      return 1;
+    }
+    if (method != "GET") {
+      SendError(conn, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""});
+      return 1;
+    }
+    std::string w = QueryParam(query, "watch");
+    if (w == "1" || w == "true") {
+      Watch(conn, query, table);
+      return 1;
+    }
+    auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
+    if (!sel.ok()) {
+      SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
+      return 1;
+    }
+    size_t limit = 0;
+    if (std::string l = QueryParam(query, "limit"); !l.empty()) limit = std::strtoul(l.c_str(), nullptr, 10);
+    std::string cont = QueryParam(query, "continue"), after;
+    uint64_t list_rv = 0;
+    if (!cont.empty()) {
+      auto colon = cont.find(':');
+      if (colon == std::string::npos) {
+        SendError(conn, ApiError{400, "BadRequest", "continue key is not valid", ""});
+        return 1;
+      }
+      uint64_t crv = std::strtoull(cont.substr(0, colon).c_str(), nullptr, 10);
+      if (crv < store_->compacted_rv()) {
+        SendError(conn, ApiError{410, "Expired", "The provided continue parameter is too old to display a consistent "
+                                                 "list result. You can start a new list without the continue parameter.", ""});
+        return 1;
+      }
+      after = cont.substr(colon + 1);
+      list_rv = crv;
+    }
+    std::string next;
+    uint64_t rv = 0;
+    size_t remaining = 0;
+    auto items = store_->List(*sel, limit, after, &next, &rv, &remaining);
+    if (list_rv == 0) list_rv = rv;
+    std::string next_token = next.empty() ? "" : MakeContinue(list_rv, next);
+    if (table) {
+      Send(conn, 200, TableJson(items, list_rv, next_token, true));
+      return 1;
+    }
+    std::string body = "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" +
+                       std::to_string(list_rv) + "\"";
+    if (!next_token.empty())
+      body += ",\"continue\":\"" + next_token + "\",\"remainingItemCount\":" + std::to_string(remaining);
+    body += "},\"items\":[";
+    for (size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
+    Send(conn, 200, body + "]}");
+    return 1;
+  }
+
+  std::string out;
+  if (method == "GET") {
+    ApiError e = store_->Get(name, &out);
+    if (!e.ok()) SendError(conn, e);
+    else if (table) Send(conn, 200, TableJson({out}, store_->CurrentRv(), "", true));
+    else Send(conn, 200, out);
+    return 1;
+  }
+  const char* ct_h = mg_get_header(conn, "Content-Type");
+  std::string ct = ct_h ? ct_h : "";
+  std::string body = ReadBody(conn);
+  ApiError e;
+  bool changed = true;
+  if (method == "PUT") {
+    e = store_->Replace(name, body, &out);
+  } else if (method == "PATCH") {
+    PatchType pt;
+    if (ct.rfind("application/merge-patch+json", 0) == 0) pt = PatchType::kMerge;
+    else if (ct.rfind("application/strategic-merge-patch+json", 0) == 0) pt = PatchType::kStrategic;
+    else if (ct.rfind("application/json-patch+json", 0) == 0) pt = PatchType::kJson;
+    else {
+      e = ApiError{415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types "
+                                                "include: application/json-patch+json, application/merge-patch+json, "
+                                                "application/apply-patch+yaml, application/strategic-merge-patch+json", ""};
+      LogWrite(method, name, user.name, ct, body, e.code, false);
+      SendError(conn, e);
+      return 1;
+    }
+    e = store_->Patch(name, pt, body, &out, &changed);
+  } else if (method == "DELETE") {
+    e = store_->Delete(name, &out);
+  } else {
+    e = ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""};
+  }
+  LogWrite(method, name, user.name, ct, body, e.ok() ? 200 : e.code, e.ok() && changed);
+  if (!e.ok()) SendError(conn, e);
+  else Send(conn, 200, out);
+  return 1;
+}
+
+void Server::Watch(mg_connection* conn, const std::string& query, bool table) {
+  auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
+  if (!sel.ok()) {
+    SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
+    return;
+  }
+  const bool bookmarks = QueryParam(query, "allowWatchBookmarks") == "true" || QueryParam(query, "allowWatchBookmarks") == "1";
+  std::string rv_param = QueryParam(query, "resourceVersion");
+  long timeout_s = 1800;
+  if (std::string t = QueryParam(query, "timeoutSeconds"); !t.empty()) timeout_s = std::strtol(t.c_str(), nullptr, 10);
+  uint64_t from = rv_param.empty() || rv_param == "0" ? store_->CurrentRv() : std::strtoull(rv_param.c_str(), nullptr, 10);
+  const uint64_t epoch = watch_epoch_.load();
+  ++open_watches_;
+  std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     "Cache-Control: no-cache, private\r\nConnection: close\r\n\r\n";
+  mg_write(conn, head.data(), head.size());
+  bool first_table = true;
+  auto encode = [&](const std::string& type, const std::string& obj_json) {
+    std::string obj = obj_json;
+    if (table) {
+      obj = TableJson({obj_json}, 0, "", first_table);
+      first_table = false;
+    }
+    return "{\"type\":\"" + type + "\",\"object\":" + obj + "}\n";
+  };
+  bool alive = true;
+  // resourceVersion unset or "0": start with the current state as ADDED events.
+  if (rv_param.empty() || rv_param == "0") {
+    std::string next;
+    uint64_t rv;
+    size_t rem;
+    for (const auto& n : store_->List(*sel, 0, "", &next, &rv, &rem))
+      if (!(alive = SendChunk(conn, encode("ADDED", n)))) break;
+    from = rv;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  auto next_bookmark = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bookmark_seconds);
+  uint64_t last_sent = from;
+  bool dropped = false;
+  while (alive && !stopping_) {
+    if (watch_epoch_.load() != epoch) {
+      dropped = true;  // simulate a connection cut mid-stream: no terminating chunk
+      break;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    std::vector<Event> evs;
+    bool expired = false;
+    int wait_ms = static_cast<int>(std::min<long>(
+        200, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1));
+    store_->EventsAfter(last_sent, wait_ms, &evs, &expired);
+    if (expired) {
+      ApiError e{410, "Expired", "too old resource version: " + std::to_string(last_sent) + " (" +
+                                     std::to_string(store_->compacted_rv()) + ")", ""};
+      SendChunk(conn, "{\"type\":\"ERROR\",\"object\":" + StatusJson(e) + "}\n");
+      break;
+    }
+    for (const auto& ev : evs) {
+      bool was = sel->Matches(ev.old_labels), is = sel->Matches(ev.new_labels);
+      std::string type = ev.type;
+      if (ev.type == "ADDED" && !is) type.clear();
+      else if (ev.type == "DELETED" && !was) type.clear();
+      else if (ev.type == "MODIFIED") {
+        if (was && !is) type = "DELETED";
+        else if (!was && is) type = "ADDED";
+        else if (!was && !is) type.clear();
+      }
+      last_sent = ev.rv;
+      if (!type.empty() && !(alive = SendChunk(conn, encode(type, ev.json)))) break;
+    }
+    if (bookmarks && !table && std::chrono::steady_clock::now() >= next_bookmark) {
+      alive = SendChunk(conn, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
+                              "{\"resourceVersion\":\"" + std::to_string(last_sent) + "\"}}}\n");
+      next_bookmark = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bookmark_seconds);
+    }
+  }
+  if (alive && !dropped) {
+    if (bookmarks && !table)
+      SendChunk(conn, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
+                      "{\"resourceVersion\":\"" + std::to_string(last_sent) + "\"}}}\n");
+    mg_send_chunk(conn, "", 0);  // terminating chunk: a clean end of the watch
+  }
+  --open_watches_;
+}
+
+}  // namespace sim

@@ -1,0 +1,92 @@
+// State of the Kubernetes API simulator: Node objects, one cluster-wide resourceVersion, a
+// bounded window of watch events (older resourceVersions answer 410 Expired), and the three
+// patch flavours. Thread-safe; HTTP lives in sim_server.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/labels.h"
+#include "common/label_selector.h"
+
+namespace sim {
+
+// An API error as the real server reports it (Status object fields).
+struct ApiError {
+  int code = 0;  // 0 = no error
+  std::string reason;
+  std::string message;
+  std::string causes_json;  // optional details.causes array, already JSON
+  bool ok() const { return code == 0; }
+};
+
+struct StoredNode {
+  std::string json;  // full object, serialized
+  ds::Labels labels;
+  uint64_t rv = 0;
+};
+
+struct Event {
+  uint64_t rv = 0;
+  std::string type;  // ADDED, MODIFIED, DELETED
+  std::string name;
+  std::string json;
+  ds::Labels old_labels, new_labels;  // for label-selector watches
+};
+
+enum class PatchType { kMerge, kStrategic, kJson };
+
+class Store {
+ public:
+  explicit Store(size_t window) : window_(window) {}
+
+  uint64_t CurrentRv() const;
+  // Adds `count` realistic nodes named prefix-00001...; the first control_plane are masters.
+  void Populate(size_t count, size_t control_plane, const std::string& prefix);
+
+  // A page of matching nodes after `after` (by name); returns the names' JSON, sets *next to the
+  // last name when more remain. `list_rv` is the resourceVersion reported for the list.
+  std::vector<std::string> List(const ds::LabelSelector& sel, size_t limit, const std::string& after,
+                                std::string* next, uint64_t* list_rv, size_t* remaining) const;
+  // For tables: matching nodes' JSON.
+  ApiError Get(const std::string& name, std::string* json) const;
+  ApiError Create(const std::string& body, std::string* out);
+  ApiError Replace(const std::string& name, const std::string& body, std::string* out);
+  ApiError Patch(const std::string& name, PatchType type, const std::string& body, std::string* out,
+                 bool* changed);
+  ApiError Delete(const std::string& name, std::string* out);
+
+  // Events with rv > from, waiting up to timeout_ms for one. *expired when `from` has left the
+  // window. Returns the newest rv known (for bookmarks).
+  uint64_t EventsAfter(uint64_t from, int timeout_ms, std::vector<Event>* out, bool* expired);
+  // Wakes every waiting watcher (used on shutdown and to drop watches).
+  void WakeAll();
+  // Forgets all buffered events so that every watch from an older rv gets 410.
+  void Compact();
+  uint64_t compacted_rv() const;
+  // Updates every node's heartbeat condition (kubelets do this constantly).
+  void Heartbeat();
+  size_t size() const;
+
+ private:
+  ApiError Commit(const std::string& name, const std::string& type, std::string json,
+                  const ds::Labels* old_labels, std::string* out);  // REQUIRES mu_ held
+
+  const size_t window_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, StoredNode> nodes_;
+  std::deque<Event> events_;
+  uint64_t rv_ = 1000;
+  uint64_t compacted_rv_ = 1000;  // watches from an rv below this get 410
+};
+
+// Builds the Status object JSON for an error (or a success Status for deletes).
+std::string StatusJson(const ApiError& e);
+
+}  // namespace sim
