@@ -27,7 +27,7 @@ HttpPrometheusClient::HttpPrometheusClient(HttpTransport* transport, std::string
 
 StatusOr<QueryResult> HttpPrometheusClient::Query(const std::string& expr) {
   char timeout[32];
-  std::snprintf(timeout, sizeof(timeout), "%.3fs", timeout_seconds_);
+  std::snprintf(timeout, sizeof(timeout), "%.3f", timeout_seconds_);  // float seconds
   std::string form = "query=" + UrlEncode(expr) + "&timeout=" + timeout;
   HttpRequest req;
   req.timeout_seconds = timeout_seconds_ + 1;  // let Prometheus report its own timeout first

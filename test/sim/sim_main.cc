@@ -9,7 +9,9 @@
 //   kubeconfig-admin  client certificate, CN=admin
 //   kubeconfig-readonly  token of a user that may only get/list/watch
 #include <gflags/gflags.h>
+#include <dlfcn.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -39,6 +41,21 @@ std::string ReadAll(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// See civetweb_openssl3_compat.cc: must be loaded before CivetWeb dlopens "libssl.so".
+bool LoadOpenSsl3Shim() {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return false;
+  std::string dir(exe, static_cast<size_t>(n));
+  dir = dir.substr(0, dir.rfind('/'));
+  std::string path = dir + "/libcivetweb_openssl3_compat.so";
+  if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    std::cerr << "kube-sim: cannot load " << path << ": " << dlerror() << "\n";
+    return false;
+  }
+  return true;
 }
 
 bool Exists(const std::string& p) { return std::ifstream(p).good(); }
@@ -81,6 +98,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::system(("mkdir -p '" + FLAGS_dir + "'").c_str());
+  if (!FLAGS_plain && !LoadOpenSsl3Shim()) return 2;
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
