@@ -1,0 +1,129 @@
+// In-memory KubeApi for unit tests: serves scripted list pages and watch events, applies label
+// patches to its own node map, and records every patch (client-go fake clientset style).
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <thread>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "controller/kube_api.h"
+
+namespace ds {
+
+class FakeKubeApi : public KubeApi {
+ public:
+  struct PatchCall {
+    std::string node, key;
+    bool set = false;
+    std::string value;
+  };
+
+  void AddNode(NodeInfo n) {
+    std::lock_guard<std::mutex> l(mu_);
+    n.resource_version = std::to_string(++rv_);
+    nodes_[n.name] = std::move(n);
+  }
+  std::map<std::string, NodeInfo> nodes() {
+    std::lock_guard<std::mutex> l(mu_);
+    return nodes_;
+  }
+  std::vector<PatchCall> patches() {
+    std::lock_guard<std::mutex> l(mu_);
+    return patches_;
+  }
+  // The next patches fail with these statuses, in order.
+  void FailNextPatches(std::vector<Status> errors) {
+    std::lock_guard<std::mutex> l(mu_);
+    patch_errors_.assign(errors.begin(), errors.end());
+  }
+  // Scripted watch sessions: each WatchNodes call consumes one (events, then final status).
+  struct WatchScript {
+    std::vector<WatchEvent> events;
+    Status end;
+  };
+  void AddWatchScript(WatchScript s) {
+    std::lock_guard<std::mutex> l(mu_);
+    watches_.push_back(std::move(s));
+  }
+  int list_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return list_calls_;
+  }
+  std::vector<std::string> watch_rvs() {
+    std::lock_guard<std::mutex> l(mu_);
+    return watch_rvs_;
+  }
+
+  StatusOr<NodeListPage> ListNodes(const std::string&, size_t limit, const std::string& cont) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++list_calls_;
+    NodeListPage page;
+    page.resource_version = std::to_string(rv_);
+    auto it = cont.empty() ? nodes_.begin() : nodes_.upper_bound(cont);
+    for (; it != nodes_.end(); ++it) {
+      if (page.items.size() == limit) {
+        page.continue_token = page.items.back().name;
+        break;
+      }
+      page.items.push_back(it->second);
+    }
+    return page;
+  }
+
+  Status WatchNodes(const std::string&, const std::string& rv, int, const std::function<void(WatchEvent&&)>& on_event,
+                    const std::function<bool()>& cancelled) override {
+    WatchScript s;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      watch_rvs_.push_back(rv);
+      if (watches_.empty()) {
+        s.end = Status::Cancelled("no script");
+      } else {
+        s = std::move(watches_.front());
+        watches_.pop_front();
+      }
+    }
+    for (auto& ev : s.events) on_event(std::move(ev));
+    if (s.end.code() == StatusCode::kCancelled) {
+      while (!cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return s.end;
+  }
+
+  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key, const std::string* value) override {
+    std::lock_guard<std::mutex> l(mu_);
+    patches_.push_back(PatchCall{node, key, value != nullptr, value ? *value : ""});
+    if (!patch_errors_.empty()) {
+      Status st = patch_errors_.front();
+      patch_errors_.pop_front();
+      return st;
+    }
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
+    Labels& labels = it->second.labels;
+    for (auto l = labels.begin(); l != labels.end(); ++l)
+      if (l->first == key) {
+        labels.erase(l);
+        break;
+      }
+    if (value != nullptr) labels.emplace_back(key, *value);
+    it->second.resource_version = std::to_string(++rv_);
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t rv_ = 100;
+  std::map<std::string, NodeInfo> nodes_;
+  std::vector<PatchCall> patches_;
+  std::deque<Status> patch_errors_;
+  std::deque<WatchScript> watches_;
+  int list_calls_ = 0;
+  std::vector<std::string> watch_rvs_;
+};
+
+}  // namespace ds

@@ -1,0 +1,48 @@
+// Scripted PrometheusClient: per query expression, a result or an error. Records queries.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "promql/prometheus_client.h"
+
+namespace ds {
+
+class FakePrometheus : public PrometheusClient {
+ public:
+  // Sets `expr` to return one sample per (node label value, value).
+  void SetValues(const std::string& expr, const std::vector<std::pair<std::string, double>>& values,
+                 const std::string& label = "node") {
+    QueryResult r;
+    r.result_type = "vector";
+    for (const auto& [node, v] : values) r.samples.push_back(Sample{{{label, node}}, v, 0});
+    std::lock_guard<std::mutex> l(mu_);
+    results_[expr] = r;
+    errors_.erase(expr);
+  }
+  void SetError(const std::string& expr, Status st) {
+    std::lock_guard<std::mutex> l(mu_);
+    errors_[expr] = std::move(st);
+  }
+  int calls(const std::string& expr) {
+    std::lock_guard<std::mutex> l(mu_);
+    return calls_[expr];
+  }
+  StatusOr<QueryResult> Query(const std::string& expr) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++calls_[expr];
+    if (auto it = errors_.find(expr); it != errors_.end()) return it->second;
+    if (auto it = results_.find(expr); it != results_.end()) return it->second;
+    return QueryResult{"vector", {}, {}};
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, QueryResult> results_;
+  std::map<std::string, Status> errors_;
+  std::map<std::string, int> calls_;
+};
+
+}  // namespace ds

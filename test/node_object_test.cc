@@ -1,0 +1,100 @@
+#include "controller/node_object.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/kube_api.h"
+
+namespace ds {
+namespace {
+
+const char* kNode =
+    R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","resourceVersion":"42","labels":{"a":"b","node-role.kubernetes.io/control-plane":""}},"spec":{"unschedulable":true},"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.1"},{"type":"Hostname","address":"n1"},{"type":"InternalDNS","address":"n1.internal"}]}})";
+
+TEST(DecodeNode, Fields) {
+  auto n = DecodeNode(kNode);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->name, "n1");
+  EXPECT_EQ(n->resource_version, "42");
+  EXPECT_EQ(*FindLabel(n->labels, "a"), "b");
+  EXPECT_TRUE(n->unschedulable);
+  EXPECT_TRUE(n->IsControlPlane());
+  EXPECT_EQ(n->addresses, (std::vector<std::string>{"10.0.0.1", "n1"}));
+}
+
+TEST(DecodeNodeList, Page) {
+  std::string body = std::string(R"({"kind":"NodeList","metadata":{"resourceVersion":"77","continue":"tok"},"items":[)") +
+                     kNode + "]}";
+  auto p = DecodeNodeList(body);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->resource_version, "77");
+  EXPECT_EQ(p->continue_token, "tok");
+  EXPECT_EQ(p->items.size(), 1u);
+  EXPECT_FALSE(DecodeNodeList(R"({"items":[]})").ok()) << "a list without resourceVersion cannot start a watch";
+  EXPECT_FALSE(DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{}}]})").ok());
+  EXPECT_FALSE(DecodeNodeList("{truncated").ok());
+}
+
+TEST(DecodeWatchEvent, Types) {
+  auto added = DecodeWatchEvent(std::string(R"({"type":"ADDED","object":)") + kNode + "}");
+  ASSERT_TRUE(added.ok());
+  EXPECT_EQ(added->type, WatchEventType::kAdded);
+  EXPECT_EQ(added->node.name, "n1");
+  auto bm = DecodeWatchEvent(R"({"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})");
+  ASSERT_TRUE(bm.ok());
+  EXPECT_EQ(bm->type, WatchEventType::kBookmark);
+  EXPECT_EQ(bm->node.resource_version, "99");
+  auto err = DecodeWatchEvent(
+      R"J({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (10)","reason":"Expired","code":410}})J");
+  ASSERT_TRUE(err.ok());
+  EXPECT_EQ(err->type, WatchEventType::kError);
+  EXPECT_EQ(err->error.code(), StatusCode::kExpired);
+  EXPECT_NE(err->error.message().find("too old resource version"), std::string::npos);
+  EXPECT_FALSE(DecodeWatchEvent(R"({"type":"WHAT","object":{}})").ok());
+  EXPECT_FALSE(DecodeWatchEvent(R"({"type":"ADDED"})").ok());
+}
+
+TEST(WatchLineSplitter, ArbitraryChunking) {
+  std::string stream = "{\"a\":1}\n{\"b\":2}\r\n\n{\"c\":3}\n{\"partial\"";
+  for (size_t chunk = 1; chunk <= stream.size(); ++chunk) {
+    WatchLineSplitter s;
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < stream.size(); i += chunk) ASSERT_TRUE(s.Feed(stream.substr(i, chunk), &lines));
+    ASSERT_EQ(lines.size(), 3u) << "chunk " << chunk;
+    EXPECT_EQ(lines[1], "{\"b\":2}");
+    EXPECT_EQ(s.buffered(), std::string("{\"partial\"").size()) << "a partial last line is never returned";
+  }
+}
+
+TEST(WatchLineSplitter, LineLimit) {
+  WatchLineSplitter s(10);
+  std::vector<std::string> lines;
+  EXPECT_FALSE(s.Feed(std::string(11, 'x'), &lines));
+}
+
+TEST(StatusFromResponse, StatusObjectAndRetryAfter) {
+  Status st = StatusFromResponse(
+      429, R"({"kind":"Status","status":"Failure","message":"too many requests","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":2}})",
+      "", "patch node n1");
+  EXPECT_EQ(st.code(), StatusCode::kTooManyRequests);
+  EXPECT_EQ(st.retry_after_seconds(), 2);
+  EXPECT_EQ(st.message(), "patch node n1: TooManyRequests: too many requests");
+  Status h = StatusFromResponse(503, "upstream down", "7", "list nodes");
+  EXPECT_EQ(h.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(h.retry_after_seconds(), 7);
+  EXPECT_EQ(StatusFromResponse(403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"no"})", "", "x").code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(StatusFromResponse(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"old"})", "", "x").code(),
+            StatusCode::kExpired);
+  EXPECT_EQ(StatusFromResponse(422, "{}", "", "x").code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(StatusFromResponse(422, "{}", "", "x").IsRetryable());
+  EXPECT_TRUE(StatusFromResponse(409, "{}", "", "x").IsRetryable());
+}
+
+TEST(LabelMergePatch, EscapesAndNull) {
+  std::string v = "pre\"sure";
+  EXPECT_EQ(LabelMergePatch("status", &v), R"({"metadata":{"labels":{"status":"pre\"sure"}}})");
+  EXPECT_EQ(LabelMergePatch("example.com/p", nullptr), R"({"metadata":{"labels":{"example.com/p":null}}})");
+}
+
+}  // namespace
+}  // namespace ds

@@ -1,0 +1,125 @@
+#include "promql/query_result.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace ds {
+namespace {
+
+std::string Read(const std::string& name) {
+  std::ifstream in(std::string(TESTDATA_DIR) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(DecodeQueryResponse, RecordedVector) {
+  auto r = DecodeQueryResponse(Read("prom_vector.json"), 200);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->result_type, "vector");
+  ASSERT_EQ(r->samples.size(), 1u);
+  EXPECT_EQ(r->samples[0].value, 4e9);
+  EXPECT_DOUBLE_EQ(r->samples[0].timestamp, 1795303219.437);
+  EXPECT_EQ(*FindLabel(r->samples[0].metric, "ip"), "10.0.0.2");
+}
+
+TEST(DecodeQueryResponse, SpecialValues) {
+  auto r = DecodeQueryResponse(Read("prom_special.json"), 200);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->samples.size(), 5u);
+  EXPECT_EQ(r->samples[0].value, 1.7976931348623157e308);
+  EXPECT_TRUE(std::isnan(r->samples[1].value));
+  EXPECT_EQ(r->samples[2].value, -INFINITY);
+  EXPECT_EQ(r->samples[3].value, INFINITY);
+  EXPECT_EQ(r->samples[4].value, 1e-300);
+}
+
+TEST(DecodeQueryResponse, Warnings) {
+  auto r = DecodeQueryResponse(Read("prom_warnings.json"), 200);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("remote_read"), std::string::npos);
+}
+
+TEST(DecodeQueryResponse, ScalarAndMatrix) {
+  auto s = DecodeQueryResponse(R"({"status":"success","data":{"resultType":"scalar","result":[1795303219.444,"2"]}})", 200);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->samples.size(), 1u);
+  EXPECT_EQ(s->samples[0].value, 2);
+  EXPECT_TRUE(s->samples[0].metric.empty());
+  auto m = DecodeQueryResponse(
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"ip":"a"},"values":[[1,"1"],[2,"5"]]},{"metric":{"ip":"b"},"values":[]}]}})",
+      200);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->samples.size(), 1u) << "an empty series has no newest point";
+  EXPECT_EQ(m->samples[0].value, 5) << "the newest point of a range is used";
+}
+
+TEST(DecodeQueryResponse, Errors) {
+  struct Case {
+    std::string body;
+    int http;
+    StatusCode code;
+    const char* want;
+  };
+  std::vector<Case> cases = {
+      {R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:46: parse error"})", 400,
+       StatusCode::kInvalidArgument, "bad_data error: invalid parameter"},
+      {R"({"status":"error","errorType":"timeout","error":"query timed out in query execution"})", 503,
+       StatusCode::kUnavailable, "timeout error"},
+      {R"({"status":"error","errorType":"execution","error":"found duplicate series"})", 422,
+       StatusCode::kUnavailable, "execution error"},
+      {R"({"status":"success","data":{"resultType":"string","result":[1,"hello"]}})", 200,
+       StatusCode::kInvalidArgument, "string"},
+      {"<html>bad gateway</html>", 502, StatusCode::kUnavailable, "HTTP 502"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":[1,2]}]}})", 200,
+       StatusCode::kUnavailable, "result[0].value"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})", 200,
+       StatusCode::kUnavailable, "metric"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"fast"]}]}})", 200,
+       StatusCode::kUnavailable, "value"},
+      {R"({"status":"success","data":{"resultType":"vector","result":)", 200, StatusCode::kUnavailable, "invalid JSON"},
+      {R"({"status":"success"})", 200, StatusCode::kUnavailable, "data"},
+      {R"([1,2])", 200, StatusCode::kUnavailable, "not an object"},
+      {"", 200, StatusCode::kUnavailable, "invalid JSON"},
+  };
+  for (const auto& c : cases) {
+    auto r = DecodeQueryResponse(c.body, c.http);
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.status().code(), c.code) << c.body << " -> " << r.status().ToString();
+    EXPECT_NE(r.status().ToString().find(c.want), std::string::npos) << r.status().ToString();
+  }
+}
+
+TEST(ParsePromValue, Forms) {
+  double v;
+  EXPECT_TRUE(ParsePromValue("1.5", &v));
+  EXPECT_EQ(v, 1.5);
+  EXPECT_TRUE(ParsePromValue("+Inf", &v));
+  EXPECT_EQ(v, INFINITY);
+  EXPECT_TRUE(ParsePromValue("NaN", &v));
+  EXPECT_TRUE(std::isnan(v));
+  EXPECT_FALSE(ParsePromValue("", &v));
+  EXPECT_FALSE(ParsePromValue("1.5x", &v));
+  EXPECT_FALSE(ParsePromValue("nan", &v));
+}
+
+TEST(DecodeQueryResponse, TenThousandSamples) {
+  std::string body = R"({"status":"success","data":{"resultType":"vector","result":[)";
+  for (int i = 0; i < 10000; ++i) {
+    if (i) body += ",";
+    body += R"({"metric":{"__name__":"node_cpu_usage_percent","node":"node-)" + std::to_string(i) +
+            R"("},"value":[1795303219.437,")" + std::to_string(i % 100) + "\"]}";
+  }
+  body += "]}}";
+  auto r = DecodeQueryResponse(body, 200);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->samples.size(), 10000u);
+  EXPECT_EQ(r->samples[9999].value, 99);
+}
+
+}  // namespace
+}  // namespace ds

@@ -1,0 +1,169 @@
+// The sample-controller recipe: seed the node cache, script Prometheus, run one cycle, assert the
+// recorded patches.
+#include "controller/reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include "test/fakes/fake_kube_api.h"
+#include "test/fakes/fake_prometheus.h"
+
+namespace ds {
+namespace {
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 1; i <= 3; ++i) {
+      NodeInfo n;
+      n.name = "node-" + std::to_string(i);
+      n.addresses = {"10.0.0." + std::to_string(i)};
+      api_.AddNode(n);
+    }
+    Rule cpu;
+    cpu.name = "cpu";
+    cpu.query = "cpu_pct";
+    cpu.threshold = 80;
+    cpu.clear_threshold = 60;
+    Rule mem;
+    mem.name = "mem";
+    mem.query = "mem_avail";
+    mem.op = Comparison::kLess;
+    mem.threshold = 100;
+    mem.clear_threshold = 200;
+    cfg_.rules = {cpu, mem};
+    opts_.interval_seconds = 10;
+    opts_.grace_seconds = 30;
+    opts_.write_qps = 0;  // unlimited in unit tests
+  }
+  void Build() {
+    cache_ = std::make_unique<NodeCache>(&api_, NodeCacheOptions{});
+    ASSERT_TRUE(cache_->ListOnce().ok());
+    rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
+  }
+  void Cycle() {
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  }
+  bool Labelled(const std::string& node) {
+    auto n = api_.nodes()[node];
+    const std::string* v = FindLabel(n.labels, "status");
+    return v != nullptr && *v == "presure";
+  }
+
+  FakeKubeApi api_;
+  FakePrometheus prom_;
+  FakeClock clock_;
+  RuleConfig cfg_;
+  ReconcilerOptions opts_;
+  std::unique_ptr<NodeCache> cache_;
+  std::unique_ptr<Reconciler> rec_;
+  std::atomic<bool> stop_{false};
+};
+
+TEST_F(ReconcilerTest, LabelsHotNodeAndOnlyWritesChanges) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 95}, {"node-3", 50}});
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 500}, {"10.0.0.3", 50}}, "instance");
+  Cycle();
+  auto p = api_.patches();
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_TRUE(Labelled("node-2"));
+  EXPECT_TRUE(Labelled("node-3")) << "memory.available below its threshold";
+  EXPECT_FALSE(Labelled("node-1"));
+  for (const auto& c : p) {
+    EXPECT_EQ(c.key, "status");
+    EXPECT_EQ(c.value, "presure");
+  }
+  // Steady state: more cycles, no writes.
+  for (int i = 0; i < 5; ++i) Cycle();
+  EXPECT_EQ(api_.patches().size(), 2u);
+  EXPECT_EQ(prom_.calls("cpu_pct"), 6) << "one query per rule per cycle";
+  auto report = rec_->LastReport();
+  EXPECT_EQ(report.hot_nodes, 2u);
+  EXPECT_EQ(report.holds.at("node-3")[0].rule, "mem");
+}
+
+TEST_F(ReconcilerTest, RemovesLabelWhenCooledPastClearThreshold) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  prom_.SetValues("cpu_pct", {{"node-1", 70}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  prom_.SetValues("cpu_pct", {{"node-1", 40}});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  auto p = api_.patches();
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_FALSE(p[1].set);
+}
+
+TEST_F(ReconcilerTest, PrometheusOutageWritesNothing) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_EQ(api_.patches().size(), 1u);
+  prom_.SetError("cpu_pct", Status::Unavailable("connection refused"));
+  prom_.SetError("mem_avail", Status::Unavailable("connection refused"));
+  for (int i = 0; i < 10; ++i) Cycle();
+  EXPECT_EQ(api_.patches().size(), 1u) << "no label removed while Prometheus is down";
+  EXPECT_TRUE(rec_->LastReport().all_queries_failed);
+  EXPECT_EQ(rec_->Counters().query_errors.at("cpu"), 10u);
+}
+
+TEST_F(ReconcilerTest, RestoresLabelRemovedByHand) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-2", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-2"));
+  // Someone removes it by hand; the watch tells the cache.
+  ASSERT_TRUE(api_.PatchNodeLabel("node-2", "status", nullptr).ok());
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  Cycle();
+  EXPECT_TRUE(Labelled("node-2"));
+}
+
+TEST_F(ReconcilerTest, RetriesTooManyRequestsAndGivesUpOnInvalid) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  api_.FailNextPatches({Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(0.05)});
+  Cycle();
+  EXPECT_EQ(api_.patches().size(), 2u) << "429 retried";
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_EQ(rec_->Counters().write_retries, 1u);
+
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
+  api_.FailNextPatches({Status(StatusCode::kInvalidArgument, "Invalid: bad label").set_http_status(422)});
+  Cycle();
+  EXPECT_EQ(api_.patches().size(), 3u) << "422 is not retried";
+  EXPECT_EQ(rec_->Counters().write_errors, 1u);
+}
+
+TEST_F(ReconcilerTest, DryRunNeverWrites) {
+  opts_.dry_run = true;
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_EQ(rec_->LastReport().hot_nodes, 1u);
+}
+
+TEST_F(ReconcilerTest, UnmatchedSeriesAreCountedNotLabelled) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-9", 95}, {"node-1", 10}});
+  Cycle();
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_EQ(rec_->LastReport().rules[0].unmatched, 1u);
+}
+
+TEST_F(ReconcilerTest, SkipsUntilCacheSynced) {
+  cache_ = std::make_unique<NodeCache>(&api_, NodeCacheOptions{});
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
+  Cycle();
+  EXPECT_TRUE(rec_->LastReport().skipped);
+  EXPECT_EQ(prom_.calls("cpu_pct"), 0);
+}
+
+}  // namespace
+}  // namespace ds

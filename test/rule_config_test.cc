@@ -1,0 +1,144 @@
+#include "rules/rule_config.h"
+
+#include <gtest/gtest.h>
+
+namespace ds {
+namespace {
+
+TEST(RuleConfig, LegacyFormatLoadsUnchanged) {
+  const char* yaml = R"(PromJob:
+  Name: "k8s-nodes"
+Rulename:
+  Node_cpu1:
+    Promsql: "(1-(sum(increase(node_cpu_seconds_total{mode='idle'}[1m]))by(instance))/(sum(increase(node_cpu_seconds_total[1m]))by(instance)))*100"
+    Threshold: 70
+  Node_mem:
+    Promsql: "k8_node_cgroups_mem_available"
+    Threshold: 90
+)";
+  auto cfg = ParseRuleConfig(yaml, "rule.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_TRUE(cfg->legacy);
+  EXPECT_EQ(cfg->job_name, "k8s-nodes");
+  ASSERT_EQ(cfg->rules.size(), 2u);
+  EXPECT_EQ(cfg->rules[0].name, "Node_cpu1");
+  EXPECT_NE(cfg->rules[0].query.find("node_cpu_seconds_total{mode='idle'}"), std::string::npos);
+  EXPECT_EQ(cfg->rules[0].threshold, 70);
+  EXPECT_EQ(cfg->rules[0].clear_threshold, 70);
+  EXPECT_EQ(cfg->rules[0].op, Comparison::kGreater);
+  EXPECT_EQ(cfg->label_key, "status");
+  EXPECT_EQ(cfg->label_value, "presure");
+  EXPECT_EQ(cfg->node_selector, kDefaultNodeSelector);
+}
+
+TEST(RuleConfig, CurrentFormatAllFields) {
+  const char* yaml = R"(prometheus:
+  url: http://prom:9090
+  timeout: 3s
+interval: 15s
+missingDataGrace: 1m
+label: {key: example.com/pressure, value: "true"}
+nodeSelector: "pool=general"
+rules:
+  - name: mem_available
+    query: k8s_node_memory_available_bytes
+    operator: "<"
+    threshold: 500000000
+    clearThreshold: 800000000
+    for: 30s
+    nodeLabel: ip
+)";
+  auto cfg = ParseRuleConfig(yaml, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_FALSE(cfg->legacy);
+  EXPECT_EQ(cfg->prometheus_url, "http://prom:9090");
+  EXPECT_EQ(cfg->query_timeout_seconds, 3);
+  EXPECT_EQ(cfg->interval_seconds, 15);
+  EXPECT_EQ(cfg->missing_data_grace_seconds, 60);
+  EXPECT_EQ(cfg->label_key, "example.com/pressure");
+  EXPECT_EQ(cfg->label_value, "true");
+  EXPECT_EQ(cfg->node_selector, "pool=general");
+  const Rule& r = cfg->rules.at(0);
+  EXPECT_EQ(r.op, Comparison::kLess);
+  EXPECT_EQ(r.threshold, 5e8);
+  EXPECT_EQ(r.clear_threshold, 8e8);
+  EXPECT_EQ(r.for_seconds, 30);
+  EXPECT_EQ(r.node_label, "ip");
+}
+
+struct BadCase {
+  const char* name;
+  const char* yaml;
+  const char* want;  // substring of the error
+};
+
+class RuleConfigErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(RuleConfigErrors, NamesFileFieldAndLine) {
+  auto cfg = ParseRuleConfig(GetParam().yaml, "rules.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(cfg.status().message().find(GetParam().want), std::string::npos) << cfg.status().message();
+  EXPECT_EQ(cfg.status().message().rfind("rules.yaml", 0), 0u) << cfg.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, RuleConfigErrors,
+    ::testing::Values(
+        BadCase{"empty", "", "empty rule file"},
+        BadCase{"not_yaml", "rules: [a, b\n", "not valid YAML"},
+        BadCase{"not_mapping", "- a\n- b\n", "top level must be a mapping"},
+        BadCase{"unknown_top", "rules: []\nfoo: 1\n", "foo: unknown field"},
+        BadCase{"no_rules", "interval: 5s\n", "rules: missing"},
+        BadCase{"empty_rules", "rules: []\n", "non-empty list"},
+        BadCase{"missing_query", "rules:\n  - name: a\n    threshold: 1\n", "rules.yaml:2:5: rule \"a\": query: missing query"},
+        BadCase{"empty_query", "rules:\n  - {name: a, query: '  ', threshold: 1}\n", "empty query"},
+        BadCase{"nonnumeric", "rules:\n  - name: a\n    query: up\n    threshold: high\n",
+                "rules.yaml:4:16: rule \"a\": threshold: \"high\" is not a number"},
+        BadCase{"nan", "rules:\n  - {name: a, query: up, threshold: .nan}\n", "not a number"},
+        BadCase{"inf", "rules:\n  - {name: a, query: up, threshold: 1e999}\n", "not a finite number"},
+        BadCase{"clear_wrong_side_gt", "rules:\n  - {name: a, query: up, threshold: 5, clearThreshold: 7}\n",
+                "clearThreshold: must be <= threshold"},
+        BadCase{"clear_wrong_side_lt",
+                "rules:\n  - {name: a, query: up, operator: '<', threshold: 5, clearThreshold: 3}\n",
+                "clearThreshold: must be >= threshold"},
+        BadCase{"bad_operator", "rules:\n  - {name: a, query: up, operator: '>=', threshold: 5}\n",
+                "unknown operator \">=\""},
+        BadCase{"unknown_rule_field", "rules:\n  - {name: a, query: up, threshold: 5, treshold: 4}\n",
+                "rules[0].treshold: unknown field"},
+        BadCase{"duplicate_names", "rules:\n  - {name: a, query: up, threshold: 5}\n  - {name: a, query: up, threshold: 6}\n",
+                "duplicate rule name"},
+        BadCase{"bad_duration", "rules:\n  - {name: a, query: up, threshold: 5, for: 5 minutes}\n", "for:"},
+        BadCase{"negative_interval", "interval: -5\nrules:\n  - {name: a, query: up, threshold: 5}\n", "interval"},
+        BadCase{"bad_label_key", "label: {key: 'bad key'}\nrules:\n  - {name: a, query: up, threshold: 5}\n", "label.key"},
+        BadCase{"bad_label_value", "label: {value: 'x/y'}\nrules:\n  - {name: a, query: up, threshold: 5}\n",
+                "label.value"},
+        BadCase{"bad_selector", "nodeSelector: 'a in (b'\nrules:\n  - {name: a, query: up, threshold: 5}\n",
+                "nodeSelector"},
+        BadCase{"legacy_missing_threshold", "Rulename:\n  cpu:\n    Promsql: up\n", "Rulename.cpu.Threshold: missing"},
+        BadCase{"legacy_unknown", "Rulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n    Op: '<'\n",
+                "Rulename.cpu.Op: unknown field"},
+        BadCase{"legacy_mixed", "Rulename:\n  cpu: {Promsql: up, Threshold: 5}\nrules: []\n", "rules: unknown field"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(RuleConfig, MissingFileIsNamed) {
+  auto cfg = LoadRuleConfigFile("/nonexistent/rule.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_NE(cfg.status().message().find("/nonexistent/rule.yaml"), std::string::npos);
+}
+
+TEST(ParseDuration, Forms) {
+  EXPECT_EQ(*ParseDuration("30s"), 30);
+  EXPECT_EQ(*ParseDuration("1m30s"), 90);
+  EXPECT_EQ(*ParseDuration("500ms"), 0.5);
+  EXPECT_EQ(*ParseDuration("2h"), 7200);
+  EXPECT_EQ(*ParseDuration("12"), 12);
+  EXPECT_EQ(*ParseDuration("0"), 0);
+  EXPECT_FALSE(ParseDuration("").ok());
+  EXPECT_FALSE(ParseDuration("-3").ok());
+  EXPECT_FALSE(ParseDuration("3d").ok());
+  EXPECT_FALSE(ParseDuration("s").ok());
+}
+
+}  // namespace
+}  // namespace ds

@@ -1,0 +1,106 @@
+#include "controller/status_page.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+namespace ds {
+namespace {
+
+ControllerView ReadyView() {
+  ControllerView v;
+  v.cache_synced = true;
+  v.seconds_since_cycle = 1;
+  v.interval_seconds = 10;
+  v.label_key = "status";
+  v.label_value = "presure";
+  auto snap = std::make_shared<NodeSnapshot>();
+  for (auto [name, label] : std::vector<std::pair<std::string, std::string>>{
+           {"node-3", "presure"}, {"node-5", ""}, {"node-7", "presure"}, {"node-9", "other"}}) {
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    if (!label.empty()) n->labels.emplace_back("status", label);
+    snap->nodes.push_back(n);
+  }
+  v.nodes = snap;
+  v.last_cycle.cycle = 12;
+  v.last_cycle.started_wall = 1795303219;
+  v.last_cycle.holds["node-3"] = {HoldReport{"cpu", ">", 91.5, 80, 60, 1795303200, false}};
+  return v;
+}
+
+WebRequest Get(const std::string& path) { return WebRequest{"GET", path, -1, ""}; }
+
+TEST(StatusPage, StatusReadyAndReasons) {
+  auto noop = [] {};
+  ControllerView v = ReadyView();
+  auto r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok\n");
+  v.cache_synced = false;
+  v.cache_error = "Unavailable: connection refused";
+  r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("node cache not synced: Unavailable"), std::string::npos);
+  v = ReadyView();
+  v.last_cycle.all_queries_failed = true;
+  v.last_cycle.rules.push_back(RuleReport{"cpu", false, "Unavailable: refused", 0, 0, 0, 0, 0, {}});
+  r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("Prometheus"), std::string::npos);
+  EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 200) << "liveness ignores Prometheus";
+  v.seconds_since_cycle = 500;
+  EXPECT_EQ(HandleRequest(Get("/status"), v, noop).status, 503);
+  EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 503);
+}
+
+TEST(StatusPage, NodesJson) {
+  auto r = HandleRequest(Get("/nodes"), ReadyView(), [] {});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  rapidjson::Document d;
+  d.Parse(r.body.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_STREQ(d["type"].GetString(), "Label status=presure Nodes");
+  EXPECT_EQ(d["num"].GetInt(), 2);
+  ASSERT_EQ(d["node_names"].Size(), 2u);
+  EXPECT_STREQ(d["node_names"][0].GetString(), "node-3");
+  EXPECT_STREQ(d["node_names"][1].GetString(), "node-7");
+  const auto& rules = d["nodes"][0]["rules"];
+  ASSERT_EQ(rules.Size(), 1u);
+  EXPECT_STREQ(rules[0]["rule"].GetString(), "cpu");
+  EXPECT_EQ(rules[0]["value"].GetDouble(), 91.5);
+  EXPECT_EQ(rules[0]["threshold"].GetDouble(), 80);
+  EXPECT_STREQ(rules[0]["since"].GetString(), "2026-11-21T23:20:00Z");
+}
+
+TEST(StatusPage, MethodsPathsAndWebhook) {
+  int triggered = 0;
+  auto trig = [&] { ++triggered; };
+  ControllerView v = ReadyView();
+  EXPECT_EQ(HandleRequest(Get("/nope"), v, trig).status, 404);
+  auto post = HandleRequest(WebRequest{"POST", "/nodes", 2, "{}"}, v, trig);
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.headers[0], "Allow: GET, HEAD");
+  EXPECT_EQ(HandleRequest(WebRequest{"DELETE", "/status", -1, ""}, v, trig).status, 405);
+  EXPECT_EQ(HandleRequest(Get("/webhook"), v, trig).status, 405);
+  EXPECT_EQ(triggered, 0);
+  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}"}, v, trig).status, 202);
+  EXPECT_EQ(triggered, 1);
+  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 2 << 20, ""}, v, trig).status, 413);
+  EXPECT_EQ(triggered, 1);
+}
+
+TEST(StatusPage, MetricsText) {
+  ControllerView v = ReadyView();
+  v.counters.cycles = 12;
+  v.counters.label_sets = 3;
+  v.counters.query_errors["cpu"] = 2;
+  auto r = HandleRequest(Get("/metrics"), v, [] {});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("dynamic_scheduler_cycles_total 12\n"), std::string::npos);
+  EXPECT_NE(r.body.find("dynamic_scheduler_label_writes_total{op=\"set\"} 3\n"), std::string::npos);
+  EXPECT_NE(r.body.find("dynamic_scheduler_query_errors_total{rule=\"cpu\"} 2\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ds
