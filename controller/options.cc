@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "controller/web_server.h"
 #include "promql/prometheus_client.h"
 
 DEFINE_string(prom, "", "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
@@ -61,6 +62,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   o.kubeconfig = FLAGS_kubeconfig;
   o.context = FLAGS_context;
   o.web_addr = FLAGS_webaddr;
+  if (auto ports = ToListeningPorts(o.web_addr); !ports.ok()) return ports.status();
   o.resync_seconds = FLAGS_resync;
 
   ReconcilerOptions& r = o.reconciler;

@@ -149,8 +149,12 @@ Server::~Server() { Stop(); }
 bool Server::Start(std::string* error) {
   std::string ports = options_.listen + (options_.tls ? "s" : "");
   std::string threads = std::to_string(options_.threads);
+  // Keep-alive is off: CivetWeb keeps a connection open after a handler returns unless it decided
+  // to close it itself, so a watch that ends without its terminating chunk (a simulated drop)
+  // would leave the client waiting instead of seeing the broken stream. Every request therefore
+  // gets its own connection.
   std::vector<const char*> opts = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
-                                   "enable_keep_alive", "yes", "request_timeout_ms", "600000"};
+                                   "enable_keep_alive", "no", "request_timeout_ms", "600000"};
   if (options_.tls) {
     opts.insert(opts.end(), {"ssl_certificate", options_.server_pem.c_str(), "ssl_ca_file", options_.ca_file.c_str(),
                              "ssl_verify_peer", "optional", "ssl_protocol_version", "4"});

@@ -531,6 +531,9 @@ void Store::WakeAll() { cv_.notify_all(); }
 
 void Store::Compact() {
   std::lock_guard<std::mutex> l(mu_);
+  // The cluster-wide resourceVersion moves with writes to any resource; advance it as another
+  // resource's write would, so every client's last-seen version is now older than the window.
+  ++rv_;
   events_.clear();
   compacted_rv_ = rv_;
   cv_.notify_all();

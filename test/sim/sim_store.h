@@ -66,7 +66,8 @@ class Store {
   uint64_t EventsAfter(uint64_t from, int timeout_ms, std::vector<Event>* out, bool* expired);
   // Wakes every waiting watcher (used on shutdown and to drop watches).
   void WakeAll();
-  // Forgets all buffered events so that every watch from an older rv gets 410.
+  // Forgets all buffered events and advances the resourceVersion, so every open watch and every
+  // watch from an older resourceVersion gets 410 Expired (a forced compaction).
   void Compact();
   uint64_t compacted_rv() const;
   // Updates every node's heartbeat condition (kubelets do this constantly).

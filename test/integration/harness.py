@@ -1,0 +1,219 @@
+"""Integration test harness: real Prometheus and pushgateway (Debian packages) and the project's
+Kubernetes API simulator on 127.0.0.1, started once per test module and stopped by PID.
+
+Waits are conditions with deadlines, never fixed sleeps."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+BUILD_DIR = os.environ.get("DS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+CONTROLLER = os.path.join(BUILD_DIR, "dynamic-scheduler")
+SIM = os.path.join(BUILD_DIR, "kube-sim")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(pred, timeout=20.0, interval=0.1, what="condition"):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+            if last:
+                return last
+        except (OSError, urllib.error.URLError, ValueError) as e:
+            last = e
+        time.sleep(interval)
+    raise AssertionError("timed out after %.0fs waiting for %s (last: %r)" % (timeout, what, last))
+
+
+def http(method, url, body=None, headers=None, timeout=10):
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class Process:
+    def __init__(self, name, args, log_dir, env=None):
+        self.name = name
+        self.log_path = os.path.join(log_dir, name + ".log")
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                     stdin=subprocess.DEVNULL)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def output(self):
+        if not self.log.closed:
+            self.log.flush()
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+
+class Stack:
+    """Prometheus + pushgateway + simulator. Use start()/stop() from setUpClass/tearDownClass."""
+
+    def __init__(self, nodes=8, control_plane=1):
+        self.nodes = nodes
+        self.control_plane = control_plane
+        self.procs = []
+
+    def start(self):
+        self.dir = tempfile.mkdtemp(prefix="ds-it-")
+        self.pgw_port, self.prom_port = free_port(), free_port()
+        self.pgw = "http://127.0.0.1:%d" % self.pgw_port
+        self.prom = "http://127.0.0.1:%d" % self.prom_port
+        with open(os.path.join(self.dir, "prometheus.yml"), "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n"
+                    "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % self.pgw_port)
+        self.procs.append(Process("pushgateway", [
+            "prometheus-pushgateway", "--web.listen-address=127.0.0.1:%d" % self.pgw_port,
+            "--persistence.file=", "--web.enable-admin-api"], self.dir))
+        self.procs.append(Process("prometheus", [
+            "prometheus", "--config.file=" + os.path.join(self.dir, "prometheus.yml"),
+            "--storage.tsdb.path=" + os.path.join(self.dir, "prom-data"),
+            "--web.listen-address=127.0.0.1:%d" % self.prom_port, "--web.enable-admin-api",
+            "--web.enable-lifecycle", "--storage.tsdb.retention.time=1h"], self.dir))
+        self.start_sim()
+        # /-/ready is not enough: the first scrape happens ~6 s after start.
+        wait_until(lambda: "pushgateway" in self.query_raw('up{job="pushgateway"}==1'), 30,
+                   what="Prometheus scraping the pushgateway")
+        return self
+
+    def start_sim(self, extra=()):
+        self.sim_dir = os.path.join(self.dir, "sim")
+        port_file = os.path.join(self.sim_dir, "port")
+        if os.path.exists(port_file):
+            os.remove(port_file)
+        self.sim = Process("kube-sim", [SIM, "-dir", self.sim_dir, "-nodes", str(self.nodes),
+                                        "-control_plane", str(self.control_plane), "-bookmark_seconds", "1",
+                                        *extra], self.dir)
+        self.procs.append(self.sim)
+        wait_until(lambda: os.path.exists(port_file), 15, what="kube-sim port file")
+        with open(port_file) as f:
+            self.sim_port = int(f.read())
+        self.sim_url = "https://127.0.0.1:%d" % self.sim_port
+        self.kubeconfig = os.path.join(self.sim_dir, "kubeconfig")
+        self.admin_kubeconfig = os.path.join(self.sim_dir, "kubeconfig-admin")
+
+    def stop(self):
+        for p in reversed(self.procs):
+            p.stop()
+        if os.environ.get("DS_KEEP_TMP") != "1":
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # --- Prometheus side ---
+    def query_raw(self, expr):
+        return http("GET", self.prom + "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))[1]
+
+    def query(self, expr):
+        return json.loads(self.query_raw(expr))["data"]["result"]
+
+    def push(self, metric, group, value, labels, job="it"):
+        """Pushes one gauge sample into its own pushgateway group (job/instance=group)."""
+        lbl = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
+        body = "# TYPE %s gauge\n%s{%s} %s\n" % (metric, metric, lbl, value)
+        code, text = http("POST", "%s/metrics/job/%s/instance/%s" % (self.pgw, job, group), body.encode())
+        assert code == 200, (code, text)
+
+    def wait_value(self, expr, value, timeout=15):
+        """Waits until Prometheus returns `value` for expr (so a push is visible)."""
+        def seen():
+            res = self.query(expr)
+            return res and float(res[0]["value"][1]) == float(value)
+        wait_until(seen, timeout, what="%s == %s in Prometheus" % (expr, value))
+
+    def wipe_pushgateway(self):
+        http("PUT", self.pgw + "/api/v1/admin/wipe")
+
+    # --- Kubernetes side ---
+    def sim_admin(self, method, path):
+        req = urllib.request.Request(self.sim_url + path, method=method)
+        import ssl
+        ctx = ssl.create_default_context(cafile=os.path.join(self.sim_dir, "ca.crt"))
+        with urllib.request.urlopen(req, context=ctx, data=b"" if method == "POST" else None) as r:
+            return json.loads(r.read())
+
+    def writes(self):
+        return self.sim_admin("GET", "/sim/writes")
+
+    def kubectl(self, *args, kubeconfig=None, check=True, timeout=30):
+        env = dict(os.environ, KUBECONFIG=kubeconfig or self.admin_kubeconfig)
+        r = subprocess.run(["kubectl", *args], env=env, capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise AssertionError("kubectl %s failed: %s" % (" ".join(args), r.stderr))
+        return r
+
+    def labelled(self, key="status", value="presure"):
+        out = self.kubectl("get", "nodes", "-l", "%s=%s" % (key, value), "-o",
+                           "jsonpath={.items[*].metadata.name}").stdout
+        return sorted(out.split())
+
+    def node_labels(self, name):
+        return json.loads(self.kubectl("get", "node", name, "-o", "jsonpath={.metadata.labels}").stdout)
+
+
+class Controller:
+    """The real dynamic-scheduler binary."""
+
+    def __init__(self, stack, rule_yaml, args=(), kubeconfig=None, prom=None, name="controller"):
+        self.stack = stack
+        self.rule_file = os.path.join(stack.dir, name + "-rule.yaml")
+        with open(self.rule_file, "w") as f:
+            f.write(rule_yaml)
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        cmd = [CONTROLLER, "-prom", prom or stack.prom, "-kubeconfig", kubeconfig or stack.kubeconfig,
+               "-r", self.rule_file, "-s", "1", "-webaddr", "127.0.0.1:%d" % self.port, *args]
+        self.proc = Process(name, cmd, stack.dir)
+
+    def get(self, path):
+        return http("GET", self.url + path)
+
+    def nodes(self):
+        return json.loads(self.get("/nodes")[1])
+
+    def metric(self, name):
+        for line in self.get("/metrics")[1].splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        raise AssertionError("metric %s not found" % name)
+
+    def wait_ready(self, timeout=20):
+        wait_until(lambda: self.get("/status")[0] == 200, timeout, what="controller /status 200")
+
+    def wait_cycles(self, n, timeout=30):
+        start = self.metric("dynamic_scheduler_cycles_total")
+        wait_until(lambda: self.metric("dynamic_scheduler_cycles_total") >= start + n, timeout,
+                   what="%d more cycles" % n)
+
+    def stop(self):
+        return self.proc.stop()

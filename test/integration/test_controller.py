@@ -1,0 +1,273 @@
+"""End-to-end tests of the real dynamic-scheduler binary against real Prometheus + pushgateway
+and the Kubernetes API simulator."""
+import json
+import os
+import subprocess
+import unittest
+
+from harness import CONTROLLER, Controller, Stack, free_port, http, wait_until
+
+CURRENT_RULES = """
+rules:
+  - name: cpu
+    query: {metric}
+    operator: ">"
+    threshold: 80
+    clearThreshold: 60
+"""
+
+
+def controller_writes(stack):
+    """PATCH requests the controller (user dynamic-scheduler) made."""
+    return [w for w in stack.writes()["writes"] if w["user"] == "dynamic-scheduler"]
+
+
+class ControllerIT(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=8, control_plane=1).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def setUp(self):
+        self.stack.kubectl("label", "nodes", "--all", "status-", check=False)
+        self.stack.sim_admin("DELETE", "/sim/writes")
+        self.controllers = []
+        self.metric = "it_" + self._testMethodName
+
+    def tearDown(self):
+        for c in self.controllers:
+            c.stop()
+
+    def start(self, rule_yaml, **kw):
+        c = Controller(self.stack, rule_yaml, **kw)
+        self.controllers.append(c)
+        return c
+
+    def push(self, group, value, metric=None, **labels):
+        """Pushes a sample for one node; by default labelled node=<group>."""
+        labels = labels or {"node": group}
+        self.stack.push(metric or self.metric, group, value, labels)
+
+    def wait_labelled(self, nodes, timeout=20):
+        wait_until(lambda: self.stack.labelled() == sorted(nodes), timeout, what="labelled == %s" % nodes)
+
+    def test_hot_node_labelled_then_cleared_with_hysteresis(self):
+        for n, v in [("node-00002", 95), ("node-00003", 20), ("node-00004", 20)]:
+            self.push(n, v)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00002"])
+        c.wait_ready()
+        # /nodes and kubectl agree, and /nodes says why.
+        nodes = c.nodes()
+        self.assertEqual(nodes["type"], "Label status=presure Nodes")
+        self.assertEqual(nodes["num"], 1)
+        self.assertEqual(nodes["node_names"], self.stack.labelled())
+        hold = nodes["nodes"][0]["rules"][0]
+        self.assertEqual((hold["rule"], hold["value"], hold["threshold"]), ("cpu", 95, 80))
+        # Inside the hysteresis band the label stays.
+        self.push("node-00002", 70)
+        self.stack.wait_value('%s{node="node-00002"}' % self.metric, 70)
+        c.wait_cycles(3)
+        self.assertEqual(self.stack.labelled(), ["node-00002"])
+        # Below the clear threshold it goes.
+        self.push("node-00002", 40)
+        self.wait_labelled([])
+        self.assertEqual(c.nodes()["num"], 0)
+        w = controller_writes(self.stack)
+        self.assertEqual([(x["name"], json.loads(x["body"])) for x in w],
+                         [("node-00002", {"metadata": {"labels": {"status": "presure"}}}),
+                          ("node-00002", {"metadata": {"labels": {"status": None}}})])
+        self.assertEqual(w[0]["contentType"], "application/merge-patch+json")
+
+    def test_legacy_rule_file_and_instance_matching(self):
+        legacy = ('PromJob:\n  Name: "k8s-nodes"\nRulename:\n  Node_cpu1:\n    Promsql: "%s"\n    Threshold: 70\n'
+                  % self.metric)
+        # The original project's push.sh style: instance is the node's IP with the exporter port.
+        self.push("node-00005", 85, instance="10.0.0.5:9100")
+        self.push("node-00006", 10, instance="10.0.0.6:9100")
+        self.start(legacy)
+        self.wait_labelled(["node-00005"])
+
+    def test_memory_available_less_than(self):
+        rules = """
+rules:
+  - name: memory_available
+    query: {m}
+    operator: "<"
+    threshold: 500000000
+    clearThreshold: 800000000
+""".format(m=self.metric)
+        self.push("node-00006", 3e8, node="node-00006", ip="10.0.0.6")
+        self.push("node-00007", 4e9, node="node-00007", ip="10.0.0.7")
+        c = self.start(rules)
+        self.wait_labelled(["node-00006"])
+        self.push("node-00006", 6e8, node="node-00006", ip="10.0.0.6")
+        self.stack.wait_value('%s{node="node-00006"}' % self.metric, 6e8)
+        c.wait_cycles(3)
+        self.assertEqual(self.stack.labelled(), ["node-00006"])
+        self.push("node-00006", 9e8, node="node-00006", ip="10.0.0.6")
+        self.wait_labelled([])
+
+    def test_steady_cluster_sees_no_writes(self):
+        self.push("node-00002", 99)
+        self.push("node-00003", 99)
+        self.push("node-00004", 10)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00002", "node-00003"])
+        before = len(controller_writes(self.stack))
+        self.assertEqual(before, 2)
+        c.wait_cycles(6)
+        self.assertEqual(len(controller_writes(self.stack)), before, "a steady cluster gets zero writes")
+        self.assertEqual(c.metric('dynamic_scheduler_label_writes_total{op="set"}'), 2)
+
+    def test_label_removed_by_hand_comes_back_and_foreign_labels_untouched(self):
+        self.push("node-00003", 95)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00003"])
+        # Someone else edits the node: another label, an annotation, and removes ours.
+        self.stack.kubectl("label", "node", "node-00003", "team=payments")
+        self.stack.kubectl("annotate", "node", "node-00003", "example.com/owner=ops")
+        self.stack.kubectl("label", "node", "node-00003", "status-")
+        self.wait_labelled(["node-00003"])
+        c.wait_cycles(2)
+        labels = self.stack.node_labels("node-00003")
+        self.assertEqual(labels["team"], "payments")
+        self.assertEqual(labels["status"], "presure")
+        for w in controller_writes(self.stack):
+            self.assertEqual(list(json.loads(w["body"])["metadata"]["labels"].keys()), ["status"])
+        self.stack.kubectl("label", "node", "node-00003", "team-")
+
+    def test_webhook_triggers_immediate_evaluation(self):
+        c = self.start(CURRENT_RULES.format(metric=self.metric), args=["-s", "3600"])
+        c.wait_ready()
+        self.push("node-00004", 97)
+        self.stack.wait_value('%s{node="node-00004"}' % self.metric, 97)
+        self.assertEqual(self.stack.labelled(), [])
+        payload = json.dumps({"receiver": "webhook", "status": "firing", "alerts": [{"status": "firing"}]})
+        code, _ = http("POST", c.url + "/webhook", payload.encode(), {"Content-Type": "application/json"})
+        self.assertEqual(code, 202)
+        self.wait_labelled(["node-00004"], timeout=5)
+
+    def test_prometheus_unreachable_reports_not_ready_and_writes_nothing(self):
+        dead = "http://127.0.0.1:%d" % free_port()
+        self.stack.kubectl("label", "node", "node-00002", "status=presure")
+        self.stack.sim_admin("DELETE", "/sim/writes")
+        c = self.start(CURRENT_RULES.format(metric=self.metric), prom=dead)
+        wait_until(lambda: "Prometheus" in c.get("/status")[1], 20, what="/status naming Prometheus")
+        code, body = c.get("/status")
+        self.assertEqual(code, 503)
+        self.assertEqual(c.get("/healthz")[0], 200)
+        c.wait_cycles(4)
+        self.assertEqual(controller_writes(self.stack), [], "an outage never removes labels")
+        self.assertEqual(self.stack.labelled(), ["node-00002"])
+
+    def test_watch_expired_relists_and_keeps_working(self):
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        c.wait_ready()
+        lists = c.metric("dynamic_scheduler_node_cache_lists_total")
+        # An open watch gets an ERROR 410 event...
+        self.stack.sim_admin("POST", "/sim/compact")
+        wait_until(lambda: c.metric("dynamic_scheduler_node_cache_expired_relists_total") >= 1, 20,
+                   what="a re-list after 410 Expired")
+        # ...and a dropped watch that resumes from a compacted resourceVersion gets one too.
+        self.stack.sim_admin("POST", "/sim/drop-watches")
+        self.stack.sim_admin("POST", "/sim/compact")
+        wait_until(lambda: c.metric("dynamic_scheduler_node_cache_expired_relists_total") >= 2, 20,
+                   what="a second re-list after a dropped stream and 410")
+        self.assertGreater(c.metric("dynamic_scheduler_node_cache_lists_total"), lists)
+        self.push("node-00005", 99)
+        self.wait_labelled(["node-00005"])
+        # A change made after the relist reaches the cache through the new watch.
+        self.stack.kubectl("label", "node", "node-00005", "status-")
+        self.wait_labelled(["node-00005"])
+
+    def test_token_auth_and_forbidden_writes(self):
+        self.push("node-00006", 99)
+        token_kc = os.path.join(self.stack.sim_dir, "kubeconfig-token")
+        c = self.start(CURRENT_RULES.format(metric=self.metric), kubeconfig=token_kc)
+        self.wait_labelled(["node-00006"])
+        c.stop()
+        self.stack.kubectl("label", "node", "node-00006", "status-")
+        ro = self.start(CURRENT_RULES.format(metric=self.metric), name="readonly",
+                        kubeconfig=os.path.join(self.stack.sim_dir, "kubeconfig-readonly"))
+        ro.wait_ready()
+        ro.wait_cycles(4)
+        self.assertEqual(self.stack.labelled(), [])
+        log = ro.proc.output()
+        self.assertEqual(log.count('cannot patch resource \\"nodes\\"') + log.count('cannot patch resource "nodes"'), 1,
+                         "a 403 is logged once, not every cycle:\n" + log)
+        for secret in ("sim-token", "sim-readonly-token"):
+            self.assertNotIn(secret, log + c.proc.output())
+
+    def test_control_plane_nodes_are_not_managed(self):
+        self.push("node-00001", 99)  # node-00001 is the control-plane node
+        self.push("node-00002", 99)
+        self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00002"])
+
+    def test_clean_shutdown(self):
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        c.wait_ready()
+        self.assertEqual(c.stop(), 0)
+
+    def test_http_endpoints(self):
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        c.wait_ready()
+        self.assertEqual(c.get("/status"), (200, "ok\n"))
+        self.assertEqual(c.get("/nope")[0], 404)
+        self.assertEqual(http("POST", c.url + "/nodes", b"{}")[0], 405)
+        self.assertIn("dynamic_scheduler_cycles_total", c.get("/metrics")[1])
+
+
+class StartupErrorsIT(unittest.TestCase):
+    """Bad configuration stops start-up with exit code 2 and one clear message."""
+
+    def run_bin(self, args, rule_text="rules:\n  - {name: a, query: up, threshold: 5}\n"):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            rule = os.path.join(d, "rule.yaml")
+            with open(rule, "w") as f:
+                f.write(rule_text)
+            kc = os.path.join(d, "kubeconfig")
+            with open(kc, "w") as f:
+                f.write("apiVersion: v1\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
+                        "users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                        "current-context: x\n")
+            full = [a.replace("RULE", rule).replace("KC", kc) for a in args]
+            r = subprocess.run([CONTROLLER, *full], capture_output=True, text=True, timeout=20)
+            return r.returncode, r.stderr.replace(d, "<dir>")
+
+    def test_cases(self):
+        base = ["-r", "RULE", "-kubeconfig", "KC", "-webaddr", "127.0.0.1:0"]
+        cases = [
+            (base, "rules:\n  - name: a\n    query: up\n    threshold: high\n",
+             'rule.yaml:4:16: rule "a": threshold: "high" is not a number'),
+            (base + ["-prom", "http://p:9090"], "rules: [a, b\n", "rule.yaml:2:1: not valid YAML"),
+            (base, None, "-prom is required"),
+            (base + ["-prom", "prom:9090"], None, '-prom: Prometheus URL "prom:9090" must start with http://'),
+            (base + ["-prom", "http://p:9090", "-s", "0"], None, "-s must be a number of seconds > 0"),
+            (base + ["-prom", "http://p:9090", "-s", "-3"], None, "-s must be a number of seconds > 0"),
+            (base + ["-prom", "http://p:9090", "-webaddr", "nonsense"], None, "-webaddr"),
+            (["-r", "RULE", "-prom", "http://p:9090", "-kubeconfig", "/nonexistent/kc"], None,
+             'kubeconfig: cannot read file "/nonexistent/kc"'),
+            (["-r", "/nonexistent/rule.yaml", "-prom", "http://p:9090"], None, "/nonexistent/rule.yaml: cannot open"),
+        ]
+        for args, rule_text, want in cases:
+            kw = {"rule_text": rule_text} if rule_text else {}
+            code, err = self.run_bin(args, **kw)
+            self.assertEqual(code, 2, (args, err))
+            self.assertIn(want, err, args)
+            self.assertEqual(len(err.strip().splitlines()), 1, "one clear line: " + err)
+
+    def test_help_explains_every_flag(self):
+        r = subprocess.run([CONTROLLER, "--help"], capture_output=True, text=True)
+        out = r.stdout + r.stderr
+        for flag in ("-prom", "-kubeconfig", "-r ", "-s ", "-webaddr", "-dry_run", "-write_qps"):
+            self.assertIn(flag, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
