@@ -8,6 +8,7 @@
 //   kubeconfig-token  bearer token of user "dynamic-scheduler"
 //   kubeconfig-admin  client certificate, CN=admin
 //   kubeconfig-readonly  token of a user that may only get/list/watch
+//   kubeconfig-anonymous no credentials (gets 401)
 #include <gflags/gflags.h>
 #include <dlfcn.h>
 #include <signal.h>
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
     WriteKubeconfig(FLAGS_dir + "/kubeconfig-admin", url, ca, cert_user("admin"));
     WriteKubeconfig(FLAGS_dir + "/kubeconfig-token", url, ca, "    token: " + FLAGS_token + "\n");
     WriteKubeconfig(FLAGS_dir + "/kubeconfig-readonly", url, ca, "    token: sim-readonly-token\n");
+    WriteKubeconfig(FLAGS_dir + "/kubeconfig-anonymous", url, ca, "    {}\n");
   }
   {
     std::ofstream(FLAGS_dir + "/port.tmp") << server.port() << "\n";

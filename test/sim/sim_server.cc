@@ -133,6 +133,9 @@ std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const 
   return sb.GetString();
 }
 
+// Go's strconv.ParseBool, which the API server uses for query flags.
+bool ParseBool(const std::string& v) { return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True"; }
+
 bool SendChunk(mg_connection* conn, const std::string& s) {
   return mg_send_chunk(conn, s.data(), static_cast<unsigned>(s.size())) > 0;
 }
@@ -324,8 +327,7 @@ int Server::Dispatch(mg_connection* conn) {
       SendError(conn, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""});
       return 1;
     }
-    std::string w = QueryParam(query, "watch");
-    if (w == "1" || w == "true") {
+    if (ParseBool(QueryParam(query, "watch"))) {
       Watch(conn, query, table);
       return 1;
     }
@@ -419,7 +421,7 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table) {
     SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
     return;
   }
-  const bool bookmarks = QueryParam(query, "allowWatchBookmarks") == "true" || QueryParam(query, "allowWatchBookmarks") == "1";
+  const bool bookmarks = ParseBool(QueryParam(query, "allowWatchBookmarks"));
   std::string rv_param = QueryParam(query, "resourceVersion");
   long timeout_s = 1800;
   if (std::string t = QueryParam(query, "timeoutSeconds"); !t.empty()) timeout_s = std::strtol(t.c_str(), nullptr, 10);

@@ -296,6 +296,12 @@ std::string NodeJson(size_t i, bool master, const std::string& name) {
   w.EndArray();
   w.Key("nodeInfo");
   w.StartObject();
+  char id[40];
+  snprintf(id, sizeof(id), "%08zx-5e1f-4c3a-9b7d-%012zx", i, i * 7919);
+  w.Key("machineID"); ds::WriteString(w, std::string(id).substr(0, 8) + std::string(24, '0'));
+  w.Key("systemUUID"); w.String(id);
+  w.Key("bootID"); w.String(id);
+  w.Key("kernelVersion"); w.String("6.1.0-18-amd64");
   w.Key("kubeletVersion"); w.String("v1.30.0");
   w.Key("kubeProxyVersion"); w.String("v1.30.0");
   w.Key("containerRuntimeVersion"); w.String("containerd://1.7.13");

@@ -1,0 +1,26 @@
+"""The README's demo must keep working: run it briefly and check that it labels and unlabels
+nodes and leaves no process behind."""
+import os
+import subprocess
+import unittest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+class DemoIT(unittest.TestCase):
+    def test_demo_runs_labels_and_cleans_up(self):
+        env = dict(os.environ, DEMO_DURATION="45")
+        r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
+                           capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("LABELLED", r.stdout)
+        self.assertIn("UNLABELLED", r.stdout)
+        self.assertIn("no process left behind", r.stdout)
+        ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+        for line in ps.splitlines():
+            if "ds-it-" in line and ("prometheus" in line or "kube-sim" in line or "dynamic-scheduler" in line):
+                self.fail("left behind: " + line)
+
+
+if __name__ == "__main__":
+    unittest.main()
