@@ -27,6 +27,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Options& opts = *opts_or;
+  if (opts.check_only) {
+    std::cout << opts.rule_file << ": OK: " << opts.rules.rules.size() << " rules ("
+              << (opts.rules.legacy ? "legacy" : "current") << " format), label " << opts.reconciler.label_key << "="
+              << opts.reconciler.label_value << ", managed nodes: "
+              << (opts.rules.node_selector.empty() ? "all" : opts.rules.node_selector) << "\n";
+    for (const auto& r : opts.rules.rules)
+      std::cout << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
+                << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query << "\n";
+    return 0;
+  }
   auto rest = ResolveRestConfig(opts.kubeconfig, opts.context);
   if (!rest.ok()) {
     std::cerr << "dynamic-scheduler: " << rest.status().message() << "\n";

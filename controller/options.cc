@@ -23,6 +23,8 @@ DEFINE_bool(dry_run, false, "Decide and log label changes but never write them."
 DEFINE_double(resync, 600, "Seconds between full re-lists of the nodes (0 = never).");
 DEFINE_double(write_qps, 100, "Maximum label writes per second to the API server.");
 DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps.");
+DEFINE_bool(check_config, false, "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
+            "2 if not. -prom is not required.");
 DEFINE_uint64(max_writes_per_cycle, 0, "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
 namespace ds {
@@ -39,7 +41,9 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
   auto is_default = [](const char* name) { return gflags::GetCommandLineFlagInfoOrDie(name).is_default; };
 
+  o.check_only = FLAGS_check_config;
   o.prometheus_url = !FLAGS_prom.empty() ? FLAGS_prom : o.rules.prometheus_url;
+  if (o.prometheus_url.empty() && o.check_only) o.prometheus_url = "http://unset";
   if (o.prometheus_url.empty())
     return Status::InvalidArgument("-prom is required (or set prometheus.url in " + FLAGS_r + ")");
   auto url = NormalizePrometheusUrl(o.prometheus_url);

@@ -11,6 +11,7 @@ namespace ds {
 
 struct Options {
   std::string rule_file;
+  bool check_only = false;  // -check_config: validate and exit
   std::string prometheus_url;
   std::string prometheus_token_file;
   double query_timeout_seconds = 5;

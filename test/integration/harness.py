@@ -80,9 +80,10 @@ class Process:
 class Stack:
     """Prometheus + pushgateway + simulator. Use start()/stop() from setUpClass/tearDownClass."""
 
-    def __init__(self, nodes=8, control_plane=1):
+    def __init__(self, nodes=8, control_plane=1, rule_files=()):
         self.nodes = nodes
         self.control_plane = control_plane
+        self.rule_files = [os.path.abspath(f) for f in rule_files]
         self.procs = []
 
     def start(self):
@@ -91,6 +92,8 @@ class Stack:
         self.pgw = "http://127.0.0.1:%d" % self.pgw_port
         self.prom = "http://127.0.0.1:%d" % self.prom_port
         with open(os.path.join(self.dir, "prometheus.yml"), "w") as f:
+            if self.rule_files:
+                f.write("rule_files:\n" + "".join("  - '%s'\n" % r for r in self.rule_files))
             f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n  scrape_timeout: 1s\n"
                     "scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n"
                     "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % self.pgw_port)

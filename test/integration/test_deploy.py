@@ -1,0 +1,319 @@
+"""deploy/ and examples/: the manifests render and have the fields a production install needs,
+the default rules load in the real binary, the Prometheus rules pass promtool, the image carries
+the binary's libraries, and push.sh pushes the kubelet's memory.available for cgroup v1 and v2,
+which the default rules then turn into a label."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import yaml
+
+from harness import CONTROLLER, Controller, Stack, http, wait_until
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEPLOY = os.path.join(ROOT, "deploy")
+PUSH = os.path.join(DEPLOY, "push.sh")
+
+
+def render():
+    out = subprocess.run(["kubectl", "kustomize", DEPLOY], capture_output=True, text=True, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def find(docs, kind, name=None):
+    got = [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"].startswith(name))]
+    assert got, "no %s %s" % (kind, name)
+    return got[0]
+
+
+def check_container_hardening(test, pod_spec, container):
+    sc = container["securityContext"]
+    test.assertTrue(sc["readOnlyRootFilesystem"])
+    test.assertFalse(sc["allowPrivilegeEscalation"])
+    test.assertEqual(sc["capabilities"]["drop"], ["ALL"])
+    test.assertTrue(pod_spec["securityContext"]["runAsNonRoot"])
+    test.assertNotEqual(pod_spec["securityContext"].get("runAsUser", 0), 0)
+    for k in ("requests", "limits"):
+        test.assertIn("memory", container["resources"][k])
+        test.assertIn("cpu", container["resources"][k])
+
+
+class ManifestsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.docs = render()
+
+    def test_everything_namespaced_and_present(self):
+        kinds = sorted(d["kind"] for d in self.docs)
+        self.assertEqual(kinds, sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
+                                        "ConfigMap", "Deployment", "Deployment", "Service", "Service", "DaemonSet"]))
+        for d in self.docs:
+            if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):
+                self.assertEqual(d["metadata"]["namespace"], "dynamic-scheduler", d["metadata"]["name"])
+
+    def test_rbac_is_least_privilege(self):
+        role = find(self.docs, "ClusterRole")
+        self.assertEqual(role["rules"], [{"apiGroups": [""], "resources": ["nodes"],
+                                          "verbs": ["get", "list", "watch", "patch"]}])
+        text = json.dumps(role)
+        for forbidden in ("secrets", "*", "delete", "update", "create"):
+            self.assertNotIn('"%s"' % forbidden, text)
+        binding = find(self.docs, "ClusterRoleBinding")
+        self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "dynamic-scheduler",
+                                                "namespace": "dynamic-scheduler"}])
+        self.assertEqual(binding["roleRef"]["name"], "dynamic-scheduler")
+
+    def test_controller_deployment(self):
+        dep = find(self.docs, "Deployment", "dynamic-scheduler")
+        self.assertEqual(dep["spec"]["replicas"], 1, "no leader election yet: one writer")
+        self.assertEqual(dep["spec"]["strategy"]["type"], "Recreate")
+        pod = dep["spec"]["template"]["spec"]
+        self.assertEqual(pod["serviceAccountName"], "dynamic-scheduler")
+        c = pod["containers"][0]
+        check_container_hardening(self, pod, c)
+        self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/status")
+        self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
+        self.assertIn("-r=/etc/dynamic-scheduler/rule.yaml", c["args"])
+        mount = [m for m in c["volumeMounts"] if m["mountPath"] == "/etc/dynamic-scheduler"][0]
+        vol = [v for v in pod["volumes"] if v["name"] == mount["name"]][0]
+        cm = find(self.docs, "ConfigMap", "dynamic-scheduler-rules")
+        self.assertEqual(vol["configMap"]["name"], cm["metadata"]["name"], "mounts the generated ConfigMap")
+        self.assertIn("rule.yaml", cm["data"])
+        svc = find(self.docs, "Service", "dynamic-scheduler")
+        self.assertEqual(svc["spec"]["ports"][0]["port"], 9000)
+        self.assertEqual(svc["spec"]["selector"], dep["spec"]["selector"]["matchLabels"])
+
+    def test_configmap_rules_load_in_the_real_binary(self):
+        cm = find(self.docs, "ConfigMap", "dynamic-scheduler-rules")
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+            f.write(cm["data"]["rule.yaml"])
+            f.flush()
+            r = subprocess.run([CONTROLLER, "-r", f.name, "-check_config"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("3 rules", r.stdout)
+
+    def test_pushgateway_and_daemonset(self):
+        gw = find(self.docs, "Deployment", "pushgateway")
+        check_container_hardening(self, gw["spec"]["template"]["spec"], gw["spec"]["template"]["spec"]["containers"][0])
+        self.assertIn("--persistence.file=", gw["spec"]["template"]["spec"]["containers"][0]["args"])
+        ds = find(self.docs, "DaemonSet")
+        pod = ds["spec"]["template"]["spec"]
+        c = pod["containers"][0]
+        check_container_hardening(self, pod, c)
+        env = {e["name"]: e for e in c["env"]}
+        self.assertEqual(env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName")
+        self.assertEqual(env["NODE_IP"]["valueFrom"]["fieldRef"]["fieldPath"], "status.hostIP")
+        self.assertEqual(env["PUSHGATEWAY_URL"]["value"], "http://pushgateway:9091")
+        for m in c["volumeMounts"]:
+            self.assertTrue(m["readOnly"], m)
+        script_cm = [v for v in pod["volumes"] if v["name"] == "script"][0]["configMap"]["name"]
+        with open(PUSH) as f:
+            self.assertEqual(find(self.docs, "ConfigMap", "push-script")["data"]["push.sh"], f.read())
+        self.assertTrue(script_cm.startswith("push-script"))
+
+
+class ExamplesTest(unittest.TestCase):
+    def affinity_term(self, affinity):
+        terms = affinity["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+        self.assertEqual(len(terms), 1)
+        self.assertTrue(1 <= terms[0]["weight"] <= 100)
+        return terms[0]["preference"]["matchExpressions"][0]
+
+    def test_affinity_snippet_and_deployment(self):
+        with open(os.path.join(ROOT, "examples", "affinity.yaml")) as f:
+            expr = self.affinity_term(yaml.safe_load(f)["affinity"])
+        self.assertEqual(expr, {"key": "status", "operator": "NotIn", "values": ["presure"]})
+        with open(os.path.join(ROOT, "examples", "deployment.yaml")) as f:
+            dep = yaml.safe_load(f)
+        self.assertEqual(self.affinity_term(dep["spec"]["template"]["spec"]["affinity"]), expr)
+
+    def test_sample_rule_files_load(self):
+        for name, want in [("rule-legacy.yaml", "legacy format"), ("rule-hysteresis.yaml", "current format"),
+                           ("rule-memory-available.yaml", "current format")]:
+            r = subprocess.run([CONTROLLER, "-r", os.path.join(ROOT, "examples", name), "-check_config"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, name + ": " + r.stderr)
+            self.assertIn(want, r.stdout)
+
+
+class PrometheusConfigTest(unittest.TestCase):
+    def test_recording_rules_pass_promtool_unit_tests(self):
+        d = os.path.join(DEPLOY, "prometheus")
+        r = subprocess.run(["promtool", "test", "rules", "recording-rules_test.yml"], cwd=d, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = subprocess.run(["promtool", "check", "rules", "recording-rules.yml"], cwd=d, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_scrape_config(self):
+        with open(os.path.join(DEPLOY, "prometheus", "scrape-config.yml")) as f:
+            cfg = yaml.safe_load(f)
+        jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
+        node = jobs["kubernetes-node-exporter"]
+        self.assertEqual(node["kubernetes_sd_configs"], [{"role": "node"}])
+        relabel = node["relabel_configs"][0]
+        self.assertEqual(relabel["source_labels"], ["__meta_kubernetes_node_address_InternalIP"])
+        self.assertEqual((relabel["target_label"], relabel["replacement"]), ("__address__", "${1}:9100"))
+        self.assertEqual(node["relabel_configs"][1]["target_label"], "node")
+        self.assertTrue(jobs["pushgateway"]["honor_labels"])
+        # Debian's Prometheus is built without kubernetes_sd; promtool checks the rest.
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "p.yml")
+            with open(p, "w") as f:
+                yaml.safe_dump({"scrape_configs": [jobs["pushgateway"]]}, f)
+            r = subprocess.run(["promtool", "check", "config", p], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_default_rules_query_the_recording_rules(self):
+        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+            queries = {r["query"] for r in yaml.safe_load(f)["rules"]}
+        with open(os.path.join(DEPLOY, "prometheus", "recording-rules.yml")) as f:
+            recorded = {r["record"] for g in yaml.safe_load(f)["groups"] for r in g["rules"]}
+        self.assertEqual(queries, recorded)
+
+
+class DockerfileTest(unittest.TestCase):
+    def test_runtime_stage_has_every_library_the_binary_needs(self):
+        with open(os.path.join(DEPLOY, "Dockerfile")) as f:
+            text = f.read()
+        runtime = text.split("FROM debian:bookworm-slim")[1]
+        pkgs = set(re.findall(r"\b(lib[\w.+-]+|ca-certificates)\b", runtime.split("rm -rf")[0]))
+        needed = subprocess.run(["readelf", "-d", CONTROLLER], capture_output=True, text=True).stdout
+        base = {"libc6", "libstdc++6", "libgcc-s1"}  # in debian:bookworm-slim
+        for lib in re.findall(r"NEEDED.*\[(.+)\]", needed):
+            path = subprocess.run(["sh", "-c", "ldconfig -p | awk '$1==\"%s\"{print $NF; exit}'" % lib],
+                                  capture_output=True, text=True).stdout.strip()
+            owner = ""
+            for candidate in (path, os.path.realpath(path)):  # merged /usr: dpkg may know either
+                owner = owner or subprocess.run(["dpkg", "-S", candidate], capture_output=True,
+                                                text=True).stdout.split(":")[0]
+            self.assertTrue(owner in pkgs or owner in base, "%s (%s) is not installed by the Dockerfile" % (lib, owner))
+        self.assertIn("USER 65532", text)
+        self.assertIn("-DDS_BUILD_TESTS=OFF", text)
+
+
+def write_tree(root, files):
+    for rel, content in files.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(content)
+
+
+MEMINFO = "MemTotal:        4000000 kB\nMemFree:          500000 kB\nInactive(file):   300000 kB\n"
+CAPACITY = 4000000 * 1024
+
+
+def kubelet_available(usage, inactive):
+    return CAPACITY - max(0, usage - inactive)
+
+
+class PushScriptTest(unittest.TestCase):
+    """push.sh against fixture cgroup trees, a real pushgateway and Prometheus, then the default
+    memory.available rule labelling the node."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=4, control_plane=1,
+                          rule_files=[os.path.join(DEPLOY, "prometheus", "recording-rules.yml")]).start()
+        cls.tmp = tempfile.mkdtemp(prefix="ds-push-")
+        with open(os.path.join(cls.tmp, "meminfo"), "w") as f:
+            f.write(MEMINFO)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_push(self, cgroup_root, node="node-00002", ip="10.0.0.2", **extra):
+        env = {"PATH": os.environ["PATH"], "PUSHGATEWAY_URL": self.stack.pgw, "NODE_NAME": node, "NODE_IP": ip,
+               "CGROUP_ROOT": cgroup_root, "MEMINFO": os.path.join(self.tmp, "meminfo"), **extra}
+        env = {k: v for k, v in env.items() if v is not None}
+        return subprocess.run(["sh", PUSH], env=env, capture_output=True, text=True, timeout=30)
+
+    def pushed(self, node):
+        code, body = http("GET", self.stack.pgw + "/api/v1/metrics")
+        for group in json.loads(body)["data"]:
+            if group["labels"].get("instance") == node and group["labels"]["job"] == "CollectK8sCgroupsMem":
+                m = group["k8s_node_memory_available_bytes"]["metrics"][0]
+                mib = group["k8_node_cgroups_mem_available"]["metrics"][0]
+                return float(m["value"]), float(mib["value"]), m["labels"]
+        return None
+
+    def v1_tree(self, usage, inactive):
+        root = tempfile.mkdtemp(dir=self.tmp)
+        write_tree(root, {"memory/memory.usage_in_bytes": "%d\n" % usage,
+                          "memory/memory.stat": "cache 1\ninactive_file 5\ntotal_inactive_file %d\ntotal_rss 9\n" % inactive})
+        return root
+
+    def test_cgroup_v1(self):
+        root = self.v1_tree(3_000_000_000, 500_000_000)
+        r = self.run_push(root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        value, mib, labels = self.pushed("node-00002")
+        self.assertEqual(value, kubelet_available(3_000_000_000, 500_000_000))
+        self.assertEqual(mib, value // 1048576)
+        self.assertEqual((labels["node"], labels["ip"]), ("node-00002", "10.0.0.2"))
+
+    def test_cgroup_v2(self):
+        root = tempfile.mkdtemp(dir=self.tmp)
+        write_tree(root, {"cgroup.controllers": "cpu memory pids\n", "memory.current": "2500000000\n",
+                          "memory.stat": "anon 1\nfile 2\ninactive_file 700000000\nactive_file 3\n"})
+        r = self.run_push(root, node="node-00003", ip="10.0.0.3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.pushed("node-00003")[0], kubelet_available(2_500_000_000, 700_000_000))
+
+    def test_cgroup_v2_root_without_memory_current(self):
+        root = tempfile.mkdtemp(dir=self.tmp)
+        write_tree(root, {"cgroup.controllers": "cpu memory\n", "memory.stat": "inactive_file 100000000\n"})
+        r = self.run_push(root, node="node-00004", ip="10.0.0.4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        usage = (4000000 - 500000) * 1024
+        self.assertEqual(self.pushed("node-00004")[0], kubelet_available(usage, 100_000_000))
+
+    def test_working_set_floored_at_zero(self):
+        root = self.v1_tree(100, 5000)
+        r = self.run_push(root, DRY_RUN="1", PUSHGATEWAY_URL=None)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('k8s_node_memory_available_bytes{node="node-00002",ip="10.0.0.2"} %d' % CAPACITY, r.stdout)
+
+    def test_bad_inputs(self):
+        r = self.run_push(os.path.join(self.tmp, "nonexistent"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("neither cgroup v2 memory files nor a v1 memory/ controller", r.stderr)
+        broken = self.v1_tree(1, 1)
+        os.remove(os.path.join(broken, "memory", "memory.stat"))
+        r = self.run_push(broken)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot read %s/memory/memory.stat" % broken, r.stderr)
+        r = self.run_push(self.v1_tree(1, 1), NODE_NAME=None)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("NODE_NAME is not set", r.stderr)
+        r = self.run_push(self.v1_tree(1, 1), PUSHGATEWAY_URL="http://127.0.0.1:1")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("push to http://127.0.0.1:1/metrics/job/CollectK8sCgroupsMem/instance/node-00002 failed", r.stderr)
+
+    def test_default_rules_label_the_node_push_sh_reports(self):
+        # node-00004 has 400 MB available (< 500 MiB); node-00003 has plenty.
+        low = self.v1_tree(CAPACITY - 400_000_000, 0)
+        high = self.v1_tree(1_000_000_000, 0)
+        self.assertEqual(self.run_push(low, node="node-00004", ip="10.0.0.4").returncode, 0)
+        self.assertEqual(self.run_push(high, node="node-00003", ip="10.0.0.3").returncode, 0)
+        self.stack.wait_value('node:dynamic_scheduler_memory_available:bytes{node="node-00004"}', 400_000_000, 20)
+        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+            rules = f.read()
+        c = Controller(self.stack, rules)  # -prom and -s 1 on the command line win over rule.yaml
+        try:
+            wait_until(lambda: self.stack.labelled() == ["node-00004"], 30, what="node-00004 labelled")
+            hold = c.nodes()["nodes"][0]["rules"][0]
+            self.assertEqual((hold["rule"], hold["value"]), ("memory_available", 400_000_000))
+        finally:
+            c.stop()
+            self.stack.kubectl("label", "nodes", "--all", "status-", check=False)
+
+
+if __name__ == "__main__":
+    unittest.main()
