@@ -10,9 +10,17 @@
 namespace ds {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
+// Non-owning labels, for streaming decoders (views into a response body).
+using LabelViews = std::vector<std::pair<std::string_view, std::string_view>>;
 
 // Returns the value for key, or nullptr when the key is absent.
 inline const std::string* FindLabel(const Labels& labels, std::string_view key) {
+  for (const auto& kv : labels)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+inline const std::string_view* FindLabel(const LabelViews& labels, std::string_view key) {
   for (const auto& kv : labels)
     if (kv.first == key) return &kv.second;
   return nullptr;

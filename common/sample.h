@@ -12,4 +12,15 @@ struct Sample {
   double timestamp = 0;
 };
 
+// Receives a query's samples one by one, so a caller can fold them (e.g. into per-node values)
+// without materialising 10,000 Sample objects.
+class SampleSink {
+ public:
+  virtual ~SampleSink() = default;
+  // Forget everything added so far (a streaming attempt was abandoned).
+  virtual void Reset() = 0;
+  // labels: the series' (kept) labels, valid only during the call.
+  virtual void Add(const LabelViews& labels, double value) = 0;
+};
+
 }  // namespace ds

@@ -1,6 +1,7 @@
 // dynamic-scheduler: labels nodes that Prometheus says are busy so that workloads with a soft
 // node-affinity term avoid them.
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -17,6 +18,16 @@
 #include "promql/prometheus_client.h"
 
 using namespace ds;  // NOLINT: main only
+
+namespace {
+// Resident set size from /proc/self/statm (pages), for /metrics.
+double ResidentBytes() {
+  std::ifstream in("/proc/self/statm");
+  long size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
@@ -80,6 +91,7 @@ int main(int argc, char** argv) {
   NodeCacheOptions cache_opts;
   cache_opts.label_selector = label_selector;
   cache_opts.resync_seconds = opts.resync_seconds;
+  cache_opts.keep_label_keys = {opts.reconciler.label_key};
   NodeCache cache(&kube, cache_opts);
   Reconciler reconciler(opts.rules, opts.reconciler, &cache, &prom, &kube, &clock);
 
@@ -97,6 +109,7 @@ int main(int argc, char** argv) {
     v.interval_seconds = opts.reconciler.interval_seconds;
     v.label_key = opts.reconciler.label_key;
     v.label_value = opts.reconciler.label_value;
+    v.rss_bytes = ResidentBytes();
     return HandleRequest(req, v, [&] { reconciler.Trigger(); });
   };
   if (Status st = web.Start(opts.web_addr, handler); !st.ok()) {

@@ -70,6 +70,7 @@ Status NodeCache::ListOnce() {
     }
     if (rv.empty()) rv = page->resource_version;  // later pages are a snapshot at the first's RV
     for (auto& n : page->items) {
+      TrimLabels(&n);
       std::string name = n.name;
       fresh[name] = std::make_shared<const NodeInfo>(std::move(n));
     }
@@ -86,7 +87,18 @@ Status NodeCache::ListOnce() {
   return Status::OK();
 }
 
+void NodeCache::TrimLabels(NodeInfo* node) const {
+  if (options_.keep_label_keys.empty()) return;
+  Labels kept;
+  for (auto& kv : node->labels)
+    for (const auto& k : options_.keep_label_keys)
+      if (kv.first == k) kept.push_back(std::move(kv));
+  node->labels = std::move(kept);
+  node->labels.shrink_to_fit();
+}
+
 void NodeCache::Upsert(NodeInfo&& node) {
+  TrimLabels(&node);
   std::lock_guard<std::mutex> l(mu_);
   auto it = nodes_.find(node.name);
   if (it != nodes_.end()) {
@@ -146,6 +158,7 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
 void NodeCache::Run(const std::atomic<bool>* stop) {
   Backoff backoff;
   bool need_list = true;
+  const auto run_start = std::chrono::steady_clock::now();
   auto last_list = std::chrono::steady_clock::now();
   while (!stop->load()) {
     if (need_list) {
@@ -157,6 +170,11 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
         if (st.retry_after_seconds() > 0) d = std::max(d, FromSeconds(st.retry_after_seconds()));
         SleepFor(d, stop);
         continue;
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (stats_.lists == 1)
+          stats_.initial_sync_seconds = ToSeconds(std::chrono::steady_clock::now() - run_start);
       }
       LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
       need_list = false;

@@ -1,5 +1,7 @@
 #include "controller/reconciler.h"
 
+#include <time.h>
+
 #include <cmath>
 #include <future>
 #include <sstream>
@@ -9,6 +11,16 @@
 
 namespace ds {
 namespace {
+
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 const char* OpName(Comparison op) { return op == Comparison::kGreater ? ">" : "<"; }
 
@@ -30,7 +42,9 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       kube_(kube),
       clock_(clock),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
-      limiter_(options_.write_qps, options_.write_burst) {}
+      limiter_(options_.write_qps, options_.write_burst) {
+  for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
+}
 
 std::string Reconciler::DescribeHolds(const NodeDecision& d) const {
   std::string s;
@@ -93,6 +107,7 @@ void Reconciler::ExecuteChange(const NodeInfo& node, bool set, const NodeDecisio
 
 void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = ProcessCpuSeconds();
   CycleReport report;
   report.started_wall = clock_->WallSeconds();
   {
@@ -118,11 +133,16 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   }
 
   // One query per rule, all at once: the cycle waits for the slowest, not the sum.
+  // Samples stream straight into per-node values (decode and match fused, no Sample objects).
+  std::vector<std::unique_ptr<MatchAccumulator>> acc;
+  for (const auto& rule : rules_) acc.push_back(std::make_unique<MatchAccumulator>(matcher_.get(), &rule));
   std::vector<std::future<StatusOr<QueryResult>>> futures;
   std::vector<TimePoint> started(rules_.size());
   for (size_t r = 0; r < rules_.size(); ++r) {
     started[r] = std::chrono::steady_clock::now();
-    futures.push_back(std::async(std::launch::async, [this, r] { return prom_->Query(rules_[r].query); }));
+    futures.push_back(std::async(std::launch::async, [this, r, a = acc[r].get()] {
+      return prom_->Query(rules_[r].query, &label_filters_[r], a);
+    }));
   }
   std::vector<MatchedValues> matched(rules_.size());
   std::vector<RuleInput> inputs(rules_.size());
@@ -146,8 +166,10 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
     }
     rr.ok = true;
     rr.warnings = res->warnings;
-    rr.samples = res->samples.size();
-    matched[r] = MatchSamples(*matcher_, res->samples, rules_[r]);
+    rr.samples = res->sample_count;
+    report.phases.query = std::max(report.phases.query, res->fetch_seconds);
+    report.phases.decode += res->decode_seconds;  // includes matching: they are one pass
+    matched[r] = std::move(acc[r]->result());
     rr.unmatched = matched[r].unmatched;
     rr.duplicates = matched[r].duplicates;
     rr.matched = rr.samples - rr.unmatched;
@@ -171,15 +193,21 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
     plan_nodes[i] = PlanNode{nodes[i]->name, cur};
   }
   TimePoint now = clock_->Now();
+  auto td = std::chrono::steady_clock::now();
   std::vector<NodeDecision> decisions = decider_.Decide(now, node_inputs, inputs);
+  report.phases.decide = Since(td);
+  auto tp = std::chrono::steady_clock::now();
   Plan plan = PlanChanges(plan_nodes, decisions, PlanOptions{options_.label_value, options_.max_writes_per_cycle});
+  report.phases.plan = Since(tp);
   report.deferred = plan.deferred;
   if (plan.deferred > 0)
     LOG(WARNING) << plan.deferred << " label changes deferred to the next cycle (max_writes_per_cycle)";
+  auto tw = std::chrono::steady_clock::now();
   for (const auto& c : plan.changes) {
     if (stop->load()) break;
     ExecuteChange(*nodes[c.node], c.set, decisions[c.node], stop, &report);
   }
+  report.phases.write = Since(tw);
 
   double now_wall = clock_->WallSeconds();
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -193,6 +221,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
     }
   }
   report.duration_seconds = ToSeconds(std::chrono::steady_clock::now() - t0);
+  report.cpu_seconds = ProcessCpuSeconds() - cpu0;
   VLOG(1) << "cycle " << report.cycle << ": " << nodes.size() << " nodes, " << report.hot_nodes << " hot, "
           << plan.changes.size() << " changes, " << report.duration_seconds * 1000 << " ms";
   std::lock_guard<std::mutex> l(mu_);

@@ -124,6 +124,14 @@ std::string RenderMetrics(const ControllerView& v) {
   o << "dynamic_scheduler_cycles_total " << c.cycles << "\n";
   metric("dynamic_scheduler_cycle_duration_seconds", "gauge", "Duration of the last evaluation cycle.");
   o << "dynamic_scheduler_cycle_duration_seconds " << v.last_cycle.duration_seconds << "\n";
+  metric("dynamic_scheduler_cycle_cpu_seconds", "gauge", "Process CPU time used during the last cycle.");
+  o << "dynamic_scheduler_cycle_cpu_seconds " << v.last_cycle.cpu_seconds << "\n";
+  metric("dynamic_scheduler_cycle_phase_seconds", "gauge",
+         "Time of each phase of the last cycle (query: waiting on Prometheus; decode summed over rules).");
+  const CyclePhases& p = v.last_cycle.phases;
+  for (auto [name, val] : {std::pair<const char*, double>{"query", p.query}, {"decode", p.decode},
+                           {"decide", p.decide}, {"plan", p.plan}, {"write", p.write}})
+    o << "dynamic_scheduler_cycle_phase_seconds{phase=\"" << name << "\"} " << val << "\n";
   metric("dynamic_scheduler_label_writes_total", "counter", "Label writes that succeeded, by operation.");
   o << "dynamic_scheduler_label_writes_total{op=\"set\"} " << c.label_sets << "\n";
   o << "dynamic_scheduler_label_writes_total{op=\"remove\"} " << c.label_removals << "\n";
@@ -146,6 +154,10 @@ std::string RenderMetrics(const ControllerView& v) {
   o << "dynamic_scheduler_hot_nodes " << v.last_cycle.hot_nodes << "\n";
   metric("dynamic_scheduler_node_cache_synced", "gauge", "1 once the node cache has listed the cluster.");
   o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
+  metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge", "Time from start to the first complete LIST.");
+  o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds << "\n";
+  metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  o << "process_resident_memory_bytes " << v.rss_bytes << "\n";
   metric("dynamic_scheduler_node_cache_lists_total", "counter", "Full node LISTs.");
   o << "dynamic_scheduler_node_cache_lists_total " << v.cache_stats.lists << "\n";
   metric("dynamic_scheduler_node_cache_expired_relists_total", "counter", "LISTs forced by 410 Expired.");

@@ -42,6 +42,7 @@ struct ControllerView {
   double seconds_since_cycle = -1;  // -1: no cycle yet
   double interval_seconds = 10;
   std::string label_key, label_value;
+  double rss_bytes = 0;  // resident memory of the process, 0 if unknown
 };
 
 inline constexpr long long kMaxRequestBody = 1 << 20;

@@ -14,7 +14,10 @@ class PrometheusClient {
   virtual ~PrometheusClient() = default;
   // Runs an instant query at the current time. Errors: kUnavailable (unreachable, timeout,
   // 5xx, malformed answer), kInvalidArgument (Prometheus rejected the query). Thread-safe.
-  virtual StatusOr<QueryResult> Query(const std::string& expr) = 0;
+  // `keep` (optional) limits which series labels are decoded. With a `sink`, every sample goes
+  // to the sink exactly once (after any Reset) and the result's `samples` stay empty.
+  virtual StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* keep = nullptr,
+                                      SampleSink* sink = nullptr) = 0;
 };
 
 // Checks a Prometheus base URL ("http(s)://host:port[/prefix]") and returns it without a
@@ -26,7 +29,8 @@ class HttpPrometheusClient : public PrometheusClient {
   // REQUIRES: base_url passed NormalizePrometheusUrl. `transport` must outlive this client.
   HttpPrometheusClient(HttpTransport* transport, std::string base_url, double timeout_seconds,
                        std::string bearer_token = "");
-  StatusOr<QueryResult> Query(const std::string& expr) override;
+  StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* keep = nullptr,
+                              SampleSink* sink = nullptr) override;
 
  private:
   HttpTransport* const transport_;

@@ -2,12 +2,13 @@
 
 #include <rapidjson/document.h>
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
 #include "common/json_util.h"
+#include "promql/fast_vector_decoder.h"
 
 namespace ds {
 namespace {
@@ -23,11 +24,20 @@ bool ReadPoint(const rapidjson::Value& p, Sample* s) {
   return ParsePromValue(std::string_view(p[1].GetString(), p[1].GetStringLength()), &s->value);
 }
 
-bool ReadMetric(const rapidjson::Value& m, Labels* out) {
+bool Kept(const LabelFilter* keep, const rapidjson::Value& name) {
+  if (keep == nullptr) return true;
+  std::string_view n(name.GetString(), name.GetStringLength());
+  for (const auto& k : *keep)
+    if (k == n) return true;
+  return false;
+}
+
+bool ReadMetric(const rapidjson::Value& m, Labels* out, const LabelFilter* keep) {
   if (!m.IsObject()) return false;
-  out->reserve(m.MemberCount());
+  out->reserve(keep == nullptr ? m.MemberCount() : keep->size());
   for (auto it = m.MemberBegin(); it != m.MemberEnd(); ++it) {
     if (!it->value.IsString()) return false;
+    if (!Kept(keep, it->name)) continue;
     out->emplace_back(std::string(it->name.GetString(), it->name.GetStringLength()),
                       std::string(it->value.GetString(), it->value.GetStringLength()));
   }
@@ -40,21 +50,34 @@ bool ParsePromValue(std::string_view s, double* out) {
   if (s == "NaN") { *out = std::numeric_limits<double>::quiet_NaN(); return true; }
   if (s == "+Inf" || s == "Inf") { *out = std::numeric_limits<double>::infinity(); return true; }
   if (s == "-Inf") { *out = -std::numeric_limits<double>::infinity(); return true; }
-  if (s.empty() || s.size() > 64) return false;
-  char buf[72];
-  s.copy(buf, s.size());
-  buf[s.size()] = '\0';
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(buf, &end);
-  if (end != buf + s.size()) return false;
-  // strtod accepts "inf"/"nan" spellings Prometheus never sends; they were handled above.
-  if (std::isnan(v)) return false;
-  *out = v;  // overflow gives +/-HUGE_VAL = +/-Inf, which is what the value means
+  if (s.empty()) return false;
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ptr != s.data() + s.size()) return false;
+  if (ec == std::errc::result_out_of_range) {
+    // Overflow means +/-Inf and underflow 0, which is what the value means.
+    bool negative = s.front() == '-';
+    size_t e = s.find_first_of("eE");
+    bool big_exponent = e != std::string_view::npos && e + 1 < s.size() && s[e + 1] != '-';
+    v = big_exponent ? (negative ? -INFINITY : INFINITY) : (negative ? -0.0 : 0.0);
+  } else if (ec != std::errc()) {
+    return false;
+  }
+  // from_chars accepts "inf"/"nan" spellings Prometheus never sends; the real ones were handled.
+  if (std::isnan(v) || (std::isinf(v) && ec == std::errc())) return false;
+  *out = v;
   return true;
 }
 
-StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status) {
+StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status, const LabelFilter* keep) {
+  if (http_status == 200) {
+    QueryResult fast;
+    if (FastDecodeVector(body, keep, &fast)) return fast;
+  }
+  return DecodeQueryResponseReference(std::move(body), http_status, keep);
+}
+
+StatusOr<QueryResult> DecodeQueryResponseReference(std::string body, int http_status, const LabelFilter* keep) {
   rapidjson::Document doc;
   doc.ParseInsitu(body.data());
   if (doc.HasParseError()) {
@@ -99,7 +122,7 @@ StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status) {
   for (const auto& series : res->GetArray()) {
     Sample s;
     const rapidjson::Value* metric = JsonMember(series, "metric");
-    if (metric == nullptr || !ReadMetric(*metric, &s.metric))
+    if (metric == nullptr || !ReadMetric(*metric, &s.metric, keep))
       return Malformed("result[" + std::to_string(index) + "].metric is not an object of strings",
                        http_status);
     if (matrix) {

@@ -15,7 +15,16 @@ struct QueryResult {
   std::string result_type;  // "vector", "scalar" or "matrix"
   std::vector<Sample> samples;
   std::vector<std::string> warnings;
+  // Filled by the HTTP client, for the cycle-cost breakdown.
+  double fetch_seconds = 0;   // waiting on Prometheus (request sent -> body received)
+  double decode_seconds = 0;
+  size_t body_bytes = 0;
+  size_t sample_count = 0;  // set when samples were streamed to a SampleSink instead
 };
+
+// Series labels to keep while decoding; nullptr keeps all. Node matching needs only a few of a
+// series' labels, and at 10,000 series copying the rest is most of the decoding cost.
+using LabelFilter = std::vector<std::string>;
 
 // Parses a Prometheus sample value string ("1.5", "NaN", "+Inf", "-Inf", "1e-300").
 // Returns false when s is not a number.
@@ -30,6 +39,12 @@ bool ParsePromValue(std::string_view s, double* out);
 // - anything else (HTML from a proxy, truncated JSON, wrong types): kUnavailable naming the
 //   problem and the HTTP status.
 // Takes the body by value and parses it in place, which avoids copying every string.
-StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status);
+StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status,
+                                          const LabelFilter* keep = nullptr);
+
+// The general decoder (RapidJSON DOM) that DecodeQueryResponse falls back to whenever its fast
+// path for vectors declines. Exposed so tests can check that both agree.
+StatusOr<QueryResult> DecodeQueryResponseReference(std::string body, int http_status,
+                                                   const LabelFilter* keep = nullptr);
 
 }  // namespace ds

@@ -40,19 +40,28 @@ NodeMatcher::NodeMatcher(const std::vector<NodeIdentity>& nodes) : size_(nodes.s
 }
 
 int NodeMatcher::Lookup(std::string_view value) const {
-  std::string key(StripPort(value));
+  std::string_view key = StripPort(value);
   if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
   if (auto it = by_address_.find(key); it != by_address_.end()) return it->second >= 0 ? it->second : -1;
   return -1;
 }
 
 int NodeMatcher::Match(const Labels& metric, const std::string& node_label) const {
+  return MatchImpl(metric, node_label);
+}
+
+int NodeMatcher::Match(const LabelViews& metric, const std::string& node_label) const {
+  return MatchImpl(metric, node_label);
+}
+
+template <typename L>
+int NodeMatcher::MatchImpl(const L& metric, const std::string& node_label) const {
   if (!node_label.empty()) {
-    const std::string* v = FindLabel(metric, node_label);
+    const auto* v = FindLabel(metric, node_label);
     return v == nullptr ? -1 : Lookup(*v);
   }
   for (const char* l : kDefaultNodeLabels) {
-    const std::string* v = FindLabel(metric, l);
+    const auto* v = FindLabel(metric, l);
     if (v == nullptr) continue;
     int i = Lookup(*v);
     if (i >= 0) return i;
@@ -60,34 +69,50 @@ int NodeMatcher::Match(const Labels& metric, const std::string& node_label) cons
   return -1;
 }
 
+std::vector<std::string> MatchLabels(const Rule& rule) {
+  if (!rule.node_label.empty()) return {rule.node_label};
+  return std::vector<std::string>(std::begin(kDefaultNodeLabels), std::end(kDefaultNodeLabels));
+}
+
+void MatchAccumulator::Reset() {
+  out_ = MatchedValues{};
+  out_.values.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
+}
+
+void MatchAccumulator::Add(const LabelViews& labels, double value) {
+  int i = matcher_->Match(labels, rule_->node_label);
+  if (i < 0) {
+    ++out_.unmatched;
+    if (out_.unmatched_names.size() < kMaxExamples) {
+      std::string name;
+      for (const auto& [k, v] : labels) {  // only the matching labels are decoded
+        if (k == "__name__") continue;
+        name += (name.empty() ? "" : ",") + std::string(k) + "=" + std::string(v);
+      }
+      out_.unmatched_names.push_back("{" + name + "}");
+    }
+    return;
+  }
+  if (std::isnan(value)) return;
+  double& slot = out_.values[static_cast<size_t>(i)];
+  if (std::isnan(slot)) {
+    slot = value;
+  } else {
+    ++out_.duplicates;
+    slot = rule_->op == Comparison::kGreater ? std::max(slot, value) : std::min(slot, value);
+  }
+}
+
 MatchedValues MatchSamples(const NodeMatcher& matcher, const std::vector<Sample>& samples,
                            const Rule& rule) {
-  MatchedValues out;
-  out.values.assign(matcher.size(), std::numeric_limits<double>::quiet_NaN());
+  MatchAccumulator acc(&matcher, &rule);
+  LabelViews views;
   for (const auto& s : samples) {
-    int i = matcher.Match(s.metric, rule.node_label);
-    if (i < 0) {
-      ++out.unmatched;
-      if (out.unmatched_names.size() < kMaxExamples) {
-        std::string name;
-        for (const auto& [k, v] : s.metric) {
-          if (k == "__name__") continue;
-          name += (name.empty() ? "" : ",") + k + "=" + v;
-        }
-        out.unmatched_names.push_back("{" + name + "}");
-      }
-      continue;
-    }
-    if (std::isnan(s.value)) continue;
-    double& slot = out.values[static_cast<size_t>(i)];
-    if (std::isnan(slot)) {
-      slot = s.value;
-    } else {
-      ++out.duplicates;
-      slot = rule.op == Comparison::kGreater ? std::max(slot, s.value) : std::min(slot, s.value);
-    }
+    views.clear();
+    for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
+    acc.Add(views, s.value);
   }
-  return out;
+  return std::move(acc.result());
 }
 
 }  // namespace ds

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/sample.h"
+
+#include <functional>
 #include "rules/rule_config.h"
 
 namespace ds {
@@ -28,14 +30,26 @@ class NodeMatcher {
   explicit NodeMatcher(const std::vector<NodeIdentity>& nodes);
   // Index of the node the series names, or -1. node_label empty: the default order.
   int Match(const Labels& metric, const std::string& node_label) const;
+  int Match(const LabelViews& metric, const std::string& node_label) const;
   size_t size() const { return size_; }
 
  private:
+  // Hash and equality that accept string_view, so lookups do not allocate.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Index = std::unordered_map<std::string, int, Hash, std::equal_to<>>;
+  template <typename L>
+  int MatchImpl(const L& metric, const std::string& node_label) const;
   int Lookup(std::string_view value) const;
   size_t size_;
-  std::unordered_map<std::string, int> by_name_;
-  std::unordered_map<std::string, int> by_address_;  // -2 marks an address shared by two nodes
+  Index by_name_;
+  Index by_address_;  // -2 marks an address shared by two nodes
 };
+
+// The series labels Match() may look at for this rule (its nodeLabel, or the default order).
+std::vector<std::string> MatchLabels(const Rule& rule);
 
 struct MatchedValues {
   // values[i] is the rule's value for node i; NaN when the node has no usable sample.
@@ -43,6 +57,21 @@ struct MatchedValues {
   size_t unmatched = 0;                     // series naming no known node
   std::vector<std::string> unmatched_names; // up to a few examples, for the log
   size_t duplicates = 0;                    // extra series for an already-matched node
+};
+
+// Folds samples into MatchedValues one at a time (a SampleSink for streaming decoders).
+class MatchAccumulator : public SampleSink {
+ public:
+  // `matcher` and `rule` must outlive the accumulator.
+  MatchAccumulator(const NodeMatcher* matcher, const Rule* rule) : matcher_(matcher), rule_(rule) { Reset(); }
+  void Reset() override;
+  void Add(const LabelViews& labels, double value) override;
+  MatchedValues& result() { return out_; }
+
+ private:
+  const NodeMatcher* matcher_;
+  const Rule* rule_;
+  MatchedValues out_;
 };
 
 // Aligns a query's samples to nodes. When several series name one node the most severe value

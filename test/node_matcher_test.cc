@@ -25,26 +25,26 @@ class MatcherTest : public ::testing::Test {
 };
 
 TEST_F(MatcherTest, DefaultLabelOrder) {
-  EXPECT_EQ(m_.Match({{"node", "node-2"}}, ""), 1);
-  EXPECT_EQ(m_.Match({{"instance", "10.0.0.3:9100"}}, ""), 2);
-  EXPECT_EQ(m_.Match({{"instance", "node-1.example:9100"}}, ""), 0);
-  EXPECT_EQ(m_.Match({{"ip", "203.0.113.2"}}, ""), 1);
-  EXPECT_EQ(m_.Match({{"nodename", "node-3"}}, ""), 2);
+  EXPECT_EQ(m_.Match(Labels{{"node", "node-2"}}, ""), 1);
+  EXPECT_EQ(m_.Match(Labels{{"instance", "10.0.0.3:9100"}}, ""), 2);
+  EXPECT_EQ(m_.Match(Labels{{"instance", "node-1.example:9100"}}, ""), 0);
+  EXPECT_EQ(m_.Match(Labels{{"ip", "203.0.113.2"}}, ""), 1);
+  EXPECT_EQ(m_.Match(Labels{{"nodename", "node-3"}}, ""), 2);
   // `node` is tried first, but when it names nothing the next label is used.
-  EXPECT_EQ(m_.Match({{"node", "gone"}, {"instance", "10.0.0.1:9100"}}, ""), 0);
-  EXPECT_EQ(m_.Match({{"job", "x"}}, ""), -1);
-  EXPECT_EQ(m_.Match({{"instance", "10.9.9.9:9100"}}, ""), -1);
+  EXPECT_EQ(m_.Match(Labels{{"node", "gone"}, {"instance", "10.0.0.1:9100"}}, ""), 0);
+  EXPECT_EQ(m_.Match(Labels{{"job", "x"}}, ""), -1);
+  EXPECT_EQ(m_.Match(Labels{{"instance", "10.9.9.9:9100"}}, ""), -1);
 }
 
 TEST_F(MatcherTest, ConfiguredLabelOnly) {
-  EXPECT_EQ(m_.Match({{"node", "node-2"}, {"host", "10.0.0.3"}}, "host"), 2);
-  EXPECT_EQ(m_.Match({{"node", "node-2"}}, "host"), -1);
+  EXPECT_EQ(m_.Match(Labels{{"node", "node-2"}, {"host", "10.0.0.3"}}, "host"), 2);
+  EXPECT_EQ(m_.Match(Labels{{"node", "node-2"}}, "host"), -1);
 }
 
 TEST(Matcher, AmbiguousAddressMatchesNothing) {
   NodeMatcher m({{"a", {"10.0.0.9"}}, {"b", {"10.0.0.9"}}});
-  EXPECT_EQ(m.Match({{"ip", "10.0.0.9"}}, ""), -1);
-  EXPECT_EQ(m.Match({{"node", "a"}}, ""), 0);
+  EXPECT_EQ(m.Match(Labels{{"ip", "10.0.0.9"}}, ""), -1);
+  EXPECT_EQ(m.Match(Labels{{"node", "a"}}, ""), 0);
 }
 
 TEST_F(MatcherTest, MatchSamplesWorstValueAndUnmatched) {

@@ -1,4 +1,5 @@
 #include "promql/query_result.h"
+#include "promql/fast_vector_decoder.h"
 
 #include <gtest/gtest.h>
 
@@ -119,6 +120,72 @@ TEST(DecodeQueryResponse, TenThousandSamples) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->samples.size(), 10000u);
   EXPECT_EQ(r->samples[9999].value, 99);
+}
+
+}  // namespace
+}  // namespace ds
+
+namespace ds {
+namespace {
+
+void ExpectSame(const std::string& body, const LabelFilter* keep) {
+  auto ref = DecodeQueryResponseReference(body, 200, keep);
+  QueryResult fast;
+  bool ok = FastDecodeVector(body, keep, &fast);
+  if (!ok) return;  // declining is always allowed; the reference then decides
+  ASSERT_TRUE(ref.ok()) << "fast path accepted what the reference rejects: " << body;
+  ASSERT_EQ(fast.samples.size(), ref->samples.size()) << body;
+  for (size_t i = 0; i < fast.samples.size(); ++i) {
+    EXPECT_EQ(fast.samples[i].metric, ref->samples[i].metric) << body;
+    EXPECT_EQ(fast.samples[i].timestamp, ref->samples[i].timestamp) << body;
+    if (std::isnan(ref->samples[i].value)) EXPECT_TRUE(std::isnan(fast.samples[i].value));
+    else EXPECT_EQ(fast.samples[i].value, ref->samples[i].value) << body;
+  }
+}
+
+TEST(FastVectorDecoder, AgreesWithReference) {
+  LabelFilter keep = {"node", "instance"};
+  std::vector<std::string> bodies = {
+      Read("prom_vector.json"), Read("prom_special.json"), Read("prom_warnings.json"),
+      R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+      R"( { "data" : { "result" : [ { "value" : [ 1.5 , "2" ] , "metric" : { "node" : "a" } } ] , "resultType" : "vector" } , "status" : "success" } )",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a\"b\\c\/d\n"},"value":[1,"3"]}]}})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"\u00e9"},"value":[1,"3"]}]}})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1e3,"-1.5e-7"]}]},"extra":{"a":[1,true,null,{"b":"c"}]}})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a"},"value":[1,"1e999"]}]}})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a"},"value":[1,"x"]}]}})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a"},"value":[1,"2"]}]}} trailing)",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a"},"value":[1,"2"]},]}})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a"},"value":[1,"2"]}]})",
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":1},"value":[1,"2"]}]}})",
+      R"({"status":"error","errorType":"bad_data","error":"x"})",
+      R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})",
+  };
+  for (const auto& b : bodies) {
+    ExpectSame(b, nullptr);
+    ExpectSame(b, &keep);
+    // Every prefix (a truncated body) must be declined or decoded consistently, never crash.
+    for (size_t n = 0; n < b.size(); n += 7) ExpectSame(b.substr(0, n), &keep);
+  }
+}
+
+TEST(FastVectorDecoder, DeclinesWhatItDoesNotHandle) {
+  QueryResult r;
+  EXPECT_FALSE(FastDecodeVector(Read("prom_warnings.json"), nullptr, &r)) << "warnings go through the reference";
+  EXPECT_FALSE(FastDecodeVector(R"({"status":"success","data":{"resultType":"matrix","result":[]}})", nullptr, &r));
+  EXPECT_FALSE(FastDecodeVector(std::string(100, '['), nullptr, &r));
+  EXPECT_TRUE(FastDecodeVector(Read("prom_vector.json"), nullptr, &r));
+  EXPECT_EQ(r.samples.size(), 1u);
+}
+
+TEST(DecodeQueryResponse, LabelFilterKeepsOnlyMatchingLabels) {
+  LabelFilter keep = {"ip"};
+  for (bool fast : {true, false}) {
+    auto r = fast ? DecodeQueryResponse(Read("prom_vector.json"), 200, &keep)
+                  : DecodeQueryResponseReference(Read("prom_vector.json"), 200, &keep);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->samples[0].metric, (Labels{{"ip", "10.0.0.2"}}));
+  }
 }
 
 }  // namespace

@@ -30,12 +30,27 @@ class FakePrometheus : public PrometheusClient {
     std::lock_guard<std::mutex> l(mu_);
     return calls_[expr];
   }
-  StatusOr<QueryResult> Query(const std::string& expr) override {
+  StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* = nullptr,
+                              SampleSink* sink = nullptr) override {
     std::lock_guard<std::mutex> l(mu_);
     ++calls_[expr];
     if (auto it = errors_.find(expr); it != errors_.end()) return it->second;
-    if (auto it = results_.find(expr); it != results_.end()) return it->second;
-    return QueryResult{"vector", {}, {}};
+    if (auto it = results_.find(expr); it != results_.end()) {
+      if (sink == nullptr) return it->second;
+      QueryResult r = it->second;
+      LabelViews views;
+      for (const auto& s : r.samples) {
+        views.clear();
+        for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
+        sink->Add(views, s.value);
+      }
+      r.sample_count = r.samples.size();
+      r.samples.clear();
+      return r;
+    }
+    QueryResult empty;
+    empty.result_type = "vector";
+    return empty;
   }
 
  private:

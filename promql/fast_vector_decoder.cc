@@ -1,0 +1,288 @@
+#include "promql/fast_vector_decoder.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+
+namespace ds {
+namespace {
+
+constexpr int kMaxDepth = 64;  // nesting allowed in skipped values
+
+// True if any byte in [b, e) is below 0x20 (a control character, not allowed raw in JSON
+// strings). Checks eight bytes at a time: a byte x < 0x20 is one where x - 0x20 borrows into
+// its top bit while x's own top bit is clear.
+bool HasControlChar(const char* b, const char* e) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  while (e - b >= 8) {
+    uint64_t x;
+    std::memcpy(&x, b, 8);
+    if (((x - kOnes * 0x20) & ~x & kHigh) != 0) return true;
+    b += 8;
+  }
+  for (; b < e; ++b)
+    if (static_cast<unsigned char>(*b) < 0x20) return true;
+  return false;
+}
+
+bool IsNumberChar(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+class Parser {
+ public:
+  Parser(std::string_view s, const LabelFilter* keep, const SampleVisitor& visit)
+      : p_(s.data()), end_(s.data() + s.size()), keep_(keep), visit_(visit) {}
+
+  bool Top(QueryResult* out) {
+    bool status_ok = false, have_data = false;
+    if (!Expect('{')) return false;
+    if (Peek('}')) return false;
+    do {
+      std::string_view key;
+      if (!String(&key) || !Expect(':')) return false;
+      if (key == "status") {
+        std::string_view v;
+        if (!String(&v) || v != "success") return false;
+        status_ok = true;
+      } else if (key == "data") {
+        if (!Data(out)) return false;
+        have_data = true;
+      } else if (key == "warnings") {
+        return false;  // rare; the DOM decoder collects them
+      } else if (!Skip(0)) {
+        return false;
+      }
+    } while (Comma());
+    if (!Expect('}')) return false;
+    Ws();
+    return status_ok && have_data && p_ == end_;
+  }
+
+ private:
+  void Ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+  bool Peek(char c) {
+    Ws();
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  bool Expect(char c) { return Peek(c); }
+  bool Comma() { return Peek(','); }
+
+  // A string without escapes is returned as a view into the body; with escapes it is decoded
+  // into scratch_ (valid until the next String call).
+  bool String(std::string_view* out) {
+    Ws();
+    if (p_ >= end_ || *p_ != '"') return false;
+    const char* start = ++p_;
+    const char* q = static_cast<const char*>(std::memchr(p_, '"', static_cast<size_t>(end_ - p_)));
+    if (q == nullptr) return false;
+    if (std::memchr(start, '\\', static_cast<size_t>(q - start)) == nullptr) {
+      if (HasControlChar(start, q)) return false;
+      *out = std::string_view(start, static_cast<size_t>(q - start));
+      p_ = q + 1;
+      return true;
+    }
+    scratch_.clear();
+    while (p_ < end_) {
+      char c = *p_++;
+      if (c == '"') {
+        *out = scratch_;
+        return true;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        scratch_.push_back(c);
+        continue;
+      }
+      if (p_ >= end_) return false;
+      switch (char e = *p_++) {
+        case '"': case '\\': case '/': scratch_.push_back(e); break;
+        case 'b': scratch_.push_back('\b'); break;
+        case 'f': scratch_.push_back('\f'); break;
+        case 'n': scratch_.push_back('\n'); break;
+        case 'r': scratch_.push_back('\r'); break;
+        case 't': scratch_.push_back('\t'); break;
+        case 'u': return false;  // \uXXXX (surrogates, UTF-8 encoding): leave to the DOM decoder
+        default: return false;
+      }
+    }
+    return false;
+  }
+
+  bool Number(double* out) {
+    Ws();
+    const char* start = p_;
+    while (p_ < end_ && IsNumberChar(*p_)) ++p_;
+    if (p_ == start) return false;
+    auto [ptr, ec] = std::from_chars(start, p_, *out);
+    return ec == std::errc() && ptr == p_;
+  }
+
+  // Skips any JSON value.
+  bool Skip(int depth) {
+    if (depth > kMaxDepth) return false;
+    Ws();
+    if (p_ >= end_) return false;
+    char c = *p_;
+    if (c == '"') {
+      std::string_view s;
+      return String(&s);
+    }
+    if (c == '{' || c == '[') {
+      ++p_;
+      char close = c == '{' ? '}' : ']';
+      if (Peek(close)) return true;
+      do {
+        if (c == '{') {
+          std::string_view k;
+          if (!String(&k) || !Expect(':')) return false;
+        }
+        if (!Skip(depth + 1)) return false;
+      } while (Comma());
+      return Expect(close);
+    }
+    for (std::string_view lit : {"true", "false", "null"}) {
+      if (static_cast<size_t>(end_ - p_) >= lit.size() && std::memcmp(p_, lit.data(), lit.size()) == 0) {
+        p_ += lit.size();
+        return true;
+      }
+    }
+    double d;
+    return Number(&d);
+  }
+
+  bool Data(QueryResult* out) {
+    bool vector = false, have_result = false;
+    if (!Expect('{')) return false;
+    if (Peek('}')) return false;
+    do {
+      std::string_view key;
+      if (!String(&key) || !Expect(':')) return false;
+      if (key == "resultType") {
+        std::string_view v;
+        if (!String(&v) || v != "vector") return false;
+        vector = true;
+      } else if (key == "result") {
+        if (!Result(out)) return false;
+        have_result = true;
+      } else if (!Skip(0)) {
+        return false;
+      }
+    } while (Comma());
+    if (!Expect('}')) return false;
+    out->result_type = "vector";
+    return vector && have_result;
+  }
+
+  bool Result(QueryResult* out) {
+    if (!Expect('[')) return false;
+    if (Peek(']')) return true;
+    // One sample per ~100 bytes is the usual density; reserving avoids regrowth.
+    (void)out;
+    do {
+      if (!SampleObject()) return false;
+    } while (Comma());
+    return Expect(']');
+  }
+
+  bool Kept(std::string_view name) const {
+    if (keep_ == nullptr) return true;
+    for (const auto& k : *keep_)
+      if (k == name) return true;
+    return false;
+  }
+
+  bool SampleObject() {
+    bool have_metric = false, have_value = false;
+    double value = 0, timestamp = 0;
+    labels_.clear();
+    escaped_used_ = 0;
+    if (!Expect('{')) return false;
+    if (Peek('}')) return false;
+    do {
+      std::string_view key;
+      if (!String(&key) || !Expect(':')) return false;
+      if (key == "metric") {
+        if (!Expect('{')) return false;
+        if (!Peek('}')) {
+          do {
+            std::string_view name, label_value;
+            if (!String(&name)) return false;
+            bool kept = Kept(name);
+            if (kept) name = Stable(name);
+            if (!Expect(':') || !String(&label_value)) return false;
+            if (kept) labels_.emplace_back(name, Stable(label_value));
+          } while (Comma());
+          if (!Expect('}')) return false;
+        }
+        have_metric = true;
+      } else if (key == "value") {
+        std::string_view v;
+        if (!Expect('[') || !Number(&timestamp) || !Expect(',') || !String(&v) || !Expect(']')) return false;
+        if (!ParsePromValue(v, &value)) return false;
+        have_value = true;
+      } else if (!Skip(0)) {
+        return false;
+      }
+    } while (Comma());
+    if (!Expect('}') || !have_metric || !have_value) return false;
+    visit_(labels_, value, timestamp);
+    return true;
+  }
+
+  // A view that stays valid for the rest of the sample: views into the body already do; a
+  // string decoded from escapes is copied out of scratch_ (rare: label values with \ or ").
+  std::string_view Stable(std::string_view s) {
+    if (s.data() != scratch_.data()) return s;
+    if (escaped_used_ == escaped_.size()) escaped_.emplace_back();
+    escaped_[escaped_used_] = scratch_;
+    return escaped_[escaped_used_++];
+  }
+
+  const char* p_;
+  const char* const end_;
+  const LabelFilter* const keep_;
+  const SampleVisitor& visit_;
+  std::string scratch_;
+  LabelViews labels_;                // the current sample's kept labels
+  std::deque<std::string> escaped_;  // deque: growing it keeps earlier strings in place
+  size_t escaped_used_ = 0;
+};
+
+}  // namespace
+
+bool ScanVector(std::string_view body, const LabelFilter* keep, const SampleVisitor& visit) {
+  QueryResult unused;
+  Parser parser(body, keep, visit);
+  return parser.Top(&unused);
+}
+
+bool FastDecodeVector(std::string_view body, const LabelFilter* keep, QueryResult* out) {
+  out->samples.reserve(body.size() / 100 + 1);  // ~100 bytes per series is typical
+  auto collect = [out](const LabelViews& labels, double value, double ts) {
+    Sample s;
+    s.metric.reserve(labels.size());
+    for (const auto& [k, v] : labels) s.metric.emplace_back(std::string(k), std::string(v));
+    s.value = value;
+    s.timestamp = ts;
+    out->samples.push_back(std::move(s));
+  };
+  Parser parser(body, keep, collect);
+  if (parser.Top(out)) {
+    out->result_type = "vector";
+    return true;
+  }
+  *out = QueryResult{};
+  return false;
+}
+
+}  // namespace ds
