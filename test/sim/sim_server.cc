@@ -238,13 +238,33 @@ int Server::Dispatch(mg_connection* conn) {
       store_->WakeAll();
       Send(conn, 200, "{}");
     } else if (path == "/sim/stats" && method == "GET") {
+      std::string reqs;
+      {
+        std::lock_guard<std::mutex> l(log_mu_);
+        for (const auto& [k, n] : requests_) reqs += (reqs.empty() ? "\"" : ",\"") + k + "\":" + std::to_string(n);
+      }
       Send(conn, 200, "{\"nodes\":" + std::to_string(store_->size()) + ",\"resourceVersion\":\"" +
                           std::to_string(store_->CurrentRv()) + "\",\"watches\":" + std::to_string(open_watches_.load()) +
-                          "}");
+                          ",\"requests\":{" + reqs + "}}");
     } else {
       Send(conn, 404, "{\"error\":\"unknown sim endpoint\"}");
     }
     return 1;
+  }
+
+  // Requests by kind, for the benchmarks' API-efficiency figures.
+  {
+    std::string kind = method;
+    if (path.rfind("/api/v1/nodes", 0) == 0) {
+      bool one = path.size() > std::string("/api/v1/nodes").size() + 1;
+      char w[8];
+      bool watch = mg_get_var(query.c_str(), query.size(), "watch", w, sizeof(w)) > 0;
+      kind += watch ? " watch" : one ? " node" : " nodes";
+    } else {
+      kind += " other";
+    }
+    std::lock_guard<std::mutex> l(log_mu_);
+    ++requests_[kind];
   }
 
   // --- authentication ---

@@ -58,6 +58,7 @@ class Server {
   std::atomic<int> open_watches_{0};
   std::mutex log_mu_;
   std::vector<std::string> writes_;  // GUARDED_BY(log_mu_)
+  std::map<std::string, uint64_t> requests_;  // by "VERB kind", GUARDED_BY(log_mu_)
 };
 
 }  // namespace sim
