@@ -254,7 +254,7 @@ def flip(cluster, watcher, node, hot, timeout):
 def reaction_run(cluster, watcher, nodes, concurrent, timeout, jitter):
     """Flips each node hot then cold. Sequential or overlapping (one new flip per second). Each
     flip waits a random 0..jitter seconds first, so flips land at random phases of the cycle."""
-    floors, reactions, failed = [], [], 0
+    floors, reactions, shares, failed = [], [], [], 0
     lock = threading.Lock()
     rng = random.Random(len(nodes))
 
@@ -272,6 +272,8 @@ def reaction_run(cluster, watcher, nodes, concurrent, timeout, jitter):
                     failed += 1
                 else:
                     reactions.append(r)
+                    if f is not None:
+                        shares.append(r - f)  # what the controller adds after the data is queryable
     if concurrent:
         threads = []
         for n in nodes:
@@ -284,7 +286,8 @@ def reaction_run(cluster, watcher, nodes, concurrent, timeout, jitter):
     else:
         for n in nodes:
             one(n)
-    return {"reaction": summary(reactions), "floor": summary(floors), "failed": failed}
+    return {"reaction": summary(reactions), "floor": summary(floors), "controller_share": summary(shares),
+            "failed": failed}
 
 
 def cycle_cost(ctl, seconds):
@@ -534,6 +537,8 @@ def write_report(results, args, path_md, path_json):
             r[k]["reaction"]["p50"], r[k]["reaction"]["p95"], r[k]["reaction"]["p99"], r[k]["reaction"]["n"], r[k]["failed"]), target)
         row("  floor: push -> visible in a query, p50/p99", lambda r, k=key: "%.2f / %.2f s" % (
             r[k]["floor"]["p50"], r[k]["floor"]["p99"]), "")
+        row("  controller's share (reaction - floor), p50/p99", lambda r, k=key: "%.2f / %.2f s" % (
+            r[k]["controller_share"]["p50"], r[k]["controller_share"]["p99"]) if "controller_share" in r[k] else "-", "")
     row("mass flip to hot (200 QPS)", lambda r: "%d nodes in %.1f s" % (r["mass_flip"]["to_hot"]["nodes"], r["mass_flip"]["to_hot"]["seconds"]), "2,000 in <= 12 s")
     row("mass flip to cold (200 QPS)", lambda r: "%d nodes in %.1f s" % (r["mass_flip"]["to_cold"]["nodes"], r["mass_flip"]["to_cold"]["seconds"]), "")
     L.append("")

@@ -1,6 +1,7 @@
 #include "controller/kubeconfig.h"
 
 #include "common/base64.h"
+#include "common/yaml_guard.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -72,6 +73,9 @@ Status LoadPem(const YAML::Node& map, const std::string& key, const std::string&
 
 StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string& path,
                                      const std::string& context_override) {
+  if (std::string why = YamlNestingProblem(text); !why.empty())
+    return Status::InvalidArgument(path + ": " + why);
+  if (text.size() > (16u << 20)) return Status::InvalidArgument(path + ": larger than 16 MiB");
   YAML::Node root;
   try {
     root = YAML::Load(text);

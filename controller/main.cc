@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     v.rss_bytes = ResidentBytes();
     return HandleRequest(req, v, [&] { reconciler.Trigger(); });
   };
-  if (Status st = web.Start(opts.web_addr, handler); !st.ok()) {
+  if (Status st = web.Start(opts.web_addr, handler, /*threads=*/16); !st.ok()) {
     std::cerr << "dynamic-scheduler: " << st.message() << "\n";
     return 2;
   }

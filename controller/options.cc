@@ -25,6 +25,7 @@ DEFINE_double(write_qps, 100, "Maximum label writes per second to the API server
 DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps.");
 DEFINE_bool(check_config, false, "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
             "2 if not. -prom is not required.");
+DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
 DEFINE_uint64(max_writes_per_cycle, 0, "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
 namespace ds {
@@ -62,6 +63,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   if (!(FLAGS_resync >= 0)) return Status::InvalidArgument("-resync must be >= 0");
   if (!(FLAGS_write_qps > 0)) return Status::InvalidArgument("-write_qps must be > 0");
   if (!(FLAGS_write_burst >= 1)) return Status::InvalidArgument("-write_burst must be >= 1");
+  if (FLAGS_write_concurrency < 1 || FLAGS_write_concurrency > 64)
+    return Status::InvalidArgument("-write_concurrency must be 1-64");
 
   o.kubeconfig = FLAGS_kubeconfig;
   o.context = FLAGS_context;
@@ -78,6 +81,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   r.max_writes_per_cycle = FLAGS_max_writes_per_cycle;
   r.write_qps = FLAGS_write_qps;
   r.write_burst = FLAGS_write_burst;
+  r.write_concurrency = FLAGS_write_concurrency;
   return o;
 }
 

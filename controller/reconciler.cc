@@ -203,9 +203,19 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   if (plan.deferred > 0)
     LOG(WARNING) << plan.deferred << " label changes deferred to the next cycle (max_writes_per_cycle)";
   auto tw = std::chrono::steady_clock::now();
-  for (const auto& c : plan.changes) {
-    if (stop->load()) break;
-    ExecuteChange(*nodes[c.node], c.set, decisions[c.node], stop, &report);
+  {
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i; (i = next++) < plan.changes.size() && !stop->load();) {
+        const LabelChange& c = plan.changes[i];
+        ExecuteChange(*nodes[c.node], c.set, decisions[c.node], stop, &report);
+      }
+    };
+    size_t n = std::min<size_t>(static_cast<size_t>(std::max(1, options_.write_concurrency)), plan.changes.size());
+    std::vector<std::thread> workers;
+    for (size_t i = 1; i < n; ++i) workers.emplace_back(worker);
+    if (n > 0) worker();  // this thread is one of the writers
+    for (auto& t : workers) t.join();
   }
   report.phases.write = Since(tw);
 

@@ -34,6 +34,8 @@ struct ReconcilerOptions {
   double write_qps = 100;
   double write_burst = 100;
   int write_attempts = 5;        // per change, for retryable errors
+  int write_concurrency = 4;     // PATCHes in flight at once (all share the rate limiter): a slow
+                                 // API server must not turn the rate limit into 1/latency
 };
 
 struct RuleReport {

@@ -36,7 +36,7 @@ Status WebServer::Start(const std::string& addr, Handler handler, int threads) {
   std::string nthreads = std::to_string(threads);
   const char* options[] = {"listening_ports", ports.c_str(),
                            "num_threads", nthreads.c_str(),
-                           "request_timeout_ms", "10000",
+                           "request_timeout_ms", "5000",   // slow clients cannot hold workers long
                            "enable_keep_alive", "yes",
                            "max_request_size", "16384",
                            nullptr};

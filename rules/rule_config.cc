@@ -10,6 +10,7 @@
 
 #include "common/label_selector.h"
 #include "common/labels.h"
+#include "common/yaml_guard.h"
 
 namespace ds {
 namespace {
@@ -221,6 +222,8 @@ StatusOr<double> ParseDuration(const std::string& text) {
 }
 
 StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::string& source) {
+  if (std::string why = YamlNestingProblem(yaml_text); !why.empty())
+    return Status::InvalidArgument(source + ": " + why);
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

@@ -1,27 +1,31 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh build directory: installs dependencies, builds with
-# -Wall -Wextra -Werror, runs the unit and integration tests, then builds again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs everything once more.
+# -Wall -Wextra -Werror and runs the unit, integration, fault and deployment tests and the
+# benchmark smoke run; builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs
+# the unit and integration tests once more (not the two script end-to-end runs, demo and bench
+# smoke); then fuzzes each parser for FUZZ_SECONDS (default 15) with libFuzzer.
 #   scripts/test.sh            everything (what CI runs)
-#   scripts/test.sh --fast     skip the sanitizer pass
+#   scripts/test.sh --fast     only the first pass
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
 
-run() {  # build dir, extra cmake args...
-  local dir=$1; shift
+run() {  # build dir, ctest label filter, extra cmake args...
+  local dir=$1 filter=$2; shift 2
   rm -rf "$dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
-  ctest --test-dir "$dir" --output-on-failure -j2 --timeout 900
+  ctest --test-dir "$dir" --output-on-failure -j2 --timeout 900 $filter
 }
 
 start=$(date +%s)
-run build-test
+run build-test ""
 if [ "${1:-}" != "--fast" ]; then
   echo "=== again under ASan + UBSan ==="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run build-asan -DDS_SANITIZE=ON
+    run build-asan "-LE slow" -DDS_SANITIZE=ON
+  echo "=== fuzzing ==="
+  FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
 fi
 echo "all tests passed in $(( $(date +%s) - start )) s"

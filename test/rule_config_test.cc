@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 namespace ds {
 namespace {
 
@@ -138,6 +140,45 @@ TEST(ParseDuration, Forms) {
   EXPECT_FALSE(ParseDuration("-3").ok());
   EXPECT_FALSE(ParseDuration("3d").ok());
   EXPECT_FALSE(ParseDuration("s").ok());
+}
+
+}  // namespace
+}  // namespace ds
+
+namespace ds {
+namespace {
+
+TEST(RuleConfig, HostileInputs) {
+  // Deep nesting is rejected before yaml-cpp recurses into it.
+  auto deep = ParseRuleConfig("rules: " + std::string(100000, '[') + "\n", "deep.yaml");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("deep.yaml: line 1: nested more than"), std::string::npos)
+      << deep.status().message();
+  std::string blocks = "rules:\n";
+  for (int i = 0; i < 200; ++i) blocks += std::string(2 * i + 2, ' ') + "- a:\n";
+  EXPECT_FALSE(ParseRuleConfig(blocks, "deep2.yaml").ok());
+  // Ordinary files are not affected.
+  std::string ok = "rules:\n  - name: a\n    query: 'sum by (x) ({a=\"[{\"})'\n    threshold: 1\n";
+  EXPECT_TRUE(ParseRuleConfig(ok, "ok.yaml").ok()) << ParseRuleConfig(ok, "ok.yaml").status().ToString();
+  // Wrong types in every position give an error, never an exception.
+  for (std::string bad : std::vector<std::string>{"rules: {a: 1}", "rules: [1, 2]", "rules: [[1]]", "label: [1]\nrules: []",
+                          "rules:\n  - name: [a]\n    query: up\n    threshold: 1", "prometheus: 5\nrules: []",
+                          "Rulename: [1]", "PromJob: [x]\nRulename: {a: {Promsql: up, Threshold: 1}}", "? [a]\n: b",
+                          "rules:\n  - {name: a, query: {x: 1}, threshold: 1}", std::string("\xff\xfe", 2) + "bad", "rules: !!binary aGVsbG8="}) {
+    auto r = ParseRuleConfig(bad, "bad.yaml");
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+}
+
+TEST(RuleConfig, TenMegabyteFileIsRefused) {
+  std::string path = ::testing::TempDir() + "/big-rule.yaml";
+  {
+    std::ofstream out(path);
+    out << "rules:\n  - {name: a, query: up, threshold: 1}\n# " << std::string(10 << 20, 'x') << "\n";
+  }
+  auto r = LoadRuleConfigFile(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("larger than 1 MiB"), std::string::npos);
 }
 
 }  // namespace

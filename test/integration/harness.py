@@ -51,6 +51,7 @@ def http(method, url, body=None, headers=None, timeout=10):
 class Process:
     def __init__(self, name, args, log_dir, env=None):
         self.name = name
+        self.args = args
         self.log_path = os.path.join(log_dir, name + ".log")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env,
@@ -158,12 +159,32 @@ class Stack:
         http("PUT", self.pgw + "/api/v1/admin/wipe")
 
     # --- Kubernetes side ---
-    def sim_admin(self, method, path):
-        req = urllib.request.Request(self.sim_url + path, method=method)
+    def sim_admin(self, method, path, body=None):
         import ssl
+        data = json.dumps(body).encode() if body is not None else (b"" if method == "POST" else None)
+        req = urllib.request.Request(self.sim_url + path, method=method, data=data)
         ctx = ssl.create_default_context(cafile=os.path.join(self.sim_dir, "ca.crt"))
-        with urllib.request.urlopen(req, context=ctx, data=b"" if method == "POST" else None) as r:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
             return json.loads(r.read())
+
+    def fault(self, **spec):
+        """Injects a fault into the simulator (see Fault in test/sim/sim_server.h)."""
+        return self.sim_admin("POST", "/sim/faults", spec)
+
+    def clear_faults(self):
+        return self.sim_admin("DELETE", "/sim/faults")
+
+    def restart_prometheus(self, down_seconds):
+        """Kills Prometheus (SIGKILL), keeps it down, then starts it again on the same port and data."""
+        import signal as sig
+        prom = [p for p in self.procs if p.name == "prometheus" and p.alive()][0]
+        prom.stop(sig.SIGKILL)
+        time.sleep(down_seconds)
+        again = Process("prometheus", prom.args, self.dir)
+        self.procs.append(again)
+        wait_until(lambda: "pushgateway" in self.query_raw('up{job="pushgateway"}==1'), 60,
+                   what="Prometheus scraping again")
+        return again
 
     def writes(self):
         return self.sim_admin("GET", "/sim/writes")

@@ -271,3 +271,56 @@ class StartupErrorsIT(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KubeconfigRuntimeErrorsIT(unittest.TestCase):
+    """Credentials that parse but cannot work: the controller starts, reports not-ready on /status
+    with the TLS problem, keeps retrying, and never writes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=3).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def kubeconfig(self, name, ca, cert, key):
+        import base64
+        b64 = lambda p: base64.b64encode(open(p, "rb").read()).decode()
+        path = os.path.join(self.stack.dir, name)
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: %s\n    certificate-authority-data: %s\n"
+                    "users:\n- name: u\n  user:\n    client-certificate-data: %s\n    client-key-data: %s\n"
+                    "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+                    % (self.stack.sim_url, b64(ca), b64(cert), b64(key)))
+        return path
+
+    def openssl(self, *args):
+        subprocess.run(["openssl", *args], cwd=self.stack.dir, check=True, capture_output=True)
+
+    def test_cases(self):
+        d = self.stack.sim_dir
+        self.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                     "-keyout", "other-ca.key", "-out", "other-ca.crt", "-days", "10", "-subj", "/CN=other")
+        self.openssl("x509", "-req", "-in", os.path.join(d, "client.csr"), "-CA", os.path.join(d, "ca.crt"),
+                     "-CAkey", os.path.join(d, "ca.key"), "-CAcreateserial", "-out", "expired.crt", "-days", "-1")
+        ca, crt, key = os.path.join(d, "ca.crt"), os.path.join(d, "client.crt"), os.path.join(d, "client.key")
+        cases = [
+            ("mismatched key and cert", self.kubeconfig("kc-mismatch", ca, crt, os.path.join(d, "admin.key")),
+             ["private key", "key values mismatch", "unable to set"]),
+            ("wrong CA", self.kubeconfig("kc-wrong-ca", os.path.join(self.stack.dir, "other-ca.crt"), crt, key),
+             ["SSL certificate problem", "certificate verify failed", "unable to get local issuer"]),
+            ("expired client certificate", self.kubeconfig("kc-expired", ca, os.path.join(self.stack.dir, "expired.crt"), key),
+             ["expired", "SSL", "alert"]),
+        ]
+        for what, kc, wants in cases:
+            c = Controller(self.stack, CURRENT_RULES.format(metric="kc_metric"), kubeconfig=kc, name="kc")
+            try:
+                body = wait_until(lambda: (lambda r: r[1] if r[0] == 503 and "node cache not synced:" in r[1] else None)(
+                    c.get("/status")), 20, what=what + ": not ready with a reason")
+                self.assertTrue(any(w in body for w in wants), "%s: %s" % (what, body))
+                self.assertEqual(c.get("/healthz")[0], 200)
+                print("\n%s -> /status 503: %s" % (what, body.strip()))
+            finally:
+                c.stop()

@@ -317,3 +317,36 @@ class PushScriptTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AdmissionPolicyTest(unittest.TestCase):
+    """There is no CEL evaluator on this machine: the policy's CEL is not executed here. These
+    checks pin what it covers: only the controller's service account, only UPDATEs of Nodes,
+    and the only label key it names is the controller's."""
+
+    def test_policy_shape(self):
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "admission")], capture_output=True,
+                             text=True, check=True).stdout
+        docs = [d for d in yaml.safe_load_all(out) if d]
+        policy = find(docs, "ValidatingAdmissionPolicy")
+        binding = find(docs, "ValidatingAdmissionPolicyBinding")
+        self.assertEqual(policy["apiVersion"], "admissionregistration.k8s.io/v1")
+        self.assertEqual(binding["spec"]["policyName"], policy["metadata"]["name"])
+        self.assertEqual(binding["spec"]["validationActions"], ["Deny"])
+        rule = policy["spec"]["matchConstraints"]["resourceRules"][0]
+        self.assertEqual((rule["resources"], rule["operations"]), (["nodes"], ["UPDATE"]))
+        cond = policy["spec"]["matchConditions"][0]["expression"]
+        sa = find(render(), "ServiceAccount")["metadata"]
+        self.assertIn("system:serviceaccount:%s:%s" % (sa["namespace"], sa["name"]), cond)
+        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+            key = yaml.safe_load(f)["label"]["key"]
+        variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+        self.assertEqual(variables["key"], "'%s'" % key)
+        text = json.dumps(policy["spec"]["validations"])
+        self.assertEqual(re.findall(r"'([^']*)'", text), [], "label keys only through variables.key")
+        for needle in ("variables.newLabels", "variables.oldLabels", "newAnnotations", "object.spec == oldObject.spec"):
+            self.assertIn(needle, text)
+        # Balanced parentheses and quotes in every CEL expression (a cheap syntax sanity check).
+        for e in list(variables.values()) + [v["expression"] for v in policy["spec"]["validations"]] + [cond]:
+            self.assertEqual(e.count("("), e.count(")"), e)
+            self.assertEqual(e.count("'") % 2, 0, e)

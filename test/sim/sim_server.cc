@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <thread>
 
 #include "common/json_util.h"
 
@@ -143,14 +144,69 @@ bool SendChunk(mg_connection* conn, const std::string& s) {
 // Continue tokens carry the list's resourceVersion and the last name returned.
 std::string MakeContinue(uint64_t rv, const std::string& last) { return std::to_string(rv) + ":" + last; }
 
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The class a request belongs to, for fault matching.
+std::string RequestClass(const std::string& method, const std::string& path, const std::string& query) {
+  if (path.rfind("/api/v1/nodes", 0) != 0) return "discovery";
+  bool one = path.size() > std::string("/api/v1/nodes").size() + 1;
+  if (method == "GET") {
+    char w[8];
+    if (!one && mg_get_var(query.c_str(), query.size(), "watch", w, sizeof(w)) > 0) return "watch";
+    return one ? "get" : "list";
+  }
+  if (method == "PATCH") return "patch";
+  if (method == "PUT") return "put";
+  if (method == "POST") return "create";
+  if (method == "DELETE") return "delete";
+  return "other";
+}
+
 }  // namespace
+
+bool Server::TakeFault(const std::string& request_class, Fault* out) {
+  std::lock_guard<std::mutex> l(fault_mu_);
+  double now = SteadySeconds();
+  for (auto it = faults_.begin(); it != faults_.end();) {
+    if (it->until > 0 && now > it->until) {
+      it = faults_.erase(it);
+      continue;
+    }
+    if (it->match == "all" || it->match == request_class) {
+      *out = *it;
+      if (it->count > 0 && --it->count == 0) faults_.erase(it);
+      return true;
+    }
+    ++it;
+  }
+  return false;
+}
+
+void Server::Refuse(double seconds) {
+  // mg_stop waits for every worker, including the one serving this request: do it elsewhere.
+  std::thread([this, seconds] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    mg_context* ctx = ctx_;
+    ctx_ = nullptr;
+    store_->WakeAll();
+    ++watch_epoch_;
+    if (ctx != nullptr) mg_stop(ctx);
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    std::string err;
+    if (!stopping_ && !Start(&err)) fprintf(stderr, "kube-sim: restart after refusing failed: %s\n", err.c_str());
+  }).detach();
+}
 
 Server::Server(Store* store, ServerOptions options) : store_(store), options_(std::move(options)) {}
 
 Server::~Server() { Stop(); }
 
 bool Server::Start(std::string* error) {
-  std::string ports = options_.listen + (options_.tls ? "s" : "");
+  // After the first start, listen on the same port again (Refuse restarts the server).
+  std::string listen = port_ != 0 ? "127.0.0.1:" + std::to_string(port_) : options_.listen;
+  std::string ports = listen + (options_.tls ? "s" : "");
   std::string threads = std::to_string(options_.threads);
   // Keep-alive is off: CivetWeb keeps a connection open after a handler returns unless it decided
   // to close it itself, so a watch that ends without its terminating chunk (a simulated drop)
@@ -237,6 +293,40 @@ int Server::Dispatch(mg_connection* conn) {
       ++watch_epoch_;
       store_->WakeAll();
       Send(conn, 200, "{}");
+    } else if (path == "/sim/faults" && method == "POST") {
+      // {"match":"patch","status":503,"retryAfter":2,"latencyMs":0,"hang":false,
+      //  "dropWatchSeconds":0,"count":0,"seconds":0}
+      rapidjson::Document d;
+      std::string body = ReadBody(conn);
+      d.Parse(body.c_str());
+      if (d.HasParseError() || !d.IsObject()) {
+        Send(conn, 400, "{\"error\":\"fault must be a JSON object\"}");
+        return 1;
+      }
+      Fault f;
+      f.match = ds::JsonString(d, "match", "all");
+      auto num = [&](const char* k) { const auto* v = ds::JsonMember(d, k); return v && v->IsNumber() ? v->GetDouble() : 0.0; };
+      f.status = static_cast<int>(num("status"));
+      f.retry_after = num("retryAfter");
+      f.latency_ms = static_cast<int>(num("latencyMs"));
+      f.drop_watch_seconds = num("dropWatchSeconds");
+      f.count = static_cast<int>(num("count"));
+      if (const auto* h = ds::JsonMember(d, "hang"); h && h->IsBool()) f.hang = h->GetBool();
+      if (num("seconds") > 0) f.until = SteadySeconds() + num("seconds");
+      std::lock_guard<std::mutex> l(fault_mu_);
+      faults_.push_back(f);
+      Send(conn, 200, "{}");
+    } else if (path == "/sim/faults" && method == "DELETE") {
+      {
+        std::lock_guard<std::mutex> l(fault_mu_);
+        faults_.clear();
+      }
+      ++fault_epoch_;
+      Send(conn, 200, "{}");
+    } else if (path == "/sim/refuse" && method == "POST") {
+      double seconds = std::strtod(QueryParam(query, "seconds").c_str(), nullptr);
+      Send(conn, 200, "{}");
+      Refuse(seconds > 0 ? seconds : 5);
     } else if (path == "/sim/stats" && method == "GET") {
       std::string reqs;
       {
@@ -291,6 +381,32 @@ int Server::Dispatch(mg_connection* conn) {
   if (!authed) {
     SendError(conn, ApiError{401, "Unauthorized", "Unauthorized", ""});
     return 1;
+  }
+
+  // --- injected faults ---
+  const std::string rclass = RequestClass(method, path, query);
+  Fault fault;
+  bool faulted = TakeFault(rclass, &fault);
+  if (faulted) {
+    if (fault.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault.latency_ms));
+    if (fault.hang) {
+      uint64_t epoch = fault_epoch_.load();
+      double give_up = SteadySeconds() + 120;
+      while (fault_epoch_.load() == epoch && !stopping_ && SteadySeconds() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return 1;  // close without an answer
+    }
+    if (fault.status != 0) {
+      ApiError e{fault.status, fault.status == 429 ? "TooManyRequests" : fault.status == 410 ? "Expired"
+                                   : fault.status >= 500 ? "ServiceUnavailable" : "BadRequest",
+                 "injected fault", ""};
+      std::string extra;
+      if (fault.retry_after > 0) extra = "Retry-After: " + std::to_string(static_cast<int>(fault.retry_after + 0.5)) + "\r\n";
+      if (rclass == "patch" || rclass == "put" || rclass == "create" || rclass == "delete")
+        LogWrite(method, path.substr(path.rfind('/') + 1), user.name, "", ReadBody(conn), fault.status, false);
+      Send(conn, fault.status, StatusJson(e), "application/json", extra);
+      return 1;
+    }
   }
 
   // --- discovery ---
@@ -348,7 +464,7 @@ int Server::Dispatch(mg_connection* conn) {
       return 1;
     }
     if (ParseBool(QueryParam(query, "watch"))) {
-      Watch(conn, query, table);
+      Watch(conn, query, table, faulted ? fault.drop_watch_seconds : 0);
       return 1;
     }
     auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
@@ -435,7 +551,7 @@ int Server::Dispatch(mg_connection* conn) {
   return 1;
 }
 
-void Server::Watch(mg_connection* conn, const std::string& query, bool table) {
+void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after) {
   auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
   if (!sel.ok()) {
     SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
@@ -471,12 +587,16 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table) {
     from = rv;
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  const auto drop_at = drop_after > 0 ? std::chrono::steady_clock::now() + std::chrono::duration<double>(drop_after)
+                                      : std::chrono::steady_clock::time_point::max();
   auto next_bookmark = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bookmark_seconds);
   uint64_t last_sent = from;
   bool dropped = false;
   while (alive && !stopping_) {
-    if (watch_epoch_.load() != epoch) {
-      dropped = true;  // simulate a connection cut mid-stream: no terminating chunk
+    if (watch_epoch_.load() != epoch || std::chrono::steady_clock::now() >= drop_at) {
+      // A connection cut mid-stream: half an event, then no terminating chunk.
+      SendChunk(conn, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"No");
+      dropped = true;
       break;
     }
     auto now = std::chrono::steady_clock::now();

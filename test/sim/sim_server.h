@@ -22,6 +22,18 @@ struct User {
   bool read_only = false;
 };
 
+// A fault injected into requests of one class (POST /sim/faults). See sim_server.cc.
+struct Fault {
+  std::string match = "all";  // list, watch, get, patch, put, create, delete, discovery, all
+  int status = 0;             // answer with this HTTP code and a Status object (0: no error)
+  double retry_after = 0;     // Retry-After seconds with the error
+  int latency_ms = 0;         // added before handling
+  bool hang = false;          // never answer (until the fault is cleared or 120 s pass)
+  double drop_watch_seconds = 0;  // watches: cut the stream mid-event after this long
+  int count = 0;              // stop after this many requests (0: unlimited)
+  double until = 0;           // steady-clock seconds after which the fault expires (0: never)
+};
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:0";
   bool tls = false;
@@ -45,7 +57,10 @@ class Server {
  private:
   static int Handle(mg_connection* conn, void* self);
   int Dispatch(mg_connection* conn);
-  void Watch(mg_connection* conn, const std::string& query, bool table);
+  void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after);
+  // The fault that applies to a request of this class, if any (consumes one of its `count`).
+  bool TakeFault(const std::string& request_class, Fault* out);
+  void Refuse(double seconds);  // stop listening for a while (connections are refused)
   void LogWrite(const std::string& verb, const std::string& name, const std::string& user,
                 const std::string& content_type, const std::string& body, int code, bool changed);
 
@@ -59,6 +74,9 @@ class Server {
   std::mutex log_mu_;
   std::vector<std::string> writes_;  // GUARDED_BY(log_mu_)
   std::map<std::string, uint64_t> requests_;  // by "VERB kind", GUARDED_BY(log_mu_)
+  std::mutex fault_mu_;
+  std::vector<Fault> faults_;  // GUARDED_BY(fault_mu_)
+  std::atomic<uint64_t> fault_epoch_{0};  // bumps when faults are cleared (releases hung requests)
 };
 
 }  // namespace sim

@@ -1,0 +1,321 @@
+"""Reliability under faults: the API simulator's fault switches and a real Prometheus killed and
+restarted. Each scenario asserts the invariants and prints the figure it measured.
+DS_LONG=1 runs the full durations (60 s storms, 2 min Prometheus outage); CI runs shortened ones."""
+import json
+import os
+import random
+import signal
+import threading
+import time
+import unittest
+
+from harness import CONTROLLER, Controller, Stack, http, wait_until
+
+LONG = os.environ.get("DS_LONG") == "1"
+RULES = """
+missingDataGrace: 4s
+rules:
+  - {name: cpu, query: "max by (node) (%s)", operator: ">", threshold: 80, clearThreshold: 60}
+"""
+FAILING_RULES = """
+rules:
+  - {name: broken, query: "vector(", threshold: 1}
+"""
+
+
+def report(name, **figures):
+    print("\nFIGURE %s: %s" % (name, json.dumps(figures)), flush=True)
+
+
+class FaultsIT(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=40, control_plane=0).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def setUp(self):
+        self.stack.clear_faults()
+        self.stack.kubectl("label", "nodes", "--all", "status-", "team-", check=False)
+        self.stack.sim_admin("DELETE", "/sim/writes")
+        self.metric = "f_" + self._testMethodName
+        self.controllers = []
+
+    def tearDown(self):
+        self.stack.clear_faults()
+        for c in self.controllers:
+            c.stop()
+
+    def start(self, rules=None, args=(), name="controller"):
+        c = Controller(self.stack, rules or RULES % self.metric, args=list(args), name=name + self._testMethodName)
+        self.controllers.append(c)
+        return c
+
+    def hot(self, nodes, value=95):
+        for n in nodes:
+            self.stack.push(self.metric, n, value, {"node": n})
+
+    def our_writes(self):
+        return [w for w in self.stack.writes()["writes"] if w["user"] == "dynamic-scheduler"]
+
+    def sim_labelled(self):
+        return self.stack.labelled()
+
+    # 1. Watch streams cut every 2 s and forced 410s while others edit the cluster.
+    def test_watch_drops_and_forced_410_converge(self):
+        c = self.start(FAILING_RULES)  # never writes: its cache must mirror the cluster on its own
+        wait_until(lambda: c.metric("dynamic_scheduler_node_cache_lists_total") >= 1, 20, what="first list")
+        self.stack.fault(match="watch", dropWatchSeconds=2)
+        rng = random.Random(1)
+        names = ["node-%05d" % i for i in range(1, 41)]
+        end = time.monotonic() + (120 if LONG else 15)
+        i = 0
+        while time.monotonic() < end:
+            n = rng.choice(names)
+            self.stack.kubectl("label", "node", n, "status=presure" if rng.random() < 0.5 else "status-",
+                               "--overwrite", check=False)
+            i += 1
+            if i % 5 == 0:
+                self.stack.sim_admin("POST", "/sim/compact")
+        self.stack.clear_faults()
+        t0 = time.monotonic()
+        truth = self.sim_labelled()
+        wait_until(lambda: sorted(c.nodes()["node_names"]) == truth, 30, what="cache == cluster")
+        report("watch drops + forced 410", edits=i, converge_seconds=round(time.monotonic() - t0, 2),
+               relists_410=c.metric("dynamic_scheduler_node_cache_expired_relists_total"),
+               watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"),
+               lists=c.metric("dynamic_scheduler_node_cache_lists_total"))
+        self.assertGreaterEqual(c.metric("dynamic_scheduler_node_cache_expired_relists_total"), 1)
+
+    # 2. The API server answers 503 (then 429) to every PATCH with Retry-After for a while.
+    def storm(self, status):
+        seconds = 60 if LONG else 12
+        nodes = ["node-%05d" % i for i in range(2, 12)]
+        c = self.start(args=["-write_burst", "20"])
+        c.wait_ready()
+        self.stack.fault(match="patch", status=status, retryAfter=2, seconds=seconds)
+        storm_end = time.monotonic() + seconds
+        self.hot(nodes)
+        time.sleep(max(0, storm_end - time.monotonic()))
+        t0 = time.monotonic()
+        wait_until(lambda: self.sim_labelled() == nodes, 60, what="all labelled after the storm")
+        w = self.our_writes()
+        ok = [x for x in w if x["code"] == 200]
+        self.assertEqual(sorted(x["name"] for x in ok), nodes, "exactly one successful write per changed node")
+        gaps = []
+        by_node = {}
+        for x in w:
+            by_node.setdefault(x["name"], []).append(x["time"])
+        for times in by_node.values():
+            gaps += [b - a for a, b in zip(times, times[1:])]
+        self.assertGreaterEqual(min(gaps), 1.9, "Retry-After: 2 honoured between attempts on a node")
+        report("API %d storm" % status, storm_seconds=seconds, attempts=len(w), successful=len(ok),
+               min_gap_between_attempts=round(min(gaps), 2), converge_after_storm_seconds=round(time.monotonic() - t0, 2))
+
+    def test_api_503_storm(self):
+        self.storm(503)
+
+    def test_api_429_storm(self):
+        self.storm(429)
+
+    def test_list_and_watch_unavailable_at_start(self):
+        self.stack.fault(match="list", status=503, retryAfter=1, seconds=6)
+        c = self.start()
+        wait_until(lambda: c.get("/status")[0] == 503, 10, what="not ready while LIST fails")
+        t0 = time.monotonic()
+        c.wait_ready(40)
+        report("LIST 503 at start-up", ready_after_seconds=round(time.monotonic() - t0, 2))
+
+    # 3. Every request is slow; a wave of flips stays within the write rate limit and nothing is lost.
+    def test_api_latency_and_rate_limit(self):
+        latency = 2000 if LONG else 300
+        nodes = ["node-%05d" % i for i in range(2, 22)]
+        c = self.start(args=["-write_qps", "5", "-write_burst", "1", "-write_concurrency", "8"])
+        c.wait_ready()
+        self.stack.fault(match="all", latencyMs=latency)
+        self.hot(nodes)
+        wait_until(lambda: self.sim_labelled() == sorted(nodes), 120, what="all labelled under latency")
+        self.stack.clear_faults()
+        times = sorted(x["time"] for x in self.our_writes())
+        worst = max(sum(1 for t in times if s <= t < s + 1.0) for s in times)
+        self.assertLessEqual(worst, 5 + 1, "writes within 5 QPS (plus the request in flight)")
+        report("API latency %d ms" % latency, writes=len(times), max_writes_in_any_second=worst)
+
+    # 4. Prometheus killed (a real process) and restarted.
+    def test_prometheus_killed_and_restarted(self):
+        down = 120 if LONG else 20
+        self.hot(["node-00003"])
+        c = self.start()
+        wait_until(lambda: self.sim_labelled() == ["node-00003"], 30, what="node-00003 labelled")
+        before = len(self.our_writes())
+        self.hot(["node-00004"])  # becomes hot while Prometheus is down
+        self.stack.push(self.metric, "node-00003", 95, {"node": "node-00003"})
+        killer = threading.Thread(target=lambda: setattr(self, "prom", self.stack.restart_prometheus(down)))
+        killer.start()
+        time.sleep(3)
+        during = []
+        deadline = time.monotonic() + down - 5
+        while time.monotonic() < deadline:
+            during.append(c.get("/status")[0])
+            time.sleep(1)
+        self.assertEqual(len(self.our_writes()), before, "no label added or removed during the outage")
+        self.assertIn(503, during)
+        killer.join()
+        wait_until(lambda: self.sim_labelled() == ["node-00003", "node-00004"], 40, what="reconciled after restart")
+        removals = [w for w in self.our_writes() if "null" in w["body"]]
+        self.assertEqual(removals, [], "flaps: node-00003 was never unlabelled")
+        report("Prometheus down %d s" % down, writes_during_outage=0, flaps=len(removals),
+               status_during_outage=sorted(set(during)))
+
+    # 5. Prometheus data edge cases, each handled as documented.
+    def test_prometheus_data_edge_cases(self):
+        m = self.metric
+        rules = """
+missingDataGrace: 4s
+rules:
+  - {name: cpu, query: "max by (node) (%s)", operator: ">", threshold: 80, clearThreshold: 60}
+  - {name: failing, query: "%s + on() %s", threshold: 1}
+""" % (m, m, m)  # many-to-many: Prometheus answers 422 execution error every cycle
+        push = self.stack.push
+        push(m, "node-00002", "NaN", {"node": "node-00002"})
+        push(m, "node-00003", "+Inf", {"node": "node-00003"})
+        push(m, "node-00004", 50, {"node": "node-00004", "src": "a"})
+        push(m, "node-00004b", 95, {"node": "node-00004", "src": "b"})  # duplicate series: worst wins
+        push(m, "ghost", 99, {"node": "node-99999"})  # no such node
+        push(m, "node-00005", 95, {"node": "node-00005"})
+        c = self.start(rules)
+        wait_until(lambda: self.sim_labelled() == ["node-00003", "node-00004", "node-00005"], 30, what="labels")
+        self.assertEqual(c.nodes()["num"], 3)
+        r = {x.split("{")[0]: 1 for x in c.get("/metrics")[1].splitlines()}
+        self.assertIn("dynamic_scheduler_rule_unmatched_series", r)
+        self.assertIn('rule="failing"', c.get("/metrics")[1])
+        # The series of node-00005 disappears: kept for the grace time, then dropped.
+        http("DELETE", "%s/metrics/job/it/instance/node-00005" % self.stack.pgw)
+        t0 = time.monotonic()
+        time.sleep(2)
+        self.assertIn("node-00005", self.sim_labelled(), "kept during the grace time")
+        wait_until(lambda: "node-00005" not in self.sim_labelled(), 30, what="dropped after grace")
+        report("series disappearing", unlabelled_after_seconds=round(time.monotonic() - t0, 1), grace_seconds=4)
+
+    # 6. Someone else edits the same nodes meanwhile.
+    def test_concurrent_editors(self):
+        nodes = ["node-%05d" % i for i in range(20, 26)]
+        c = self.start()
+        c.wait_ready()
+        rng = random.Random(7)
+        intent = {n: {} for n in nodes}
+        stop = time.monotonic() + (60 if LONG else 12)
+        flip = True
+        while time.monotonic() < stop:
+            self.hot(nodes, 95 if flip else 20)
+            flip = not flip
+            for n in rng.sample(nodes, 3):
+                team = rng.choice(["a", "b"])
+                self.stack.kubectl("label", "node", n, "team=" + team, "--overwrite")
+                self.stack.kubectl("annotate", "node", n, "example.com/note=%d" % rng.randrange(100), "--overwrite")
+                intent[n]["team"] = team
+                if rng.random() < 0.3:
+                    self.stack.kubectl("label", "node", n, "status-", check=False)  # ours, removed by hand
+        self.hot(nodes, 95)
+        wait_until(lambda: self.sim_labelled() == nodes, 30, what="ours restored while hot")
+        for n in nodes:
+            labels = self.stack.node_labels(n)
+            if "team" in intent[n]:
+                self.assertEqual(labels.get("team"), intent[n]["team"], n)
+        for w in self.our_writes():
+            self.assertEqual(list(json.loads(w["body"])["metadata"]["labels"]), ["status"])
+        report("concurrent editors", our_writes=len(self.our_writes()),
+               retries=c.metric("dynamic_scheduler_label_write_retries_total"))
+
+    # 7. SIGKILL mid-cycle, then a new controller.
+    def test_sigkill_mid_cycle_and_restart(self):
+        nodes = ["node-%05d" % i for i in range(2, 32)]
+        self.hot(nodes)
+        c = self.start(args=["-write_qps", "10", "-write_burst", "1"], name="first")
+        wait_until(lambda: len(self.sim_labelled()) >= 8, 30, what="some nodes labelled")
+        c.proc.stop(signal.SIGKILL)
+        done_before = len(self.sim_labelled())
+        c2 = self.start(name="second")
+        wait_until(lambda: self.sim_labelled() == nodes, 30, what="all labelled after restart")
+        w = self.our_writes()
+        self.assertEqual([x for x in w if "null" in x["body"]], [], "no hot node unlabelled on start-up")
+        per_node = {}
+        for x in w:
+            per_node[x["name"]] = per_node.get(x["name"], 0) + 1
+        self.assertLessEqual(max(per_node.values()), 1, "no duplicate writes")
+        c2.wait_ready()
+        report("SIGKILL mid-cycle", labelled_before_kill=done_before, writes_total=len(w), nodes=len(nodes))
+
+
+class HttpAbuseIT(unittest.TestCase):
+    """The endpoints under bad clients, while the controller keeps evaluating."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=6).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def test_big_bodies_slow_clients_and_many_clients(self):
+        import socket
+        c = Controller(self.stack, RULES % "abuse_metric", name="abuse")
+        try:
+            c.wait_ready()
+            code, _ = http("POST", c.url + "/webhook", b"x" * (2 << 20))
+            self.assertEqual(code, 413)
+            self.assertEqual(http("POST", c.url + "/webhook", b"x" * (1 << 20))[0], 202)
+            slow = []
+            for _ in range(5):  # clients that send half a request and stall
+                s = socket.create_connection(("127.0.0.1", c.port))
+                s.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n")
+                slow.append(s)
+            c0 = c.metric("dynamic_scheduler_cycles_total")
+            errors, done = [], [0]
+
+            def client():
+                for _ in range(10):
+                    code, _ = http("GET", c.url + random.choice(["/status", "/nodes", "/metrics", "/healthz"]), timeout=30)
+                    if code not in (200, 503):
+                        errors.append(code)
+                    done[0] += 1
+            threads = [threading.Thread(target=client) for _ in range(200)]
+            t0 = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            elapsed = time.monotonic() - t0
+            time.sleep(2)
+            cycles = c.metric("dynamic_scheduler_cycles_total") - c0
+            self.assertEqual(errors, [])
+            self.assertGreaterEqual(cycles, int(elapsed), "evaluation continued at ~1 cycle/s")
+            for s in slow:
+                s.close()
+            report("HTTP abuse", requests=done[0], seconds=round(elapsed, 1), cycles_meanwhile=cycles)
+        finally:
+            c.stop()
+
+    def test_no_secrets_in_any_output(self):
+        token_kc = os.path.join(self.stack.sim_dir, "kubeconfig-token")
+        c = Controller(self.stack, RULES % "sec_metric", kubeconfig=token_kc, args=["-v", "2"], name="secrets")
+        c2 = Controller(self.stack, RULES % "sec_metric", name="secrets-cert")  # client certificate
+        try:
+            c.wait_ready()
+            c2.wait_ready()
+            outputs = [c.get(p)[1] + c2.get(p)[1] for p in ("/status", "/nodes", "/metrics", "/healthz")]
+            outputs += [c.proc.output(), c2.proc.output()]
+            key = open(os.path.join(self.stack.sim_dir, "client.key")).read().splitlines()[1]
+            for secret in ("sim-token", key, "Authorization", "Bearer"):
+                for o in outputs:
+                    self.assertNotIn(secret, o)
+        finally:
+            c.stop()
+            c2.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()
