@@ -12,6 +12,7 @@ namespace {
 std::once_flag g_curl_init;
 
 struct Exchange {
+  char error[CURL_ERROR_SIZE] = {0};  // libcurl's detailed message (TLS problems, ...)
   const HttpRequest* req = nullptr;
   CURL* curl = nullptr;
   std::string body;
@@ -171,6 +172,7 @@ CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchang
   }
   ex->curl = c;
   ex->req = &req;
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ex->error);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, HeaderCallback);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, ex);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteCallback);
@@ -186,10 +188,11 @@ CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchang
   return rc;
 }
 
-Status TransportError(CURLcode rc, const HttpRequest& req) {
+Status TransportError(CURLcode rc, const HttpRequest& req, const char* detail) {
   // The URL may carry a query but never credentials (tokens travel in headers).
   std::string where = req.method + " " + req.url.substr(0, req.url.find('?'));
-  return Status::Unavailable(where + ": " + curl_easy_strerror(rc));
+  std::string why = detail != nullptr && detail[0] != '\0' ? detail : curl_easy_strerror(rc);
+  return Status::Unavailable(where + ": " + why);
 }
 
 }  // namespace
@@ -206,7 +209,7 @@ StatusOr<HttpResponse> CurlTransport::Do(const HttpRequest& req) {
     return Status::Unavailable(req.method + " " + req.url.substr(0, req.url.find('?')) +
                                ": response body exceeds " + std::to_string(req.max_body_bytes) +
                                " bytes");
-  if (rc != CURLE_OK) return TransportError(rc, req);
+  if (rc != CURLE_OK) return TransportError(rc, req, ex.error);
   HttpResponse resp;
   resp.status = static_cast<int>(code);
   resp.body = std::move(ex.body);
@@ -232,7 +235,7 @@ StatusOr<StreamResult> CurlTransport::Stream(const HttpRequest& req,
     Release(c);
   }
   if (ex.was_cancelled) return Status::Cancelled("stream cancelled");
-  if (rc != CURLE_OK && !ex.stopped_by_reader) return TransportError(rc, req);
+  if (rc != CURLE_OK && !ex.stopped_by_reader) return TransportError(rc, req, ex.error);
   StreamResult r;
   r.status = static_cast<int>(code);
   r.error_body = std::move(ex.body);

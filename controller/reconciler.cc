@@ -1,5 +1,6 @@
 #include "controller/reconciler.h"
 
+#include <malloc.h>
 #include <time.h>
 
 #include <cmath>
@@ -70,6 +71,17 @@ void Reconciler::ExecuteChange(const NodeInfo& node, bool set, const NodeDecisio
   }
   Backoff backoff(0.2, 5);
   for (int attempt = 1; attempt <= options_.write_attempts; ++attempt) {
+    for (;;) {  // honour a Retry-After the server gave any writer
+      std::chrono::steady_clock::time_point not_before;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        not_before = writes_not_before_;
+      }
+      if (stop->load()) return;
+      if (std::chrono::steady_clock::now() >= not_before) break;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          not_before - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+    }
     if (!limiter_.Acquire(stop)) return;
     auto res = kube_->PatchNodeLabel(node.name, options_.label_key, value);
     if (res.ok()) {
@@ -83,6 +95,12 @@ void Reconciler::ExecuteChange(const NodeInfo& node, bool set, const NodeDecisio
     }
     const Status& st = res.status();
     if (st.code() == StatusCode::kNotFound) return;  // deleted meanwhile; the watch will tell
+    if (st.retry_after_seconds() > 0) {
+      std::lock_guard<std::mutex> l(mu_);
+      writes_not_before_ = std::max(writes_not_before_, std::chrono::steady_clock::now() +
+                                                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                std::chrono::duration<double>(st.retry_after_seconds())));
+    }
     if (!st.IsRetryable() || attempt == options_.write_attempts) {
       if (throttle_.ShouldLog("write:" + node.name + ":" + std::to_string(st.http_status()), clock_->Now()))
         LOG(WARNING) << "could not " << (set ? "label" : "unlabel") << " node " << node.name << ": "
@@ -247,6 +265,9 @@ void Reconciler::Run(const std::atomic<bool>* stop) {
   while (!stop->load()) {
     auto start = std::chrono::steady_clock::now();
     RunCycle(stop);
+    // A cycle frees its response bodies (about 1.2 MB per rule at 10,000 nodes); hand the pages
+    // back to the kernel so the resident size does not ratchet up between cycles.
+    malloc_trim(0);
     auto next = start + FromSeconds(options_.interval_seconds);
     std::unique_lock<std::mutex> l(mu_);
     cv_.wait_until(l, next, [&] { return triggered_ || stop->load(); });

@@ -133,6 +133,9 @@ class Reconciler {
   CycleReport last_;                // GUARDED_BY(mu_)
   ReconcilerCounters counters_;     // GUARDED_BY(mu_)
   TimePoint last_end_{};            // GUARDED_BY(mu_)
+  // The API server asked us (Retry-After) not to write before this time; every writer and every
+  // later cycle waits for it, not just the retry of the request that got the answer.
+  std::chrono::steady_clock::time_point writes_not_before_{};  // GUARDED_BY(mu_)
 };
 
 }  // namespace ds

@@ -98,3 +98,39 @@ TEST(LabelMergePatch, EscapesAndNull) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+TEST(WatchLineSplitter, TenMegabyteLineWithinLimit) {
+  WatchLineSplitter s;  // default limit 16 MiB
+  std::vector<std::string> lines;
+  std::string big = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"n\",\"annotations\":{\"a\":\"" +
+                    std::string(10 << 20, 'x') + "\"}}}}\n";
+  for (size_t i = 0; i < big.size(); i += 65536) ASSERT_TRUE(s.Feed(std::string_view(big).substr(i, 65536), &lines));
+  ASSERT_EQ(lines.size(), 1u);
+  auto ev = DecodeWatchEvent(lines[0]);
+  ASSERT_TRUE(ev.ok());
+  EXPECT_EQ(ev->node.name, "n");
+  WatchLineSplitter small(1 << 20);
+  lines.clear();
+  EXPECT_FALSE(small.Feed(big, &lines)) << "beyond the limit the stream is dropped, not buffered for ever";
+}
+
+TEST(DecodeNodeList, WrongTypesAreErrorsNotCrashes) {
+  for (const char* body : {R"({"metadata":{"resourceVersion":"1"},"items":{}})",
+                           R"({"metadata":{"resourceVersion":"1"},"items":[1]})",
+                           R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})",
+                           R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a","labels":{"x":1}}}]})",
+                           R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"},"status":{"addresses":"x"}}]})",
+                           R"({"metadata":[],"items":[]})", "null", "[]", "\"str\""}) {
+    auto r = DecodeNodeList(body);
+    if (r.ok()) {
+      for (const auto& n : r->items) EXPECT_FALSE(n.name.empty()) << body;
+    }
+  }
+  EXPECT_FALSE(DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})").ok());
+}
+
+}  // namespace
+}  // namespace ds

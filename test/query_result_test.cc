@@ -190,3 +190,32 @@ TEST(DecodeQueryResponse, LabelFilterKeepsOnlyMatchingLabels) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+TEST(DecodeQueryResponse, FiftyMegabyteBodyDecodes) {
+  // ~450,000 series: far beyond any real cluster, but a body this size must not crash.
+  std::string body = R"({"status":"success","data":{"resultType":"vector","result":[)";
+  const std::string one = R"({"metric":{"node":"node-00001","job":"j"},"value":[1795303219.437,"1.5"]})";
+  while (body.size() < (50u << 20)) body += one + ",";
+  body.back() = ']';
+  body += "}}";
+  LabelFilter keep = {"node"};
+  auto r = DecodeQueryResponse(body, 200, &keep);
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->samples.size(), 400000u);
+}
+
+TEST(DecodeQueryResponse, NonUtf8LabelValuesPassThrough) {
+  std::string body = std::string(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n)") +
+                     "\xff\xfe" + R"("},"value":[1,"2"]}]}})";
+  for (bool fast : {true, false}) {
+    auto r = fast ? DecodeQueryResponse(body, 200) : DecodeQueryResponseReference(body, 200);
+    ASSERT_TRUE(r.ok()) << fast;
+    EXPECT_EQ(r->samples[0].metric[0].second, std::string("n\xff\xfe")) << "bytes kept; they simply match no node";
+  }
+}
+
+}  // namespace
+}  // namespace ds
