@@ -168,6 +168,8 @@ bool WatchLineSplitter::Feed(std::string_view bytes, std::vector<std::string>* l
   size_t start = 0;
   while (start < bytes.size()) {
     size_t nl = bytes.find('\n', start);
+    size_t end = nl == std::string_view::npos ? bytes.size() : nl;
+    if (buf_.size() + (end - start) > max_line_) return false;  // whether or not the line ends here
     if (nl == std::string_view::npos) {
       buf_.append(bytes.substr(start));
       break;
