@@ -3,6 +3,9 @@
 #include "common/base64.h"
 #include "common/yaml_guard.h"
 
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -69,6 +72,43 @@ Status LoadPem(const YAML::Node& map, const std::string& key, const std::string&
   return Status::OK();
 }
 
+// A client certificate that cannot work fails the TLS handshake with nothing more than a closed
+// connection, so check what can be checked locally: expiry and whether the key belongs to it.
+Status CheckClientCertificate(const std::string& cert_pem, const std::string& key_pem, const std::string& where) {
+  BIO* cb = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+  X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+  BIO_free(cb);
+  if (cert == nullptr) return Status::InvalidArgument(where + ".client-certificate: not a PEM certificate");
+  Status st;
+  auto date = [](const ASN1_TIME* t) {
+    BIO* b = BIO_new(BIO_s_mem());
+    ASN1_TIME_print(b, t);
+    char* data = nullptr;
+    long n = BIO_get_mem_data(b, &data);
+    std::string s(data, static_cast<size_t>(n));
+    BIO_free(b);
+    return s;
+  };
+  if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
+    st = Status::InvalidArgument(where + ".client-certificate: expired on " + date(X509_get0_notAfter(cert)));
+  } else if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0) {
+    st = Status::InvalidArgument(where + ".client-certificate: not valid before " + date(X509_get0_notBefore(cert)));
+  } else {
+    BIO* kb = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+    BIO_free(kb);
+    if (key == nullptr) {
+      st = Status::InvalidArgument(where + ".client-key: not a PEM private key (or it is encrypted)");
+    } else if (X509_check_private_key(cert, key) != 1) {
+      st = Status::InvalidArgument(where + ".client-key: does not match client-certificate");
+    }
+    EVP_PKEY_free(key);
+  }
+  X509_free(cert);
+  ERR_clear_error();
+  return st;
+}
+
 }  // namespace
 
 StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string& path,
@@ -125,6 +165,8 @@ StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string&
         RETURN_NOT_OK(LoadPem(user, "client-key", uwhere, base, &cfg.tls.client_key_pem));
         if (cfg.tls.client_cert_pem.empty() != cfg.tls.client_key_pem.empty())
           return Status::InvalidArgument(uwhere + ": client-certificate and client-key must be given together");
+        if (!cfg.tls.client_cert_pem.empty())
+          RETURN_NOT_OK(CheckClientCertificate(cfg.tls.client_cert_pem, cfg.tls.client_key_pem, uwhere));
         cfg.token = Scalar(user, "token");
         std::string tf = Scalar(user, "tokenFile");
         if (!tf.empty()) {

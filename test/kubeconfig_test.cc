@@ -53,11 +53,15 @@ TEST_F(KubeconfigTest, RelativeFilesAndClientCert) {
   std::string path = Write("config", Config("    server: https://k:6443\n    certificate-authority: ca.crt\n",
                                             "    client-certificate: tls.crt\n    client-key: tls.key\n    tokenFile: token\n"));
   auto c = LoadKubeconfigFile(path);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->tls.ca_pem, kCa);
-  EXPECT_NE(c->tls.client_cert_pem.find("BEGIN CERTIFICATE"), std::string::npos);
-  EXPECT_NE(c->tls.client_key_pem.find("PRIVATE KEY"), std::string::npos);
-  EXPECT_EQ(c->token_file, (dir_ / "token").string());
+  // The files are read (relative to the kubeconfig); the fake certificate is then refused.
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("users[u].user.client-certificate: not a PEM certificate"), std::string::npos)
+      << c.status().message();
+  Write("config2", Config("    server: https://k:6443\n    certificate-authority: ca.crt\n", "    tokenFile: token\n"));
+  auto t = LoadKubeconfigFile((dir_ / "config2").string());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->tls.ca_pem, kCa);
+  EXPECT_EQ(t->token_file, (dir_ / "token").string());
 }
 
 TEST_F(KubeconfigTest, ContextOverride) {

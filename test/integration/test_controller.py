@@ -7,6 +7,8 @@ import unittest
 
 from harness import CONTROLLER, Controller, Stack, free_port, http, wait_until
 
+ROOT_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+
 CURRENT_RULES = """
 rules:
   - name: cpu
@@ -306,13 +308,21 @@ class KubeconfigRuntimeErrorsIT(unittest.TestCase):
         self.openssl("x509", "-req", "-in", os.path.join(d, "client.csr"), "-CA", os.path.join(d, "ca.crt"),
                      "-CAkey", os.path.join(d, "ca.key"), "-CAcreateserial", "-out", "expired.crt", "-days", "-1")
         ca, crt, key = os.path.join(d, "ca.crt"), os.path.join(d, "client.crt"), os.path.join(d, "client.key")
+        # Checked at start-up: exit 2 with the field named.
+        for what, kc, want in [
+                ("mismatched key and cert", self.kubeconfig("kc-mismatch", ca, crt, os.path.join(d, "admin.key")),
+                 "users[u].user.client-key: does not match client-certificate"),
+                ("expired client certificate", self.kubeconfig("kc-expired", ca, os.path.join(self.stack.dir, "expired.crt"), key),
+                 "users[u].user.client-certificate: expired on ")]:
+            r = subprocess.run([CONTROLLER, "-kubeconfig", kc, "-prom", self.stack.prom, "-r", os.path.join(
+                ROOT_RULES, "rule-memory-available.yaml")], capture_output=True, text=True, timeout=20)
+            self.assertEqual(r.returncode, 2, what)
+            self.assertIn(want, r.stderr, what)
+            print("\n%s -> exit 2: %s" % (what, r.stderr.strip()))
+        # Only the server can tell: the controller runs, is not ready, and says why.
         cases = [
-            ("mismatched key and cert", self.kubeconfig("kc-mismatch", ca, crt, os.path.join(d, "admin.key")),
-             ["private key", "key values mismatch", "unable to set"]),
             ("wrong CA", self.kubeconfig("kc-wrong-ca", os.path.join(self.stack.dir, "other-ca.crt"), crt, key),
-             ["SSL certificate problem", "certificate verify failed", "unable to get local issuer"]),
-            ("expired client certificate", self.kubeconfig("kc-expired", ca, os.path.join(self.stack.dir, "expired.crt"), key),
-             ["expired", "SSL", "alert"]),
+             ["SSL certificate problem"]),
         ]
         for what, kc, wants in cases:
             c = Controller(self.stack, CURRENT_RULES.format(metric="kc_metric"), kubeconfig=kc, name="kc")
