@@ -34,8 +34,8 @@ bool IsNumberChar(char c) {
 
 class Parser {
  public:
-  Parser(std::string_view s, const LabelFilter* keep, const SampleVisitor& visit)
-      : p_(s.data()), end_(s.data() + s.size()), keep_(keep), visit_(visit) {}
+  Parser(std::string_view s, const LabelFilter* keep, SampleVisitor visit)
+      : p_(s.data()), end_(s.data() + s.size()), keep_(keep), visit_(std::move(visit)) {}
 
   bool Top(QueryResult* out) {
     bool status_ok = false, have_data = false;
@@ -44,7 +44,9 @@ class Parser {
     do {
       std::string_view key;
       if (!String(&key) || !Expect(':')) return false;
-      if (key == "status") {
+      if ((key == "status" && status_ok) || (key == "data" && have_data)) {
+        if (!Skip(0)) return false;  // duplicate member: the first one counts, as in the reference
+      } else if (key == "status") {
         std::string_view v;
         if (!String(&v) || v != "success") return false;
         status_ok = true;
@@ -118,11 +120,32 @@ class Parser {
     return false;
   }
 
+  // A JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? -- from_chars alone would also
+  // take "0123" or "1.", which JSON (and the reference decoder) refuses (found by fuzzing).
   bool Number(double* out) {
     Ws();
     const char* start = p_;
-    while (p_ < end_ && IsNumberChar(*p_)) ++p_;
-    if (p_ == start) return false;
+    auto digits = [&] {
+      const char* d = p_;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+      return p_ - d;
+    };
+    if (p_ < end_ && *p_ == '-') ++p_;
+    if (p_ < end_ && *p_ == '0') {
+      ++p_;
+    } else if (digits() == 0) {
+      return false;
+    }
+    if (p_ < end_ && *p_ == '.') {
+      ++p_;
+      if (digits() == 0) return false;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      ++p_;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (digits() == 0) return false;
+    }
+    if (p_ < end_ && IsNumberChar(*p_)) return false;  // e.g. "01": a second number glued on
     auto [ptr, ec] = std::from_chars(start, p_, *out);
     return ec == std::errc() && ptr == p_;
   }
@@ -167,7 +190,9 @@ class Parser {
     do {
       std::string_view key;
       if (!String(&key) || !Expect(':')) return false;
-      if (key == "resultType") {
+      if ((key == "resultType" && vector) || (key == "result" && have_result)) {
+        if (!Skip(0)) return false;
+      } else if (key == "resultType") {
         std::string_view v;
         if (!String(&v) || v != "vector") return false;
         vector = true;
@@ -211,7 +236,9 @@ class Parser {
     do {
       std::string_view key;
       if (!String(&key) || !Expect(':')) return false;
-      if (key == "metric") {
+      if ((key == "metric" && have_metric) || (key == "value" && have_value)) {
+        if (!Skip(0)) return false;
+      } else if (key == "metric") {
         if (!Expect('{')) return false;
         if (!Peek('}')) {
           do {
@@ -251,7 +278,9 @@ class Parser {
   const char* p_;
   const char* const end_;
   const LabelFilter* const keep_;
-  const SampleVisitor& visit_;
+  // By value: callers pass lambdas, and a reference to the temporary std::function built from
+  // one would dangle once the constructor returns (found by fuzz_prom_decoder).
+  const SampleVisitor visit_;
   std::string scratch_;
   LabelViews labels_;                // the current sample's kept labels
   std::deque<std::string> escaped_;  // deque: growing it keeps earlier strings in place
