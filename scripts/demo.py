@@ -55,8 +55,8 @@ def main():
     controller = None
     try:
         stack.start()
-        print("  prometheus  %s\n  pushgateway %s\n  kubernetes  %s  (KUBECONFIG=%s)"
-              % (stack.prom, stack.pgw, stack.sim_url, stack.admin_kubeconfig), flush=True)
+        print("  prometheus  %s\n  pushgateway %s\n  kubernetes  %s  (KUBECONFIG=%s)\n  work dir    %s"
+              % (stack.prom, stack.pgw, stack.sim_url, stack.admin_kubeconfig, stack.dir), flush=True)
         t0 = time.monotonic()
 
         def push_all():

@@ -191,7 +191,13 @@ class Stack:
 
     def kubectl(self, *args, kubeconfig=None, check=True, timeout=30):
         env = dict(os.environ, KUBECONFIG=kubeconfig or self.admin_kubeconfig)
-        r = subprocess.run(["kubectl", *args], env=env, capture_output=True, text=True, timeout=timeout)
+        for attempt in range(3):
+            r = subprocess.run(["kubectl", *args], env=env, capture_output=True, text=True, timeout=timeout)
+            # A connection that dropped before any answer (seen on a loaded 2-core machine) is
+            # retried; every answer from the server, error or not, is returned as it is.
+            if "Unable to connect to the server" not in r.stderr:
+                break
+            time.sleep(0.5)
         if check and r.returncode != 0:
             raise AssertionError("kubectl %s failed: %s" % (" ".join(args), r.stderr))
         return r

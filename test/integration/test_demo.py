@@ -16,9 +16,11 @@ class DemoIT(unittest.TestCase):
         self.assertIn("LABELLED", r.stdout)
         self.assertIn("UNLABELLED", r.stdout)
         self.assertIn("no process left behind", r.stdout)
-        ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+        # Only this demo's processes: other suites may run their own stacks in parallel.
+        work_dir = [l.split()[-1] for l in r.stdout.splitlines() if l.strip().startswith("work dir")][0]
+        ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
         for line in ps.splitlines():
-            if "ds-it-" in line and ("prometheus" in line or "kube-sim" in line or "dynamic-scheduler" in line):
+            if work_dir in line and " Z" not in line:
                 self.fail("left behind: " + line)
 
 
