@@ -174,7 +174,11 @@ rules:
         self.stack.sim_admin("POST", "/sim/compact")
         wait_until(lambda: c.metric("dynamic_scheduler_node_cache_expired_relists_total") >= 1, 20,
                    what="a re-list after 410 Expired")
-        # ...and a dropped watch that resumes from a compacted resourceVersion gets one too.
+        # ...and a dropped watch that resumes from a compacted resourceVersion gets one too. Wait for
+        # the relist to finish and a watch to be open first: a relist that ran after the next
+        # compaction would start from a fresh resourceVersion and never see a 410.
+        wait_until(lambda: c.metric("dynamic_scheduler_node_cache_lists_total") > lists, 20, what="relist done")
+        wait_until(lambda: self.stack.sim_admin("GET", "/sim/stats")["watches"] >= 1, 20, what="watch open again")
         self.stack.sim_admin("POST", "/sim/drop-watches")
         self.stack.sim_admin("POST", "/sim/compact")
         wait_until(lambda: c.metric("dynamic_scheduler_node_cache_expired_relists_total") >= 2, 20,
