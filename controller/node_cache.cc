@@ -114,7 +114,7 @@ void NodeCache::Upsert(NodeInfo&& node) {
   ++generation_;
 }
 
-void NodeCache::Remove(const std::string& name, const std::string&) {
+void NodeCache::Remove(const std::string& name) {
   std::lock_guard<std::mutex> l(mu_);
   if (nodes_.erase(name) > 0) {
     ++generation_;
@@ -140,7 +140,7 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
         Upsert(std::move(ev.node));
         break;
       case WatchEventType::kDeleted:
-        Remove(ev.node.name, ev_rv);
+        Remove(ev.node.name);
         break;
       case WatchEventType::kBookmark:
       case WatchEventType::kError:

@@ -71,7 +71,7 @@ class NodeCache {
  private:
   Status WatchOnce(const std::atomic<bool>* stop);
   void Upsert(NodeInfo&& node);
-  void Remove(const std::string& name, const std::string& rv);
+  void Remove(const std::string& name);
   void SetError(const Status& st);
   void TrimLabels(NodeInfo* node) const;
 

@@ -2,7 +2,7 @@
 # Installs the Debian packages the build, the tests and the demo need. Safe to re-run: it only
 # calls apt-get when something is missing.
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config curl openssl libssl-dev
+PKGS=(build-essential cmake pkg-config curl openssl libssl-dev procps
       libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libgflags-dev libgoogle-glog-dev
       libcivetweb-dev civetweb libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
       prometheus prometheus-pushgateway prometheus-alertmanager python3 python3-kubernetes)

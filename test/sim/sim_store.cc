@@ -450,8 +450,6 @@ ApiError Store::Create(const std::string& body, std::string* out) {
   doc.AddMember("apiVersion", "v1", a);
   if (!doc["metadata"].HasMember("creationTimestamp")) SetMeta(doc, "creationTimestamp", Now());
   if (!doc["metadata"].HasMember("uid")) SetMeta(doc, "uid", "sim-" + name);
-  Document clean;
-  clean.Parse(ds::JsonToString(doc).c_str());
   return Commit(name, "ADDED", ds::JsonToString(doc), nullptr, out);
 }
 
