@@ -31,12 +31,16 @@ std::string LabelMergePatch(const std::string& key, const std::string* value) {
 }
 
 HttpKubeApi::HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
-                         double request_timeout_seconds)
-    : transport_(transport), config_(std::move(config)), clock_(clock), timeout_(request_timeout_seconds) {}
+                         double request_timeout_seconds, std::string user_agent)
+    : transport_(transport),
+      config_(std::move(config)),
+      clock_(clock),
+      timeout_(request_timeout_seconds),
+      user_agent_(std::move(user_agent)) {}
 
 std::vector<std::string> HttpKubeApi::Headers(const char* accept) {
   std::vector<std::string> h{std::string("Accept: ") + accept,
-                             "User-Agent: dynamic-scheduler/0.1"};
+                             "User-Agent: " + user_agent_};
   std::string token = config_.token;
   if (!config_.token_file.empty()) {
     std::lock_guard<std::mutex> l(mu_);
@@ -135,6 +139,40 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const st
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
                               "patch node " + node);
   return DecodeNode(std::move(resp.body));
+}
+
+namespace {
+std::string LeasePath(const std::string& ns, const std::string& name) {
+  return "/apis/coordination.k8s.io/v1/namespaces/" + UrlEncode(ns) + "/leases" + (name.empty() ? "" : "/" + UrlEncode(name));
+}
+}  // namespace
+
+StatusOr<LeaseRecord> HttpKubeApi::GetLease(const std::string& ns, const std::string& name, double timeout_seconds) {
+  HttpRequest req;
+  req.url = config_.server + LeasePath(ns, name);
+  req.headers = Headers("application/json");
+  req.timeout_seconds = timeout_seconds;
+  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  if (resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "get lease " + ns + "/" + name);
+  return DecodeLease(resp.body);
+}
+
+StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::string& name,
+                                              const LeaseRecord& record, double timeout_seconds) {
+  const bool create = record.resource_version.empty();
+  HttpRequest req;
+  req.method = create ? "POST" : "PUT";
+  req.url = config_.server + LeasePath(ns, create ? "" : name);
+  req.headers = Headers("application/json");
+  req.headers.push_back("Content-Type: application/json");
+  req.body = EncodeLease(ns, name, record);
+  req.timeout_seconds = timeout_seconds;
+  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  if (resp.status != 200 && resp.status != 201)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
+                              (create ? "create lease " : "update lease ") + ns + "/" + name);
+  return DecodeLease(resp.body);
 }
 
 }  // namespace ds

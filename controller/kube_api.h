@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/http_transport.h"
 #include "controller/kubeconfig.h"
+#include "controller/lease.h"
 #include "controller/node_object.h"
 
 namespace ds {
@@ -34,6 +35,15 @@ class KubeApi {
   // names only that key. Returns the updated node from the PATCH response.
   virtual StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
                                             const std::string* value) = 0;
+  // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. Leader election calls
+  // these with a timeout shorter than its renew deadline.
+  virtual StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
+                                         double timeout_seconds) = 0;
+  // Creates the Lease (record.resource_version empty: POST; kConflict when it already exists) or
+  // replaces it (PUT with record.resource_version as precondition; kConflict when somebody wrote
+  // it meanwhile). Returns the stored record with its new resource_version.
+  virtual StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
+                                           const LeaseRecord& record, double timeout_seconds) = 0;
 };
 
 // Builds {"metadata":{"labels":{key: value-or-null}}}.
@@ -42,8 +52,10 @@ std::string LabelMergePatch(const std::string& key, const std::string* value);
 class HttpKubeApi : public KubeApi {
  public:
   // `transport` must outlive this object and be configured with config.tls.
+  // `user_agent` goes into every request (audit logs and the simulator's write log show which
+  // replica wrote).
   HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
-              double request_timeout_seconds = 30);
+              double request_timeout_seconds = 30, std::string user_agent = "dynamic-scheduler/0.1");
 
   StatusOr<NodeListPage> ListNodes(const std::string& label_selector, size_t limit,
                                    const std::string& continue_token) override;
@@ -52,6 +64,10 @@ class HttpKubeApi : public KubeApi {
                     const std::function<bool()>& cancelled) override;
   StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
                                     const std::string* value) override;
+  StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
+                                 double timeout_seconds) override;
+  StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name, const LeaseRecord& record,
+                                   double timeout_seconds) override;
 
  private:
   // Authorization header (if any); re-reads a token file at most once a minute.
@@ -61,6 +77,7 @@ class HttpKubeApi : public KubeApi {
   const RestConfig config_;
   const Clock* const clock_;
   const double timeout_;
+  const std::string user_agent_;
   std::mutex mu_;
   std::string file_token_;    // GUARDED_BY(mu_)
   TimePoint token_read_at_{}; // GUARDED_BY(mu_)

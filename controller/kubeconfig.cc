@@ -181,6 +181,7 @@ StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string&
     bool has_credentials = !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty();
     if (has_credentials && cfg.server.rfind("http://", 0) == 0)
       return Status::InvalidArgument(where + ".server is plain http://; refusing to send credentials without TLS");
+    cfg.namespace_name = Scalar(ctx, "namespace");
     cfg.description = path + " (context " + ctx_name + ", server " + cfg.server + ")";
     return cfg;
   } catch (const YAML::Exception& e) {
@@ -208,6 +209,11 @@ StatusOr<RestConfig> InClusterConfig(const std::string& sa_dir) {
   if (!FileExists(cfg.token_file))
     return Status::InvalidArgument("in-cluster: service-account token " + cfg.token_file + " is missing");
   ASSIGN_OR_RETURN(cfg.tls.ca_pem, ReadFile(sa_dir + "/ca.crt", "in-cluster CA"));
+  if (auto ns = ReadFile(sa_dir + "/namespace", "in-cluster namespace"); ns.ok()) {
+    cfg.namespace_name = *ns;
+    while (!cfg.namespace_name.empty() && std::isspace(static_cast<unsigned char>(cfg.namespace_name.back())))
+      cfg.namespace_name.pop_back();
+  }
   cfg.description = "in-cluster service account (server " + cfg.server + ")";
   return cfg;
 }

@@ -15,6 +15,7 @@ struct RestConfig {
   std::string token;       // static bearer token
   std::string token_file;  // bearer token read from this file (re-read: tokens rotate)
   std::string username, password;  // basic auth
+  std::string namespace_name;  // the context's namespace, or the service account's; may be empty
   std::string description;  // where this came from, for logs (never credentials)
 };
 

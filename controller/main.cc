@@ -6,12 +6,15 @@
 
 #include <atomic>
 #include <fstream>
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 #include "controller/kube_api.h"
 #include "controller/kubeconfig.h"
+#include "controller/leader_elector.h"
 #include "controller/node_cache.h"
 #include "controller/options.h"
 #include "controller/reconciler.h"
@@ -91,14 +94,36 @@ int main(int argc, char** argv) {
   RealClock clock;
   CurlTransport kube_transport(rest->tls);
   CurlTransport prom_transport;
-  HttpKubeApi kube(&kube_transport, *rest, &clock);
+  LeaderElectionOptions le_opts = opts.leader_election;
+  if (le_opts.lease_namespace.empty()) {
+    const char* pod_ns = std::getenv("POD_NAMESPACE");
+    le_opts.lease_namespace = pod_ns != nullptr && *pod_ns != '\0' ? pod_ns
+                              : !rest->namespace_name.empty()     ? rest->namespace_name
+                                                                  : "default";
+  }
+  if (opts.leader_elect) {
+    if (std::string why = ValidateLeaderElection(le_opts); !why.empty()) {
+      std::cerr << "dynamic-scheduler: " << why << "\n";
+      return 2;
+    }
+  }
+  // The identity in the User-Agent lets audit logs tell the replicas' writes apart.
+  HttpKubeApi kube(&kube_transport, *rest, &clock, 30,
+                   "dynamic-scheduler/0.1 (" + (opts.leader_elect ? le_opts.identity : std::string("single")) + ")");
   HttpPrometheusClient prom(&prom_transport, opts.prometheus_url, opts.query_timeout_seconds, prom_token);
   NodeCacheOptions cache_opts;
   cache_opts.label_selector = label_selector;
   cache_opts.resync_seconds = opts.resync_seconds;
   cache_opts.keep_label_keys = {opts.reconciler.label_key};
   NodeCache cache(&kube, cache_opts);
-  Reconciler reconciler(opts.rules, opts.reconciler, &cache, &prom, &kube, &clock);
+  std::unique_ptr<LeaderElector> elector;
+  if (opts.leader_elect) {
+    elector = std::make_unique<LeaderElector>(&kube, &clock, le_opts);
+    LOG(INFO) << "leader election: lease " << le_opts.lease_namespace << "/" << le_opts.lease_name << ", identity "
+              << le_opts.identity << ", duration " << le_opts.lease_duration_seconds << " s, renew deadline "
+              << le_opts.renew_deadline_seconds << " s, retry " << le_opts.retry_period_seconds << " s";
+  }
+  Reconciler reconciler(opts.rules, opts.reconciler, &cache, &prom, &kube, &clock, elector.get());
 
   WebServer web;
   auto handler = [&](const WebRequest& req) {
@@ -115,6 +140,14 @@ int main(int argc, char** argv) {
     v.label_key = opts.reconciler.label_key;
     v.label_value = opts.reconciler.label_value;
     v.rss_bytes = ResidentBytes();
+    if (elector != nullptr) {
+      auto ev = elector->GetView();
+      v.leader_election = true;
+      v.is_leader = ev.leader;
+      v.identity = ev.identity;
+      v.leader_holder = ev.holder;
+      v.leader_terms = ev.terms;
+    }
     return HandleRequest(req, v, [&] { reconciler.Trigger(); });
   };
   if (Status st = web.Start(opts.web_addr, handler, /*threads=*/16); !st.ok()) {
@@ -126,12 +159,24 @@ int main(int argc, char** argv) {
   std::atomic<bool> stop{false};
   std::thread cache_thread([&] { cache.Run(&stop); });
   std::thread loop_thread([&] { reconciler.Run(&stop); });
+  // The elector stops after the evaluation loop (its own flag), so that the lease is released
+  // only once no write can start any more.
+  std::atomic<bool> stop_election{false};
+  std::thread election_thread;
+  if (elector != nullptr)
+    election_thread = std::thread([&] {
+      elector->Run(&stop_election, [&](bool leader) {
+        if (leader) reconciler.Trigger();  // evaluate at once instead of waiting for the interval
+      });
+    });
   int sig = 0;
   sigwait(&sigs, &sig);
   LOG(INFO) << "received signal " << sig << ", stopping";
   stop = true;
   reconciler.Wake();
   loop_thread.join();
+  stop_election = true;
+  if (election_thread.joinable()) election_thread.join();
   cache_thread.join();
   web.Stop();
   LOG(INFO) << "stopped";

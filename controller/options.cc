@@ -26,6 +26,17 @@ DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps."
 DEFINE_bool(check_config, false, "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
             "2 if not. -prom is not required.");
 DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
+DEFINE_bool(leader_elect, false, "Run for leadership on a coordination.k8s.io/v1 Lease; only the leader evaluates and "
+            "writes labels. Needed for more than one replica.");
+DEFINE_string(leader_elect_namespace, "", "Namespace of the lease. Default: $POD_NAMESPACE, then the kubeconfig "
+              "context's or the service account's namespace, then \"default\".");
+DEFINE_string(leader_elect_name, "dynamic-scheduler", "Name of the lease.");
+DEFINE_string(leader_elect_identity, "", "This replica's name in the lease. Default: hostname_random.");
+DEFINE_double(leader_elect_lease_duration, 15, "Seconds a standby waits, after the lease was last renewed, before "
+              "it takes over.");
+DEFINE_double(leader_elect_renew_deadline, 10, "Seconds the leader may go without a successful renewal before it "
+              "stops writing. Must be less than the lease duration.");
+DEFINE_double(leader_elect_retry_period, 2, "Seconds between attempts to acquire or renew the lease.");
 DEFINE_uint64(max_writes_per_cycle, 0, "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
 namespace ds {
@@ -82,6 +93,20 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   r.write_qps = FLAGS_write_qps;
   r.write_burst = FLAGS_write_burst;
   r.write_concurrency = FLAGS_write_concurrency;
+
+  o.leader_elect = FLAGS_leader_elect;
+  LeaderElectionOptions& le = o.leader_election;
+  le.lease_namespace = FLAGS_leader_elect_namespace;
+  le.lease_name = FLAGS_leader_elect_name;
+  le.identity = FLAGS_leader_elect_identity.empty() ? DefaultIdentity() : FLAGS_leader_elect_identity;
+  le.lease_duration_seconds = FLAGS_leader_elect_lease_duration;
+  le.renew_deadline_seconds = FLAGS_leader_elect_renew_deadline;
+  le.retry_period_seconds = FLAGS_leader_elect_retry_period;
+  if (o.leader_elect) {
+    LeaderElectionOptions check = le;
+    if (check.lease_namespace.empty()) check.lease_namespace = "unset";
+    if (std::string why = ValidateLeaderElection(check); !why.empty()) return Status::InvalidArgument(why);
+  }
   return o;
 }
 

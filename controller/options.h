@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "controller/leader_elector.h"
 #include "controller/reconciler.h"
 #include "rules/rule_config.h"
 
@@ -20,6 +21,10 @@ struct Options {
   std::string web_addr;
   double resync_seconds = 600;
   ReconcilerOptions reconciler;
+  bool leader_elect = false;
+  // lease_namespace empty: POD_NAMESPACE, then the kubeconfig context's or service account's
+  // namespace, then "default" (main resolves it once the REST config is known).
+  LeaderElectionOptions leader_election;
   RuleConfig rules;
 };
 

@@ -35,13 +35,15 @@ std::string Num(double v) {
 }  // namespace
 
 Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
-                       PrometheusClient* prom, KubeApi* kube, const Clock* clock)
+                       PrometheusClient* prom, KubeApi* kube, const Clock* clock,
+                       const Leadership* leadership)
     : rules_(rules.rules),
       options_(std::move(options)),
       cache_(cache),
       prom_(prom),
       kube_(kube),
       clock_(clock),
+      leadership_(leadership),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       limiter_(options_.write_qps, options_.write_burst) {
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
@@ -83,6 +85,15 @@ void Reconciler::ExecuteChange(const NodeInfo& node, bool set, const NodeDecisio
           not_before - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
     }
     if (!limiter_.Acquire(stop)) return;
+    // Leadership can end while a cycle writes (renew deadline passed): a standby may take over once
+    // the lease expires, so no write may start after that.
+    if (leadership_ != nullptr && !leadership_->IsLeader()) {
+      if (throttle_.ShouldLog("not-leader", clock_->Now()))
+        LOG(WARNING) << "not the leader any more: the remaining label writes of this cycle are dropped";
+      std::lock_guard<std::mutex> l(mu_);
+      ++report->deferred;
+      return;
+    }
     auto res = kube_->PatchNodeLabel(node.name, options_.label_key, value);
     if (res.ok()) {
       cache_->ApplyWriteResult(*res);
@@ -138,6 +149,22 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
     last_ = std::move(report);
     last_end_ = clock_->Now();
     return;
+  }
+  if (leadership_ != nullptr) {
+    if (!leadership_->IsLeader()) {
+      report.skipped = report.standby = true;
+      std::lock_guard<std::mutex> l(mu_);
+      last_ = std::move(report);
+      last_end_ = clock_->Now();
+      return;
+    }
+    if (uint64_t term = leadership_->Term(); term != term_) {
+      // Hysteresis timers and last seen values from an earlier term are stale (another replica
+      // decided meanwhile): start over as after a restart, adopting the labels on the nodes.
+      if (term_ != 0) LOG(INFO) << "leader again (term " << term << "): starting from the labels in the cluster";
+      decider_.Reset();
+      term_ = term;
+    }
   }
   auto snap = cache_->Snapshot();
   const auto& nodes = snap->nodes;

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/log_throttle.h"
 #include "controller/kube_api.h"
+#include "controller/leadership.h"
 #include "controller/node_cache.h"
 #include "controller/rate_limiter.h"
 #include "promql/prometheus_client.h"
@@ -72,7 +73,8 @@ struct CycleReport {
   size_t hot_nodes = 0;
   size_t writes_ok = 0, writes_failed = 0, deferred = 0;
   bool all_queries_failed = false;
-  bool skipped = false;  // cache not synced yet
+  bool skipped = false;  // cache not synced yet, or standby
+  bool standby = false;  // another replica holds the leader lease: nothing queried or written
   std::vector<RuleReport> rules;
   std::map<std::string, std::vector<HoldReport>> holds;  // hot nodes -> why
 };
@@ -85,9 +87,11 @@ struct ReconcilerCounters {
 
 class Reconciler {
  public:
-  // All pointers must outlive the Reconciler.
+  // All pointers must outlive the Reconciler. With a `leadership`, cycles run only while it says
+  // this replica is the leader, and every write checks it again just before it is sent.
   Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
-             PrometheusClient* prom, KubeApi* kube, const Clock* clock);
+             PrometheusClient* prom, KubeApi* kube, const Clock* clock,
+             const Leadership* leadership = nullptr);
 
   // One evaluation cycle. Thread-compatible: call from one thread at a time.
   void RunCycle(const std::atomic<bool>* stop);
@@ -118,6 +122,8 @@ class Reconciler {
   PrometheusClient* const prom_;
   KubeApi* const kube_;
   const Clock* const clock_;
+  const Leadership* const leadership_;
+  uint64_t term_ = 0;  // the leadership term decider_'s state belongs to
   Decider decider_;
   RateLimiter limiter_;
   LogThrottle throttle_{300};

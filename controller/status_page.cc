@@ -38,6 +38,7 @@ std::string NotReadyReason(const ControllerView& v) {
   if (!v.cache_synced)
     return "node cache not synced" + (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
   if (v.seconds_since_cycle < 0) return "no evaluation cycle has run yet";
+  if (v.last_cycle.standby) return "";  // a standby queries nothing; its cache is what it serves
   if (v.seconds_since_cycle > 3 * v.interval_seconds + 60)
     return "evaluation loop stalled: last cycle ended " + std::to_string(static_cast<long>(v.seconds_since_cycle)) +
            " s ago";
@@ -156,6 +157,11 @@ std::string RenderMetrics(const ControllerView& v) {
   o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
   metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge", "Time from start to the first complete LIST.");
   o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds << "\n";
+  metric("dynamic_scheduler_leader", "gauge",
+         "1 when this replica may write labels (it holds the lease, or leader election is off).");
+  o << "dynamic_scheduler_leader " << (!v.leader_election || v.is_leader ? 1 : 0) << "\n";
+  metric("dynamic_scheduler_leader_terms_total", "counter", "Times this replica became the leader.");
+  o << "dynamic_scheduler_leader_terms_total " << v.leader_terms << "\n";
   metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
   o << "process_resident_memory_bytes " << v.rss_bytes << "\n";
   metric("dynamic_scheduler_node_cache_lists_total", "counter", "Full node LISTs.");
@@ -192,7 +198,11 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   }
   if (req.path == "/status") {
     std::string why = NotReadyReason(view);
-    return why.empty() ? Text(200, "ok") : Text(503, why);
+    if (!why.empty()) return Text(503, why);
+    if (view.leader_election && !view.is_leader)
+      return Text(200, "ok: standby, the lease is held by " +
+                           (view.leader_holder.empty() ? std::string("nobody yet") : view.leader_holder));
+    return Text(200, "ok");
   }
   if (req.path == "/healthz") {
     if (view.seconds_since_cycle > 3 * view.interval_seconds + 60)

@@ -1,6 +1,7 @@
 // The HTTP endpoints as pure functions: a request and a view of the controller in, a response
 // out. CivetWeb sits behind WebServer; nothing here touches sockets or clocks.
-//   GET  /status   200 "ok" when ready, else 503 and a one-line reason (readiness)
+//   GET  /status   200 "ok" when ready (a standby says whose lease it waits for), else 503 and a
+//                  one-line reason (readiness)
 //   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)
 //   GET  /nodes    labelled nodes as JSON (the original's fields plus why each is labelled)
 //   GET  /metrics  Prometheus text format
@@ -43,6 +44,12 @@ struct ControllerView {
   double interval_seconds = 10;
   std::string label_key, label_value;
   double rss_bytes = 0;  // resident memory of the process, 0 if unknown
+  // Leader election (all false/empty when it is off: a single replica always acts).
+  bool leader_election = false;
+  bool is_leader = false;
+  std::string identity;       // this replica
+  std::string leader_holder;  // the lease's holder as last read
+  uint64_t leader_terms = 0;  // times this replica became leader
 };
 
 inline constexpr long long kMaxRequestBody = 1 << 20;

@@ -57,6 +57,10 @@ class Decider {
   std::vector<NodeDecision> Decide(TimePoint now, const std::vector<NodeInput>& nodes,
                                    const std::vector<RuleInput>& rules);
 
+  // Forgets every node's state, as a new Decider would (a new leadership term: another replica
+  // may have decided meanwhile).
+  void Reset() { states_.clear(); }
+
   const std::vector<Rule>& rules() const { return rules_; }
   size_t tracked_nodes() const { return states_.size(); }
 

@@ -165,5 +165,70 @@ TEST_F(ReconcilerTest, SkipsUntilCacheSynced) {
   EXPECT_EQ(prom_.calls("cpu_pct"), 0);
 }
 
+// A Leadership the test flips by hand; `allow_checks` bounds how many IsLeader() calls say yes.
+class ScriptedLeadership : public Leadership {
+ public:
+  bool IsLeader() const override {
+    if (allow_checks >= 0 && checks++ >= allow_checks) return false;
+    return leader;
+  }
+  uint64_t Term() const override { return term; }
+  bool leader = false;
+  uint64_t term = 0;
+  int allow_checks = -1;  // -1: no bound
+  mutable int checks = 0;
+};
+
+TEST_F(ReconcilerTest, StandbyQueriesAndWritesNothing) {
+  ScriptedLeadership lead;
+  Build();
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  for (int i = 0; i < 3; ++i) Cycle();
+  EXPECT_TRUE(rec_->LastReport().standby);
+  EXPECT_EQ(prom_.calls("cpu_pct"), 0) << "a standby does not load Prometheus";
+  EXPECT_TRUE(api_.patches().empty());
+  lead.leader = true;
+  lead.term = 1;
+  Cycle();
+  EXPECT_FALSE(rec_->LastReport().standby);
+  EXPECT_TRUE(Labelled("node-1"));
+}
+
+TEST_F(ReconcilerTest, NoWriteStartsAfterLeadershipEnds) {
+  ScriptedLeadership lead;
+  lead.leader = true;
+  lead.term = 1;
+  lead.allow_checks = 1;  // the cycle starts as leader; the renew deadline passes before the write
+  Build();
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
+  Cycle();
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_EQ(rec_->LastReport().deferred, 2u);
+  EXPECT_EQ(rec_->LastReport().writes_ok, 0u);
+}
+
+TEST_F(ReconcilerTest, NewTermStartsFromAFreshState) {
+  cfg_.rules[0].for_seconds = 25;
+  ScriptedLeadership lead;
+  lead.leader = true;
+  lead.term = 1;
+  Build();
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();  // t=10: over threshold, pending
+  Cycle();  // t=20
+  EXPECT_FALSE(Labelled("node-1"));
+  // Another replica led for a while; this one is leader again: its old `for` timer must not count.
+  lead.term = 2;
+  Cycle();  // t=30: pending again from here
+  Cycle();  // t=40: would have fired at 35 with the old timer
+  Cycle();  // t=50
+  EXPECT_FALSE(Labelled("node-1"));
+  Cycle();  // t=60: 30 s over threshold in this term
+  EXPECT_TRUE(Labelled("node-1"));
+}
+
 }  // namespace
 }  // namespace ds

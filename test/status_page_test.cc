@@ -102,5 +102,35 @@ TEST(StatusPage, MetricsText) {
   EXPECT_NE(r.body.find("dynamic_scheduler_query_errors_total{rule=\"cpu\"} 2\n"), std::string::npos);
 }
 
+TEST(StatusPage, LeaderElectionStandbyIsReadyAndSaysWhoLeads) {
+  auto noop = [] {};
+  ControllerView v = ReadyView();
+  v.leader_election = true;
+  v.identity = "pod-b_1";
+  v.leader_holder = "pod-a_2";
+  v.last_cycle = CycleReport();
+  v.last_cycle.skipped = v.last_cycle.standby = true;
+  auto r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.status, 200) << "a standby is healthy: it must not be restarted or block a rollout";
+  EXPECT_EQ(r.body, "ok: standby, the lease is held by pod-a_2\n");
+  std::string m = RenderMetrics(v);
+  EXPECT_NE(m.find("dynamic_scheduler_leader 0\n"), std::string::npos);
+  v.is_leader = true;
+  v.leader_terms = 3;
+  v.last_cycle.standby = false;
+  r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.body, "ok\n");
+  m = RenderMetrics(v);
+  EXPECT_NE(m.find("dynamic_scheduler_leader 1\n"), std::string::npos);
+  EXPECT_NE(m.find("dynamic_scheduler_leader_terms_total 3\n"), std::string::npos);
+  // Standby still reports a broken cache.
+  v.is_leader = false;
+  v.last_cycle.standby = true;
+  v.cache_synced = false;
+  EXPECT_EQ(HandleRequest(Get("/status"), v, noop).status, 503);
+  // Without leader election the gauge says the replica writes.
+  EXPECT_NE(RenderMetrics(ReadyView()).find("dynamic_scheduler_leader 1\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ds

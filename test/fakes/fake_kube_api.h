@@ -115,9 +115,53 @@ class FakeKubeApi : public KubeApi {
     return it->second;
   }
 
+  // Leases, with the API's create/update preconditions (409 on an existing create or a stale
+  // resourceVersion). While lease_down(true), every lease call fails with 503.
+  StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name, double) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++lease_calls_;
+    if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
+    auto it = leases_.find(ns + "/" + name);
+    if (it == leases_.end()) return Status(StatusCode::kNotFound, "leases \"" + name + "\" not found");
+    return it->second;
+  }
+  StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name, const LeaseRecord& rec,
+                                   double) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++lease_calls_;
+    if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
+    auto it = leases_.find(ns + "/" + name);
+    if (rec.resource_version.empty()) {
+      if (it != leases_.end()) return Status(StatusCode::kConflict, "already exists");
+    } else if (it == leases_.end()) {
+      return Status(StatusCode::kNotFound, "not found");
+    } else if (it->second.resource_version != rec.resource_version) {
+      return Status(StatusCode::kConflict, "the object has been modified");
+    }
+    LeaseRecord stored = rec;
+    stored.resource_version = std::to_string(++rv_);
+    leases_[ns + "/" + name] = stored;
+    return stored;
+  }
+  void set_lease_down(bool down) {
+    std::lock_guard<std::mutex> l(mu_);
+    lease_down_ = down;
+  }
+  std::map<std::string, LeaseRecord> leases() {
+    std::lock_guard<std::mutex> l(mu_);
+    return leases_;
+  }
+  int lease_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return lease_calls_;
+  }
+
  private:
   std::mutex mu_;
   uint64_t rv_ = 100;
+  std::map<std::string, LeaseRecord> leases_;
+  bool lease_down_ = false;
+  int lease_calls_ = 0;
   std::map<std::string, NodeInfo> nodes_;
   std::vector<PatchCall> patches_;
   std::deque<Status> patch_errors_;

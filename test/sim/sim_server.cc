@@ -134,6 +134,54 @@ std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const 
   return sb.GetString();
 }
 
+// kubectl get leases: NAME, HOLDER, AGE.
+std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) {
+  rapidjson::StringBuffer sb;
+  ds::JsonWriter w(sb);
+  w.StartObject();
+  w.Key("kind"); w.String("Table");
+  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+  w.Key("metadata"); w.StartObject(); w.Key("resourceVersion"); ds::WriteString(w, std::to_string(rv)); w.EndObject();
+  w.Key("columnDefinitions");
+  w.StartArray();
+  for (const char* c : {"Name", "Holder", "Age"}) {
+    w.StartObject();
+    w.Key("name"); w.String(c);
+    w.Key("type"); w.String("string");
+    w.Key("format"); w.String(std::string(c) == "Name" ? "name" : "");
+    w.Key("description"); w.String("");
+    w.Key("priority"); w.Int(0);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("rows");
+  w.StartArray();
+  for (const auto& json : leases) {
+    rapidjson::Document d;
+    d.Parse(json.c_str());
+    const auto& meta = d["metadata"];
+    const auto* spec = ds::JsonMember(d, "spec");
+    w.StartObject();
+    w.Key("cells");
+    w.StartArray();
+    ds::WriteString(w, ds::JsonString(meta, "name"));
+    ds::WriteString(w, spec ? ds::JsonString(*spec, "holderIdentity") : "");
+    ds::WriteString(w, Age(ds::JsonString(meta, "creationTimestamp")));
+    w.EndArray();
+    w.Key("object");
+    w.StartObject();
+    w.Key("kind"); w.String("PartialObjectMetadata");
+    w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+    w.Key("metadata");
+    meta.Accept(w);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return sb.GetString();
+}
+
 // Go's strconv.ParseBool, which the API server uses for query flags.
 bool ParseBool(const std::string& v) { return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True"; }
 
@@ -150,6 +198,7 @@ double SteadySeconds() {
 
 // The class a request belongs to, for fault matching.
 std::string RequestClass(const std::string& method, const std::string& path, const std::string& query) {
+  if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) return "lease";
   if (path.rfind("/api/v1/nodes", 0) != 0) return "discovery";
   bool one = path.size() > std::string("/api/v1/nodes").size() + 1;
   if (method == "GET") {
@@ -243,8 +292,9 @@ void Server::Stop() {
 
 int Server::Handle(mg_connection* conn, void* self) { return static_cast<Server*>(self)->Dispatch(conn); }
 
-void Server::LogWrite(const std::string& verb, const std::string& name, const std::string& user,
+void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::string& name, const std::string& user,
                       const std::string& content_type, const std::string& body, int code, bool changed) {
+  const char* agent = mg_get_header(conn, "User-Agent");
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
@@ -253,6 +303,7 @@ void Server::LogWrite(const std::string& verb, const std::string& name, const st
   w.Key("verb"); ds::WriteString(w, verb);
   w.Key("name"); ds::WriteString(w, name);
   w.Key("user"); ds::WriteString(w, user);
+  w.Key("userAgent"); ds::WriteString(w, agent ? agent : "");
   w.Key("contentType"); ds::WriteString(w, content_type);
   w.Key("body"); ds::WriteString(w, body.substr(0, 4096));
   w.Key("code"); w.Int(code);
@@ -350,6 +401,8 @@ int Server::Dispatch(mg_connection* conn) {
       char w[8];
       bool watch = mg_get_var(query.c_str(), query.size(), "watch", w, sizeof(w)) > 0;
       kind += watch ? " watch" : one ? " node" : " nodes";
+    } else if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) {
+      kind += " lease";
     } else {
       kind += " other";
     }
@@ -403,7 +456,7 @@ int Server::Dispatch(mg_connection* conn) {
       std::string extra;
       if (fault.retry_after > 0) extra = "Retry-After: " + std::to_string(static_cast<int>(fault.retry_after + 0.5)) + "\r\n";
       if (rclass == "patch" || rclass == "put" || rclass == "create" || rclass == "delete")
-        LogWrite(method, path.substr(path.rfind('/') + 1), user.name, "", ReadBody(conn), fault.status, false);
+        LogWrite(conn, method, path.substr(path.rfind('/') + 1), user.name, "", ReadBody(conn), fault.status, false);
       Send(conn, fault.status, StatusJson(e), "application/json", extra);
       return 1;
     }
@@ -423,8 +476,25 @@ int Server::Dispatch(mg_connection* conn) {
                     "\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:" + std::to_string(port_) + "\"}]}");
     return 1;
   }
+  static const std::string kCoordinationGroup =
+      "{\"name\":\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":"
+      "\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":\"v1\"}}";
   if (method == "GET" && path == "/apis") {
-    Send(conn, 200, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[]}");
+    Send(conn, 200, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + kCoordinationGroup + "]}");
+    return 1;
+  }
+  if (method == "GET" && path == "/apis/coordination.k8s.io") {
+    Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + kCoordinationGroup.substr(1));
+    return 1;
+  }
+  if (method == "GET" && path == "/apis/coordination.k8s.io/v1") {
+    Send(conn, 200, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"coordination.k8s.io/v1\","
+                    "\"resources\":[{\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":true,\"kind\":"
+                    "\"Lease\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"]}]}");
+    return 1;
+  }
+  if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) {
+    HandleLease(conn, method, path, user, table);
     return 1;
   }
   if (method == "GET" && path == "/api/v1") {
@@ -454,7 +524,7 @@ int Server::Dispatch(mg_connection* conn) {
     if (method == "POST") {
       std::string body = ReadBody(conn), out;
       ApiError e = store_->Create(body, &out);
-      LogWrite("CREATE", "", user.name, "application/json", body, e.ok() ? 201 : e.code, e.ok());
+      LogWrite(conn, "CREATE", "", user.name, "application/json", body, e.ok() ? 201 : e.code, e.ok());
       if (!e.ok()) SendError(conn, e);
       else Send(conn, 201, out);
       return 1;
@@ -535,7 +605,7 @@ int Server::Dispatch(mg_connection* conn) {
       e = ApiError{415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types "
                                                 "include: application/json-patch+json, application/merge-patch+json, "
                                                 "application/apply-patch+yaml, application/strategic-merge-patch+json", ""};
-      LogWrite(method, name, user.name, ct, body, e.code, false);
+      LogWrite(conn, method, name, user.name, ct, body, e.code, false);
       SendError(conn, e);
       return 1;
     }
@@ -545,10 +615,81 @@ int Server::Dispatch(mg_connection* conn) {
   } else {
     e = ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""};
   }
-  LogWrite(method, name, user.name, ct, body, e.ok() ? 200 : e.code, e.ok() && changed);
+  LogWrite(conn, method, name, user.name, ct, body, e.ok() ? 200 : e.code, e.ok() && changed);
   if (!e.ok()) SendError(conn, e);
   else Send(conn, 200, out);
   return 1;
+}
+
+void Server::HandleLease(mg_connection* conn, const std::string& method, const std::string& path,
+                         const User& user, bool table) {
+  // /apis/coordination.k8s.io/v1/leases (all namespaces, list only) or
+  // /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]
+  std::vector<std::string> parts;
+  for (size_t i = std::string("/apis/coordination.k8s.io/v1/").size(); i <= path.size();) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  std::string ns, name;
+  bool ok = false;
+  if (parts.size() == 1 && parts[0] == "leases") {
+    ok = method == "GET";
+  } else if ((parts.size() == 3 || parts.size() == 4) && parts[0] == "namespaces" && parts[2] == "leases" &&
+             !parts[1].empty()) {
+    ns = parts[1];
+    if (parts.size() == 4) name = parts[3];
+    ok = parts.size() == 3 || !name.empty();
+  }
+  if (!ok) {
+    SendError(conn, ApiError{404, "NotFound", "the server could not find the requested resource", ""});
+    return;
+  }
+  bool is_write = method != "GET" && method != "HEAD";
+  if (is_write && user.read_only) {
+    std::string verb = method == "POST" ? "create" : method == "PUT" ? "update" : method == "PATCH" ? "patch" : "delete";
+    SendError(conn, ApiError{403, "Forbidden",
+                             (name.empty() ? std::string("leases.coordination.k8s.io") : "leases.coordination.k8s.io \"" + name + "\"") +
+                                 " is forbidden: User \"" + user.name + "\" cannot " + verb +
+                                 " resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"" + ns + "\"",
+                             ""});
+    return;
+  }
+  std::string out;
+  ApiError e;
+  if (method == "GET" && name.empty()) {
+    uint64_t rv = 0;
+    auto items = store_->ListLeases(ns, &rv);
+    if (table) {
+      Send(conn, 200, LeaseTableJson(items, rv));
+      return;
+    }
+    std::string body = "{\"kind\":\"LeaseList\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
+                       "\"resourceVersion\":\"" + std::to_string(rv) + "\"},\"items\":[";
+    for (size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
+    Send(conn, 200, body + "]}");
+    return;
+  }
+  int ok_code = 200;
+  if (method == "GET") {
+    e = store_->GetLease(ns, name, &out);
+    if (e.ok() && table) {
+      Send(conn, 200, LeaseTableJson({out}, store_->CurrentRv()));
+      return;
+    }
+  } else if (method == "POST" && name.empty()) {
+    e = store_->CreateLease(ns, ReadBody(conn), &out);
+    ok_code = 201;
+  } else if (method == "PUT" && !name.empty()) {
+    e = store_->ReplaceLease(ns, name, ReadBody(conn), &out);
+  } else if (method == "DELETE" && !name.empty()) {
+    e = store_->DeleteLease(ns, name, &out);
+  } else {
+    e = ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""};
+  }
+  if (!e.ok()) SendError(conn, e);
+  else Send(conn, ok_code, out);
 }
 
 void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after) {

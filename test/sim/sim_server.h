@@ -24,7 +24,7 @@ struct User {
 
 // A fault injected into requests of one class (POST /sim/faults). See sim_server.cc.
 struct Fault {
-  std::string match = "all";  // list, watch, get, patch, put, create, delete, discovery, all
+  std::string match = "all";  // list, watch, get, patch, put, create, delete, lease, discovery, all
   int status = 0;             // answer with this HTTP code and a Status object (0: no error)
   double retry_after = 0;     // Retry-After seconds with the error
   int latency_ms = 0;         // added before handling
@@ -57,11 +57,14 @@ class Server {
  private:
   static int Handle(mg_connection* conn, void* self);
   int Dispatch(mg_connection* conn);
+  // coordination.k8s.io/v1 Leases: get, list, create, update (PUT), delete.
+  void HandleLease(mg_connection* conn, const std::string& method, const std::string& path, const User& user,
+                   bool table);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after);
   // The fault that applies to a request of this class, if any (consumes one of its `count`).
   bool TakeFault(const std::string& request_class, Fault* out);
   void Refuse(double seconds);  // stop listening for a while (connections are refused)
-  void LogWrite(const std::string& verb, const std::string& name, const std::string& user,
+  void LogWrite(mg_connection* conn, const std::string& verb, const std::string& name, const std::string& user,
                 const std::string& content_type, const std::string& body, int code, bool changed);
 
   Store* const store_;

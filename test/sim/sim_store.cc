@@ -332,6 +332,54 @@ std::string NodeJson(size_t i, bool master, const std::string& name) {
   return sb.GetString();
 }
 
+
+// --- Leases ---
+
+std::string LeaseRef(const std::string& name) { return "leases.coordination.k8s.io \"" + name + "\""; }
+
+// metav1.MicroTime's wire form: RFC 3339 with exactly six fractional digits ("...05.000000Z").
+bool IsMicroTime(const std::string& s) {
+  struct tm tm {};
+  const char* rest = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr || rest != s.c_str() + 19 || *rest != '.') return false;
+  ++rest;
+  for (int i = 0; i < 6; ++i, ++rest)
+    if (*rest < '0' || *rest > '9') return false;
+  std::string zone = rest;
+  if (zone == "Z") return true;
+  return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':';
+}
+
+// What the API server checks on a Lease write: decoding (400) and validation (422).
+ApiError ValidateLease(const Value& obj, const std::string& name) {
+  auto bad = [](std::string m) { return Err(400, "BadRequest", "Lease in version \"v1\" cannot be handled as a Lease: " + m); };
+  auto invalid = [&](std::string m) { return Err(422, "Invalid", "Lease.coordination.k8s.io \"" + name + "\" is invalid: " + m); };
+  const Value* meta = ds::JsonMember(obj, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return invalid("metadata.name: Required value: name or generateName is required");
+  const Value* spec = ds::JsonMember(obj, "spec");
+  if (spec == nullptr || spec->IsNull()) return {};
+  if (!spec->IsObject()) return bad("spec: expected an object");
+  if (const Value* h = ds::JsonMember(*spec, "holderIdentity"); h && !h->IsNull() && !h->IsString())
+    return bad("spec.holderIdentity: expected a string");
+  for (const char* k : {"leaseDurationSeconds", "leaseTransitions"}) {
+    const Value* v = ds::JsonMember(*spec, k);
+    if (v == nullptr || v->IsNull()) continue;
+    if (!v->IsInt()) return bad(std::string("spec.") + k + ": expected an int32");
+    bool duration = std::string(k) == "leaseDurationSeconds";
+    if (duration ? v->GetInt() <= 0 : v->GetInt() < 0)
+      return invalid(std::string("spec.") + k + ": Invalid value: " + std::to_string(v->GetInt()) +
+                     (duration ? ": must be greater than 0" : ": must be greater than or equal to 0"));
+  }
+  for (const char* k : {"acquireTime", "renewTime"}) {
+    const Value* v = ds::JsonMember(*spec, k);
+    if (v == nullptr || v->IsNull()) continue;
+    if (!v->IsString() || !IsMicroTime(v->GetString()))
+      return bad(std::string("spec.") + k + ": parsing time " + (v->IsString() ? "\"" + std::string(v->GetString()) + "\"" : "(not a string)") +
+                 " as \"2006-01-02T15:04:05.000000Z07:00\"");
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string StatusJson(const ApiError& e) {
@@ -559,6 +607,108 @@ void Store::Heartbeat() {
     std::string out;
     Commit(name, "MODIFIED", ds::JsonToString(doc), &old, &out);
   }
+}
+
+ApiError Store::GetLease(const std::string& ns, const std::string& name, std::string* out) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = leases_.find(ns + "/" + name);
+  if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
+  *out = it->second.first;
+  return {};
+}
+
+std::vector<std::string> Store::ListLeases(const std::string& ns, uint64_t* list_rv) const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> out;
+  for (const auto& [key, lease] : leases_)
+    if (ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) out.push_back(lease.first);
+  *list_rv = rv_;
+  return out;
+}
+
+namespace {
+// Parses a Lease body for `ns`, checking what a create and a replace both need.
+ApiError ParseLease(const std::string& ns, const std::string& body, const std::string& url_name, Document* doc,
+                    std::string* name) {
+  doc->Parse(body.c_str());
+  if (doc->HasParseError() || !doc->IsObject()) return Err(400, "BadRequest", "invalid JSON body");
+  const Value* meta = ds::JsonMember(*doc, "metadata");
+  *name = meta != nullptr && meta->IsObject() ? ds::JsonString(*meta, "name") : "";
+  if (name->empty() && url_name.empty())
+    return Err(422, "Invalid", "Lease.coordination.k8s.io \"\" is invalid: metadata.name: Required value: name or "
+                               "generateName is required");
+  if (!url_name.empty() && *name != url_name)
+    return Err(400, "BadRequest", "the name of the object (" + *name + ") does not match the name on the URL (" +
+                                      url_name + ")");
+  std::string obj_ns = meta != nullptr && meta->IsObject() ? ds::JsonString(*meta, "namespace") : "";
+  if (!obj_ns.empty() && obj_ns != ns)
+    return Err(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request");
+  return ValidateLease(*doc, *name);
+}
+}  // namespace
+
+ApiError Store::CreateLease(const std::string& ns, const std::string& body, std::string* out) {
+  Document doc;
+  std::string name;
+  if (ApiError e = ParseLease(ns, body, "", &doc, &name); !e.ok()) return e;
+  std::lock_guard<std::mutex> l(mu_);
+  auto& slot = leases_[ns + "/" + name];
+  if (!slot.first.empty()) return Err(409, "AlreadyExists", LeaseRef(name) + " already exists");
+  auto& a = doc.GetAllocator();
+  doc.RemoveMember("kind");
+  doc.RemoveMember("apiVersion");
+  doc.AddMember("kind", "Lease", a);
+  doc.AddMember("apiVersion", "coordination.k8s.io/v1", a);
+  SetMeta(doc, "namespace", ns);
+  SetMeta(doc, "uid", "sim-lease-" + ns + "-" + name);
+  SetMeta(doc, "creationTimestamp", Now());
+  slot.second = ++rv_;
+  SetMeta(doc, "resourceVersion", std::to_string(slot.second));
+  slot.first = ds::JsonToString(doc);
+  *out = slot.first;
+  return {};
+}
+
+ApiError Store::ReplaceLease(const std::string& ns, const std::string& name, const std::string& body,
+                             std::string* out) {
+  Document doc;
+  std::string body_name;
+  if (ApiError e = ParseLease(ns, body, name, &doc, &body_name); !e.ok()) return e;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = leases_.find(ns + "/" + name);
+  if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
+  std::string rv = ds::JsonString(doc["metadata"], "resourceVersion");
+  if (rv.empty())
+    return Err(422, "Invalid", "Lease.coordination.k8s.io \"" + name + "\" is invalid: metadata.resourceVersion: "
+                               "Invalid value: 0x0: must be specified for an update");
+  if (rv != std::to_string(it->second.second))
+    return Err(409, "Conflict", "Operation cannot be fulfilled on " + LeaseRef(name) +
+                                    ": the object has been modified; please apply your changes to the latest "
+                                    "version and try again");
+  Document old;
+  old.Parse(it->second.first.c_str());
+  auto& a = doc.GetAllocator();
+  doc.RemoveMember("kind");
+  doc.RemoveMember("apiVersion");
+  doc.AddMember("kind", "Lease", a);
+  doc.AddMember("apiVersion", "coordination.k8s.io/v1", a);
+  SetMeta(doc, "namespace", ns);
+  for (const char* k : {"uid", "creationTimestamp"}) SetMeta(doc, k, ds::JsonString(old["metadata"], k));
+  it->second.second = ++rv_;
+  SetMeta(doc, "resourceVersion", std::to_string(it->second.second));
+  it->second.first = ds::JsonToString(doc);
+  *out = it->second.first;
+  return {};
+}
+
+ApiError Store::DeleteLease(const std::string& ns, const std::string& name, std::string* out) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = leases_.find(ns + "/" + name);
+  if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
+  *out = it->second.first;
+  leases_.erase(it);
+  ++rv_;
+  return {};
 }
 
 }  // namespace sim

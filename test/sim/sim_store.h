@@ -74,6 +74,17 @@ class Store {
   void Heartbeat();
   size_t size() const;
 
+  // coordination.k8s.io/v1 Leases, the objects leader election reads and writes. They share the
+  // cluster-wide resourceVersion. An update must carry the current metadata.resourceVersion
+  // (Leases do not allow unconditional updates): 409 Conflict when stale, 422 when missing.
+  // `ns` empty in ListLeases means all namespaces. Lease changes produce no Node watch events.
+  ApiError GetLease(const std::string& ns, const std::string& name, std::string* out) const;
+  std::vector<std::string> ListLeases(const std::string& ns, uint64_t* list_rv) const;
+  ApiError CreateLease(const std::string& ns, const std::string& body, std::string* out);
+  ApiError ReplaceLease(const std::string& ns, const std::string& name, const std::string& body,
+                        std::string* out);
+  ApiError DeleteLease(const std::string& ns, const std::string& name, std::string* out);
+
  private:
   ApiError Commit(const std::string& name, const std::string& type, std::string json,
                   const ds::Labels* old_labels, std::string* out);  // REQUIRES mu_ held
@@ -82,6 +93,7 @@ class Store {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, StoredNode> nodes_;
+  std::map<std::string, std::pair<std::string, uint64_t>> leases_;  // "ns/name" -> (json, rv)
   std::deque<Event> events_;
   uint64_t rv_ = 1000;
   uint64_t compacted_rv_ = 1000;  // watches from an rv below this get 410

@@ -1,0 +1,38 @@
+// The coordination.k8s.io/v1 Lease that leader election reads and writes, and its wire form.
+// Pure functions of values and bytes.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace ds {
+
+// The fields leader election uses (client-go's LeaderElectionRecord, stored in a Lease).
+struct LeaseRecord {
+  std::string holder_identity;     // "" when nobody holds it (released)
+  int lease_duration_seconds = 0;
+  std::string acquire_time;        // MicroTime: RFC 3339 with six fractional digits
+  std::string renew_time;
+  int lease_transitions = 0;
+  std::string resource_version;    // of the Lease object: the precondition for an update
+
+  // Same record, ignoring resource_version (what "the holder changed or renewed" compares).
+  bool SameSpec(const LeaseRecord& o) const {
+    return holder_identity == o.holder_identity && lease_duration_seconds == o.lease_duration_seconds &&
+           acquire_time == o.acquire_time && renew_time == o.renew_time && lease_transitions == o.lease_transitions;
+  }
+};
+
+// Decodes a Lease object (GET/POST/PUT response). A Lease without spec decodes as an empty
+// record (nobody holds it). Errors name the field.
+StatusOr<LeaseRecord> DecodeLease(const std::string& body);
+
+// The Lease object for a create (record.resource_version empty) or an update (with
+// metadata.resourceVersion as precondition).
+std::string EncodeLease(const std::string& ns, const std::string& name, const LeaseRecord& record);
+
+// Wall-clock seconds as a MicroTime, e.g. "2026-11-22T10:04:05.123456Z".
+std::string FormatMicroTime(double epoch_seconds);
+
+}  // namespace ds
