@@ -248,6 +248,133 @@ rules:
         c2.wait_ready()
         report("SIGKILL mid-cycle", labelled_before_kill=done_before, writes_total=len(w), nodes=len(nodes))
 
+    # 8. Two replicas with leader election: one writer at a time, failover within the lease.
+    def test_two_replicas_leader_election(self):
+        lease, renew, retry = (15, 10, 2) if LONG else (4, 3, 1)
+        ns = "ha-" + ("long" if LONG else "short")
+        nodes = ["node-%05d" % i for i in range(30, 40)]
+        common = ["-leader_elect", "-leader_elect_namespace", ns, "-leader_elect_lease_duration", str(lease),
+                  "-leader_elect_renew_deadline", str(renew), "-leader_elect_retry_period", str(retry),
+                  "-write_qps", "4", "-write_burst", "1"]
+        reps = {name: self.start(args=common + ["-leader_elect_identity", "replica-" + name], name="rep-" + name)
+                for name in ("a", "b")}
+
+        def holder():
+            return self.stack.kubectl("get", "lease", "-n", ns, "dynamic-scheduler", "-o",
+                                      "jsonpath={.spec.holderIdentity}", check=False).stdout.strip()
+
+        def leader_of():
+            got = [n for n, c in reps.items() if c.proc.alive() and c.metric("dynamic_scheduler_leader") == 1]
+            return got[0] if len(got) == 1 else None
+
+        def writer(w):  # "dynamic-scheduler/0.1 (replica-a)" -> "a"
+            ua = w.get("userAgent", "")
+            return ua[ua.find("(replica-") + 9:ua.find(")")] if "(replica-" in ua else "?"
+
+        first = wait_until(leader_of, 20, what="one leader")
+        other = "b" if first == "a" else "a"
+        self.assertEqual(holder(), "replica-" + first)
+        wait_until(lambda: reps[other].get("/status") == (200, "ok: standby, the lease is held by replica-%s\n" % first),
+                   10, what="standby /status naming the leader")
+
+        # Nodes flip hot/cold all the time, so that the leader always has writes in its queue.
+        stop_flipping = threading.Event()
+
+        def flipper():
+            hot = True
+            while not stop_flipping.is_set():
+                self.hot(nodes, 95 if hot else 20)
+                hot = not hot
+                stop_flipping.wait(3)
+        t = threading.Thread(target=flipper)
+        t.start()
+        try:
+            wait_until(lambda: len(self.our_writes()) >= 8, 30, what="the leader writing")
+            self.assertEqual({writer(w) for w in self.our_writes()}, {first}, "only the leader writes")
+
+            # Freeze the leader mid-cycle (SIGSTOP: a long GC pause or a partitioned node), let the
+            # standby take over, then thaw the old leader: it must not write another label.
+            reps[first].proc.proc.send_signal(signal.SIGSTOP)
+            t_stop = time.monotonic()
+            wait_until(lambda: reps[other].metric("dynamic_scheduler_leader") == 1, lease + 3 * retry + 10,
+                       interval=0.05, what="standby takes over")
+            takeover = time.monotonic() - t_stop
+            wait_until(lambda: any(writer(w) == other for w in self.our_writes()), 20, what="new leader writing")
+            first_new = min(w["time"] for w in self.our_writes() if writer(w) == other)
+            reps[first].proc.proc.send_signal(signal.SIGCONT)
+            wait_until(lambda: reps[first].get("/status")[1].startswith("ok: standby"), 20,
+                       what="old leader sees it is standby")
+            time.sleep(3)
+            late = [w for w in self.our_writes() if writer(w) == first and w["time"] >= first_new]
+            self.assertEqual(late, [], "the thawed old leader wrote after the new one started")
+            self.assertEqual(holder(), "replica-" + other)
+
+            # Now kill the new leader outright (SIGKILL: no release); the old one comes back.
+            n_before = len(self.our_writes())
+            reps[other].proc.stop(signal.SIGKILL)
+            t_kill = time.monotonic()
+            wait_until(lambda: reps[first].metric("dynamic_scheduler_leader") == 1, lease + 3 * retry + 10,
+                       interval=0.05, what="failover after SIGKILL")
+            kill_failover = time.monotonic() - t_kill
+            wait_until(lambda: len(self.our_writes()) > n_before, 20, what="writes resume")
+
+            # A clean stop releases the lease: a fresh replica takes over within about one retry.
+            reps["c"] = self.start(args=common + ["-leader_elect_identity", "replica-c"], name="rep-c")
+            wait_until(lambda: reps["c"].get("/status")[0] == 200, 20, what="replica c standby")
+            t_term = time.monotonic()
+            reps[first].proc.proc.send_signal(signal.SIGTERM)
+            wait_until(lambda: reps["c"].metric("dynamic_scheduler_leader") == 1, lease + 10, interval=0.05,
+                       what="handover after SIGTERM")
+            release_failover = time.monotonic() - t_term
+            self.assertEqual(reps[first].proc.stop(), 0)
+            self.assertIn("released lease", reps[first].proc.output())
+        finally:
+            stop_flipping.set()
+            t.join()
+        writes = self.our_writes()
+        # Writers in time order: a run per leadership term, never interleaved.
+        runs = []
+        for w in sorted(writes, key=lambda w: w["time"]):
+            if not runs or runs[-1] != writer(w):
+                runs.append(writer(w))
+        self.assertIn(runs, ([first, other, first], [first, other, first, "c"]), "one writer per term, in order")
+        self.assertLessEqual(takeover, lease + 1.2 * retry + 1.5, "freeze failover within lease + one retry")
+        self.assertLessEqual(kill_failover, lease + 1.2 * retry + 1.5, "kill failover within lease + one retry")
+        self.assertLessEqual(release_failover, 1.2 * retry + 1.5, "a released lease is taken within a retry")
+        report("two replicas, leader election", lease_seconds=lease, renew_deadline_seconds=renew,
+               retry_seconds=retry, writes=len(writes), writer_runs=runs,
+               sigstop_takeover_seconds=round(takeover, 2), sigkill_failover_seconds=round(kill_failover, 2),
+               sigterm_handover_seconds=round(release_failover, 2), late_writes_by_old_leader=0)
+
+    # 9. The API server refuses connections for a while (the listening socket is gone).
+    def test_api_refuses_connections(self):
+        nodes = ["node-%05d" % i for i in range(12, 16)]
+        c = self.start()
+        c.wait_ready()
+        refuse = 20 if LONG else 6
+        self.stack.sim_admin("POST", "/sim/refuse?seconds=%d" % refuse)
+        wait_until(lambda: "Couldn't connect" in c.proc.output(), 10, what="the controller meeting a refused connection")
+        t0 = time.monotonic()
+        self.hot(nodes)  # changes arrive while nobody can write
+
+        def sim_back():
+            try:
+                return self.stack.sim_admin("GET", "/sim/stats") is not None
+            except OSError:
+                return False
+        wait_until(sim_back, refuse + 30, what="the simulator listening again")
+        back = time.monotonic()
+        wait_until(lambda: self.sim_labelled() == nodes, 60, what="labelled once the API server is back")
+        converge = time.monotonic() - back
+        ok = [w for w in self.our_writes() if w["code"] == 200]
+        self.assertEqual(sorted(w["name"] for w in ok), nodes, "one write per changed node, no storm")
+        self.assertEqual(len(self.our_writes()), len(nodes), "no failed attempt reached the server")
+        wait_until(lambda: c.get("/status")[0] == 200, 30, what="ready again")
+        self.assertGreater(back - t0, refuse - 2, "the simulator really refused for the whole window")
+        report("API refusing connections %d s" % refuse, refused_seconds=round(back - t0, 1),
+               converge_after_back_seconds=round(converge, 2),
+               writes=len(ok), watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"))
+
 
 class HttpAbuseIT(unittest.TestCase):
     """The endpoints under bad clients, while the controller keeps evaluating."""

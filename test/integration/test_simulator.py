@@ -184,6 +184,75 @@ class SimulatorIT(unittest.TestCase):
         self.assertEqual(json.loads(ctx.exception.body)["reason"], "NotFound")
         self.api.patch_node("node-00005", {"metadata": {"labels": {"c": None}}})
 
+    # --- Leases (leader election) ---
+    def test_kubectl_leases(self):
+        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": "kubectl-lease", "namespace": "kube-system"},
+                 "spec": {"holderIdentity": "someone", "leaseDurationSeconds": 15,
+                          "renewTime": "2026-11-22T10:00:00.000000Z"}}
+        path = os.path.join(self.stack.dir, "lease.json")
+        with open(path, "w") as f:
+            json.dump(lease, f)
+        self.kubectl("create", "-f", path, "--validate=false")
+        out = self.kubectl("get", "lease", "-n", "kube-system").stdout.splitlines()
+        self.assertEqual(out[0].split(), ["NAME", "HOLDER", "AGE"])
+        self.assertEqual(out[1].split()[:2], ["kubectl-lease", "someone"])
+        self.assertIn("kubectl-lease", self.kubectl("get", "lease", "-A").stdout)
+        self.assertEqual(self.kubectl("get", "lease", "-n", "kube-system", "kubectl-lease", "-o",
+                                      "jsonpath={.spec.leaseDurationSeconds}").stdout, "15")
+        r = self.kubectl("create", "-f", path, "--validate=false", check=False)
+        self.assertIn('leases.coordination.k8s.io "kubectl-lease" already exists', r.stderr)
+        self.kubectl("delete", "lease", "-n", "kube-system", "kubectl-lease")
+        r = self.kubectl("get", "lease", "-n", "kube-system", "kubectl-lease", check=False)
+        self.assertIn('leases.coordination.k8s.io "kubectl-lease" not found', r.stderr)
+
+    def test_python_lease_create_replace_conflict_validation(self):
+        import datetime
+        coord = kubernetes.client.CoordinationV1Api(self.api.api_client)
+        V1Lease, V1LeaseSpec, V1ObjectMeta = (kubernetes.client.V1Lease, kubernetes.client.V1LeaseSpec,
+                                             kubernetes.client.V1ObjectMeta)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        created = coord.create_namespaced_lease("default", V1Lease(
+            metadata=V1ObjectMeta(name="py-lease"),
+            spec=V1LeaseSpec(holder_identity="a", lease_duration_seconds=15, acquire_time=now, renew_time=now,
+                             lease_transitions=0)))
+        self.assertEqual(created.metadata.namespace, "default")
+        rv = created.metadata.resource_version
+        with self.assertRaises(ApiException) as e:
+            coord.create_namespaced_lease("default", V1Lease(metadata=V1ObjectMeta(name="py-lease")))
+        self.assertEqual((e.exception.status, json.loads(e.exception.body)["reason"]), (409, "AlreadyExists"))
+        got = coord.read_namespaced_lease("py-lease", "default")
+        self.assertEqual(got.spec.holder_identity, "a")
+        self.assertEqual(got.spec.renew_time.replace(microsecond=0), now.replace(microsecond=0))
+        got.spec.holder_identity = "b"
+        got.spec.lease_transitions = 1
+        replaced = coord.replace_namespaced_lease("py-lease", "default", got)
+        self.assertGreater(int(replaced.metadata.resource_version), int(rv))
+        self.assertEqual(replaced.metadata.creation_timestamp, created.metadata.creation_timestamp)
+        # The same stale object again: somebody else (we) wrote meanwhile.
+        with self.assertRaises(ApiException) as e:
+            coord.replace_namespaced_lease("py-lease", "default", got)
+        self.assertEqual(e.exception.status, 409)
+        self.assertIn("the object has been modified", json.loads(e.exception.body)["message"])
+        # Leases allow no unconditional update, and validate the duration.
+        replaced.metadata.resource_version = None
+        with self.assertRaises(ApiException) as e:
+            coord.replace_namespaced_lease("py-lease", "default", replaced)
+        self.assertEqual(e.exception.status, 422)
+        fresh = coord.read_namespaced_lease("py-lease", "default")
+        fresh.spec.lease_duration_seconds = 0
+        with self.assertRaises(ApiException) as e:
+            coord.replace_namespaced_lease("py-lease", "default", fresh)
+        self.assertEqual(e.exception.status, 422)
+        self.assertIn("spec.leaseDurationSeconds", json.loads(e.exception.body)["message"])
+        names = [l.metadata.name for l in coord.list_namespaced_lease("default").items]
+        self.assertEqual(names, ["py-lease"])
+        with self.assertRaises(ApiException) as e:
+            coord.read_namespaced_lease("py-lease", "other-namespace")
+        self.assertEqual(e.exception.status, 404)
+        coord.delete_namespaced_lease("py-lease", "default")
+        self.assertEqual(coord.list_namespaced_lease("default").items, [])
+
     def test_several_watchers_at_once(self):
         rv = self.api.list_node().metadata.resource_version
         got = [0] * 5

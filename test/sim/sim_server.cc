@@ -504,6 +504,22 @@ int Server::Dispatch(mg_connection* conn) {
     return 1;
   }
 
+  // Namespaces exist implicitly (the simulator stores no namespaced objects but Leases); kubectl
+  // looks its namespace up after a namespaced NotFound to word the error.
+  if (method == "GET" && path.rfind("/api/v1/namespaces/", 0) == 0 &&
+      path.find('/', std::string("/api/v1/namespaces/").size()) == std::string::npos) {
+    std::string ns = path.substr(std::string("/api/v1/namespaces/").size());
+    rapidjson::StringBuffer sb;
+    ds::JsonWriter w(sb);
+    w.StartObject();
+    w.Key("kind"); w.String("Namespace");
+    w.Key("apiVersion"); w.String("v1");
+    w.Key("metadata"); w.StartObject(); w.Key("name"); ds::WriteString(w, ns); w.EndObject();
+    w.Key("status"); w.StartObject(); w.Key("phase"); w.String("Active"); w.EndObject();
+    w.EndObject();
+    Send(conn, 200, sb.GetString());
+    return 1;
+  }
   const std::string prefix = "/api/v1/nodes";
   if (path.rfind(prefix, 0) != 0 || (path.size() > prefix.size() && path[prefix.size()] != '/')) {
     SendError(conn, ApiError{404, "NotFound", "the server could not find the requested resource", ""});
