@@ -42,6 +42,7 @@ TEST_F(KubeconfigTest, TokenAndCaData) {
   EXPECT_EQ(c->server, "https://k:6443");
   EXPECT_EQ(c->tls.ca_pem, kCa);
   EXPECT_EQ(c->token, "abc");
+  EXPECT_EQ(c->namespace_name, "");
   EXPECT_EQ(c->description.find("abc"), std::string::npos) << "credentials never appear in descriptions";
 }
 
@@ -62,6 +63,15 @@ TEST_F(KubeconfigTest, RelativeFilesAndClientCert) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->tls.ca_pem, kCa);
   EXPECT_EQ(t->token_file, (dir_ / "token").string());
+}
+
+TEST_F(KubeconfigTest, ContextNamespace) {
+  std::string text = "apiVersion: v1\nclusters:\n- name: c\n  cluster: {server: 'https://a:1'}\nusers:\n- name: u\n"
+                     "  user: {token: t}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u, namespace: ops}\n"
+                     "current-context: ctx\n";
+  auto c = ParseKubeconfig(text, "cfg");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->namespace_name, "ops");
 }
 
 TEST_F(KubeconfigTest, ContextOverride) {
@@ -117,6 +127,11 @@ TEST_F(KubeconfigTest, InCluster) {
   EXPECT_EQ(c->server, "https://10.96.0.1:443");
   EXPECT_EQ(c->token_file, (dir_ / "token").string());
   EXPECT_EQ(c->tls.ca_pem, kCa);
+  EXPECT_EQ(c->namespace_name, "") << "no namespace file";
+  Write("namespace", "dynamic-scheduler\n");
+  c = InClusterConfig(dir_.string());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->namespace_name, "dynamic-scheduler") << "the lease goes to the service account's namespace";
   unsetenv("KUBERNETES_SERVICE_HOST");
   auto missing = InClusterConfig(dir_.string());
   ASSERT_FALSE(missing.ok());

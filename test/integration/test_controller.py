@@ -328,6 +328,13 @@ class KubeconfigRuntimeErrorsIT(unittest.TestCase):
             ("wrong CA", self.kubeconfig("kc-wrong-ca", os.path.join(self.stack.dir, "other-ca.crt"), crt, key),
              ["SSL certificate problem"]),
         ]
+        # A server whose own certificate has expired (a second simulator, same everything else).
+        expired = Stack(nodes=3)
+        expired.dir = os.path.join(self.stack.dir, "expired-server")
+        os.makedirs(expired.dir)
+        expired.start_sim(extra=["-server_cert_days", "-1"])
+        self.addCleanup(expired.stop)
+        cases.append(("expired server certificate", expired.kubeconfig, ["certificate has expired"]))
         for what, kc, wants in cases:
             c = Controller(self.stack, CURRENT_RULES.format(metric="kc_metric"), kubeconfig=kc, name="kc")
             try:

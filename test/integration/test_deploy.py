@@ -50,7 +50,8 @@ class ManifestsTest(unittest.TestCase):
     def test_everything_namespaced_and_present(self):
         kinds = sorted(d["kind"] for d in self.docs)
         self.assertEqual(kinds, sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
-                                        "ConfigMap", "Deployment", "Deployment", "Service", "Service", "DaemonSet"]))
+                                        "ConfigMap", "Deployment", "Deployment", "Service", "Service", "DaemonSet",
+                                        "Role", "RoleBinding", "PodDisruptionBudget"]))
         for d in self.docs:
             if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):
                 self.assertEqual(d["metadata"]["namespace"], "dynamic-scheduler", d["metadata"]["name"])
@@ -66,14 +67,31 @@ class ManifestsTest(unittest.TestCase):
         self.assertEqual(binding["subjects"], [{"kind": "ServiceAccount", "name": "dynamic-scheduler",
                                                 "namespace": "dynamic-scheduler"}])
         self.assertEqual(binding["roleRef"]["name"], "dynamic-scheduler")
+        # Leader election: one lease, in the controller's own namespace.
+        role = find(self.docs, "Role", "dynamic-scheduler-leader-election")
+        self.assertEqual(role["metadata"]["namespace"], "dynamic-scheduler")
+        self.assertEqual(role["rules"], [
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["dynamic-scheduler"],
+             "verbs": ["get", "update"]}])
+        rb = find(self.docs, "RoleBinding", "dynamic-scheduler-leader-election")
+        self.assertEqual((rb["roleRef"]["kind"], rb["roleRef"]["name"]), ("Role", role["metadata"]["name"]))
+        self.assertEqual(rb["subjects"], binding["subjects"])
 
     def test_controller_deployment(self):
         dep = find(self.docs, "Deployment", "dynamic-scheduler")
-        self.assertEqual(dep["spec"]["replicas"], 1, "no leader election yet: one writer")
-        self.assertEqual(dep["spec"]["strategy"]["type"], "Recreate")
+        self.assertEqual(dep["spec"]["replicas"], 2, "leader election: one writer, one standby")
+        self.assertEqual(dep["spec"]["strategy"]["type"], "RollingUpdate")
         pod = dep["spec"]["template"]["spec"]
         self.assertEqual(pod["serviceAccountName"], "dynamic-scheduler")
         c = pod["containers"][0]
+        self.assertIn("-leader_elect", c["args"])
+        env = {e["name"]: e for e in c["env"]}
+        self.assertEqual(env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"], "metadata.namespace")
+        anti = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+        self.assertEqual(anti["podAffinityTerm"]["labelSelector"]["matchLabels"], dep["spec"]["selector"]["matchLabels"])
+        pdb = find(self.docs, "PodDisruptionBudget")
+        self.assertEqual((pdb["spec"]["minAvailable"], pdb["spec"]["selector"]), (1, dep["spec"]["selector"]))
         check_container_hardening(self, pod, c)
         self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/status")
         self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")

@@ -33,6 +33,8 @@ DEFINE_int32(window, 20000, "Watch events kept; watches from older resourceVersi
 DEFINE_double(bookmark_seconds, 5, "Seconds between BOOKMARK events on watches that allow them.");
 DEFINE_double(heartbeat_seconds, 0, "If > 0, every node's heartbeat is updated this often (MODIFIED events).");
 DEFINE_int32(threads, 64, "HTTP worker threads (each open watch holds one).");
+DEFINE_int32(server_cert_days, 3650, "Validity of the generated server certificate in days; negative: already "
+             "expired (to test clients' verification).");
 DEFINE_string(token, "sim-token", "Bearer token of the user dynamic-scheduler.");
 
 namespace {
@@ -70,7 +72,8 @@ bool MakeCerts(const std::string& d) {
       "openssl req -x509 $O -keyout ca.key -out ca.crt -days 3650 -subj /CN=kube-sim-ca 2>/dev/null; "
       "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > server.ext; "
       "openssl req $O -keyout server.key -out server.csr -subj /CN=kube-sim 2>/dev/null; "
-      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 3650 "
+      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days " +
+      std::to_string(FLAGS_server_cert_days) + " "
       "-extfile server.ext 2>/dev/null; cat server.key server.crt > server.pem; "
       "printf 'extendedKeyUsage=clientAuth\\n' > client.ext; "
       "for u in client:dynamic-scheduler admin:admin; do f=${u%%:*}; cn=${u#*:}; "
