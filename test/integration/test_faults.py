@@ -375,6 +375,39 @@ rules:
                converge_after_back_seconds=round(converge, 2),
                writes=len(ok), watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"))
 
+    # 10. Huge answers end to end: a 50 MB Prometheus response (real Prometheus, built by PromQL
+    # label_replace), one over the 64 MB cap, and 10 MB / 20 MB watch lines from the simulator.
+    def test_huge_responses_end_to_end(self):
+        def big(node, mult):  # one series for `node` with a label of 10 * 1000 * mult bytes
+            inner = ('label_replace(label_replace(label_replace(vector(97), "node", "%s", "", ""), "seed", '
+                     '"0123456789", "", ""), "a", "%s", "seed", "(.*)")' % (node, "$1" * 1000))
+            return 'label_replace(%s, "pad", "%s", "a", "(.*)")' % (inner, "$1" * mult)
+        rules = "rules:\n  - {name: big50, query: '%s', threshold: 80}\n  - {name: big70, query: '%s', threshold: 80}\n" % (
+            big("node-00005", 5000), big("node-00006", 7000))
+        c = self.start(rules, args=["-query_timeout", "30", "-s", "3"])
+        wait_until(lambda: self.sim_labelled() == ["node-00005"], 60, what="the 50 MB answer decoded and acted on")
+        metrics = c.get("/metrics")[1]
+        self.assertRegex(metrics, r'dynamic_scheduler_query_errors_total\{rule="big70"\} [1-9]')
+        self.assertIn("response body exceeds", c.proc.output())
+        rss_mb = c.metric("process_resident_memory_bytes") / 1e6
+        # Watch lines of 10 MB are taken; 20 MB (over the 16 MB line limit) drop the stream, and the
+        # re-watch from the last resourceVersion still delivers the change.
+        figures = {}
+        for pad, node in ((10 << 20, "node-00007"), (20 << 20, "node-00008")):
+            restarts = c.metric("dynamic_scheduler_node_cache_watch_restarts_total")
+            self.stack.fault(match="watch", padBytes=pad, count=1)
+            self.stack.sim_admin("POST", "/sim/drop-watches")
+            wait_until(lambda: c.metric("dynamic_scheduler_node_cache_watch_restarts_total") > restarts, 20,
+                       what="re-watch")
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            self.stack.kubectl("label", "node", node, "status=presure")  # by hand: kept (no data for it)
+            wait_until(lambda: node in c.nodes()["node_names"], 60, what="%s seen through a %d MB line" % (node, pad >> 20))
+            figures["seen_after_%d_mb_line_seconds" % (pad >> 20)] = round(time.monotonic() - t0, 2)
+        self.assertIn("an event line exceeds the size limit", c.proc.output())
+        self.assertTrue(c.proc.alive())
+        report("huge responses", prometheus_body_mb=50, over_cap_body_mb=70, rss_mb_after=round(rss_mb, 1), **figures)
+
 
 class HttpAbuseIT(unittest.TestCase):
     """The endpoints under bad clients, while the controller keeps evaluating."""

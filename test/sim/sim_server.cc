@@ -361,6 +361,7 @@ int Server::Dispatch(mg_connection* conn) {
       f.retry_after = num("retryAfter");
       f.latency_ms = static_cast<int>(num("latencyMs"));
       f.drop_watch_seconds = num("dropWatchSeconds");
+      f.pad_bytes = static_cast<size_t>(num("padBytes"));
       f.count = static_cast<int>(num("count"));
       if (const auto* h = ds::JsonMember(d, "hang"); h && h->IsBool()) f.hang = h->GetBool();
       if (num("seconds") > 0) f.until = SteadySeconds() + num("seconds");
@@ -550,7 +551,7 @@ int Server::Dispatch(mg_connection* conn) {
       return 1;
     }
     if (ParseBool(QueryParam(query, "watch"))) {
-      Watch(conn, query, table, faulted ? fault.drop_watch_seconds : 0);
+      Watch(conn, query, table, faulted ? fault.drop_watch_seconds : 0, faulted ? fault.pad_bytes : 0);
       return 1;
     }
     auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
@@ -708,7 +709,7 @@ void Server::HandleLease(mg_connection* conn, const std::string& method, const s
   else Send(conn, ok_code, out);
 }
 
-void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after) {
+void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after, size_t pad) {
   auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
   if (!sel.ok()) {
     SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
@@ -727,6 +728,16 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table, do
   bool first_table = true;
   auto encode = [&](const std::string& type, const std::string& obj_json) {
     std::string obj = obj_json;
+    if (pad > 0) {  // a huge annotation makes this event's line `pad` bytes longer
+      rapidjson::Document d;
+      d.Parse(obj.c_str());
+      auto& a = d.GetAllocator();
+      auto& meta = d["metadata"];
+      if (!meta.HasMember("annotations")) meta.AddMember("annotations", rapidjson::Value(rapidjson::kObjectType), a);
+      std::string filler(pad, 'x');
+      meta["annotations"].AddMember("sim.example.com/pad", rapidjson::Value(filler.c_str(), a), a);
+      obj = ds::JsonToString(d);
+    }
     if (table) {
       obj = TableJson({obj_json}, 0, "", first_table);
       first_table = false;

@@ -30,6 +30,7 @@ struct Fault {
   int latency_ms = 0;         // added before handling
   bool hang = false;          // never answer (until the fault is cleared or 120 s pass)
   double drop_watch_seconds = 0;  // watches: cut the stream mid-event after this long
+  size_t pad_bytes = 0;           // watches: every event carries an annotation this long
   int count = 0;              // stop after this many requests (0: unlimited)
   double until = 0;           // steady-clock seconds after which the fault expires (0: never)
 };
@@ -60,7 +61,7 @@ class Server {
   // coordination.k8s.io/v1 Leases: get, list, create, update (PUT), delete.
   void HandleLease(mg_connection* conn, const std::string& method, const std::string& path, const User& user,
                    bool table);
-  void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after);
+  void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after, size_t pad);
   // The fault that applies to a request of this class, if any (consumes one of its `count`).
   bool TakeFault(const std::string& request_class, Fault* out);
   void Refuse(double seconds);  // stop listening for a while (connections are refused)
