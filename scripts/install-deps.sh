@@ -23,3 +23,17 @@ command -v kubectl >/dev/null || {
   echo "kubectl is not installed (it is not in Debian bookworm); the simulator tests need it" >&2
   exit 1
 }
+# The admission policy's CEL is executed by a CEL evaluator from the npm registry, with the
+# machine's Node.js (Debian bookworm's nodejs 18 is too old for it); versions pinned in the lock file.
+command -v node >/dev/null && command -v npm >/dev/null || {
+  echo "node and npm are not installed; the admission-policy test needs them (Node.js >= 20.19)" >&2
+  exit 1
+}
+admission="$(cd "$(dirname "$0")/.." && pwd)/test/admission"
+if [ ! -d "$admission/node_modules/@marcbachmann/cel-js" ]; then
+  for attempt in 1 2 3; do
+    (cd "$admission" && npm ci --no-audit --no-fund --loglevel=error) && break
+    [ "$attempt" = 3 ] && { echo "npm ci in test/admission failed" >&2; exit 1; }
+    sleep 5
+  done
+fi

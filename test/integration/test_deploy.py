@@ -334,14 +334,10 @@ class PushScriptTest(unittest.TestCase):
             self.stack.kubectl("label", "nodes", "--all", "status-", check=False)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class AdmissionPolicyTest(unittest.TestCase):
-    """There is no CEL evaluator on this machine: the policy's CEL is not executed here. These
-    checks pin what it covers: only the controller's service account, only UPDATEs of Nodes,
-    and the only label key it names is the controller's."""
+    """The ValidatingAdmissionPolicy: its shape (only the controller's service account, only UPDATEs
+    of Nodes, only the controller's label key), and its CEL executed against example Node updates
+    by a CEL evaluator (npm @marcbachmann/cel-js, pinned in test/admission/package-lock.json)."""
 
     def test_policy_shape(self):
         out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "admission")], capture_output=True,
@@ -369,3 +365,73 @@ class AdmissionPolicyTest(unittest.TestCase):
         for e in list(variables.values()) + [v["expression"] for v in policy["spec"]["validations"]] + [cond]:
             self.assertEqual(e.count("("), e.count(")"), e)
             self.assertEqual(e.count("'") % 2, 0, e)
+
+    def test_policy_cel_against_example_updates(self):
+        import copy
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "admission")], capture_output=True,
+                             text=True, check=True).stdout
+        policy = find([d for d in yaml.safe_load_all(out) if d], "ValidatingAdmissionPolicy")
+        sa = find(render(), "ServiceAccount")["metadata"]
+        me = "system:serviceaccount:%s:%s" % (sa["namespace"], sa["name"])
+        base = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": "n1", "resourceVersion": "7",
+                             "labels": {"kubernetes.io/hostname": "n1", "team": "a"},
+                             "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
+                "spec": {"podCIDR": "10.244.1.0/24", "taints": [{"key": "gpu", "effect": "NoSchedule"}]},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+        def edit(fn, start=base):
+            new = copy.deepcopy(start)
+            fn(new)
+            return new
+        labelled = edit(lambda n: n["metadata"]["labels"].update(status="presure"))
+        bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "spec": {}}
+        own, labels_msg, remove_msg, ann_msg, spec_msg = [None] + [v["message"] for v in policy["spec"]["validations"]]
+        cases = [  # name, user, old, new, denied messages (None: the policy does not apply)
+            ("set our label", me, base, labelled, []),
+            ("remove our label", me, labelled, base, []),
+            ("change our label's value", me, labelled, edit(lambda n: n["metadata"]["labels"].update(status="x"), labelled), []),
+            ("a node with no labels or annotations at all", me, bare,
+             edit(lambda n: n["metadata"].update(labels={"status": "presure"}), bare), []),
+            ("heartbeat-only difference in status", me, base,
+             edit(lambda n: n["status"]["conditions"][0].update(status="False")), []),
+            ("add a foreign label", me, base, edit(lambda n: n["metadata"]["labels"].update(other="1")), [labels_msg]),
+            ("change a foreign label", me, base, edit(lambda n: n["metadata"]["labels"].update(team="b")), [labels_msg]),
+            ("remove a foreign label", me, base, edit(lambda n: n["metadata"]["labels"].pop("team")), [remove_msg]),
+            ("change an annotation", me, base,
+             edit(lambda n: n["metadata"]["annotations"].update({"node.alpha.kubernetes.io/ttl": "30"})), [ann_msg]),
+            ("add an annotation", me, base, edit(lambda n: n["metadata"]["annotations"].update(x="1")), [ann_msg]),
+            ("add a taint", me, base, edit(lambda n: n["spec"]["taints"].append({"key": "hot", "effect": "NoSchedule"})),
+             [spec_msg]),
+            ("cordon", me, base, edit(lambda n: n["spec"].update(unschedulable=True)), [spec_msg]),
+            ("foreign label, annotation and taint at once", me, base,
+             edit(lambda n: (n["metadata"]["labels"].update(team="c"), n["metadata"]["annotations"].clear(),
+                             n["spec"].pop("taints"))), [labels_msg, ann_msg, spec_msg]),
+            ("anybody else may do anything", "kubernetes-admin", base,
+             edit(lambda n: (n["metadata"]["labels"].clear(), n["spec"].update(unschedulable=True))), None),
+            ("another service account too", "system:serviceaccount:kube-system:node-controller", base,
+             edit(lambda n: n["spec"]["taints"].clear()), None),
+        ]
+        payload = {"policy": policy["spec"], "cases": [
+            {"name": name, "username": user, "oldObject": old, "object": new} for name, user, old, new, _ in cases]}
+        admission = os.path.join(ROOT, "test", "admission")
+        self.assertTrue(os.path.isdir(os.path.join(admission, "node_modules", "@marcbachmann", "cel-js")),
+                        "run scripts/install-deps.sh (npm ci in test/admission)")
+        r = subprocess.run(["node", os.path.join(admission, "evaluate.mjs")], input=json.dumps(payload),
+                           capture_output=True, text=True, timeout=60, cwd=admission)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        results = {x["name"]: x for x in json.loads(r.stdout)}
+        for name, _, _, _, want in cases:
+            got = results[name]
+            self.assertIsNone(got["error"], name)
+            if want is None:
+                self.assertFalse(got["matched"], name)
+            else:
+                self.assertTrue(got["matched"], name)
+                self.assertEqual(got["denied"], want, name)
+        print("\nadmission policy: %d example updates evaluated, %d denied as expected" %
+              (len(cases), sum(1 for c in cases if c[4])))
+
+
+if __name__ == "__main__":
+    unittest.main()
