@@ -22,7 +22,17 @@ struct Exchange {
   bool too_large = false;
   bool stopped_by_reader = false;
   bool was_cancelled = false;
+  bool not_sent = false;  // send_if said no
 };
+
+int PrereqCallback(void* user, char*, char*, int, int) {
+  auto* ex = static_cast<Exchange*>(user);
+  if (ex->req->send_if && !ex->req->send_if()) {
+    ex->not_sent = true;
+    return CURL_PREREQFUNC_ABORT;
+  }
+  return CURL_PREREQFUNC_OK;
+}
 
 size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
   auto* ex = static_cast<Exchange*>(user);
@@ -177,6 +187,10 @@ CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchang
   curl_easy_setopt(c, CURLOPT_HEADERDATA, ex);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteCallback);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, ex);
+  if (req.send_if) {
+    curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, PrereqCallback);
+    curl_easy_setopt(c, CURLOPT_PREREQDATA, ex);
+  }
   if (ex->cancelled != nullptr) {
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, ProgressCallback);
@@ -205,6 +219,9 @@ StatusOr<HttpResponse> CurlTransport::Do(const HttpRequest& req) {
   long code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
   Release(c);
+  if (ex.not_sent)
+    return Status::Cancelled(req.method + " " + req.url.substr(0, req.url.find('?')) +
+                             ": not sent (its precondition no longer holds)");
   if (ex.too_large)
     return Status::Unavailable(req.method + " " + req.url.substr(0, req.url.find('?')) +
                                ": response body exceeds " + std::to_string(req.max_body_bytes) +

@@ -31,6 +31,10 @@ struct HttpRequest {
   double connect_timeout_seconds = 10;
   size_t max_body_bytes = 64u << 20;  // larger responses fail instead of exhausting memory
   bool accept_compressed = false;     // ask for gzip (smaller bodies, more CPU)
+  // Asked once the connection is up (TLS handshake done), immediately before the request is sent;
+  // false aborts without sending anything (kCancelled). A leader's label writes use it so that
+  // a write cannot leave after leadership ended during a slow connect.
+  std::function<bool()> send_if;
 };
 
 struct HttpResponse {

@@ -134,6 +134,7 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const st
   req.headers.push_back("Content-Type: application/merge-patch+json");
   req.body = LabelMergePatch(key, value);
   req.timeout_seconds = timeout_;
+  if (write_gate_ != nullptr) req.send_if = [gate = write_gate_] { return gate->IsLeader(); };
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/http_transport.h"
 #include "controller/kubeconfig.h"
+#include "controller/leadership.h"
 #include "controller/lease.h"
 #include "controller/node_object.h"
 
@@ -66,6 +67,10 @@ class HttpKubeApi : public KubeApi {
                                     const std::string* value) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                  double timeout_seconds) override;
+  // With leader election: label PATCHes are sent only while `leadership` says this replica leads,
+  // checked after connecting, just before the bytes leave (see HttpRequest::send_if). Call before
+  // the first write; `leadership` must outlive this object.
+  void SetWriteGate(const Leadership* leadership) { write_gate_ = leadership; }
   StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name, const LeaseRecord& record,
                                    double timeout_seconds) override;
 
@@ -78,6 +83,7 @@ class HttpKubeApi : public KubeApi {
   const Clock* const clock_;
   const double timeout_;
   const std::string user_agent_;
+  const Leadership* write_gate_ = nullptr;
   std::mutex mu_;
   std::string file_token_;    // GUARDED_BY(mu_)
   TimePoint token_read_at_{}; // GUARDED_BY(mu_)

@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
               << le_opts.identity << ", duration " << le_opts.lease_duration_seconds << " s, renew deadline "
               << le_opts.renew_deadline_seconds << " s, retry " << le_opts.retry_period_seconds << " s";
   }
+  kube.SetWriteGate(elector.get());
   Reconciler reconciler(opts.rules, opts.reconciler, &cache, &prom, &kube, &clock, elector.get());
 
   WebServer web;

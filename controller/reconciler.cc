@@ -106,6 +106,11 @@ void Reconciler::ExecuteChange(const NodeInfo& node, bool set, const NodeDecisio
     }
     const Status& st = res.status();
     if (st.code() == StatusCode::kNotFound) return;  // deleted meanwhile; the watch will tell
+    if (st.code() == StatusCode::kCancelled) {  // not sent: leadership ended while connecting
+      std::lock_guard<std::mutex> l(mu_);
+      ++report->deferred;
+      return;
+    }
     if (st.retry_after_seconds() > 0) {
       std::lock_guard<std::mutex> l(mu_);
       writes_not_before_ = std::max(writes_not_before_, std::chrono::steady_clock::now() +
