@@ -240,6 +240,16 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
       if (on_change) on_change(leader);
     }
     double wait = options_.retry_period_seconds * (leader ? 1 : 1 + jitter(rng_));
+    if (!leader) {
+      // Wake up when the holder's lease runs out rather than up to a retry period later.
+      std::lock_guard<std::mutex> l(mu_);
+      if (exists_ && !observed_.holder_identity.empty() && observed_.holder_identity != options_.identity) {
+        double duration = observed_.lease_duration_seconds > 0 ? observed_.lease_duration_seconds
+                                                               : options_.lease_duration_seconds;
+        double until_expiry = ToSeconds(observed_at_ + FromSeconds(duration) - clock_->Now());
+        if (until_expiry > 0 && until_expiry < wait) wait = until_expiry + 0.01;
+      }
+    }
     auto until = clock_->Now() + FromSeconds(wait);
     while (!stop->load() && clock_->Now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
