@@ -81,7 +81,8 @@ class Process:
 class Stack:
     """Prometheus + pushgateway + simulator. Use start()/stop() from setUpClass/tearDownClass."""
 
-    def __init__(self, nodes=8, control_plane=1, rule_files=()):
+    def __init__(self, nodes=8, control_plane=1, rule_files=(), sim_args=()):
+        self.sim_args = list(sim_args)
         self.nodes = nodes
         self.control_plane = control_plane
         self.rule_files = [os.path.abspath(f) for f in rule_files]
@@ -119,7 +120,7 @@ class Stack:
             os.remove(port_file)
         self.sim = Process("kube-sim", [SIM, "-dir", self.sim_dir, "-nodes", str(self.nodes),
                                         "-control_plane", str(self.control_plane), "-bookmark_seconds", "1",
-                                        *extra], self.dir)
+                                        *self.sim_args, *extra], self.dir)
         self.procs.append(self.sim)
         wait_until(lambda: os.path.exists(port_file), 15, what="kube-sim port file")
         with open(port_file) as f:

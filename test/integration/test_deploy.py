@@ -433,5 +433,103 @@ class AdmissionPolicyTest(unittest.TestCase):
               (len(cases), sum(1 for c in cases if c[4])))
 
 
+def rbac_rules_for(docs, namespace, name):
+    """The rules RBAC grants the service account namespace/name in the rendered manifests, in the
+    simulator's -rbac form: ClusterRole rules apply everywhere, Role rules in the Role's namespace."""
+    roles = {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d
+             for d in docs if d["kind"] in ("Role", "ClusterRole")}
+    rules = []
+    for b in docs:
+        if b["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        if {"kind": "ServiceAccount", "name": name, "namespace": namespace} not in b["subjects"]:
+            continue
+        ref = b["roleRef"]
+        ns = b["metadata"].get("namespace", "") if b["kind"] == "RoleBinding" else ""
+        role = roles[(ref["kind"], ns if ref["kind"] == "Role" else "", ref["name"])]
+        for r in role["rules"]:
+            rules.append(dict(r, namespace=ns))
+    return rules
+
+
+class RbacIT(unittest.TestCase):
+    """The simulator enforces exactly the RBAC that deploy/ grants the controller's service account
+    (its client certificate's user): the controller, with leader election, must do its whole job
+    within it, and anything beyond it must be refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        docs = render()
+        sa = find(docs, "ServiceAccount")["metadata"]
+        cls.ns = sa["namespace"]
+        cls.rules = rbac_rules_for(docs, sa["namespace"], sa["name"])
+        cls.tmp = tempfile.mkdtemp(prefix="ds-rbac-")
+        path = os.path.join(cls.tmp, "rbac.json")
+        with open(path, "w") as f:
+            json.dump({"users": {"dynamic-scheduler": cls.rules}}, f)
+        cls.stack = Stack(nodes=6, sim_args=["-rbac", path]).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def forbidden(self):
+        return {k: v for k, v in self.stack.sim_admin("GET", "/sim/stats")["requests"].items()
+                if k.startswith("forbidden")}
+
+    def test_controller_works_within_the_deploy_rbac(self):
+        self.assertEqual(len(self.rules), 3, self.rules)
+        before = self.forbidden()
+        rules = "rules:\n  - {name: cpu, query: 'max by (node) (rbac_cpu)', threshold: 80, clearThreshold: 60}\n"
+        c = Controller(self.stack, rules, args=["-leader_elect", "-leader_elect_namespace", self.ns,
+                                               "-leader_elect_retry_period", "1", "-leader_elect_renew_deadline",
+                                               "3", "-leader_elect_lease_duration", "4"], name="rbac")
+        try:
+            wait_until(lambda: c.metric("dynamic_scheduler_leader") == 1, 20, what="leader under the deploy RBAC")
+            self.stack.push("rbac_cpu", "n2", 95, {"node": "node-00002"})
+            wait_until(lambda: self.stack.labelled() == ["node-00002"], 30, what="labelled")
+            self.stack.push("rbac_cpu", "n2", 10, {"node": "node-00002"})
+            wait_until(lambda: self.stack.labelled() == [], 30, what="unlabelled")
+            self.assertEqual(self.stack.kubectl("get", "lease", "-n", self.ns, "dynamic-scheduler", "-o",
+                                                "jsonpath={.spec.holderIdentity}").stdout.split("_")[0],
+                             socket_hostname())
+            self.assertEqual(self.forbidden(), before, "nothing the controller did was refused")
+        finally:
+            self.assertEqual(c.stop(), 0)
+        self.assertIn("released lease", c.proc.output())
+
+    def test_everything_else_is_refused(self):
+        sa_kc = self.stack.kubeconfig  # the controller's own credentials (client certificate)
+        for args, want in [
+                (["delete", "node", "node-00003"], 'nodes "node-00003" is forbidden: User "dynamic-scheduler" '
+                                                   'cannot delete resource "nodes" in API group "" at the cluster scope'),
+                (["get", "lease", "-n", self.ns, "someone-else"], 'cannot get resource "leases" in API group '
+                                                                   '"coordination.k8s.io" in the namespace "%s"' % self.ns),
+                (["get", "lease", "-n", "kube-system", "dynamic-scheduler"], 'in the namespace "kube-system"'),
+                (["get", "lease", "-n", self.ns], 'cannot list resource "leases"')]:
+            r = self.stack.kubectl(*args, kubeconfig=sa_kc, check=False)
+            self.assertNotEqual(r.returncode, 0, args)
+            self.assertIn(want, r.stderr, args)
+        # What it is granted works with the same credentials.
+        self.stack.kubectl("label", "node", "node-00004", "status=presure", kubeconfig=sa_kc)
+        self.stack.kubectl("label", "node", "node-00004", "status-", kubeconfig=sa_kc)
+        # A lease name outside the Role: the controller never leads, says why, and writes nothing.
+        c = Controller(self.stack, "rules:\n  - {name: cpu, query: 'max by (node) (rbac_cpu)', threshold: 80}\n",
+                       args=["-leader_elect", "-leader_elect_namespace", self.ns, "-leader_elect_name", "other"],
+                       name="rbac-other")
+        try:
+            wait_until(lambda: "forbidden" in c.proc.output(), 20, what="the refusal logged")
+            self.assertEqual(c.metric("dynamic_scheduler_leader"), 0)
+            self.assertIn('leases.coordination.k8s.io "other" is forbidden', c.proc.output())
+        finally:
+            c.stop()
+
+
+def socket_hostname():
+    import socket
+    return socket.gethostname()
+
+
 if __name__ == "__main__":
     unittest.main()

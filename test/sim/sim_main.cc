@@ -35,6 +35,7 @@ DEFINE_double(heartbeat_seconds, 0, "If > 0, every node's heartbeat is updated t
 DEFINE_int32(threads, 64, "HTTP worker threads (each open watch holds one).");
 DEFINE_int32(server_cert_days, 3650, "Validity of the generated server certificate in days; negative: already "
              "expired (to test clients' verification).");
+DEFINE_string(rbac, "", "JSON file of RBAC rules per user (see sim_rbac.h); users it lists get only those rules.");
 DEFINE_string(token, "sim-token", "Bearer token of the user dynamic-scheduler.");
 
 namespace {
@@ -118,6 +119,13 @@ int main(int argc, char** argv) {
   opts.write_log_file = FLAGS_dir + "/writes.jsonl";
   opts.tokens[FLAGS_token] = sim::User{"dynamic-scheduler", false};
   opts.tokens["sim-readonly-token"] = sim::User{"viewer", true};
+  if (!FLAGS_rbac.empty()) {
+    std::string err;
+    if (!sim::LoadRbac(ReadAll(FLAGS_rbac), &opts.rbac, &err)) {
+      std::cerr << "kube-sim: -rbac " << FLAGS_rbac << ": " << err << "\n";
+      return 2;
+    }
+  }
   if (FLAGS_plain) {
     opts.anonymous = true;
   } else {

@@ -437,6 +437,19 @@ int Server::Dispatch(mg_connection* conn) {
     return 1;
   }
 
+  // --- authorization (RBAC, for the users it lists) ---
+  if (auto rules = options_.rbac.find(user.name); rules != options_.rbac.end()) {
+    RequestAttributes attrs = Attributes(method, path, ParseBool(QueryParam(query, "watch")));
+    if (!Allowed(rules->second, attrs)) {
+      {
+        std::lock_guard<std::mutex> l(log_mu_);
+        ++requests_["forbidden " + attrs.verb + " " + attrs.resource];
+      }
+      SendError(conn, ApiError{403, "Forbidden", ForbiddenMessage(user.name, attrs), ""});
+      return 1;
+    }
+  }
+
   // --- injected faults ---
   const std::string rclass = RequestClass(method, path, query);
   Fault fault;

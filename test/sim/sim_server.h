@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "test/sim/sim_rbac.h"
 #include "test/sim/sim_store.h"
 
 struct mg_context;
@@ -42,6 +43,7 @@ struct ServerOptions {
   std::string ca_file;     // verifies client certificates
   bool anonymous = false;  // plain-HTTP test mode: everyone is admin
   std::map<std::string, User> tokens;
+  std::map<std::string, std::vector<RbacRule>> rbac;  // users listed here get only these rules
   int threads = 64;
   double bookmark_seconds = 5;
   std::string write_log_file;  // JSON lines; also kept in memory for /sim/writes
