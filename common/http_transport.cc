@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 
@@ -169,6 +170,10 @@ CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchang
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(req.connect_timeout_seconds * 1000));
   curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (req.idle_timeout_seconds > 0) {
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, std::max(1L, std::lround(req.idle_timeout_seconds)));
+  }
   if (!tls.ca_pem.empty()) SetBlob(c, CURLOPT_CAINFO_BLOB, tls.ca_pem);
   if (!tls.client_cert_pem.empty()) {
     SetBlob(c, CURLOPT_SSLCERT_BLOB, tls.client_cert_pem);

@@ -29,6 +29,9 @@ struct HttpRequest {
   std::string body;
   double timeout_seconds = 30;       // whole exchange; 0 = no limit (watch streams)
   double connect_timeout_seconds = 10;
+  // Abort when (on average) less than one byte arrives per second for this long, waiting for the
+  // answer included; 0 = never. Catches a peer that hangs without closing the connection.
+  double idle_timeout_seconds = 0;
   size_t max_body_bytes = 64u << 20;  // larger responses fail instead of exhausting memory
   bool accept_compressed = false;     // ask for gzip (smaller bodies, more CPU)
   // Asked once the connection is up (TLS handshake done), immediately before the request is sent;

@@ -87,7 +87,9 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector, const std::str
             UrlEncode(resource_version) + "&timeoutSeconds=" + std::to_string(timeout_seconds);
   if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
   req.headers = Headers("application/json");
-  req.timeout_seconds = 0;  // the server ends the watch after timeoutSeconds
+  // The server ends the watch after timeoutSeconds; one that does not is cut a minute later.
+  req.timeout_seconds = timeout_seconds + 60;
+  req.idle_timeout_seconds = watch_idle_timeout_;
   WatchLineSplitter splitter;
   std::vector<std::string> lines;
   Status stream_status;

@@ -71,6 +71,10 @@ class HttpKubeApi : public KubeApi {
   // checked after connecting, just before the bytes leave (see HttpRequest::send_if). Call before
   // the first write; `leadership` must outlive this object.
   void SetWriteGate(const Leadership* leadership) { write_gate_ = leadership; }
+  // A watch that receives nothing (not even a BOOKMARK) for this long is cut and re-opened from its
+  // resourceVersion: a hung server or a silently dropped connection must not freeze the cache.
+  // 0 = never. Call before the first watch.
+  void SetWatchIdleTimeout(double seconds) { watch_idle_timeout_ = seconds; }
   StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name, const LeaseRecord& record,
                                    double timeout_seconds) override;
 
@@ -84,6 +88,7 @@ class HttpKubeApi : public KubeApi {
   const double timeout_;
   const std::string user_agent_;
   const Leadership* write_gate_ = nullptr;
+  double watch_idle_timeout_ = 150;
   std::mutex mu_;
   std::string file_token_;    // GUARDED_BY(mu_)
   TimePoint token_read_at_{}; // GUARDED_BY(mu_)

@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
               << le_opts.renew_deadline_seconds << " s, retry " << le_opts.retry_period_seconds << " s";
   }
   kube.SetWriteGate(elector.get());
+  kube.SetWatchIdleTimeout(opts.watch_idle_timeout_seconds);
   Reconciler reconciler(opts.rules, opts.reconciler, &cache, &prom, &kube, &clock, elector.get());
 
   WebServer web;

@@ -20,6 +20,8 @@ DEFINE_double(s, 10, "Evaluation interval in seconds (rule.yaml interval if set 
 DEFINE_string(webaddr, ":9000", "Address for /status, /healthz, /nodes, /metrics and /webhook, e.g. :9000 or "
               "127.0.0.1:9000.");
 DEFINE_bool(dry_run, false, "Decide and log label changes but never write them.");
+DEFINE_double(watch_idle_timeout, 150, "Seconds a node watch may go without receiving anything (API servers send a "
+              "BOOKMARK about every minute) before it is re-opened; 0 = never.");
 DEFINE_double(resync, 600, "Seconds between full re-lists of the nodes (0 = never).");
 DEFINE_double(write_qps, 100, "Maximum label writes per second to the API server.");
 DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps.");
@@ -82,6 +84,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   o.web_addr = FLAGS_webaddr;
   if (auto ports = ToListeningPorts(o.web_addr); !ports.ok()) return ports.status();
   o.resync_seconds = FLAGS_resync;
+  if (!(FLAGS_watch_idle_timeout >= 0)) return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
+  o.watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
 
   ReconcilerOptions& r = o.reconciler;
   r.label_key = o.rules.label_key;

@@ -20,6 +20,7 @@ struct Options {
   std::string context;
   std::string web_addr;
   double resync_seconds = 600;
+  double watch_idle_timeout_seconds = 150;
   ReconcilerOptions reconciler;
   bool leader_elect = false;
   // lease_namespace empty: POD_NAMESPACE, then the kubeconfig context's or service account's

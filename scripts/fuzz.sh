@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig)
+[ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig lease)
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (Debian package clang)" >&2; exit 1; }
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DDS_FUZZ=ON -DDS_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null

@@ -385,6 +385,42 @@ rules:
                converge_after_back_seconds=round(converge, 2),
                writes=len(ok), watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"))
 
+    # 11. Hung answers: PATCHes that never return, and a watch that never sends a byte.
+    def test_hung_patches_and_hung_watch(self):
+        hang = 20 if LONG else 8
+        nodes = ["node-%05d" % i for i in range(16, 20)]
+        c = self.start(args=["-watch_idle_timeout", "3"])
+        c.wait_ready()
+        # PATCHes hang until the fault is cleared (then the server closes them without an answer).
+        self.stack.fault(match="patch", hang=True)
+        t0 = time.monotonic()
+        self.hot(nodes)
+        wait_until(lambda: c.metric("dynamic_scheduler_cycles_total") > 0 and
+                   len(self.stack.sim_admin("GET", "/sim/stats")["requests"]) > 0, 10, what="cycling")
+        time.sleep(hang)
+        self.assertEqual(self.sim_labelled(), [], "nothing written while every PATCH hangs")
+        cycles_during = c.metric("dynamic_scheduler_cycles_total")
+        self.stack.clear_faults()
+        released = time.monotonic()
+        wait_until(lambda: self.sim_labelled() == nodes, 60, what="labelled after the hang")
+        patch_converge = time.monotonic() - released
+        ok = [w for w in self.our_writes() if w["code"] == 200]
+        self.assertEqual(sorted(w["name"] for w in ok), nodes, "one successful write per node")
+        # A watch that hangs before sending anything: cut after -watch_idle_timeout, re-opened.
+        restarts = c.metric("dynamic_scheduler_node_cache_watch_restarts_total")
+        self.stack.fault(match="watch", hang=True, count=1)
+        self.stack.sim_admin("POST", "/sim/drop-watches")
+        time.sleep(1)
+        t1 = time.monotonic()
+        self.stack.kubectl("label", "node", "node-00021", "status=presure")  # by hand: kept, no data
+        wait_until(lambda: "node-00021" in c.nodes()["node_names"], 60, what="change seen after the hung watch")
+        watch_recovery = time.monotonic() - t1
+        self.assertGreater(c.metric("dynamic_scheduler_node_cache_watch_restarts_total"), restarts)
+        self.stack.clear_faults()
+        report("hung answers", patch_hang_seconds=hang, labelled_after_release_seconds=round(patch_converge, 2),
+               cycles_during_hang=cycles_during, hung_watch_change_seen_after_seconds=round(watch_recovery, 2),
+               watch_idle_timeout_seconds=3)
+
     # 10. Huge answers end to end: a 50 MB Prometheus response (real Prometheus, built by PromQL
     # label_replace), one over the 64 MB cap, and 10 MB / 20 MB watch lines from the simulator.
     def test_huge_responses_end_to_end(self):
