@@ -145,13 +145,19 @@ class FaultsIT(unittest.TestCase):
             figures[phase + "_seconds"] = round(time.monotonic() - t0, 1)
         self.stack.clear_faults()
         w = self.our_writes()
-        times = sorted(x["time"] for x in w)
-        worst = max(sum(1 for t in times[i:i + qps + 5] if t < s + 1.0) for i, s in enumerate(times))
-        self.assertLessEqual(worst, qps + 1, "writes within %d QPS (plus the burst of 1)" % qps)
+        # Arrival times (before the injected latency) are the client's send times, give or take the
+        # scheduling of the simulator's threads; a token bucket allows qps * T + burst in any T seconds.
+        times = sorted(x["arrived"] for x in w)
+
+        def most_in(seconds):
+            return max(sum(1 for t in times[i:i + qps * seconds + 10] if t < s + seconds) for i, s in enumerate(times))
+        worst, worst5 = most_in(1), most_in(5)
+        self.assertLessEqual(worst5, 5 * qps + 1 + 1, "writes within %d QPS over 5 s (burst 1, one of jitter)" % qps)
+        self.assertLessEqual(worst, qps + 1 + 1, "writes within %d QPS in any second (burst 1, one of jitter)" % qps)
         ok = [x for x in w if x["code"] == 200]
         self.assertEqual(len(ok), 2 * len(nodes), "one set and one removal per node: nothing lost, nothing twice")
         report("API latency %d ms" % latency, nodes=len(nodes), write_qps=qps, writes=len(w),
-               max_writes_in_any_second=worst, **figures)
+               max_writes_in_any_second=worst, max_writes_in_any_5_seconds=worst5, **figures)
 
     # 4. Prometheus killed (a real process) and restarted.
     def test_prometheus_killed_and_restarted(self):

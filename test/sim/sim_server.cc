@@ -292,6 +292,9 @@ void Server::Stop() {
 
 int Server::Handle(mg_connection* conn, void* self) { return static_cast<Server*>(self)->Dispatch(conn); }
 
+// When the request being handled arrived (before any injected latency), for the write log.
+thread_local double t_request_arrived = 0;
+
 void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::string& name, const std::string& user,
                       const std::string& content_type, const std::string& body, int code, bool changed) {
   const char* agent = mg_get_header(conn, "User-Agent");
@@ -300,6 +303,7 @@ void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::s
   w.StartObject();
   w.Key("time");
   w.Double(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  w.Key("arrived"); w.Double(t_request_arrived);  // the client's send time, give or take the loopback
   w.Key("verb"); ds::WriteString(w, verb);
   w.Key("name"); ds::WriteString(w, name);
   w.Key("user"); ds::WriteString(w, user);
@@ -318,6 +322,7 @@ void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::s
 }
 
 int Server::Dispatch(mg_connection* conn) {
+  t_request_arrived = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const mg_request_info* ri = mg_get_request_info(conn);
   const std::string method = ri->request_method;
   const std::string path = ri->local_uri ? ri->local_uri : "/";
