@@ -27,7 +27,9 @@ def report(name, **figures):
     print("\nFIGURE %s: %s" % (name, json.dumps(figures)), flush=True)
 
 
-class FaultsIT(unittest.TestCase):
+class FaultsBase(unittest.TestCase):
+    """One stack (Prometheus, pushgateway, simulator) per subclass; the subclasses run as separate
+    CTest tests, in parallel."""
     @classmethod
     def setUpClass(cls):
         cls.stack = Stack(nodes=1000 if LONG else 40, control_plane=0).start()
@@ -63,6 +65,8 @@ class FaultsIT(unittest.TestCase):
     def sim_labelled(self):
         return self.stack.labelled()
 
+
+class ApiFaultsIT(FaultsBase):
     # 1. Watch streams cut every 2 s and forced 410s while others edit the cluster.
     def test_watch_drops_and_forced_410_converge(self):
         c = self.start(FAILING_RULES)  # never writes: its cache must mirror the cluster on its own
@@ -159,6 +163,38 @@ class FaultsIT(unittest.TestCase):
         report("API latency %d ms" % latency, nodes=len(nodes), write_qps=qps, writes=len(w),
                max_writes_in_any_second=worst, max_writes_in_any_5_seconds=worst5, **figures)
 
+    # 9. The API server refuses connections for a while (the listening socket is gone).
+    def test_api_refuses_connections(self):
+        nodes = ["node-%05d" % i for i in range(12, 16)]
+        c = self.start()
+        c.wait_ready()
+        refuse = 20 if LONG else 6
+        t_refuse = time.monotonic()
+        self.stack.sim_admin("POST", "/sim/refuse?seconds=%d" % refuse)
+        wait_until(lambda: "Couldn't connect" in c.proc.output(), 10, what="the controller meeting a refused connection")
+        t0 = time.monotonic()
+        self.hot(nodes)  # changes arrive while nobody can write
+
+        def sim_back():
+            try:
+                return self.stack.sim_admin("GET", "/sim/stats") is not None
+            except OSError:
+                return False
+        wait_until(sim_back, refuse + 30, what="the simulator listening again")
+        back = time.monotonic()
+        wait_until(lambda: self.sim_labelled() == nodes, 60, what="labelled once the API server is back")
+        converge = time.monotonic() - back
+        ok = [w for w in self.our_writes() if w["code"] == 200]
+        self.assertEqual(sorted(w["name"] for w in ok), nodes, "one write per changed node, no storm")
+        self.assertEqual(len(self.our_writes()), len(nodes), "no failed attempt reached the server")
+        wait_until(lambda: c.get("/status")[0] == 200, 30, what="ready again")
+        self.assertGreater(back - t_refuse, refuse - 1, "the simulator really refused for the whole window")
+        report("API refusing connections %d s" % refuse, refused_seconds=round(back - t_refuse, 1),
+               converge_after_back_seconds=round(converge, 2),
+               writes=len(ok), watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"))
+
+
+class DataFaultsIT(FaultsBase):
     # 4. Prometheus killed (a real process) and restarted.
     def test_prometheus_killed_and_restarted(self):
         down = 120 if LONG else 20
@@ -245,6 +281,42 @@ rules:
         report("concurrent editors", our_writes=len(self.our_writes()),
                retries=c.metric("dynamic_scheduler_label_write_retries_total"))
 
+    # 7. SIGKILL mid-cycle, then a new controller.
+    # 10. Huge answers end to end: a 50 MB Prometheus response (real Prometheus, built by PromQL
+    # label_replace), one over the 64 MB cap, and 10 MB / 20 MB watch lines from the simulator.
+    def test_huge_responses_end_to_end(self):
+        def big(node, mult):  # one series for `node` with a label of 10 * 1000 * mult bytes
+            inner = ('label_replace(label_replace(label_replace(vector(97), "node", "%s", "", ""), "seed", '
+                     '"0123456789", "", ""), "a", "%s", "seed", "(.*)")' % (node, "$1" * 1000))
+            return 'label_replace(%s, "pad", "%s", "a", "(.*)")' % (inner, "$1" * mult)
+        rules = "rules:\n  - {name: big50, query: '%s', threshold: 80}\n  - {name: big70, query: '%s', threshold: 80}\n" % (
+            big("node-00005", 5000), big("node-00006", 7000))
+        c = self.start(rules, args=["-query_timeout", "30", "-s", "3"])
+        wait_until(lambda: self.sim_labelled() == ["node-00005"], 60, what="the 50 MB answer decoded and acted on")
+        metrics = c.get("/metrics")[1]
+        self.assertRegex(metrics, r'dynamic_scheduler_query_errors_total\{rule="big70"\} [1-9]')
+        self.assertIn("response body exceeds", c.proc.output())
+        rss_mb = c.metric("process_resident_memory_bytes") / 1e6
+        # Watch lines of 10 MB are taken; 20 MB (over the 16 MB line limit) drop the stream, and the
+        # re-watch from the last resourceVersion still delivers the change.
+        figures = {}
+        for pad, node in ((10 << 20, "node-00007"), (20 << 20, "node-00008")):
+            restarts = c.metric("dynamic_scheduler_node_cache_watch_restarts_total")
+            self.stack.fault(match="watch", padBytes=pad, count=1)
+            self.stack.sim_admin("POST", "/sim/drop-watches")
+            wait_until(lambda: c.metric("dynamic_scheduler_node_cache_watch_restarts_total") > restarts, 20,
+                       what="re-watch")
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            self.stack.kubectl("label", "node", node, "status=presure")  # by hand: kept (no data for it)
+            wait_until(lambda: node in c.nodes()["node_names"], 60, what="%s seen through a %d MB line" % (node, pad >> 20))
+            figures["seen_after_%d_mb_line_seconds" % (pad >> 20)] = round(time.monotonic() - t0, 2)
+        self.assertIn("an event line exceeds the size limit", c.proc.output())
+        self.assertTrue(c.proc.alive())
+        report("huge responses", prometheus_body_mb=50, over_cap_body_mb=70, rss_mb_after=round(rss_mb, 1), **figures)
+
+
+class ProcessFaultsIT(FaultsBase):
     # 7. SIGKILL mid-cycle, then a new controller.
     def test_sigkill_mid_cycle_and_restart(self):
         nodes = ["node-%05d" % i for i in range(2, 32)]
@@ -362,36 +434,6 @@ rules:
                sigstop_takeover_seconds=round(takeover, 2), sigkill_failover_seconds=round(kill_failover, 2),
                sigterm_handover_seconds=round(release_failover, 2), late_writes_by_old_leader=0)
 
-    # 9. The API server refuses connections for a while (the listening socket is gone).
-    def test_api_refuses_connections(self):
-        nodes = ["node-%05d" % i for i in range(12, 16)]
-        c = self.start()
-        c.wait_ready()
-        refuse = 20 if LONG else 6
-        t_refuse = time.monotonic()
-        self.stack.sim_admin("POST", "/sim/refuse?seconds=%d" % refuse)
-        wait_until(lambda: "Couldn't connect" in c.proc.output(), 10, what="the controller meeting a refused connection")
-        t0 = time.monotonic()
-        self.hot(nodes)  # changes arrive while nobody can write
-
-        def sim_back():
-            try:
-                return self.stack.sim_admin("GET", "/sim/stats") is not None
-            except OSError:
-                return False
-        wait_until(sim_back, refuse + 30, what="the simulator listening again")
-        back = time.monotonic()
-        wait_until(lambda: self.sim_labelled() == nodes, 60, what="labelled once the API server is back")
-        converge = time.monotonic() - back
-        ok = [w for w in self.our_writes() if w["code"] == 200]
-        self.assertEqual(sorted(w["name"] for w in ok), nodes, "one write per changed node, no storm")
-        self.assertEqual(len(self.our_writes()), len(nodes), "no failed attempt reached the server")
-        wait_until(lambda: c.get("/status")[0] == 200, 30, what="ready again")
-        self.assertGreater(back - t_refuse, refuse - 1, "the simulator really refused for the whole window")
-        report("API refusing connections %d s" % refuse, refused_seconds=round(back - t_refuse, 1),
-               converge_after_back_seconds=round(converge, 2),
-               writes=len(ok), watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"))
-
     # 11. Hung answers: PATCHes that never return, and a watch that never sends a byte.
     def test_hung_patches_and_hung_watch(self):
         hang = 20 if LONG else 8
@@ -427,39 +469,6 @@ rules:
         report("hung answers", patch_hang_seconds=hang, labelled_after_release_seconds=round(patch_converge, 2),
                cycles_during_hang=cycles_during, hung_watch_change_seen_after_seconds=round(watch_recovery, 2),
                watch_idle_timeout_seconds=3)
-
-    # 10. Huge answers end to end: a 50 MB Prometheus response (real Prometheus, built by PromQL
-    # label_replace), one over the 64 MB cap, and 10 MB / 20 MB watch lines from the simulator.
-    def test_huge_responses_end_to_end(self):
-        def big(node, mult):  # one series for `node` with a label of 10 * 1000 * mult bytes
-            inner = ('label_replace(label_replace(label_replace(vector(97), "node", "%s", "", ""), "seed", '
-                     '"0123456789", "", ""), "a", "%s", "seed", "(.*)")' % (node, "$1" * 1000))
-            return 'label_replace(%s, "pad", "%s", "a", "(.*)")' % (inner, "$1" * mult)
-        rules = "rules:\n  - {name: big50, query: '%s', threshold: 80}\n  - {name: big70, query: '%s', threshold: 80}\n" % (
-            big("node-00005", 5000), big("node-00006", 7000))
-        c = self.start(rules, args=["-query_timeout", "30", "-s", "3"])
-        wait_until(lambda: self.sim_labelled() == ["node-00005"], 60, what="the 50 MB answer decoded and acted on")
-        metrics = c.get("/metrics")[1]
-        self.assertRegex(metrics, r'dynamic_scheduler_query_errors_total\{rule="big70"\} [1-9]')
-        self.assertIn("response body exceeds", c.proc.output())
-        rss_mb = c.metric("process_resident_memory_bytes") / 1e6
-        # Watch lines of 10 MB are taken; 20 MB (over the 16 MB line limit) drop the stream, and the
-        # re-watch from the last resourceVersion still delivers the change.
-        figures = {}
-        for pad, node in ((10 << 20, "node-00007"), (20 << 20, "node-00008")):
-            restarts = c.metric("dynamic_scheduler_node_cache_watch_restarts_total")
-            self.stack.fault(match="watch", padBytes=pad, count=1)
-            self.stack.sim_admin("POST", "/sim/drop-watches")
-            wait_until(lambda: c.metric("dynamic_scheduler_node_cache_watch_restarts_total") > restarts, 20,
-                       what="re-watch")
-            time.sleep(0.5)
-            t0 = time.monotonic()
-            self.stack.kubectl("label", "node", node, "status=presure")  # by hand: kept (no data for it)
-            wait_until(lambda: node in c.nodes()["node_names"], 60, what="%s seen through a %d MB line" % (node, pad >> 20))
-            figures["seen_after_%d_mb_line_seconds" % (pad >> 20)] = round(time.monotonic() - t0, 2)
-        self.assertIn("an event line exceeds the size limit", c.proc.output())
-        self.assertTrue(c.proc.alive())
-        report("huge responses", prometheus_body_mb=50, over_cap_body_mb=70, rss_mb_after=round(rss_mb, 1), **figures)
 
 
 class HttpAbuseIT(unittest.TestCase):
