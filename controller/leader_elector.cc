@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
@@ -17,6 +18,9 @@ std::string Num(double v) {
   snprintf(buf, sizeof(buf), "%g", v);
   return buf;
 }
+
+// leaseDurationSeconds is an integer: round a fractional duration up, never down.
+int LeaseSeconds(const LeaderElectionOptions& o) { return static_cast<int>(std::ceil(o.lease_duration_seconds)); }
 
 // Kubernetes object names: a DNS subdomain (namespaces: a DNS label, at most 63).
 bool IsDnsName(const std::string& s, size_t max) {
@@ -62,7 +66,7 @@ LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, Tim
   LeaseStep step;
   const std::string stamp = FormatMicroTime(now_wall);
   step.record.holder_identity = o.identity;
-  step.record.lease_duration_seconds = static_cast<int>(o.lease_duration_seconds + 0.999);
+  step.record.lease_duration_seconds = LeaseSeconds(o);
   step.record.renew_time = stamp;
   if (current == nullptr) {
     step.action = LeaseAction::kCreate;
@@ -95,9 +99,13 @@ double LeaderElector::RequestTimeout() const {
   return std::max(0.5, options_.renew_deadline_seconds / 2.5);
 }
 
+bool LeaderElector::RenewedWithinDeadline(TimePoint now) const {
+  return leader_ && now - last_renew_ < FromSeconds(options_.renew_deadline_seconds);
+}
+
 bool LeaderElector::IsLeader() const {
   std::lock_guard<std::mutex> l(mu_);
-  return leader_ && clock_->Now() - last_renew_ < FromSeconds(options_.renew_deadline_seconds);
+  return RenewedWithinDeadline(clock_->Now());
 }
 
 uint64_t LeaderElector::Term() const {
@@ -108,7 +116,7 @@ uint64_t LeaderElector::Term() const {
 LeaderElector::View LeaderElector::GetView() const {
   std::lock_guard<std::mutex> l(mu_);
   View v;
-  v.leader = leader_ && clock_->Now() - last_renew_ < FromSeconds(options_.renew_deadline_seconds);
+  v.leader = RenewedWithinDeadline(clock_->Now());
   v.identity = options_.identity;
   v.holder = exists_ ? observed_.holder_identity : "";
   v.terms = term_;
@@ -158,13 +166,12 @@ bool LeaderElector::TryAcquireOrRenew() {
   bool fast = false;
   {
     std::lock_guard<std::mutex> l(mu_);
-    fast = leader_ && exists_ && observed_.holder_identity == options_.identity &&
-           attempt - last_renew_ < FromSeconds(options_.renew_deadline_seconds);
+    fast = RenewedWithinDeadline(attempt) && exists_ && observed_.holder_identity == options_.identity;
     renew = observed_;
   }
   if (fast) {
     renew.renew_time = FormatMicroTime(clock_->WallSeconds());
-    renew.lease_duration_seconds = static_cast<int>(options_.lease_duration_seconds + 0.999);
+    renew.lease_duration_seconds = LeaseSeconds(options_);
     auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, renew, timeout);
     if (res.ok()) {
       Held(*res, attempt);
@@ -226,7 +233,7 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
     bool leader;
     {
       std::lock_guard<std::mutex> l(mu_);
-      if (!held && leader_ && clock_->Now() - last_renew_ >= FromSeconds(options_.renew_deadline_seconds))
+      if (!held && leader_ && !RenewedWithinDeadline(clock_->Now()))
         StepDown("no renewal succeeded within the renew deadline: " + last_error_);
       leader = leader_;
     }

@@ -85,6 +85,8 @@ class LeaderElector : public Leadership {
   void Held(const LeaseRecord& rec, TimePoint attempt);
   void Observe(const LeaseRecord* rec, TimePoint now);  // REQUIRES mu_ held
   void StepDown(const std::string& why);                // REQUIRES mu_ held
+  // Leader, and the last successful renewal younger than the renew deadline. REQUIRES mu_ held.
+  bool RenewedWithinDeadline(TimePoint now) const;
   double RequestTimeout() const;
 
   KubeApi* const kube_;

@@ -73,6 +73,23 @@ void WriteColumns(ds::JsonWriter& w) {
   w.EndArray();
 }
 
+// One row of a server-side Table: its cells, and the object's metadata as PartialObjectMetadata.
+void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cells, const rapidjson::Value& meta) {
+  w.StartObject();
+  w.Key("cells");
+  w.StartArray();
+  for (const auto& c : cells) ds::WriteString(w, c);
+  w.EndArray();
+  w.Key("object");
+  w.StartObject();
+  w.Key("kind"); w.String("PartialObjectMetadata");
+  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+  w.Key("metadata");
+  meta.Accept(w);
+  w.EndObject();
+  w.EndObject();
+}
+
 void WriteRow(ds::JsonWriter& w, const std::string& node_json) {
   rapidjson::Document d;
   d.Parse(node_json.c_str());
@@ -95,23 +112,9 @@ void WriteRow(ds::JsonWriter& w, const std::string& node_json) {
   std::string version;
   if (const auto* st = ds::JsonMember(d, "status"))
     if (const auto* ni = ds::JsonMember(*st, "nodeInfo")) version = ds::JsonString(*ni, "kubeletVersion");
-  w.StartObject();
-  w.Key("cells");
-  w.StartArray();
-  ds::WriteString(w, ds::JsonString(meta, "name"));
-  ds::WriteString(w, ready);
-  ds::WriteString(w, roles.empty() ? "<none>" : roles);
-  ds::WriteString(w, Age(ds::JsonString(meta, "creationTimestamp")));
-  ds::WriteString(w, version);
-  w.EndArray();
-  w.Key("object");
-  w.StartObject();
-  w.Key("kind"); w.String("PartialObjectMetadata");
-  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
-  w.Key("metadata");
-  meta.Accept(w);
-  w.EndObject();
-  w.EndObject();
+  WriteTableRow(w, {ds::JsonString(meta, "name"), ready, roles.empty() ? "<none>" : roles,
+                    Age(ds::JsonString(meta, "creationTimestamp")), version},
+                meta);
 }
 
 std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const std::string& cont, bool columns) {
@@ -161,21 +164,9 @@ std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) 
     d.Parse(json.c_str());
     const auto& meta = d["metadata"];
     const auto* spec = ds::JsonMember(d, "spec");
-    w.StartObject();
-    w.Key("cells");
-    w.StartArray();
-    ds::WriteString(w, ds::JsonString(meta, "name"));
-    ds::WriteString(w, spec ? ds::JsonString(*spec, "holderIdentity") : "");
-    ds::WriteString(w, Age(ds::JsonString(meta, "creationTimestamp")));
-    w.EndArray();
-    w.Key("object");
-    w.StartObject();
-    w.Key("kind"); w.String("PartialObjectMetadata");
-    w.Key("apiVersion"); w.String("meta.k8s.io/v1");
-    w.Key("metadata");
-    meta.Accept(w);
-    w.EndObject();
-    w.EndObject();
+    WriteTableRow(w, {ds::JsonString(meta, "name"), spec ? ds::JsonString(*spec, "holderIdentity") : "",
+                      Age(ds::JsonString(meta, "creationTimestamp"))},
+                  meta);
   }
   w.EndArray();
   w.EndObject();

@@ -645,6 +645,22 @@ ApiError ParseLease(const std::string& ns, const std::string& body, const std::s
     return Err(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request");
   return ValidateLease(*doc, *name);
 }
+
+// Fills in what the server owns (kind, namespace, uid, creation time, resourceVersion) and stores
+// the serialized object with its resourceVersion in *slot.
+void StoreLease(Document* doc, const std::string& ns, const std::string& uid, const std::string& created, uint64_t rv,
+                std::pair<std::string, uint64_t>* slot) {
+  auto& a = doc->GetAllocator();
+  doc->RemoveMember("kind");
+  doc->RemoveMember("apiVersion");
+  doc->AddMember("kind", "Lease", a);
+  doc->AddMember("apiVersion", "coordination.k8s.io/v1", a);
+  SetMeta(*doc, "namespace", ns);
+  SetMeta(*doc, "uid", uid);
+  SetMeta(*doc, "creationTimestamp", created);
+  SetMeta(*doc, "resourceVersion", std::to_string(rv));
+  *slot = {ds::JsonToString(*doc), rv};
+}
 }  // namespace
 
 ApiError Store::CreateLease(const std::string& ns, const std::string& body, std::string* out) {
@@ -654,17 +670,7 @@ ApiError Store::CreateLease(const std::string& ns, const std::string& body, std:
   std::lock_guard<std::mutex> l(mu_);
   auto& slot = leases_[ns + "/" + name];
   if (!slot.first.empty()) return Err(409, "AlreadyExists", LeaseRef(name) + " already exists");
-  auto& a = doc.GetAllocator();
-  doc.RemoveMember("kind");
-  doc.RemoveMember("apiVersion");
-  doc.AddMember("kind", "Lease", a);
-  doc.AddMember("apiVersion", "coordination.k8s.io/v1", a);
-  SetMeta(doc, "namespace", ns);
-  SetMeta(doc, "uid", "sim-lease-" + ns + "-" + name);
-  SetMeta(doc, "creationTimestamp", Now());
-  slot.second = ++rv_;
-  SetMeta(doc, "resourceVersion", std::to_string(slot.second));
-  slot.first = ds::JsonToString(doc);
+  StoreLease(&doc, ns, "sim-lease-" + ns + "-" + name, Now(), ++rv_, &slot);
   *out = slot.first;
   return {};
 }
@@ -687,16 +693,8 @@ ApiError Store::ReplaceLease(const std::string& ns, const std::string& name, con
                                     "version and try again");
   Document old;
   old.Parse(it->second.first.c_str());
-  auto& a = doc.GetAllocator();
-  doc.RemoveMember("kind");
-  doc.RemoveMember("apiVersion");
-  doc.AddMember("kind", "Lease", a);
-  doc.AddMember("apiVersion", "coordination.k8s.io/v1", a);
-  SetMeta(doc, "namespace", ns);
-  for (const char* k : {"uid", "creationTimestamp"}) SetMeta(doc, k, ds::JsonString(old["metadata"], k));
-  it->second.second = ++rv_;
-  SetMeta(doc, "resourceVersion", std::to_string(it->second.second));
-  it->second.first = ds::JsonToString(doc);
+  StoreLease(&doc, ns, ds::JsonString(old["metadata"], "uid"), ds::JsonString(old["metadata"], "creationTimestamp"),
+             ++rv_, &it->second);
   *out = it->second.first;
   return {};
 }
