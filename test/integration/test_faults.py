@@ -46,9 +46,10 @@ class FaultsBase(unittest.TestCase):
         self.controllers = []
 
     def tearDown(self):
-        self.stack.clear_faults()
+        # Controllers first: if the simulator cannot be reached, they must not be left running.
         for c in self.controllers:
             c.stop()
+        self.stack.clear_faults()
 
     def start(self, rules=None, args=(), name="controller"):
         c = Controller(self.stack, rules or RULES % self.metric, args=list(args), name=name + self._testMethodName)
