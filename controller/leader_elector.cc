@@ -40,6 +40,9 @@ std::string ValidateLeaderElection(const LeaderElectionOptions& o) {
   if (!IsDnsName(o.lease_name, 253))
     return "-leader_elect_name \"" + o.lease_name + "\" is not a valid object name (lower-case DNS subdomain)";
   if (o.identity.empty()) return "-leader_elect_identity must not be empty";
+  for (unsigned char c : o.identity)  // it also goes into the User-Agent header
+    if (c < 0x20 || c == 0x7f) return "-leader_elect_identity must not contain control characters";
+  if (o.identity.size() > 253) return "-leader_elect_identity must be at most 253 characters";
   if (!(o.retry_period_seconds > 0)) return "-leader_elect_retry_period must be > 0";
   if (!(o.renew_deadline_seconds > (1 + kJitter) * o.retry_period_seconds))
     return "-leader_elect_renew_deadline (" + Num(o.renew_deadline_seconds) +

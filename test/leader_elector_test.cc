@@ -121,6 +121,10 @@ TEST(ValidateLeaderElection, NamesTheFlag) {
   EXPECT_NE(ValidateLeaderElection(o).find("-leader_elect_namespace"), std::string::npos);
   o = Opts("");
   EXPECT_NE(ValidateLeaderElection(o).find("-leader_elect_identity"), std::string::npos);
+  o = Opts("pod\r\nX-Injected: 1");
+  EXPECT_NE(ValidateLeaderElection(o).find("control characters"), std::string::npos);
+  o = Opts(std::string(300, 'a'));
+  EXPECT_NE(ValidateLeaderElection(o).find("at most 253"), std::string::npos);
   EXPECT_NE(DefaultIdentity(), DefaultIdentity()) << "two processes on one host differ";
 }
 
