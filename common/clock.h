@@ -1,8 +1,15 @@
-// Time source seam: the decision logic and backoff take time from a Clock so tests can drive
-// `for` durations, grace periods and hysteresis deterministically with FakeClock.
+// Time source seam. Everything that reads the time *or waits for it* goes through a Clock, so
+// tests (and simulations) drive `for` durations, grace periods, hysteresis, backoff, rate limits
+// and resync periods on fake time (test/fakes/fake_clock.h) instead of sleeping.
+//
+// Measuring how long work took (cycle phases, query latency for /metrics) is not behaviour and
+// uses Stopwatch below, which always reads the real monotonic clock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 
 namespace ds {
@@ -20,8 +27,19 @@ class Clock {
   virtual ~Clock() = default;
   // Monotonic time, for intervals and deadlines.
   virtual TimePoint Now() const = 0;
-  // Wall-clock seconds since the epoch, for display only.
+  // Wall-clock seconds since the epoch, for display and API timestamps only.
   virtual double WallSeconds() const = 0;
+  // Blocks until `deadline` or until *stop turns true (stop may be null). Returns false when it
+  // returned because of *stop. Thread-safe.
+  virtual bool SleepUntil(TimePoint deadline, const std::atomic<bool>* stop) const = 0;
+  // Waits on `cv` (with `lock` held, as std::condition_variable does) until pred() is true or
+  // `deadline` passes. Returns pred(). Thread-safe.
+  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                         TimePoint deadline, const std::function<bool()>& pred) const = 0;
+
+  bool SleepFor(Duration d, const std::atomic<bool>* stop) const {
+    return SleepUntil(Now() + d, stop);
+  }
 };
 
 class RealClock : public Clock {
@@ -31,25 +49,23 @@ class RealClock : public Clock {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
+  bool SleepUntil(TimePoint deadline, const std::atomic<bool>* stop) const override;
+  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                 TimePoint deadline, const std::function<bool()>& pred) const override {
+    return cv.wait_until(lock, deadline, pred);
+  }
 };
 
-// Thread-safe manual clock for tests.
-class FakeClock : public Clock {
+// Real elapsed time, for reporting what work cost. Never use it to decide anything.
+class Stopwatch {
  public:
-  TimePoint Now() const override {
-    std::lock_guard<std::mutex> l(mu_);
-    return now_;
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
-  double WallSeconds() const override { return 1.8e9 + ToSeconds(Now().time_since_epoch()); }
-  void Advance(Duration d) {
-    std::lock_guard<std::mutex> l(mu_);
-    now_ += d;
-  }
-  void AdvanceSeconds(double s) { Advance(FromSeconds(s)); }
 
  private:
-  mutable std::mutex mu_;
-  TimePoint now_{std::chrono::hours(1000)};
+  std::chrono::steady_clock::time_point start_;
 };
 
 }  // namespace ds

@@ -1,4 +1,4 @@
-#include "controller/web_server.h"
+#include "common/web_server.h"
 
 #include <civetweb.h>
 

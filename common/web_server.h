@@ -4,14 +4,31 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
-#include "controller/status_page.h"
 
 struct mg_context;
 struct mg_connection;
 
 namespace ds {
+
+struct WebRequest {
+  std::string method;
+  std::string path;
+  long long content_length = -1;  // -1 when unknown
+  std::string body;               // read only for POST, up to kMaxRequestBody
+};
+
+struct WebResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::string> headers;  // extra "Name: value" lines
+};
+
+// POST bodies above this are not read; the handler sees content_length > kMaxRequestBody.
+inline constexpr long long kMaxRequestBody = 1 << 20;
 
 class WebServer {
  public:

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <thread>
 
 namespace ds {
 namespace {
@@ -260,8 +259,7 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
         if (until_expiry > 0 && until_expiry < wait) wait = until_expiry + 0.01;
       }
     }
-    auto until = clock_->Now() + FromSeconds(wait);
-    while (!stop->load() && clock_->Now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    clock_->SleepFor(FromSeconds(wait), stop);
   }
   Release();
   if (announced_leader_ && on_change) on_change(false);

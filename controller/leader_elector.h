@@ -15,8 +15,8 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
-#include "controller/kube_api.h"
-#include "controller/lease.h"
+#include "kube/kube_api.h"
+#include "kube/lease.h"
 #include "controller/leadership.h"
 
 namespace ds {

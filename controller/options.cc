@@ -3,8 +3,11 @@
 #include <gflags/gflags.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
-#include "controller/web_server.h"
+#include "common/web_server.h"
 #include "promql/prometheus_client.h"
 
 DEFINE_string(prom, "", "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
@@ -42,8 +45,28 @@ DEFINE_double(leader_elect_retry_period, 2, "Seconds between attempts to acquire
 DEFINE_uint64(max_writes_per_cycle, 0, "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
 namespace ds {
+namespace {
 
-StatusOr<Options> ParseOptions(int* argc, char*** argv) {
+bool IsDefault(const char* name) { return gflags::GetCommandLineFlagInfoOrDie(name).is_default; }
+
+StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("-prom_token_file: cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  return token;
+}
+
+const char* Format(const RuleConfig& rules) { return rules.legacy ? "legacy" : "current"; }
+std::string Managed(const RuleConfig& rules) {
+  return rules.node_selector.empty() ? "all" : rules.node_selector;
+}
+
+}  // namespace
+
+StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   gflags::SetUsageMessage(
       "makes kube-scheduler aware of real node load: labels nodes that PromQL rules find busy.\n"
       "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r rule.yaml -s 10 "
@@ -53,9 +76,9 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   Options o;
   o.rule_file = FLAGS_r;
   ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
-  auto is_default = [](const char* name) { return gflags::GetCommandLineFlagInfoOrDie(name).is_default; };
-
   o.check_only = FLAGS_check_config;
+
+  // Prometheus: the flag wins over rule.yaml's prometheus section.
   o.prometheus_url = !FLAGS_prom.empty() ? FLAGS_prom : o.rules.prometheus_url;
   if (o.prometheus_url.empty() && o.check_only) o.prometheus_url = "http://unset";
   if (o.prometheus_url.empty())
@@ -63,40 +86,41 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   auto url = NormalizePrometheusUrl(o.prometheus_url);
   if (!url.ok()) return url.status().Prepend(FLAGS_prom.empty() ? FLAGS_r + ": prometheus.url" : "-prom");
   o.prometheus_url = *url;
-  o.prometheus_token_file = FLAGS_prom_token_file;
-
-  double interval = FLAGS_s;
-  if (is_default("s") && o.rules.interval_seconds > 0) interval = o.rules.interval_seconds;
-  if (!(interval > 0) || !std::isfinite(interval))
-    return Status::InvalidArgument("-s must be a number of seconds > 0, got " + std::to_string(FLAGS_s));
   o.query_timeout_seconds = FLAGS_query_timeout;
-  if (is_default("query_timeout") && o.rules.query_timeout_seconds > 0)
+  if (IsDefault("query_timeout") && o.rules.query_timeout_seconds > 0)
     o.query_timeout_seconds = o.rules.query_timeout_seconds;
   if (!(o.query_timeout_seconds > 0)) return Status::InvalidArgument("-query_timeout must be > 0");
-  if (!(FLAGS_resync >= 0)) return Status::InvalidArgument("-resync must be >= 0");
+
+  // The evaluation loop and the write limits.
+  double interval = FLAGS_s;
+  if (IsDefault("s") && o.rules.interval_seconds > 0) interval = o.rules.interval_seconds;
+  if (!(interval > 0) || !std::isfinite(interval))
+    return Status::InvalidArgument("-s must be a number of seconds > 0, got " + std::to_string(FLAGS_s));
   if (!(FLAGS_write_qps > 0)) return Status::InvalidArgument("-write_qps must be > 0");
   if (!(FLAGS_write_burst >= 1)) return Status::InvalidArgument("-write_burst must be >= 1");
   if (FLAGS_write_concurrency < 1 || FLAGS_write_concurrency > 64)
     return Status::InvalidArgument("-write_concurrency must be 1-64");
-
-  o.kubeconfig = FLAGS_kubeconfig;
-  o.context = FLAGS_context;
-  o.web_addr = FLAGS_webaddr;
-  if (auto ports = ToListeningPorts(o.web_addr); !ports.ok()) return ports.status();
-  o.resync_seconds = FLAGS_resync;
-  if (!(FLAGS_watch_idle_timeout >= 0)) return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
-  o.watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
-
   ReconcilerOptions& r = o.reconciler;
-  r.label_key = o.rules.label_key;
-  r.label_value = o.rules.label_value;
+  r.mark = o.rules.mark;
   r.interval_seconds = interval;
   r.grace_seconds = o.rules.missing_data_grace_seconds > 0 ? o.rules.missing_data_grace_seconds : 3 * interval;
-  r.dry_run = FLAGS_dry_run;
-  r.max_writes_per_cycle = FLAGS_max_writes_per_cycle;
-  r.write_qps = FLAGS_write_qps;
-  r.write_burst = FLAGS_write_burst;
-  r.write_concurrency = FLAGS_write_concurrency;
+  r.writes.dry_run = FLAGS_dry_run;
+  r.writes.max_per_cycle = FLAGS_max_writes_per_cycle;
+  r.writes.qps = FLAGS_write_qps;
+  r.writes.burst = FLAGS_write_burst;
+  r.writes.concurrency = FLAGS_write_concurrency;
+
+  // The node cache.
+  if (!(FLAGS_resync >= 0)) return Status::InvalidArgument("-resync must be >= 0");
+  if (!(FLAGS_watch_idle_timeout >= 0)) return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
+  o.watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
+  o.cache.label_selector = o.rules.node_selector;
+  o.cache.resync_seconds = FLAGS_resync;
+  // The selector runs on the server, so the cache only needs our own key.
+  o.cache.keep_label_keys = {o.rules.mark.key};
+
+  o.web_addr = FLAGS_webaddr;
+  if (auto ports = ToListeningPorts(o.web_addr); !ports.ok()) return ports.status();
 
   o.leader_elect = FLAGS_leader_elect;
   LeaderElectionOptions& le = o.leader_election;
@@ -106,12 +130,49 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv) {
   le.lease_duration_seconds = FLAGS_leader_elect_lease_duration;
   le.renew_deadline_seconds = FLAGS_leader_elect_renew_deadline;
   le.retry_period_seconds = FLAGS_leader_elect_retry_period;
+
   if (o.leader_elect) {
+    // The namespace may come from the cluster (below); check everything else first.
     LeaderElectionOptions check = le;
-    if (check.lease_namespace.empty()) check.lease_namespace = "unset";
+    if (check.lease_namespace.empty()) check.lease_namespace = "default";
     if (std::string why = ValidateLeaderElection(check); !why.empty()) return Status::InvalidArgument(why);
   }
+  if (o.check_only) return o;
+
+  if (!FLAGS_prom_token_file.empty()) {
+    ASSIGN_OR_RETURN(o.prometheus_token, ReadTokenFile(FLAGS_prom_token_file));
+  }
+  ASSIGN_OR_RETURN(o.rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
+  if (le.lease_namespace.empty()) {
+    const char* pod_ns = getenv("POD_NAMESPACE");
+    le.lease_namespace = pod_ns != nullptr && *pod_ns != '\0' ? pod_ns
+                         : !o.rest.namespace_name.empty()     ? o.rest.namespace_name
+                                                              : "default";
+  }
+  if (o.leader_elect) {  // the namespace as resolved (POD_NAMESPACE may hold anything)
+    if (std::string why = ValidateLeaderElection(le); !why.empty()) return Status::InvalidArgument(why);
+  }
+  o.user_agent = std::string("dynamic-scheduler/") + kVersion + " (" + (o.leader_elect ? le.identity : "single") + ")";
   return o;
+}
+
+std::string DescribeConfig(const Options& o) {
+  std::ostringstream os;
+  os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules) << " format), label "
+     << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules) << "\n";
+  for (const auto& r : o.rules.rules)
+    os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
+       << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query << "\n";
+  return os.str();
+}
+
+std::string DescribeStartup(const Options& o) {
+  std::ostringstream os;
+  os << "prometheus: " << o.prometheus_url << "; rules from " << o.rule_file << " (" << o.rules.rules.size()
+     << " rules, " << Format(o.rules) << " format); interval " << o.reconciler.interval_seconds << " s; label "
+     << o.reconciler.mark.ToString() << "; managed nodes: " << Managed(o.rules)
+     << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
+  return os.str();
 }
 
 }  // namespace ds

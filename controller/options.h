@@ -1,36 +1,64 @@
-// Command-line flags, copied once into a validated Options struct; nothing else reads FLAGS_.
+// Command-line flags, the rule file, the kubeconfig and the environment, assembled once into a
+// validated Options struct; nothing else reads FLAGS_ or the environment, and main only builds,
+// starts and stops what Options describes.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/status.h"
 #include "controller/leader_elector.h"
 #include "controller/reconciler.h"
+#include "kube/kubeconfig.h"
+#include "kube/node_cache.h"
 #include "rules/rule_config.h"
 
 namespace ds {
 
+inline constexpr const char* kVersion = "0.1";
+
 struct Options {
   std::string rule_file;
-  bool check_only = false;  // -check_config: validate and exit
-  std::string prometheus_url;
-  std::string prometheus_token_file;
-  double query_timeout_seconds = 5;
-  std::string kubeconfig;
-  std::string context;
-  std::string web_addr;
-  double resync_seconds = 600;
-  double watch_idle_timeout_seconds = 150;
-  ReconcilerOptions reconciler;
-  bool leader_elect = false;
-  // lease_namespace empty: POD_NAMESPACE, then the kubeconfig context's or service account's
-  // namespace, then "default" (main resolves it once the REST config is known).
-  LeaderElectionOptions leader_election;
   RuleConfig rules;
+  bool check_only = false;  // -check_config: validate, print the summary, exit
+
+  // Prometheus.
+  std::string prometheus_url;  // normalized (no trailing slash)
+  std::string prometheus_token;  // read from -prom_token_file; "" = none
+  double query_timeout_seconds = 5;
+
+  // Kubernetes. `rest` is resolved only when !check_only (checking a rule file needs no cluster).
+  RestConfig rest;
+  double api_timeout_seconds = 30;  // each LIST, PATCH and Lease call
+  double watch_idle_timeout_seconds = 150;
+  NodeCacheOptions cache;
+  std::string user_agent;  // names the replica, so audit logs tell the replicas' writes apart
+
+  // HTTP endpoints.
+  std::string web_addr;
+  // CivetWeb worker threads: a slow /metrics scraper or a burst of probes must not starve the
+  // health checks.
+  int web_threads = 16;
+
+  ReconcilerOptions reconciler;
+
+  bool leader_elect = false;
+  // lease_namespace is resolved: the flag, then POD_NAMESPACE, then the kubeconfig context's or
+  // service account's namespace, then "default".
+  LeaderElectionOptions leader_election;
 };
 
-// Parses argv (gflags; single- and double-dash forms), loads the rule file, and validates.
-// On error returns a message that names the flag or file.
-StatusOr<Options> ParseOptions(int* argc, char*** argv);
+// Where ParseOptions reads the environment (tests substitute their own).
+using GetEnv = std::function<const char*(const char*)>;
+
+// Parses argv (gflags; single- and double-dash forms), loads the rule file, reads the token file,
+// resolves the kubeconfig and validates everything. On error returns a message that names the
+// flag, file or field.
+StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv = ::getenv);
+
+// The -check_config summary: the rules, the mark and the managed nodes, one rule a line.
+std::string DescribeConfig(const Options& o);
+// The start-up log line: where the rules, Prometheus and the cluster are, and the mark.
+std::string DescribeStartup(const Options& o);
 
 }  // namespace ds

@@ -1,5 +1,11 @@
-// The evaluation loop: every interval (or at once when triggered by the Alertmanager webhook)
-// it queries each rule once for all nodes, decides, plans, and writes only the changes.
+// The evaluation loop: every interval (or at once when triggered by the Alertmanager webhook) one
+// cycle runs its stages in order:
+//   query   each rule once for all nodes, all rules at once (PrometheusClient)
+//   match   series to nodes, fused with decoding (rules/node_matcher.h)
+//   decide  verdicts with hysteresis, `for` and grace (rules/decider.h)
+//   plan    only the changes, only our mark (rules/planner.h)
+//   write   within every write limit (LabelWriter)
+//   report  what the cycle saw and did, for /status, /nodes and /metrics
 // I/O sits behind NodeCache, PrometheusClient and KubeApi; the decisions are rules/.
 #pragma once
 
@@ -13,12 +19,12 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
-#include "controller/kube_api.h"
+#include "controller/label_writer.h"
 #include "controller/leadership.h"
-#include "controller/node_cache.h"
-#include "controller/rate_limiter.h"
+#include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
 #include "rules/decider.h"
+#include "rules/mark.h"
 #include "rules/node_matcher.h"
 #include "rules/planner.h"
 #include "rules/rule_config.h"
@@ -26,17 +32,10 @@
 namespace ds {
 
 struct ReconcilerOptions {
-  std::string label_key = "status";
-  std::string label_value = "presure";
+  Mark mark;
   double interval_seconds = 10;
-  double grace_seconds = 30;     // missing-data grace
-  bool dry_run = false;          // decide and log, never write
-  size_t max_writes_per_cycle = 0;  // 0 = unlimited
-  double write_qps = 100;
-  double write_burst = 100;
-  int write_attempts = 5;        // per change, for retryable errors
-  int write_concurrency = 4;     // PATCHes in flight at once (all share the rate limiter): a slow
-                                 // API server must not turn the rate limit into 1/latency
+  double grace_seconds = 30;  // missing-data grace
+  WriteLimits writes;         // every limit on writing, held by the LabelWriter
 };
 
 struct RuleReport {
@@ -112,20 +111,37 @@ class Reconciler {
   const std::vector<Rule>& rules() const { return rules_; }
 
  private:
-  void ExecuteChange(const NodeInfo& node, bool set, const NodeDecision& d,
-                     const std::atomic<bool>* stop, CycleReport* report);
+  // What the query and match stages found: per rule, a value per node of the snapshot.
+  struct Evidence {
+    std::vector<MatchedValues> matched;  // per rule
+    std::vector<RuleInput> inputs;       // per rule; values point into `matched`
+  };
+
+  // The stages of RunCycle, in order.
+  bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
+  void RefreshMatcher(const NodeSnapshot& snap);
+  Evidence QueryAndMatch(CycleReport* report);
+  std::vector<NodeDecision> Decide(const NodeSnapshot& snap, const Evidence& evidence,
+                                   TimePoint now, CycleReport* report);
+  std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
+                              CycleReport* report) const;
+  void Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
+             CycleReport* report);
+  void ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
+                   TimePoint now, CycleReport* report) const;
+  void Publish(CycleReport report);
+
   std::string DescribeHolds(const NodeDecision& d) const;
 
   const std::vector<Rule> rules_;
   const ReconcilerOptions options_;
   NodeCache* const cache_;
   PrometheusClient* const prom_;
-  KubeApi* const kube_;
   const Clock* const clock_;
   const Leadership* const leadership_;
   uint64_t term_ = 0;  // the leadership term decider_'s state belongs to
   Decider decider_;
-  RateLimiter limiter_;
+  LabelWriter writer_;
   LogThrottle throttle_{300};
   std::vector<LabelFilter> label_filters_;  // per rule: the series labels matching needs
 
@@ -135,13 +151,10 @@ class Reconciler {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool triggered_ = false;          // GUARDED_BY(mu_)
-  CycleReport last_;                // GUARDED_BY(mu_)
-  ReconcilerCounters counters_;     // GUARDED_BY(mu_)
-  TimePoint last_end_{};            // GUARDED_BY(mu_)
-  // The API server asked us (Retry-After) not to write before this time; every writer and every
-  // later cycle waits for it, not just the retry of the request that got the answer.
-  std::chrono::steady_clock::time_point writes_not_before_{};  // GUARDED_BY(mu_)
+  bool triggered_ = false;       // GUARDED_BY(mu_)
+  CycleReport last_;             // GUARDED_BY(mu_)
+  ReconcilerCounters counters_;  // GUARDED_BY(mu_); the write counters live in writer_
+  TimePoint last_end_{};         // GUARDED_BY(mu_)
 };
 
 }  // namespace ds

@@ -64,15 +64,14 @@ std::string RenderNodesJson(const ControllerView& view) {
   std::vector<const NodeInfo*> labelled;
   if (view.nodes != nullptr) {
     for (const auto& n : view.nodes->nodes) {
-      const std::string* v = FindLabel(n->labels, view.label_key);
-      if (v != nullptr && *v == view.label_value) labelled.push_back(n.get());
+      if (view.mark.IsOn(n->labels)) labelled.push_back(n.get());
     }
   }
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
   w.Key("type");
-  WriteString(w, "Label " + view.label_key + "=" + view.label_value + " Nodes");
+  WriteString(w, "Label " + view.mark.ToString() + " Nodes");
   w.Key("num");
   w.Uint64(labelled.size());
   w.Key("node_names");

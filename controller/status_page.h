@@ -13,24 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "controller/node_cache.h"
+#include "common/web_server.h"
+#include "kube/node_cache.h"
 #include "controller/reconciler.h"
+#include "rules/mark.h"
 
 namespace ds {
-
-struct WebRequest {
-  std::string method;
-  std::string path;
-  long long content_length = -1;  // -1 when unknown
-  std::string body;               // read only for POST /webhook, bounded
-};
-
-struct WebResponse {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  std::vector<std::string> headers;  // extra "Name: value" lines
-};
 
 // What the endpoints show, gathered by the caller at request time.
 struct ControllerView {
@@ -42,7 +30,7 @@ struct ControllerView {
   ReconcilerCounters counters;
   double seconds_since_cycle = -1;  // -1: no cycle yet
   double interval_seconds = 10;
-  std::string label_key, label_value;
+  Mark mark;
   double rss_bytes = 0;  // resident memory of the process, 0 if unknown
   // Leader election (all false/empty when it is off: a single replica always acts).
   bool leader_election = false;
@@ -51,8 +39,6 @@ struct ControllerView {
   std::string leader_holder;  // the lease's holder as last read
   uint64_t leader_terms = 0;  // times this replica became leader
 };
-
-inline constexpr long long kMaxRequestBody = 1 << 20;
 
 // Routes one request. `trigger` is called for a valid webhook POST.
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,

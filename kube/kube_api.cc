@@ -1,4 +1,4 @@
-#include "controller/kube_api.h"
+#include "kube/kube_api.h"
 
 #include <fstream>
 #include <sstream>
@@ -128,7 +128,8 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector, const std::str
 }
 
 StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const std::string& key,
-                                               const std::string* value) {
+                                               const std::string* value,
+                                               const std::function<bool()>& send_if) {
   HttpRequest req;
   req.method = "PATCH";
   req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);
@@ -136,7 +137,7 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const st
   req.headers.push_back("Content-Type: application/merge-patch+json");
   req.body = LabelMergePatch(key, value);
   req.timeout_seconds = timeout_;
-  if (write_gate_ != nullptr) req.send_if = [gate = write_gate_] { return gate->IsLeader(); };
+  req.send_if = send_if;
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),

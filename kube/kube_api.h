@@ -9,10 +9,9 @@
 
 #include "common/clock.h"
 #include "common/http_transport.h"
-#include "controller/kubeconfig.h"
-#include "controller/leadership.h"
-#include "controller/lease.h"
-#include "controller/node_object.h"
+#include "kube/kubeconfig.h"
+#include "kube/lease.h"
+#include "kube/node_object.h"
 
 namespace ds {
 
@@ -33,9 +32,12 @@ class KubeApi {
                             const std::function<void(WatchEvent&&)>& on_event,
                             const std::function<bool()>& cancelled) = 0;
   // Sets (value != nullptr) or removes (value == nullptr) one label with a JSON merge patch that
-  // names only that key. Returns the updated node from the PATCH response.
+  // names only that key. Returns the updated node from the PATCH response. `send_if` (optional)
+  // is asked once the connection is up, just before the request leaves; false aborts with
+  // kCancelled and nothing sent (the caller's write gate, e.g. "still the leader").
   virtual StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
-                                            const std::string* value) = 0;
+                                            const std::string* value,
+                                            const std::function<bool()>& send_if = {}) = 0;
   // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. Leader election calls
   // these with a timeout shorter than its renew deadline.
   virtual StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
@@ -64,13 +66,10 @@ class HttpKubeApi : public KubeApi {
                     int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
                     const std::function<bool()>& cancelled) override;
   StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
-                                    const std::string* value) override;
+                                    const std::string* value,
+                                    const std::function<bool()>& send_if = {}) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                  double timeout_seconds) override;
-  // With leader election: label PATCHes are sent only while `leadership` says this replica leads,
-  // checked after connecting, just before the bytes leave (see HttpRequest::send_if). Call before
-  // the first write; `leadership` must outlive this object.
-  void SetWriteGate(const Leadership* leadership) { write_gate_ = leadership; }
   // A watch that receives nothing (not even a BOOKMARK) for this long is cut and re-opened from its
   // resourceVersion: a hung server or a silently dropped connection must not freeze the cache.
   // 0 = never. Call before the first watch.
@@ -87,7 +86,6 @@ class HttpKubeApi : public KubeApi {
   const Clock* const clock_;
   const double timeout_;
   const std::string user_agent_;
-  const Leadership* write_gate_ = nullptr;
   double watch_idle_timeout_ = 150;
   std::mutex mu_;
   std::string file_token_;    // GUARDED_BY(mu_)

@@ -1,4 +1,4 @@
-#include "controller/kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 #include "common/base64.h"
 #include "common/yaml_guard.h"

@@ -1,4 +1,4 @@
-#include "controller/lease.h"
+#include "kube/lease.h"
 
 #include <cmath>
 #include <ctime>

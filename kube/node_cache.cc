@@ -1,8 +1,7 @@
-#include "controller/node_cache.h"
+#include "kube/node_cache.h"
 
 #include <charconv>
 #include <random>
-#include <thread>
 
 namespace ds {
 namespace {
@@ -15,12 +14,6 @@ bool ParseRv(const std::string& s, uint64_t* out) {
 
 bool SameTopology(const NodeInfo& a, const NodeInfo& b) { return a.addresses == b.addresses; }
 
-void SleepFor(Duration d, const std::atomic<bool>* stop) {
-  auto until = std::chrono::steady_clock::now() + d;
-  while (!stop->load() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-}
-
 }  // namespace
 
 bool ResourceVersionNewer(const std::string& a, const std::string& b) {
@@ -29,7 +22,8 @@ bool ResourceVersionNewer(const std::string& a, const std::string& b) {
   return true;
 }
 
-NodeCache::NodeCache(KubeApi* api, NodeCacheOptions options) : api_(api), options_(std::move(options)) {}
+NodeCache::NodeCache(KubeApi* api, const Clock* clock, NodeCacheOptions options)
+    : api_(api), clock_(clock), options_(std::move(options)) {}
 
 std::shared_ptr<const NodeSnapshot> NodeCache::Snapshot() const {
   std::lock_guard<std::mutex> l(mu_);
@@ -158,8 +152,8 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
 void NodeCache::Run(const std::atomic<bool>* stop) {
   Backoff backoff;
   bool need_list = true;
-  const auto run_start = std::chrono::steady_clock::now();
-  auto last_list = std::chrono::steady_clock::now();
+  const TimePoint run_start = clock_->Now();
+  TimePoint last_list = run_start;
   while (!stop->load()) {
     if (need_list) {
       Status st = ListOnce();
@@ -168,17 +162,17 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
         LOG(WARNING) << "node cache: list failed: " << st.ToString();
         Duration d = backoff.Next();
         if (st.retry_after_seconds() > 0) d = std::max(d, FromSeconds(st.retry_after_seconds()));
-        SleepFor(d, stop);
+        clock_->SleepFor(d, stop);
         continue;
       }
       {
         std::lock_guard<std::mutex> l(mu_);
         if (stats_.lists == 1)
-          stats_.initial_sync_seconds = ToSeconds(std::chrono::steady_clock::now() - run_start);
+          stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
       }
       LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
       need_list = false;
-      last_list = std::chrono::steady_clock::now();
+      last_list = clock_->Now();
       backoff.Reset();
     }
     Status st = WatchOnce(stop);
@@ -188,7 +182,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
       ++stats_.watch_restarts;
     }
     bool resync_due = options_.resync_seconds > 0 &&
-                      std::chrono::steady_clock::now() - last_list > FromSeconds(options_.resync_seconds);
+                      clock_->Now() - last_list > FromSeconds(options_.resync_seconds);
     if (st.ok()) {
       backoff.Reset();
       if (resync_due) need_list = true;
@@ -206,7 +200,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
     if (resync_due) need_list = true;
     Duration d = backoff.Next();
     if (st.retry_after_seconds() > 0) d = std::max(d, FromSeconds(st.retry_after_seconds()));
-    SleepFor(d, stop);
+    clock_->SleepFor(d, stop);
   }
 }
 

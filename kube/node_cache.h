@@ -15,7 +15,7 @@
 
 #include "common/backoff.h"
 #include "common/clock.h"
-#include "controller/kube_api.h"
+#include "kube/kube_api.h"
 
 namespace ds {
 
@@ -48,7 +48,8 @@ struct NodeCacheStats {
 
 class NodeCache {
  public:
-  NodeCache(KubeApi* api, NodeCacheOptions options);
+  // `api` and `clock` must outlive the cache. Backoff waits and the resync period run on `clock`.
+  NodeCache(KubeApi* api, const Clock* clock, NodeCacheOptions options);
 
   // Runs the list/watch loop until *stop is true. Call from one thread.
   void Run(const std::atomic<bool>* stop);
@@ -76,6 +77,7 @@ class NodeCache {
   void TrimLabels(NodeInfo* node) const;
 
   KubeApi* const api_;
+  const Clock* const clock_;
   const NodeCacheOptions options_;
   std::atomic<bool> synced_{false};
 

@@ -1,4 +1,4 @@
-#include "controller/node_object.h"
+#include "kube/node_object.h"
 
 #include <rapidjson/document.h>
 

@@ -2,31 +2,24 @@
 
 namespace ds {
 
-Plan PlanChanges(const std::vector<PlanNode>& nodes, const std::vector<NodeDecision>& decisions,
-                 const PlanOptions& options) {
-  Plan plan;
+std::vector<LabelChange> PlanChanges(const std::vector<PlanNode>& nodes,
+                                     const std::vector<NodeDecision>& decisions) {
+  std::vector<LabelChange> changes;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string* cur = nodes[i].current_value;
-    bool ours = cur != nullptr && *cur == options.label_value;
-    LabelChange c{i, false};
     switch (decisions[i].verdict) {
       case Verdict::kHot:
-        if (ours) continue;
-        c.set = true;
+        // Our key with a foreign value on a hot node is set to ours: the node is busy.
+        if (!nodes[i].marked) changes.push_back(LabelChange{i, true});
         break;
       case Verdict::kCold:
-        if (!ours) continue;  // absent, or someone else's value: not ours to remove
+        // Absent, or someone else's value: not ours to remove.
+        if (nodes[i].marked) changes.push_back(LabelChange{i, false});
         break;
       case Verdict::kUnknown:
-        continue;
+        break;
     }
-    if (options.max_changes != 0 && plan.changes.size() >= options.max_changes) {
-      ++plan.deferred;
-      continue;
-    }
-    plan.changes.push_back(c);
   }
-  return plan;
+  return changes;
 }
 
 }  // namespace ds

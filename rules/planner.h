@@ -1,10 +1,10 @@
-// Turns verdicts into label changes. The planner owns the safety knobs: only our key is ever
-// touched, a foreign value under our key is never removed, unknown verdicts change nothing,
-// and a per-cycle write budget bounds how much one cycle may change.
+// Turns verdicts into label changes: only changes are planned, only our mark is ever removed (a
+// foreign value under our key stays), and an unknown verdict changes nothing. How many of the
+// changes are written, how fast and whether at all (dry-run) is the LabelWriter's business
+// (controller/label_writer.h), which holds every write limit in one place.
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "rules/decider.h"
@@ -13,7 +13,7 @@ namespace ds {
 
 struct PlanNode {
   std::string_view name;
-  const std::string* current_value = nullptr;  // value under our key, nullptr when absent
+  bool marked = false;  // carries our mark (Mark::IsOn)
 };
 
 struct LabelChange {
@@ -21,18 +21,8 @@ struct LabelChange {
   bool set = false;  // true: set key=value; false: remove the key
 };
 
-struct PlanOptions {
-  std::string label_value;
-  size_t max_changes = 0;  // 0 = unlimited; the rest waits for the next cycle
-};
-
-struct Plan {
-  std::vector<LabelChange> changes;
-  size_t deferred = 0;  // changes over the budget, left for the next cycle
-};
-
-// REQUIRES: nodes.size() == decisions.size().
-Plan PlanChanges(const std::vector<PlanNode>& nodes, const std::vector<NodeDecision>& decisions,
-                 const PlanOptions& options);
+// In node order. REQUIRES: nodes.size() == decisions.size().
+std::vector<LabelChange> PlanChanges(const std::vector<PlanNode>& nodes,
+                                     const std::vector<NodeDecision>& decisions);
 
 }  // namespace ds

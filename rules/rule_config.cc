@@ -161,15 +161,15 @@ class Parser {
     if (const YAML::Node l = root["label"]) {
       RETURN_NOT_OK(CheckKeys(l, "label", {"key", "value"}));
       if (l["key"]) {
-        ASSIGN_OR_RETURN(cfg->label_key, String(l["key"], "label.key"));
-        if (auto why = ValidateLabelKey(cfg->label_key); !why.empty())
+        ASSIGN_OR_RETURN(cfg->mark.key, String(l["key"], "label.key"));
+        if (auto why = ValidateLabelKey(cfg->mark.key); !why.empty())
           return Error(l["key"], "label.key", why);
       }
       if (l["value"]) {
-        ASSIGN_OR_RETURN(cfg->label_value, String(l["value"], "label.value"));
-        if (auto why = ValidateLabelValue(cfg->label_value); !why.empty())
+        ASSIGN_OR_RETURN(cfg->mark.value, String(l["value"], "label.value"));
+        if (auto why = ValidateLabelValue(cfg->mark.value); !why.empty())
           return Error(l["value"], "label.value", why);
-        if (cfg->label_value.empty())
+        if (cfg->mark.value.empty())
           return Error(l["value"], "label.value", "must not be empty");
       }
     }

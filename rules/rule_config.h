@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "rules/mark.h"
 
 namespace ds {
 
@@ -46,8 +47,7 @@ struct RuleConfig {
   bool legacy = false;
   std::string job_name;  // legacy PromJob.Name; informational
   std::vector<Rule> rules;
-  std::string label_key = "status";
-  std::string label_value = "presure";
+  Mark mark;  // label.key / label.value
   std::string node_selector = kDefaultNodeSelector;
   std::string prometheus_url;          // "" = take it from -prom
   double interval_seconds = 0;         // 0 = not set here

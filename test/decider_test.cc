@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "common/clock.h"
+#include "test/fakes/fake_clock.h"
 
 namespace ds {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "controller/web_server.h"
+#include "common/web_server.h"
 
 namespace ds {
 namespace {

@@ -1,4 +1,4 @@
-#include "controller/kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 
 namespace ds {

@@ -1,9 +1,8 @@
-#include "controller/node_cache.h"
+#include "kube/node_cache.h"
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
+#include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 
 namespace ds {
@@ -25,13 +24,12 @@ WatchEvent Ev(WatchEventType t, NodeInfo n) {
   return e;
 }
 
-template <typename Pred>
-bool WaitFor(Pred p) {
-  for (int i = 0; i < 400; ++i) {
-    if (p()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
+// Runs the cache's list/watch loop on this thread, on fake time, until the scripted watches
+// are used up.
+void RunToEnd(FakeKubeApi* api, NodeCache* cache) {
+  std::atomic<bool> stop{false};
+  api->StopWhenScriptsRunOut(&stop);
+  cache->Run(&stop);
 }
 
 TEST(NodeCache, PagedListThenWatchEvents) {
@@ -39,7 +37,8 @@ TEST(NodeCache, PagedListThenWatchEvents) {
   for (int i = 1; i <= 7; ++i) api.AddNode(Node("n" + std::to_string(i)));
   NodeCacheOptions opts;
   opts.page_size = 3;
-  NodeCache cache(&api, opts);
+  FakeClock clock;
+  NodeCache cache(&api, &clock, opts);
   ASSERT_TRUE(cache.ListOnce().ok());
   EXPECT_EQ(api.list_calls(), 3) << "7 nodes in pages of 3";
   EXPECT_EQ(cache.Snapshot()->nodes.size(), 7u);
@@ -55,11 +54,8 @@ TEST(NodeCache, PagedListThenWatchEvents) {
   s.events.push_back(bm);
   s.end = Status::OK();  // server closes the watch
   api.AddWatchScript(std::move(s));
-  std::atomic<bool> stop{false};
-  std::thread t([&] { cache.Run(&stop); });
-  ASSERT_TRUE(WaitFor([&] { return api.watch_rvs().size() >= 2; }));
-  stop = true;
-  t.join();
+  RunToEnd(&api, &cache);
+  ASSERT_EQ(api.watch_rvs().size(), 2u) << "the scripted watch, then the re-watch";
   auto snap = cache.Snapshot();
   ASSERT_EQ(snap->nodes.size(), 7u);
   EXPECT_EQ(snap->nodes[0]->name, "n1");
@@ -73,16 +69,14 @@ TEST(NodeCache, PagedListThenWatchEvents) {
 TEST(NodeCache, ExpiredRelistsAndKeepsServing) {
   FakeKubeApi api;
   api.AddNode(Node("n1"));
-  NodeCache cache(&api, NodeCacheOptions{});
+  FakeClock clock;
+  NodeCache cache(&api, &clock, NodeCacheOptions{});
   FakeKubeApi::WatchScript s;
   s.end = Status(StatusCode::kExpired, "too old resource version: 1 (5)");
   api.AddWatchScript(std::move(s));
-  std::atomic<bool> stop{false};
-  std::thread t([&] { cache.Run(&stop); });
-  ASSERT_TRUE(WaitFor([&] { return api.list_calls() >= 2; }));
+  RunToEnd(&api, &cache);
+  EXPECT_EQ(api.list_calls(), 2);
   EXPECT_TRUE(cache.Synced());
-  stop = true;
-  t.join();
   EXPECT_EQ(cache.Stats().relists_expired, 1u);
   EXPECT_EQ(cache.Snapshot()->nodes.size(), 1u);
 }
@@ -90,7 +84,8 @@ TEST(NodeCache, ExpiredRelistsAndKeepsServing) {
 TEST(NodeCache, StaleEventDoesNotOverwriteNewerWrite) {
   FakeKubeApi api;
   api.AddNode(Node("n1"));
-  NodeCache cache(&api, NodeCacheOptions{});
+  FakeClock clock;
+  NodeCache cache(&api, &clock, NodeCacheOptions{});
   ASSERT_TRUE(cache.ListOnce().ok());
   std::string v = "presure";
   auto written = api.PatchNodeLabel("n1", "status", &v);
@@ -100,18 +95,47 @@ TEST(NodeCache, StaleEventDoesNotOverwriteNewerWrite) {
   s.events.push_back(Ev(WatchEventType::kModified, Node("n1", "1")));  // older than our write
   s.end = Status::OK();
   api.AddWatchScript(std::move(s));
-  std::atomic<bool> stop{false};
-  std::thread t([&] { cache.Run(&stop); });
-  ASSERT_TRUE(WaitFor([&] { return api.watch_rvs().size() >= 2; }));
-  stop = true;
-  t.join();
+  RunToEnd(&api, &cache);
   EXPECT_NE(FindLabel(cache.Snapshot()->nodes[0]->labels, "status"), nullptr);
+}
+
+TEST(NodeCache, FailedWatchBacksOffOnTheClockAndRewatchesFromItsVersion) {
+  FakeKubeApi api;
+  api.AddNode(Node("n1"));
+  FakeClock clock;
+  NodeCache cache(&api, &clock, NodeCacheOptions{});
+  for (int i = 0; i < 3; ++i) api.AddWatchScript({{}, Status::Unavailable("connection refused"), {}});
+  RunToEnd(&api, &cache);
+  auto sleeps = clock.sleeps();
+  ASSERT_EQ(sleeps.size(), 3u) << "one backoff wait after each failed watch";
+  EXPECT_GE(ToSeconds(sleeps[0]), 0.8);
+  EXPECT_LE(ToSeconds(sleeps[0]), 1.2);
+  EXPECT_GE(ToSeconds(sleeps[2]), 3.2) << "the backoff doubles: 0.8, 1.6, 3.2 s (+ jitter)";
+  EXPECT_EQ(api.list_calls(), 1) << "a dropped watch resumes from its resourceVersion, no LIST";
+  for (const auto& rv : api.watch_rvs()) EXPECT_EQ(rv, api.watch_rvs()[0]);
+  EXPECT_FALSE(cache.LastError().empty());
+}
+
+TEST(NodeCache, ResyncListsAgainOnceThePeriodHasPassed) {
+  FakeKubeApi api;
+  api.AddNode(Node("n1"));
+  FakeClock clock;
+  NodeCacheOptions opts;
+  opts.resync_seconds = 600;
+  NodeCache cache(&api, &clock, opts);
+  // Each watch lives 250 s of fake time before the server ends it.
+  for (int i = 0; i < 3; ++i)
+    api.AddWatchScript({{}, Status::OK(), [&] { clock.AdvanceSeconds(250); }});
+  RunToEnd(&api, &cache);
+  EXPECT_EQ(api.list_calls(), 2) << "listed at 0 s, and again after the watch ending at 750 s";
+  EXPECT_EQ(cache.Stats().lists, 2u);
 }
 
 TEST(NodeCache, TopologyOnlyBumpsOnMembershipOrAddresses) {
   FakeKubeApi api;
   api.AddNode(Node("n1"));
-  NodeCache cache(&api, NodeCacheOptions{});
+  FakeClock clock;
+  NodeCache cache(&api, &clock, NodeCacheOptions{});
   ASSERT_TRUE(cache.ListOnce().ok());
   uint64_t topo = cache.Snapshot()->topology;
   cache.ApplyWriteResult(Node("n1", "900", {{"a", "b"}}));

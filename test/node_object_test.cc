@@ -1,8 +1,8 @@
-#include "controller/node_object.h"
+#include "kube/node_object.h"
 
 #include <gtest/gtest.h>
 
-#include "controller/kube_api.h"
+#include "kube/kube_api.h"
 
 namespace ds {
 namespace {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/fake_prometheus.h"
 
@@ -33,10 +34,10 @@ class ReconcilerTest : public ::testing::Test {
     cfg_.rules = {cpu, mem};
     opts_.interval_seconds = 10;
     opts_.grace_seconds = 30;
-    opts_.write_qps = 0;  // unlimited in unit tests
+    opts_.writes.qps = 0;  // unlimited in unit tests
   }
   void Build() {
-    cache_ = std::make_unique<NodeCache>(&api_, NodeCacheOptions{});
+    cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
     ASSERT_TRUE(cache_->ListOnce().ok());
     rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
   }
@@ -141,7 +142,7 @@ TEST_F(ReconcilerTest, RetriesTooManyRequestsAndGivesUpOnInvalid) {
 }
 
 TEST_F(ReconcilerTest, DryRunNeverWrites) {
-  opts_.dry_run = true;
+  opts_.writes.dry_run = true;
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}});
   Cycle();
@@ -158,7 +159,7 @@ TEST_F(ReconcilerTest, UnmatchedSeriesAreCountedNotLabelled) {
 }
 
 TEST_F(ReconcilerTest, SkipsUntilCacheSynced) {
-  cache_ = std::make_unique<NodeCache>(&api_, NodeCacheOptions{});
+  cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
   rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
   Cycle();
   EXPECT_TRUE(rec_->LastReport().skipped);
@@ -176,7 +177,7 @@ class ScriptedLeadership : public Leadership {
   bool leader = false;
   uint64_t term = 0;
   int allow_checks = -1;  // -1: no bound
-  mutable int checks = 0;
+  mutable std::atomic<int> checks{0};  // asked from every writer thread
 };
 
 TEST_F(ReconcilerTest, StandbyQueriesAndWritesNothing) {

@@ -28,8 +28,8 @@ Rulename:
   EXPECT_EQ(cfg->rules[0].threshold, 70);
   EXPECT_EQ(cfg->rules[0].clear_threshold, 70);
   EXPECT_EQ(cfg->rules[0].op, Comparison::kGreater);
-  EXPECT_EQ(cfg->label_key, "status");
-  EXPECT_EQ(cfg->label_value, "presure");
+  EXPECT_EQ(cfg->mark.key, "status");
+  EXPECT_EQ(cfg->mark.value, "presure");
   EXPECT_EQ(cfg->node_selector, kDefaultNodeSelector);
 }
 
@@ -57,8 +57,8 @@ rules:
   EXPECT_EQ(cfg->query_timeout_seconds, 3);
   EXPECT_EQ(cfg->interval_seconds, 15);
   EXPECT_EQ(cfg->missing_data_grace_seconds, 60);
-  EXPECT_EQ(cfg->label_key, "example.com/pressure");
-  EXPECT_EQ(cfg->label_value, "true");
+  EXPECT_EQ(cfg->mark.key, "example.com/pressure");
+  EXPECT_EQ(cfg->mark.value, "true");
   EXPECT_EQ(cfg->node_selector, "pool=general");
   const Rule& r = cfg->rules.at(0);
   EXPECT_EQ(r.op, Comparison::kLess);

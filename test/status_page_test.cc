@@ -11,8 +11,7 @@ ControllerView ReadyView() {
   v.cache_synced = true;
   v.seconds_since_cycle = 1;
   v.interval_seconds = 10;
-  v.label_key = "status";
-  v.label_value = "presure";
+  v.mark = Mark{"status", "presure"};
   auto snap = std::make_shared<NodeSnapshot>();
   for (auto [name, label] : std::vector<std::pair<std::string, std::string>>{
            {"node-3", "presure"}, {"node-5", ""}, {"node-7", "presure"}, {"node-9", "other"}}) {

@@ -2,7 +2,9 @@
 // patches to its own node map, and records every patch (client-go fake clientset style).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <deque>
 #include <thread>
 #include <map>
@@ -10,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/kube_api.h"
+#include "kube/kube_api.h"
 
 namespace ds {
 
@@ -44,7 +46,15 @@ class FakeKubeApi : public KubeApi {
   struct WatchScript {
     std::vector<WatchEvent> events;
     Status end;
+    std::function<void()> before_end;  // e.g. advance a fake clock: how long the watch lived
   };
+  // Without it, a watch with no script left blocks until cancelled (for tests that run the cache
+  // on a thread). With it, such a watch sets *stop and returns, so Run() can be called on the
+  // test's own thread and ends when the script does.
+  void StopWhenScriptsRunOut(std::atomic<bool>* stop) {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_when_done_ = stop;
+  }
   void AddWatchScript(WatchScript s) {
     std::lock_guard<std::mutex> l(mu_);
     watches_.push_back(std::move(s));
@@ -81,6 +91,10 @@ class FakeKubeApi : public KubeApi {
       std::lock_guard<std::mutex> l(mu_);
       watch_rvs_.push_back(rv);
       if (watches_.empty()) {
+        if (stop_when_done_ != nullptr) {
+          *stop_when_done_ = true;
+          return Status::Cancelled("script done");
+        }
         s.end = Status::Cancelled("no script");
       } else {
         s = std::move(watches_.front());
@@ -88,13 +102,17 @@ class FakeKubeApi : public KubeApi {
       }
     }
     for (auto& ev : s.events) on_event(std::move(ev));
+    if (s.before_end) s.before_end();
     if (s.end.code() == StatusCode::kCancelled) {
       while (!cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return s.end;
   }
 
-  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key, const std::string* value) override {
+  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key, const std::string* value,
+                                    const std::function<bool()>& send_if = {}) override {
+    // Like the real transport: the gate is asked just before the request would leave.
+    if (send_if && !send_if()) return Status(StatusCode::kCancelled, "patch node " + node + ": not sent");
     std::lock_guard<std::mutex> l(mu_);
     patches_.push_back(PatchCall{node, key, value != nullptr, value ? *value : ""});
     if (!patch_errors_.empty()) {
@@ -168,6 +186,7 @@ class FakeKubeApi : public KubeApi {
   std::deque<WatchScript> watches_;
   int list_calls_ = 0;
   std::vector<std::string> watch_rvs_;
+  std::atomic<bool>* stop_when_done_ = nullptr;
 };
 
 }  // namespace ds

@@ -2,7 +2,7 @@
 // not exist, so only inline data is read).
 #include <string>
 
-#include "controller/kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

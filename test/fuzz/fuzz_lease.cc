@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "controller/lease.h"
+#include "kube/lease.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);

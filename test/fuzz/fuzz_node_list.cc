@@ -1,7 +1,7 @@
 // libFuzzer target: NodeList pages and single Nodes (LIST and PATCH responses).
 #include <string>
 
-#include "controller/node_object.h"
+#include "kube/node_object.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);

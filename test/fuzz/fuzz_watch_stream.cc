@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/node_object.h"
+#include "kube/node_object.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;

@@ -1,0 +1,103 @@
+#include "controller/controller.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace ds {
+namespace {
+
+// Resident set size from /proc/self/statm (pages), for /metrics.
+double ResidentBytes() {
+  std::ifstream in("/proc/self/statm");
+  long size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+std::unique_ptr<LeaderElector> MakeElector(const Options& o, KubeApi* kube, const Clock* clock) {
+  if (!o.leader_elect) return nullptr;
+  return std::make_unique<LeaderElector>(kube, clock, o.leader_election);
+}
+
+}  // namespace
+
+Controller::Controller(const Options& options)
+    : options_(options),
+      kube_transport_(options.rest.tls),
+      kube_(&kube_transport_, options.rest, &clock_, options.api_timeout_seconds, options.user_agent),
+      prom_(&prom_transport_, options.prometheus_url, options.query_timeout_seconds,
+            options.prometheus_token),
+      cache_(&kube_, &clock_, options.cache),
+      elector_(MakeElector(options, &kube_, &clock_)),
+      reconciler_(options.rules, options.reconciler, &cache_, &prom_, &kube_, &clock_, elector_.get()) {
+  kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
+}
+
+Controller::~Controller() { Stop(); }
+
+Status Controller::Start() {
+  const Options& o = options_;
+  LOG(INFO) << "kubernetes: " << o.rest.description;
+  if (o.rest.tls.insecure_skip_verify)
+    LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is NOT verified";
+  LOG(INFO) << DescribeStartup(o);
+  if (elector_ != nullptr) {
+    const LeaderElectionOptions& le = o.leader_election;
+    LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name << ", identity "
+              << le.identity << ", duration " << le.lease_duration_seconds << " s, renew deadline "
+              << le.renew_deadline_seconds << " s, retry " << le.retry_period_seconds << " s";
+  }
+  auto handler = [this](const WebRequest& req) {
+    return HandleRequest(req, View(), [this] { reconciler_.Trigger(); });
+  };
+  RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
+  LOG(INFO) << "http: listening on port " << web_.port() << " (/status /healthz /nodes /metrics /webhook)";
+
+  cache_thread_ = std::thread([this] { cache_.Run(&stop_); });
+  loop_thread_ = std::thread([this] { reconciler_.Run(&stop_); });
+  if (elector_ != nullptr)
+    election_thread_ = std::thread([this] {
+      elector_->Run(&stop_election_, [this](bool leader) {
+        if (leader) reconciler_.Trigger();  // evaluate at once instead of waiting for the interval
+      });
+    });
+  return Status::OK();
+}
+
+void Controller::Stop() {
+  stop_ = true;
+  reconciler_.Wake();
+  if (loop_thread_.joinable()) loop_thread_.join();
+  stop_election_ = true;
+  if (election_thread_.joinable()) election_thread_.join();
+  if (cache_thread_.joinable()) cache_thread_.join();
+  web_.Stop();
+}
+
+ControllerView Controller::View() const {
+  ControllerView v;
+  v.cache_synced = cache_.Synced();
+  v.cache_error = cache_.LastError();
+  v.cache_stats = cache_.Stats();
+  v.nodes = cache_.Snapshot();
+  v.last_cycle = reconciler_.LastReport();
+  v.counters = reconciler_.Counters();
+  TimePoint end = reconciler_.LastCycleEnd();
+  v.seconds_since_cycle = end == TimePoint{} ? -1 : ToSeconds(clock_.Now() - end);
+  v.interval_seconds = options_.reconciler.interval_seconds;
+  v.mark = options_.reconciler.mark;
+  v.rss_bytes = ResidentBytes();
+  if (elector_ != nullptr) {
+    auto ev = elector_->GetView();
+    v.leader_election = true;
+    v.is_leader = ev.leader;
+    v.identity = ev.identity;
+    v.leader_holder = ev.holder;
+    v.leader_terms = ev.terms;
+  }
+  return v;
+}
+
+}  // namespace ds

@@ -1,0 +1,60 @@
+// The running controller: builds every part from validated Options, starts their threads, and
+// stops them in the order that keeps the guarantees (no write after the loop stopped; the lease
+// released only once no write can start). main() only parses, starts, waits and stops.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/http_transport.h"
+#include "common/web_server.h"
+#include "controller/leader_elector.h"
+#include "controller/options.h"
+#include "controller/reconciler.h"
+#include "controller/status_page.h"
+#include "kube/kube_api.h"
+#include "kube/node_cache.h"
+#include "promql/prometheus_client.h"
+
+namespace ds {
+
+class Controller {
+ public:
+  // `options` must outlive the controller.
+  explicit Controller(const Options& options);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Starts the HTTP endpoints, the node cache, the evaluation loop and (with -leader_elect) the
+  // elector. An error (the web address cannot be bound) leaves nothing running.
+  Status Start();
+  // Stops everything; returns once every thread has ended. Idempotent.
+  void Stop();
+
+  // What the HTTP endpoints show, gathered now. Thread-safe.
+  ControllerView View() const;
+  int web_port() const { return web_.port(); }
+
+ private:
+  const Options& options_;
+  RealClock clock_;
+  CurlTransport kube_transport_;
+  CurlTransport prom_transport_;
+  HttpKubeApi kube_;
+  HttpPrometheusClient prom_;
+  NodeCache cache_;
+  std::unique_ptr<LeaderElector> elector_;  // null without -leader_elect
+  Reconciler reconciler_;
+  WebServer web_;
+
+  std::atomic<bool> stop_{false};
+  // The elector stops after the evaluation loop (its own flag), so that the lease is released
+  // only once no write can start any more.
+  std::atomic<bool> stop_election_{false};
+  std::thread cache_thread_, loop_thread_, election_thread_;
+};
+
+}  // namespace ds

@@ -1,0 +1,96 @@
+// The one place that holds every limit on writing labels, as descheduler's single evictor holds
+// all of its eviction limits: dry-run, the per-cycle cap, the rate limit, how many writes are in
+// flight, retries with backoff, the API server's Retry-After, and the write gate (leadership).
+// A cycle hands it the planned changes; the writer decides how many are written, how fast, and
+// whether at all. What to change is the planner's business (rules/planner.h), not this one's.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/log_throttle.h"
+#include "controller/rate_limiter.h"
+#include "kube/kube_api.h"
+#include "rules/mark.h"
+
+namespace ds {
+
+struct WriteLimits {
+  bool dry_run = false;        // decide and log, never write
+  size_t max_per_cycle = 0;    // 0 = unlimited; the rest waits for the next cycle
+  double qps = 100;            // <= 0: unlimited
+  double burst = 100;
+  int attempts = 5;            // per change, for retryable errors (429, 5xx, 409)
+  // PATCHes in flight at once (all share the rate limit): a slow API server must not turn the
+  // rate limit into 1/latency.
+  int concurrency = 4;
+};
+
+// One planned change of our mark on one node.
+struct MarkWrite {
+  std::string node;
+  bool set = false;    // true: set our mark; false: remove it
+  std::string reason;  // for the log line of the change
+};
+
+// What became of one batch.
+struct WriteOutcome {
+  size_t ok = 0;
+  size_t failed = 0;    // refused for good, or retries used up
+  size_t deferred = 0;  // over the per-cycle cap, or not sent because the gate closed
+};
+
+struct WriteCounters {
+  uint64_t sets = 0, removals = 0, errors = 0, retries = 0;
+};
+
+// Asked before each write starts and again just before its bytes leave (after connecting): false
+// drops the write. With leader election: "this replica still leads".
+using WriteGate = std::function<bool()>;
+
+class LabelWriter {
+ public:
+  // `kube` and `clock` must outlive the writer.
+  LabelWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clock* clock);
+
+  // Writes `writes` in order, at most limits.max_per_cycle of them, within every limit above.
+  // `on_written` (optional) gets each PATCH response, so the caller's cache can take the write
+  // through before the watch event arrives; it is called from writer threads. Returns when all
+  // are done or dropped, or early once *stop is set. Call from one thread at a time.
+  WriteOutcome Write(const std::vector<MarkWrite>& writes, const WriteGate& gate,
+                     const std::function<void(const NodeInfo&)>& on_written,
+                     const std::atomic<bool>* stop);
+
+  WriteCounters Counters() const;  // thread-safe
+  const WriteLimits& limits() const { return limits_; }
+  const Mark& mark() const { return mark_; }
+
+ private:
+  enum class Result { kOk, kGone, kFailed, kDeferred, kStopped };
+  Result WriteOne(const MarkWrite& w, const WriteGate& gate,
+                  const std::function<void(const NodeInfo&)>& on_written,
+                  const std::atomic<bool>* stop);
+  // Waits until no Retry-After the server gave any writer is in force. False if stopped.
+  bool WaitForRetryAfter(const std::atomic<bool>* stop);
+
+  const WriteLimits limits_;
+  const Mark mark_;
+  KubeApi* const kube_;
+  const Clock* const clock_;
+  RateLimiter limiter_;
+  LogThrottle throttle_{300};
+
+  mutable std::mutex mu_;
+  WriteCounters counters_;  // GUARDED_BY(mu_)
+  // The API server asked us (Retry-After) not to write before this time; every writer and every
+  // later batch waits for it, not just the retry of the request that got the answer.
+  TimePoint not_before_{};  // GUARDED_BY(mu_)
+};
+
+}  // namespace ds
