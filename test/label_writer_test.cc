@@ -1,0 +1,139 @@
+// The LabelWriter holds every write limit; each test names one and fails without it.
+#include "controller/label_writer.h"
+
+#include <gtest/gtest.h>
+
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+namespace ds {
+namespace {
+
+class LabelWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 1; i <= 6; ++i) {
+      NodeInfo n;
+      n.name = "n" + std::to_string(i);
+      api_.AddNode(n);
+    }
+    limits_.qps = 0;  // unlimited unless a test sets it
+    limits_.concurrency = 1;
+  }
+  std::vector<MarkWrite> SetAll(int n) {
+    std::vector<MarkWrite> w;
+    for (int i = 1; i <= n; ++i) w.push_back(MarkWrite{"n" + std::to_string(i), true, "test"});
+    return w;
+  }
+  WriteOutcome Write(const std::vector<MarkWrite>& w, WriteGate gate = {}) {
+    LabelWriter writer(limits_, Mark{}, &api_, &clock_);
+    WriteOutcome out = writer.Write(w, gate, [&](const NodeInfo& n) { written_.push_back(n.name); },
+                                    &stop_);
+    counters_ = writer.Counters();
+    return out;
+  }
+
+  FakeKubeApi api_;
+  FakeClock clock_;
+  WriteLimits limits_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::string> written_;
+  WriteCounters counters_;
+};
+
+TEST_F(LabelWriterTest, WritesOurMarkAndHandsEachResponseBack) {
+  WriteOutcome out = Write({{"n1", true, "hot"}, {"n2", false, "cold"}});
+  EXPECT_EQ(out.ok, 2u);
+  auto p = api_.patches();
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].key, "status");
+  EXPECT_EQ(p[0].value, "presure");
+  EXPECT_FALSE(p[1].set);
+  EXPECT_EQ(written_, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(counters_.sets, 1u);
+  EXPECT_EQ(counters_.removals, 1u);
+}
+
+TEST_F(LabelWriterTest, PerCycleCapDefersTheRest) {
+  limits_.max_per_cycle = 4;
+  WriteOutcome out = Write(SetAll(6));
+  EXPECT_EQ(out.ok, 4u);
+  EXPECT_EQ(out.deferred, 2u);
+  EXPECT_EQ(api_.patches().size(), 4u);
+}
+
+TEST_F(LabelWriterTest, DryRunSendsNothing) {
+  limits_.dry_run = true;
+  WriteOutcome out = Write(SetAll(3));
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_EQ(out.ok, 0u);
+}
+
+TEST_F(LabelWriterTest, RateLimitPacesTheWritesOnTheClock) {
+  limits_.qps = 2;
+  limits_.burst = 1;
+  const TimePoint t0 = clock_.Now();
+  Write(SetAll(5));
+  EXPECT_EQ(api_.patches().size(), 5u);
+  EXPECT_NEAR(ToSeconds(clock_.Now() - t0), 4 / 2.0, 1e-6) << "1 at once, then 2 a second";
+}
+
+TEST_F(LabelWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
+  api_.FailNextPatches({Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(7)});
+  const TimePoint t0 = clock_.Now();
+  WriteOutcome out = Write(SetAll(2));
+  EXPECT_EQ(out.ok, 2u);
+  EXPECT_EQ(counters_.retries, 1u);
+  EXPECT_GE(ToSeconds(clock_.Now() - t0), 7.0) << "the server's Retry-After is honoured";
+}
+
+TEST_F(LabelWriterTest, RefusedForGoodIsNotRetried) {
+  api_.FailNextPatches({Status(StatusCode::kInvalidArgument, "Invalid").set_http_status(422)});
+  WriteOutcome out = Write(SetAll(1));
+  EXPECT_EQ(out.failed, 1u);
+  EXPECT_EQ(api_.patches().size(), 1u);
+  EXPECT_EQ(counters_.errors, 1u);
+}
+
+TEST_F(LabelWriterTest, RetriesUpToTheAttemptLimit) {
+  limits_.attempts = 3;
+  api_.FailNextPatches({Status::Unavailable("a"), Status::Unavailable("b"), Status::Unavailable("c")});
+  WriteOutcome out = Write(SetAll(1));
+  EXPECT_EQ(out.failed, 1u);
+  EXPECT_EQ(api_.patches().size(), 3u);
+  EXPECT_EQ(counters_.retries, 2u);
+}
+
+TEST_F(LabelWriterTest, ClosedGateDropsTheWrites) {
+  int asked = 0;
+  WriteOutcome out = Write(SetAll(3), [&] { return ++asked <= 2; });
+  // n1: asked before starting (1) and before sending (2): sent. n2: refused at the start.
+  EXPECT_EQ(api_.patches().size(), 1u);
+  EXPECT_EQ(out.ok, 1u);
+  EXPECT_EQ(out.deferred, 2u);
+}
+
+TEST_F(LabelWriterTest, GateClosingWhileConnectingSendsNothing) {
+  int asked = 0;
+  WriteOutcome out = Write(SetAll(1), [&] { return ++asked == 1; });
+  EXPECT_TRUE(api_.patches().empty()) << "the second question comes just before the bytes leave";
+  EXPECT_EQ(out.deferred, 1u);
+}
+
+TEST_F(LabelWriterTest, DeletedNodeIsNeitherWrittenNorAFailure) {
+  WriteOutcome out = Write({{"gone", true, "hot"}});
+  EXPECT_EQ(out.ok + out.failed + out.deferred, 0u);
+  EXPECT_EQ(counters_.errors, 0u);
+}
+
+TEST_F(LabelWriterTest, ConcurrentWritersShareTheLimits) {
+  limits_.concurrency = 4;
+  limits_.max_per_cycle = 5;
+  WriteOutcome out = Write(SetAll(6));
+  EXPECT_EQ(out.ok, 5u);
+  EXPECT_EQ(out.deferred, 1u);
+  EXPECT_EQ(api_.patches().size(), 5u);
+}
+
+}  // namespace
+}  // namespace ds

@@ -1,0 +1,174 @@
+// Options are assembled in one pass from flags, the rule file, the kubeconfig and the
+// environment; each case names the source that wins.
+#include "controller/options.h"
+
+#include <gflags/gflags.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace ds {
+namespace {
+
+class OptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("opts-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    rules_ = Write("rule.yaml", "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80}\n");
+    kubeconfig_ = Write("kubeconfig",
+                        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "
+                        "'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n"
+                        "- name: ctx\n  context: {cluster: c, user: u, namespace: from-kubeconfig}\n"
+                        "current-context: ctx\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  // Parses `args` (after the program name) with `env` as the environment.
+  StatusOr<Options> Parse(std::vector<std::string> args) {
+    gflags::FlagSaver restore;  // every test starts from the defaults
+    args.insert(args.begin(), "dynamic-scheduler");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    char** p = argv.data();
+    return ParseOptions(&argc, &p, [this](const char* name) -> const char* {
+      auto it = env_.find(name);
+      return it == env_.end() ? nullptr : it->second.c_str();
+    });
+  }
+  std::vector<std::string> Base() {
+    return {"-prom", "http://prom:9090/", "-r", rules_, "-kubeconfig", kubeconfig_};
+  }
+
+  std::filesystem::path dir_;
+  std::string rules_, kubeconfig_;
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(OptionsTest, AssemblesEveryPartInOnePass) {
+  auto o = Parse(Base());
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->prometheus_url, "http://prom:9090") << "normalized";
+  EXPECT_EQ(o->rest.server, "https://127.0.0.1:1") << "the kubeconfig is resolved here, not in main";
+  EXPECT_EQ(o->reconciler.interval_seconds, 10);
+  EXPECT_EQ(o->reconciler.grace_seconds, 30) << "three intervals by default";
+  EXPECT_EQ(o->reconciler.mark.ToString(), "status=presure");
+  EXPECT_EQ(o->cache.keep_label_keys, std::vector<std::string>{"status"});
+  EXPECT_EQ(o->cache.label_selector, kDefaultNodeSelector);
+  EXPECT_EQ(o->user_agent, "dynamic-scheduler/0.1 (single)");
+  EXPECT_EQ(o->leader_election.lease_namespace, "from-kubeconfig");
+}
+
+TEST_F(OptionsTest, TheIntervalFlagWinsOverTheRuleFile) {
+  rules_ = Write("r2.yaml", "interval: 30s\nrules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  auto from_file = Parse(Base());
+  ASSERT_TRUE(from_file.ok());
+  EXPECT_EQ(from_file->reconciler.interval_seconds, 30);
+  auto args = Base();
+  args.insert(args.end(), {"-s", "5"});
+  auto from_flag = Parse(args);
+  ASSERT_TRUE(from_flag.ok());
+  EXPECT_EQ(from_flag->reconciler.interval_seconds, 5);
+  EXPECT_EQ(from_flag->reconciler.grace_seconds, 15);
+}
+
+TEST_F(OptionsTest, WriteLimitsComeFromTheirFlags) {
+  auto args = Base();
+  args.insert(args.end(), {"-dry_run", "-max_writes_per_cycle", "7", "-write_qps", "3",
+                           "-write_burst", "4", "-write_concurrency", "2"});
+  auto o = Parse(args);
+  ASSERT_TRUE(o.ok());
+  const WriteLimits& w = o->reconciler.writes;
+  EXPECT_TRUE(w.dry_run);
+  EXPECT_EQ(w.max_per_cycle, 7u);
+  EXPECT_EQ(w.qps, 3);
+  EXPECT_EQ(w.burst, 4);
+  EXPECT_EQ(w.concurrency, 2);
+}
+
+TEST_F(OptionsTest, LeaseNamespacePrecedence) {
+  auto args = Base();
+  args.push_back("-leader_elect");
+  auto from_kubeconfig = Parse(args);
+  ASSERT_TRUE(from_kubeconfig.ok()) << from_kubeconfig.status().ToString();
+  EXPECT_EQ(from_kubeconfig->leader_election.lease_namespace, "from-kubeconfig");
+  EXPECT_NE(from_kubeconfig->user_agent.find(from_kubeconfig->leader_election.identity),
+            std::string::npos)
+      << "the replica's identity names its writes";
+  env_["POD_NAMESPACE"] = "from-env";
+  EXPECT_EQ(Parse(args)->leader_election.lease_namespace, "from-env");
+  args.insert(args.end(), {"-leader_elect_namespace", "from-flag"});
+  EXPECT_EQ(Parse(args)->leader_election.lease_namespace, "from-flag");
+  env_["POD_NAMESPACE"] = "Not_A_Namespace";
+  args.resize(args.size() - 2);
+  auto bad = Parse(args);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("-leader_elect_namespace"), std::string::npos);
+}
+
+TEST_F(OptionsTest, PrometheusTokenFileIsReadAndTrimmed) {
+  auto args = Base();
+  args.insert(args.end(), {"-prom_token_file", Write("token", "s3cret\n")});
+  auto o = Parse(args);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->prometheus_token, "s3cret");
+}
+
+TEST_F(OptionsTest, CheckConfigNeedsNeitherPrometheusNorACluster) {
+  auto o = Parse({"-check_config", "-r", rules_, "-kubeconfig", "/nonexistent"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_TRUE(o->check_only);
+  std::string summary = DescribeConfig(*o);
+  EXPECT_NE(summary.find(": OK: 1 rules (current format), label status=presure"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("  cpu: > 80"), std::string::npos) << summary;
+}
+
+TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
+  struct Case {
+    std::vector<std::string> extra;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"-write_qps", "0"}, "-write_qps"},
+           {{"-write_burst", "0.5"}, "-write_burst"},
+           {{"-write_concurrency", "65"}, "-write_concurrency"},
+           {{"-s", "0"}, "-s must be"},
+           {{"-query_timeout", "0"}, "-query_timeout"},
+           {{"-resync", "-1"}, "-resync"},
+           {{"-watch_idle_timeout", "-1"}, "-watch_idle_timeout"},
+           {{"-webaddr", "nonsense"}, "-webaddr"},
+           {{"-prom", "ftp://x"}, "-prom"},
+           {{"-prom_token_file", "/nonexistent/token"}, "-prom_token_file"},
+           {{"-kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
+           {{"-leader_elect", "-leader_elect_renew_deadline", "20"}, "-leader_elect_lease_duration"},
+           {{"stray"}, "unexpected argument \"stray\""},
+       }) {
+    auto args = Base();
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    auto o = Parse(args);
+    ASSERT_FALSE(o.ok()) << c.expect;
+    EXPECT_NE(o.status().message().find(c.expect), std::string::npos)
+        << "want \"" << c.expect << "\" in: " << o.status().message();
+  }
+  auto no_prom = Parse({"-r", rules_, "-kubeconfig", kubeconfig_});
+  ASSERT_FALSE(no_prom.ok());
+  EXPECT_NE(no_prom.status().message().find("-prom is required"), std::string::npos);
+  auto no_rules = Parse({"-prom", "http://p:1", "-r", "/nonexistent/rule.yaml"});
+  ASSERT_FALSE(no_rules.ok());
+  EXPECT_NE(no_rules.status().message().find("/nonexistent/rule.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ds
