@@ -162,7 +162,8 @@ std::string RenderMetrics(const ControllerView& v) {
   metric("dynamic_scheduler_leader_terms_total", "counter", "Times this replica became the leader.");
   o << "dynamic_scheduler_leader_terms_total " << v.leader_terms << "\n";
   metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-  o << "process_resident_memory_bytes " << v.rss_bytes << "\n";
+  // Whole bytes: the stream's default 6 significant digits would round 12345678 to 1.23457e+07.
+  o << "process_resident_memory_bytes " << static_cast<uint64_t>(v.rss_bytes) << "\n";
   metric("dynamic_scheduler_node_cache_lists_total", "counter", "Full node LISTs.");
   o << "dynamic_scheduler_node_cache_lists_total " << v.cache_stats.lists << "\n";
   metric("dynamic_scheduler_node_cache_expired_relists_total", "counter", "LISTs forced by 410 Expired.");

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (+ASan/UBSan) and runs each for FUZZ_SECONDS
-# (default 60) from the seed corpora in test/testdata/fuzz/<target>/. New inputs that reach new
+# (default 60) from the seed corpora in test/testdata/fuzz/<target>/ plus the project's own sample
+# files (rule files, recorded Prometheus answers), gathered at run time so that no sample is kept
+# twice in the repository. New inputs that reach new
 # code are kept in build-fuzz/corpus/<target>/ (not committed); crashes land in build-fuzz/ and
 # fail the run.
 #   scripts/fuzz.sh                 every target, 60 s each
@@ -13,11 +15,20 @@ targets=("$@")
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (Debian package clang)" >&2; exit 1; }
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DDS_FUZZ=ON -DDS_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+# Seeds that live elsewhere in the tree, by target.
+declare -A shared_seeds=(
+  [prom_decoder]="test/testdata/prom_*.json"
+  [rule_config]="examples/rule-*.yaml deploy/rule.yaml"
+)
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"
+  seeds="build-fuzz/seeds/$t"
+  rm -rf "$seeds"; mkdir -p "$seeds"
+  [ -d "test/testdata/fuzz/$t" ] && cp test/testdata/fuzz/"$t"/* "$seeds"/
+  for f in ${shared_seeds[$t]:-}; do cp "$f" "$seeds"/; done
   log="build-fuzz/fuzz_$t.log"
   if ! (cd build-fuzz && ./fuzz_"$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
-        -print_final_stats=1 "corpus/$t" "../test/testdata/fuzz/$t" >"fuzz_$t.log" 2>&1); then
+        -print_final_stats=1 "corpus/$t" "seeds/$t" >"fuzz_$t.log" 2>&1); then
     echo "fuzz_$t: FAILED (see $log)"; tail -40 "$log"; exit 1
   fi
   echo "fuzz_$t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions in ${seconds} s, no crash"

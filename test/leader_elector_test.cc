@@ -170,6 +170,21 @@ TEST_F(TwoReplicas, FirstTakesItSecondWaitsThenTakesOverAfterTheLeaseDuration) {
   EXPECT_FALSE(a_.IsLeader());
 }
 
+TEST_F(TwoReplicas, StandbyRunLoopWakesWhenTheLeaseRunsOut) {
+  // The whole Run loop on fake time: its waits go through the clock, so this needs no thread.
+  ASSERT_TRUE(a_.TryAcquireOrRenew());  // a takes the lease at t0 and then dies
+  const TimePoint t0 = clock_.Now();
+  std::atomic<bool> stop{false};
+  b_.Run(&stop, [&](bool leader) {
+    if (leader) stop = true;
+  });
+  const double waited = ToSeconds(clock_.Now() - t0);
+  EXPECT_GE(waited, 15) << "not before the lease duration";
+  EXPECT_LE(waited, 15.05) << "woken at expiry, not up to a retry period (2-2.4 s) later";
+  EXPECT_FALSE(b_.IsLeader()) << "Run released the lease on stop";
+  EXPECT_EQ(api_.leases()["kube-system/dynamic-scheduler"].holder_identity, "");
+}
+
 TEST_F(TwoReplicas, ReleaseHandsOverWithinOneRetry) {
   ASSERT_TRUE(a_.TryAcquireOrRenew());
   ASSERT_FALSE(b_.TryAcquireOrRenew());

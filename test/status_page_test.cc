@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
 namespace ds {
 namespace {
 
@@ -100,6 +104,56 @@ TEST(StatusPage, MetricsText) {
   EXPECT_NE(r.body.find("dynamic_scheduler_label_writes_total{op=\"set\"} 3\n"), std::string::npos);
   EXPECT_NE(r.body.find("dynamic_scheduler_query_errors_total{rule=\"cpu\"} 2\n"), std::string::npos);
 }
+
+// A view with every field the renderers show set, for the golden files.
+ControllerView FullView() {
+  ControllerView v = ReadyView();
+  v.cache_stats = NodeCacheStats{4, 1, 9, 1234, 56, 0.75};
+  v.last_cycle.duration_seconds = 0.125;
+  v.last_cycle.cpu_seconds = 0.0625;
+  v.last_cycle.phases = CyclePhases{0.1, 0.01, 0.002, 0.001, 0.012};
+  v.last_cycle.managed_nodes = 4;
+  v.last_cycle.hot_nodes = 2;
+  v.last_cycle.writes_ok = 2;
+  v.last_cycle.writes_failed = 1;
+  v.last_cycle.deferred = 3;
+  v.last_cycle.rules = {RuleReport{"cpu", true, "", 4, 3, 1, 0, 0.1, {}},
+                        RuleReport{"mem", false, "Unavailable: timeout", 0, 0, 0, 0, 5, {}}};
+  v.last_cycle.holds["node-7"] = {HoldReport{"cpu", ">", 85, 80, 60, 1795303100, false},
+                                  HoldReport{"mem", "<", 1e8, 2e8, 3e8, 1795303150, true}};
+  v.counters.cycles = 12;
+  v.counters.label_sets = 5;
+  v.counters.label_removals = 2;
+  v.counters.write_errors = 1;
+  v.counters.write_retries = 4;
+  v.counters.query_errors["mem"] = 3;
+  v.rss_bytes = 12345678;
+  v.leader_election = true;
+  v.is_leader = true;
+  v.identity = "pod-a_1";
+  v.leader_holder = "pod-a_1";
+  v.leader_terms = 2;
+  return v;
+}
+
+// Compares rendered output with test/testdata/golden/<name>. DS_UPDATE_GOLDEN=1 rewrites the file
+// instead (then review the diff: it is the change users see).
+void ExpectGolden(const std::string& name, const std::string& got) {
+  const std::string path = std::string(TESTDATA_DIR) + "/golden/" + name;
+  if (const char* update = std::getenv("DS_UPDATE_GOLDEN"); update != nullptr && *update == '1') {
+    std::ofstream(path) << got;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path << " (DS_UPDATE_GOLDEN=1 writes it)";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(got, want.str()) << "rendered output differs from " << path;
+}
+
+TEST(StatusPage, NodesGolden) { ExpectGolden("nodes.json", RenderNodesJson(FullView())); }
+
+TEST(StatusPage, MetricsGolden) { ExpectGolden("metrics.txt", RenderMetrics(FullView())); }
 
 TEST(StatusPage, LeaderElectionStandbyIsReadyAndSaysWhoLeads) {
   auto noop = [] {};
