@@ -87,7 +87,10 @@ void MatchAccumulator::Add(const LabelViews& labels, double value) {
       std::string name;
       for (const auto& [k, v] : labels) {  // only the matching labels are decoded
         if (k == "__name__") continue;
-        name += (name.empty() ? "" : ",") + std::string(k) + "=" + std::string(v);
+        // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for the
+        // equivalent chain of operator+ on temporaries.
+        if (!name.empty()) name += ',';
+        name.append(k).append("=").append(v);
       }
       out_.unmatched_names.push_back("{" + name + "}");
     }
