@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config curl openssl libssl-dev procps
       libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libgflags-dev libgoogle-glog-dev
-      libcivetweb-dev civetweb libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+      libcivetweb-dev civetweb libgtest-dev libgmock-dev libbenchmark-dev clang clang-format libclang-rt-14-dev
       prometheus prometheus-pushgateway prometheus-alertmanager python3 python3-kubernetes)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh build directory: installs dependencies, builds with
-# -Wall -Wextra -Werror and runs the unit, integration, fault and deployment tests and the
-# benchmark smoke run; builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs
-# the unit and integration tests once more (not the two script end-to-end runs, demo and bench
-# smoke); then fuzzes each parser for FUZZ_SECONDS (default 15) with libFuzzer.
+# The whole test suite from a fresh build directory: installs dependencies and checks the format
+# (.clang-format); builds the Release type with GCC and warnings as errors (DS_WERROR) and runs the
+# unit, integration, fault and deployment tests and the benchmark smoke run; builds again with
+# clang, AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit and integration tests
+# once more (not the two script end-to-end runs, demo and bench smoke); then fuzzes each parser
+# for FUZZ_SECONDS (default 15) with libFuzzer.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --fast     only the first pass
 #   scripts/test.sh --long     everything, with the fault scenarios at full length (DS_LONG=1)
@@ -15,7 +16,8 @@ jobs=$(nproc)
 run() {  # build dir, ctest label filter, extra cmake args...
   local dir=$1 filter=$2; shift 2
   rm -rf "$dir"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  # Warnings are errors here, never for users (DS_WERROR is off by default).
+  cmake -S . -B "$dir" -DDS_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
   # Four at once on two cores: the integration suites spend most of their time waiting on
   # real processes and clocks (about a quarter of a core each, measured).
@@ -24,11 +26,14 @@ run() {  # build dir, ctest label filter, extra cmake args...
 
 if [ "${1:-}" = "--long" ]; then export DS_LONG=1; fi
 start=$(date +%s)
-run build-test ""
+scripts/check-format.sh
+# The build type most users and packagers run.
+run build-test "" -DCMAKE_BUILD_TYPE=Release
 if [ "${1:-}" != "--fast" ]; then
-  echo "=== again under ASan + UBSan ==="
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run build-asan "-LE slow" -DDS_SANITIZE=ON
+  echo "=== again with clang under ASan + UBSan ==="
+  CC=clang CXX=clang++ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run build-asan "-LE slow" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_SANITIZE=ON
   echo "=== fuzzing ==="
   FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
 fi
