@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
+#include "test/fakes/fake_clock.h"
 #include "promql/fast_vector_decoder.h"
-#include "promql/query_result.h"
+#include "promql/response_decoder.h"
 #include "rules/decider.h"
 #include "rules/node_matcher.h"
 #include "rules/planner.h"
@@ -114,16 +114,15 @@ void BM_DecidePlan10kx4(benchmark::State& state) {
   }
   std::vector<NodeInput> nodes(kNodes);
   std::vector<PlanNode> plan_nodes(kNodes);
-  std::string ours = "presure";
   for (int i = 0; i < kNodes; ++i) {
     nodes[i] = NodeInput{names[i], false};
-    plan_nodes[i] = PlanNode{names[i], nullptr};
+    plan_nodes[i] = PlanNode{names[i], false};
   }
   FakeClock clock;
   for (auto _ : state) {
     clock.AdvanceSeconds(10);
     auto d = decider.Decide(clock.Now(), nodes, inputs);
-    auto p = PlanChanges(plan_nodes, d, PlanOptions{ours, 0});
+    auto p = PlanChanges(plan_nodes, d);
     benchmark::DoNotOptimize(p);
   }
 }
@@ -144,7 +143,7 @@ void BM_CycleCompute10kx4(benchmark::State& state) {
   std::vector<PlanNode> plan_nodes(kNodes);
   for (int i = 0; i < kNodes; ++i) {
     nodes[i] = NodeInput{names[i], false};
-    plan_nodes[i] = PlanNode{names[i], nullptr};
+    plan_nodes[i] = PlanNode{names[i], false};
   }
   FakeClock clock;
   for (auto _ : state) {
@@ -158,7 +157,7 @@ void BM_CycleCompute10kx4(benchmark::State& state) {
     }
     clock.AdvanceSeconds(10);
     auto d = decider.Decide(clock.Now(), nodes, inputs);
-    benchmark::DoNotOptimize(PlanChanges(plan_nodes, d, PlanOptions{"presure", 0}));
+    benchmark::DoNotOptimize(PlanChanges(plan_nodes, d));
   }
 }
 BENCHMARK(BM_CycleCompute10kx4)->Unit(benchmark::kMillisecond);

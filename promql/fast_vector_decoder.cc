@@ -37,7 +37,9 @@ class Parser {
   Parser(std::string_view s, const LabelFilter* keep, SampleVisitor visit)
       : p_(s.data()), end_(s.data() + s.size()), keep_(keep), visit_(std::move(visit)) {}
 
-  bool Top(QueryResult* out) {
+  // Parses the whole body; true when it is a successful vector result and every sample was
+  // visited.
+  bool Top() {
     bool status_ok = false, have_data = false;
     if (!Expect('{')) return false;
     if (Peek('}')) return false;
@@ -51,10 +53,10 @@ class Parser {
         if (!String(&v) || v != "success") return false;
         status_ok = true;
       } else if (key == "data") {
-        if (!Data(out)) return false;
+        if (!Data()) return false;
         have_data = true;
       } else if (key == "warnings") {
-        return false;  // rare; the DOM decoder collects them
+        return false;  // rare; the reference decoder collects them
       } else if (!Skip(0)) {
         return false;
       }
@@ -107,14 +109,30 @@ class Parser {
       }
       if (p_ >= end_) return false;
       switch (char e = *p_++) {
-        case '"': case '\\': case '/': scratch_.push_back(e); break;
-        case 'b': scratch_.push_back('\b'); break;
-        case 'f': scratch_.push_back('\f'); break;
-        case 'n': scratch_.push_back('\n'); break;
-        case 'r': scratch_.push_back('\r'); break;
-        case 't': scratch_.push_back('\t'); break;
-        case 'u': return false;  // \uXXXX (surrogates, UTF-8 encoding): leave to the DOM decoder
-        default: return false;
+        case '"':
+        case '\\':
+        case '/':
+          scratch_.push_back(e);
+          break;
+        case 'b':
+          scratch_.push_back('\b');
+          break;
+        case 'f':
+          scratch_.push_back('\f');
+          break;
+        case 'n':
+          scratch_.push_back('\n');
+          break;
+        case 'r':
+          scratch_.push_back('\r');
+          break;
+        case 't':
+          scratch_.push_back('\t');
+          break;
+        case 'u':
+          return false;  // \uXXXX (surrogates, UTF-8 encoding): leave to the DOM decoder
+        default:
+          return false;
       }
     }
     return false;
@@ -174,7 +192,8 @@ class Parser {
       return Expect(close);
     }
     for (std::string_view lit : {"true", "false", "null"}) {
-      if (static_cast<size_t>(end_ - p_) >= lit.size() && std::memcmp(p_, lit.data(), lit.size()) == 0) {
+      if (static_cast<size_t>(end_ - p_) >= lit.size() &&
+          std::memcmp(p_, lit.data(), lit.size()) == 0) {
         p_ += lit.size();
         return true;
       }
@@ -183,7 +202,7 @@ class Parser {
     return Number(&d);
   }
 
-  bool Data(QueryResult* out) {
+  bool Data() {
     bool vector = false, have_result = false;
     if (!Expect('{')) return false;
     if (Peek('}')) return false;
@@ -197,22 +216,19 @@ class Parser {
         if (!String(&v) || v != "vector") return false;
         vector = true;
       } else if (key == "result") {
-        if (!Result(out)) return false;
+        if (!Result()) return false;
         have_result = true;
       } else if (!Skip(0)) {
         return false;
       }
     } while (Comma());
     if (!Expect('}')) return false;
-    out->result_type = "vector";
     return vector && have_result;
   }
 
-  bool Result(QueryResult* out) {
+  bool Result() {
     if (!Expect('[')) return false;
     if (Peek(']')) return true;
-    // One sample per ~100 bytes is the usual density; reserving avoids regrowth.
-    (void)out;
     do {
       if (!SampleObject()) return false;
     } while (Comma());
@@ -254,7 +270,8 @@ class Parser {
         have_metric = true;
       } else if (key == "value") {
         std::string_view v;
-        if (!Expect('[') || !Number(&timestamp) || !Expect(',') || !String(&v) || !Expect(']')) return false;
+        if (!Expect('[') || !Number(&timestamp) || !Expect(',') || !String(&v) || !Expect(']'))
+          return false;
         if (!ParsePromValue(v, &value)) return false;
         have_value = true;
       } else if (!Skip(0)) {
@@ -290,9 +307,8 @@ class Parser {
 }  // namespace
 
 bool ScanVector(std::string_view body, const LabelFilter* keep, const SampleVisitor& visit) {
-  QueryResult unused;
   Parser parser(body, keep, visit);
-  return parser.Top(&unused);
+  return parser.Top();
 }
 
 bool FastDecodeVector(std::string_view body, const LabelFilter* keep, QueryResult* out) {
@@ -305,8 +321,7 @@ bool FastDecodeVector(std::string_view body, const LabelFilter* keep, QueryResul
     s.timestamp = ts;
     out->samples.push_back(std::move(s));
   };
-  Parser parser(body, keep, collect);
-  if (parser.Top(out)) {
+  if (ScanVector(body, keep, collect)) {
     out->result_type = "vector";
     return true;
   }

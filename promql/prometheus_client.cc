@@ -1,22 +1,22 @@
 #include "promql/prometheus_client.h"
 
-#include "promql/fast_vector_decoder.h"
-
-#include <chrono>
 #include <cstdio>
+#include <utility>
+
+#include "common/clock.h"
+#include "promql/response_decoder.h"
 
 namespace ds {
-
-// Above this encoded length a GET risks proxies' URL limits (8 KiB is common); POST the form.
-constexpr size_t kMaxGetQueryBytes = 4000;
 
 StatusOr<std::string> NormalizePrometheusUrl(const std::string& url) {
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
     return Status::InvalidArgument("Prometheus URL \"" + url +
                                    "\" must start with http:// or https://");
+  // Strip trailing slashes only after the scheme: "http://" must not shrink to "http:" and pass.
+  const size_t host = url.find("://") + 3;
   std::string u = url;
-  while (!u.empty() && u.back() == '/') u.pop_back();
-  if (u.size() <= u.find("://") + 3)
+  while (u.size() > host && u.back() == '/') u.pop_back();
+  if (u.size() <= host)
     return Status::InvalidArgument("Prometheus URL \"" + url + "\" has no host");
   return u;
 }
@@ -45,46 +45,17 @@ StatusOr<QueryResult> HttpPrometheusClient::Query(const std::string& expr, const
     req.body = std::move(form);
     req.headers.push_back("Content-Type: application/x-www-form-urlencoded");
   }
-  auto t0 = std::chrono::steady_clock::now();
+
+  Stopwatch fetch;
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
-  auto t1 = std::chrono::steady_clock::now();
-  if (resp.status >= 500 && resp.body.find("\"status\"") == std::string::npos)
-    return Status::Unavailable("Prometheus answered HTTP " + std::to_string(resp.status))
-        .set_http_status(resp.status);
-  size_t bytes = resp.body.size();
-  if (sink != nullptr && resp.status == 200) {
-    size_t n = 0;
-    bool scanned = ScanVector(resp.body, keep, [&](const LabelViews& labels, double value, double) {
-      sink->Add(labels, value);
-      ++n;
-    });
-    if (scanned) {
-      QueryResult r;
-      r.result_type = "vector";
-      r.sample_count = n;
-      r.fetch_seconds = std::chrono::duration<double>(t1 - t0).count();
-      r.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-      r.body_bytes = bytes;
-      return r;
-    }
-    sink->Reset();
-  }
-  auto result = DecodeQueryResponse(std::move(resp.body), resp.status, keep);
-  if (result.ok() && sink != nullptr) {
-    LabelViews views;
-    for (const auto& s : result->samples) {
-      views.clear();
-      for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
-      sink->Add(views, s.value);
-    }
-    result->sample_count = result->samples.size();
-    result->samples.clear();
-  }
-  if (result.ok()) {
-    result->fetch_seconds = std::chrono::duration<double>(t1 - t0).count();
-    result->decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    result->body_bytes = bytes;
-  }
+  const double fetch_seconds = fetch.Seconds();
+  const size_t body_bytes = resp.body.size();
+  Stopwatch decode;
+  ASSIGN_OR_RETURN(QueryResult result,
+                   DecodeQueryResponse(std::move(resp.body), resp.status, keep, sink));
+  result.fetch_seconds = fetch_seconds;
+  result.decode_seconds = decode.Seconds();
+  result.body_bytes = body_bytes;
   return result;
 }
 

@@ -1,10 +1,12 @@
 // Prometheus HTTP API client seam. One instant query per rule per cycle covers all nodes.
 #pragma once
 
-#include <memory>
+#include <cstddef>
 #include <string>
 
 #include "common/http_transport.h"
+#include "common/sample.h"
+#include "common/status.h"
 #include "promql/query_result.h"
 
 namespace ds {
@@ -21,12 +23,22 @@ class PrometheusClient {
 };
 
 // Checks a Prometheus base URL ("http(s)://host:port[/prefix]") and returns it without a
-// trailing slash.
+// trailing slash. kInvalidArgument without a scheme or a host.
 StatusOr<std::string> NormalizePrometheusUrl(const std::string& url);
 
+// Above this many bytes of encoded form ("query=...&timeout=...") a GET risks proxies' URL
+// limits (8 KiB is common), so the form is POSTed instead.
+inline constexpr size_t kMaxGetQueryBytes = 4000;
+
+// Sends GET <base>/api/v1/query?query=<expr>&timeout=<seconds> (POST of the same form when it is
+// longer than kMaxGetQueryBytes) through the transport, with the transport's timeout one second
+// longer than the query's so that Prometheus reports its own timeout first, and decodes the
+// answer with DecodeQueryResponse (promql/response_decoder.h). Transport errors are returned
+// as they come. Fills fetch_seconds, decode_seconds (real elapsed time) and body_bytes.
 class HttpPrometheusClient : public PrometheusClient {
  public:
   // REQUIRES: base_url passed NormalizePrometheusUrl. `transport` must outlive this client.
+  // An empty bearer_token sends no Authorization header.
   HttpPrometheusClient(HttpTransport* transport, std::string base_url, double timeout_seconds,
                        std::string bearer_token = "");
   StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* keep = nullptr,

@@ -1,13 +1,14 @@
-// Decoding of Prometheus HTTP API instant-query responses (/api/v1/query), kept apart from the
-// client so it can be tested and fuzzed on bytes alone.
+// The result types of a Prometheus instant query (/api/v1/query) and the value syntax they carry.
+// Both decoders (reference_decoder.h, fast_vector_decoder.h) produce these; neither depends on
+// the other, and response_decoder.h is the one entry point that chooses between them.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/sample.h"
-#include "common/status.h"
 
 namespace ds {
 
@@ -16,7 +17,7 @@ struct QueryResult {
   std::vector<Sample> samples;
   std::vector<std::string> warnings;
   // Filled by the HTTP client, for the cycle-cost breakdown.
-  double fetch_seconds = 0;   // waiting on Prometheus (request sent -> body received)
+  double fetch_seconds = 0;  // waiting on Prometheus (request sent -> body received)
   double decode_seconds = 0;
   size_t body_bytes = 0;
   size_t sample_count = 0;  // set when samples were streamed to a SampleSink instead
@@ -26,25 +27,9 @@ struct QueryResult {
 // series' labels, and at 10,000 series copying the rest is most of the decoding cost.
 using LabelFilter = std::vector<std::string>;
 
-// Parses a Prometheus sample value string ("1.5", "NaN", "+Inf", "-Inf", "1e-300").
-// Returns false when s is not a number.
+// Parses a Prometheus sample value string ("1.5", "NaN", "+Inf", "-Inf", "1e-300"). Values
+// beyond the double range become +/-Inf (overflow) or 0 (underflow). Returns false when s is
+// not a number, including the "inf"/"nan" spellings Prometheus never sends.
 bool ParsePromValue(std::string_view s, double* out);
-
-// Decodes a response body. `http_status` is the HTTP status it came with.
-// - status "success": vector -> one sample per series; scalar -> one sample with no labels;
-//   matrix (a range selector in an instant query) -> the newest point of each series.
-//   A "string" result is an error: it cannot be compared with a threshold.
-// - status "error": kInvalidArgument for bad_data (the query itself is wrong), kUnavailable for
-//   timeout/execution/internal/unavailable; the message carries errorType and error.
-// - anything else (HTML from a proxy, truncated JSON, wrong types): kUnavailable naming the
-//   problem and the HTTP status.
-// Takes the body by value and parses it in place, which avoids copying every string.
-StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status,
-                                          const LabelFilter* keep = nullptr);
-
-// The general decoder (RapidJSON DOM) that DecodeQueryResponse falls back to whenever its fast
-// path for vectors declines. Exposed so tests can check that both agree.
-StatusOr<QueryResult> DecodeQueryResponseReference(std::string body, int http_status,
-                                                   const LabelFilter* keep = nullptr);
 
 }  // namespace ds

@@ -1,11 +1,14 @@
 #include "promql/query_result.h"
-#include "promql/fast_vector_decoder.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include "promql/fast_vector_decoder.h"
+#include "promql/reference_decoder.h"
+#include "promql/response_decoder.h"
 
 namespace ds {
 namespace {
@@ -46,7 +49,8 @@ TEST(DecodeQueryResponse, Warnings) {
 }
 
 TEST(DecodeQueryResponse, ScalarAndMatrix) {
-  auto s = DecodeQueryResponse(R"({"status":"success","data":{"resultType":"scalar","result":[1795303219.444,"2"]}})", 200);
+  auto s = DecodeQueryResponse(
+      R"({"status":"success","data":{"resultType":"scalar","result":[1795303219.444,"2"]}})", 200);
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->samples.size(), 1u);
   EXPECT_EQ(s->samples[0].value, 2);
@@ -67,22 +71,23 @@ TEST(DecodeQueryResponse, Errors) {
     const char* want;
   };
   std::vector<Case> cases = {
-      {R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:46: parse error"})", 400,
-       StatusCode::kInvalidArgument, "bad_data error: invalid parameter"},
-      {R"({"status":"error","errorType":"timeout","error":"query timed out in query execution"})", 503,
-       StatusCode::kUnavailable, "timeout error"},
+      {R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:46: parse error"})",
+       400, StatusCode::kInvalidArgument, "bad_data error: invalid parameter"},
+      {R"({"status":"error","errorType":"timeout","error":"query timed out in query execution"})",
+       503, StatusCode::kUnavailable, "timeout error"},
       {R"({"status":"error","errorType":"execution","error":"found duplicate series"})", 422,
        StatusCode::kUnavailable, "execution error"},
       {R"({"status":"success","data":{"resultType":"string","result":[1,"hello"]}})", 200,
        StatusCode::kInvalidArgument, "string"},
       {"<html>bad gateway</html>", 502, StatusCode::kUnavailable, "HTTP 502"},
-      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":[1,2]}]}})", 200,
-       StatusCode::kUnavailable, "result[0].value"},
-      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})", 200,
-       StatusCode::kUnavailable, "metric"},
-      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"fast"]}]}})", 200,
-       StatusCode::kUnavailable, "value"},
-      {R"({"status":"success","data":{"resultType":"vector","result":)", 200, StatusCode::kUnavailable, "invalid JSON"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":[1,2]}]}})",
+       200, StatusCode::kUnavailable, "result[0].value"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":1},"value":[1,"2"]}]}})",
+       200, StatusCode::kUnavailable, "metric"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"fast"]}]}})",
+       200, StatusCode::kUnavailable, "value"},
+      {R"({"status":"success","data":{"resultType":"vector","result":)", 200,
+       StatusCode::kUnavailable, "invalid JSON"},
       {R"({"status":"success"})", 200, StatusCode::kUnavailable, "data"},
       {R"([1,2])", 200, StatusCode::kUnavailable, "not an object"},
       {"", 200, StatusCode::kUnavailable, "invalid JSON"},
@@ -138,15 +143,19 @@ void ExpectSame(const std::string& body, const LabelFilter* keep) {
   for (size_t i = 0; i < fast.samples.size(); ++i) {
     EXPECT_EQ(fast.samples[i].metric, ref->samples[i].metric) << body;
     EXPECT_EQ(fast.samples[i].timestamp, ref->samples[i].timestamp) << body;
-    if (std::isnan(ref->samples[i].value)) EXPECT_TRUE(std::isnan(fast.samples[i].value));
-    else EXPECT_EQ(fast.samples[i].value, ref->samples[i].value) << body;
+    if (std::isnan(ref->samples[i].value))
+      EXPECT_TRUE(std::isnan(fast.samples[i].value));
+    else
+      EXPECT_EQ(fast.samples[i].value, ref->samples[i].value) << body;
   }
 }
 
 TEST(FastVectorDecoder, AgreesWithReference) {
   LabelFilter keep = {"node", "instance"};
   std::vector<std::string> bodies = {
-      Read("prom_vector.json"), Read("prom_special.json"), Read("prom_warnings.json"),
+      Read("prom_vector.json"),
+      Read("prom_special.json"),
+      Read("prom_warnings.json"),
       R"({"status":"success","data":{"resultType":"vector","result":[]}})",
       R"( { "data" : { "result" : [ { "value" : [ 1.5 , "2" ] , "metric" : { "node" : "a" } } ] , "resultType" : "vector" } , "status" : "success" } )",
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a\"b\\c\/d\n"},"value":[1,"3"]}]}})",
@@ -171,8 +180,10 @@ TEST(FastVectorDecoder, AgreesWithReference) {
 
 TEST(FastVectorDecoder, DeclinesWhatItDoesNotHandle) {
   QueryResult r;
-  EXPECT_FALSE(FastDecodeVector(Read("prom_warnings.json"), nullptr, &r)) << "warnings go through the reference";
-  EXPECT_FALSE(FastDecodeVector(R"({"status":"success","data":{"resultType":"matrix","result":[]}})", nullptr, &r));
+  EXPECT_FALSE(FastDecodeVector(Read("prom_warnings.json"), nullptr, &r))
+      << "warnings go through the reference";
+  EXPECT_FALSE(FastDecodeVector(
+      R"({"status":"success","data":{"resultType":"matrix","result":[]}})", nullptr, &r));
   EXPECT_FALSE(FastDecodeVector(std::string(100, '['), nullptr, &r));
   EXPECT_TRUE(FastDecodeVector(Read("prom_vector.json"), nullptr, &r));
   EXPECT_EQ(r.samples.size(), 1u);
@@ -197,7 +208,8 @@ namespace {
 TEST(DecodeQueryResponse, FiftyMegabyteBodyDecodes) {
   // ~450,000 series: far beyond any real cluster, but a body this size must not crash.
   std::string body = R"({"status":"success","data":{"resultType":"vector","result":[)";
-  const std::string one = R"({"metric":{"node":"node-00001","job":"j"},"value":[1795303219.437,"1.5"]})";
+  const std::string one =
+      R"({"metric":{"node":"node-00001","job":"j"},"value":[1795303219.437,"1.5"]})";
   while (body.size() < (50u << 20)) body += one + ",";
   body.back() = ']';
   body += "}}";
@@ -208,13 +220,80 @@ TEST(DecodeQueryResponse, FiftyMegabyteBodyDecodes) {
 }
 
 TEST(DecodeQueryResponse, NonUtf8LabelValuesPassThrough) {
-  std::string body = std::string(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n)") +
-                     "\xff\xfe" + R"("},"value":[1,"2"]}]}})";
+  std::string body =
+      std::string(
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n)") +
+      "\xff\xfe" + R"("},"value":[1,"2"]}]}})";
   for (bool fast : {true, false}) {
     auto r = fast ? DecodeQueryResponse(body, 200) : DecodeQueryResponseReference(body, 200);
     ASSERT_TRUE(r.ok()) << fast;
-    EXPECT_EQ(r->samples[0].metric[0].second, std::string("n\xff\xfe")) << "bytes kept; they simply match no node";
+    EXPECT_EQ(r->samples[0].metric[0].second, std::string("n\xff\xfe"))
+        << "bytes kept; they simply match no node";
   }
+}
+
+// Records what reaches a SampleSink; Reset forgets, as the contract says.
+class RecordingSink : public SampleSink {
+ public:
+  void Reset() override {
+    samples.clear();
+    ++resets;
+  }
+  void Add(const LabelViews& labels, double value) override {
+    Labels copy;
+    for (const auto& [k, v] : labels) copy.emplace_back(std::string(k), std::string(v));
+    samples.push_back(Sample{std::move(copy), value, 0});
+  }
+  std::vector<Sample> samples;
+  int resets = 0;
+};
+
+TEST(DecodeQueryResponse, SinkSeesEachSampleOnceOnEitherPath) {
+  LabelFilter keep = {"ip"};
+  {
+    RecordingSink sink;  // a plain vector: streamed by the fast path, no Reset needed
+    auto r = DecodeQueryResponse(Read("prom_vector.json"), 200, &keep, &sink);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->result_type, "vector");
+    EXPECT_TRUE(r->samples.empty());
+    EXPECT_EQ(r->sample_count, 1u);
+    EXPECT_EQ(sink.resets, 0);
+    ASSERT_EQ(sink.samples.size(), 1u);
+    EXPECT_EQ(sink.samples[0].metric, (Labels{{"ip", "10.0.0.2"}}));
+    EXPECT_EQ(sink.samples[0].value, 4e9);
+  }
+  {
+    // "warnings" follows "data": the scanner has fed the sample before it declines, so the sink
+    // must be Reset before the reference decoder's samples are fed.
+    RecordingSink sink;
+    auto r = DecodeQueryResponse(Read("prom_warnings.json"), 200, &keep, &sink);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->warnings.size(), 1u);
+    EXPECT_TRUE(r->samples.empty());
+    EXPECT_EQ(r->sample_count, 1u);
+    EXPECT_GE(sink.resets, 1);
+    ASSERT_EQ(sink.samples.size(), 1u);
+    EXPECT_TRUE(sink.samples[0].metric.empty()) << "that series has no \"ip\" label";
+  }
+  {
+    RecordingSink sink;  // an error leaves nothing in the sink
+    auto r = DecodeQueryResponse(
+        R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"2"]},{"metric":{},"value":[1,"x"]}]}})",
+        200, &keep, &sink);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(sink.samples.empty());
+  }
+}
+
+TEST(DecodeQueryResponse, ProxyErrorPageIsNotParsed) {
+  auto r = DecodeQueryResponse("<html>502 Bad Gateway</html>", 502);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().http_status(), 502);
+  EXPECT_EQ(r.status().message(), "Prometheus answered HTTP 502");
+  // A 5xx that does carry Prometheus' error JSON is decoded for its errorType.
+  auto t = DecodeQueryResponse(R"({"status":"error","errorType":"bad_data","error":"x"})", 503);
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

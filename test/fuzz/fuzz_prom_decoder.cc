@@ -1,11 +1,33 @@
 // libFuzzer target: Prometheus query responses. The fast path and the reference decoder must
 // never crash, and whenever the fast path accepts a body the reference must accept it too,
-// with the same samples.
+// with the same samples. The entry point must give a sink the same samples it returns without
+// one.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "promql/fast_vector_decoder.h"
 #include "promql/query_result.h"
+#include "promql/reference_decoder.h"
+#include "promql/response_decoder.h"
+
+namespace {
+
+bool SameValue(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// Keeps what it is given, forgetting it on Reset (the SampleSink contract).
+class CollectingSink : public ds::SampleSink {
+ public:
+  void Reset() override { samples.clear(); }
+  void Add(const ds::LabelViews& labels, double value) override {
+    ds::Labels copy;
+    for (const auto& [k, v] : labels) copy.emplace_back(std::string(k), std::string(v));
+    samples.push_back(ds::Sample{std::move(copy), value, 0});
+  }
+  std::vector<ds::Sample> samples;
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);
@@ -17,10 +39,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ref.ok() || ref->samples.size() != fast.samples.size()) __builtin_trap();
     for (size_t i = 0; i < fast.samples.size(); ++i) {
       if (fast.samples[i].metric != ref->samples[i].metric) __builtin_trap();
-      double a = fast.samples[i].value, b = ref->samples[i].value;
-      if (!(a == b || (std::isnan(a) && std::isnan(b)))) __builtin_trap();
+      if (!SameValue(fast.samples[i].value, ref->samples[i].value)) __builtin_trap();
     }
   }
+
+  auto plain = ds::DecodeQueryResponse(body, 200, &keep);
+  CollectingSink sink;
+  auto streamed = ds::DecodeQueryResponse(body, 200, &keep, &sink);
+  if (plain.ok() != streamed.ok()) __builtin_trap();
+  if (plain.ok()) {
+    if (!streamed->samples.empty() || streamed->sample_count != plain->samples.size() ||
+        sink.samples.size() != plain->samples.size())
+      __builtin_trap();
+    for (size_t i = 0; i < sink.samples.size(); ++i) {
+      if (sink.samples[i].metric != plain->samples[i].metric) __builtin_trap();
+      if (!SameValue(sink.samples[i].value, plain->samples[i].value)) __builtin_trap();
+    }
+  } else if (!sink.samples.empty()) {
+    __builtin_trap();  // a failed decode must not leave samples in the sink
+  }
+
   (void)ds::DecodeQueryResponse(body, 200, nullptr);
   (void)ds::DecodeQueryResponse(body, 503, &keep);
   return 0;

@@ -1,0 +1,431 @@
+#include "kube/kube_api.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_http_transport.h"
+
+namespace ds {
+namespace {
+
+constexpr char kServer[] = "https://api:6443";
+constexpr char kNodeN1[] =
+    R"({"kind":"Node","metadata":{"name":"n1","resourceVersion":"7","labels":{"k":"v"}}})";
+constexpr char kLease[] =
+    R"({"kind":"Lease","metadata":{"name":"ds-leader","namespace":"kube-system",)"
+    R"("resourceVersion":"6"},)"
+    R"("spec":{"holderIdentity":"me","leaseDurationSeconds":15,"leaseTransitions":1}})";
+
+RestConfig Config() {
+  RestConfig c;
+  c.server = kServer;
+  c.token = "t0ken";
+  return c;
+}
+
+std::string KubeStatus(int code, const std::string& reason, const std::string& message) {
+  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" + message +
+         R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+// ---- ListNodes ----
+
+TEST(HttpKubeApi, ListNodesUrlAndHeaders) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock, 12, "ds-test/1");
+  t.AddResponse(200, R"({"kind":"NodeList","metadata":{"resourceVersion":"42","continue":"c2"},)"
+                     R"("items":[{"metadata":{"name":"n1","resourceVersion":"41"}}]})");
+  auto page = api.ListNodes("env=prod,tier in (a b)", 500, "tok/en+=");
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->resource_version, "42");
+  EXPECT_EQ(page->continue_token, "c2");
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].name, "n1");
+
+  auto req = t.last_request();
+  EXPECT_EQ(req.request.method, "GET");
+  EXPECT_EQ(req.request.url,
+            "https://api:6443/api/v1/nodes?limit=500"
+            "&labelSelector=env%3Dprod%2Ctier%20in%20%28a%20b%29&continue=tok%2Fen%2B%3D");
+  EXPECT_EQ(req.Header("Accept"), "application/json");
+  EXPECT_EQ(req.Header("User-Agent"), "ds-test/1");
+  EXPECT_TRUE(req.request.accept_compressed) << "a page of full Node objects is large";
+  EXPECT_DOUBLE_EQ(req.request.timeout_seconds, 12);
+
+  // Without selector and continue token neither parameter appears.
+  t.AddResponse(200, R"({"metadata":{"resourceVersion":"42"},"items":[]})");
+  ASSERT_TRUE(api.ListNodes("", 10, "").ok());
+  EXPECT_EQ(t.last_request().request.url, "https://api:6443/api/v1/nodes?limit=10");
+}
+
+TEST(HttpKubeApi, ListNodesErrorComesFromStatusBody) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(403, KubeStatus(403, "Forbidden", "nodes is forbidden"));
+  auto page = api.ListNodes("", 500, "");
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(page.status().http_status(), 403);
+  EXPECT_NE(page.status().message().find("nodes is forbidden"), std::string::npos);
+}
+
+// ---- Authentication ----
+
+TEST(HttpKubeApi, AuthorizationHeader) {
+  struct Case {
+    std::string token, username, password;
+    std::optional<std::string> want;
+  };
+  std::vector<Case> cases = {
+      {"t0ken", "", "", "Bearer t0ken"},
+      {"", "admin", "secret", "Basic YWRtaW46c2VjcmV0"},
+      {"t0ken", "admin", "secret", "Bearer t0ken"},  // a token wins over basic auth
+      {"", "", "", std::nullopt},
+  };
+  for (const auto& c : cases) {
+    FakeHttpTransport t;
+    FakeClock clock;
+    RestConfig config = Config();
+    config.token = c.token;
+    config.username = c.username;
+    config.password = c.password;
+    HttpKubeApi api(&t, config, &clock);
+    t.AddResponse(200, R"({"metadata":{"resourceVersion":"1"},"items":[]})");
+    ASSERT_TRUE(api.ListNodes("", 1, "").ok());
+    EXPECT_EQ(t.last_request().Header("Authorization"), c.want) << c.token << c.username;
+  }
+}
+
+TEST(HttpKubeApi, TokenFileIsReReadAfterSixtySeconds) {
+  const std::string path = testing::TempDir() + "/kube_api_test_token";
+  WriteFile(path, "first\n");
+  FakeHttpTransport t;
+  t.SetHandler([](const HttpRequest&) -> StatusOr<HttpResponse> {
+    HttpResponse r;
+    r.status = 200;
+    r.body = R"({"metadata":{"resourceVersion":"1"},"items":[]})";
+    return r;
+  });
+  FakeClock clock;
+  RestConfig config = Config();
+  config.token = "";
+  config.token_file = path;
+  HttpKubeApi api(&t, config, &clock);
+  auto auth = [&] {
+    EXPECT_TRUE(api.ListNodes("", 1, "").ok());
+    return t.last_request().Header("Authorization").value_or("(none)");
+  };
+
+  EXPECT_EQ(auth(), "Bearer first") << "trailing newline trimmed";
+  WriteFile(path, "second\n");  // the kubelet rotated the token
+  clock.AdvanceSeconds(59);
+  EXPECT_EQ(auth(), "Bearer first") << "not re-read within a minute";
+  clock.AdvanceSeconds(2);
+  EXPECT_EQ(auth(), "Bearer second") << "re-read once a minute has passed";
+
+  WriteFile(path, "");  // mid-rotation the file can be briefly empty
+  clock.AdvanceSeconds(61);
+  EXPECT_EQ(auth(), "Bearer second") << "an empty file keeps the old token";
+  WriteFile(path, "third");
+  clock.AdvanceSeconds(61);
+  EXPECT_EQ(auth(), "Bearer third");
+  std::remove(path.c_str());
+}
+
+// ---- WatchNodes ----
+
+std::string Event(const std::string& type, const std::string& name, const std::string& rv) {
+  if (type == "BOOKMARK")
+    return R"({"type":"BOOKMARK","object":{"kind":"Node","metadata":{"resourceVersion":")" + rv +
+           "\"}}}\n";
+  return R"({"type":")" + type + R"(","object":{"kind":"Node","metadata":{"name":")" + name +
+         R"(","resourceVersion":")" + rv + R"(","labels":{"zone":"a"}}}})" + "\n";
+}
+
+struct WatchRun {
+  Status status;
+  std::vector<WatchEvent> events;
+};
+
+WatchRun Watch(
+    HttpKubeApi* api, const std::function<bool()>& cancelled = [] { return false; }) {
+  WatchRun run;
+  run.status = api->WatchNodes(
+      "", "100", 300, [&](WatchEvent&& ev) { run.events.push_back(std::move(ev)); }, cancelled);
+  return run;
+}
+
+TEST(HttpKubeApi, WatchNodesUrlAndTimeouts) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  api.SetWatchIdleTimeout(20);
+  t.AddResponse(200, "");
+  Status st = api.WatchNodes(
+      "role=worker", "12/3", 300, [](WatchEvent&&) {}, [] { return false; });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto req = t.last_request();
+  EXPECT_TRUE(req.streamed);
+  EXPECT_EQ(req.request.method, "GET");
+  EXPECT_EQ(req.request.url,
+            "https://api:6443/api/v1/nodes?watch=1&allowWatchBookmarks=true"
+            "&resourceVersion=12%2F3&timeoutSeconds=300&labelSelector=role%3Dworker");
+  EXPECT_EQ(req.Header("Authorization"), "Bearer t0ken");
+  EXPECT_DOUBLE_EQ(req.request.timeout_seconds, 360) << "the server's timeout plus a minute";
+  EXPECT_DOUBLE_EQ(req.request.idle_timeout_seconds, 20);
+}
+
+TEST(HttpKubeApi, WatchEventsDecodedAcrossChunkBoundaries) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.SetStreamChunkBytes(7);  // every event is cut mid-line, some several times
+  t.AddResponse(200, Event("ADDED", "n1", "101") + Event("MODIFIED", "n1", "102") +
+                         Event("BOOKMARK", "", "150") + Event("DELETED", "n2", "151"));
+  WatchRun run = Watch(&api);
+  ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+  ASSERT_EQ(run.events.size(), 4u);
+  EXPECT_EQ(run.events[0].type, WatchEventType::kAdded);
+  EXPECT_EQ(run.events[0].node.name, "n1");
+  EXPECT_EQ(run.events[0].node.labels, (Labels{{"zone", "a"}}));
+  EXPECT_EQ(run.events[1].type, WatchEventType::kModified);
+  EXPECT_EQ(run.events[1].node.resource_version, "102");
+  EXPECT_EQ(run.events[2].type, WatchEventType::kBookmark);
+  EXPECT_EQ(run.events[2].node.resource_version, "150");
+  EXPECT_EQ(run.events[3].type, WatchEventType::kDeleted);
+  EXPECT_EQ(run.events[3].node.name, "n2");
+}
+
+TEST(HttpKubeApi, WatchErrorEventExpiredEndsWatch) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.SetStreamChunkBytes(7);
+  t.AddResponse(200, Event("ADDED", "n1", "101") + R"({"type":"ERROR","object":)" +
+                         KubeStatus(410, "Expired", "too old resource version: 100 (140)") + "}\n" +
+                         Event("ADDED", "n9", "200"));
+  WatchRun run = Watch(&api);
+  EXPECT_EQ(run.status.code(), StatusCode::kExpired) << run.status.ToString();
+  ASSERT_EQ(run.events.size(), 1u) << "events before the ERROR are delivered, none after";
+  EXPECT_EQ(run.events[0].node.name, "n1");
+}
+
+TEST(HttpKubeApi, WatchPartialLastLineIsUnavailable) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.SetStreamChunkBytes(7);
+  std::string cut = Event("MODIFIED", "n2", "102");
+  t.AddResponse(200, Event("ADDED", "n1", "101") + cut.substr(0, cut.size() / 2));
+  WatchRun run = Watch(&api);
+  EXPECT_EQ(run.status.code(), StatusCode::kUnavailable) << run.status.ToString();
+  ASSERT_EQ(run.events.size(), 1u);
+  EXPECT_EQ(run.events[0].node.name, "n1");
+}
+
+TEST(HttpKubeApi, WatchNon200StatusComesFromBody) {
+  struct Case {
+    int http;
+    std::string reason;
+    StatusCode code;
+  };
+  std::vector<Case> cases = {
+      {410, "Expired", StatusCode::kExpired},
+      {403, "Forbidden", StatusCode::kPermissionDenied},
+      {429, "TooManyRequests", StatusCode::kTooManyRequests},
+  };
+  for (const auto& c : cases) {
+    FakeHttpTransport t;
+    FakeClock clock;
+    HttpKubeApi api(&t, Config(), &clock);
+    t.AddResponse(c.http, KubeStatus(c.http, c.reason, "watch refused"), {{"retry-after", "3"}});
+    WatchRun run = Watch(&api);
+    EXPECT_EQ(run.status.code(), c.code) << run.status.ToString();
+    EXPECT_EQ(run.status.http_status(), c.http);
+    EXPECT_NE(run.status.message().find("watch refused"), std::string::npos);
+    EXPECT_EQ(run.status.retry_after_seconds(), 3);
+    EXPECT_TRUE(run.events.empty());
+  }
+}
+
+TEST(HttpKubeApi, WatchCancelled) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.SetStreamChunkBytes(7);
+  t.AddResponse(200, Event("ADDED", "n1", "101") + Event("ADDED", "n2", "102"));
+  int polls = 0;
+  WatchRun run = Watch(&api, [&] { return ++polls > 3; });
+  EXPECT_EQ(run.status.code(), StatusCode::kCancelled) << run.status.ToString();
+  EXPECT_TRUE(run.events.empty()) << "cancelled before the first line was complete";
+}
+
+// ---- PatchNodeLabel ----
+
+TEST(HttpKubeApi, PatchSetsAndRemovesWithMergePatch) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock, 9);
+  t.AddResponse(200, kNodeN1);
+  t.AddResponse(200, R"({"metadata":{"name":"n1","resourceVersion":"8"}})");
+  const std::string v = "v";
+  auto set = api.PatchNodeLabel("n1", "k", &v);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->name, "n1");
+  EXPECT_EQ(set->labels, (Labels{{"k", "v"}})) << "the node comes from the PATCH response";
+  auto removed = api.PatchNodeLabel("n1", "k", nullptr);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_TRUE(removed->labels.empty());
+
+  auto reqs = t.sent_requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  for (const auto& r : reqs) {
+    EXPECT_EQ(r.request.method, "PATCH");
+    EXPECT_EQ(r.request.url, "https://api:6443/api/v1/nodes/n1");
+    EXPECT_EQ(r.Header("Content-Type"), "application/merge-patch+json");
+    EXPECT_DOUBLE_EQ(r.request.timeout_seconds, 9);
+    EXPECT_FALSE(r.had_send_if);
+  }
+  EXPECT_EQ(reqs[0].request.body, R"({"metadata":{"labels":{"k":"v"}}})");
+  EXPECT_EQ(reqs[1].request.body, R"({"metadata":{"labels":{"k":null}}})")
+      << "a merge patch deletes with null; an absent key would be kept";
+}
+
+TEST(HttpKubeApi, PatchLabelValueWithQuotesStaysValidJson) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, kNodeN1);
+  const std::string key = "example.com/we\"ird";
+  const std::string value = "a\"b\\c\n}";
+  ASSERT_TRUE(api.PatchNodeLabel("n1", key, &value).ok());
+  const std::string body = t.last_request().request.body;
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  ASSERT_FALSE(doc.HasParseError()) << body;
+  const auto& labels = doc["metadata"]["labels"];
+  ASSERT_TRUE(labels.IsObject()) << body;
+  ASSERT_EQ(labels.MemberCount(), 1u) << body;
+  EXPECT_EQ(std::string(labels.MemberBegin()->name.GetString()), key);
+  EXPECT_EQ(std::string(labels.MemberBegin()->value.GetString()), value);
+}
+
+TEST(HttpKubeApi, PatchNotSentWhenSendIfSaysNo) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, kNodeN1);
+  const std::string v = "v";
+  int asked = 0;
+  auto r = api.PatchNodeLabel("n1", "k", &v, [&] {
+    ++asked;
+    return false;
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(t.sent_requests().empty());
+  ASSERT_EQ(t.request_count(), 1u);
+  EXPECT_TRUE(t.last_request().had_send_if) << "the gate reached the transport";
+  EXPECT_FALSE(t.last_request().send_if_result);
+  EXPECT_EQ(t.pending(), 1u) << "no answer consumed";
+
+  ASSERT_TRUE(api.PatchNodeLabel("n1", "k", &v, [] { return true; }).ok());
+  EXPECT_EQ(t.sent_requests().size(), 1u);
+}
+
+TEST(HttpKubeApi, PatchErrors) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  const std::string v = "v";
+  t.AddResponse(404, KubeStatus(404, "NotFound", "nodes \\\"gone\\\" not found"));
+  auto missing = api.PatchNodeLabel("gone", "k", &v);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
+  EXPECT_EQ(missing.status().http_status(), 404);
+
+  t.AddResponse(429, KubeStatus(429, "TooManyRequests", "slow down"), {{"retry-after", "7"}});
+  auto throttled = api.PatchNodeLabel("n1", "k", &v);
+  EXPECT_EQ(throttled.status().code(), StatusCode::kTooManyRequests);
+  EXPECT_EQ(throttled.status().retry_after_seconds(), 7);
+
+  t.AddError(Status::Unavailable("PATCH https://api:6443/api/v1/nodes/n1: timeout"));
+  auto lost = api.PatchNodeLabel("n1", "k", &v);
+  EXPECT_EQ(lost.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(lost.status().http_status(), 0);
+}
+
+// ---- Lease ----
+
+TEST(HttpKubeApi, GetLease) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, kLease);
+  auto lease = api.GetLease("kube-system", "ds-leader", 4);
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  EXPECT_EQ(lease->holder_identity, "me");
+  EXPECT_EQ(lease->resource_version, "6");
+  auto req = t.last_request();
+  EXPECT_EQ(req.request.method, "GET");
+  EXPECT_EQ(req.request.url,
+            "https://api:6443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/ds-leader");
+  EXPECT_DOUBLE_EQ(req.request.timeout_seconds, 4) << "the caller's timeout, not the default";
+
+  t.AddResponse(404, KubeStatus(404, "NotFound", "leases \\\"ds-leader\\\" not found"));
+  EXPECT_EQ(api.GetLease("kube-system", "ds-leader", 4).status().code(), StatusCode::kNotFound);
+}
+
+TEST(HttpKubeApi, WriteLeaseCreatesOrReplaces) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  LeaseRecord record;
+  record.holder_identity = "me";
+  record.lease_duration_seconds = 15;
+
+  t.AddResponse(201, kLease);
+  auto created = api.WriteLease("kube-system", "ds-leader", record, 4);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->resource_version, "6");
+  auto post = t.last_request();
+  EXPECT_EQ(post.request.method, "POST");
+  EXPECT_EQ(post.request.url,
+            "https://api:6443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases");
+  EXPECT_EQ(post.Header("Content-Type"), "application/json");
+  EXPECT_EQ(post.request.body, EncodeLease("kube-system", "ds-leader", record));
+  EXPECT_DOUBLE_EQ(post.request.timeout_seconds, 4);
+
+  record.resource_version = "6";
+  t.AddResponse(200, kLease);
+  ASSERT_TRUE(api.WriteLease("kube-system", "ds-leader", record, 4).ok());
+  auto put = t.last_request();
+  EXPECT_EQ(put.request.method, "PUT");
+  EXPECT_EQ(put.request.url,
+            "https://api:6443/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/ds-leader");
+  EXPECT_NE(put.request.body.find(R"("resourceVersion":"6")"), std::string::npos)
+      << "the precondition travels in the body";
+
+  t.AddResponse(409, KubeStatus(409, "Conflict", "the object has been modified"));
+  auto conflict = api.WriteLease("kube-system", "ds-leader", record, 4);
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict) << conflict.status().ToString();
+  EXPECT_EQ(conflict.status().http_status(), 409);
+}
+
+}  // namespace
+}  // namespace ds
