@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "test/fakes/fake_clock.h"
 #include "promql/fast_vector_decoder.h"
 #include "promql/response_decoder.h"
 #include "rules/decider.h"
 #include "rules/node_matcher.h"
 #include "rules/planner.h"
+#include "test/fakes/fake_clock.h"
 
 namespace ds {
 namespace {
@@ -26,16 +26,19 @@ std::string NodeName(int i) {
   return b;
 }
 
-std::string Ip(int i) { return "10." + std::to_string(i / 65536 % 256) + "." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256); }
+std::string Ip(int i) {
+  return "10." + std::to_string(i / 65536 % 256) + "." + std::to_string(i / 256 % 256) + "." +
+         std::to_string(i % 256);
+}
 
 // A body shaped like Prometheus 2.42's answer for a pushgateway-fed metric (~115 B/sample).
 std::string VectorBody(int rule) {
   std::string b = R"({"status":"success","data":{"resultType":"vector","result":[)";
   for (int i = 1; i <= kNodes; ++i) {
     if (i > 1) b += ",";
-    b += R"({"metric":{"__name__":"bench_metric_)" + std::to_string(rule) + R"(","instance":")" + NodeName(i) +
-         R"(","ip":")" + Ip(i) + R"(","job":"bench","node":")" + NodeName(i) + R"("},"value":[1795303219.437,")" +
-         std::to_string((i * 7 + rule * 13) % 100) + ".5\"]}";
+    b += R"({"metric":{"__name__":"bench_metric_)" + std::to_string(rule) + R"(","instance":")" +
+         NodeName(i) + R"(","ip":")" + Ip(i) + R"(","job":"bench","node":")" + NodeName(i) +
+         R"("},"value":[1795303219.437,")" + std::to_string((i * 7 + rule * 13) % 100) + ".5\"]}";
   }
   return b + "]}}";
 }
@@ -66,7 +69,8 @@ void BM_DecodeVector10k(benchmark::State& state) {
     auto r = DecodeQueryResponse(body, 200, filtered ? &keep : nullptr);
     benchmark::DoNotOptimize(r);
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(body.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(body.size()));
   state.SetLabel(filtered ? "matching labels only" : "all labels");
 }
 BENCHMARK(BM_DecodeVector10k)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
@@ -79,11 +83,13 @@ void BM_ScanMatch10k(benchmark::State& state) {
   NodeMatcher m(Identities());
   for (auto _ : state) {
     MatchAccumulator acc(&m, &rule);
-    bool ok = ScanVector(body, &keep, [&](const LabelViews& l, double v, double) { acc.Add(l, v); });
+    bool ok =
+        ScanVector(body, &keep, [&](const LabelViews& l, double v, double) { acc.Add(l, v); });
     if (!ok) state.SkipWithError("scan failed");
     benchmark::DoNotOptimize(acc.result());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(body.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(body.size()));
 }
 BENCHMARK(BM_ScanMatch10k)->Unit(benchmark::kMillisecond);
 

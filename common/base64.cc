@@ -42,7 +42,8 @@ StatusOr<std::string> Base64Decode(const std::string& in) {
       continue;
     }
     int v = val(c);
-    if (v < 0 || padding) return Status::InvalidArgument("invalid base64 at character " + std::to_string(i));
+    if (v < 0 || padding)
+      return Status::InvalidArgument("invalid base64 at character " + std::to_string(i));
     acc = (acc << 6) | static_cast<unsigned>(v);
     bits += 6;
     if (bits >= 8) {

@@ -3,8 +3,8 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 
 namespace ds {
@@ -46,7 +46,8 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return std::tolower(c); });
     std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
     while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
       value.remove_suffix(1);
     ex->headers.emplace_back(std::move(name), std::string(value));
@@ -172,7 +173,8 @@ CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchang
   curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
   if (req.idle_timeout_seconds > 0) {
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, std::max(1L, std::lround(req.idle_timeout_seconds)));
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, std::lround(req.idle_timeout_seconds)));
   }
   if (!tls.ca_pem.empty()) SetBlob(c, CURLOPT_CAINFO_BLOB, tls.ca_pem);
   if (!tls.client_cert_pem.empty()) {

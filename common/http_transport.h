@@ -16,9 +16,9 @@
 namespace ds {
 
 struct TlsOptions {
-  std::string ca_pem;            // PEM bundle to verify the server; empty: system CAs
-  std::string client_cert_pem;   // client certificate (PEM), optional
-  std::string client_key_pem;    // its key (PEM), required with client_cert_pem
+  std::string ca_pem;           // PEM bundle to verify the server; empty: system CAs
+  std::string client_cert_pem;  // client certificate (PEM), optional
+  std::string client_key_pem;   // its key (PEM), required with client_cert_pem
   bool insecure_skip_verify = false;
 };
 
@@ -27,7 +27,7 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::string body;
-  double timeout_seconds = 30;       // whole exchange; 0 = no limit (watch streams)
+  double timeout_seconds = 30;  // whole exchange; 0 = no limit (watch streams)
   double connect_timeout_seconds = 10;
   // Abort when (on average) less than one byte arrives per second for this long, waiting for the
   // answer included; 0 = never. Catches a peer that hangs without closing the connection.

@@ -37,8 +37,8 @@ std::string ValidateLabelKey(std::string_view key) {
     name = key.substr(slash + 1);
     if (prefix.empty() || prefix.size() > 253) return "label key prefix must be 1-253 characters";
     for (char c : prefix)
-      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-            c == '-' || c == '.'))
+      if (!(std::islower(static_cast<unsigned char>(c)) ||
+            std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'))
         return "label key prefix must be a lower-case DNS subdomain";
   }
   if (name.empty()) return "label key name must not be empty";
@@ -67,14 +67,17 @@ StatusOr<LabelSelector> LabelSelector::Parse(const std::string& text) {
       --depth;
     }
   }
-  if (depth != 0) return Status::InvalidArgument("label selector \"" + text + "\": unbalanced parentheses");
+  if (depth != 0)
+    return Status::InvalidArgument("label selector \"" + text + "\": unbalanced parentheses");
   if (parts.size() == 1 && Trim(parts[0]).empty()) return sel;
   for (std::string_view raw : parts) {
     std::string_view p = Trim(raw);
-    if (p.empty()) return Status::InvalidArgument("label selector \"" + text + "\": empty requirement");
+    if (p.empty())
+      return Status::InvalidArgument("label selector \"" + text + "\": empty requirement");
     Requirement r;
     auto bad = [&](const std::string& why) {
-      return Status::InvalidArgument("label selector \"" + text + "\": " + std::string(p) + ": " + why);
+      return Status::InvalidArgument("label selector \"" + text + "\": " + std::string(p) + ": " +
+                                     why);
     };
     if (p.front() == '!') {
       r.key = std::string(Trim(p.substr(1)));
@@ -98,9 +101,12 @@ StatusOr<LabelSelector> LabelSelector::Parse(const std::string& text) {
       if (sp == std::string_view::npos) return bad("expected 'in' or 'notin'");
       std::string_view op = Trim(head.substr(sp + 1));
       r.key = std::string(Trim(head.substr(0, sp)));
-      if (op == "in") r.op = Op::kIn;
-      else if (op == "notin") r.op = Op::kNotIn;
-      else return bad("unknown operator '" + std::string(op) + "'");
+      if (op == "in")
+        r.op = Op::kIn;
+      else if (op == "notin")
+        r.op = Op::kNotIn;
+      else
+        return bad("unknown operator '" + std::string(op) + "'");
       std::string_view list = p.substr(open + 1, p.size() - open - 2);
       size_t s = 0;
       for (size_t i = 0; i <= list.size(); ++i) {
@@ -125,10 +131,18 @@ bool LabelSelector::Matches(const Labels& labels) const {
   for (const auto& r : reqs_) {
     const std::string* v = FindLabel(labels, r.key);
     switch (r.op) {
-      case Op::kExists: if (v == nullptr) return false; break;
-      case Op::kNotExists: if (v != nullptr) return false; break;
-      case Op::kEquals: if (v == nullptr || *v != r.values[0]) return false; break;
-      case Op::kNotEquals: if (v != nullptr && *v == r.values[0]) return false; break;
+      case Op::kExists:
+        if (v == nullptr) return false;
+        break;
+      case Op::kNotExists:
+        if (v != nullptr) return false;
+        break;
+      case Op::kEquals:
+        if (v == nullptr || *v != r.values[0]) return false;
+        break;
+      case Op::kNotEquals:
+        if (v != nullptr && *v == r.values[0]) return false;
+        break;
       case Op::kIn:
         if (v == nullptr || std::find(r.values.begin(), r.values.end(), *v) == r.values.end())
           return false;

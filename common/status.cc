@@ -4,16 +4,26 @@ namespace ds {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kExpired: return "Expired";
-    case StatusCode::kConflict: return "Conflict";
-    case StatusCode::kTooManyRequests: return "TooManyRequests";
-    case StatusCode::kPermissionDenied: return "PermissionDenied";
-    case StatusCode::kCancelled: return "Cancelled";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kExpired:
+      return "Expired";
+    case StatusCode::kConflict:
+      return "Conflict";
+    case StatusCode::kTooManyRequests:
+      return "TooManyRequests";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::kCancelled:
+      return "Cancelled";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

@@ -3,18 +3,18 @@
 // without parsing messages.
 #pragma once
 
+#include <glog/logging.h>
+
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 
-#include <glog/logging.h>
-
 namespace ds {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // bad configuration or input; retrying will not help
+  kInvalidArgument,  // bad configuration or input; retrying will not help
   kNotFound,
   kUnavailable,       // transport error, timeout, 5xx: retry with backoff
   kExpired,           // Kubernetes 410: the resourceVersion is gone, re-list
@@ -33,7 +33,9 @@ class Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status OK() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
@@ -45,10 +47,16 @@ class Status {
 
   // HTTP status of the response that produced this error, 0 when none (transport error).
   int http_status() const { return http_status_; }
-  Status& set_http_status(int s) { http_status_ = s; return *this; }
+  Status& set_http_status(int s) {
+    http_status_ = s;
+    return *this;
+  }
   // Seconds the peer asked us to wait (Retry-After or details.retryAfterSeconds), 0 if none.
   double retry_after_seconds() const { return retry_after_seconds_; }
-  Status& set_retry_after_seconds(double s) { retry_after_seconds_ = s; return *this; }
+  Status& set_retry_after_seconds(double s) {
+    retry_after_seconds_ = s;
+    return *this;
+  }
 
   // True when the same request may succeed later.
   bool IsRetryable() const {
@@ -71,7 +79,7 @@ class Status {
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   StatusOr(Status status) : v_(std::move(status)) {  // NOLINT
     CHECK(!std::get<Status>(v_).ok()) << "StatusOr built from an OK Status";
   }
@@ -98,16 +106,16 @@ class StatusOr {
 #define DS_CONCAT_INNER(a, b) a##b
 #define DS_CONCAT(a, b) DS_CONCAT_INNER(a, b)
 
-#define RETURN_NOT_OK(expr)              \
-  do {                                   \
-    ::ds::Status _st = (expr);           \
-    if (!_st.ok()) return _st;           \
+#define RETURN_NOT_OK(expr)    \
+  do {                         \
+    ::ds::Status _st = (expr); \
+    if (!_st.ok()) return _st; \
   } while (0)
 
-#define RETURN_NOT_OK_PREPEND(expr, ctx)      \
-  do {                                        \
-    ::ds::Status _st = (expr);                \
-    if (!_st.ok()) return _st.Prepend(ctx);   \
+#define RETURN_NOT_OK_PREPEND(expr, ctx)    \
+  do {                                      \
+    ::ds::Status _st = (expr);              \
+    if (!_st.ok()) return _st.Prepend(ctx); \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

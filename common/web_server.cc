@@ -11,8 +11,8 @@ StatusOr<std::string> ToListeningPorts(const std::string& addr) {
   if (colon == std::string::npos)
     return Status::InvalidArgument("-webaddr \"" + addr + "\": expected [host]:port, e.g. :9000");
   std::string host = addr.substr(0, colon), port = addr.substr(colon + 1);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port) > 65535)
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
     return Status::InvalidArgument("-webaddr \"" + addr + "\": port must be a number 0-65535");
   if (host.empty()) return port;
   if (host.front() == '[') return "+" + addr;  // IPv6 literal
@@ -34,18 +34,24 @@ Status WebServer::Start(const std::string& addr, Handler handler, int threads) {
   ASSIGN_OR_RETURN(std::string ports, ToListeningPorts(addr));
   handler_ = std::move(handler);
   std::string nthreads = std::to_string(threads);
-  const char* options[] = {"listening_ports", ports.c_str(),
-                           "num_threads", nthreads.c_str(),
-                           "request_timeout_ms", "5000",   // slow clients cannot hold workers long
-                           "enable_keep_alive", "yes",
-                           "max_request_size", "16384",
+  const char* options[] = {"listening_ports",
+                           ports.c_str(),
+                           "num_threads",
+                           nthreads.c_str(),
+                           "request_timeout_ms",
+                           "5000",  // slow clients cannot hold workers long
+                           "enable_keep_alive",
+                           "yes",
+                           "max_request_size",
+                           "16384",
                            nullptr};
   mg_callbacks cb;
   std::memset(&cb, 0, sizeof(cb));
   cb.log_message = LogMessage;
   mg_init_library(0);
   ctx_ = mg_start(&cb, nullptr, options);
-  if (ctx_ == nullptr) return Status::InvalidArgument("-webaddr " + addr + ": cannot listen (address in use?)");
+  if (ctx_ == nullptr)
+    return Status::InvalidArgument("-webaddr " + addr + ": cannot listen (address in use?)");
   mg_set_request_handler(ctx_, "/", &WebServer::OnRequest, this);
   struct mg_server_port sp[4];
   int n = mg_get_server_ports(ctx_, 4, sp);
@@ -81,7 +87,8 @@ int WebServer::OnRequest(::mg_connection* conn, void* self) {
   }
   WebResponse resp = server->handler_(req);
   std::string head = "HTTP/1.1 " + std::to_string(resp.status) + " " +
-                     mg_get_response_code_text(conn, resp.status) + "\r\nContent-Type: " + resp.content_type +
+                     mg_get_response_code_text(conn, resp.status) +
+                     "\r\nContent-Type: " + resp.content_type +
                      "\r\nContent-Length: " + std::to_string(resp.body.size()) + "\r\n";
   for (const auto& h : resp.headers) head += h + "\r\n";
   if (resp.status == 413) head += "Connection: close\r\n";

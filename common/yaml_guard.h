@@ -40,19 +40,27 @@ inline std::string YamlNestingProblem(std::string_view text, int max_depth = 64)
     for (size_t i = indent; i < line.size(); ++i) {
       char c = line[i];
       if (quote != 0) {
-        if (c == quote) quote = 0;
-        else if (c == '\\' && quote == '"') ++i;
+        if (c == quote)
+          quote = 0;
+        else if (c == '\\' && quote == '"')
+          ++i;
         continue;
       }
-      if (c == '"' || c == '\'') quote = c;
-      else if (c == '#' && (i == 0 || line[i - 1] == ' ')) break;
-      else if (c == '[' || c == '{') ++flow;
-      else if ((c == ']' || c == '}') && flow > 0) --flow;
+      if (c == '"' || c == '\'')
+        quote = c;
+      else if (c == '#' && (i == 0 || line[i - 1] == ' '))
+        break;
+      else if (c == '[' || c == '{')
+        ++flow;
+      else if ((c == ']' || c == '}') && flow > 0)
+        --flow;
       if (flow + static_cast<int>(indents.size()) + dashes > max_depth)
-        return "line " + std::to_string(line_no) + ": nested more than " + std::to_string(max_depth) + " levels deep";
+        return "line " + std::to_string(line_no) + ": nested more than " +
+               std::to_string(max_depth) + " levels deep";
     }
     if (static_cast<int>(indents.size()) + dashes + flow > max_depth)
-      return "line " + std::to_string(line_no) + ": nested more than " + std::to_string(max_depth) + " levels deep";
+      return "line " + std::to_string(line_no) + ": nested more than " + std::to_string(max_depth) +
+             " levels deep";
     if (eol == text.size()) break;
   }
   return "";

@@ -26,12 +26,14 @@ std::unique_ptr<LeaderElector> MakeElector(const Options& o, KubeApi* kube, cons
 Controller::Controller(const Options& options)
     : options_(options),
       kube_transport_(options.rest.tls),
-      kube_(&kube_transport_, options.rest, &clock_, options.api_timeout_seconds, options.user_agent),
+      kube_(&kube_transport_, options.rest, &clock_, options.api_timeout_seconds,
+            options.user_agent),
       prom_(&prom_transport_, options.prometheus_url, options.query_timeout_seconds,
             options.prometheus_token),
       cache_(&kube_, &clock_, options.cache),
       elector_(MakeElector(options, &kube_, &clock_)),
-      reconciler_(options.rules, options.reconciler, &cache_, &prom_, &kube_, &clock_, elector_.get()) {
+      reconciler_(options.rules, options.reconciler, &cache_, &prom_, &kube_, &clock_,
+                  elector_.get()) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
 }
 
@@ -41,19 +43,22 @@ Status Controller::Start() {
   const Options& o = options_;
   LOG(INFO) << "kubernetes: " << o.rest.description;
   if (o.rest.tls.insecure_skip_verify)
-    LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is NOT verified";
+    LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is "
+                    "NOT verified";
   LOG(INFO) << DescribeStartup(o);
   if (elector_ != nullptr) {
     const LeaderElectionOptions& le = o.leader_election;
-    LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name << ", identity "
-              << le.identity << ", duration " << le.lease_duration_seconds << " s, renew deadline "
-              << le.renew_deadline_seconds << " s, retry " << le.retry_period_seconds << " s";
+    LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name
+              << ", identity " << le.identity << ", duration " << le.lease_duration_seconds
+              << " s, renew deadline " << le.renew_deadline_seconds << " s, retry "
+              << le.retry_period_seconds << " s";
   }
   auto handler = [this](const WebRequest& req) {
     return HandleRequest(req, View(), [this] { reconciler_.Trigger(); });
   };
   RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
-  LOG(INFO) << "http: listening on port " << web_.port() << " (/status /healthz /nodes /metrics /webhook)";
+  LOG(INFO) << "http: listening on port " << web_.port()
+            << " (/status /healthz /nodes /metrics /webhook)";
 
   cache_thread_ = std::thread([this] { cache_.Run(&stop_); });
   loop_thread_ = std::thread([this] { reconciler_.Run(&stop_); });

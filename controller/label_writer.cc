@@ -29,12 +29,14 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
   if (limits_.max_per_cycle != 0 && n > limits_.max_per_cycle) {
     out.deferred = n - limits_.max_per_cycle;
     n = limits_.max_per_cycle;
-    LOG(WARNING) << out.deferred << " label changes deferred to the next cycle (max_writes_per_cycle)";
+    LOG(WARNING) << out.deferred
+                 << " label changes deferred to the next cycle (max_writes_per_cycle)";
   }
   if (limits_.dry_run) {
     for (size_t i = 0; i < n; ++i)
       LOG(INFO) << "dry-run: would have "
-                << (writes[i].set ? "set " + mark_.ToString() + " on" : "removed " + mark_.key + " from")
+                << (writes[i].set ? "set " + mark_.ToString() + " on"
+                                  : "removed " + mark_.key + " from")
                 << " node " << writes[i].node << ": " << writes[i].reason;
     return out;
   }
@@ -44,9 +46,12 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
     for (size_t i; (i = next++) < n && !stop->load();) {
       Result r = WriteOne(writes[i], gate, on_written, stop);
       std::lock_guard<std::mutex> l(out_mu);
-      if (r == Result::kOk) ++out.ok;
-      else if (r == Result::kFailed) ++out.failed;
-      else if (r == Result::kDeferred) ++out.deferred;
+      if (r == Result::kOk)
+        ++out.ok;
+      else if (r == Result::kFailed)
+        ++out.failed;
+      else if (r == Result::kDeferred)
+        ++out.deferred;
     }
   };
   size_t threads = std::min<size_t>(static_cast<size_t>(std::max(1, limits_.concurrency)), n);
@@ -75,8 +80,9 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteGate& g
                                           const std::function<void(const NodeInfo&)>& on_written,
                                           const std::atomic<bool>* stop) {
   const std::string* value = w.set ? &mark_.value : nullptr;
-  const std::string what = w.set ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
-                                 : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
+  const std::string what = w.set
+                               ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
+                               : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
   Backoff backoff(0.2, 5);
   for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
     if (!WaitForRetryAfter(stop)) return Result::kStopped;
@@ -85,7 +91,8 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteGate& g
     // once the lease expires, so no write may start after that.
     if (gate && !gate()) {
       if (throttle_.ShouldLog("gate", clock_->Now()))
-        LOG(WARNING) << "not the leader any more: the remaining label writes of this cycle are dropped";
+        LOG(WARNING)
+            << "not the leader any more: the remaining label writes of this cycle are dropped";
       return Result::kDeferred;
     }
     auto res = kube_->PatchNodeLabel(w.node, mark_.key, value, gate);
@@ -97,14 +104,17 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteGate& g
       return Result::kOk;
     }
     const Status& st = res.status();
-    if (st.code() == StatusCode::kNotFound) return Result::kGone;  // deleted meanwhile; the watch tells
-    if (st.code() == StatusCode::kCancelled) return Result::kDeferred;  // not sent: the gate closed while connecting
+    if (st.code() == StatusCode::kNotFound)
+      return Result::kGone;  // deleted meanwhile; the watch tells
+    if (st.code() == StatusCode::kCancelled)
+      return Result::kDeferred;  // not sent: the gate closed while connecting
     if (st.retry_after_seconds() > 0) {
       std::lock_guard<std::mutex> l(mu_);
       not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
     }
     if (!st.IsRetryable() || attempt == limits_.attempts) {
-      if (throttle_.ShouldLog("write:" + w.node + ":" + std::to_string(st.http_status()), clock_->Now()))
+      if (throttle_.ShouldLog("write:" + w.node + ":" + std::to_string(st.http_status()),
+                              clock_->Now()))
         LOG(WARNING) << "could not " << (w.set ? "label" : "unlabel") << " node " << w.node << ": "
                      << st.ToString();
       std::lock_guard<std::mutex> l(mu_);

@@ -22,11 +22,11 @@
 namespace ds {
 
 struct WriteLimits {
-  bool dry_run = false;        // decide and log, never write
-  size_t max_per_cycle = 0;    // 0 = unlimited; the rest waits for the next cycle
-  double qps = 100;            // <= 0: unlimited
+  bool dry_run = false;      // decide and log, never write
+  size_t max_per_cycle = 0;  // 0 = unlimited; the rest waits for the next cycle
+  double qps = 100;          // <= 0: unlimited
   double burst = 100;
-  int attempts = 5;            // per change, for retryable errors (429, 5xx, 409)
+  int attempts = 5;  // per change, for retryable errors (429, 5xx, 409)
   // PATCHes in flight at once (all share the rate limit): a slow API server must not turn the
   // rate limit into 1/latency.
   int concurrency = 4;

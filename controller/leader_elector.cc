@@ -19,7 +19,9 @@ std::string Num(double v) {
 }
 
 // leaseDurationSeconds is an integer: round a fractional duration up, never down.
-int LeaseSeconds(const LeaderElectionOptions& o) { return static_cast<int>(std::ceil(o.lease_duration_seconds)); }
+int LeaseSeconds(const LeaderElectionOptions& o) {
+  return static_cast<int>(std::ceil(o.lease_duration_seconds));
+}
 
 // Kubernetes object names: a DNS subdomain (namespaces: a DNS label, at most 63).
 bool IsDnsName(const std::string& s, size_t max) {
@@ -35,9 +37,11 @@ bool IsDnsName(const std::string& s, size_t max) {
 
 std::string ValidateLeaderElection(const LeaderElectionOptions& o) {
   if (!IsDnsName(o.lease_namespace, 63))
-    return "-leader_elect_namespace \"" + o.lease_namespace + "\" is not a valid namespace (lower-case DNS label)";
+    return "-leader_elect_namespace \"" + o.lease_namespace +
+           "\" is not a valid namespace (lower-case DNS label)";
   if (!IsDnsName(o.lease_name, 253))
-    return "-leader_elect_name \"" + o.lease_name + "\" is not a valid object name (lower-case DNS subdomain)";
+    return "-leader_elect_name \"" + o.lease_name +
+           "\" is not a valid object name (lower-case DNS subdomain)";
   if (o.identity.empty()) return "-leader_elect_identity must not be empty";
   for (unsigned char c : o.identity)  // it also goes into the User-Agent header
     if (c < 0x20 || c == 0x7f) return "-leader_elect_identity must not contain control characters";
@@ -45,26 +49,30 @@ std::string ValidateLeaderElection(const LeaderElectionOptions& o) {
   if (!(o.retry_period_seconds > 0)) return "-leader_elect_retry_period must be > 0";
   if (!(o.renew_deadline_seconds > (1 + kJitter) * o.retry_period_seconds))
     return "-leader_elect_renew_deadline (" + Num(o.renew_deadline_seconds) +
-           " s) must be greater than 1.2 x -leader_elect_retry_period (" + Num(o.retry_period_seconds) + " s)";
+           " s) must be greater than 1.2 x -leader_elect_retry_period (" +
+           Num(o.retry_period_seconds) + " s)";
   if (!(o.lease_duration_seconds > o.renew_deadline_seconds))
     return "-leader_elect_lease_duration (" + Num(o.lease_duration_seconds) +
-           " s) must be greater than -leader_elect_renew_deadline (" + Num(o.renew_deadline_seconds) +
+           " s) must be greater than -leader_elect_renew_deadline (" +
+           Num(o.renew_deadline_seconds) +
            " s): the margin between them is what keeps two replicas from writing at once";
-  if (o.lease_duration_seconds > 86400) return "-leader_elect_lease_duration must be at most 86400 s";
+  if (o.lease_duration_seconds > 86400)
+    return "-leader_elect_lease_duration must be at most 86400 s";
   return "";
 }
 
 std::string DefaultIdentity() {
   char host[256] = {0};
-  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') snprintf(host, sizeof(host), "unknown");
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
+    snprintf(host, sizeof(host), "unknown");
   std::random_device rd;
   char suffix[16];
   snprintf(suffix, sizeof(suffix), "%08x", static_cast<unsigned>(rd()));
   return std::string(host) + "_" + suffix;
 }
 
-LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, TimePoint now, double now_wall,
-                          const LeaderElectionOptions& o) {
+LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, TimePoint now,
+                          double now_wall, const LeaderElectionOptions& o) {
   LeaseStep step;
   const std::string stamp = FormatMicroTime(now_wall);
   step.record.holder_identity = o.identity;
@@ -78,7 +86,8 @@ LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, Tim
   const bool ours = current->holder_identity == o.identity;
   if (!ours && !current->holder_identity.empty()) {
     // Held by somebody else: valid until it has gone unrenewed for its duration on *our* clock.
-    double duration = current->lease_duration_seconds > 0 ? current->lease_duration_seconds : o.lease_duration_seconds;
+    double duration = current->lease_duration_seconds > 0 ? current->lease_duration_seconds
+                                                          : o.lease_duration_seconds;
     if (now < observed_at + FromSeconds(duration)) return step;  // kWait
   }
   step.action = LeaseAction::kUpdate;
@@ -88,7 +97,8 @@ LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, Tim
     step.record.lease_transitions = current->lease_transitions;
   } else {
     step.record.acquire_time = stamp;
-    step.record.lease_transitions = ours ? current->lease_transitions : current->lease_transitions + 1;
+    step.record.lease_transitions =
+        ours ? current->lease_transitions : current->lease_transitions + 1;
   }
   return step;
 }
@@ -141,8 +151,8 @@ void LeaderElector::Observe(const LeaseRecord* rec, TimePoint now) {
 void LeaderElector::StepDown(const std::string& why) {
   if (!leader_) return;
   leader_ = false;
-  LOG(WARNING) << "leader election: no longer the leader of lease " << options_.lease_namespace << "/"
-               << options_.lease_name << " (" << why << "); label writes stop";
+  LOG(WARNING) << "leader election: no longer the leader of lease " << options_.lease_namespace
+               << "/" << options_.lease_name << " (" << why << "); label writes stop";
 }
 
 void LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt) {
@@ -168,7 +178,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   bool fast = false;
   {
     std::lock_guard<std::mutex> l(mu_);
-    fast = RenewedWithinDeadline(attempt) && exists_ && observed_.holder_identity == options_.identity;
+    fast =
+        RenewedWithinDeadline(attempt) && exists_ && observed_.holder_identity == options_.identity;
     renew = observed_;
   }
   if (fast) {
@@ -195,7 +206,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     Observe(got.ok() ? &*got : nullptr, now);
     observed_at = observed_at_;
   }
-  LeaseStep step = DecideLeaseStep(got.ok() ? &*got : nullptr, observed_at, now, clock_->WallSeconds(), options_);
+  LeaseStep step = DecideLeaseStep(got.ok() ? &*got : nullptr, observed_at, now,
+                                   clock_->WallSeconds(), options_);
   if (step.action == LeaseAction::kWait) {
     std::lock_guard<std::mutex> l(mu_);
     StepDown("the lease is held by " + got->holder_identity);
@@ -222,10 +234,15 @@ void LeaderElector::Release() {
   rec.holder_identity.clear();
   rec.lease_duration_seconds = 1;
   rec.acquire_time = rec.renew_time = FormatMicroTime(clock_->WallSeconds());
-  auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, rec, RequestTimeout());
-  if (res.ok()) LOG(INFO) << "leader election: released lease " << options_.lease_namespace << "/" << options_.lease_name;
-  else LOG(WARNING) << "leader election: could not release the lease (a standby takes over when it expires): "
-                    << res.status().ToString();
+  auto res =
+      kube_->WriteLease(options_.lease_namespace, options_.lease_name, rec, RequestTimeout());
+  if (res.ok())
+    LOG(INFO) << "leader election: released lease " << options_.lease_namespace << "/"
+              << options_.lease_name;
+  else
+    LOG(WARNING)
+        << "leader election: could not release the lease (a standby takes over when it expires): "
+        << res.status().ToString();
 }
 
 void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(bool)>& on_change) {
@@ -252,7 +269,8 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
     if (!leader) {
       // Wake up when the holder's lease runs out rather than up to a retry period later.
       std::lock_guard<std::mutex> l(mu_);
-      if (exists_ && !observed_.holder_identity.empty() && observed_.holder_identity != options_.identity) {
+      if (exists_ && !observed_.holder_identity.empty() &&
+          observed_.holder_identity != options_.identity) {
         double duration = observed_.lease_duration_seconds > 0 ? observed_.lease_duration_seconds
                                                                : options_.lease_duration_seconds;
         double until_expiry = ToSeconds(observed_at_ + FromSeconds(duration) - clock_->Now());

@@ -15,9 +15,9 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "controller/leadership.h"
 #include "kube/kube_api.h"
 #include "kube/lease.h"
-#include "controller/leadership.h"
 
 namespace ds {
 
@@ -48,8 +48,8 @@ struct LeaseStep {
 };
 // `current` is the Lease as just read (nullptr: it does not exist); `observed_at` is when this
 // replica first saw that exact record (monotonic clock); `now_wall` stamps acquire/renew times.
-LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, TimePoint now, double now_wall,
-                          const LeaderElectionOptions& o);
+LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, TimePoint now,
+                          double now_wall, const LeaderElectionOptions& o);
 
 class LeaderElector : public Leadership {
  public:
@@ -93,17 +93,17 @@ class LeaderElector : public Leadership {
   const Clock* const clock_;
   const LeaderElectionOptions options_;
   std::mt19937_64 rng_{std::random_device{}()};  // Run's thread only
-  LogThrottle throttle_{60};                      // Run's thread only
+  LogThrottle throttle_{60};                     // Run's thread only
 
   mutable std::mutex mu_;
-  bool exists_ = false;             // GUARDED_BY(mu_): the Lease object exists (as last read)
-  LeaseRecord observed_;            // GUARDED_BY(mu_)
-  TimePoint observed_at_{};         // GUARDED_BY(mu_)
-  bool leader_ = false;             // GUARDED_BY(mu_)
-  TimePoint last_renew_{};          // GUARDED_BY(mu_): when the last successful renewal was sent
-  uint64_t term_ = 0;               // GUARDED_BY(mu_)
-  std::string last_error_;          // GUARDED_BY(mu_)
-  bool announced_leader_ = false;   // Run's thread only: what on_change was last told
+  bool exists_ = false;            // GUARDED_BY(mu_): the Lease object exists (as last read)
+  LeaseRecord observed_;           // GUARDED_BY(mu_)
+  TimePoint observed_at_{};        // GUARDED_BY(mu_)
+  bool leader_ = false;            // GUARDED_BY(mu_)
+  TimePoint last_renew_{};         // GUARDED_BY(mu_): when the last successful renewal was sent
+  uint64_t term_ = 0;              // GUARDED_BY(mu_)
+  std::string last_error_;         // GUARDED_BY(mu_)
+  bool announced_leader_ = false;  // Run's thread only: what on_change was last told
 };
 
 }  // namespace ds

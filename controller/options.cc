@@ -10,39 +10,55 @@
 #include "common/web_server.h"
 #include "promql/prometheus_client.h"
 
-DEFINE_string(prom, "", "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
+DEFINE_string(prom, "",
+              "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
               "Required unless rule.yaml sets prometheus.url; the flag wins when both are given.");
-DEFINE_string(prom_token_file, "", "File holding a bearer token for Prometheus (re-read on start only).");
-DEFINE_double(query_timeout, 5, "Seconds each PromQL query may take (rule.yaml prometheus.timeout if set and "
+DEFINE_string(prom_token_file, "",
+              "File holding a bearer token for Prometheus (re-read on start only).");
+DEFINE_double(query_timeout, 5,
+              "Seconds each PromQL query may take (rule.yaml prometheus.timeout if set and "
               "this flag is not).");
-DEFINE_string(kubeconfig, "", "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the "
+DEFINE_string(kubeconfig, "",
+              "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the "
               "in-cluster service account.");
 DEFINE_string(context, "", "kubeconfig context to use instead of current-context.");
-DEFINE_string(r, "rule.yaml", "Rule file (legacy PromJob/Rulename format or the current format; see README).");
-DEFINE_double(s, 10, "Evaluation interval in seconds (rule.yaml interval if set and this flag is not).");
-DEFINE_string(webaddr, ":9000", "Address for /status, /healthz, /nodes, /metrics and /webhook, e.g. :9000 or "
+DEFINE_string(r, "rule.yaml",
+              "Rule file (legacy PromJob/Rulename format or the current format; see README).");
+DEFINE_double(s, 10,
+              "Evaluation interval in seconds (rule.yaml interval if set and this flag is not).");
+DEFINE_string(webaddr, ":9000",
+              "Address for /status, /healthz, /nodes, /metrics and /webhook, e.g. :9000 or "
               "127.0.0.1:9000.");
 DEFINE_bool(dry_run, false, "Decide and log label changes but never write them.");
-DEFINE_double(watch_idle_timeout, 150, "Seconds a node watch may go without receiving anything (API servers send a "
+DEFINE_double(watch_idle_timeout, 150,
+              "Seconds a node watch may go without receiving anything (API servers send a "
               "BOOKMARK about every minute) before it is re-opened; 0 = never.");
 DEFINE_double(resync, 600, "Seconds between full re-lists of the nodes (0 = never).");
 DEFINE_double(write_qps, 100, "Maximum label writes per second to the API server.");
 DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps.");
-DEFINE_bool(check_config, false, "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
+DEFINE_bool(check_config, false,
+            "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
             "2 if not. -prom is not required.");
 DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
-DEFINE_bool(leader_elect, false, "Run for leadership on a coordination.k8s.io/v1 Lease; only the leader evaluates and "
+DEFINE_bool(leader_elect, false,
+            "Run for leadership on a coordination.k8s.io/v1 Lease; only the leader evaluates and "
             "writes labels. Needed for more than one replica.");
-DEFINE_string(leader_elect_namespace, "", "Namespace of the lease. Default: $POD_NAMESPACE, then the kubeconfig "
+DEFINE_string(leader_elect_namespace, "",
+              "Namespace of the lease. Default: $POD_NAMESPACE, then the kubeconfig "
               "context's or the service account's namespace, then \"default\".");
 DEFINE_string(leader_elect_name, "dynamic-scheduler", "Name of the lease.");
-DEFINE_string(leader_elect_identity, "", "This replica's name in the lease. Default: hostname_random.");
-DEFINE_double(leader_elect_lease_duration, 15, "Seconds a standby waits, after the lease was last renewed, before "
+DEFINE_string(leader_elect_identity, "",
+              "This replica's name in the lease. Default: hostname_random.");
+DEFINE_double(leader_elect_lease_duration, 15,
+              "Seconds a standby waits, after the lease was last renewed, before "
               "it takes over.");
-DEFINE_double(leader_elect_renew_deadline, 10, "Seconds the leader may go without a successful renewal before it "
+DEFINE_double(leader_elect_renew_deadline, 10,
+              "Seconds the leader may go without a successful renewal before it "
               "stops writing. Must be less than the lease duration.");
-DEFINE_double(leader_elect_retry_period, 2, "Seconds between attempts to acquire or renew the lease.");
-DEFINE_uint64(max_writes_per_cycle, 0, "Cap on label changes per cycle, the rest waits (0 = no cap).");
+DEFINE_double(leader_elect_retry_period, 2,
+              "Seconds between attempts to acquire or renew the lease.");
+DEFINE_uint64(max_writes_per_cycle, 0,
+              "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
 namespace ds {
 namespace {
@@ -69,10 +85,12 @@ std::string Managed(const RuleConfig& rules) {
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   gflags::SetUsageMessage(
       "makes kube-scheduler aware of real node load: labels nodes that PromQL rules find busy.\n"
-      "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r rule.yaml -s 10 "
+      "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r "
+      "rule.yaml -s 10 "
       "-webaddr :9000");
   gflags::ParseCommandLineFlags(argc, argv, true);
-  if (*argc > 1) return Status::InvalidArgument(std::string("unexpected argument \"") + (*argv)[1] + "\"");
+  if (*argc > 1)
+    return Status::InvalidArgument(std::string("unexpected argument \"") + (*argv)[1] + "\"");
   Options o;
   o.rule_file = FLAGS_r;
   ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
@@ -84,7 +102,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (o.prometheus_url.empty())
     return Status::InvalidArgument("-prom is required (or set prometheus.url in " + FLAGS_r + ")");
   auto url = NormalizePrometheusUrl(o.prometheus_url);
-  if (!url.ok()) return url.status().Prepend(FLAGS_prom.empty() ? FLAGS_r + ": prometheus.url" : "-prom");
+  if (!url.ok())
+    return url.status().Prepend(FLAGS_prom.empty() ? FLAGS_r + ": prometheus.url" : "-prom");
   o.prometheus_url = *url;
   o.query_timeout_seconds = FLAGS_query_timeout;
   if (IsDefault("query_timeout") && o.rules.query_timeout_seconds > 0)
@@ -95,7 +114,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   double interval = FLAGS_s;
   if (IsDefault("s") && o.rules.interval_seconds > 0) interval = o.rules.interval_seconds;
   if (!(interval > 0) || !std::isfinite(interval))
-    return Status::InvalidArgument("-s must be a number of seconds > 0, got " + std::to_string(FLAGS_s));
+    return Status::InvalidArgument("-s must be a number of seconds > 0, got " +
+                                   std::to_string(FLAGS_s));
   if (!(FLAGS_write_qps > 0)) return Status::InvalidArgument("-write_qps must be > 0");
   if (!(FLAGS_write_burst >= 1)) return Status::InvalidArgument("-write_burst must be >= 1");
   if (FLAGS_write_concurrency < 1 || FLAGS_write_concurrency > 64)
@@ -103,7 +123,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   ReconcilerOptions& r = o.reconciler;
   r.mark = o.rules.mark;
   r.interval_seconds = interval;
-  r.grace_seconds = o.rules.missing_data_grace_seconds > 0 ? o.rules.missing_data_grace_seconds : 3 * interval;
+  r.grace_seconds =
+      o.rules.missing_data_grace_seconds > 0 ? o.rules.missing_data_grace_seconds : 3 * interval;
   r.writes.dry_run = FLAGS_dry_run;
   r.writes.max_per_cycle = FLAGS_max_writes_per_cycle;
   r.writes.qps = FLAGS_write_qps;
@@ -112,7 +133,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
 
   // The node cache.
   if (!(FLAGS_resync >= 0)) return Status::InvalidArgument("-resync must be >= 0");
-  if (!(FLAGS_watch_idle_timeout >= 0)) return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
+  if (!(FLAGS_watch_idle_timeout >= 0))
+    return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
   o.watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
   o.cache.label_selector = o.rules.node_selector;
   o.cache.resync_seconds = FLAGS_resync;
@@ -126,7 +148,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   LeaderElectionOptions& le = o.leader_election;
   le.lease_namespace = FLAGS_leader_elect_namespace;
   le.lease_name = FLAGS_leader_elect_name;
-  le.identity = FLAGS_leader_elect_identity.empty() ? DefaultIdentity() : FLAGS_leader_elect_identity;
+  le.identity =
+      FLAGS_leader_elect_identity.empty() ? DefaultIdentity() : FLAGS_leader_elect_identity;
   le.lease_duration_seconds = FLAGS_leader_elect_lease_duration;
   le.renew_deadline_seconds = FLAGS_leader_elect_renew_deadline;
   le.retry_period_seconds = FLAGS_leader_elect_retry_period;
@@ -135,7 +158,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
     // The namespace may come from the cluster (below); check everything else first.
     LeaderElectionOptions check = le;
     if (check.lease_namespace.empty()) check.lease_namespace = "default";
-    if (std::string why = ValidateLeaderElection(check); !why.empty()) return Status::InvalidArgument(why);
+    if (std::string why = ValidateLeaderElection(check); !why.empty())
+      return Status::InvalidArgument(why);
   }
   if (o.check_only) return o;
 
@@ -150,28 +174,32 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
                                                               : "default";
   }
   if (o.leader_elect) {  // the namespace as resolved (POD_NAMESPACE may hold anything)
-    if (std::string why = ValidateLeaderElection(le); !why.empty()) return Status::InvalidArgument(why);
+    if (std::string why = ValidateLeaderElection(le); !why.empty())
+      return Status::InvalidArgument(why);
   }
-  o.user_agent = std::string("dynamic-scheduler/") + kVersion + " (" + (o.leader_elect ? le.identity : "single") + ")";
+  o.user_agent = std::string("dynamic-scheduler/") + kVersion + " (" +
+                 (o.leader_elect ? le.identity : "single") + ")";
   return o;
 }
 
 std::string DescribeConfig(const Options& o) {
   std::ostringstream os;
-  os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules) << " format), label "
-     << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules) << "\n";
+  os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules)
+     << " format), label " << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules)
+     << "\n";
   for (const auto& r : o.rules.rules)
     os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
-       << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query << "\n";
+       << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query
+       << "\n";
   return os.str();
 }
 
 std::string DescribeStartup(const Options& o) {
   std::ostringstream os;
-  os << "prometheus: " << o.prometheus_url << "; rules from " << o.rule_file << " (" << o.rules.rules.size()
-     << " rules, " << Format(o.rules) << " format); interval " << o.reconciler.interval_seconds << " s; label "
-     << o.reconciler.mark.ToString() << "; managed nodes: " << Managed(o.rules)
-     << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
+  os << "prometheus: " << o.prometheus_url << "; rules from " << o.rule_file << " ("
+     << o.rules.rules.size() << " rules, " << Format(o.rules) << " format); interval "
+     << o.reconciler.interval_seconds << " s; label " << o.reconciler.mark.ToString()
+     << "; managed nodes: " << Managed(o.rules) << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
   return os.str();
 }
 

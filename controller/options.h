@@ -23,7 +23,7 @@ struct Options {
   bool check_only = false;  // -check_config: validate, print the summary, exit
 
   // Prometheus.
-  std::string prometheus_url;  // normalized (no trailing slash)
+  std::string prometheus_url;    // normalized (no trailing slash)
   std::string prometheus_token;  // read from -prom_token_file; "" = none
   double query_timeout_seconds = 5;
 

@@ -179,9 +179,9 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap,
     nodes[i] = PlanNode{snap.nodes[i]->name, options_.mark.IsOn(snap.nodes[i]->labels)};
   std::vector<MarkWrite> writes;
   for (const LabelChange& c : PlanChanges(nodes, decisions)) {
-    writes.push_back(MarkWrite{snap.nodes[c.node]->name, c.set,
-                               c.set ? DescribeHolds(decisions[c.node])
-                                     : "every rule is below its clear threshold"});
+    writes.push_back(MarkWrite{
+        snap.nodes[c.node]->name, c.set,
+        c.set ? DescribeHolds(decisions[c.node]) : "every rule is below its clear threshold"});
   }
   report->phases.plan = t.Seconds();
   return writes;
@@ -192,8 +192,8 @@ void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<b
   const Stopwatch t;
   WriteGate gate;
   if (leadership_ != nullptr) gate = [l = leadership_] { return l->IsLeader(); };
-  WriteOutcome out =
-      writer_.Write(writes, gate, [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); }, stop);
+  WriteOutcome out = writer_.Write(
+      writes, gate, [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); }, stop);
   report->writes_ok = out.ok;
   report->writes_failed = out.failed;
   report->deferred = out.deferred;

@@ -18,16 +18,22 @@ WebResponse Text(int status, std::string body) {
 
 void WriteNumber(JsonWriter& w, double v) {
   // JSON has no NaN/Inf; write them as strings the way Prometheus does.
-  if (std::isnan(v)) w.String("NaN");
-  else if (std::isinf(v)) w.String(v > 0 ? "+Inf" : "-Inf");
-  else w.Double(v);
+  if (std::isnan(v))
+    w.String("NaN");
+  else if (std::isinf(v))
+    w.String(v > 0 ? "+Inf" : "-Inf");
+  else
+    w.Double(v);
 }
 
 std::string Escape(const std::string& v) {
   std::string o;
   for (char c : v) {
     if (c == '\\' || c == '"') o += '\\';
-    if (c == '\n') { o += "\\n"; continue; }
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
     o += c;
   }
   return o;
@@ -40,8 +46,8 @@ std::string NotReadyReason(const ControllerView& v) {
   if (v.seconds_since_cycle < 0) return "no evaluation cycle has run yet";
   if (v.last_cycle.standby) return "";  // a standby queries nothing; its cache is what it serves
   if (v.seconds_since_cycle > 3 * v.interval_seconds + 60)
-    return "evaluation loop stalled: last cycle ended " + std::to_string(static_cast<long>(v.seconds_since_cycle)) +
-           " s ago";
+    return "evaluation loop stalled: last cycle ended " +
+           std::to_string(static_cast<long>(v.seconds_since_cycle)) + " s ago";
   if (v.last_cycle.all_queries_failed) {
     std::string err = v.last_cycle.rules.empty() ? "" : v.last_cycle.rules.front().error;
     return "every rule's query failed in the last cycle (Prometheus unreachable?): " + err;
@@ -90,13 +96,20 @@ std::string RenderNodesJson(const ControllerView& view) {
     if (it != view.last_cycle.holds.end()) {
       for (const auto& h : it->second) {
         w.StartObject();
-        w.Key("rule"); WriteString(w, h.rule);
-        w.Key("value"); WriteNumber(w, h.value);
-        w.Key("operator"); WriteString(w, h.op);
-        w.Key("threshold"); WriteNumber(w, h.threshold);
-        w.Key("clearThreshold"); WriteNumber(w, h.clear_threshold);
-        w.Key("since"); WriteString(w, FormatRfc3339(h.since_wall));
-        w.Key("stale"); w.Bool(h.stale);
+        w.Key("rule");
+        WriteString(w, h.rule);
+        w.Key("value");
+        WriteNumber(w, h.value);
+        w.Key("operator");
+        WriteString(w, h.op);
+        w.Key("threshold");
+        WriteNumber(w, h.threshold);
+        w.Key("clearThreshold");
+        WriteNumber(w, h.clear_threshold);
+        w.Key("since");
+        WriteString(w, FormatRfc3339(h.since_wall));
+        w.Key("stale");
+        w.Bool(h.stale);
         w.EndObject();
       }
     }
@@ -122,53 +135,72 @@ std::string RenderMetrics(const ControllerView& v) {
   const auto& c = v.counters;
   metric("dynamic_scheduler_cycles_total", "counter", "Evaluation cycles run.");
   o << "dynamic_scheduler_cycles_total " << c.cycles << "\n";
-  metric("dynamic_scheduler_cycle_duration_seconds", "gauge", "Duration of the last evaluation cycle.");
+  metric("dynamic_scheduler_cycle_duration_seconds", "gauge",
+         "Duration of the last evaluation cycle.");
   o << "dynamic_scheduler_cycle_duration_seconds " << v.last_cycle.duration_seconds << "\n";
-  metric("dynamic_scheduler_cycle_cpu_seconds", "gauge", "Process CPU time used during the last cycle.");
+  metric("dynamic_scheduler_cycle_cpu_seconds", "gauge",
+         "Process CPU time used during the last cycle.");
   o << "dynamic_scheduler_cycle_cpu_seconds " << v.last_cycle.cpu_seconds << "\n";
   metric("dynamic_scheduler_cycle_phase_seconds", "gauge",
-         "Time of each phase of the last cycle (query: waiting on Prometheus; decode summed over rules).");
+         "Time of each phase of the last cycle (query: waiting on Prometheus; decode summed over "
+         "rules).");
   const CyclePhases& p = v.last_cycle.phases;
-  for (auto [name, val] : {std::pair<const char*, double>{"query", p.query}, {"decode", p.decode},
-                           {"decide", p.decide}, {"plan", p.plan}, {"write", p.write}})
+  for (auto [name, val] : {std::pair<const char*, double>{"query", p.query},
+                           {"decode", p.decode},
+                           {"decide", p.decide},
+                           {"plan", p.plan},
+                           {"write", p.write}})
     o << "dynamic_scheduler_cycle_phase_seconds{phase=\"" << name << "\"} " << val << "\n";
-  metric("dynamic_scheduler_label_writes_total", "counter", "Label writes that succeeded, by operation.");
+  metric("dynamic_scheduler_label_writes_total", "counter",
+         "Label writes that succeeded, by operation.");
   o << "dynamic_scheduler_label_writes_total{op=\"set\"} " << c.label_sets << "\n";
   o << "dynamic_scheduler_label_writes_total{op=\"remove\"} " << c.label_removals << "\n";
-  metric("dynamic_scheduler_label_write_errors_total", "counter", "Label writes that failed for good.");
+  metric("dynamic_scheduler_label_write_errors_total", "counter",
+         "Label writes that failed for good.");
   o << "dynamic_scheduler_label_write_errors_total " << c.write_errors << "\n";
   metric("dynamic_scheduler_label_write_retries_total", "counter", "Label writes retried.");
   o << "dynamic_scheduler_label_write_retries_total " << c.write_retries << "\n";
   metric("dynamic_scheduler_query_errors_total", "counter", "Rule queries that failed, by rule.");
   for (const auto& [rule, n] : c.query_errors)
     o << "dynamic_scheduler_query_errors_total{rule=\"" << Escape(rule) << "\"} " << n << "\n";
-  metric("dynamic_scheduler_rule_query_duration_seconds", "gauge", "Query time of each rule in the last cycle.");
+  metric("dynamic_scheduler_rule_query_duration_seconds", "gauge",
+         "Query time of each rule in the last cycle.");
   for (const auto& r : v.last_cycle.rules)
-    o << "dynamic_scheduler_rule_query_duration_seconds{rule=\"" << Escape(r.name) << "\"} " << r.query_seconds << "\n";
-  metric("dynamic_scheduler_rule_unmatched_series", "gauge", "Series of the last cycle that named no known node.");
+    o << "dynamic_scheduler_rule_query_duration_seconds{rule=\"" << Escape(r.name) << "\"} "
+      << r.query_seconds << "\n";
+  metric("dynamic_scheduler_rule_unmatched_series", "gauge",
+         "Series of the last cycle that named no known node.");
   for (const auto& r : v.last_cycle.rules)
-    o << "dynamic_scheduler_rule_unmatched_series{rule=\"" << Escape(r.name) << "\"} " << r.unmatched << "\n";
+    o << "dynamic_scheduler_rule_unmatched_series{rule=\"" << Escape(r.name) << "\"} "
+      << r.unmatched << "\n";
   metric("dynamic_scheduler_managed_nodes", "gauge", "Nodes the controller manages.");
   o << "dynamic_scheduler_managed_nodes " << v.last_cycle.managed_nodes << "\n";
   metric("dynamic_scheduler_hot_nodes", "gauge", "Nodes under pressure in the last cycle.");
   o << "dynamic_scheduler_hot_nodes " << v.last_cycle.hot_nodes << "\n";
-  metric("dynamic_scheduler_node_cache_synced", "gauge", "1 once the node cache has listed the cluster.");
+  metric("dynamic_scheduler_node_cache_synced", "gauge",
+         "1 once the node cache has listed the cluster.");
   o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
-  metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge", "Time from start to the first complete LIST.");
-  o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds << "\n";
+  metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge",
+         "Time from start to the first complete LIST.");
+  o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds
+    << "\n";
   metric("dynamic_scheduler_leader", "gauge",
          "1 when this replica may write labels (it holds the lease, or leader election is off).");
   o << "dynamic_scheduler_leader " << (!v.leader_election || v.is_leader ? 1 : 0) << "\n";
-  metric("dynamic_scheduler_leader_terms_total", "counter", "Times this replica became the leader.");
+  metric("dynamic_scheduler_leader_terms_total", "counter",
+         "Times this replica became the leader.");
   o << "dynamic_scheduler_leader_terms_total " << v.leader_terms << "\n";
   metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
   // Whole bytes: the stream's default 6 significant digits would round 12345678 to 1.23457e+07.
   o << "process_resident_memory_bytes " << static_cast<uint64_t>(v.rss_bytes) << "\n";
   metric("dynamic_scheduler_node_cache_lists_total", "counter", "Full node LISTs.");
   o << "dynamic_scheduler_node_cache_lists_total " << v.cache_stats.lists << "\n";
-  metric("dynamic_scheduler_node_cache_expired_relists_total", "counter", "LISTs forced by 410 Expired.");
-  o << "dynamic_scheduler_node_cache_expired_relists_total " << v.cache_stats.relists_expired << "\n";
-  metric("dynamic_scheduler_node_cache_watch_restarts_total", "counter", "Watch streams that ended.");
+  metric("dynamic_scheduler_node_cache_expired_relists_total", "counter",
+         "LISTs forced by 410 Expired.");
+  o << "dynamic_scheduler_node_cache_expired_relists_total " << v.cache_stats.relists_expired
+    << "\n";
+  metric("dynamic_scheduler_node_cache_watch_restarts_total", "counter",
+         "Watch streams that ended.");
   o << "dynamic_scheduler_node_cache_watch_restarts_total " << v.cache_stats.watch_restarts << "\n";
   metric("dynamic_scheduler_node_cache_events_total", "counter", "Watch events applied.");
   o << "dynamic_scheduler_node_cache_events_total " << v.cache_stats.events << "\n";
@@ -200,8 +232,9 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
     std::string why = NotReadyReason(view);
     if (!why.empty()) return Text(503, why);
     if (view.leader_election && !view.is_leader)
-      return Text(200, "ok: standby, the lease is held by " +
-                           (view.leader_holder.empty() ? std::string("nobody yet") : view.leader_holder));
+      return Text(
+          200, "ok: standby, the lease is held by " +
+                   (view.leader_holder.empty() ? std::string("nobody yet") : view.leader_holder));
     return Text(200, "ok");
   }
   if (req.path == "/healthz") {

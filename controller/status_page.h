@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/web_server.h"
-#include "kube/node_cache.h"
 #include "controller/reconciler.h"
+#include "kube/node_cache.h"
 #include "rules/mark.h"
 
 namespace ds {

@@ -22,8 +22,10 @@ std::string LabelMergePatch(const std::string& key, const std::string* value) {
   w.Key("labels");
   w.StartObject();
   WriteString(w, key);
-  if (value != nullptr) WriteString(w, *value);
-  else w.Null();  // merge patch: null deletes; an absent key would be kept
+  if (value != nullptr)
+    WriteString(w, *value);
+  else
+    w.Null();  // merge patch: null deletes; an absent key would be kept
   w.EndObject();
   w.EndObject();
   w.EndObject();
@@ -39,8 +41,7 @@ HttpKubeApi::HttpKubeApi(HttpTransport* transport, RestConfig config, const Cloc
       user_agent_(std::move(user_agent)) {}
 
 std::vector<std::string> HttpKubeApi::Headers(const char* accept) {
-  std::vector<std::string> h{std::string("Accept: ") + accept,
-                             "User-Agent: " + user_agent_};
+  std::vector<std::string> h{std::string("Accept: ") + accept, "User-Agent: " + user_agent_};
   std::string token = config_.token;
   if (!config_.token_file.empty()) {
     std::lock_guard<std::mutex> l(mu_);
@@ -79,8 +80,9 @@ StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector,
   return DecodeNodeList(std::move(resp.body));
 }
 
-Status HttpKubeApi::WatchNodes(const std::string& label_selector, const std::string& resource_version,
-                               int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
+Status HttpKubeApi::WatchNodes(const std::string& label_selector,
+                               const std::string& resource_version, int timeout_seconds,
+                               const std::function<void(WatchEvent&&)>& on_event,
                                const std::function<bool()>& cancelled) {
   HttpRequest req;
   req.url = config_.server + "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=" +
@@ -115,7 +117,8 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector, const std::str
     return true;
   };
   ASSIGN_OR_RETURN(StreamResult r, transport_->Stream(req, on_data, cancelled));
-  if (line_too_long) return Status::Unavailable("watch nodes: an event line exceeds the size limit");
+  if (line_too_long)
+    return Status::Unavailable("watch nodes: an event line exceeds the size limit");
   if (!stream_status.ok()) return stream_status;
   if (r.status != 200) {
     std::string retry_after;
@@ -147,18 +150,21 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const st
 
 namespace {
 std::string LeasePath(const std::string& ns, const std::string& name) {
-  return "/apis/coordination.k8s.io/v1/namespaces/" + UrlEncode(ns) + "/leases" + (name.empty() ? "" : "/" + UrlEncode(name));
+  return "/apis/coordination.k8s.io/v1/namespaces/" + UrlEncode(ns) + "/leases" +
+         (name.empty() ? "" : "/" + UrlEncode(name));
 }
 }  // namespace
 
-StatusOr<LeaseRecord> HttpKubeApi::GetLease(const std::string& ns, const std::string& name, double timeout_seconds) {
+StatusOr<LeaseRecord> HttpKubeApi::GetLease(const std::string& ns, const std::string& name,
+                                            double timeout_seconds) {
   HttpRequest req;
   req.url = config_.server + LeasePath(ns, name);
   req.headers = Headers("application/json");
   req.timeout_seconds = timeout_seconds;
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
   if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "get lease " + ns + "/" + name);
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
+                              "get lease " + ns + "/" + name);
   return DecodeLease(resp.body);
 }
 

@@ -28,8 +28,7 @@ class KubeApi {
   //  - cancelled() (kCancelled).
   // BOOKMARK events are passed on; ERROR events are not.
   virtual Status WatchNodes(const std::string& label_selector, const std::string& resource_version,
-                            int timeout_seconds,
-                            const std::function<void(WatchEvent&&)>& on_event,
+                            int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
                             const std::function<bool()>& cancelled) = 0;
   // Sets (value != nullptr) or removes (value == nullptr) one label with a JSON merge patch that
   // names only that key. Returns the updated node from the PATCH response. `send_if` (optional)
@@ -58,7 +57,8 @@ class HttpKubeApi : public KubeApi {
   // `user_agent` goes into every request (audit logs and the simulator's write log show which
   // replica wrote).
   HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
-              double request_timeout_seconds = 30, std::string user_agent = "dynamic-scheduler/0.1");
+              double request_timeout_seconds = 30,
+              std::string user_agent = "dynamic-scheduler/0.1");
 
   StatusOr<NodeListPage> ListNodes(const std::string& label_selector, size_t limit,
                                    const std::string& continue_token) override;
@@ -74,8 +74,8 @@ class HttpKubeApi : public KubeApi {
   // resourceVersion: a hung server or a silently dropped connection must not freeze the cache.
   // 0 = never. Call before the first watch.
   void SetWatchIdleTimeout(double seconds) { watch_idle_timeout_ = seconds; }
-  StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name, const LeaseRecord& record,
-                                   double timeout_seconds) override;
+  StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
+                                   const LeaseRecord& record, double timeout_seconds) override;
 
  private:
   // Authorization header (if any); re-reads a token file at most once a minute.
@@ -88,8 +88,8 @@ class HttpKubeApi : public KubeApi {
   const std::string user_agent_;
   double watch_idle_timeout_ = 150;
   std::mutex mu_;
-  std::string file_token_;    // GUARDED_BY(mu_)
-  TimePoint token_read_at_{}; // GUARDED_BY(mu_)
+  std::string file_token_;     // GUARDED_BY(mu_)
+  TimePoint token_read_at_{};  // GUARDED_BY(mu_)
 };
 
 }  // namespace ds

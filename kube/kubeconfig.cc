@@ -1,17 +1,17 @@
 #include "kube/kubeconfig.h"
 
-#include "common/base64.h"
-#include "common/yaml_guard.h"
-
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
+
+#include "common/base64.h"
+#include "common/yaml_guard.h"
 
 namespace ds {
 namespace {
@@ -59,7 +59,8 @@ Status LoadPem(const YAML::Node& map, const std::string& key, const std::string&
   std::string file = Scalar(map, key.c_str());
   if (!data.empty()) {
     auto dec = Base64Decode(data);
-    if (!dec.ok()) return Status::InvalidArgument(where + "." + key + "-data: " + dec.status().message());
+    if (!dec.ok())
+      return Status::InvalidArgument(where + "." + key + "-data: " + dec.status().message());
     *out = std::move(*dec);
   } else if (!file.empty()) {
     ASSIGN_OR_RETURN(*out, ReadFile(Resolve(base_dir, file), where + "." + key));
@@ -74,11 +75,13 @@ Status LoadPem(const YAML::Node& map, const std::string& key, const std::string&
 
 // A client certificate that cannot work fails the TLS handshake with nothing more than a closed
 // connection, so check what can be checked locally: expiry and whether the key belongs to it.
-Status CheckClientCertificate(const std::string& cert_pem, const std::string& key_pem, const std::string& where) {
+Status CheckClientCertificate(const std::string& cert_pem, const std::string& key_pem,
+                              const std::string& where) {
   BIO* cb = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
   X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
   BIO_free(cb);
-  if (cert == nullptr) return Status::InvalidArgument(where + ".client-certificate: not a PEM certificate");
+  if (cert == nullptr)
+    return Status::InvalidArgument(where + ".client-certificate: not a PEM certificate");
   Status st;
   auto date = [](const ASN1_TIME* t) {
     BIO* b = BIO_new(BIO_s_mem());
@@ -90,15 +93,18 @@ Status CheckClientCertificate(const std::string& cert_pem, const std::string& ke
     return s;
   };
   if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
-    st = Status::InvalidArgument(where + ".client-certificate: expired on " + date(X509_get0_notAfter(cert)));
+    st = Status::InvalidArgument(where + ".client-certificate: expired on " +
+                                 date(X509_get0_notAfter(cert)));
   } else if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0) {
-    st = Status::InvalidArgument(where + ".client-certificate: not valid before " + date(X509_get0_notBefore(cert)));
+    st = Status::InvalidArgument(where + ".client-certificate: not valid before " +
+                                 date(X509_get0_notBefore(cert)));
   } else {
     BIO* kb = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
     EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
     BIO_free(kb);
     if (key == nullptr) {
-      st = Status::InvalidArgument(where + ".client-key: not a PEM private key (or it is encrypted)");
+      st = Status::InvalidArgument(where +
+                                   ".client-key: not a PEM private key (or it is encrypted)");
     } else if (X509_check_private_key(cert, key) != 1) {
       st = Status::InvalidArgument(where + ".client-key: does not match client-certificate");
     }
@@ -123,9 +129,11 @@ StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string&
     return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) +
                                    ": not valid YAML: " + e.msg);
   }
-  if (!root || !root.IsMap()) return Status::InvalidArgument(path + ": not a kubeconfig (no mapping)");
+  if (!root || !root.IsMap())
+    return Status::InvalidArgument(path + ": not a kubeconfig (no mapping)");
   try {
-    std::string ctx_name = context_override.empty() ? Scalar(root, "current-context") : context_override;
+    std::string ctx_name =
+        context_override.empty() ? Scalar(root, "current-context") : context_override;
     if (ctx_name.empty())
       return Status::InvalidArgument(path + ": current-context is not set (and no -context given)");
     YAML::Node ctx = FindNamed(root["contexts"], ctx_name, "context");
@@ -134,7 +142,8 @@ StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string&
     std::string cluster_name = Scalar(ctx, "cluster");
     std::string user_name = Scalar(ctx, "user");
     const std::string cwhere = path + ": context \"" + ctx_name + "\"";
-    if (cluster_name.empty()) return Status::InvalidArgument(cwhere + ": context.cluster is not set");
+    if (cluster_name.empty())
+      return Status::InvalidArgument(cwhere + ": context.cluster is not set");
     YAML::Node cluster = FindNamed(root["clusters"], cluster_name, "cluster");
     if (!cluster || !cluster.IsMap())
       return Status::InvalidArgument(cwhere + " names cluster \"" + cluster_name +
@@ -157,22 +166,30 @@ StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string&
     if (!user_name.empty()) {
       YAML::Node user = FindNamed(root["users"], user_name, "user");
       const std::string uwhere = path + ": users[" + user_name + "].user";
-      if (!user) return Status::InvalidArgument(cwhere + " names user \"" + user_name + "\", which is not in users");
+      if (!user)
+        return Status::InvalidArgument(cwhere + " names user \"" + user_name +
+                                       "\", which is not in users");
       if (user.IsMap()) {
-        if (user["exec"]) return Status::InvalidArgument(uwhere + ".exec: exec credential plugins are not supported");
-        if (user["auth-provider"]) return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
+        if (user["exec"])
+          return Status::InvalidArgument(uwhere +
+                                         ".exec: exec credential plugins are not supported");
+        if (user["auth-provider"])
+          return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
         RETURN_NOT_OK(LoadPem(user, "client-certificate", uwhere, base, &cfg.tls.client_cert_pem));
         RETURN_NOT_OK(LoadPem(user, "client-key", uwhere, base, &cfg.tls.client_key_pem));
         if (cfg.tls.client_cert_pem.empty() != cfg.tls.client_key_pem.empty())
-          return Status::InvalidArgument(uwhere + ": client-certificate and client-key must be given together");
+          return Status::InvalidArgument(
+              uwhere + ": client-certificate and client-key must be given together");
         if (!cfg.tls.client_cert_pem.empty())
-          RETURN_NOT_OK(CheckClientCertificate(cfg.tls.client_cert_pem, cfg.tls.client_key_pem, uwhere));
+          RETURN_NOT_OK(
+              CheckClientCertificate(cfg.tls.client_cert_pem, cfg.tls.client_key_pem, uwhere));
         cfg.token = Scalar(user, "token");
         std::string tf = Scalar(user, "tokenFile");
         if (!tf.empty()) {
           cfg.token_file = Resolve(base, tf);
           if (!FileExists(cfg.token_file))
-            return Status::InvalidArgument(uwhere + ".tokenFile: cannot read file \"" + cfg.token_file + "\"");
+            return Status::InvalidArgument(uwhere + ".tokenFile: cannot read file \"" +
+                                           cfg.token_file + "\"");
         }
         cfg.username = Scalar(user, "username");
         cfg.password = Scalar(user, "password");
@@ -180,7 +197,8 @@ StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string&
     }
     bool has_credentials = !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty();
     if (has_credentials && cfg.server.rfind("http://", 0) == 0)
-      return Status::InvalidArgument(where + ".server is plain http://; refusing to send credentials without TLS");
+      return Status::InvalidArgument(
+          where + ".server is plain http://; refusing to send credentials without TLS");
     cfg.namespace_name = Scalar(ctx, "namespace");
     cfg.description = path + " (context " + ctx_name + ", server " + cfg.server + ")";
     return cfg;
@@ -207,11 +225,13 @@ StatusOr<RestConfig> InClusterConfig(const std::string& sa_dir) {
   cfg.server = "https://" + h + ":" + port;
   cfg.token_file = sa_dir + "/token";
   if (!FileExists(cfg.token_file))
-    return Status::InvalidArgument("in-cluster: service-account token " + cfg.token_file + " is missing");
+    return Status::InvalidArgument("in-cluster: service-account token " + cfg.token_file +
+                                   " is missing");
   ASSIGN_OR_RETURN(cfg.tls.ca_pem, ReadFile(sa_dir + "/ca.crt", "in-cluster CA"));
   if (auto ns = ReadFile(sa_dir + "/namespace", "in-cluster namespace"); ns.ok()) {
     cfg.namespace_name = *ns;
-    while (!cfg.namespace_name.empty() && std::isspace(static_cast<unsigned char>(cfg.namespace_name.back())))
+    while (!cfg.namespace_name.empty() &&
+           std::isspace(static_cast<unsigned char>(cfg.namespace_name.back())))
       cfg.namespace_name.pop_back();
   }
   cfg.description = "in-cluster service account (server " + cfg.server + ")";

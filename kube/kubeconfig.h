@@ -10,13 +10,13 @@
 namespace ds {
 
 struct RestConfig {
-  std::string server;      // "https://host:port" without a trailing slash
+  std::string server;  // "https://host:port" without a trailing slash
   TlsOptions tls;
-  std::string token;       // static bearer token
-  std::string token_file;  // bearer token read from this file (re-read: tokens rotate)
+  std::string token;               // static bearer token
+  std::string token_file;          // bearer token read from this file (re-read: tokens rotate)
   std::string username, password;  // basic auth
   std::string namespace_name;  // the context's namespace, or the service account's; may be empty
-  std::string description;  // where this came from, for logs (never credentials)
+  std::string description;     // where this came from, for logs (never credentials)
 };
 
 // Parses kubeconfig text. `path` names the file in errors and anchors relative file paths.

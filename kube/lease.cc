@@ -16,21 +16,24 @@ StatusOr<LeaseRecord> DecodeLease(const std::string& body) {
   const auto* meta = JsonMember(d, "metadata");
   if (meta == nullptr || !meta->IsObject()) return Status::Internal("lease: metadata missing");
   r.resource_version = JsonString(*meta, "resourceVersion");
-  if (r.resource_version.empty()) return Status::Internal("lease: metadata.resourceVersion missing");
+  if (r.resource_version.empty())
+    return Status::Internal("lease: metadata.resourceVersion missing");
   const auto* spec = JsonMember(d, "spec");
   if (spec == nullptr || spec->IsNull()) return r;
   if (!spec->IsObject()) return Status::Internal("lease: spec is not an object");
   auto str = [&](const char* k, std::string* out) -> Status {
     const auto* v = JsonMember(*spec, k);
     if (v == nullptr || v->IsNull()) return Status::OK();
-    if (!v->IsString()) return Status::Internal(std::string("lease: spec.") + k + " is not a string");
+    if (!v->IsString())
+      return Status::Internal(std::string("lease: spec.") + k + " is not a string");
     *out = v->GetString();
     return Status::OK();
   };
   auto num = [&](const char* k, int* out) -> Status {
     const auto* v = JsonMember(*spec, k);
     if (v == nullptr || v->IsNull()) return Status::OK();
-    if (!v->IsInt()) return Status::Internal(std::string("lease: spec.") + k + " is not an integer");
+    if (!v->IsInt())
+      return Status::Internal(std::string("lease: spec.") + k + " is not an integer");
     *out = v->GetInt();
     return Status::OK();
   };
@@ -46,12 +49,16 @@ std::string EncodeLease(const std::string& ns, const std::string& name, const Le
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
-  w.Key("apiVersion"); w.String("coordination.k8s.io/v1");
-  w.Key("kind"); w.String("Lease");
+  w.Key("apiVersion");
+  w.String("coordination.k8s.io/v1");
+  w.Key("kind");
+  w.String("Lease");
   w.Key("metadata");
   w.StartObject();
-  w.Key("name"); WriteString(w, name);
-  w.Key("namespace"); WriteString(w, ns);
+  w.Key("name");
+  WriteString(w, name);
+  w.Key("namespace");
+  WriteString(w, ns);
   if (!r.resource_version.empty()) {
     w.Key("resourceVersion");
     WriteString(w, r.resource_version);
@@ -59,11 +66,20 @@ std::string EncodeLease(const std::string& ns, const std::string& name, const Le
   w.EndObject();
   w.Key("spec");
   w.StartObject();
-  w.Key("holderIdentity"); WriteString(w, r.holder_identity);
-  w.Key("leaseDurationSeconds"); w.Int(r.lease_duration_seconds);
-  if (!r.acquire_time.empty()) { w.Key("acquireTime"); WriteString(w, r.acquire_time); }
-  if (!r.renew_time.empty()) { w.Key("renewTime"); WriteString(w, r.renew_time); }
-  w.Key("leaseTransitions"); w.Int(r.lease_transitions);
+  w.Key("holderIdentity");
+  WriteString(w, r.holder_identity);
+  w.Key("leaseDurationSeconds");
+  w.Int(r.lease_duration_seconds);
+  if (!r.acquire_time.empty()) {
+    w.Key("acquireTime");
+    WriteString(w, r.acquire_time);
+  }
+  if (!r.renew_time.empty()) {
+    w.Key("renewTime");
+    WriteString(w, r.renew_time);
+  }
+  w.Key("leaseTransitions");
+  w.Int(r.lease_transitions);
   w.EndObject();
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());

@@ -10,17 +10,18 @@ namespace ds {
 
 // The fields leader election uses (client-go's LeaderElectionRecord, stored in a Lease).
 struct LeaseRecord {
-  std::string holder_identity;     // "" when nobody holds it (released)
+  std::string holder_identity;  // "" when nobody holds it (released)
   int lease_duration_seconds = 0;
-  std::string acquire_time;        // MicroTime: RFC 3339 with six fractional digits
+  std::string acquire_time;  // MicroTime: RFC 3339 with six fractional digits
   std::string renew_time;
   int lease_transitions = 0;
-  std::string resource_version;    // of the Lease object: the precondition for an update
+  std::string resource_version;  // of the Lease object: the precondition for an update
 
   // Same record, ignoring resource_version (what "the holder changed or renewed" compares).
   bool SameSpec(const LeaseRecord& o) const {
-    return holder_identity == o.holder_identity && lease_duration_seconds == o.lease_duration_seconds &&
-           acquire_time == o.acquire_time && renew_time == o.renew_time && lease_transitions == o.lease_transitions;
+    return holder_identity == o.holder_identity &&
+           lease_duration_seconds == o.lease_duration_seconds && acquire_time == o.acquire_time &&
+           renew_time == o.renew_time && lease_transitions == o.lease_transitions;
   }
 };
 

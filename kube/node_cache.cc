@@ -142,8 +142,10 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
     }
     std::lock_guard<std::mutex> l(mu_);
     if (!ev_rv.empty()) resource_version_ = ev_rv;
-    if (ev.type == WatchEventType::kBookmark) ++stats_.bookmarks;
-    else ++stats_.events;
+    if (ev.type == WatchEventType::kBookmark)
+      ++stats_.bookmarks;
+    else
+      ++stats_.events;
   };
   return api_->WatchNodes(options_.label_selector, rv, dist(rng), on_event,
                           [stop] { return stop->load(); });
@@ -167,8 +169,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
       }
       {
         std::lock_guard<std::mutex> l(mu_);
-        if (stats_.lists == 1)
-          stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
+        if (stats_.lists == 1) stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
       }
       LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
       need_list = false;

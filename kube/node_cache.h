@@ -20,14 +20,14 @@
 namespace ds {
 
 struct NodeCacheOptions {
-  std::string label_selector;     // server-side filter: the managed nodes
+  std::string label_selector;  // server-side filter: the managed nodes
   // Label keys to keep in the cache; empty keeps all. The selector runs on the server, so the
   // controller only needs its own key, which keeps 10,000 nodes small.
   std::vector<std::string> keep_label_keys;
   size_t page_size = 500;
-  double resync_seconds = 600;    // full re-list period; 0 = never
-  int watch_timeout_min = 300;    // each watch asks the server to end after a random time in
-  int watch_timeout_max = 600;    // [min, max] so many clients do not reconnect in step
+  double resync_seconds = 600;  // full re-list period; 0 = never
+  int watch_timeout_min = 300;  // each watch asks the server to end after a random time in
+  int watch_timeout_max = 600;  // [min, max] so many clients do not reconnect in step
 };
 
 // An immutable view of the cache at one moment. Nodes are sorted by name.

@@ -9,7 +9,9 @@
 namespace ds {
 namespace {
 
-std::string Str(const rapidjson::Value& v) { return std::string(v.GetString(), v.GetStringLength()); }
+std::string Str(const rapidjson::Value& v) {
+  return std::string(v.GetString(), v.GetStringLength());
+}
 
 Status Malformed(const std::string& what, const std::string& why) {
   return Status::Unavailable("malformed " + what + ": " + why);
@@ -26,7 +28,8 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
   if (const auto* labels = JsonMember(*meta, "labels"); labels != nullptr && labels->IsObject()) {
     out->labels.reserve(labels->MemberCount());
     for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
-      if (!it->value.IsString()) return Malformed("Node " + out->name, "a label value is not a string");
+      if (!it->value.IsString())
+        return Malformed("Node " + out->name, "a label value is not a string");
       out->labels.emplace_back(Str(it->name), Str(it->value));
     }
   }
@@ -35,7 +38,8 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
       out->unschedulable = u->GetBool();
   }
   if (const auto* status = JsonMember(obj, "status")) {
-    if (const auto* addrs = JsonMember(*status, "addresses"); addrs != nullptr && addrs->IsArray()) {
+    if (const auto* addrs = JsonMember(*status, "addresses");
+        addrs != nullptr && addrs->IsArray()) {
       for (const auto& a : addrs->GetArray()) {
         std::string type = JsonString(a, "type");
         if (type == "InternalIP" || type == "ExternalIP" || type == "Hostname") {
@@ -54,13 +58,20 @@ Status StatusFromObject(const rapidjson::Value& obj, int fallback_code) {
   std::string reason = JsonString(obj, "reason");
   std::string message = JsonString(obj, "message", reason.empty() ? "no message" : reason);
   StatusCode sc = StatusCode::kInternal;
-  if (code == 410 || reason == "Expired" || reason == "Gone") sc = StatusCode::kExpired;
-  else if (code == 409) sc = StatusCode::kConflict;
-  else if (code == 429) sc = StatusCode::kTooManyRequests;
-  else if (code == 401 || code == 403) sc = StatusCode::kPermissionDenied;
-  else if (code == 404) sc = StatusCode::kNotFound;
-  else if (code >= 500 || code == 0) sc = StatusCode::kUnavailable;
-  else if (code >= 400) sc = StatusCode::kInvalidArgument;
+  if (code == 410 || reason == "Expired" || reason == "Gone")
+    sc = StatusCode::kExpired;
+  else if (code == 409)
+    sc = StatusCode::kConflict;
+  else if (code == 429)
+    sc = StatusCode::kTooManyRequests;
+  else if (code == 401 || code == 403)
+    sc = StatusCode::kPermissionDenied;
+  else if (code == 404)
+    sc = StatusCode::kNotFound;
+  else if (code >= 500 || code == 0)
+    sc = StatusCode::kUnavailable;
+  else if (code >= 400)
+    sc = StatusCode::kInvalidArgument;
   Status st(sc, reason.empty() ? message : reason + ": " + message);
   st.set_http_status(code);
   if (const auto* d = JsonMember(obj, "details")) {
@@ -131,10 +142,14 @@ StatusOr<WatchEvent> DecodeWatchEvent(std::string line) {
     if (ev.node.resource_version.empty()) return Malformed("BOOKMARK", "no resourceVersion");
     return ev;
   }
-  if (type == "ADDED") ev.type = WatchEventType::kAdded;
-  else if (type == "MODIFIED") ev.type = WatchEventType::kModified;
-  else if (type == "DELETED") ev.type = WatchEventType::kDeleted;
-  else return Malformed("watch event", "unknown type \"" + type + "\"");
+  if (type == "ADDED")
+    ev.type = WatchEventType::kAdded;
+  else if (type == "MODIFIED")
+    ev.type = WatchEventType::kModified;
+  else if (type == "DELETED")
+    ev.type = WatchEventType::kDeleted;
+  else
+    return Malformed("watch event", "unknown type \"" + type + "\"");
   RETURN_NOT_OK(ParseNodeValue(*obj, &ev.node));
   return ev;
 }
@@ -152,8 +167,8 @@ Status StatusFromResponse(int http_status, const std::string& body, const std::s
       if (c == '\n' || c == '\r') c = ' ';
     rapidjson::Value fake(rapidjson::kObjectType);
     st = StatusFromObject(fake, http_status);
-    st = Status(st.code(), "HTTP " + std::to_string(http_status) +
-                               (snippet.empty() ? "" : ": " + snippet));
+    st = Status(st.code(),
+                "HTTP " + std::to_string(http_status) + (snippet.empty() ? "" : ": " + snippet));
   }
   st.set_http_status(http_status);
   if (!retry_after.empty()) {

@@ -32,8 +32,8 @@ enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 
 struct WatchEvent {
   WatchEventType type = WatchEventType::kError;
-  NodeInfo node;         // for ADDED/MODIFIED/DELETED; for BOOKMARK only resource_version
-  Status error;          // for ERROR: the Status object, code kExpired for 410
+  NodeInfo node;  // for ADDED/MODIFIED/DELETED; for BOOKMARK only resource_version
+  Status error;   // for ERROR: the Status object, code kExpired for 410
 };
 
 // Decodes one NodeList page (GET /api/v1/nodes). Errors name what was wrong.

@@ -4,7 +4,8 @@
 
 namespace ds {
 
-Decider::Decider(std::vector<Rule> rules, Duration grace) : rules_(std::move(rules)), grace_(grace) {}
+Decider::Decider(std::vector<Rule> rules, Duration grace)
+    : rules_(std::move(rules)), grace_(grace) {}
 
 bool Decider::Over(const Rule& r, double v) const {
   return r.op == Comparison::kGreater ? v > r.threshold : v < r.threshold;
@@ -87,8 +88,10 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
   // Forget nodes that left the cluster (or the managed set).
   if (states_.size() > nodes.size()) {
     for (auto it = states_.begin(); it != states_.end();) {
-      if (it->second.generation != generation_) it = states_.erase(it);
-      else ++it;
+      if (it->second.generation != generation_)
+        it = states_.erase(it);
+      else
+        ++it;
     }
   }
   return out;

@@ -31,16 +31,16 @@ struct NodeInput {
 };
 
 struct RuleInput {
-  bool failed = false;                   // the query failed this cycle
+  bool failed = false;                          // the query failed this cycle
   const std::vector<double>* values = nullptr;  // per node, NaN = no sample; null when failed
 };
 
 // Why a rule holds a node.
 struct Hold {
   size_t rule = 0;
-  double value = 0;        // last value seen
-  TimePoint since;         // when the rule started holding the node
-  bool stale = false;      // no fresh value this cycle; held through the grace time
+  double value = 0;    // last value seen
+  TimePoint since;     // when the rule started holding the node
+  bool stale = false;  // no fresh value this cycle; held through the grace time
 };
 
 struct NodeDecision {
@@ -66,9 +66,9 @@ class Decider {
 
  private:
   struct RuleState {
-    bool seen = false;      // has had a value since the last drop
+    bool seen = false;  // has had a value since the last drop
     bool hot = false;
-    bool pending = false;   // over threshold, waiting for `for`
+    bool pending = false;  // over threshold, waiting for `for`
     double last_value = 0;
     TimePoint last_seen{};
     TimePoint pending_since{};

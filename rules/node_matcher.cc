@@ -42,7 +42,8 @@ NodeMatcher::NodeMatcher(const std::vector<NodeIdentity>& nodes) : size_(nodes.s
 int NodeMatcher::Lookup(std::string_view value) const {
   std::string_view key = StripPort(value);
   if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
-  if (auto it = by_address_.find(key); it != by_address_.end()) return it->second >= 0 ? it->second : -1;
+  if (auto it = by_address_.find(key); it != by_address_.end())
+    return it->second >= 0 ? it->second : -1;
   return -1;
 }
 

@@ -4,14 +4,13 @@
 // with the port stripped. Series that match no node are reported, never labelled blindly.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "common/sample.h"
-
-#include <functional>
 #include "rules/rule_config.h"
 
 namespace ds {
@@ -54,16 +53,18 @@ std::vector<std::string> MatchLabels(const Rule& rule);
 struct MatchedValues {
   // values[i] is the rule's value for node i; NaN when the node has no usable sample.
   std::vector<double> values;
-  size_t unmatched = 0;                     // series naming no known node
-  std::vector<std::string> unmatched_names; // up to a few examples, for the log
-  size_t duplicates = 0;                    // extra series for an already-matched node
+  size_t unmatched = 0;                      // series naming no known node
+  std::vector<std::string> unmatched_names;  // up to a few examples, for the log
+  size_t duplicates = 0;                     // extra series for an already-matched node
 };
 
 // Folds samples into MatchedValues one at a time (a SampleSink for streaming decoders).
 class MatchAccumulator : public SampleSink {
  public:
   // `matcher` and `rule` must outlive the accumulator.
-  MatchAccumulator(const NodeMatcher* matcher, const Rule* rule) : matcher_(matcher), rule_(rule) { Reset(); }
+  MatchAccumulator(const NodeMatcher* matcher, const Rule* rule) : matcher_(matcher), rule_(rule) {
+    Reset();
+  }
   void Reset() override;
   void Add(const LabelViews& labels, double value) override;
   MatchedValues& result() { return out_; }

@@ -74,7 +74,9 @@ class Parser {
     cfg->legacy = true;
     if (const YAML::Node job = root["PromJob"]) {
       RETURN_NOT_OK(CheckKeys(job, "PromJob", {"Name"}));
-      if (job["Name"]) { ASSIGN_OR_RETURN(cfg->job_name, String(job["Name"], "PromJob.Name")); }
+      if (job["Name"]) {
+        ASSIGN_OR_RETURN(cfg->job_name, String(job["Name"], "PromJob.Name"));
+      }
     }
     const YAML::Node rules = root["Rulename"];
     if (!rules.IsMap() || rules.size() == 0)
@@ -98,8 +100,8 @@ class Parser {
 
   Status ParseRule(const YAML::Node& n, size_t i, RuleConfig* cfg) const {
     std::string f = "rules[" + std::to_string(i) + "]";
-    RETURN_NOT_OK(CheckKeys(n, f, {"name", "query", "operator", "threshold", "clearThreshold",
-                                   "for", "nodeLabel"}));
+    RETURN_NOT_OK(CheckKeys(
+        n, f, {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -113,9 +115,13 @@ class Parser {
       return Error(n["query"], f + ": query", "empty query");
     if (n["operator"]) {
       ASSIGN_OR_RETURN(std::string op, String(n["operator"], f + ": operator"));
-      if (op == ">") r.op = Comparison::kGreater;
-      else if (op == "<") r.op = Comparison::kLess;
-      else return Error(n["operator"], f + ": operator", "unknown operator \"" + op + "\" (use \">\" or \"<\")");
+      if (op == ">")
+        r.op = Comparison::kGreater;
+      else if (op == "<")
+        r.op = Comparison::kLess;
+      else
+        return Error(n["operator"], f + ": operator",
+                     "unknown operator \"" + op + "\" (use \">\" or \"<\")");
     }
     if (!n["threshold"]) return Error(n, f + ": threshold", "missing threshold");
     ASSIGN_OR_RETURN(r.threshold, Number(n["threshold"], f + ": threshold"));
@@ -129,21 +135,27 @@ class Parser {
         return Error(n["clearThreshold"], f + ": clearThreshold",
                      "must be >= threshold for operator \"<\" (the node recovers above it)");
     }
-    if (n["for"]) { ASSIGN_OR_RETURN(r.for_seconds, Seconds(n["for"], f + ": for")); }
+    if (n["for"]) {
+      ASSIGN_OR_RETURN(r.for_seconds, Seconds(n["for"], f + ": for"));
+    }
     if (n["nodeLabel"]) {
       ASSIGN_OR_RETURN(r.node_label, String(n["nodeLabel"], f + ": nodeLabel"));
-      if (r.node_label.empty()) return Error(n["nodeLabel"], f + ": nodeLabel", "must not be empty");
+      if (r.node_label.empty())
+        return Error(n["nodeLabel"], f + ": nodeLabel", "must not be empty");
     }
     cfg->rules.push_back(std::move(r));
     return Status::OK();
   }
 
   Status ParseCurrent(const YAML::Node& root, RuleConfig* cfg) const {
-    RETURN_NOT_OK(CheckKeys(root, "", {"prometheus", "interval", "missingDataGrace", "label",
-                                       "nodeSelector", "rules"}));
+    RETURN_NOT_OK(CheckKeys(
+        root, "",
+        {"prometheus", "interval", "missingDataGrace", "label", "nodeSelector", "rules"}));
     if (const YAML::Node p = root["prometheus"]) {
       RETURN_NOT_OK(CheckKeys(p, "prometheus", {"url", "timeout"}));
-      if (p["url"]) { ASSIGN_OR_RETURN(cfg->prometheus_url, String(p["url"], "prometheus.url")); }
+      if (p["url"]) {
+        ASSIGN_OR_RETURN(cfg->prometheus_url, String(p["url"], "prometheus.url"));
+      }
       if (p["timeout"]) {
         ASSIGN_OR_RETURN(cfg->query_timeout_seconds, Seconds(p["timeout"], "prometheus.timeout"));
         if (cfg->query_timeout_seconds <= 0)
@@ -169,8 +181,7 @@ class Parser {
         ASSIGN_OR_RETURN(cfg->mark.value, String(l["value"], "label.value"));
         if (auto why = ValidateLabelValue(cfg->mark.value); !why.empty())
           return Error(l["value"], "label.value", why);
-        if (cfg->mark.value.empty())
-          return Error(l["value"], "label.value", "must not be empty");
+        if (cfg->mark.value.empty()) return Error(l["value"], "label.value", "must not be empty");
       }
     }
     if (root["nodeSelector"]) {
@@ -212,11 +223,17 @@ StatusOr<double> ParseDuration(const std::string& text) {
     size_t u = i;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string unit = text.substr(u, i - u);
-    if (unit == "ms") total += v / 1000;
-    else if (unit == "s") total += v;
-    else if (unit == "m") total += v * 60;
-    else if (unit == "h") total += v * 3600;
-    else return Status::InvalidArgument("\"" + text + "\": unknown unit \"" + unit + "\" (use ms, s, m, h)");
+    if (unit == "ms")
+      total += v / 1000;
+    else if (unit == "s")
+      total += v;
+    else if (unit == "m")
+      total += v * 60;
+    else if (unit == "h")
+      total += v * 3600;
+    else
+      return Status::InvalidArgument("\"" + text + "\": unknown unit \"" + unit +
+                                     "\" (use ms, s, m, h)");
   }
   return total;
 }
@@ -229,7 +246,8 @@ StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::st
     root = YAML::Load(yaml_text);
   } catch (const YAML::ParserException& e) {
     return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                   std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+                                   std::to_string(e.mark.column + 1) +
+                                   ": not valid YAML: " + e.msg);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(source + ": not valid YAML: " + e.what());
   }

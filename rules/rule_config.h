@@ -49,9 +49,9 @@ struct RuleConfig {
   std::vector<Rule> rules;
   Mark mark;  // label.key / label.value
   std::string node_selector = kDefaultNodeSelector;
-  std::string prometheus_url;          // "" = take it from -prom
-  double interval_seconds = 0;         // 0 = not set here
-  double query_timeout_seconds = 0;    // 0 = not set here
+  std::string prometheus_url;             // "" = take it from -prom
+  double interval_seconds = 0;            // 0 = not set here
+  double query_timeout_seconds = 0;       // 0 = not set here
   double missing_data_grace_seconds = 0;  // 0 = three intervals
 };
 

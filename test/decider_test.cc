@@ -11,7 +11,8 @@ namespace {
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
-Rule MakeRule(const std::string& name, Comparison op, double threshold, double clear, double for_s = 0) {
+Rule MakeRule(const std::string& name, Comparison op, double threshold, double clear,
+              double for_s = 0) {
   Rule r;
   r.name = name;
   r.query = name;
@@ -25,7 +26,8 @@ Rule MakeRule(const std::string& name, Comparison op, double threshold, double c
 // Drives a Decider over one node with a fake clock, one step per "interval".
 class OneNode {
  public:
-  OneNode(std::vector<Rule> rules, double grace = 30) : decider_(std::move(rules), FromSeconds(grace)) {}
+  OneNode(std::vector<Rule> rules, double grace = 30)
+      : decider_(std::move(rules), FromSeconds(grace)) {}
   // values: one per rule; NaN = no sample; failed[i] = query i failed.
   Verdict Step(std::vector<double> values, std::vector<bool> failed = {}, double advance = 10) {
     clock_.AdvanceSeconds(advance);
@@ -84,7 +86,8 @@ TEST(Decider, ForDurationMustHold) {
 }
 
 TEST(Decider, AnyRuleHoldsAndAllMustClear) {
-  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60), MakeRule("mem", Comparison::kGreater, 90, 70)});
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60),
+             MakeRule("mem", Comparison::kGreater, 90, 70)});
   EXPECT_EQ(n.Step({85, 50}), Verdict::kHot);
   EXPECT_EQ(n.Step({85, 95}), Verdict::kHot);
   EXPECT_EQ(n.last_.holds.size(), 2u);
@@ -96,7 +99,9 @@ TEST(Decider, AnyRuleHoldsAndAllMustClear) {
 }
 
 TEST(Decider, MissingDataKeepsVerdictForGraceThenDrops) {
-  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60), MakeRule("mem", Comparison::kGreater, 90, 70)}, 30);
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60),
+             MakeRule("mem", Comparison::kGreater, 90, 70)},
+            30);
   EXPECT_EQ(n.Step({85, 10}), Verdict::kHot);
   EXPECT_EQ(n.Step({kNone, 10}), Verdict::kHot);  // 10 s without cpu data
   EXPECT_TRUE(n.last_.holds[0].stale);
@@ -130,7 +135,8 @@ TEST(Decider, AllQueriesFailingIsUnknownNeverCold) {
 }
 
 TEST(Decider, OneFailingRuleDoesNotStopOthers) {
-  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60), MakeRule("mem", Comparison::kGreater, 90, 70)});
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60),
+             MakeRule("mem", Comparison::kGreater, 90, 70)});
   EXPECT_EQ(n.Step({kNone, 95}, {true, false}), Verdict::kHot);
   EXPECT_EQ(n.last_.holds[0].rule, 1u);
 }

@@ -14,12 +14,17 @@ namespace {
 class TransportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(server_.Start("127.0.0.1:0", [this](const WebRequest& r) {
-      ++hits_;
-      WebResponse resp;
-      resp.body = r.method + " " + r.path;
-      return resp;
-    }, 2).ok());
+    ASSERT_TRUE(server_
+                    .Start(
+                        "127.0.0.1:0",
+                        [this](const WebRequest& r) {
+                          ++hits_;
+                          WebResponse resp;
+                          resp.body = r.method + " " + r.path;
+                          return resp;
+                        },
+                        2)
+                    .ok());
     url_ = "http://127.0.0.1:" + std::to_string(server_.port()) + "/status";
   }
   WebServer server_;

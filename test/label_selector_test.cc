@@ -12,10 +12,22 @@ struct Case {
 
 TEST(LabelSelector, Table) {
   Labels labels = {{"a", "1"}, {"b", "2"}, {"node-role.kubernetes.io/control-plane", ""}};
-  std::vector<Case> cases = {{"", true},           {"a=1", true},         {"a==1", true},       {"a=2", false},
-                             {"a!=2", true},       {"c!=2", true},        {"a", true},          {"c", false},
-                             {"!c", true},         {"!a", false},         {"a in (1,3)", true}, {"a in (3)", false},
-                             {"a notin (3)", true}, {"a notin (1)", false}, {"a=1,b=2", true},   {"a=1, b=3", false},
+  std::vector<Case> cases = {{"", true},
+                             {"a=1", true},
+                             {"a==1", true},
+                             {"a=2", false},
+                             {"a!=2", true},
+                             {"c!=2", true},
+                             {"a", true},
+                             {"c", false},
+                             {"!c", true},
+                             {"!a", false},
+                             {"a in (1,3)", true},
+                             {"a in (3)", false},
+                             {"a notin (3)", true},
+                             {"a notin (1)", false},
+                             {"a=1,b=2", true},
+                             {"a=1, b=3", false},
                              {"!node-role.kubernetes.io/control-plane", false},
                              {"node-role.kubernetes.io/control-plane", true}};
   for (const auto& c : cases) {

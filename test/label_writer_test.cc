@@ -27,8 +27,8 @@ class LabelWriterTest : public ::testing::Test {
   }
   WriteOutcome Write(const std::vector<MarkWrite>& w, WriteGate gate = {}) {
     LabelWriter writer(limits_, Mark{}, &api_, &clock_);
-    WriteOutcome out = writer.Write(w, gate, [&](const NodeInfo& n) { written_.push_back(n.name); },
-                                    &stop_);
+    WriteOutcome out = writer.Write(
+        w, gate, [&](const NodeInfo& n) { written_.push_back(n.name); }, &stop_);
     counters_ = writer.Counters();
     return out;
   }
@@ -79,7 +79,8 @@ TEST_F(LabelWriterTest, RateLimitPacesTheWritesOnTheClock) {
 }
 
 TEST_F(LabelWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
-  api_.FailNextPatches({Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(7)});
+  api_.FailNextPatches(
+      {Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(7)});
   const TimePoint t0 = clock_.Now();
   WriteOutcome out = Write(SetAll(2));
   EXPECT_EQ(out.ok, 2u);
@@ -97,7 +98,8 @@ TEST_F(LabelWriterTest, RefusedForGoodIsNotRetried) {
 
 TEST_F(LabelWriterTest, RetriesUpToTheAttemptLimit) {
   limits_.attempts = 3;
-  api_.FailNextPatches({Status::Unavailable("a"), Status::Unavailable("b"), Status::Unavailable("c")});
+  api_.FailNextPatches(
+      {Status::Unavailable("a"), Status::Unavailable("b"), Status::Unavailable("c")});
   WriteOutcome out = Write(SetAll(1));
   EXPECT_EQ(out.failed, 1u);
   EXPECT_EQ(api_.patches().size(), 3u);

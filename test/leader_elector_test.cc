@@ -52,11 +52,15 @@ TEST(DecideLeaseStep, Table) {
   const Case cases[] = {
       {"no lease yet: create it", std::nullopt, 0, LeaseAction::kCreate, 0, false},
       {"another holder renewed recently: wait", Held("other"), 14.9, LeaseAction::kWait, 0, false},
-      {"another holder silent for the lease duration: take over", Held("other"), 15, LeaseAction::kUpdate, 4, false},
-      {"the holder's own longer duration is respected", long_lease, 30, LeaseAction::kWait, 0, false},
+      {"another holder silent for the lease duration: take over", Held("other"), 15,
+       LeaseAction::kUpdate, 4, false},
+      {"the holder's own longer duration is respected", long_lease, 30, LeaseAction::kWait, 0,
+       false},
       {"released lease: take it at once", released, 0, LeaseAction::kUpdate, 4, false},
-      {"our own lease: renew, same acquire time and transitions", Held("me"), 0, LeaseAction::kUpdate, 3, true},
-      {"our own lease even when we saw it long ago", Held("me"), 100, LeaseAction::kUpdate, 3, true},
+      {"our own lease: renew, same acquire time and transitions", Held("me"), 0,
+       LeaseAction::kUpdate, 3, true},
+      {"our own lease even when we saw it long ago", Held("me"), 100, LeaseAction::kUpdate, 3,
+       true},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
@@ -83,7 +87,8 @@ TEST(LeaseCodec, RoundTripAndErrors) {
   EXPECT_TRUE(back->SameSpec(r));
   EXPECT_EQ(back->resource_version, "77");
   EXPECT_EQ(FormatMicroTime(1.5), "1970-01-01T00:00:01.500000Z");
-  EXPECT_EQ(FormatMicroTime(1763805845.9999996), "2025-11-22T10:04:06.000000Z") << "rounding carries";
+  EXPECT_EQ(FormatMicroTime(1763805845.9999996), "2025-11-22T10:04:06.000000Z")
+      << "rounding carries";
   struct Bad {
     const char* body;
     const char* message;
@@ -94,7 +99,8 @@ TEST(LeaseCodec, RoundTripAndErrors) {
            {"{\"spec\":{}}", "metadata missing"},
            {"{\"metadata\":{}}", "resourceVersion missing"},
            {"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":[]}", "spec is not an object"},
-           {"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":5}}", "spec.holderIdentity"},
+           {"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"holderIdentity\":5}}",
+            "spec.holderIdentity"},
            {"{\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"leaseDurationSeconds\":\"15\"}}",
             "spec.leaseDurationSeconds"}}) {
     auto res = DecodeLease(b.body);
@@ -223,11 +229,24 @@ TEST_F(TwoReplicas, NeverTwoLeadersUnderRandomSchedules) {
   std::string last_holder;
   for (int step = 0; step < 20000; ++step) {
     switch (rng() % 8) {
-      case 0: case 1: case 2: a_.TryAcquireOrRenew(); break;
-      case 3: case 4: b_.TryAcquireOrRenew(); break;
-      case 5: clock_.AdvanceSeconds(std::uniform_real_distribution<double>(0, 6)(rng)); break;
-      case 6: api_.set_lease_down(rng() % 4 == 0); break;
-      case 7: if (rng() % 50 == 0) (rng() % 2 ? a_ : b_).Release(); break;
+      case 0:
+      case 1:
+      case 2:
+        a_.TryAcquireOrRenew();
+        break;
+      case 3:
+      case 4:
+        b_.TryAcquireOrRenew();
+        break;
+      case 5:
+        clock_.AdvanceSeconds(std::uniform_real_distribution<double>(0, 6)(rng));
+        break;
+      case 6:
+        api_.set_lease_down(rng() % 4 == 0);
+        break;
+      case 7:
+        if (rng() % 50 == 0) (rng() % 2 ? a_ : b_).Release();
+        break;
     }
     ASSERT_FALSE(a_.IsLeader() && b_.IsLeader()) << "step " << step;
     std::string holder = a_.IsLeader() ? "a" : b_.IsLeader() ? "b" : "";

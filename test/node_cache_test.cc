@@ -104,7 +104,8 @@ TEST(NodeCache, FailedWatchBacksOffOnTheClockAndRewatchesFromItsVersion) {
   api.AddNode(Node("n1"));
   FakeClock clock;
   NodeCache cache(&api, &clock, NodeCacheOptions{});
-  for (int i = 0; i < 3; ++i) api.AddWatchScript({{}, Status::Unavailable("connection refused"), {}});
+  for (int i = 0; i < 3; ++i)
+    api.AddWatchScript({{}, Status::Unavailable("connection refused"), {}});
   RunToEnd(&api, &cache);
   auto sleeps = clock.sleeps();
   ASSERT_EQ(sleeps.size(), 3u) << "one backoff wait after each failed watch";

@@ -22,15 +22,19 @@ TEST(DecodeNode, Fields) {
 }
 
 TEST(DecodeNodeList, Page) {
-  std::string body = std::string(R"({"kind":"NodeList","metadata":{"resourceVersion":"77","continue":"tok"},"items":[)") +
-                     kNode + "]}";
+  std::string body =
+      std::string(
+          R"({"kind":"NodeList","metadata":{"resourceVersion":"77","continue":"tok"},"items":[)") +
+      kNode + "]}";
   auto p = DecodeNodeList(body);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->resource_version, "77");
   EXPECT_EQ(p->continue_token, "tok");
   EXPECT_EQ(p->items.size(), 1u);
-  EXPECT_FALSE(DecodeNodeList(R"({"items":[]})").ok()) << "a list without resourceVersion cannot start a watch";
-  EXPECT_FALSE(DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{}}]})").ok());
+  EXPECT_FALSE(DecodeNodeList(R"({"items":[]})").ok())
+      << "a list without resourceVersion cannot start a watch";
+  EXPECT_FALSE(
+      DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{}}]})").ok());
   EXPECT_FALSE(DecodeNodeList("{truncated").ok());
 }
 
@@ -39,7 +43,8 @@ TEST(DecodeWatchEvent, Types) {
   ASSERT_TRUE(added.ok());
   EXPECT_EQ(added->type, WatchEventType::kAdded);
   EXPECT_EQ(added->node.name, "n1");
-  auto bm = DecodeWatchEvent(R"({"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})");
+  auto bm = DecodeWatchEvent(
+      R"({"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"99"}}})");
   ASSERT_TRUE(bm.ok());
   EXPECT_EQ(bm->type, WatchEventType::kBookmark);
   EXPECT_EQ(bm->node.resource_version, "99");
@@ -58,10 +63,12 @@ TEST(WatchLineSplitter, ArbitraryChunking) {
   for (size_t chunk = 1; chunk <= stream.size(); ++chunk) {
     WatchLineSplitter s;
     std::vector<std::string> lines;
-    for (size_t i = 0; i < stream.size(); i += chunk) ASSERT_TRUE(s.Feed(stream.substr(i, chunk), &lines));
+    for (size_t i = 0; i < stream.size(); i += chunk)
+      ASSERT_TRUE(s.Feed(stream.substr(i, chunk), &lines));
     ASSERT_EQ(lines.size(), 3u) << "chunk " << chunk;
     EXPECT_EQ(lines[1], "{\"b\":2}");
-    EXPECT_EQ(s.buffered(), std::string("{\"partial\"").size()) << "a partial last line is never returned";
+    EXPECT_EQ(s.buffered(), std::string("{\"partial\"").size())
+        << "a partial last line is never returned";
   }
 }
 
@@ -73,7 +80,8 @@ TEST(WatchLineSplitter, LineLimit) {
 
 TEST(StatusFromResponse, StatusObjectAndRetryAfter) {
   Status st = StatusFromResponse(
-      429, R"({"kind":"Status","status":"Failure","message":"too many requests","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":2}})",
+      429,
+      R"({"kind":"Status","status":"Failure","message":"too many requests","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":2}})",
       "", "patch node n1");
   EXPECT_EQ(st.code(), StatusCode::kTooManyRequests);
   EXPECT_EQ(st.retry_after_seconds(), 2);
@@ -81,9 +89,13 @@ TEST(StatusFromResponse, StatusObjectAndRetryAfter) {
   Status h = StatusFromResponse(503, "upstream down", "7", "list nodes");
   EXPECT_EQ(h.code(), StatusCode::kUnavailable);
   EXPECT_EQ(h.retry_after_seconds(), 7);
-  EXPECT_EQ(StatusFromResponse(403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"no"})", "", "x").code(),
+  EXPECT_EQ(StatusFromResponse(
+                403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"no"})", "", "x")
+                .code(),
             StatusCode::kPermissionDenied);
-  EXPECT_EQ(StatusFromResponse(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"old"})", "", "x").code(),
+  EXPECT_EQ(StatusFromResponse(
+                410, R"({"kind":"Status","code":410,"reason":"Expired","message":"old"})", "", "x")
+                .code(),
             StatusCode::kExpired);
   EXPECT_EQ(StatusFromResponse(422, "{}", "", "x").code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(StatusFromResponse(422, "{}", "", "x").IsRetryable());
@@ -93,7 +105,8 @@ TEST(StatusFromResponse, StatusObjectAndRetryAfter) {
 TEST(LabelMergePatch, EscapesAndNull) {
   std::string v = "pre\"sure";
   EXPECT_EQ(LabelMergePatch("status", &v), R"({"metadata":{"labels":{"status":"pre\"sure"}}})");
-  EXPECT_EQ(LabelMergePatch("example.com/p", nullptr), R"({"metadata":{"labels":{"example.com/p":null}}})");
+  EXPECT_EQ(LabelMergePatch("example.com/p", nullptr),
+            R"({"metadata":{"labels":{"example.com/p":null}}})");
 }
 
 }  // namespace
@@ -105,31 +118,38 @@ namespace {
 TEST(WatchLineSplitter, TenMegabyteLineWithinLimit) {
   WatchLineSplitter s;  // default limit 16 MiB
   std::vector<std::string> lines;
-  std::string big = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"n\",\"annotations\":{\"a\":\"" +
-                    std::string(10 << 20, 'x') + "\"}}}}\n";
-  for (size_t i = 0; i < big.size(); i += 65536) ASSERT_TRUE(s.Feed(std::string_view(big).substr(i, 65536), &lines));
+  std::string big =
+      "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"n\",\"annotations\":{\"a\":\"" +
+      std::string(10 << 20, 'x') + "\"}}}}\n";
+  for (size_t i = 0; i < big.size(); i += 65536)
+    ASSERT_TRUE(s.Feed(std::string_view(big).substr(i, 65536), &lines));
   ASSERT_EQ(lines.size(), 1u);
   auto ev = DecodeWatchEvent(lines[0]);
   ASSERT_TRUE(ev.ok());
   EXPECT_EQ(ev->node.name, "n");
   WatchLineSplitter small(1 << 20);
   lines.clear();
-  EXPECT_FALSE(small.Feed(big, &lines)) << "beyond the limit the stream is dropped, not buffered for ever";
+  EXPECT_FALSE(small.Feed(big, &lines))
+      << "beyond the limit the stream is dropped, not buffered for ever";
 }
 
 TEST(DecodeNodeList, WrongTypesAreErrorsNotCrashes) {
-  for (const char* body : {R"({"metadata":{"resourceVersion":"1"},"items":{}})",
-                           R"({"metadata":{"resourceVersion":"1"},"items":[1]})",
-                           R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})",
-                           R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a","labels":{"x":1}}}]})",
-                           R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"},"status":{"addresses":"x"}}]})",
-                           R"({"metadata":[],"items":[]})", "null", "[]", "\"str\""}) {
+  for (
+      const char* body :
+      {R"({"metadata":{"resourceVersion":"1"},"items":{}})",
+       R"({"metadata":{"resourceVersion":"1"},"items":[1]})",
+       R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})",
+       R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a","labels":{"x":1}}}]})",
+       R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"},"status":{"addresses":"x"}}]})",
+       R"({"metadata":[],"items":[]})", "null", "[]", "\"str\""}) {
     auto r = DecodeNodeList(body);
     if (r.ok()) {
       for (const auto& n : r->items) EXPECT_FALSE(n.name.empty()) << body;
     }
   }
-  EXPECT_FALSE(DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})").ok());
+  EXPECT_FALSE(
+      DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})")
+          .ok());
 }
 
 }  // namespace

@@ -21,11 +21,12 @@ class OptionsTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     rules_ = Write("rule.yaml", "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80}\n");
-    kubeconfig_ = Write("kubeconfig",
-                        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "
-                        "'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n"
-                        "- name: ctx\n  context: {cluster: c, user: u, namespace: from-kubeconfig}\n"
-                        "current-context: ctx\n");
+    kubeconfig_ =
+        Write("kubeconfig",
+              "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "
+              "'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n"
+              "- name: ctx\n  context: {cluster: c, user: u, namespace: from-kubeconfig}\n"
+              "current-context: ctx\n");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
@@ -60,7 +61,8 @@ TEST_F(OptionsTest, AssemblesEveryPartInOnePass) {
   auto o = Parse(Base());
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_EQ(o->prometheus_url, "http://prom:9090") << "normalized";
-  EXPECT_EQ(o->rest.server, "https://127.0.0.1:1") << "the kubeconfig is resolved here, not in main";
+  EXPECT_EQ(o->rest.server, "https://127.0.0.1:1")
+      << "the kubeconfig is resolved here, not in main";
   EXPECT_EQ(o->reconciler.interval_seconds, 10);
   EXPECT_EQ(o->reconciler.grace_seconds, 30) << "three intervals by default";
   EXPECT_EQ(o->reconciler.mark.ToString(), "status=presure");
@@ -152,7 +154,8 @@ TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
            {{"-prom", "ftp://x"}, "-prom"},
            {{"-prom_token_file", "/nonexistent/token"}, "-prom_token_file"},
            {{"-kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
-           {{"-leader_elect", "-leader_elect_renew_deadline", "20"}, "-leader_elect_lease_duration"},
+           {{"-leader_elect", "-leader_elect_renew_deadline", "20"},
+            "-leader_elect_lease_duration"},
            {{"stray"}, "unexpected argument \"stray\""},
        }) {
     auto args = Base();

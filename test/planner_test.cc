@@ -1,8 +1,8 @@
 #include "rules/planner.h"
 
-#include "rules/mark.h"
-
 #include <gtest/gtest.h>
+
+#include "rules/mark.h"
 
 namespace ds {
 namespace {
@@ -11,9 +11,9 @@ TEST(Planner, OnlyChangesAndOnlyOurs) {
   Mark mark;
   Labels ours = {{"status", "presure"}}, foreign = {{"status", "maintenance"}}, none;
   std::vector<PlanNode> nodes = {
-      {"hot-unlabelled", mark.IsOn(none)},   {"hot-labelled", mark.IsOn(ours)},
-      {"cold-labelled", mark.IsOn(ours)},    {"cold-clean", mark.IsOn(none)},
-      {"cold-foreign", mark.IsOn(foreign)},  {"unknown-labelled", mark.IsOn(ours)},
+      {"hot-unlabelled", mark.IsOn(none)},  {"hot-labelled", mark.IsOn(ours)},
+      {"cold-labelled", mark.IsOn(ours)},   {"cold-clean", mark.IsOn(none)},
+      {"cold-foreign", mark.IsOn(foreign)}, {"unknown-labelled", mark.IsOn(ours)},
       {"hot-foreign", mark.IsOn(foreign)}};
   std::vector<NodeDecision> d(7);
   d[0].verdict = d[1].verdict = d[6].verdict = Verdict::kHot;

@@ -64,7 +64,8 @@ class ReconcilerTest : public ::testing::Test {
 TEST_F(ReconcilerTest, LabelsHotNodeAndOnlyWritesChanges) {
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 95}, {"node-3", 50}});
-  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 500}, {"10.0.0.3", 50}}, "instance");
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 500}, {"10.0.0.3", 50}},
+                  "instance");
   Cycle();
   auto p = api_.patches();
   ASSERT_EQ(p.size(), 2u);
@@ -128,14 +129,16 @@ TEST_F(ReconcilerTest, RestoresLabelRemovedByHand) {
 TEST_F(ReconcilerTest, RetriesTooManyRequestsAndGivesUpOnInvalid) {
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}});
-  api_.FailNextPatches({Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(0.05)});
+  api_.FailNextPatches(
+      {Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(0.05)});
   Cycle();
   EXPECT_EQ(api_.patches().size(), 2u) << "429 retried";
   EXPECT_TRUE(Labelled("node-1"));
   EXPECT_EQ(rec_->Counters().write_retries, 1u);
 
   prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
-  api_.FailNextPatches({Status(StatusCode::kInvalidArgument, "Invalid: bad label").set_http_status(422)});
+  api_.FailNextPatches(
+      {Status(StatusCode::kInvalidArgument, "Invalid: bad label").set_http_status(422)});
   Cycle();
   EXPECT_EQ(api_.patches().size(), 3u) << "422 is not retried";
   EXPECT_EQ(rec_->Counters().write_errors, 1u);
@@ -176,7 +179,7 @@ class ScriptedLeadership : public Leadership {
   uint64_t Term() const override { return term; }
   bool leader = false;
   uint64_t term = 0;
-  int allow_checks = -1;  // -1: no bound
+  int allow_checks = -1;               // -1: no bound
   mutable std::atomic<int> checks{0};  // asked from every writer thread
 };
 

@@ -80,7 +80,8 @@ TEST_P(RuleConfigErrors, NamesFileFieldAndLine) {
   auto cfg = ParseRuleConfig(GetParam().yaml, "rules.yaml");
   ASSERT_FALSE(cfg.ok());
   EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(cfg.status().message().find(GetParam().want), std::string::npos) << cfg.status().message();
+  EXPECT_NE(cfg.status().message().find(GetParam().want), std::string::npos)
+      << cfg.status().message();
   EXPECT_EQ(cfg.status().message().rfind("rules.yaml", 0), 0u) << cfg.status().message();
 }
 
@@ -93,34 +94,50 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_top", "rules: []\nfoo: 1\n", "foo: unknown field"},
         BadCase{"no_rules", "interval: 5s\n", "rules: missing"},
         BadCase{"empty_rules", "rules: []\n", "non-empty list"},
-        BadCase{"missing_query", "rules:\n  - name: a\n    threshold: 1\n", "rules.yaml:2:5: rule \"a\": query: missing query"},
+        BadCase{"missing_query", "rules:\n  - name: a\n    threshold: 1\n",
+                "rules.yaml:2:5: rule \"a\": query: missing query"},
         BadCase{"empty_query", "rules:\n  - {name: a, query: '  ', threshold: 1}\n", "empty query"},
         BadCase{"nonnumeric", "rules:\n  - name: a\n    query: up\n    threshold: high\n",
                 "rules.yaml:4:16: rule \"a\": threshold: \"high\" is not a number"},
         BadCase{"nan", "rules:\n  - {name: a, query: up, threshold: .nan}\n", "not a number"},
-        BadCase{"inf", "rules:\n  - {name: a, query: up, threshold: 1e999}\n", "not a finite number"},
-        BadCase{"clear_wrong_side_gt", "rules:\n  - {name: a, query: up, threshold: 5, clearThreshold: 7}\n",
+        BadCase{"inf", "rules:\n  - {name: a, query: up, threshold: 1e999}\n",
+                "not a finite number"},
+        BadCase{"clear_wrong_side_gt",
+                "rules:\n  - {name: a, query: up, threshold: 5, clearThreshold: 7}\n",
                 "clearThreshold: must be <= threshold"},
-        BadCase{"clear_wrong_side_lt",
-                "rules:\n  - {name: a, query: up, operator: '<', threshold: 5, clearThreshold: 3}\n",
-                "clearThreshold: must be >= threshold"},
+        BadCase{
+            "clear_wrong_side_lt",
+            "rules:\n  - {name: a, query: up, operator: '<', threshold: 5, clearThreshold: 3}\n",
+            "clearThreshold: must be >= threshold"},
         BadCase{"bad_operator", "rules:\n  - {name: a, query: up, operator: '>=', threshold: 5}\n",
                 "unknown operator \">=\""},
-        BadCase{"unknown_rule_field", "rules:\n  - {name: a, query: up, threshold: 5, treshold: 4}\n",
+        BadCase{"unknown_rule_field",
+                "rules:\n  - {name: a, query: up, threshold: 5, treshold: 4}\n",
                 "rules[0].treshold: unknown field"},
-        BadCase{"duplicate_names", "rules:\n  - {name: a, query: up, threshold: 5}\n  - {name: a, query: up, threshold: 6}\n",
+        BadCase{"duplicate_names",
+                "rules:\n  - {name: a, query: up, threshold: 5}\n  - {name: a, query: up, "
+                "threshold: 6}\n",
                 "duplicate rule name"},
-        BadCase{"bad_duration", "rules:\n  - {name: a, query: up, threshold: 5, for: 5 minutes}\n", "for:"},
-        BadCase{"negative_interval", "interval: -5\nrules:\n  - {name: a, query: up, threshold: 5}\n", "interval"},
-        BadCase{"bad_label_key", "label: {key: 'bad key'}\nrules:\n  - {name: a, query: up, threshold: 5}\n", "label.key"},
-        BadCase{"bad_label_value", "label: {value: 'x/y'}\nrules:\n  - {name: a, query: up, threshold: 5}\n",
+        BadCase{"bad_duration", "rules:\n  - {name: a, query: up, threshold: 5, for: 5 minutes}\n",
+                "for:"},
+        BadCase{"negative_interval",
+                "interval: -5\nrules:\n  - {name: a, query: up, threshold: 5}\n", "interval"},
+        BadCase{"bad_label_key",
+                "label: {key: 'bad key'}\nrules:\n  - {name: a, query: up, threshold: 5}\n",
+                "label.key"},
+        BadCase{"bad_label_value",
+                "label: {value: 'x/y'}\nrules:\n  - {name: a, query: up, threshold: 5}\n",
                 "label.value"},
-        BadCase{"bad_selector", "nodeSelector: 'a in (b'\nrules:\n  - {name: a, query: up, threshold: 5}\n",
+        BadCase{"bad_selector",
+                "nodeSelector: 'a in (b'\nrules:\n  - {name: a, query: up, threshold: 5}\n",
                 "nodeSelector"},
-        BadCase{"legacy_missing_threshold", "Rulename:\n  cpu:\n    Promsql: up\n", "Rulename.cpu.Threshold: missing"},
-        BadCase{"legacy_unknown", "Rulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n    Op: '<'\n",
+        BadCase{"legacy_missing_threshold", "Rulename:\n  cpu:\n    Promsql: up\n",
+                "Rulename.cpu.Threshold: missing"},
+        BadCase{"legacy_unknown",
+                "Rulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n    Op: '<'\n",
                 "Rulename.cpu.Op: unknown field"},
-        BadCase{"legacy_mixed", "Rulename:\n  cpu: {Promsql: up, Threshold: 5}\nrules: []\n", "rules: unknown field"}),
+        BadCase{"legacy_mixed", "Rulename:\n  cpu: {Promsql: up, Threshold: 5}\nrules: []\n",
+                "rules: unknown field"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RuleConfig, MissingFileIsNamed) {
@@ -159,12 +176,15 @@ TEST(RuleConfig, HostileInputs) {
   EXPECT_FALSE(ParseRuleConfig(blocks, "deep2.yaml").ok());
   // Ordinary files are not affected.
   std::string ok = "rules:\n  - name: a\n    query: 'sum by (x) ({a=\"[{\"})'\n    threshold: 1\n";
-  EXPECT_TRUE(ParseRuleConfig(ok, "ok.yaml").ok()) << ParseRuleConfig(ok, "ok.yaml").status().ToString();
+  EXPECT_TRUE(ParseRuleConfig(ok, "ok.yaml").ok())
+      << ParseRuleConfig(ok, "ok.yaml").status().ToString();
   // Wrong types in every position give an error, never an exception.
-  for (std::string bad : std::vector<std::string>{"rules: {a: 1}", "rules: [1, 2]", "rules: [[1]]", "label: [1]\nrules: []",
-                          "rules:\n  - name: [a]\n    query: up\n    threshold: 1", "prometheus: 5\nrules: []",
-                          "Rulename: [1]", "PromJob: [x]\nRulename: {a: {Promsql: up, Threshold: 1}}", "? [a]\n: b",
-                          "rules:\n  - {name: a, query: {x: 1}, threshold: 1}", std::string("\xff\xfe", 2) + "bad", "rules: !!binary aGVsbG8="}) {
+  for (std::string bad : std::vector<std::string>{
+           "rules: {a: 1}", "rules: [1, 2]", "rules: [[1]]", "label: [1]\nrules: []",
+           "rules:\n  - name: [a]\n    query: up\n    threshold: 1", "prometheus: 5\nrules: []",
+           "Rulename: [1]", "PromJob: [x]\nRulename: {a: {Promsql: up, Threshold: 1}}",
+           "? [a]\n: b", "rules:\n  - {name: a, query: {x: 1}, threshold: 1}",
+           std::string("\xff\xfe", 2) + "bad", "rules: !!binary aGVsbG8="}) {
     auto r = ParseRuleConfig(bad, "bad.yaml");
     EXPECT_FALSE(r.ok()) << bad;
   }
@@ -174,7 +194,8 @@ TEST(RuleConfig, TenMegabyteFileIsRefused) {
   std::string path = ::testing::TempDir() + "/big-rule.yaml";
   {
     std::ofstream out(path);
-    out << "rules:\n  - {name: a, query: up, threshold: 1}\n# " << std::string(10 << 20, 'x') << "\n";
+    out << "rules:\n  - {name: a, query: up, threshold: 1}\n# " << std::string(10 << 20, 'x')
+        << "\n";
   }
   auto r = LoadRuleConfigFile(path);
   ASSERT_FALSE(r.ok());

@@ -87,7 +87,8 @@ TEST(StatusPage, MethodsPathsAndWebhook) {
   EXPECT_EQ(HandleRequest(WebRequest{"DELETE", "/status", -1, ""}, v, trig).status, 405);
   EXPECT_EQ(HandleRequest(Get("/webhook"), v, trig).status, 405);
   EXPECT_EQ(triggered, 0);
-  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}"}, v, trig).status, 202);
+  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}"}, v, trig).status,
+            202);
   EXPECT_EQ(triggered, 1);
   EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 2 << 20, ""}, v, trig).status, 413);
   EXPECT_EQ(triggered, 1);
@@ -102,7 +103,8 @@ TEST(StatusPage, MetricsText) {
   EXPECT_EQ(r.status, 200);
   EXPECT_NE(r.body.find("dynamic_scheduler_cycles_total 12\n"), std::string::npos);
   EXPECT_NE(r.body.find("dynamic_scheduler_label_writes_total{op=\"set\"} 3\n"), std::string::npos);
-  EXPECT_NE(r.body.find("dynamic_scheduler_query_errors_total{rule=\"cpu\"} 2\n"), std::string::npos);
+  EXPECT_NE(r.body.find("dynamic_scheduler_query_errors_total{rule=\"cpu\"} 2\n"),
+            std::string::npos);
 }
 
 // A view with every field the renderers show set, for the golden files.

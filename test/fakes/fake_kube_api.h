@@ -4,12 +4,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <deque>
-#include <thread>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kube/kube_api.h"
@@ -68,7 +68,8 @@ class FakeKubeApi : public KubeApi {
     return watch_rvs_;
   }
 
-  StatusOr<NodeListPage> ListNodes(const std::string&, size_t limit, const std::string& cont) override {
+  StatusOr<NodeListPage> ListNodes(const std::string&, size_t limit,
+                                   const std::string& cont) override {
     std::lock_guard<std::mutex> l(mu_);
     ++list_calls_;
     NodeListPage page;
@@ -84,7 +85,8 @@ class FakeKubeApi : public KubeApi {
     return page;
   }
 
-  Status WatchNodes(const std::string&, const std::string& rv, int, const std::function<void(WatchEvent&&)>& on_event,
+  Status WatchNodes(const std::string&, const std::string& rv, int,
+                    const std::function<void(WatchEvent&&)>& on_event,
                     const std::function<bool()>& cancelled) override {
     WatchScript s;
     {
@@ -109,10 +111,12 @@ class FakeKubeApi : public KubeApi {
     return s.end;
   }
 
-  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key, const std::string* value,
+  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
+                                    const std::string* value,
                                     const std::function<bool()>& send_if = {}) override {
     // Like the real transport: the gate is asked just before the request would leave.
-    if (send_if && !send_if()) return Status(StatusCode::kCancelled, "patch node " + node + ": not sent");
+    if (send_if && !send_if())
+      return Status(StatusCode::kCancelled, "patch node " + node + ": not sent");
     std::lock_guard<std::mutex> l(mu_);
     patches_.push_back(PatchCall{node, key, value != nullptr, value ? *value : ""});
     if (!patch_errors_.empty()) {
@@ -121,7 +125,8 @@ class FakeKubeApi : public KubeApi {
       return st;
     }
     auto it = nodes_.find(node);
-    if (it == nodes_.end()) return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
+    if (it == nodes_.end())
+      return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
     Labels& labels = it->second.labels;
     for (auto l = labels.begin(); l != labels.end(); ++l)
       if (l->first == key) {
@@ -140,11 +145,12 @@ class FakeKubeApi : public KubeApi {
     ++lease_calls_;
     if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
     auto it = leases_.find(ns + "/" + name);
-    if (it == leases_.end()) return Status(StatusCode::kNotFound, "leases \"" + name + "\" not found");
+    if (it == leases_.end())
+      return Status(StatusCode::kNotFound, "leases \"" + name + "\" not found");
     return it->second;
   }
-  StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name, const LeaseRecord& rec,
-                                   double) override {
+  StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
+                                   const LeaseRecord& rec, double) override {
     std::lock_guard<std::mutex> l(mu_);
     ++lease_calls_;
     if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");

@@ -10,6 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto rec = ds::DecodeLease(body);
   if (!rec.ok()) return 0;
   auto again = ds::DecodeLease(ds::EncodeLease("ns", "name", *rec));
-  if (!again.ok() || !again->SameSpec(*rec) || again->resource_version != rec->resource_version) std::abort();
+  if (!again.ok() || !again->SameSpec(*rec) || again->resource_version != rec->resource_version)
+    std::abort();
   return 0;
 }

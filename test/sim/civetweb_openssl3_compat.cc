@@ -4,9 +4,10 @@
 //
 // This library's SONAME is "libssl.so" and it depends on the real libssl.so.3. The simulator
 // dlopens it by path before starting CivetWeb; when CivetWeb then calls dlopen("libssl.so"),
-// glibc matches the request against the SONAME of what is loaded and returns this library, and dlsym then finds the missing symbol here and every
-// other one in libssl.so.3 behind it. The replacement has the same semantics: both return the
-// peer certificate with its reference count incremented.
+// glibc matches the request against the SONAME of what is loaded and returns this library, and
+// dlsym then finds the missing symbol here and every other one in libssl.so.3 behind it. The
+// replacement has the same semantics: both return the peer certificate with its reference count
+// incremented.
 #include <openssl/ssl.h>
 
 #undef SSL_get_peer_certificate

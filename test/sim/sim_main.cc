@@ -9,8 +9,8 @@
 //   kubeconfig-admin  client certificate, CN=admin
 //   kubeconfig-readonly  token of a user that may only get/list/watch
 //   kubeconfig-anonymous no credentials (gets 401)
-#include <gflags/gflags.h>
 #include <dlfcn.h>
+#include <gflags/gflags.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -29,13 +29,18 @@ DEFINE_bool(plain, false, "Plain HTTP with anonymous admin access instead of TLS
 DEFINE_int32(nodes, 3, "Nodes to create at start.");
 DEFINE_int32(control_plane, 0, "How many of them are control-plane nodes.");
 DEFINE_string(prefix, "node", "Node name prefix.");
-DEFINE_int32(window, 20000, "Watch events kept; watches from older resourceVersions get 410 Expired.");
+DEFINE_int32(window, 20000,
+             "Watch events kept; watches from older resourceVersions get 410 Expired.");
 DEFINE_double(bookmark_seconds, 5, "Seconds between BOOKMARK events on watches that allow them.");
-DEFINE_double(heartbeat_seconds, 0, "If > 0, every node's heartbeat is updated this often (MODIFIED events).");
+DEFINE_double(heartbeat_seconds, 0,
+              "If > 0, every node's heartbeat is updated this often (MODIFIED events).");
 DEFINE_int32(threads, 64, "HTTP worker threads (each open watch holds one).");
-DEFINE_int32(server_cert_days, 3650, "Validity of the generated server certificate in days; negative: already "
+DEFINE_int32(server_cert_days, 3650,
+             "Validity of the generated server certificate in days; negative: already "
              "expired (to test clients' verification).");
-DEFINE_string(rbac, "", "JSON file of RBAC rules per user (see sim_rbac.h); users it lists get only those rules.");
+DEFINE_string(
+    rbac, "",
+    "JSON file of RBAC rules per user (see sim_rbac.h); users it lists get only those rules.");
 DEFINE_string(token, "sim-token", "Bearer token of the user dynamic-scheduler.");
 
 namespace {
@@ -68,18 +73,24 @@ bool Exists(const std::string& p) { return std::ifstream(p).good(); }
 bool MakeCerts(const std::string& d) {
   if (Exists(d + "/server.pem") && Exists(d + "/client.crt")) return true;
   std::string cmd =
-      "set -e; cd '" + d + "'; "
+      "set -e; cd '" + d +
+      "'; "
       "O='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'; "
-      "openssl req -x509 $O -keyout ca.key -out ca.crt -days 3650 -subj /CN=kube-sim-ca 2>/dev/null; "
-      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > server.ext; "
+      "openssl req -x509 $O -keyout ca.key -out ca.crt -days 3650 -subj /CN=kube-sim-ca "
+      "2>/dev/null; "
+      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > "
+      "server.ext; "
       "openssl req $O -keyout server.key -out server.csr -subj /CN=kube-sim 2>/dev/null; "
-      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days " +
-      std::to_string(FLAGS_server_cert_days) + " "
+      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt "
+      "-days " +
+      std::to_string(FLAGS_server_cert_days) +
+      " "
       "-extfile server.ext 2>/dev/null; cat server.key server.crt > server.pem; "
       "printf 'extendedKeyUsage=clientAuth\\n' > client.ext; "
       "for u in client:dynamic-scheduler admin:admin; do f=${u%%:*}; cn=${u#*:}; "
       "openssl req $O -keyout $f.key -out $f.csr -subj \"/O=sim/CN=$cn\" 2>/dev/null; "
-      "openssl x509 -req -in $f.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $f.crt -days 3650 "
+      "openssl x509 -req -in $f.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $f.crt -days "
+      "3650 "
       "-extfile client.ext 2>/dev/null; done";
   return std::system(cmd.c_str()) == 0;
 }
@@ -87,10 +98,13 @@ bool MakeCerts(const std::string& d) {
 void WriteKubeconfig(const std::string& path, const std::string& server, const std::string& ca,
                      const std::string& user_yaml) {
   std::ofstream out(path);
-  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: " << server << "\n";
+  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: " << server
+      << "\n";
   if (!ca.empty()) out << "    certificate-authority-data: " << ds::Base64Encode(ca) << "\n";
-  out << "users:\n- name: sim-user\n  user:\n" << user_yaml
-      << "contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: sim-user\ncurrent-context: sim\n";
+  out << "users:\n- name: sim-user\n  user:\n"
+      << user_yaml
+      << "contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: "
+         "sim-user\ncurrent-context: sim\n";
 }
 
 }  // namespace
@@ -111,7 +125,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   sim::Store store(static_cast<size_t>(FLAGS_window));
-  store.Populate(static_cast<size_t>(FLAGS_nodes), static_cast<size_t>(FLAGS_control_plane), FLAGS_prefix);
+  store.Populate(static_cast<size_t>(FLAGS_nodes), static_cast<size_t>(FLAGS_control_plane),
+                 FLAGS_prefix);
   sim::ServerOptions opts;
   opts.listen = "127.0.0.1:" + std::to_string(FLAGS_port);
   opts.threads = FLAGS_threads;
@@ -144,11 +159,14 @@ int main(int argc, char** argv) {
     std::cerr << "kube-sim: " << err << "\n";
     return 2;
   }
-  std::string url = std::string(FLAGS_plain ? "http" : "https") + "://127.0.0.1:" + std::to_string(server.port());
+  std::string url =
+      std::string(FLAGS_plain ? "http" : "https") + "://127.0.0.1:" + std::to_string(server.port());
   std::string ca = FLAGS_plain ? "" : ReadAll(FLAGS_dir + "/ca.crt");
   auto cert_user = [&](const std::string& f) {
-    return "    client-certificate-data: " + ds::Base64Encode(ReadAll(FLAGS_dir + "/" + f + ".crt")) +
-           "\n    client-key-data: " + ds::Base64Encode(ReadAll(FLAGS_dir + "/" + f + ".key")) + "\n";
+    return "    client-certificate-data: " +
+           ds::Base64Encode(ReadAll(FLAGS_dir + "/" + f + ".crt")) +
+           "\n    client-key-data: " + ds::Base64Encode(ReadAll(FLAGS_dir + "/" + f + ".key")) +
+           "\n";
   };
   if (FLAGS_plain) {
     WriteKubeconfig(FLAGS_dir + "/kubeconfig", url, "", "    {}\n");
@@ -163,8 +181,8 @@ int main(int argc, char** argv) {
     std::ofstream(FLAGS_dir + "/port.tmp") << server.port() << "\n";
     std::rename((FLAGS_dir + "/port.tmp").c_str(), (FLAGS_dir + "/port").c_str());
   }
-  std::cout << "kube-sim: serving " << FLAGS_nodes << " nodes on " << url << " (kubeconfigs in " << FLAGS_dir << ")"
-            << std::endl;
+  std::cout << "kube-sim: serving " << FLAGS_nodes << " nodes on " << url << " (kubeconfigs in "
+            << FLAGS_dir << ")" << std::endl;
 
   std::atomic<bool> stop{false};
   std::thread heartbeat([&] {

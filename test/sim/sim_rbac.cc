@@ -28,16 +28,23 @@ RequestAttributes Attributes(const std::string& method, const std::string& path,
   }
   a.resource = parts[rest];
   if (parts.size() > rest + 1) a.name = parts[rest + 1];
-  if (method == "GET" || method == "HEAD") a.verb = !a.name.empty() ? "get" : watch ? "watch" : "list";
-  else if (method == "POST") a.verb = "create";
-  else if (method == "PUT") a.verb = "update";
-  else if (method == "PATCH") a.verb = "patch";
-  else if (method == "DELETE") a.verb = a.name.empty() ? "deletecollection" : "delete";
-  else a.verb = method;
+  if (method == "GET" || method == "HEAD")
+    a.verb = !a.name.empty() ? "get" : watch ? "watch" : "list";
+  else if (method == "POST")
+    a.verb = "create";
+  else if (method == "PUT")
+    a.verb = "update";
+  else if (method == "PATCH")
+    a.verb = "patch";
+  else if (method == "DELETE")
+    a.verb = a.name.empty() ? "deletecollection" : "delete";
+  else
+    a.verb = method;
   return a;
 }
 
-bool LoadRbac(const std::string& json, std::map<std::string, std::vector<RbacRule>>* out, std::string* error) {
+bool LoadRbac(const std::string& json, std::map<std::string, std::vector<RbacRule>>* out,
+              std::string* error) {
   rapidjson::Document d;
   d.Parse(json.c_str());
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("users") || !d["users"].IsObject()) {
@@ -65,7 +72,8 @@ bool LoadRbac(const std::string& json, std::map<std::string, std::vector<RbacRul
       set("resources", &rule.resources);
       set("verbs", &rule.verbs);
       set("resourceNames", &rule.names);
-      if (r.HasMember("namespace") && r["namespace"].IsString()) rule.ns = r["namespace"].GetString();
+      if (r.HasMember("namespace") && r["namespace"].IsString())
+        rule.ns = r["namespace"].GetString();
       rules.push_back(std::move(rule));
     }
   }
@@ -74,7 +82,9 @@ bool LoadRbac(const std::string& json, std::map<std::string, std::vector<RbacRul
 
 bool Allowed(const std::vector<RbacRule>& rules, const RequestAttributes& a) {
   if (a.resource.empty()) return true;
-  auto has = [](const std::set<std::string>& s, const std::string& v) { return s.count("*") || s.count(v); };
+  auto has = [](const std::set<std::string>& s, const std::string& v) {
+    return s.count("*") || s.count(v);
+  };
   for (const auto& r : rules) {
     if (!r.ns.empty() && r.ns != a.ns) continue;  // a Role grants only in its namespace
     if (!has(r.groups, a.group) || !has(r.resources, a.resource) || !has(r.verbs, a.verb)) continue;
@@ -87,8 +97,9 @@ bool Allowed(const std::vector<RbacRule>& rules, const RequestAttributes& a) {
 
 std::string ForbiddenMessage(const std::string& user, const RequestAttributes& a) {
   std::string kind = a.group.empty() ? a.resource : a.resource + "." + a.group;
-  std::string m = (a.name.empty() ? kind : kind + " \"" + a.name + "\"") + " is forbidden: User \"" + user +
-                  "\" cannot " + a.verb + " resource \"" + a.resource + "\" in API group \"" + a.group + "\"";
+  std::string m = (a.name.empty() ? kind : kind + " \"" + a.name + "\"") +
+                  " is forbidden: User \"" + user + "\" cannot " + a.verb + " resource \"" +
+                  a.resource + "\" in API group \"" + a.group + "\"";
   return m + (a.ns.empty() ? " at the cluster scope" : " in the namespace \"" + a.ns + "\"");
 }
 

@@ -25,7 +25,8 @@ RequestAttributes Attributes(const std::string& method, const std::string& path,
 
 // {"users": {"NAME": [{"apiGroups": [...], "resources": [...], "verbs": [...],
 //                       "resourceNames": [...], "namespace": "..."}, ...]}}
-bool LoadRbac(const std::string& json, std::map<std::string, std::vector<RbacRule>>* out, std::string* error);
+bool LoadRbac(const std::string& json, std::map<std::string, std::vector<RbacRule>>* out,
+              std::string* error);
 
 bool Allowed(const std::vector<RbacRule>& rules, const RequestAttributes& a);
 

@@ -20,11 +20,11 @@ std::string QueryParam(const std::string& query, const char* name) {
   return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
-
 void Send(mg_connection* conn, int code, const std::string& body,
           const std::string& content_type = "application/json", const std::string& extra = "") {
-  std::string head = "HTTP/1.1 " + std::to_string(code) + " " + mg_get_response_code_text(conn, code) +
-                     "\r\nContent-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
+  std::string head = "HTTP/1.1 " + std::to_string(code) + " " +
+                     mg_get_response_code_text(conn, code) + "\r\nContent-Type: " + content_type +
+                     "\r\nContent-Length: " + std::to_string(body.size()) +
                      "\r\nCache-Control: no-cache, private\r\n" + extra + "\r\n";
   mg_write(conn, head.data(), head.size());
   mg_write(conn, body.data(), body.size());
@@ -56,25 +56,33 @@ std::string Age(const std::string& ts) {
 }
 
 void WriteColumns(ds::JsonWriter& w) {
-  static const char* cols[][3] = {{"Name", "string", "name"}, {"Status", "string", ""},
-                                  {"Roles", "string", ""},    {"Age", "string", ""},
+  static const char* cols[][3] = {{"Name", "string", "name"},
+                                  {"Status", "string", ""},
+                                  {"Roles", "string", ""},
+                                  {"Age", "string", ""},
                                   {"Version", "string", ""}};
   w.Key("columnDefinitions");
   w.StartArray();
   for (auto& c : cols) {
     w.StartObject();
-    w.Key("name"); w.String(c[0]);
-    w.Key("type"); w.String(c[1]);
-    w.Key("format"); w.String(c[2]);
-    w.Key("description"); w.String("");
-    w.Key("priority"); w.Int(0);
+    w.Key("name");
+    w.String(c[0]);
+    w.Key("type");
+    w.String(c[1]);
+    w.Key("format");
+    w.String(c[2]);
+    w.Key("description");
+    w.String("");
+    w.Key("priority");
+    w.Int(0);
     w.EndObject();
   }
   w.EndArray();
 }
 
 // One row of a server-side Table: its cells, and the object's metadata as PartialObjectMetadata.
-void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cells, const rapidjson::Value& meta) {
+void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cells,
+                   const rapidjson::Value& meta) {
   w.StartObject();
   w.Key("cells");
   w.StartArray();
@@ -82,8 +90,10 @@ void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cells, con
   w.EndArray();
   w.Key("object");
   w.StartObject();
-  w.Key("kind"); w.String("PartialObjectMetadata");
-  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+  w.Key("kind");
+  w.String("PartialObjectMetadata");
+  w.Key("apiVersion");
+  w.String("meta.k8s.io/v1");
   w.Key("metadata");
   meta.Accept(w);
   w.EndObject();
@@ -98,7 +108,8 @@ void WriteRow(ds::JsonWriter& w, const std::string& node_json) {
   if (const auto* st = ds::JsonMember(d, "status"))
     if (const auto* conds = ds::JsonMember(*st, "conditions"); conds && conds->IsArray())
       for (const auto& c : conds->GetArray())
-        if (ds::JsonString(c, "type") == "Ready") ready = ds::JsonString(c, "status") == "True" ? "Ready" : "NotReady";
+        if (ds::JsonString(c, "type") == "Ready")
+          ready = ds::JsonString(c, "status") == "True" ? "Ready" : "NotReady";
   if (const auto* spec = ds::JsonMember(d, "spec"))
     if (const auto* u = ds::JsonMember(*spec, "unschedulable"); u && u->IsBool() && u->GetBool())
       ready += ",SchedulingDisabled";
@@ -111,22 +122,31 @@ void WriteRow(ds::JsonWriter& w, const std::string& node_json) {
     }
   std::string version;
   if (const auto* st = ds::JsonMember(d, "status"))
-    if (const auto* ni = ds::JsonMember(*st, "nodeInfo")) version = ds::JsonString(*ni, "kubeletVersion");
-  WriteTableRow(w, {ds::JsonString(meta, "name"), ready, roles.empty() ? "<none>" : roles,
-                    Age(ds::JsonString(meta, "creationTimestamp")), version},
+    if (const auto* ni = ds::JsonMember(*st, "nodeInfo"))
+      version = ds::JsonString(*ni, "kubeletVersion");
+  WriteTableRow(w,
+                {ds::JsonString(meta, "name"), ready, roles.empty() ? "<none>" : roles,
+                 Age(ds::JsonString(meta, "creationTimestamp")), version},
                 meta);
 }
 
-std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const std::string& cont, bool columns) {
+std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const std::string& cont,
+                      bool columns) {
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
-  w.Key("kind"); w.String("Table");
-  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
+  w.Key("kind");
+  w.String("Table");
+  w.Key("apiVersion");
+  w.String("meta.k8s.io/v1");
   w.Key("metadata");
   w.StartObject();
-  w.Key("resourceVersion"); ds::WriteString(w, std::to_string(rv));
-  if (!cont.empty()) { w.Key("continue"); ds::WriteString(w, cont); }
+  w.Key("resourceVersion");
+  ds::WriteString(w, std::to_string(rv));
+  if (!cont.empty()) {
+    w.Key("continue");
+    ds::WriteString(w, cont);
+  }
   w.EndObject();
   if (columns) WriteColumns(w);
   w.Key("rows");
@@ -142,18 +162,29 @@ std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) 
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
-  w.Key("kind"); w.String("Table");
-  w.Key("apiVersion"); w.String("meta.k8s.io/v1");
-  w.Key("metadata"); w.StartObject(); w.Key("resourceVersion"); ds::WriteString(w, std::to_string(rv)); w.EndObject();
+  w.Key("kind");
+  w.String("Table");
+  w.Key("apiVersion");
+  w.String("meta.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("resourceVersion");
+  ds::WriteString(w, std::to_string(rv));
+  w.EndObject();
   w.Key("columnDefinitions");
   w.StartArray();
   for (const char* c : {"Name", "Holder", "Age"}) {
     w.StartObject();
-    w.Key("name"); w.String(c);
-    w.Key("type"); w.String("string");
-    w.Key("format"); w.String(std::string(c) == "Name" ? "name" : "");
-    w.Key("description"); w.String("");
-    w.Key("priority"); w.Int(0);
+    w.Key("name");
+    w.String(c);
+    w.Key("type");
+    w.String("string");
+    w.Key("format");
+    w.String(std::string(c) == "Name" ? "name" : "");
+    w.Key("description");
+    w.String("");
+    w.Key("priority");
+    w.Int(0);
     w.EndObject();
   }
   w.EndArray();
@@ -164,9 +195,11 @@ std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) 
     d.Parse(json.c_str());
     const auto& meta = d["metadata"];
     const auto* spec = ds::JsonMember(d, "spec");
-    WriteTableRow(w, {ds::JsonString(meta, "name"), spec ? ds::JsonString(*spec, "holderIdentity") : "",
-                      Age(ds::JsonString(meta, "creationTimestamp"))},
-                  meta);
+    WriteTableRow(
+        w,
+        {ds::JsonString(meta, "name"), spec ? ds::JsonString(*spec, "holderIdentity") : "",
+         Age(ds::JsonString(meta, "creationTimestamp"))},
+        meta);
   }
   w.EndArray();
   w.EndObject();
@@ -174,21 +207,26 @@ std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) 
 }
 
 // Go's strconv.ParseBool, which the API server uses for query flags.
-bool ParseBool(const std::string& v) { return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True"; }
+bool ParseBool(const std::string& v) {
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+}
 
 bool SendChunk(mg_connection* conn, const std::string& s) {
   return mg_send_chunk(conn, s.data(), static_cast<unsigned>(s.size())) > 0;
 }
 
 // Continue tokens carry the list's resourceVersion and the last name returned.
-std::string MakeContinue(uint64_t rv, const std::string& last) { return std::to_string(rv) + ":" + last; }
+std::string MakeContinue(uint64_t rv, const std::string& last) {
+  return std::to_string(rv) + ":" + last;
+}
 
 double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // The class a request belongs to, for fault matching.
-std::string RequestClass(const std::string& method, const std::string& path, const std::string& query) {
+std::string RequestClass(const std::string& method, const std::string& path,
+                         const std::string& query) {
   if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) return "lease";
   if (path.rfind("/api/v1/nodes", 0) != 0) return "discovery";
   bool one = path.size() > std::string("/api/v1/nodes").size() + 1;
@@ -235,7 +273,8 @@ void Server::Refuse(double seconds) {
     if (ctx != nullptr) mg_stop(ctx);
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     std::string err;
-    if (!stopping_ && !Start(&err)) fprintf(stderr, "kube-sim: restart after refusing failed: %s\n", err.c_str());
+    if (!stopping_ && !Start(&err))
+      fprintf(stderr, "kube-sim: restart after refusing failed: %s\n", err.c_str());
   }).detach();
 }
 
@@ -252,11 +291,13 @@ bool Server::Start(std::string* error) {
   // to close it itself, so a watch that ends without its terminating chunk (a simulated drop)
   // would leave the client waiting instead of seeing the broken stream. Every request therefore
   // gets its own connection.
-  std::vector<const char*> opts = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
-                                   "enable_keep_alive", "no", "request_timeout_ms", "600000"};
+  std::vector<const char*> opts = {
+      "listening_ports",   ports.c_str(), "num_threads",        threads.c_str(),
+      "enable_keep_alive", "no",          "request_timeout_ms", "600000"};
   if (options_.tls) {
-    opts.insert(opts.end(), {"ssl_certificate", options_.server_pem.c_str(), "ssl_ca_file", options_.ca_file.c_str(),
-                             "ssl_verify_peer", "optional", "ssl_protocol_version", "4"});
+    opts.insert(opts.end(), {"ssl_certificate", options_.server_pem.c_str(), "ssl_ca_file",
+                             options_.ca_file.c_str(), "ssl_verify_peer", "optional",
+                             "ssl_protocol_version", "4"});
   }
   opts.push_back(nullptr);
   mg_callbacks cb;
@@ -281,28 +322,41 @@ void Server::Stop() {
   ctx_ = nullptr;
 }
 
-int Server::Handle(mg_connection* conn, void* self) { return static_cast<Server*>(self)->Dispatch(conn); }
+int Server::Handle(mg_connection* conn, void* self) {
+  return static_cast<Server*>(self)->Dispatch(conn);
+}
 
 // When the request being handled arrived (before any injected latency), for the write log.
 thread_local double t_request_arrived = 0;
 
-void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::string& name, const std::string& user,
-                      const std::string& content_type, const std::string& body, int code, bool changed) {
+void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::string& name,
+                      const std::string& user, const std::string& content_type,
+                      const std::string& body, int code, bool changed) {
   const char* agent = mg_get_header(conn, "User-Agent");
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
   w.Key("time");
-  w.Double(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
-  w.Key("arrived"); w.Double(t_request_arrived);  // the client's send time, give or take the loopback
-  w.Key("verb"); ds::WriteString(w, verb);
-  w.Key("name"); ds::WriteString(w, name);
-  w.Key("user"); ds::WriteString(w, user);
-  w.Key("userAgent"); ds::WriteString(w, agent ? agent : "");
-  w.Key("contentType"); ds::WriteString(w, content_type);
-  w.Key("body"); ds::WriteString(w, body.substr(0, 4096));
-  w.Key("code"); w.Int(code);
-  w.Key("changed"); w.Bool(changed);
+  w.Double(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  w.Key("arrived");
+  w.Double(t_request_arrived);  // the client's send time, give or take the loopback
+  w.Key("verb");
+  ds::WriteString(w, verb);
+  w.Key("name");
+  ds::WriteString(w, name);
+  w.Key("user");
+  ds::WriteString(w, user);
+  w.Key("userAgent");
+  ds::WriteString(w, agent ? agent : "");
+  w.Key("contentType");
+  ds::WriteString(w, content_type);
+  w.Key("body");
+  ds::WriteString(w, body.substr(0, 4096));
+  w.Key("code");
+  w.Int(code);
+  w.Key("changed");
+  w.Bool(changed);
   w.EndObject();
   std::lock_guard<std::mutex> l(log_mu_);
   writes_.emplace_back(sb.GetString());
@@ -313,7 +367,8 @@ void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::s
 }
 
 int Server::Dispatch(mg_connection* conn) {
-  t_request_arrived = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  t_request_arrived =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const mg_request_info* ri = mg_get_request_info(conn);
   const std::string method = ri->request_method;
   const std::string path = ri->local_uri ? ri->local_uri : "/";
@@ -352,7 +407,10 @@ int Server::Dispatch(mg_connection* conn) {
       }
       Fault f;
       f.match = ds::JsonString(d, "match", "all");
-      auto num = [&](const char* k) { const auto* v = ds::JsonMember(d, k); return v && v->IsNumber() ? v->GetDouble() : 0.0; };
+      auto num = [&](const char* k) {
+        const auto* v = ds::JsonMember(d, k);
+        return v && v->IsNumber() ? v->GetDouble() : 0.0;
+      };
       f.status = static_cast<int>(num("status"));
       f.retry_after = num("retryAfter");
       f.latency_ms = static_cast<int>(num("latencyMs"));
@@ -379,11 +437,13 @@ int Server::Dispatch(mg_connection* conn) {
       std::string reqs;
       {
         std::lock_guard<std::mutex> l(log_mu_);
-        for (const auto& [k, n] : requests_) reqs += (reqs.empty() ? "\"" : ",\"") + k + "\":" + std::to_string(n);
+        for (const auto& [k, n] : requests_)
+          reqs += (reqs.empty() ? "\"" : ",\"") + k + "\":" + std::to_string(n);
       }
-      Send(conn, 200, "{\"nodes\":" + std::to_string(store_->size()) + ",\"resourceVersion\":\"" +
-                          std::to_string(store_->CurrentRv()) + "\",\"watches\":" + std::to_string(open_watches_.load()) +
-                          ",\"requests\":{" + reqs + "}}");
+      Send(conn, 200,
+           "{\"nodes\":" + std::to_string(store_->size()) + ",\"resourceVersion\":\"" +
+               std::to_string(store_->CurrentRv()) + "\",\"watches\":" +
+               std::to_string(open_watches_.load()) + ",\"requests\":{" + reqs + "}}");
     } else {
       Send(conn, 404, "{\"error\":\"unknown sim endpoint\"}");
     }
@@ -425,7 +485,9 @@ int Server::Dispatch(mg_connection* conn) {
   } else if (ri->client_cert != nullptr && ri->client_cert->subject != nullptr) {
     std::string subj = ri->client_cert->subject;
     auto cn = subj.find("CN=");
-    user.name = cn == std::string::npos ? subj : subj.substr(cn + 3, subj.find_first_of(",/", cn + 3) - cn - 3);
+    user.name = cn == std::string::npos
+                    ? subj
+                    : subj.substr(cn + 3, subj.find_first_of(",/", cn + 3) - cn - 3);
     authed = true;
   }
   if (!authed) {
@@ -451,7 +513,8 @@ int Server::Dispatch(mg_connection* conn) {
   Fault fault;
   bool faulted = TakeFault(rclass, &fault);
   if (faulted) {
-    if (fault.latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(fault.latency_ms));
+    if (fault.latency_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(fault.latency_ms));
     if (fault.hang) {
       uint64_t epoch = fault_epoch_.load();
       double give_up = SteadySeconds() + 120;
@@ -460,13 +523,19 @@ int Server::Dispatch(mg_connection* conn) {
       return 1;  // close without an answer
     }
     if (fault.status != 0) {
-      ApiError e{fault.status, fault.status == 429 ? "TooManyRequests" : fault.status == 410 ? "Expired"
-                                   : fault.status >= 500 ? "ServiceUnavailable" : "BadRequest",
+      ApiError e{fault.status,
+                 fault.status == 429   ? "TooManyRequests"
+                 : fault.status == 410 ? "Expired"
+                 : fault.status >= 500 ? "ServiceUnavailable"
+                                       : "BadRequest",
                  "injected fault", ""};
       std::string extra;
-      if (fault.retry_after > 0) extra = "Retry-After: " + std::to_string(static_cast<int>(fault.retry_after + 0.5)) + "\r\n";
+      if (fault.retry_after > 0)
+        extra =
+            "Retry-After: " + std::to_string(static_cast<int>(fault.retry_after + 0.5)) + "\r\n";
       if (rclass == "patch" || rclass == "put" || rclass == "create" || rclass == "delete")
-        LogWrite(conn, method, path.substr(path.rfind('/') + 1), user.name, "", ReadBody(conn), fault.status, false);
+        LogWrite(conn, method, path.substr(path.rfind('/') + 1), user.name, "", ReadBody(conn),
+                 fault.status, false);
       Send(conn, fault.status, StatusJson(e), "application/json", extra);
       return 1;
     }
@@ -478,19 +547,28 @@ int Server::Dispatch(mg_connection* conn) {
     return 1;
   }
   if (method == "GET" && path == "/version") {
-    Send(conn, 200, "{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.0-sim\",\"platform\":\"linux/amd64\"}");
+    Send(conn, 200,
+         "{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.0-sim\",\"platform\":\"linux/"
+         "amd64\"}");
     return 1;
   }
   if (method == "GET" && path == "/api") {
-    Send(conn, 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[{\"clientCIDR\":"
-                    "\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:" + std::to_string(port_) + "\"}]}");
+    Send(conn, 200,
+         "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[{"
+         "\"clientCIDR\":"
+         "\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1:" +
+             std::to_string(port_) + "\"}]}");
     return 1;
   }
   static const std::string kCoordinationGroup =
-      "{\"name\":\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":"
-      "\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":\"v1\"}}";
+      "{\"name\":\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":\"coordination.k8s.io/"
+      "v1\",\"version\":"
+      "\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"coordination.k8s.io/"
+      "v1\",\"version\":\"v1\"}}";
   if (method == "GET" && path == "/apis") {
-    Send(conn, 200, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + kCoordinationGroup + "]}");
+    Send(conn, 200,
+         "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + kCoordinationGroup +
+             "]}");
     return 1;
   }
   if (method == "GET" && path == "/apis/coordination.k8s.io") {
@@ -498,9 +576,12 @@ int Server::Dispatch(mg_connection* conn) {
     return 1;
   }
   if (method == "GET" && path == "/apis/coordination.k8s.io/v1") {
-    Send(conn, 200, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"coordination.k8s.io/v1\","
-                    "\"resources\":[{\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":true,\"kind\":"
-                    "\"Lease\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"]}]}");
+    Send(conn, 200,
+         "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"coordination.k8s."
+         "io/v1\","
+         "\"resources\":[{\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":true,"
+         "\"kind\":"
+         "\"Lease\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"]}]}");
     return 1;
   }
   if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) {
@@ -508,9 +589,11 @@ int Server::Dispatch(mg_connection* conn) {
     return 1;
   }
   if (method == "GET" && path == "/api/v1") {
-    Send(conn, 200, "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[{\"name\":\"nodes\","
-                    "\"singularName\":\"node\",\"namespaced\":false,\"kind\":\"Node\",\"verbs\":[\"create\",\"delete\","
-                    "\"get\",\"list\",\"patch\",\"update\",\"watch\"],\"shortNames\":[\"no\"]}]}");
+    Send(conn, 200,
+         "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[{\"name\":\"nodes\","
+         "\"singularName\":\"node\",\"namespaced\":false,\"kind\":\"Node\",\"verbs\":[\"create\","
+         "\"delete\","
+         "\"get\",\"list\",\"patch\",\"update\",\"watch\"],\"shortNames\":[\"no\"]}]}");
     return 1;
   }
 
@@ -522,26 +605,41 @@ int Server::Dispatch(mg_connection* conn) {
     rapidjson::StringBuffer sb;
     ds::JsonWriter w(sb);
     w.StartObject();
-    w.Key("kind"); w.String("Namespace");
-    w.Key("apiVersion"); w.String("v1");
-    w.Key("metadata"); w.StartObject(); w.Key("name"); ds::WriteString(w, ns); w.EndObject();
-    w.Key("status"); w.StartObject(); w.Key("phase"); w.String("Active"); w.EndObject();
+    w.Key("kind");
+    w.String("Namespace");
+    w.Key("apiVersion");
+    w.String("v1");
+    w.Key("metadata");
+    w.StartObject();
+    w.Key("name");
+    ds::WriteString(w, ns);
+    w.EndObject();
+    w.Key("status");
+    w.StartObject();
+    w.Key("phase");
+    w.String("Active");
+    w.EndObject();
     w.EndObject();
     Send(conn, 200, sb.GetString());
     return 1;
   }
   const std::string prefix = "/api/v1/nodes";
   if (path.rfind(prefix, 0) != 0 || (path.size() > prefix.size() && path[prefix.size()] != '/')) {
-    SendError(conn, ApiError{404, "NotFound", "the server could not find the requested resource", ""});
+    SendError(conn,
+              ApiError{404, "NotFound", "the server could not find the requested resource", ""});
     return 1;
   }
   std::string name = path.size() > prefix.size() + 1 ? path.substr(prefix.size() + 1) : "";
   bool is_write = method != "GET" && method != "HEAD";
   if (is_write && user.read_only) {
-    std::string verb = method == "POST" ? "create" : method == "PUT" ? "update" : method == "PATCH" ? "patch" : "delete";
+    std::string verb = method == "POST"    ? "create"
+                       : method == "PUT"   ? "update"
+                       : method == "PATCH" ? "patch"
+                                           : "delete";
     SendError(conn, ApiError{403, "Forbidden",
-                             (name.empty() ? std::string("nodes") : "nodes \"" + name + "\"") + " is forbidden: User \"" +
-                                 user.name + "\" cannot " + verb + " resource \"nodes\" in API group \"\" at the cluster scope",
+                             (name.empty() ? std::string("nodes") : "nodes \"" + name + "\"") +
+                                 " is forbidden: User \"" + user.name + "\" cannot " + verb +
+                                 " resource \"nodes\" in API group \"\" at the cluster scope",
                              ""});
     return 1;
   }
@@ -550,26 +648,34 @@ int Server::Dispatch(mg_connection* conn) {
     if (method == "POST") {
       std::string body = ReadBody(conn), out;
       ApiError e = store_->Create(body, &out);
-      LogWrite(conn, "CREATE", "", user.name, "application/json", body, e.ok() ? 201 : e.code, e.ok());
-      if (!e.ok()) SendError(conn, e);
-      else Send(conn, 201, out);
+      LogWrite(conn, "CREATE", "", user.name, "application/json", body, e.ok() ? 201 : e.code,
+               e.ok());
+      if (!e.ok())
+        SendError(conn, e);
+      else
+        Send(conn, 201, out);
       return 1;
     }
     if (method != "GET") {
-      SendError(conn, ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""});
+      SendError(conn,
+                ApiError{405, "MethodNotAllowed",
+                         "the server does not allow this method on the requested resource", ""});
       return 1;
     }
     if (ParseBool(QueryParam(query, "watch"))) {
-      Watch(conn, query, table, faulted ? fault.drop_watch_seconds : 0, faulted ? fault.pad_bytes : 0);
+      Watch(conn, query, table, faulted ? fault.drop_watch_seconds : 0,
+            faulted ? fault.pad_bytes : 0);
       return 1;
     }
     auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
     if (!sel.ok()) {
-      SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
+      SendError(conn, ApiError{400, "BadRequest",
+                               "unable to parse requirement: " + sel.status().message(), ""});
       return 1;
     }
     size_t limit = 0;
-    if (std::string l = QueryParam(query, "limit"); !l.empty()) limit = std::strtoul(l.c_str(), nullptr, 10);
+    if (std::string l = QueryParam(query, "limit"); !l.empty())
+      limit = std::strtoul(l.c_str(), nullptr, 10);
     std::string cont = QueryParam(query, "continue"), after;
     uint64_t list_rv = 0;
     if (!cont.empty()) {
@@ -580,8 +686,11 @@ int Server::Dispatch(mg_connection* conn) {
       }
       uint64_t crv = std::strtoull(cont.substr(0, colon).c_str(), nullptr, 10);
       if (crv < store_->compacted_rv()) {
-        SendError(conn, ApiError{410, "Expired", "The provided continue parameter is too old to display a consistent "
-                                                 "list result. You can start a new list without the continue parameter.", ""});
+        SendError(conn,
+                  ApiError{410, "Expired",
+                           "The provided continue parameter is too old to display a consistent "
+                           "list result. You can start a new list without the continue parameter.",
+                           ""});
         return 1;
       }
       after = cont.substr(colon + 1);
@@ -597,10 +706,12 @@ int Server::Dispatch(mg_connection* conn) {
       Send(conn, 200, TableJson(items, list_rv, next_token, true));
       return 1;
     }
-    std::string body = "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" +
-                       std::to_string(list_rv) + "\"";
+    std::string body =
+        "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" +
+        std::to_string(list_rv) + "\"";
     if (!next_token.empty())
-      body += ",\"continue\":\"" + next_token + "\",\"remainingItemCount\":" + std::to_string(remaining);
+      body += ",\"continue\":\"" + next_token +
+              "\",\"remainingItemCount\":" + std::to_string(remaining);
     body += "},\"items\":[";
     for (size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
     Send(conn, 200, body + "]}");
@@ -610,9 +721,12 @@ int Server::Dispatch(mg_connection* conn) {
   std::string out;
   if (method == "GET") {
     ApiError e = store_->Get(name, &out);
-    if (!e.ok()) SendError(conn, e);
-    else if (table) Send(conn, 200, TableJson({out}, store_->CurrentRv(), "", true));
-    else Send(conn, 200, out);
+    if (!e.ok())
+      SendError(conn, e);
+    else if (table)
+      Send(conn, 200, TableJson({out}, store_->CurrentRv(), "", true));
+    else
+      Send(conn, 200, out);
     return 1;
   }
   const char* ct_h = mg_get_header(conn, "Content-Type");
@@ -624,13 +738,18 @@ int Server::Dispatch(mg_connection* conn) {
     e = store_->Replace(name, body, &out);
   } else if (method == "PATCH") {
     PatchType pt;
-    if (ct.rfind("application/merge-patch+json", 0) == 0) pt = PatchType::kMerge;
-    else if (ct.rfind("application/strategic-merge-patch+json", 0) == 0) pt = PatchType::kStrategic;
-    else if (ct.rfind("application/json-patch+json", 0) == 0) pt = PatchType::kJson;
+    if (ct.rfind("application/merge-patch+json", 0) == 0)
+      pt = PatchType::kMerge;
+    else if (ct.rfind("application/strategic-merge-patch+json", 0) == 0)
+      pt = PatchType::kStrategic;
+    else if (ct.rfind("application/json-patch+json", 0) == 0)
+      pt = PatchType::kJson;
     else {
-      e = ApiError{415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types "
-                                                "include: application/json-patch+json, application/merge-patch+json, "
-                                                "application/apply-patch+yaml, application/strategic-merge-patch+json", ""};
+      e = ApiError{415, "UnsupportedMediaType",
+                   "the body of the request was in an unknown format - accepted media types "
+                   "include: application/json-patch+json, application/merge-patch+json, "
+                   "application/apply-patch+yaml, application/strategic-merge-patch+json",
+                   ""};
       LogWrite(conn, method, name, user.name, ct, body, e.code, false);
       SendError(conn, e);
       return 1;
@@ -639,11 +758,14 @@ int Server::Dispatch(mg_connection* conn) {
   } else if (method == "DELETE") {
     e = store_->Delete(name, &out);
   } else {
-    e = ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""};
+    e = ApiError{405, "MethodNotAllowed",
+                 "the server does not allow this method on the requested resource", ""};
   }
   LogWrite(conn, method, name, user.name, ct, body, e.ok() ? 200 : e.code, e.ok() && changed);
-  if (!e.ok()) SendError(conn, e);
-  else Send(conn, 200, out);
+  if (!e.ok())
+    SendError(conn, e);
+  else
+    Send(conn, 200, out);
   return 1;
 }
 
@@ -662,24 +784,33 @@ void Server::HandleLease(mg_connection* conn, const std::string& method, const s
   bool ok = false;
   if (parts.size() == 1 && parts[0] == "leases") {
     ok = method == "GET";
-  } else if ((parts.size() == 3 || parts.size() == 4) && parts[0] == "namespaces" && parts[2] == "leases" &&
-             !parts[1].empty()) {
+  } else if ((parts.size() == 3 || parts.size() == 4) && parts[0] == "namespaces" &&
+             parts[2] == "leases" && !parts[1].empty()) {
     ns = parts[1];
     if (parts.size() == 4) name = parts[3];
     ok = parts.size() == 3 || !name.empty();
   }
   if (!ok) {
-    SendError(conn, ApiError{404, "NotFound", "the server could not find the requested resource", ""});
+    SendError(conn,
+              ApiError{404, "NotFound", "the server could not find the requested resource", ""});
     return;
   }
   bool is_write = method != "GET" && method != "HEAD";
   if (is_write && user.read_only) {
-    std::string verb = method == "POST" ? "create" : method == "PUT" ? "update" : method == "PATCH" ? "patch" : "delete";
-    SendError(conn, ApiError{403, "Forbidden",
-                             (name.empty() ? std::string("leases.coordination.k8s.io") : "leases.coordination.k8s.io \"" + name + "\"") +
-                                 " is forbidden: User \"" + user.name + "\" cannot " + verb +
-                                 " resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"" + ns + "\"",
-                             ""});
+    std::string verb = method == "POST"    ? "create"
+                       : method == "PUT"   ? "update"
+                       : method == "PATCH" ? "patch"
+                                           : "delete";
+    SendError(
+        conn,
+        ApiError{
+            403, "Forbidden",
+            (name.empty() ? std::string("leases.coordination.k8s.io")
+                          : "leases.coordination.k8s.io \"" + name + "\"") +
+                " is forbidden: User \"" + user.name + "\" cannot " + verb +
+                " resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"" +
+                ns + "\"",
+            ""});
     return;
   }
   std::string out;
@@ -691,8 +822,10 @@ void Server::HandleLease(mg_connection* conn, const std::string& method, const s
       Send(conn, 200, LeaseTableJson(items, rv));
       return;
     }
-    std::string body = "{\"kind\":\"LeaseList\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
-                       "\"resourceVersion\":\"" + std::to_string(rv) + "\"},\"items\":[";
+    std::string body =
+        "{\"kind\":\"LeaseList\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
+        "\"resourceVersion\":\"" +
+        std::to_string(rv) + "\"},\"items\":[";
     for (size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
     Send(conn, 200, body + "]}");
     return;
@@ -712,27 +845,36 @@ void Server::HandleLease(mg_connection* conn, const std::string& method, const s
   } else if (method == "DELETE" && !name.empty()) {
     e = store_->DeleteLease(ns, name, &out);
   } else {
-    e = ApiError{405, "MethodNotAllowed", "the server does not allow this method on the requested resource", ""};
+    e = ApiError{405, "MethodNotAllowed",
+                 "the server does not allow this method on the requested resource", ""};
   }
-  if (!e.ok()) SendError(conn, e);
-  else Send(conn, ok_code, out);
+  if (!e.ok())
+    SendError(conn, e);
+  else
+    Send(conn, ok_code, out);
 }
 
-void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after, size_t pad) {
+void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
+                   size_t pad) {
   auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
   if (!sel.ok()) {
-    SendError(conn, ApiError{400, "BadRequest", "unable to parse requirement: " + sel.status().message(), ""});
+    SendError(conn, ApiError{400, "BadRequest",
+                             "unable to parse requirement: " + sel.status().message(), ""});
     return;
   }
   const bool bookmarks = ParseBool(QueryParam(query, "allowWatchBookmarks"));
   std::string rv_param = QueryParam(query, "resourceVersion");
   long timeout_s = 1800;
-  if (std::string t = QueryParam(query, "timeoutSeconds"); !t.empty()) timeout_s = std::strtol(t.c_str(), nullptr, 10);
-  uint64_t from = rv_param.empty() || rv_param == "0" ? store_->CurrentRv() : std::strtoull(rv_param.c_str(), nullptr, 10);
+  if (std::string t = QueryParam(query, "timeoutSeconds"); !t.empty())
+    timeout_s = std::strtol(t.c_str(), nullptr, 10);
+  uint64_t from = rv_param.empty() || rv_param == "0"
+                      ? store_->CurrentRv()
+                      : std::strtoull(rv_param.c_str(), nullptr, 10);
   const uint64_t epoch = watch_epoch_.load();
   ++open_watches_;
-  std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
-                     "Cache-Control: no-cache, private\r\nConnection: close\r\n\r\n";
+  std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+      "Cache-Control: no-cache, private\r\nConnection: close\r\n\r\n";
   mg_write(conn, head.data(), head.size());
   bool first_table = true;
   auto encode = [&](const std::string& type, const std::string& obj_json) {
@@ -742,7 +884,8 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table, do
       d.Parse(obj.c_str());
       auto& a = d.GetAllocator();
       auto& meta = d["metadata"];
-      if (!meta.HasMember("annotations")) meta.AddMember("annotations", rapidjson::Value(rapidjson::kObjectType), a);
+      if (!meta.HasMember("annotations"))
+        meta.AddMember("annotations", rapidjson::Value(rapidjson::kObjectType), a);
       std::string filler(pad, 'x');
       meta["annotations"].AddMember("sim.example.com/pad", rapidjson::Value(filler.c_str(), a), a);
       obj = ds::JsonToString(d);
@@ -764,9 +907,11 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table, do
     from = rv;
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  const auto drop_at = drop_after > 0 ? std::chrono::steady_clock::now() + std::chrono::duration<double>(drop_after)
-                                      : std::chrono::steady_clock::time_point::max();
-  auto next_bookmark = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bookmark_seconds);
+  const auto drop_at =
+      drop_after > 0 ? std::chrono::steady_clock::now() + std::chrono::duration<double>(drop_after)
+                     : std::chrono::steady_clock::time_point::max();
+  auto next_bookmark =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bookmark_seconds);
   uint64_t last_sent = from;
   bool dropped = false;
   while (alive && !stopping_) {
@@ -784,34 +929,48 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table, do
         200, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1));
     store_->EventsAfter(last_sent, wait_ms, &evs, &expired);
     if (expired) {
-      ApiError e{410, "Expired", "too old resource version: " + std::to_string(last_sent) + " (" +
-                                     std::to_string(store_->compacted_rv()) + ")", ""};
+      ApiError e{410, "Expired",
+                 "too old resource version: " + std::to_string(last_sent) + " (" +
+                     std::to_string(store_->compacted_rv()) + ")",
+                 ""};
       SendChunk(conn, "{\"type\":\"ERROR\",\"object\":" + StatusJson(e) + "}\n");
       break;
     }
     for (const auto& ev : evs) {
       bool was = sel->Matches(ev.old_labels), is = sel->Matches(ev.new_labels);
       std::string type = ev.type;
-      if (ev.type == "ADDED" && !is) type.clear();
-      else if (ev.type == "DELETED" && !was) type.clear();
+      if (ev.type == "ADDED" && !is)
+        type.clear();
+      else if (ev.type == "DELETED" && !was)
+        type.clear();
       else if (ev.type == "MODIFIED") {
-        if (was && !is) type = "DELETED";
-        else if (!was && is) type = "ADDED";
-        else if (!was && !is) type.clear();
+        if (was && !is)
+          type = "DELETED";
+        else if (!was && is)
+          type = "ADDED";
+        else if (!was && !is)
+          type.clear();
       }
       last_sent = ev.rv;
       if (!type.empty() && !(alive = SendChunk(conn, encode(type, ev.json)))) break;
     }
     if (bookmarks && !table && std::chrono::steady_clock::now() >= next_bookmark) {
-      alive = SendChunk(conn, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
-                              "{\"resourceVersion\":\"" + std::to_string(last_sent) + "\"}}}\n");
-      next_bookmark = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.bookmark_seconds);
+      alive = SendChunk(
+          conn,
+          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
+          "{\"resourceVersion\":\"" +
+              std::to_string(last_sent) + "\"}}}\n");
+      next_bookmark = std::chrono::steady_clock::now() +
+                      std::chrono::duration<double>(options_.bookmark_seconds);
     }
   }
   if (alive && !dropped) {
     if (bookmarks && !table)
-      SendChunk(conn, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
-                      "{\"resourceVersion\":\"" + std::to_string(last_sent) + "\"}}}\n");
+      SendChunk(
+          conn,
+          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
+          "{\"resourceVersion\":\"" +
+              std::to_string(last_sent) + "\"}}}\n");
     mg_send_chunk(conn, "", 0);  // terminating chunk: a clean end of the watch
   }
   --open_watches_;

@@ -32,8 +32,8 @@ struct Fault {
   bool hang = false;          // never answer (until the fault is cleared or 120 s pass)
   double drop_watch_seconds = 0;  // watches: cut the stream mid-event after this long
   size_t pad_bytes = 0;           // watches: every event carries an annotation this long
-  int count = 0;              // stop after this many requests (0: unlimited)
-  double until = 0;           // steady-clock seconds after which the fault expires (0: never)
+  int count = 0;                  // stop after this many requests (0: unlimited)
+  double until = 0;               // steady-clock seconds after which the fault expires (0: never)
 };
 
 struct ServerOptions {
@@ -61,14 +61,16 @@ class Server {
   static int Handle(mg_connection* conn, void* self);
   int Dispatch(mg_connection* conn);
   // coordination.k8s.io/v1 Leases: get, list, create, update (PUT), delete.
-  void HandleLease(mg_connection* conn, const std::string& method, const std::string& path, const User& user,
-                   bool table);
-  void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after, size_t pad);
+  void HandleLease(mg_connection* conn, const std::string& method, const std::string& path,
+                   const User& user, bool table);
+  void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
+             size_t pad);
   // The fault that applies to a request of this class, if any (consumes one of its `count`).
   bool TakeFault(const std::string& request_class, Fault* out);
   void Refuse(double seconds);  // stop listening for a while (connections are refused)
-  void LogWrite(mg_connection* conn, const std::string& verb, const std::string& name, const std::string& user,
-                const std::string& content_type, const std::string& body, int code, bool changed);
+  void LogWrite(mg_connection* conn, const std::string& verb, const std::string& name,
+                const std::string& user, const std::string& content_type, const std::string& body,
+                int code, bool changed);
 
   Store* const store_;
   const ServerOptions options_;
@@ -78,10 +80,10 @@ class Server {
   std::atomic<uint64_t> watch_epoch_{0};  // bumping it drops every open watch
   std::atomic<int> open_watches_{0};
   std::mutex log_mu_;
-  std::vector<std::string> writes_;  // GUARDED_BY(log_mu_)
+  std::vector<std::string> writes_;           // GUARDED_BY(log_mu_)
   std::map<std::string, uint64_t> requests_;  // by "VERB kind", GUARDED_BY(log_mu_)
   std::mutex fault_mu_;
-  std::vector<Fault> faults_;  // GUARDED_BY(fault_mu_)
+  std::vector<Fault> faults_;             // GUARDED_BY(fault_mu_)
   std::atomic<uint64_t> fault_epoch_{0};  // bumps when faults are cleared (releases hung requests)
 };
 

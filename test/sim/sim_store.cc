@@ -33,9 +33,10 @@ ApiError NotFound(const std::string& name) {
 }
 
 ApiError Conflict(const std::string& name) {
-  return Err(409, "Conflict", "Operation cannot be fulfilled on nodes \"" + name +
-                                  "\": the object has been modified; please apply your changes to the "
-                                  "latest version and try again");
+  return Err(409, "Conflict",
+             "Operation cannot be fulfilled on nodes \"" + name +
+                 "\": the object has been modified; please apply your changes to the "
+                 "latest version and try again");
 }
 
 ds::Labels LabelsOf(const Value& obj) {
@@ -53,10 +54,13 @@ ds::Labels LabelsOf(const Value& obj) {
 ApiError Validate(const Value& obj, const std::string& name) {
   if (!obj.IsObject()) return Err(400, "BadRequest", "the object is not a JSON object");
   const Value* meta = ds::JsonMember(obj, "metadata");
-  if (meta == nullptr || !meta->IsObject()) return Err(422, "Invalid", "Node \"" + name + "\" is invalid: metadata: Required value");
+  if (meta == nullptr || !meta->IsObject())
+    return Err(422, "Invalid", "Node \"" + name + "\" is invalid: metadata: Required value");
   const Value* l = ds::JsonMember(*meta, "labels");
   if (l == nullptr || l->IsNull()) return {};
-  if (!l->IsObject()) return Err(422, "Invalid", "Node \"" + name + "\" is invalid: metadata.labels: must be an object");
+  if (!l->IsObject())
+    return Err(422, "Invalid",
+               "Node \"" + name + "\" is invalid: metadata.labels: must be an object");
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartArray();
@@ -66,17 +70,22 @@ ApiError Validate(const Value& obj, const std::string& name) {
     std::string why = ds::ValidateLabelKey(key);
     std::string field = "metadata.labels";
     if (why.empty()) {
-      if (!it->value.IsString()) why = "label value must be a string";
-      else why = ds::ValidateLabelValue(it->value.GetString());
+      if (!it->value.IsString())
+        why = "label value must be a string";
+      else
+        why = ds::ValidateLabelValue(it->value.GetString());
       field = "metadata.labels";
     }
     if (why.empty()) continue;
     std::string msg = "Invalid value: \"" + key + "\": " + why;
     if (first.empty()) first = field + ": " + msg;
     w.StartObject();
-    w.Key("reason"); w.String("FieldValueInvalid");
-    w.Key("message"); ds::WriteString(w, msg);
-    w.Key("field"); ds::WriteString(w, field);
+    w.Key("reason");
+    w.String("FieldValueInvalid");
+    w.Key("message");
+    ds::WriteString(w, msg);
+    w.Key("field");
+    ds::WriteString(w, field);
     w.EndObject();
   }
   w.EndArray();
@@ -167,16 +176,20 @@ std::string JsonPatch(Document& doc, const Value& ops) {
       auto it = parent->FindMember(last.c_str());
       bool exists = it != parent->MemberEnd();
       if (kind == "test") {
-        if (!exists || value == nullptr || it->value != *value) return "testing value " + path + " failed";
+        if (!exists || value == nullptr || it->value != *value)
+          return "testing value " + path + " failed";
       } else if (kind == "remove") {
         if (!exists) return "unable to remove nonexistent key: " + last;
         parent->RemoveMember(it);
       } else if (kind == "add" || kind == "replace") {
         if (value == nullptr) return "missing value for " + kind;
-        if (kind == "replace" && !exists) return "replace operation does not apply: doc is missing key: " + path;
+        if (kind == "replace" && !exists)
+          return "replace operation does not apply: doc is missing key: " + path;
         Value v(*value, a);
-        if (exists) it->value = v;
-        else parent->AddMember(Value(last.c_str(), a), v, a);
+        if (exists)
+          it->value = v;
+        else
+          parent->AddMember(Value(last.c_str(), a), v, a);
       } else {
         return "unsupported op \"" + kind + "\"";
       }
@@ -196,7 +209,8 @@ std::string JsonPatch(Document& doc, const Value& ops) {
         if (value == nullptr) return "missing value";
         (*parent)[idx].CopyFrom(*value, a);
       } else if (kind == "test") {
-        if (value == nullptr || (*parent)[idx] != *value) return "testing value " + path + " failed";
+        if (value == nullptr || (*parent)[idx] != *value)
+          return "testing value " + path + " failed";
       } else {
         return "unsupported op \"" + kind + "\"";
       }
@@ -211,50 +225,73 @@ void SetMeta(Document& doc, const char* key, const std::string& value) {
   auto& a = doc.GetAllocator();
   Value& meta = doc["metadata"];
   auto it = meta.FindMember(key);
-  if (it != meta.MemberEnd()) it->value.SetString(value.c_str(), a);
-  else meta.AddMember(Value(key, a), Value(value.c_str(), a), a);
+  if (it != meta.MemberEnd())
+    it->value.SetString(value.c_str(), a);
+  else
+    meta.AddMember(Value(key, a), Value(value.c_str(), a), a);
 }
 
 std::string NodeJson(size_t i, bool master, const std::string& name) {
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
-  std::string ip = "10." + std::to_string(i / 65536 % 256) + "." + std::to_string(i / 256 % 256) + "." +
-                   std::to_string(i % 256);
+  std::string ip = "10." + std::to_string(i / 65536 % 256) + "." + std::to_string(i / 256 % 256) +
+                   "." + std::to_string(i % 256);
   w.StartObject();
-  w.Key("kind"); w.String("Node");
-  w.Key("apiVersion"); w.String("v1");
+  w.Key("kind");
+  w.String("Node");
+  w.Key("apiVersion");
+  w.String("v1");
   w.Key("metadata");
   w.StartObject();
-  w.Key("name"); ds::WriteString(w, name);
-  w.Key("uid"); ds::WriteString(w, "0000-sim-" + std::to_string(i));
-  w.Key("creationTimestamp"); ds::WriteString(w, Now());
+  w.Key("name");
+  ds::WriteString(w, name);
+  w.Key("uid");
+  ds::WriteString(w, "0000-sim-" + std::to_string(i));
+  w.Key("creationTimestamp");
+  ds::WriteString(w, Now());
   w.Key("labels");
   w.StartObject();
-  w.Key("beta.kubernetes.io/arch"); w.String("amd64");
-  w.Key("beta.kubernetes.io/os"); w.String("linux");
-  w.Key("kubernetes.io/arch"); w.String("amd64");
-  w.Key("kubernetes.io/hostname"); ds::WriteString(w, name);
-  w.Key("kubernetes.io/os"); w.String("linux");
-  w.Key("node.kubernetes.io/instance-type"); w.String("m5.xlarge");
-  w.Key("topology.kubernetes.io/region"); w.String("sim-1");
-  w.Key("topology.kubernetes.io/zone"); ds::WriteString(w, "sim-1" + std::string(1, static_cast<char>('a' + i % 3)));
-  if (master) { w.Key("node-role.kubernetes.io/control-plane"); w.String(""); }
+  w.Key("beta.kubernetes.io/arch");
+  w.String("amd64");
+  w.Key("beta.kubernetes.io/os");
+  w.String("linux");
+  w.Key("kubernetes.io/arch");
+  w.String("amd64");
+  w.Key("kubernetes.io/hostname");
+  ds::WriteString(w, name);
+  w.Key("kubernetes.io/os");
+  w.String("linux");
+  w.Key("node.kubernetes.io/instance-type");
+  w.String("m5.xlarge");
+  w.Key("topology.kubernetes.io/region");
+  w.String("sim-1");
+  w.Key("topology.kubernetes.io/zone");
+  ds::WriteString(w, "sim-1" + std::string(1, static_cast<char>('a' + i % 3)));
+  if (master) {
+    w.Key("node-role.kubernetes.io/control-plane");
+    w.String("");
+  }
   w.EndObject();
   w.Key("annotations");
   w.StartObject();
-  w.Key("node.alpha.kubernetes.io/ttl"); w.String("0");
-  w.Key("volumes.kubernetes.io/controller-managed-attach-detach"); w.String("true");
+  w.Key("node.alpha.kubernetes.io/ttl");
+  w.String("0");
+  w.Key("volumes.kubernetes.io/controller-managed-attach-detach");
+  w.String("true");
   w.EndObject();
   w.EndObject();
   w.Key("spec");
   w.StartObject();
-  w.Key("podCIDR"); ds::WriteString(w, "10.244." + std::to_string(i % 256) + ".0/24");
+  w.Key("podCIDR");
+  ds::WriteString(w, "10.244." + std::to_string(i % 256) + ".0/24");
   if (master) {
     w.Key("taints");
     w.StartArray();
     w.StartObject();
-    w.Key("key"); w.String("node-role.kubernetes.io/control-plane");
-    w.Key("effect"); w.String("NoSchedule");
+    w.Key("key");
+    w.String("node-role.kubernetes.io/control-plane");
+    w.Key("effect");
+    w.String("NoSchedule");
     w.EndObject();
     w.EndArray();
   }
@@ -263,67 +300,109 @@ std::string NodeJson(size_t i, bool master, const std::string& name) {
   w.StartObject();
   w.Key("capacity");
   w.StartObject();
-  w.Key("cpu"); w.String("4");
-  w.Key("memory"); w.String("16116152Ki");
-  w.Key("pods"); w.String("110");
-  w.Key("ephemeral-storage"); w.String("101430960Ki");
+  w.Key("cpu");
+  w.String("4");
+  w.Key("memory");
+  w.String("16116152Ki");
+  w.Key("pods");
+  w.String("110");
+  w.Key("ephemeral-storage");
+  w.String("101430960Ki");
   w.EndObject();
   w.Key("allocatable");
   w.StartObject();
-  w.Key("cpu"); w.String("3920m");
-  w.Key("memory"); w.String("15001040Ki");
-  w.Key("pods"); w.String("110");
+  w.Key("cpu");
+  w.String("3920m");
+  w.Key("memory");
+  w.String("15001040Ki");
+  w.Key("pods");
+  w.String("110");
   w.EndObject();
   w.Key("conditions");
   w.StartArray();
-  const char* conds[][2] = {{"MemoryPressure", "False"}, {"DiskPressure", "False"}, {"PIDPressure", "False"}, {"Ready", "True"}};
+  const char* conds[][2] = {{"MemoryPressure", "False"},
+                            {"DiskPressure", "False"},
+                            {"PIDPressure", "False"},
+                            {"Ready", "True"}};
   std::string now = Now();
   for (auto& c : conds) {
     w.StartObject();
-    w.Key("type"); w.String(c[0]);
-    w.Key("status"); w.String(c[1]);
-    w.Key("lastHeartbeatTime"); ds::WriteString(w, now);
-    w.Key("lastTransitionTime"); ds::WriteString(w, now);
-    w.Key("reason"); ds::WriteString(w, std::string("Kubelet") + (c[1][0] == 'T' ? "Ready" : "HasSufficient"));
-    w.Key("message"); w.String("kubelet is posting ready status");
+    w.Key("type");
+    w.String(c[0]);
+    w.Key("status");
+    w.String(c[1]);
+    w.Key("lastHeartbeatTime");
+    ds::WriteString(w, now);
+    w.Key("lastTransitionTime");
+    ds::WriteString(w, now);
+    w.Key("reason");
+    ds::WriteString(w, std::string("Kubelet") + (c[1][0] == 'T' ? "Ready" : "HasSufficient"));
+    w.Key("message");
+    w.String("kubelet is posting ready status");
     w.EndObject();
   }
   w.EndArray();
   w.Key("addresses");
   w.StartArray();
-  w.StartObject(); w.Key("type"); w.String("InternalIP"); w.Key("address"); ds::WriteString(w, ip); w.EndObject();
-  w.StartObject(); w.Key("type"); w.String("Hostname"); w.Key("address"); ds::WriteString(w, name); w.EndObject();
+  w.StartObject();
+  w.Key("type");
+  w.String("InternalIP");
+  w.Key("address");
+  ds::WriteString(w, ip);
+  w.EndObject();
+  w.StartObject();
+  w.Key("type");
+  w.String("Hostname");
+  w.Key("address");
+  ds::WriteString(w, name);
+  w.EndObject();
   w.EndArray();
   w.Key("nodeInfo");
   w.StartObject();
   char id[40];
   snprintf(id, sizeof(id), "%08zx-5e1f-4c3a-9b7d-%012zx", i, i * 7919);
-  w.Key("machineID"); ds::WriteString(w, std::string(id).substr(0, 8) + std::string(24, '0'));
-  w.Key("systemUUID"); w.String(id);
-  w.Key("bootID"); w.String(id);
-  w.Key("kernelVersion"); w.String("6.1.0-18-amd64");
-  w.Key("kubeletVersion"); w.String("v1.30.0");
-  w.Key("kubeProxyVersion"); w.String("v1.30.0");
-  w.Key("containerRuntimeVersion"); w.String("containerd://1.7.13");
-  w.Key("osImage"); w.String("Debian GNU/Linux 12 (bookworm)");
-  w.Key("architecture"); w.String("amd64");
-  w.Key("operatingSystem"); w.String("linux");
+  w.Key("machineID");
+  ds::WriteString(w, std::string(id).substr(0, 8) + std::string(24, '0'));
+  w.Key("systemUUID");
+  w.String(id);
+  w.Key("bootID");
+  w.String(id);
+  w.Key("kernelVersion");
+  w.String("6.1.0-18-amd64");
+  w.Key("kubeletVersion");
+  w.String("v1.30.0");
+  w.Key("kubeProxyVersion");
+  w.String("v1.30.0");
+  w.Key("containerRuntimeVersion");
+  w.String("containerd://1.7.13");
+  w.Key("osImage");
+  w.String("Debian GNU/Linux 12 (bookworm)");
+  w.Key("architecture");
+  w.String("amd64");
+  w.Key("operatingSystem");
+  w.String("linux");
   w.EndObject();
   w.Key("images");
   w.StartArray();
-  static const char* kImages[] = {"registry.k8s.io/kube-proxy:v1.30.0", "docker.io/calico/node:v3.27.0",
-                                  "docker.io/calico/cni:v3.27.0", "registry.k8s.io/pause:3.9",
-                                  "quay.io/prometheus/node-exporter:v1.7.0", "docker.io/library/nginx:1.25",
-                                  "registry.k8s.io/coredns/coredns:v1.11.1", "docker.io/library/redis:7.2"};
+  static const char* kImages[] = {"registry.k8s.io/kube-proxy:v1.30.0",
+                                  "docker.io/calico/node:v3.27.0",
+                                  "docker.io/calico/cni:v3.27.0",
+                                  "registry.k8s.io/pause:3.9",
+                                  "quay.io/prometheus/node-exporter:v1.7.0",
+                                  "docker.io/library/nginx:1.25",
+                                  "registry.k8s.io/coredns/coredns:v1.11.1",
+                                  "docker.io/library/redis:7.2"};
   for (size_t k = 0; k < 8; ++k) {
     w.StartObject();
     w.Key("names");
     w.StartArray();
     ds::WriteString(w, std::string(kImages[k]));
-    ds::WriteString(w, std::string(kImages[k]).substr(0, std::string(kImages[k]).find(':')) +
-                           "@sha256:6c8d3e1bc0a4b4c9f2e6a7d8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8");
+    ds::WriteString(w,
+                    std::string(kImages[k]).substr(0, std::string(kImages[k]).find(':')) +
+                        "@sha256:6c8d3e1bc0a4b4c9f2e6a7d8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8");
     w.EndArray();
-    w.Key("sizeBytes"); w.Uint64(20000000 + k * 7340033);
+    w.Key("sizeBytes");
+    w.Uint64(20000000 + k * 7340033);
     w.EndObject();
   }
   w.EndArray();
@@ -332,10 +411,11 @@ std::string NodeJson(size_t i, bool master, const std::string& name) {
   return sb.GetString();
 }
 
-
 // --- Leases ---
 
-std::string LeaseRef(const std::string& name) { return "leases.coordination.k8s.io \"" + name + "\""; }
+std::string LeaseRef(const std::string& name) {
+  return "leases.coordination.k8s.io \"" + name + "\"";
+}
 
 // metav1.MicroTime's wire form: RFC 3339 with exactly six fractional digits ("...05.000000Z").
 bool IsMicroTime(const std::string& s) {
@@ -352,10 +432,15 @@ bool IsMicroTime(const std::string& s) {
 
 // What the API server checks on a Lease write: decoding (400) and validation (422).
 ApiError ValidateLease(const Value& obj, const std::string& name) {
-  auto bad = [](std::string m) { return Err(400, "BadRequest", "Lease in version \"v1\" cannot be handled as a Lease: " + m); };
-  auto invalid = [&](std::string m) { return Err(422, "Invalid", "Lease.coordination.k8s.io \"" + name + "\" is invalid: " + m); };
+  auto bad = [](std::string m) {
+    return Err(400, "BadRequest", "Lease in version \"v1\" cannot be handled as a Lease: " + m);
+  };
+  auto invalid = [&](std::string m) {
+    return Err(422, "Invalid", "Lease.coordination.k8s.io \"" + name + "\" is invalid: " + m);
+  };
   const Value* meta = ds::JsonMember(obj, "metadata");
-  if (meta == nullptr || !meta->IsObject()) return invalid("metadata.name: Required value: name or generateName is required");
+  if (meta == nullptr || !meta->IsObject())
+    return invalid("metadata.name: Required value: name or generateName is required");
   const Value* spec = ds::JsonMember(obj, "spec");
   if (spec == nullptr || spec->IsNull()) return {};
   if (!spec->IsObject()) return bad("spec: expected an object");
@@ -367,14 +452,16 @@ ApiError ValidateLease(const Value& obj, const std::string& name) {
     if (!v->IsInt()) return bad(std::string("spec.") + k + ": expected an int32");
     bool duration = std::string(k) == "leaseDurationSeconds";
     if (duration ? v->GetInt() <= 0 : v->GetInt() < 0)
-      return invalid(std::string("spec.") + k + ": Invalid value: " + std::to_string(v->GetInt()) +
-                     (duration ? ": must be greater than 0" : ": must be greater than or equal to 0"));
+      return invalid(
+          std::string("spec.") + k + ": Invalid value: " + std::to_string(v->GetInt()) +
+          (duration ? ": must be greater than 0" : ": must be greater than or equal to 0"));
   }
   for (const char* k : {"acquireTime", "renewTime"}) {
     const Value* v = ds::JsonMember(*spec, k);
     if (v == nullptr || v->IsNull()) continue;
     if (!v->IsString() || !IsMicroTime(v->GetString()))
-      return bad(std::string("spec.") + k + ": parsing time " + (v->IsString() ? "\"" + std::string(v->GetString()) + "\"" : "(not a string)") +
+      return bad(std::string("spec.") + k + ": parsing time " +
+                 (v->IsString() ? "\"" + std::string(v->GetString()) + "\"" : "(not a string)") +
                  " as \"2006-01-02T15:04:05.000000Z07:00\"");
   }
   return {};
@@ -386,21 +473,34 @@ std::string StatusJson(const ApiError& e) {
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
-  w.Key("kind"); w.String("Status");
-  w.Key("apiVersion"); w.String("v1");
-  w.Key("metadata"); w.StartObject(); w.EndObject();
-  w.Key("status"); w.String(e.code == 0 || e.code / 100 == 2 ? "Success" : "Failure");
-  if (!e.message.empty()) { w.Key("message"); ds::WriteString(w, e.message); }
-  if (!e.reason.empty()) { w.Key("reason"); ds::WriteString(w, e.reason); }
+  w.Key("kind");
+  w.String("Status");
+  w.Key("apiVersion");
+  w.String("v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.EndObject();
+  w.Key("status");
+  w.String(e.code == 0 || e.code / 100 == 2 ? "Success" : "Failure");
+  if (!e.message.empty()) {
+    w.Key("message");
+    ds::WriteString(w, e.message);
+  }
+  if (!e.reason.empty()) {
+    w.Key("reason");
+    ds::WriteString(w, e.reason);
+  }
   if (!e.causes_json.empty()) {
     w.Key("details");
     w.StartObject();
-    w.Key("kind"); w.String("nodes");
+    w.Key("kind");
+    w.String("nodes");
     w.Key("causes");
     w.RawValue(e.causes_json.c_str(), e.causes_json.size(), rapidjson::kArrayType);
     w.EndObject();
   }
-  w.Key("code"); w.Int(e.code == 0 ? 200 : e.code);
+  w.Key("code");
+  w.Int(e.code == 0 ? 200 : e.code);
   w.EndObject();
   return sb.GetString();
 }
@@ -455,8 +555,9 @@ ApiError Store::Commit(const std::string& name, const std::string& type, std::st
   return {};
 }
 
-std::vector<std::string> Store::List(const ds::LabelSelector& sel, size_t limit, const std::string& after,
-                                     std::string* next, uint64_t* list_rv, size_t* remaining) const {
+std::vector<std::string> Store::List(const ds::LabelSelector& sel, size_t limit,
+                                     const std::string& after, std::string* next, uint64_t* list_rv,
+                                     size_t* remaining) const {
   std::lock_guard<std::mutex> l(mu_);
   std::vector<std::string> out;
   *list_rv = rv_;
@@ -489,7 +590,9 @@ ApiError Store::Create(const std::string& body, std::string* out) {
   doc.Parse(body.c_str());
   if (doc.HasParseError() || !doc.IsObject()) return Err(400, "BadRequest", "invalid JSON body");
   std::string name = ds::JsonMember(doc, "metadata") ? ds::JsonString(doc["metadata"], "name") : "";
-  if (name.empty()) return Err(422, "Invalid", "Node \"\" is invalid: metadata.name: Required value: name is required");
+  if (name.empty())
+    return Err(422, "Invalid",
+               "Node \"\" is invalid: metadata.name: Required value: name is required");
   if (ApiError e = Validate(doc, name); !e.ok()) return e;
   std::lock_guard<std::mutex> l(mu_);
   if (nodes_.count(name)) return Err(409, "AlreadyExists", "nodes \"" + name + "\" already exists");
@@ -512,18 +615,20 @@ ApiError Store::Replace(const std::string& name, const std::string& body, std::s
   std::string rv = ds::JsonString(doc["metadata"], "resourceVersion");
   if (!rv.empty() && rv != std::to_string(it->second.rv)) return Conflict(name);
   if (ds::JsonString(doc["metadata"], "name") != name)
-    return Err(400, "BadRequest", "the name of the object (" + ds::JsonString(doc["metadata"], "name") +
-                                      ") does not match the name on the URL (" + name + ")");
+    return Err(400, "BadRequest",
+               "the name of the object (" + ds::JsonString(doc["metadata"], "name") +
+                   ") does not match the name on the URL (" + name + ")");
   ds::Labels old = it->second.labels;
   return Commit(name, "MODIFIED", ds::JsonToString(doc), &old, out);
 }
 
-ApiError Store::Patch(const std::string& name, PatchType type, const std::string& body, std::string* out,
-                      bool* changed) {
+ApiError Store::Patch(const std::string& name, PatchType type, const std::string& body,
+                      std::string* out, bool* changed) {
   *changed = false;
   Document patch;
   patch.Parse(body.c_str());
-  if (patch.HasParseError()) return Err(400, "BadRequest", "error decoding patch: " + ds::JsonParseError(patch));
+  if (patch.HasParseError())
+    return Err(400, "BadRequest", "error decoding patch: " + ds::JsonParseError(patch));
   std::lock_guard<std::mutex> l(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return NotFound(name);
@@ -541,8 +646,10 @@ ApiError Store::Patch(const std::string& name, PatchType type, const std::string
     }
     MergePatch(doc, patch, doc.GetAllocator());
   }
-  if (!doc.IsObject() || !doc.HasMember("metadata") || ds::JsonString(doc["metadata"], "name") != name)
-    return Err(422, "Invalid", "Node \"" + name + "\" is invalid: metadata.name: field is immutable");
+  if (!doc.IsObject() || !doc.HasMember("metadata") ||
+      ds::JsonString(doc["metadata"], "name") != name)
+    return Err(422, "Invalid",
+               "Node \"" + name + "\" is invalid: metadata.name: field is immutable");
   if (ApiError e = Validate(doc, name); !e.ok()) return e;
   SetMeta(doc, "resourceVersion", std::to_string(it->second.rv));
   std::string json = ds::JsonToString(doc);
@@ -602,7 +709,8 @@ void Store::Heartbeat() {
     Value* conds = rapidjson::Pointer("/status/conditions").Get(doc);
     if (conds == nullptr || !conds->IsArray()) continue;
     for (auto& c : conds->GetArray())
-      if (c.HasMember("lastHeartbeatTime")) c["lastHeartbeatTime"].SetString(now.c_str(), doc.GetAllocator());
+      if (c.HasMember("lastHeartbeatTime"))
+        c["lastHeartbeatTime"].SetString(now.c_str(), doc.GetAllocator());
     ds::Labels old = nodes_[name].labels;
     std::string out;
     Commit(name, "MODIFIED", ds::JsonToString(doc), &old, &out);
@@ -628,28 +736,33 @@ std::vector<std::string> Store::ListLeases(const std::string& ns, uint64_t* list
 
 namespace {
 // Parses a Lease body for `ns`, checking what a create and a replace both need.
-ApiError ParseLease(const std::string& ns, const std::string& body, const std::string& url_name, Document* doc,
-                    std::string* name) {
+ApiError ParseLease(const std::string& ns, const std::string& body, const std::string& url_name,
+                    Document* doc, std::string* name) {
   doc->Parse(body.c_str());
   if (doc->HasParseError() || !doc->IsObject()) return Err(400, "BadRequest", "invalid JSON body");
   const Value* meta = ds::JsonMember(*doc, "metadata");
   *name = meta != nullptr && meta->IsObject() ? ds::JsonString(*meta, "name") : "";
   if (name->empty() && url_name.empty())
-    return Err(422, "Invalid", "Lease.coordination.k8s.io \"\" is invalid: metadata.name: Required value: name or "
-                               "generateName is required");
+    return Err(422, "Invalid",
+               "Lease.coordination.k8s.io \"\" is invalid: metadata.name: Required value: name or "
+               "generateName is required");
   if (!url_name.empty() && *name != url_name)
-    return Err(400, "BadRequest", "the name of the object (" + *name + ") does not match the name on the URL (" +
-                                      url_name + ")");
-  std::string obj_ns = meta != nullptr && meta->IsObject() ? ds::JsonString(*meta, "namespace") : "";
+    return Err(400, "BadRequest",
+               "the name of the object (" + *name + ") does not match the name on the URL (" +
+                   url_name + ")");
+  std::string obj_ns =
+      meta != nullptr && meta->IsObject() ? ds::JsonString(*meta, "namespace") : "";
   if (!obj_ns.empty() && obj_ns != ns)
-    return Err(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request");
+    return Err(
+        400, "BadRequest",
+        "the namespace of the provided object does not match the namespace sent on the request");
   return ValidateLease(*doc, *name);
 }
 
 // Fills in what the server owns (kind, namespace, uid, creation time, resourceVersion) and stores
 // the serialized object with its resourceVersion in *slot.
-void StoreLease(Document* doc, const std::string& ns, const std::string& uid, const std::string& created, uint64_t rv,
-                std::pair<std::string, uint64_t>* slot) {
+void StoreLease(Document* doc, const std::string& ns, const std::string& uid,
+                const std::string& created, uint64_t rv, std::pair<std::string, uint64_t>* slot) {
   auto& a = doc->GetAllocator();
   doc->RemoveMember("kind");
   doc->RemoveMember("apiVersion");
@@ -675,8 +788,8 @@ ApiError Store::CreateLease(const std::string& ns, const std::string& body, std:
   return {};
 }
 
-ApiError Store::ReplaceLease(const std::string& ns, const std::string& name, const std::string& body,
-                             std::string* out) {
+ApiError Store::ReplaceLease(const std::string& ns, const std::string& name,
+                             const std::string& body, std::string* out) {
   Document doc;
   std::string body_name;
   if (ApiError e = ParseLease(ns, body, name, &doc, &body_name); !e.ok()) return e;
@@ -685,16 +798,19 @@ ApiError Store::ReplaceLease(const std::string& ns, const std::string& name, con
   if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
   std::string rv = ds::JsonString(doc["metadata"], "resourceVersion");
   if (rv.empty())
-    return Err(422, "Invalid", "Lease.coordination.k8s.io \"" + name + "\" is invalid: metadata.resourceVersion: "
-                               "Invalid value: 0x0: must be specified for an update");
+    return Err(422, "Invalid",
+               "Lease.coordination.k8s.io \"" + name +
+                   "\" is invalid: metadata.resourceVersion: "
+                   "Invalid value: 0x0: must be specified for an update");
   if (rv != std::to_string(it->second.second))
-    return Err(409, "Conflict", "Operation cannot be fulfilled on " + LeaseRef(name) +
-                                    ": the object has been modified; please apply your changes to the latest "
-                                    "version and try again");
+    return Err(409, "Conflict",
+               "Operation cannot be fulfilled on " + LeaseRef(name) +
+                   ": the object has been modified; please apply your changes to the latest "
+                   "version and try again");
   Document old;
   old.Parse(it->second.first.c_str());
-  StoreLease(&doc, ns, ds::JsonString(old["metadata"], "uid"), ds::JsonString(old["metadata"], "creationTimestamp"),
-             ++rv_, &it->second);
+  StoreLease(&doc, ns, ds::JsonString(old["metadata"], "uid"),
+             ds::JsonString(old["metadata"], "creationTimestamp"), ++rv_, &it->second);
   *out = it->second.first;
   return {};
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/labels.h"
 #include "common/label_selector.h"
+#include "common/labels.h"
 
 namespace sim {
 
@@ -51,8 +51,9 @@ class Store {
 
   // A page of matching nodes after `after` (by name); returns the names' JSON, sets *next to the
   // last name when more remain. `list_rv` is the resourceVersion reported for the list.
-  std::vector<std::string> List(const ds::LabelSelector& sel, size_t limit, const std::string& after,
-                                std::string* next, uint64_t* list_rv, size_t* remaining) const;
+  std::vector<std::string> List(const ds::LabelSelector& sel, size_t limit,
+                                const std::string& after, std::string* next, uint64_t* list_rv,
+                                size_t* remaining) const;
   // For tables: matching nodes' JSON.
   ApiError Get(const std::string& name, std::string* json) const;
   ApiError Create(const std::string& body, std::string* out);
