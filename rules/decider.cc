@@ -35,8 +35,9 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       const Rule& rule = rules_[r];
       RuleState& st = ns.rules[r];
       const RuleInput& in = inputs[r];
+      const bool answered = !in.failed && in.values != nullptr;
       double v = std::nan("");
-      if (!in.failed && in.values != nullptr) {
+      if (answered) {
         evidence = true;
         v = (*in.values)[i];
       }
@@ -67,7 +68,10 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
           st.pending = false;
         }
       } else {
-        st.pending = false;  // `for` restarts after a gap, as in Prometheus alerting
+        // As in Prometheus alerting: a series that left a successful answer restarts `for`, but
+        // a failed evaluation keeps the pending alert, so one query timeout does not restart a
+        // long `for`. The grace bounds both: past it the rule's state is dropped.
+        if (answered) st.pending = false;
         if (st.seen && now - st.last_seen > grace_) st = RuleState{};
       }
       if (st.hot) {
@@ -75,10 +79,12 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
         d.holds.push_back(Hold{r, st.last_value, st.hot_since, !fresh});
       }
     }
-    if (any_hot) {
-      d.verdict = Verdict::kHot;
-    } else if (!evidence) {
+    if (!evidence) {
+      // Nothing answered: neither add nor remove a label (one removed by hand during an outage
+      // stays removed). Stale holds stay in d.holds to say why the node was hot.
       d.verdict = Verdict::kUnknown;
+    } else if (any_hot) {
+      d.verdict = Verdict::kHot;
     } else if (nodes[i].labelled && !ns.ever_had_value && now - ns.first_seen <= grace_) {
       d.verdict = Verdict::kUnknown;  // labelled before we started; wait for data
     } else {

@@ -7,10 +7,17 @@
 //  - if the node already carries our label, a value in the hysteresis band or above keeps it
 //    held without waiting for `for` again (restarts and outages must not flap labels);
 //  - missing data (query failed, series absent, NaN) keeps the last verdict for `grace`,
-//    then the verdict is dropped.
-// Per node: hot while any rule holds it. Cold needs evidence: at least one rule whose query
-// succeeded this cycle. With no evidence the verdict is unknown and nothing is written.
-// A labelled node we have never seen data for (e.g. after a restart) is kept for `grace`.
+//    then the rule's state is dropped;
+//  - the `for` timer, as a pending Prometheus alert: a failed query keeps it (one timeout must
+//    not restart a long `for`), a series absent from a successful answer or a value not over
+//    the threshold restarts it, and it is dropped with the rest once data is missing past `grace`.
+// Per node, hot and cold both need evidence: at least one rule whose query succeeded this cycle.
+// With no evidence the verdict is unknown, even when rules still hold the node from before, so
+// no label is added or removed while Prometheus is down (a label removed by hand during an
+// outage stays removed); the stale holds are still returned, to say why the node was hot.
+// With evidence: hot while any rule holds it (a stale hold counts within `grace`, also one from
+// a rule whose own query failed), else cold. A labelled node we have never seen data for (e.g.
+// after a restart) is unknown for `grace`.
 #pragma once
 
 #include <string>
@@ -31,7 +38,7 @@ struct NodeInput {
 };
 
 struct RuleInput {
-  bool failed = false;                          // the query failed this cycle
+  bool failed = false;  // the query failed this cycle: not evidence, but `for` timers are kept
   const std::vector<double>* values = nullptr;  // per node, NaN = no sample; null when failed
 };
 
@@ -45,7 +52,9 @@ struct Hold {
 
 struct NodeDecision {
   Verdict verdict = Verdict::kUnknown;
-  std::vector<Hold> holds;  // empty unless hot
+  // Why the node is (or, for unknown, was) hot: empty when cold. An unknown decision may carry
+  // holds, all stale, when no query succeeded this cycle; they must not be read as "hot".
+  std::vector<Hold> holds;
 };
 
 class Decider {

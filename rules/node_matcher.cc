@@ -61,11 +61,12 @@ int NodeMatcher::MatchImpl(const L& metric, const std::string& node_label) const
     const auto* v = FindLabel(metric, node_label);
     return v == nullptr ? -1 : Lookup(*v);
   }
+  // The first label present decides, even when it names no managed node: a later label (often
+  // `instance`, the exporter's address) may name a different node than the one measured.
   for (const char* l : kDefaultNodeLabels) {
     const auto* v = FindLabel(metric, l);
-    if (v == nullptr) continue;
-    int i = Lookup(*v);
-    if (i >= 0) return i;
+    if (v == nullptr || v->empty()) continue;  // Prometheus: an empty value is no label
+    return Lookup(*v);
   }
   return -1;
 }

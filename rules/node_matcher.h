@@ -1,7 +1,12 @@
-// Maps Prometheus series to nodes. A series names its node through a label; by default `node`,
-// then `instance`, then `ip`, then `nodename` are tried. A value such as "10.0.0.12:9100" or
-// "node-3" matches a node by name or by any of its addresses (InternalIP, ExternalIP, Hostname)
-// with the port stripped. Series that match no node are reported, never labelled blindly.
+// Maps Prometheus series to nodes. A series names its node through a label: the rule's
+// `nodeLabel`, or by default the first of `node`, `instance`, `ip`, `nodename` that the series
+// carries (an empty value counts as absent, as in Prometheus). A value such as "10.0.0.12:9100"
+// or "node-3" matches a node by name or by any of its addresses (InternalIP, ExternalIP,
+// Hostname) with the port stripped. When that first label names no managed node (a control-plane
+// node, a node that left, an address two nodes share) the series is unmatched: later labels are
+// not tried, because e.g. `instance` may be the exporter's address on another node, and falling
+// through would give that node a value measured elsewhere. Series that match no node are
+// reported, never labelled blindly.
 #pragma once
 
 #include <functional>
@@ -27,7 +32,8 @@ class NodeMatcher {
  public:
   // Indexes the nodes by name and address; indices refer to positions in `nodes`.
   explicit NodeMatcher(const std::vector<NodeIdentity>& nodes);
-  // Index of the node the series names, or -1. node_label empty: the default order.
+  // Index of the node the series names, or -1. node_label empty: the first default label the
+  // series carries decides (see the top of this file).
   int Match(const Labels& metric, const std::string& node_label) const;
   int Match(const LabelViews& metric, const std::string& node_label) const;
   size_t size() const { return size_; }

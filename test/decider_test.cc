@@ -3,10 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "test/fakes/fake_clock.h"
 
 namespace ds {
+
+// Lets gtest print a verdict by name in failure messages (found by ADL, so outside the
+// anonymous namespace).
+void PrintTo(Verdict v, std::ostream* os) {
+  *os << (v == Verdict::kHot ? "Hot" : v == Verdict::kCold ? "Cold" : "Unknown");
+}
+
 namespace {
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
@@ -132,6 +140,139 @@ TEST(Decider, AllQueriesFailingIsUnknownNeverCold) {
   EXPECT_TRUE(n.labelled_);
   // Prometheus is back and the node is still hot: it keeps its label without `for` or flapping.
   EXPECT_EQ(n.Step({85}), Verdict::kHot);
+}
+
+// One step of a single-rule scenario: the rule's value (or a failed query) `advance` seconds after
+// the previous step, and the verdict expected then.
+struct ForStep {
+  double value;
+  bool failed;
+  Verdict want;
+};
+
+struct ForCase {
+  const char* name;
+  double for_s;
+  double grace;
+  std::vector<ForStep> steps;  // 10 s apart
+};
+
+// Prometheus keeps a pending alert across a failed rule evaluation, but resolves it when the
+// series leaves a successful result. A query timeout must not restart a long `for`.
+TEST(Decider, ForTimerSurvivesFailedQueryButNotAbsentSeries) {
+  constexpr Verdict kH = Verdict::kHot, kC = Verdict::kCold, kU = Verdict::kUnknown;
+  const std::vector<ForCase> cases = {
+      {"a failed query keeps the timer",
+       60,
+       30,
+       {{90, false, kC},  // t=10: pending since 10
+        {kNone, true, kU},
+        {kNone, true, kU},
+        {90, false, kC},  // 30 s
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kH}}},  // t=70: 60 s since 10
+      {"failing for exactly the grace keeps the timer",
+       60,
+       30,
+       {{90, false, kC},
+        {kNone, true, kU},
+        {kNone, true, kU},
+        {kNone, true, kU},  // t=40: 30 s without a value, not over the grace
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kH}}},
+      {"failing for longer than the grace drops the timer",
+       60,
+       30,
+       {{90, false, kC},
+        {kNone, true, kU},
+        {kNone, true, kU},
+        {kNone, true, kU},
+        {kNone, true, kU},  // t=50: 40 s > grace, state dropped
+        {90, false, kC},    // t=60: pending again
+        {90, false, kC},    // would be hot here had the timer survived
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kH}}},  // t=120
+      {"a series absent from a successful answer restarts the timer",
+       60,
+       30,
+       {{90, false, kC},
+        {kNone, false, kC},
+        {90, false, kC},  // t=30: pending since 30
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kC},
+        {90, false, kC},  // t=70: hot here had the gap kept the timer
+        {90, false, kC},
+        {90, false, kH}}},  // t=90
+  };
+  for (const ForCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 80, c.for_s)}, c.grace);
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+      const ForStep& s = c.steps[i];
+      EXPECT_EQ(n.Step({s.value}, {s.failed}), s.want)
+          << "step " << i << " (t=" << 10 * (i + 1) << ")";
+    }
+  }
+}
+
+struct EvidenceCase {
+  const char* name;
+  bool labelled;  // false: our label was removed by hand after the node turned hot
+  std::vector<double> values;
+  std::vector<bool> failed;
+  Verdict want;
+  bool want_stale;  // of the one hold (cpu) the decision carries
+};
+
+// "No label is added or removed while Prometheus is down": without a single successful query a
+// stale hold must not re-add a label removed by hand. The hold is still reported, to say why.
+TEST(Decider, NoEvidenceIsUnknownEvenWithStaleHolds) {
+  const std::vector<EvidenceCase> cases = {
+      {"every query failed, label kept",
+       true,
+       {kNone, kNone},
+       {true, true},
+       Verdict::kUnknown,
+       true},
+      {"every query failed, label removed by hand",
+       false,
+       {kNone, kNone},
+       {true, true},
+       Verdict::kUnknown,
+       true},
+      {"cpu failed, mem answered: the stale hold keeps it hot",
+       false,
+       {kNone, 10},
+       {true, false},
+       Verdict::kHot,
+       true},
+      {"cpu series absent from a successful answer: held through the grace",
+       true,
+       {kNone, 10},
+       {false, false},
+       Verdict::kHot,
+       true},
+      {"mem failed, cpu answered", true, {85, kNone}, {false, true}, Verdict::kHot, false},
+  };
+  for (const EvidenceCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60),
+               MakeRule("mem", Comparison::kGreater, 90, 70)},
+              30);
+    ASSERT_EQ(n.Step({85, 10}), Verdict::kHot);
+    n.labelled_ = c.labelled;
+    EXPECT_EQ(n.Step(c.values, c.failed), c.want);
+    ASSERT_EQ(n.last_.holds.size(), 1u);
+    EXPECT_EQ(n.last_.holds[0].rule, 0u);
+    EXPECT_EQ(n.last_.holds[0].value, 85);
+    EXPECT_EQ(n.last_.holds[0].stale, c.want_stale);
+  }
 }
 
 TEST(Decider, OneFailingRuleDoesNotStopOthers) {

@@ -30,10 +30,44 @@ TEST_F(MatcherTest, DefaultLabelOrder) {
   EXPECT_EQ(m_.Match(Labels{{"instance", "node-1.example:9100"}}, ""), 0);
   EXPECT_EQ(m_.Match(Labels{{"ip", "203.0.113.2"}}, ""), 1);
   EXPECT_EQ(m_.Match(Labels{{"nodename", "node-3"}}, ""), 2);
-  // `node` is tried first, but when it names nothing the next label is used.
-  EXPECT_EQ(m_.Match(Labels{{"node", "gone"}, {"instance", "10.0.0.1:9100"}}, ""), 0);
   EXPECT_EQ(m_.Match(Labels{{"job", "x"}}, ""), -1);
   EXPECT_EQ(m_.Match(Labels{{"instance", "10.9.9.9:9100"}}, ""), -1);
+}
+
+struct FirstPresentCase {
+  const char* name;
+  Labels labels;
+  int want;
+};
+
+// The first candidate label the series carries names its node. When that node is not one we
+// manage (a control-plane node, a node that left), a later label must not be tried: `instance`
+// is typically the exporter's address, which may belong to another node (kube-state-metrics,
+// a DaemonSet on host network), so falling through would give a managed node another's value.
+TEST_F(MatcherTest, FirstPresentLabelDecides) {
+  const std::vector<FirstPresentCase> cases = {
+      {"node names an unmanaged node, instance a managed node's address",
+       {{"node", "cp-1"}, {"instance", "10.0.0.1:9100"}},
+       -1},
+      {"node names a node that left", {{"node", "gone"}, {"instance", "10.0.0.1:9100"}}, -1},
+      {"node and instance disagree: node wins",
+       {{"node", "node-2"}, {"instance", "10.0.0.1:9100"}},
+       1},
+      {"instance names nothing, ip a managed node",
+       {{"instance", "10.9.9.9:9100"}, {"ip", "10.0.0.1"}},
+       -1},
+      {"node absent: instance decides", {{"instance", "10.0.0.3:9100"}, {"ip", "10.0.0.1"}}, 2},
+      {"node and instance absent: ip decides", {{"ip", "203.0.113.2"}, {"nodename", "node-1"}}, 1},
+      // Prometheus treats an empty label value as no label at all.
+      {"empty node value is absent", {{"node", ""}, {"instance", "10.0.0.1:9100"}}, 0},
+      {"labels in any order", {{"instance", "10.0.0.1:9100"}, {"node", "cp-1"}}, -1},
+  };
+  for (const FirstPresentCase& c : cases) {
+    EXPECT_EQ(m_.Match(c.labels, ""), c.want) << c.name;
+    LabelViews views;
+    for (const auto& [k, v] : c.labels) views.emplace_back(k, v);
+    EXPECT_EQ(m_.Match(views, ""), c.want) << c.name << " (views)";
+  }
 }
 
 TEST_F(MatcherTest, ConfiguredLabelOnly) {
@@ -45,6 +79,8 @@ TEST(Matcher, AmbiguousAddressMatchesNothing) {
   NodeMatcher m({{"a", {"10.0.0.9"}}, {"b", {"10.0.0.9"}}});
   EXPECT_EQ(m.Match(Labels{{"ip", "10.0.0.9"}}, ""), -1);
   EXPECT_EQ(m.Match(Labels{{"node", "a"}}, ""), 0);
+  // An ambiguous address is present, so the labels after it are not tried.
+  EXPECT_EQ(m.Match(Labels{{"ip", "10.0.0.9"}, {"nodename", "a"}}, ""), -1);
 }
 
 TEST_F(MatcherTest, MatchSamplesWorstValueAndUnmatched) {
@@ -66,6 +102,19 @@ TEST_F(MatcherTest, MatchSamplesWorstValueAndUnmatched) {
   Rule lt;
   lt.op = Comparison::kLess;
   EXPECT_EQ(MatchSamples(m_, samples, lt).values[0], 50) << "for '<' the minimum is the worst";
+}
+
+TEST_F(MatcherTest, MatchSamplesUnmanagedNodeLabelIsUnmatched) {
+  Rule gt;
+  gt.op = Comparison::kGreater;
+  std::vector<Sample> samples = {{{{"node", "cp-1"}, {"instance", "10.0.0.1:9100"}}, 99, 0},
+                                 {{{"node", "node-2"}, {"instance", "10.0.0.2:9100"}}, 40, 0}};
+  MatchedValues mv = MatchSamples(m_, samples, gt);
+  EXPECT_TRUE(std::isnan(mv.values[0])) << "node-1 must not take cp-1's value";
+  EXPECT_EQ(mv.values[1], 40);
+  EXPECT_EQ(mv.unmatched, 1u);
+  ASSERT_EQ(mv.unmatched_names.size(), 1u);
+  EXPECT_EQ(mv.unmatched_names[0], "{node=cp-1,instance=10.0.0.1:9100}");
 }
 
 }  // namespace
