@@ -19,11 +19,12 @@ struct Exchange {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   const std::function<bool(std::string_view)>* on_data = nullptr;  // stream mode
-  const std::function<bool()>* cancelled = nullptr;
+  const std::function<bool()>* cancelled = nullptr;  // stream mode: true stops
   bool too_large = false;
   bool stopped_by_reader = false;
   bool was_cancelled = false;
   bool not_sent = false;  // send_if said no
+  bool sent = false;      // send_if said yes: the request is leaving
 };
 
 int PrereqCallback(void* user, char*, char*, int, int) {
@@ -32,6 +33,7 @@ int PrereqCallback(void* user, char*, char*, int, int) {
     ex->not_sent = true;
     return CURL_PREREQFUNC_ABORT;
   }
+  ex->sent = true;
   return CURL_PREREQFUNC_OK;
 }
 
@@ -83,6 +85,12 @@ size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
 int ProgressCallback(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* ex = static_cast<Exchange*>(user);
   if (ex->cancelled != nullptr && *ex->cancelled && (*ex->cancelled)()) {
+    ex->was_cancelled = true;
+    return 1;
+  }
+  // Once sent, the precondition is asked again while the answer is awaited (before that, the
+  // pre-request callback decides, and a "no" there means nothing left).
+  if (ex->sent && ex->req->send_if && !ex->req->send_if()) {
     ex->was_cancelled = true;
     return 1;
   }
@@ -198,7 +206,7 @@ CURLcode Perform(CURL* c, const TlsOptions& tls, const HttpRequest& req, Exchang
     curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, PrereqCallback);
     curl_easy_setopt(c, CURLOPT_PREREQDATA, ex);
   }
-  if (ex->cancelled != nullptr) {
+  if (ex->cancelled != nullptr || req.send_if) {
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, ProgressCallback);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, ex);
@@ -225,10 +233,17 @@ StatusOr<HttpResponse> CurlTransport::Do(const HttpRequest& req) {
   CURLcode rc = Perform(c, tls_, req, &ex);
   long code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-  Release(c);
+  if (ex.was_cancelled) {
+    curl_easy_cleanup(c);  // an abandoned transfer leaves its connection mid-exchange
+  } else {
+    Release(c);
+  }
   if (ex.not_sent)
     return Status::Cancelled(req.method + " " + req.url.substr(0, req.url.find('?')) +
                              ": not sent (its precondition no longer holds)");
+  if (ex.was_cancelled)
+    return Status::Cancelled(req.method + " " + req.url.substr(0, req.url.find('?')) +
+                             ": abandoned while waiting for the answer (its precondition ended)");
   if (ex.too_large)
     return Status::Unavailable(req.method + " " + req.url.substr(0, req.url.find('?')) +
                                ": response body exceeds " + std::to_string(req.max_body_bytes) +

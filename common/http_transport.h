@@ -36,7 +36,10 @@ struct HttpRequest {
   bool accept_compressed = false;     // ask for gzip (smaller bodies, more CPU)
   // Asked once the connection is up (TLS handshake done), immediately before the request is sent;
   // false aborts without sending anything (kCancelled). A leader's label writes use it so that
-  // a write cannot leave after leadership ended during a slow connect.
+  // a write cannot leave after leadership ended during a slow connect. It is asked again (at
+  // least once a second) while the answer is awaited: false then abandons the request with
+  // kCancelled, which frees the caller (a shutdown must not wait out a hung PATCH) but cannot
+  // unsend it: the server may still apply it.
   std::function<bool()> send_if;
 };
 

@@ -73,6 +73,7 @@ int WebServer::OnRequest(::mg_connection* conn, void* self) {
   req.method = ri->request_method ? ri->request_method : "";
   req.path = ri->local_uri ? ri->local_uri : "";
   req.content_length = ri->content_length;
+  if (const char* auth = mg_get_header(conn, "Authorization")) req.authorization = auth;
   if (req.method == "POST" && req.content_length <= kMaxRequestBody) {
     // Drain the (bounded) body so the connection can be reused.
     char buf[8192];

@@ -18,6 +18,7 @@ struct WebRequest {
   std::string path;
   long long content_length = -1;  // -1 when unknown
   std::string body;               // read only for POST, up to kMaxRequestBody
+  std::string authorization;      // the Authorization header, "" when absent
 };
 
 struct WebResponse {

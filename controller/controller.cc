@@ -54,7 +54,7 @@ Status Controller::Start() {
               << le.retry_period_seconds << " s";
   }
   auto handler = [this](const WebRequest& req) {
-    return HandleRequest(req, View(), [this] { reconciler_.Trigger(); });
+    return HandleRequest(req, View(), [this] { reconciler_.Trigger(); }, options_.webhook_token);
   };
   RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
   LOG(INFO) << "http: listening on port " << web_.port()
@@ -86,11 +86,16 @@ ControllerView Controller::View() const {
   v.cache_synced = cache_.Synced();
   v.cache_error = cache_.LastError();
   v.cache_stats = cache_.Stats();
+  if (TimePoint p = cache_.LastProgress(); p != TimePoint{})
+    v.cache_seconds_since_progress = ToSeconds(clock_.Now() - p);
+  v.cache_stale_after_seconds = options_.cache_stale_after_seconds;
   v.nodes = cache_.Snapshot();
   v.last_cycle = reconciler_.LastReport();
   v.counters = reconciler_.Counters();
   TimePoint end = reconciler_.LastCycleEnd();
   v.seconds_since_cycle = end == TimePoint{} ? -1 : ToSeconds(clock_.Now() - end);
+  TimePoint progress = reconciler_.LastProgress();
+  v.seconds_since_progress = progress == TimePoint{} ? -1 : ToSeconds(clock_.Now() - progress);
   v.interval_seconds = options_.reconciler.interval_seconds;
   v.mark = options_.reconciler.mark;
   v.rss_bytes = ResidentBytes();

@@ -21,30 +21,62 @@ WriteCounters LabelWriter::Counters() const {
   return counters_;
 }
 
-WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const WriteGate& gate,
-                                const std::function<void(const NodeInfo&)>& on_written,
+std::vector<const MarkWrite*> LabelWriter::Select(const std::vector<MarkWrite>& writes,
+                                                  WriteOutcome* out) {
+  std::vector<const MarkWrite*> due;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const TimePoint now = clock_->Now();
+    for (const MarkWrite& w : writes) {
+      auto it = failing_.find(w.node);
+      if (it != failing_.end() && now < it->second.until) {
+        ++out->held_back;
+        continue;
+      }
+      due.push_back(&w);
+    }
+  }
+  if (limits_.max_per_cycle == 0 || due.size() <= limits_.max_per_cycle) {
+    resume_after_.clear();
+    return due;
+  }
+  // Over the cap: start after the node the previous capped batch stopped at, so that the budget
+  // goes round all nodes instead of always to the first ones by name.
+  size_t start = 0;
+  if (!resume_after_.empty()) {
+    auto it = std::find_if(due.begin(), due.end(),
+                           [&](const MarkWrite* w) { return w->node > resume_after_; });
+    start = it == due.end() ? 0 : static_cast<size_t>(it - due.begin());
+  }
+  std::vector<const MarkWrite*> chosen;
+  for (size_t k = 0; k < limits_.max_per_cycle; ++k) chosen.push_back(due[(start + k) % due.size()]);
+  out->deferred += due.size() - chosen.size();
+  resume_after_ = chosen.back()->node;
+  LOG(WARNING) << due.size() - chosen.size()
+               << " label changes deferred to the next cycle (max_writes_per_cycle)";
+  return chosen;
+}
+
+WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const WriteHooks& hooks,
                                 const std::atomic<bool>* stop) {
   WriteOutcome out;
-  size_t n = writes.size();
-  if (limits_.max_per_cycle != 0 && n > limits_.max_per_cycle) {
-    out.deferred = n - limits_.max_per_cycle;
-    n = limits_.max_per_cycle;
-    LOG(WARNING) << out.deferred
-                 << " label changes deferred to the next cycle (max_writes_per_cycle)";
-  }
+  std::vector<const MarkWrite*> chosen = Select(writes, &out);
+  if (out.held_back > 0 && throttle_.ShouldLog("held-back", clock_->Now()))
+    LOG(WARNING) << out.held_back
+                 << " label changes held back: their node's last write was refused (backoff)";
   if (limits_.dry_run) {
-    for (size_t i = 0; i < n; ++i)
+    for (const MarkWrite* w : chosen)
       LOG(INFO) << "dry-run: would have "
-                << (writes[i].set ? "set " + mark_.ToString() + " on"
-                                  : "removed " + mark_.key + " from")
-                << " node " << writes[i].node << ": " << writes[i].reason;
+                << (w->set ? "set " + mark_.ToString() + " on" : "removed " + mark_.key + " from")
+                << " node " << w->node << ": " << w->reason;
     return out;
   }
   std::mutex out_mu;
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next++) < n && !stop->load();) {
-      Result r = WriteOne(writes[i], gate, on_written, stop);
+    for (size_t i; (i = next++) < chosen.size() && !stop->load();) {
+      Result r = WriteOne(*chosen[i], hooks, stop);
+      if (hooks.on_progress) hooks.on_progress();
       std::lock_guard<std::mutex> l(out_mu);
       if (r == Result::kOk)
         ++out.ok;
@@ -54,7 +86,8 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
         ++out.deferred;
     }
   };
-  size_t threads = std::min<size_t>(static_cast<size_t>(std::max(1, limits_.concurrency)), n);
+  size_t threads =
+      std::min<size_t>(static_cast<size_t>(std::max(1, limits_.concurrency)), chosen.size());
   std::vector<std::thread> workers;
   for (size_t i = 1; i < threads; ++i) workers.emplace_back(worker);
   if (threads > 0) worker();  // this thread is one of the writers
@@ -62,7 +95,7 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
   return out;
 }
 
-bool LabelWriter::WaitForRetryAfter(const std::atomic<bool>* stop) {
+bool LabelWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bool>* stop) {
   for (;;) {
     TimePoint not_before;
     {
@@ -70,44 +103,56 @@ bool LabelWriter::WaitForRetryAfter(const std::atomic<bool>* stop) {
       not_before = not_before_;
     }
     if (stop->load()) return false;
-    if (clock_->Now() >= not_before) return true;
-    // Another writer may push the time further meanwhile: look again after waking.
-    if (!clock_->SleepUntil(not_before, stop)) return false;
+    const TimePoint now = clock_->Now();
+    if (now >= not_before) return true;
+    // In slices, so that a long Retry-After still shows a live loop; another writer may also
+    // push the time further meanwhile.
+    if (!clock_->SleepUntil(std::min(not_before, now + std::chrono::seconds(10)), stop))
+      return false;
+    if (hooks.on_progress) hooks.on_progress();
   }
 }
 
-LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteGate& gate,
-                                          const std::function<void(const NodeInfo&)>& on_written,
+void LabelWriter::RecordFailure(const std::string& node) {
+  std::lock_guard<std::mutex> l(mu_);
+  NodeBackoff& b = failing_[node];
+  const Duration max = FromSeconds(limits_.failed_node_backoff_max_seconds);
+  b.delay = b.delay == Duration::zero() ? FromSeconds(limits_.failed_node_backoff_seconds)
+                                        : std::min(max, b.delay * 2);
+  b.until = clock_->Now() + b.delay;
+}
+
+LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& hooks,
                                           const std::atomic<bool>* stop) {
   const std::string* value = w.set ? &mark_.value : nullptr;
-  const std::string what = w.set
-                               ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
-                               : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
+  const std::string what = w.set ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
+                                 : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
   Backoff backoff(0.2, 5);
   for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
-    if (!WaitForRetryAfter(stop)) return Result::kStopped;
+    if (!WaitForRetryAfter(hooks, stop)) return Result::kStopped;
     if (!limiter_.Acquire(stop)) return Result::kStopped;
     // Leadership can end while a cycle writes (renew deadline passed): a standby may take over
     // once the lease expires, so no write may start after that.
-    if (gate && !gate()) {
+    if (hooks.gate && !hooks.gate()) {
       if (throttle_.ShouldLog("gate", clock_->Now()))
-        LOG(WARNING)
-            << "not the leader any more: the remaining label writes of this cycle are dropped";
+        LOG(WARNING) << "not the leader any more (or stopping): the remaining label writes of "
+                        "this cycle are dropped";
       return Result::kDeferred;
     }
-    auto res = kube_->PatchNodeLabel(w.node, mark_.key, value, gate);
+    auto res = kube_->PatchNodeLabel(w.node, mark_.key, value, hooks.gate);
     if (res.ok()) {
-      if (on_written) on_written(*res);
+      if (hooks.on_written) hooks.on_written(*res);
       LOG(INFO) << what;
       std::lock_guard<std::mutex> l(mu_);
       ++(w.set ? counters_.sets : counters_.removals);
+      failing_.erase(w.node);
       return Result::kOk;
     }
     const Status& st = res.status();
-    if (st.code() == StatusCode::kNotFound)
-      return Result::kGone;  // deleted meanwhile; the watch tells
-    if (st.code() == StatusCode::kCancelled)
-      return Result::kDeferred;  // not sent: the gate closed while connecting
+    // Deleted meanwhile: the watch tells the cache; nothing failed.
+    if (st.code() == StatusCode::kNotFound) return Result::kGone;
+    // Not sent (or abandoned): the gate closed while connecting or waiting.
+    if (st.code() == StatusCode::kCancelled) return Result::kDeferred;
     if (st.retry_after_seconds() > 0) {
       std::lock_guard<std::mutex> l(mu_);
       not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
@@ -117,6 +162,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteGate& g
                               clock_->Now()))
         LOG(WARNING) << "could not " << (w.set ? "label" : "unlabel") << " node " << w.node << ": "
                      << st.ToString();
+      RecordFailure(w.node);
       std::lock_guard<std::mutex> l(mu_);
       ++counters_.errors;
       return Result::kFailed;
@@ -125,6 +171,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteGate& g
       std::lock_guard<std::mutex> l(mu_);
       ++counters_.retries;
     }
+    if (hooks.on_progress) hooks.on_progress();
     // A conflict is retried at once (the merge patch has no precondition); anything else backs
     // off, at least as long as the server asked.
     Duration wait = st.code() == StatusCode::kConflict ? Duration::zero() : backoff.Next();

@@ -1,14 +1,16 @@
 // The one place that holds every limit on writing labels, as descheduler's single evictor holds
-// all of its eviction limits: dry-run, the per-cycle cap, the rate limit, how many writes are in
-// flight, retries with backoff, the API server's Retry-After, and the write gate (leadership).
-// A cycle hands it the planned changes; the writer decides how many are written, how fast, and
-// whether at all. What to change is the planner's business (rules/planner.h), not this one's.
+// all of its eviction limits: dry-run, the per-cycle cap (shared fairly: it starts where the last
+// capped batch stopped), the rate limit, how many writes are in flight, retries with backoff, the
+// API server's Retry-After, a backoff per node whose write was refused, and the write gate
+// (leadership). A cycle hands it the planned changes; the writer decides how many are written,
+// how fast, and whether at all. What to change is the planner's business (rules/planner.h).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -30,6 +32,11 @@ struct WriteLimits {
   // PATCHes in flight at once (all share the rate limit): a slow API server must not turn the
   // rate limit into 1/latency.
   int concurrency = 4;
+  // A node whose write failed for good (403, 422, retries used up) is left out for this long,
+  // doubling with each further failure up to the maximum, so that it cannot take the per-cycle
+  // budget from every other node cycle after cycle.
+  double failed_node_backoff_seconds = 10;
+  double failed_node_backoff_max_seconds = 600;
 };
 
 // One planned change of our mark on one node.
@@ -42,29 +49,39 @@ struct MarkWrite {
 // What became of one batch.
 struct WriteOutcome {
   size_t ok = 0;
-  size_t failed = 0;    // refused for good, or retries used up
-  size_t deferred = 0;  // over the per-cycle cap, or not sent because the gate closed
+  size_t failed = 0;     // refused for good, or retries used up
+  size_t deferred = 0;   // over the per-cycle cap, or not sent because the gate closed
+  size_t held_back = 0;  // their node's last write failed for good: waiting out its backoff
 };
 
 struct WriteCounters {
   uint64_t sets = 0, removals = 0, errors = 0, retries = 0;
 };
 
-// Asked before each write starts and again just before its bytes leave (after connecting): false
-// drops the write. With leader election: "this replica still leads".
-using WriteGate = std::function<bool()>;
+// What the caller hooks into a batch; each may be empty.
+struct WriteHooks {
+  // Asked before each write starts, just before its bytes leave (after connecting) and while its
+  // answer is awaited: false drops the write (or abandons it in flight). With leader election:
+  // "this replica still leads, in the term the batch was planned in, and is not stopping".
+  std::function<bool()> gate;
+  // Gets each PATCH response, so the caller's cache can take the write through before the watch
+  // event arrives. Called from writer threads.
+  std::function<void(const NodeInfo&)> on_written;
+  // Called whenever a write attempt ends or a long wait wakes: the loop is alive (liveness).
+  // Called from writer threads.
+  std::function<void()> on_progress;
+};
 
 class LabelWriter {
  public:
   // `kube` and `clock` must outlive the writer.
   LabelWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clock* clock);
 
-  // Writes `writes` in order, at most limits.max_per_cycle of them, within every limit above.
-  // `on_written` (optional) gets each PATCH response, so the caller's cache can take the write
-  // through before the watch event arrives; it is called from writer threads. Returns when all
-  // are done or dropped, or early once *stop is set. Call from one thread at a time.
-  WriteOutcome Write(const std::vector<MarkWrite>& writes, const WriteGate& gate,
-                     const std::function<void(const NodeInfo&)>& on_written,
+  // Writes `writes` within every limit above: nodes in their failure backoff are held back; of
+  // the rest at most limits.max_per_cycle, starting after the node where the previous capped
+  // batch stopped. Returns when all are done or dropped, or early once *stop is set. Call from
+  // one thread at a time.
+  WriteOutcome Write(const std::vector<MarkWrite>& writes, const WriteHooks& hooks,
                      const std::atomic<bool>* stop);
 
   WriteCounters Counters() const;  // thread-safe
@@ -73,11 +90,12 @@ class LabelWriter {
 
  private:
   enum class Result { kOk, kGone, kFailed, kDeferred, kStopped };
-  Result WriteOne(const MarkWrite& w, const WriteGate& gate,
-                  const std::function<void(const NodeInfo&)>& on_written,
-                  const std::atomic<bool>* stop);
+  // The writes of this batch in the order to try them, and the counts of those left out.
+  std::vector<const MarkWrite*> Select(const std::vector<MarkWrite>& writes, WriteOutcome* out);
+  Result WriteOne(const MarkWrite& w, const WriteHooks& hooks, const std::atomic<bool>* stop);
+  void RecordFailure(const std::string& node);  // starts or doubles the node's backoff
   // Waits until no Retry-After the server gave any writer is in force. False if stopped.
-  bool WaitForRetryAfter(const std::atomic<bool>* stop);
+  bool WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bool>* stop);
 
   const WriteLimits limits_;
   const Mark mark_;
@@ -85,12 +103,18 @@ class LabelWriter {
   const Clock* const clock_;
   RateLimiter limiter_;
   LogThrottle throttle_{300};
+  std::string resume_after_;  // Write's thread only: the node the last capped batch stopped at
 
   mutable std::mutex mu_;
   WriteCounters counters_;  // GUARDED_BY(mu_)
   // The API server asked us (Retry-After) not to write before this time; every writer and every
   // later batch waits for it, not just the retry of the request that got the answer.
   TimePoint not_before_{};  // GUARDED_BY(mu_)
+  struct NodeBackoff {
+    TimePoint until{};
+    Duration delay{};
+  };
+  std::map<std::string, NodeBackoff> failing_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace ds

@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -57,6 +58,11 @@ DEFINE_double(leader_elect_renew_deadline, 10,
               "stops writing. Must be less than the lease duration.");
 DEFINE_double(leader_elect_retry_period, 2,
               "Seconds between attempts to acquire or renew the lease.");
+DEFINE_string(webhook_token_file, "", "File holding a bearer token that POST /webhook must carry "
+              "(Alertmanager: http_config.authorization.credentials_file). Default: none needed.");
+DEFINE_double(webhook_min_interval, 2, "Seconds a triggered cycle (webhook, new leadership) waits at "
+              "least after the previous cycle started, so repeated calls cannot drive back-to-back "
+              "cycles.");
 DEFINE_uint64(max_writes_per_cycle, 0,
               "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
@@ -65,9 +71,9 @@ namespace {
 
 bool IsDefault(const char* name) { return gflags::GetCommandLineFlagInfoOrDie(name).is_default; }
 
-StatusOr<std::string> ReadTokenFile(const std::string& path) {
+StatusOr<std::string> ReadTokenFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status::InvalidArgument("-prom_token_file: cannot read " + path);
+  if (!in) return Status::InvalidArgument("-" + flag + ": cannot read " + path);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string token = ss.str();
@@ -136,12 +142,22 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (!(FLAGS_watch_idle_timeout >= 0))
     return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
   o.watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
+  o.cache_stale_after_seconds = std::max(300.0, 2 * FLAGS_watch_idle_timeout);
   o.cache.label_selector = o.rules.node_selector;
   o.cache.resync_seconds = FLAGS_resync;
   // The selector runs on the server, so the cache only needs our own key.
   o.cache.keep_label_keys = {o.rules.mark.key};
 
   o.web_addr = FLAGS_webaddr;
+  if (!(FLAGS_webhook_min_interval >= 0) || !std::isfinite(FLAGS_webhook_min_interval))
+    return Status::InvalidArgument("-webhook_min_interval must be a number of seconds >= 0");
+  r.min_trigger_spacing_seconds = FLAGS_webhook_min_interval;
+  if (!FLAGS_webhook_token_file.empty()) {
+    ASSIGN_OR_RETURN(o.webhook_token, ReadTokenFile("webhook_token_file", FLAGS_webhook_token_file));
+    if (o.webhook_token.empty())
+      return Status::InvalidArgument("-webhook_token_file: " + FLAGS_webhook_token_file +
+                                     " is empty");
+  }
   if (auto ports = ToListeningPorts(o.web_addr); !ports.ok()) return ports.status();
 
   o.leader_elect = FLAGS_leader_elect;
@@ -164,7 +180,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (o.check_only) return o;
 
   if (!FLAGS_prom_token_file.empty()) {
-    ASSIGN_OR_RETURN(o.prometheus_token, ReadTokenFile(FLAGS_prom_token_file));
+    ASSIGN_OR_RETURN(o.prometheus_token, ReadTokenFile("prom_token_file", FLAGS_prom_token_file));
   }
   ASSIGN_OR_RETURN(o.rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
   if (le.lease_namespace.empty()) {

@@ -31,11 +31,16 @@ struct Options {
   RestConfig rest;
   double api_timeout_seconds = 30;  // each LIST, PATCH and Lease call
   double watch_idle_timeout_seconds = 150;
+  // /status is not ready once the node cache has heard nothing (no LIST, no watch event or
+  // BOOKMARK) for this long. API servers send a BOOKMARK about every minute and a silent watch is
+  // re-opened after the idle timeout, so longer silence means the re-opening fails.
+  double cache_stale_after_seconds = 300;
   NodeCacheOptions cache;
   std::string user_agent;  // names the replica, so audit logs tell the replicas' writes apart
 
   // HTTP endpoints.
   std::string web_addr;
+  std::string webhook_token;  // read from -webhook_token_file; "" = the webhook needs none
   // CivetWeb worker threads: a slow /metrics scraper or a burst of probes must not starve the
   // health checks.
   int web_threads = 16;

@@ -56,6 +56,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   report.managed_nodes = snap->nodes.size();
   RefreshMatcher(*snap);
   Evidence evidence = QueryAndMatch(&report);
+  MarkProgress();
   const TimePoint now = clock_->Now();
   std::vector<NodeDecision> decisions = Decide(*snap, evidence, now, &report);
   std::vector<MarkWrite> writes = Plan(*snap, decisions, &report);
@@ -190,13 +191,20 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap,
 void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
                        CycleReport* report) {
   const Stopwatch t;
-  WriteGate gate;
-  if (leadership_ != nullptr) gate = [l = leadership_] { return l->IsLeader(); };
-  WriteOutcome out = writer_.Write(
-      writes, gate, [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); }, stop);
+  WriteHooks hooks;
+  // Every write belongs to the term it was planned in: a write phase that outlives its term
+  // must not write decisions from before another leader's term, even once the lease is back.
+  hooks.gate = [this, stop, planned_in = term_] {
+    if (stop->load()) return false;
+    return leadership_ == nullptr || (leadership_->IsLeader() && leadership_->Term() == planned_in);
+  };
+  hooks.on_written = [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); };
+  hooks.on_progress = [this] { MarkProgress(); };
+  WriteOutcome out = writer_.Write(writes, hooks, stop);
   report->writes_ok = out.ok;
   report->writes_failed = out.failed;
   report->deferred = out.deferred;
+  report->held_back = out.held_back;
   report->phases.write = t.Seconds();
 }
 
@@ -204,8 +212,12 @@ void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDec
                              TimePoint now, CycleReport* report) const {
   const double now_wall = clock_->WallSeconds();
   for (size_t i = 0; i < snap.nodes.size(); ++i) {
-    if (decisions[i].verdict != Verdict::kHot) continue;
-    ++report->hot_nodes;
+    // An Unknown verdict may carry stale holds (every query failed): they still explain the mark
+    // the node keeps, so they are shown, but the node is not counted as hot.
+    if (decisions[i].verdict == Verdict::kHot)
+      ++report->hot_nodes;
+    else if (decisions[i].holds.empty())
+      continue;
     auto& hv = report->holds[snap.nodes[i]->name];
     for (const auto& h : decisions[i].holds) {
       const Rule& r = rules_[h.rule];
@@ -216,10 +228,15 @@ void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDec
 }
 
 void Reconciler::Publish(CycleReport report) {
+  MarkProgress();
   std::lock_guard<std::mutex> l(mu_);
   last_ = std::move(report);
   last_end_ = clock_->Now();
 }
+
+void Reconciler::MarkProgress() { progress_.store(clock_->Now().time_since_epoch().count()); }
+
+TimePoint Reconciler::LastProgress() const { return TimePoint(Duration(progress_.load())); }
 
 std::string Reconciler::DescribeHolds(const NodeDecision& d) const {
   std::string s;
@@ -241,6 +258,7 @@ void Reconciler::Run(const std::atomic<bool>* stop) {
   }
   while (!stop->load()) {
     const TimePoint start = clock_->Now();
+    MarkProgress();
     RunCycle(stop);
     // A cycle frees its response bodies (about 1.2 MB per rule at 10,000 nodes); hand the pages
     // back to the kernel so the resident size does not ratchet up between cycles.
@@ -248,6 +266,12 @@ void Reconciler::Run(const std::atomic<bool>* stop) {
     std::unique_lock<std::mutex> l(mu_);
     clock_->WaitUntil(l, cv_, start + FromSeconds(options_.interval_seconds),
                       [&] { return triggered_ || stop->load(); });
+    if (triggered_) {
+      // Webhook calls can come back to back (or from anything that reaches the port): a
+      // triggered cycle starts no sooner than the minimum spacing after the previous one.
+      clock_->WaitUntil(l, cv_, start + FromSeconds(options_.min_trigger_spacing_seconds),
+                        [&] { return stop->load(); });
+    }
     triggered_ = false;
   }
 }

@@ -35,6 +35,8 @@ struct ReconcilerOptions {
   Mark mark;
   double interval_seconds = 10;
   double grace_seconds = 30;  // missing-data grace
+  // A cycle triggered (webhook, new leadership) starts at least this long after the previous one.
+  double min_trigger_spacing_seconds = 2;
   WriteLimits writes;         // every limit on writing, held by the LabelWriter
 };
 
@@ -71,6 +73,7 @@ struct CycleReport {
   size_t managed_nodes = 0;
   size_t hot_nodes = 0;
   size_t writes_ok = 0, writes_failed = 0, deferred = 0;
+  size_t held_back = 0;  // changes whose node waits out a failure backoff
   bool all_queries_failed = false;
   bool skipped = false;  // cache not synced yet, or standby
   bool standby = false;  // another replica holds the leader lease: nothing queried or written
@@ -107,6 +110,10 @@ class Reconciler {
   ReconcilerCounters Counters() const;
   // Steady time the last cycle ended (epoch 0 if none yet).
   TimePoint LastCycleEnd() const;
+  // Steady time the loop last moved on: a cycle stage ended, a write attempt ended, a long wait
+  // woke. Liveness is judged on this, not on whole cycles: a cycle of many slow writes is alive.
+  // Thread-safe.
+  TimePoint LastProgress() const;
   const ReconcilerOptions& options() const { return options_; }
   const std::vector<Rule>& rules() const { return rules_; }
 
@@ -130,6 +137,7 @@ class Reconciler {
   void ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
                    TimePoint now, CycleReport* report) const;
   void Publish(CycleReport report);
+  void MarkProgress();
 
   std::string DescribeHolds(const NodeDecision& d) const;
 
@@ -155,6 +163,7 @@ class Reconciler {
   CycleReport last_;             // GUARDED_BY(mu_)
   ReconcilerCounters counters_;  // GUARDED_BY(mu_); the write counters live in writer_
   TimePoint last_end_{};         // GUARDED_BY(mu_)
+  std::atomic<Duration::rep> progress_{0};  // LastProgress(), as ticks since the clock's epoch
 };
 
 }  // namespace ds

@@ -43,6 +43,11 @@ std::string Escape(const std::string& v) {
 std::string NotReadyReason(const ControllerView& v) {
   if (!v.cache_synced)
     return "node cache not synced" + (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
+  // A cache that stopped hearing from the API server decides on a frozen view of the nodes.
+  if (v.cache_stale_after_seconds > 0 && v.cache_seconds_since_progress > v.cache_stale_after_seconds)
+    return "node cache stale: no successful list or watch event for " +
+           std::to_string(static_cast<long>(v.cache_seconds_since_progress)) + " s" +
+           (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
   if (v.seconds_since_cycle < 0) return "no evaluation cycle has run yet";
   if (v.last_cycle.standby) return "";  // a standby queries nothing; its cache is what it serves
   if (v.seconds_since_cycle > 3 * v.interval_seconds + 60)
@@ -158,6 +163,10 @@ std::string RenderMetrics(const ControllerView& v) {
   metric("dynamic_scheduler_label_write_errors_total", "counter",
          "Label writes that failed for good.");
   o << "dynamic_scheduler_label_write_errors_total " << c.write_errors << "\n";
+  metric("dynamic_scheduler_label_changes_held_back", "gauge",
+         "Label changes of the last cycle left out because their node's last write was refused "
+         "(each such node waits out its own backoff).");
+  o << "dynamic_scheduler_label_changes_held_back " << v.last_cycle.held_back << "\n";
   metric("dynamic_scheduler_label_write_retries_total", "counter", "Label writes retried.");
   o << "dynamic_scheduler_label_write_retries_total " << c.write_retries << "\n";
   metric("dynamic_scheduler_query_errors_total", "counter", "Rule queries that failed, by rule.");
@@ -207,13 +216,26 @@ std::string RenderMetrics(const ControllerView& v) {
   return o.str();
 }
 
+// Compares without an early exit, so the time taken does not tell how much of a guess was right.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
-                          const std::function<void()>& trigger) {
+                          const std::function<void()>& trigger, const std::string& webhook_token) {
   if (req.content_length > kMaxRequestBody) return Text(413, "request body too large");
   if (req.path == "/webhook") {
     if (req.method != "POST") {
       WebResponse r = Text(405, "method not allowed; use POST");
       r.headers.push_back("Allow: POST");
+      return r;
+    }
+    if (!webhook_token.empty() && !SameSecret(req.authorization, "Bearer " + webhook_token)) {
+      WebResponse r = Text(401, "unauthorized: the webhook needs its bearer token");
+      r.headers.push_back("WWW-Authenticate: Bearer");
       return r;
     }
     trigger();
@@ -238,8 +260,11 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
     return Text(200, "ok");
   }
   if (req.path == "/healthz") {
-    if (view.seconds_since_cycle > 3 * view.interval_seconds + 60)
-      return Text(503, "evaluation loop stalled");
+    // Judged on the loop's progress, not on whole cycles: a long write phase (hundreds of
+    // changes against a slow API server) is alive and must not be killed mid-write.
+    if (view.seconds_since_progress > 3 * view.interval_seconds + 60)
+      return Text(503, "evaluation loop stalled: no progress for " +
+                           std::to_string(static_cast<long>(view.seconds_since_progress)) + " s");
     return Text(200, "ok");
   }
   WebResponse r;

@@ -25,10 +25,13 @@ struct ControllerView {
   bool cache_synced = false;
   std::string cache_error;
   NodeCacheStats cache_stats;
+  double cache_seconds_since_progress = -1;  // since the last successful LIST or watch event
+  double cache_stale_after_seconds = 0;      // /status turns 503 beyond this; 0 = never
   std::shared_ptr<const NodeSnapshot> nodes;  // may be null before the first sync
   CycleReport last_cycle;
   ReconcilerCounters counters;
-  double seconds_since_cycle = -1;  // -1: no cycle yet
+  double seconds_since_cycle = -1;     // -1: no cycle yet
+  double seconds_since_progress = -1;  // since the loop last moved on (Reconciler::LastProgress)
   double interval_seconds = 10;
   Mark mark;
   double rss_bytes = 0;  // resident memory of the process, 0 if unknown
@@ -41,8 +44,11 @@ struct ControllerView {
 };
 
 // Routes one request. `trigger` is called for a valid webhook POST.
+// With a `webhook_token`, POST /webhook needs "Authorization: Bearer <token>" (Alertmanager's
+// http_config.authorization) and answers 401 otherwise.
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
-                          const std::function<void()>& trigger);
+                          const std::function<void()>& trigger,
+                          const std::string& webhook_token = "");
 
 // Exposed for tests.
 std::string RenderNodesJson(const ControllerView& view);

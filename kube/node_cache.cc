@@ -14,6 +14,22 @@ bool ParseRv(const std::string& s, uint64_t* out) {
 
 bool SameTopology(const NodeInfo& a, const NodeInfo& b) { return a.addresses == b.addresses; }
 
+// A watch that delivered nothing counts as healthy (and resets the backoff) once it has stayed
+// open this long. client-go's reflector calls a watch that ends within 1 s with nothing received
+// "very short" and backs off. 10 s is stricter, so an API server shutting down or a proxy that
+// cuts watches within seconds is paced (at worst one immediate re-open per 10 s); yet it is well
+// below the ~60 s between BOOKMARKs, so a quiet watch that a load balancer's idle timeout (commonly
+// 30-60 s) or the server's timeoutSeconds ends is re-opened at once.
+constexpr double kWatchLivedSeconds = 10;
+
+// The wait before the next attempt after `st`: the next backoff step, or the server's
+// Retry-After when that is longer.
+Duration RetryDelay(Backoff* backoff, const Status& st) {
+  Duration d = backoff->Next();
+  if (st.retry_after_seconds() > 0) d = std::max(d, FromSeconds(st.retry_after_seconds()));
+  return d;
+}
+
 }  // namespace
 
 bool ResourceVersionNewer(const std::string& a, const std::string& b) {
@@ -48,6 +64,16 @@ NodeCacheStats NodeCache::Stats() const {
   return stats_;
 }
 
+TimePoint NodeCache::LastProgress() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_progress_;
+}
+
+bool NodeCache::Stale(TimePoint now, Duration bound) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_progress_ == TimePoint{} || now - last_progress_ > bound;
+}
+
 void NodeCache::SetError(const Status& st) {
   std::lock_guard<std::mutex> l(mu_);
   last_error_ = st.ok() ? "" : st.ToString();
@@ -77,6 +103,7 @@ Status NodeCache::ListOnce() {
   ++topology_;
   ++stats_.lists;
   last_error_.clear();
+  last_progress_ = clock_->Now();
   synced_ = true;
   return Status::OK();
 }
@@ -91,10 +118,11 @@ void NodeCache::TrimLabels(NodeInfo* node) const {
   node->labels.shrink_to_fit();
 }
 
-void NodeCache::Upsert(NodeInfo&& node) {
+void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
   TrimLabels(&node);
   std::lock_guard<std::mutex> l(mu_);
   auto it = nodes_.find(node.name);
+  if (it == nodes_.end() && only_if_present) return;
   if (it != nodes_.end()) {
     if (!ResourceVersionNewer(node.resource_version, it->second->resource_version)) return;
     bool topo = !SameTopology(*it->second, node);
@@ -116,9 +144,13 @@ void NodeCache::Remove(const std::string& name) {
   }
 }
 
-void NodeCache::ApplyWriteResult(const NodeInfo& node) { Upsert(NodeInfo(node)); }
+// A PATCH response is no evidence that the node belongs in the cache: the watch may have removed
+// it (deleted, or no longer matching the label selector) while the PATCH was in flight.
+void NodeCache::ApplyWriteResult(const NodeInfo& node) {
+  Upsert(NodeInfo(node), /*only_if_present=*/true);
+}
 
-Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
+Status NodeCache::WatchOnce(const std::atomic<bool>* stop, TimePoint list_due, uint64_t* received) {
   static thread_local std::mt19937 rng{std::random_device{}()};
   std::uniform_int_distribution<int> dist(options_.watch_timeout_min, options_.watch_timeout_max);
   std::string rv;
@@ -131,7 +163,7 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
     switch (ev.type) {
       case WatchEventType::kAdded:
       case WatchEventType::kModified:
-        Upsert(std::move(ev.node));
+        Upsert(std::move(ev.node), /*only_if_present=*/false);
         break;
       case WatchEventType::kDeleted:
         Remove(ev.node.name);
@@ -140,68 +172,94 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop) {
       case WatchEventType::kError:
         break;
     }
+    ++*received;
     std::lock_guard<std::mutex> l(mu_);
     if (!ev_rv.empty()) resource_version_ = ev_rv;
+    last_progress_ = clock_->Now();
     if (ev.type == WatchEventType::kBookmark)
       ++stats_.bookmarks;
     else
       ++stats_.events;
   };
+  // The resync is due on its own schedule, not whenever the server ends the watch (300-600 s
+  // later): end the watch when it comes.
   return api_->WatchNodes(options_.label_selector, rv, dist(rng), on_event,
-                          [stop] { return stop->load(); });
+                          [&] { return stop->load() || clock_->Now() >= list_due; });
 }
 
 void NodeCache::Run(const std::atomic<bool>* stop) {
+  // Paces the loop while it makes no progress: failed LISTs that must succeed, failed or empty
+  // watches, 410 re-lists. Only a watch that lived resets it (client-go resets after 2 min without
+  // a failure; a watch that lived says the same sooner), not a LIST: a LIST that succeeds and
+  // whose watch at once gets 410 again is no recovery.
   Backoff backoff;
-  bool need_list = true;
+  // Paces retries of a failed resync LIST while the watch goes on; reset by a LIST that succeeds.
+  // Apart from `backoff`, so a healthy watch does not turn a LIST that API Priority and Fairness
+  // keeps rejecting into an attempt every second.
+  Backoff resync_backoff;
   const TimePoint run_start = clock_->Now();
-  TimePoint last_list = run_start;
+  bool need_list = true;                  // kEmpty: no resourceVersion to watch from
+  TimePoint list_due = TimePoint::max();  // the next resync LIST (or its retry)
   while (!stop->load()) {
-    if (need_list) {
+    if (need_list || clock_->Now() >= list_due) {
       Status st = ListOnce();
-      if (!st.ok()) {
+      if (st.ok()) {
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          if (stats_.lists == 1) stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
+        }
+        LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
+        need_list = false;
+        resync_backoff.Reset();
+        list_due = options_.resync_seconds > 0
+                       ? clock_->Now() + FromSeconds(options_.resync_seconds)
+                       : TimePoint::max();
+      } else if (need_list) {
         SetError(st);
         LOG(WARNING) << "node cache: list failed: " << st.ToString();
-        Duration d = backoff.Next();
-        if (st.retry_after_seconds() > 0) d = std::max(d, FromSeconds(st.retry_after_seconds()));
-        clock_->SleepFor(d, stop);
+        clock_->SleepFor(RetryDelay(&backoff, st), stop);
         continue;
+      } else {
+        // The cache is still current through its watch; the resync can wait.
+        SetError(st);
+        Duration d = RetryDelay(&resync_backoff, st);
+        LOG(WARNING) << "node cache: resync list failed: " << st.ToString()
+                     << "; still watching, next try in " << ToSeconds(d) << " s";
+        list_due = clock_->Now() + d;
       }
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        if (stats_.lists == 1) stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
-      }
-      LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
-      need_list = false;
-      last_list = clock_->Now();
-      backoff.Reset();
     }
-    Status st = WatchOnce(stop);
+    const TimePoint opened = clock_->Now();
+    uint64_t received = 0;
+    Status st = WatchOnce(stop, list_due, &received);
     if (stop->load()) break;
     {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.watch_restarts;
     }
-    bool resync_due = options_.resync_seconds > 0 &&
-                      clock_->Now() - last_list > FromSeconds(options_.resync_seconds);
-    if (st.ok()) {
-      backoff.Reset();
-      if (resync_due) need_list = true;
-      continue;  // the server ended the watch: re-watch from the saved resourceVersion
+    const bool lived = received > 0 || clock_->Now() - opened >= FromSeconds(kWatchLivedSeconds);
+    if (lived) backoff.Reset();
+    if (st.code() == StatusCode::kCancelled && clock_->Now() >= list_due) {
+      continue;  // ended for the resync LIST: no failure
     }
     if (st.code() == StatusCode::kExpired) {
       LOG(INFO) << "node cache: " << st.message() << "; re-listing";
-      std::lock_guard<std::mutex> l(mu_);
-      ++stats_.relists_expired;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++stats_.relists_expired;
+      }
       need_list = true;
+      clock_->SleepFor(RetryDelay(&backoff, st), stop);
       continue;
     }
-    SetError(st);
-    LOG(WARNING) << "node cache: watch ended: " << st.ToString();
-    if (resync_due) need_list = true;
-    Duration d = backoff.Next();
-    if (st.retry_after_seconds() > 0) d = std::max(d, FromSeconds(st.retry_after_seconds()));
-    clock_->SleepFor(d, stop);
+    if (st.ok() && lived) continue;  // the server ended the watch: re-watch from its version
+    if (st.ok()) {
+      LOG(WARNING) << "node cache: watch ended after " << ToSeconds(clock_->Now() - opened)
+                   << " s with nothing received; backing off";
+    } else {
+      SetError(st);
+      LOG(WARNING) << "node cache: watch ended: " << st.ToString();
+    }
+    clock_->SleepFor(RetryDelay(&backoff, st), stop);
   }
 }
 

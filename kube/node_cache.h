@@ -2,7 +2,18 @@
 // bookmarks; 410 Expired -> re-list; disconnect -> re-watch from the last resourceVersion after
 // a jittered backoff; a full re-list every resync period heals anything missed.
 //
-// States: kEmpty -> (list) -> kWatching -> (410 / resync) -> kEmpty ...
+// States: kEmpty -> (list) -> kWatching -> (410) -> kEmpty ...
+//   kEmpty: no usable resourceVersion (at start, after a 410). LIST, retried with backoff until it
+//     succeeds; nothing can be watched before.
+//   kWatching: watch from the last resourceVersion. A resync is a LIST made while watching: the
+//     watch is ended when it falls due (not when the watch happens to end), and if the LIST fails
+//     (429s from API Priority and Fairness are likely on a 10,000-node LIST) the cache keeps
+//     watching and retries the LIST later with a backoff of its own.
+// Pacing (after client-go's reflector: 800 ms -> 30 s, jittered): every failed watch, every
+// watch that ends at once with nothing received, and every 410 re-list waits for the next
+// backoff step (or the server's Retry-After, if longer). Only a watch that lived resets the
+// backoff, so an API server or proxy that closes each watch at once, or a 410 on every watch
+// opened from a fresh LIST, cannot drive the cache into a tight loop.
 #pragma once
 
 #include <atomic>
@@ -25,7 +36,7 @@ struct NodeCacheOptions {
   // controller only needs its own key, which keeps 10,000 nodes small.
   std::vector<std::string> keep_label_keys;
   size_t page_size = 500;
-  double resync_seconds = 600;  // full re-list period; 0 = never
+  double resync_seconds = 600;  // full re-list period, kept while watching; 0 = never
   int watch_timeout_min = 300;  // each watch asks the server to end after a random time in
   int watch_timeout_max = 600;  // [min, max] so many clients do not reconnect in step
 };
@@ -59,19 +70,41 @@ class NodeCache {
   std::string LastError() const;
   NodeCacheStats Stats() const;
 
+  // Freshness, for /status. Thread-safe.
+  // LastProgress(): the clock time of the last successful LIST or of the last watch event received
+  // (ADDED/MODIFIED/DELETED or BOOKMARK); TimePoint{} before the first. The end of a watch, a
+  // failed LIST or a failed watch is not progress.
+  TimePoint LastProgress() const;
+  // True when there has been no progress for longer than `bound` before `now` (or never any).
+  // Choosing the bound: an API server sends a BOOKMARK on an open watch about every minute even
+  // when no node changes, and a watch that receives nothing for the idle timeout (150 s by
+  // default, -watch_idle_timeout) is cut and re-opened after one backoff step (about 1 s, as a
+  // watch that lived resets the backoff; never over 45 s). So a healthy cache makes progress at
+  // least every ~60 s, and one silent for idle timeout + 45 s + 60 s (~255 s by default) has failed
+  // to re-open its watch. 300 s, or 2 x the idle timeout if that is larger, flags that without
+  // flapping on one dropped watch. An API server without bookmarks would make a quiet cluster look
+  // stale between resync LISTs: there, use a bound above the resync period.
+  bool Stale(TimePoint now, Duration bound) const;
+
   // Thread-safe. Cheap: shares the node objects.
   std::shared_ptr<const NodeSnapshot> Snapshot() const;
 
   // Writes through the object a PATCH returned, so the next cycle does not act on a stale view
-  // while the watch event is still on its way. Ignored when older than what the cache holds.
+  // while the watch event is still on its way. Replaces only a node the cache still holds: one
+  // that was deleted or left the label selector meanwhile (the watch said so) stays out. Ignored
+  // too when older than what the cache holds. Thread-safe.
   void ApplyWriteResult(const NodeInfo& node);
 
   // For tests: one LIST (all pages) and replace. Returns its status.
   Status ListOnce();
 
  private:
-  Status WatchOnce(const std::atomic<bool>* stop);
-  void Upsert(NodeInfo&& node);
+  // One watch from the saved resourceVersion, ended early by *stop or once `list_due` has come.
+  // *received counts the events and bookmarks it delivered.
+  Status WatchOnce(const std::atomic<bool>* stop, TimePoint list_due, uint64_t* received);
+  // Adds or replaces `node` unless the cache holds a newer version; with `only_if_present`,
+  // never adds.
+  void Upsert(NodeInfo&& node, bool only_if_present);
   void Remove(const std::string& name);
   void SetError(const Status& st);
   void TrimLabels(NodeInfo* node) const;
@@ -88,6 +121,7 @@ class NodeCache {
   uint64_t topology_ = 0;                                         // GUARDED_BY(mu_)
   mutable std::shared_ptr<const NodeSnapshot> snapshot_;          // GUARDED_BY(mu_)
   std::string last_error_;                                        // GUARDED_BY(mu_)
+  TimePoint last_progress_{};                                     // GUARDED_BY(mu_)
   NodeCacheStats stats_;                                          // GUARDED_BY(mu_)
 };
 

@@ -13,8 +13,12 @@ seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig lease)
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (Debian package clang)" >&2; exit 1; }
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DDS_FUZZ=ON -DDS_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+# FUZZ_CMAKE_ARGS adds configure options (test.sh: -DDS_WERROR=ON); FUZZ_ALSO_BUILD names more
+# targets to build with clang here (test.sh: the controller, so that clang compiles every
+# production file with warnings as errors at no extra configure).
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DDS_FUZZ=ON -DDS_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  ${FUZZ_CMAKE_ARGS:-} >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") ${FUZZ_ALSO_BUILD:-} >/dev/null
 # Seeds that live elsewhere in the tree, by target.
 declare -A shared_seeds=(
   [prom_decoder]="test/testdata/prom_*.json"

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "common/web_server.h"
 
@@ -19,6 +21,10 @@ class TransportTest : public ::testing::Test {
                         "127.0.0.1:0",
                         [this](const WebRequest& r) {
                           ++hits_;
+                          if (r.path == "/slow") {  // a hung API server, bounded for the test
+                            for (int i = 0; i < 300 && !release_slow_; ++i)
+                              std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                          }
                           WebResponse resp;
                           resp.body = r.method + " " + r.path;
                           return resp;
@@ -27,7 +33,9 @@ class TransportTest : public ::testing::Test {
                     .ok());
     url_ = "http://127.0.0.1:" + std::to_string(server_.port()) + "/status";
   }
+  void TearDown() override { release_slow_ = true; }
   WebServer server_;
+  std::atomic<bool> release_slow_{false};
   std::atomic<int> hits_{0};
   std::string url_;
   CurlTransport transport_;
@@ -59,8 +67,30 @@ TEST_F(TransportTest, SendIfFalseSendsNothing) {
   res = transport_.Do(req);
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   EXPECT_EQ(res->status, 200);
-  EXPECT_EQ(asked, 2);
+  EXPECT_GE(asked, 2) << "asked before sending, and again while waiting";
   EXPECT_EQ(hits_.load(), 1);
+}
+
+TEST_F(TransportTest, PreconditionEndingWhileWaitingAbandonsTheRequest) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.url = "http://127.0.0.1:" + std::to_string(server_.port()) + "/slow";
+  req.body = "{}";
+  std::atomic<bool> leader{true};
+  std::thread stepdown([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    leader = false;  // e.g. SIGTERM: the controller must not wait out the hung PATCH
+  });
+  req.send_if = [&] { return leader.load(); };
+  auto start = std::chrono::steady_clock::now();
+  auto res = transport_.Do(req);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stepdown.join();
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), StatusCode::kCancelled);
+  EXPECT_NE(res.status().message().find("abandoned"), std::string::npos) << res.status().message();
+  EXPECT_EQ(hits_.load(), 1) << "it had been sent";
+  EXPECT_LT(took, 2.0) << "abandoned within a progress tick, not after the server's 3 s";
 }
 
 TEST_F(TransportTest, NoPreconditionByDefault) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 
@@ -25,11 +27,16 @@ class LabelWriterTest : public ::testing::Test {
     for (int i = 1; i <= n; ++i) w.push_back(MarkWrite{"n" + std::to_string(i), true, "test"});
     return w;
   }
-  WriteOutcome Write(const std::vector<MarkWrite>& w, WriteGate gate = {}) {
-    LabelWriter writer(limits_, Mark{}, &api_, &clock_);
-    WriteOutcome out = writer.Write(
-        w, gate, [&](const NodeInfo& n) { written_.push_back(n.name); }, &stop_);
-    counters_ = writer.Counters();
+  WriteOutcome Write(const std::vector<MarkWrite>& w, std::function<bool()> gate = {}) {
+    // One writer per test (created at the first write, with the limits the test set): the
+    // per-node backoff and the rotating cap are state across batches.
+    if (!writer_) writer_.emplace(limits_, Mark{}, &api_, &clock_);
+    WriteHooks hooks;
+    hooks.gate = std::move(gate);
+    hooks.on_written = [&](const NodeInfo& n) { written_.push_back(n.name); };
+    hooks.on_progress = [&] { ++progress_; };
+    WriteOutcome out = writer_->Write(w, hooks, &stop_);
+    counters_ = writer_->Counters();
     return out;
   }
 
@@ -39,6 +46,8 @@ class LabelWriterTest : public ::testing::Test {
   std::atomic<bool> stop_{false};
   std::vector<std::string> written_;
   WriteCounters counters_;
+  std::atomic<int> progress_{0};
+  std::optional<LabelWriter> writer_;
 };
 
 TEST_F(LabelWriterTest, WritesOurMarkAndHandsEachResponseBack) {
@@ -126,6 +135,56 @@ TEST_F(LabelWriterTest, DeletedNodeIsNeitherWrittenNorAFailure) {
   WriteOutcome out = Write({{"gone", true, "hot"}});
   EXPECT_EQ(out.ok + out.failed + out.deferred, 0u);
   EXPECT_EQ(counters_.errors, 0u);
+}
+
+TEST_F(LabelWriterTest, RefusedNodesBackOffAndTheCapGoesRound) {
+  // Two nodes whose writes are refused for good (e.g. an admission webhook says no) and a cap of
+  // 2: without a per-node backoff and a rotating start, no other node would ever be written.
+  limits_.max_per_cycle = 2;
+  Status refused = Status(StatusCode::kInvalidArgument, "Invalid").set_http_status(422);
+  api_.FailNextPatches({refused, refused});
+  WriteOutcome first = Write(SetAll(5));
+  EXPECT_EQ(first.failed, 2u);
+  EXPECT_EQ(first.deferred, 3u);
+  clock_.AdvanceSeconds(1);
+  WriteOutcome second = Write(SetAll(5));
+  EXPECT_EQ(second.held_back, 2u) << "n1 and n2 wait out their backoff";
+  EXPECT_EQ(second.ok, 2u);
+  WriteOutcome third = Write({{"n1", true, ""}, {"n2", true, ""}, {"n5", true, ""}});
+  EXPECT_EQ(third.held_back, 2u);
+  EXPECT_EQ(third.ok, 1u);
+  EXPECT_EQ(written_, (std::vector<std::string>{"n3", "n4", "n5"}));
+  // After the backoff (10 s) the refused nodes are tried again; a success clears it.
+  clock_.AdvanceSeconds(10);
+  WriteOutcome fourth = Write({{"n1", true, ""}, {"n2", true, ""}});
+  EXPECT_EQ(fourth.ok, 2u);
+  EXPECT_EQ(fourth.held_back, 0u);
+}
+
+TEST_F(LabelWriterTest, RefusedNodeBackoffDoublesAndASuccessResetsIt) {
+  Status refused = Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403);
+  const std::vector<MarkWrite> w = {{"n1", true, ""}};
+  api_.FailNextPatches({refused});
+  ASSERT_EQ(Write(w).failed, 1u);  // backoff 10 s
+  clock_.AdvanceSeconds(9.9);
+  EXPECT_EQ(Write(w).held_back, 1u);
+  clock_.AdvanceSeconds(0.2);
+  api_.FailNextPatches({refused});
+  ASSERT_EQ(Write(w).failed, 1u);  // refused again: 20 s
+  clock_.AdvanceSeconds(19.9);
+  EXPECT_EQ(Write(w).held_back, 1u) << "the second refusal doubled the backoff";
+  clock_.AdvanceSeconds(0.2);
+  EXPECT_EQ(Write(w).ok, 1u);
+  api_.FailNextPatches({refused});
+  ASSERT_EQ(Write(w).failed, 1u);
+  clock_.AdvanceSeconds(10.1);
+  EXPECT_EQ(Write(w).ok, 1u) << "a success reset it: 10 s again, not 40";
+  EXPECT_EQ(api_.patches().size(), 5u) << "nothing is sent while a node is held back";
+}
+
+TEST_F(LabelWriterTest, ProgressIsReportedPerWrite) {
+  Write(SetAll(3));
+  EXPECT_GE(progress_.load(), 3);
 }
 
 TEST_F(LabelWriterTest, ConcurrentWritersShareTheLimits) {

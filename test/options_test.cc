@@ -127,6 +127,24 @@ TEST_F(OptionsTest, PrometheusTokenFileIsReadAndTrimmed) {
   EXPECT_EQ(o->prometheus_token, "s3cret");
 }
 
+TEST_F(OptionsTest, WebhookTokenAndSpacing) {
+  auto defaults = Parse(Base());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->webhook_token, "") << "no token needed unless configured";
+  EXPECT_EQ(defaults->reconciler.min_trigger_spacing_seconds, 2);
+  auto args = Base();
+  args.insert(args.end(), {"-webhook_token_file", Write("wh", "tok\n"), "-webhook_min_interval", "5"});
+  auto o = Parse(args);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->webhook_token, "tok");
+  EXPECT_EQ(o->reconciler.min_trigger_spacing_seconds, 5);
+  args = Base();
+  args.insert(args.end(), {"-webhook_token_file", Write("empty", "\n")});
+  auto empty = Parse(args);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("is empty"), std::string::npos);
+}
+
 TEST_F(OptionsTest, CheckConfigNeedsNeitherPrometheusNorACluster) {
   auto o = Parse({"-check_config", "-r", rules_, "-kubeconfig", "/nonexistent"});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
@@ -153,6 +171,8 @@ TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
            {{"-webaddr", "nonsense"}, "-webaddr"},
            {{"-prom", "ftp://x"}, "-prom"},
            {{"-prom_token_file", "/nonexistent/token"}, "-prom_token_file"},
+           {{"-webhook_token_file", "/nonexistent/token"}, "-webhook_token_file"},
+           {{"-webhook_min_interval", "-1"}, "-webhook_min_interval"},
            {{"-kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
            {{"-leader_elect", "-leader_elect_renew_deadline", "20"},
             "-leader_elect_lease_duration"},

@@ -173,14 +173,19 @@ TEST_F(ReconcilerTest, SkipsUntilCacheSynced) {
 class ScriptedLeadership : public Leadership {
  public:
   bool IsLeader() const override {
-    if (allow_checks >= 0 && checks++ >= allow_checks) return false;
+    int c = checks++;
+    if (allow_checks >= 0 && c >= allow_checks) return false;
+    // Another replica led in between: this one is leader again, in a newer term.
+    if (new_term_after_checks >= 0 && c >= new_term_after_checks) newer_term = term + 1;
     return leader;
   }
-  uint64_t Term() const override { return term; }
+  uint64_t Term() const override { return newer_term != 0 ? newer_term.load() : term; }
   bool leader = false;
   uint64_t term = 0;
   int allow_checks = -1;               // -1: no bound
+  int new_term_after_checks = -1;      // -1: the term stays
   mutable std::atomic<int> checks{0};  // asked from every writer thread
+  mutable std::atomic<uint64_t> newer_term{0};
 };
 
 TEST_F(ReconcilerTest, StandbyQueriesAndWritesNothing) {
@@ -211,6 +216,77 @@ TEST_F(ReconcilerTest, NoWriteStartsAfterLeadershipEnds) {
   EXPECT_TRUE(api_.patches().empty());
   EXPECT_EQ(rec_->LastReport().deferred, 2u);
   EXPECT_EQ(rec_->LastReport().writes_ok, 0u);
+}
+
+TEST_F(ReconcilerTest, WritesBelongToTheTermTheyWerePlannedIn) {
+  ScriptedLeadership lead;
+  lead.leader = true;
+  lead.term = 1;
+  // Check 0 starts the cycle, checks 1-2 let node-1's write start and leave; from check 3 on
+  // this replica leads in a newer term: node-2's change was planned before another leader's term.
+  lead.new_term_after_checks = 3;
+  opts_.writes.concurrency = 1;
+  Build();
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
+  Cycle();
+  EXPECT_EQ(api_.patches().size(), 1u);
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-2"));
+  EXPECT_EQ(rec_->LastReport().deferred, 1u);
+}
+
+TEST_F(ReconcilerTest, OutageKeepsExplainingTheMarkButAddsNothing) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  prom_.SetError("cpu_pct", Status::Unavailable("connection refused"));
+  prom_.SetError("mem_avail", Status::Unavailable("connection refused"));
+  // Someone removes the mark by hand during the outage: it must not come back while we know
+  // nothing.
+  ASSERT_TRUE(api_.PatchNodeLabel("node-1", "status", nullptr).ok());
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  auto report = rec_->LastReport();
+  EXPECT_EQ(report.hot_nodes, 0u) << "no evidence: not counted as hot";
+  ASSERT_EQ(report.holds.count("node-1"), 1u) << "the last known reason is still shown";
+  EXPECT_TRUE(report.holds.at("node-1")[0].stale);
+}
+
+TEST_F(ReconcilerTest, TriggeredCyclesKeepTheirMinimumSpacing) {
+  opts_.min_trigger_spacing_seconds = 2;
+  Build();
+  // Every cycle is followed by another trigger (a webhook storm); Run goes on fake time.
+  std::vector<double> starts;
+  const TimePoint t0 = clock_.Now();
+  prom_.OnQuery("cpu_pct", [&] {
+    starts.push_back(ToSeconds(clock_.Now() - t0));
+    if (starts.size() == 5) stop_ = true;
+    rec_->Trigger();
+  });
+  rec_->Run(&stop_);
+  EXPECT_EQ(starts, (std::vector<double>{0, 2, 4, 6, 8})) << "not back to back, not every 10 s";
+}
+
+TEST_F(ReconcilerTest, ProgressMovesDuringAWritePhase) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}, {"node-3", 95}});
+  opts_.writes.qps = 1;  // 3 writes at 1/s: the write phase takes 2 s of fake time
+  opts_.writes.burst = 1;
+  opts_.writes.concurrency = 1;
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
+  const TimePoint t0 = clock_.Now();
+  std::vector<double> progress_at_patch;
+  api_.on_patch = [&](const std::string&) {
+    progress_at_patch.push_back(ToSeconds(rec_->LastProgress() - t0));
+  };
+  rec_->RunCycle(&stop_);
+  EXPECT_EQ(api_.patches().size(), 3u);
+  EXPECT_EQ(ToSeconds(clock_.Now() - t0), 2.0);
+  // Writes go out at 0, 1 and 2 s; each finished write counts as progress for liveness.
+  EXPECT_EQ(progress_at_patch, (std::vector<double>{0, 0, 1}));
 }
 
 TEST_F(ReconcilerTest, NewTermStartsFromAFreshState) {

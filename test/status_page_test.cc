@@ -31,7 +31,7 @@ ControllerView ReadyView() {
   return v;
 }
 
-WebRequest Get(const std::string& path) { return WebRequest{"GET", path, -1, ""}; }
+WebRequest Get(const std::string& path) { return WebRequest{"GET", path, -1, "", ""}; }
 
 TEST(StatusPage, StatusReadyAndReasons) {
   auto noop = [] {};
@@ -51,9 +51,29 @@ TEST(StatusPage, StatusReadyAndReasons) {
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(r.body.find("Prometheus"), std::string::npos);
   EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 200) << "liveness ignores Prometheus";
+  v = ReadyView();
+  v.cache_stale_after_seconds = 300;
+  v.cache_seconds_since_progress = 299;
+  EXPECT_EQ(HandleRequest(Get("/status"), v, noop).status, 200);
+  v.cache_seconds_since_progress = 420;
+  v.cache_error = "TooManyRequests (HTTP 429): list nodes";
+  r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.status, 503) << "a frozen cache is not ready, even while cycles run";
+  EXPECT_EQ(r.body,
+            "node cache stale: no successful list or watch event for 420 s: TooManyRequests "
+            "(HTTP 429): list nodes\n");
+  v = ReadyView();
+  v.last_cycle.all_queries_failed = true;
+  v.last_cycle.rules.push_back(RuleReport{"cpu", false, "Unavailable: refused", 0, 0, 0, 0, 0, {}});
   v.seconds_since_cycle = 500;
   EXPECT_EQ(HandleRequest(Get("/status"), v, noop).status, 503);
-  EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 503);
+  v.seconds_since_progress = 2;
+  EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 200)
+      << "a long cycle that keeps writing is alive: liveness follows the loop's progress";
+  v.seconds_since_progress = 500;
+  auto stalled = HandleRequest(Get("/healthz"), v, noop);
+  EXPECT_EQ(stalled.status, 503);
+  EXPECT_EQ(stalled.body, "evaluation loop stalled: no progress for 500 s\n");
 }
 
 TEST(StatusPage, NodesJson) {
@@ -81,17 +101,36 @@ TEST(StatusPage, MethodsPathsAndWebhook) {
   auto trig = [&] { ++triggered; };
   ControllerView v = ReadyView();
   EXPECT_EQ(HandleRequest(Get("/nope"), v, trig).status, 404);
-  auto post = HandleRequest(WebRequest{"POST", "/nodes", 2, "{}"}, v, trig);
+  auto post = HandleRequest(WebRequest{"POST", "/nodes", 2, "{}", ""}, v, trig);
   EXPECT_EQ(post.status, 405);
   EXPECT_EQ(post.headers[0], "Allow: GET, HEAD");
-  EXPECT_EQ(HandleRequest(WebRequest{"DELETE", "/status", -1, ""}, v, trig).status, 405);
+  EXPECT_EQ(HandleRequest(WebRequest{"DELETE", "/status", -1, "", ""}, v, trig).status, 405);
   EXPECT_EQ(HandleRequest(Get("/webhook"), v, trig).status, 405);
   EXPECT_EQ(triggered, 0);
-  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}"}, v, trig).status,
+  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}", ""}, v, trig).status,
             202);
   EXPECT_EQ(triggered, 1);
-  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 2 << 20, ""}, v, trig).status, 413);
+  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 2 << 20, "", ""}, v, trig).status, 413);
   EXPECT_EQ(triggered, 1);
+}
+
+TEST(StatusPage, WebhookTokenWhenConfigured) {
+  int triggered = 0;
+  auto trig = [&] { ++triggered; };
+  ControllerView v = ReadyView();
+  WebRequest post{"POST", "/webhook", 2, "{}", ""};
+  auto r = HandleRequest(post, v, trig, "s3cret");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.headers[0], "WWW-Authenticate: Bearer");
+  post.authorization = "Bearer wrong";
+  EXPECT_EQ(HandleRequest(post, v, trig, "s3cret").status, 401);
+  post.authorization = "Bearer s3cre";
+  EXPECT_EQ(HandleRequest(post, v, trig, "s3cret").status, 401) << "a prefix is not the token";
+  EXPECT_EQ(triggered, 0);
+  post.authorization = "Bearer s3cret";
+  EXPECT_EQ(HandleRequest(post, v, trig, "s3cret").status, 202);
+  EXPECT_EQ(triggered, 1);
+  EXPECT_EQ(HandleRequest(Get("/status"), v, trig, "s3cret").status, 200) << "only the webhook";
 }
 
 TEST(StatusPage, MetricsText) {
@@ -119,6 +158,7 @@ ControllerView FullView() {
   v.last_cycle.writes_ok = 2;
   v.last_cycle.writes_failed = 1;
   v.last_cycle.deferred = 3;
+  v.last_cycle.held_back = 1;
   v.last_cycle.rules = {RuleReport{"cpu", true, "", 4, 3, 1, 0, 0.1, {}},
                         RuleReport{"mem", false, "Unavailable: timeout", 0, 0, 0, 0, 5, {}}};
   v.last_cycle.holds["node-7"] = {HoldReport{"cpu", ">", 85, 80, 60, 1795303100, false},

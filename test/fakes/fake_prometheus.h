@@ -1,6 +1,7 @@
 // Scripted PrometheusClient: per query expression, a result or an error. Records queries.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -30,8 +31,19 @@ class FakePrometheus : public PrometheusClient {
     std::lock_guard<std::mutex> l(mu_);
     return calls_[expr];
   }
+  // Called (outside the fake's lock) at the start of every query of `expr`.
+  void OnQuery(const std::string& expr, std::function<void()> hook) {
+    std::lock_guard<std::mutex> l(mu_);
+    hooks_[expr] = std::move(hook);
+  }
   StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* = nullptr,
                               SampleSink* sink = nullptr) override {
+    std::function<void()> hook;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (auto it = hooks_.find(expr); it != hooks_.end()) hook = it->second;
+    }
+    if (hook) hook();
     std::lock_guard<std::mutex> l(mu_);
     ++calls_[expr];
     if (auto it = errors_.find(expr); it != errors_.end()) return it->second;
@@ -58,6 +70,7 @@ class FakePrometheus : public PrometheusClient {
   std::map<std::string, QueryResult> results_;
   std::map<std::string, Status> errors_;
   std::map<std::string, int> calls_;
+  std::map<std::string, std::function<void()>> hooks_;
 };
 
 }  // namespace ds
