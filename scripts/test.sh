@@ -3,7 +3,8 @@
 # (.clang-format); builds the Release type with GCC and warnings as errors (DS_WERROR) and runs the
 # unit, integration, fault and deployment tests and the benchmark smoke run; builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit and integration tests once more
-# (not the two script end-to-end runs, demo and bench smoke); then builds the parsers' fuzz
+# (not the two script end-to-end runs, demo and bench smoke); with ThreadSanitizer for the unit
+# tests and the controller's integration test; then builds the parsers' fuzz
 # targets and the controller with clang (warnings as errors) and fuzzes each parser for
 # FUZZ_SECONDS (default 15) with libFuzzer.
 #   scripts/test.sh            everything (what CI runs)
@@ -36,6 +37,12 @@ if [ "${1:-}" != "--fast" ]; then
   echo "=== again under ASan + UBSan ==="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run build-asan "-LE slow" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_SANITIZE=ON
+  # Data races: the unit tests and the simulator-backed runs of the reconciler, cache and
+  # elector (test_controller; the fault scenarios with two replicas stay in the passes above,
+  # their timing bounds are not meant for a 5-15x slower binary).
+  echo "=== again under ThreadSanitizer ==="
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/tsan.supp" \
+    run build-tsan "-L unit|tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_TSAN=ON
   echo "=== clang: the controller with warnings as errors, and fuzzing ==="
   FUZZ_CMAKE_ARGS=-DDS_WERROR=ON FUZZ_ALSO_BUILD=dynamic-scheduler \
     FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh

@@ -247,10 +247,12 @@ rules:
         # The series of node-00005 disappears: kept for the grace time, then dropped.
         http("DELETE", "%s/metrics/job/it/instance/node-00005" % self.stack.pgw)
         t0 = time.monotonic()
-        time.sleep(2)
-        self.assertIn("node-00005", self.sim_labelled(), "kept during the grace time")
         wait_until(lambda: "node-00005" not in self.sim_labelled(), 30, what="dropped after grace")
-        report("series disappearing", unlabelled_after_seconds=round(time.monotonic() - t0, 1), grace_seconds=4)
+        after = time.monotonic() - t0
+        # The value was last seen no earlier than the deletion, so the mark may not go before the
+        # 4 s grace has run from there (the cycles in between saw the series absent).
+        self.assertGreaterEqual(after, 4 - 0.2, "kept for the whole grace time")
+        report("series disappearing", unlabelled_after_seconds=round(after, 1), grace_seconds=4)
 
     # 6. Someone else edits the same nodes meanwhile.
     def test_concurrent_editors(self):
@@ -465,7 +467,10 @@ class ProcessFaultsIT(FaultsBase):
         self.stack.kubectl("label", "node", "node-00021", "status=presure")  # by hand: kept, no data
         wait_until(lambda: "node-00021" in c.nodes()["node_names"], 60, what="change seen after the hung watch")
         watch_recovery = time.monotonic() - t1
-        self.assertGreater(c.metric("dynamic_scheduler_node_cache_watch_restarts_total"), restarts)
+        # The drop ends one watch; only the idle timeout can end the hung one that follows it.
+        self.assertGreaterEqual(c.metric("dynamic_scheduler_node_cache_watch_restarts_total"), restarts + 2,
+                                "the dropped watch, then the hung one cut by -watch_idle_timeout")
+        self.assertGreaterEqual(watch_recovery, 3 - 1 - 0.5, "not seen before the hung watch was cut (3 s idle)")
         self.stack.clear_faults()
         report("hung answers", patch_hang_seconds=hang, labelled_after_release_seconds=round(patch_converge, 2),
                cycles_during_hang=cycles_during, hung_watch_change_seen_after_seconds=round(watch_recovery, 2),

@@ -308,9 +308,11 @@ bool Server::Start(std::string* error) {
     *error = "cannot start the HTTP server on " + ports;
     return false;
   }
-  mg_set_request_handler(ctx_, "/", &Server::Handle, this);
+  // The port first: handlers read port_, and registering them afterwards (under CivetWeb's lock)
+  // orders that write before every request.
   mg_server_port sp[4];
   if (mg_get_server_ports(ctx_, 4, sp) > 0) port_ = sp[0].port;
+  mg_set_request_handler(ctx_, "/", &Server::Handle, this);
   return true;
 }
 
