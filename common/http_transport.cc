@@ -19,7 +19,7 @@ struct Exchange {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   const std::function<bool(std::string_view)>* on_data = nullptr;  // stream mode
-  const std::function<bool()>* cancelled = nullptr;  // stream mode: true stops
+  const std::function<bool()>* cancelled = nullptr;                // stream mode: true stops
   bool too_large = false;
   bool stopped_by_reader = false;
   bool was_cancelled = false;

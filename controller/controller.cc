@@ -54,7 +54,8 @@ Status Controller::Start() {
               << le.retry_period_seconds << " s";
   }
   auto handler = [this](const WebRequest& req) {
-    return HandleRequest(req, View(), [this] { reconciler_.Trigger(); }, options_.webhook_token);
+    return HandleRequest(
+        req, View(), [this] { reconciler_.Trigger(); }, options_.webhook_token);
   };
   RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
   LOG(INFO) << "http: listening on port " << web_.port()
@@ -65,13 +66,18 @@ Status Controller::Start() {
   if (elector_ != nullptr)
     election_thread_ = std::thread([this] {
       elector_->Run(&stop_election_, [this](bool leader) {
-        if (leader) reconciler_.Trigger();  // evaluate at once instead of waiting for the interval
+        // Evaluate at once instead of waiting for the interval (or a webhook's spacing).
+        if (leader) reconciler_.Trigger(/*spaced=*/false);
       });
     });
   return Status::OK();
 }
 
 void Controller::Stop() {
+  // The lease first, within LeaderElector::kReleaseSeconds: the elector steps down at once, so no
+  // write can start and a PATCH in flight is abandoned (its gate closes), and a standby can take
+  // over within one retry period, however long the loop takes to wind down.
+  if (elector_ != nullptr) elector_->Release();
   stop_ = true;
   reconciler_.Wake();
   if (loop_thread_.joinable()) loop_thread_.join();

@@ -49,7 +49,8 @@ std::vector<const MarkWrite*> LabelWriter::Select(const std::vector<MarkWrite>& 
     start = it == due.end() ? 0 : static_cast<size_t>(it - due.begin());
   }
   std::vector<const MarkWrite*> chosen;
-  for (size_t k = 0; k < limits_.max_per_cycle; ++k) chosen.push_back(due[(start + k) % due.size()]);
+  for (size_t k = 0; k < limits_.max_per_cycle; ++k)
+    chosen.push_back(due[(start + k) % due.size()]);
   out->deferred += due.size() - chosen.size();
   resume_after_ = chosen.back()->node;
   LOG(WARNING) << due.size() - chosen.size()
@@ -125,8 +126,9 @@ void LabelWriter::RecordFailure(const std::string& node) {
 LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& hooks,
                                           const std::atomic<bool>* stop) {
   const std::string* value = w.set ? &mark_.value : nullptr;
-  const std::string what = w.set ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
-                                 : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
+  const std::string what = w.set
+                               ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
+                               : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
   Backoff backoff(0.2, 5);
   for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
     if (!WaitForRetryAfter(hooks, stop)) return Result::kStopped;

@@ -3,8 +3,10 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace ds {
 namespace {
@@ -21,6 +23,31 @@ std::string Num(double v) {
 // leaseDurationSeconds is an integer: round a fractional duration up, never down.
 int LeaseSeconds(const LeaderElectionOptions& o) {
   return static_cast<int>(std::ceil(o.lease_duration_seconds));
+}
+
+// The earliest time this replica may write the lease (DecideLeaseStep's arguments); nullopt when
+// no other holder may still be writing (free, released, ours, or never seen held).
+std::optional<TimePoint> NotBefore(const LeaseRecord* current, const LeaseRecord* last_seen,
+                                   TimePoint observed_at, TimePoint missing_since,
+                                   const LeaderElectionOptions& o) {
+  const LeaseRecord* seen = current != nullptr ? current : last_seen;
+  if (seen == nullptr || seen->holder_identity.empty() || seen->holder_identity == o.identity)
+    return std::nullopt;
+  // Held by somebody else: valid until it has gone unrenewed for its duration on *our* clock.
+  double duration =
+      seen->lease_duration_seconds > 0 ? seen->lease_duration_seconds : o.lease_duration_seconds;
+  TimePoint until = observed_at + FromSeconds(duration);
+  if (current == nullptr) {
+    // Deleted under a live holder, which keeps writing until its renew deadline: its lease as we
+    // saw it is waited out just as if the object were still there. It may also have renewed
+    // after our last read, unseen, just before the deletion; then it stops writing at the latest
+    // a renew deadline (ours: replicas share their flags) after the deletion, which came before
+    // we found the Lease missing. That bound is the later one only when the record we saw last
+    // had been unchanged for more than lease duration - renew deadline by then: the holder's
+    // renewals had stalled (it may have come back since), or our reads lagged.
+    until = std::max(until, missing_since + FromSeconds(o.renew_deadline_seconds));
+  }
+  return until;
 }
 
 // Kubernetes object names: a DNS subdomain (namespaces: a DNS label, at most 63).
@@ -71,27 +98,26 @@ std::string DefaultIdentity() {
   return std::string(host) + "_" + suffix;
 }
 
-LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, TimePoint now,
+LeaseStep DecideLeaseStep(const LeaseRecord* current, const LeaseRecord* last_seen,
+                          TimePoint observed_at, TimePoint missing_since, TimePoint now,
                           double now_wall, const LeaderElectionOptions& o) {
   LeaseStep step;
   const std::string stamp = FormatMicroTime(now_wall);
   step.record.holder_identity = o.identity;
   step.record.lease_duration_seconds = LeaseSeconds(o);
   step.record.renew_time = stamp;
+  std::optional<TimePoint> not_before =
+      NotBefore(current, last_seen, observed_at, missing_since, o);
+  if (not_before && now < *not_before) return step;  // kWait
   if (current == nullptr) {
     step.action = LeaseAction::kCreate;
     step.record.acquire_time = stamp;
     return step;
   }
   const bool ours = current->holder_identity == o.identity;
-  if (!ours && !current->holder_identity.empty()) {
-    // Held by somebody else: valid until it has gone unrenewed for its duration on *our* clock.
-    double duration = current->lease_duration_seconds > 0 ? current->lease_duration_seconds
-                                                          : o.lease_duration_seconds;
-    if (now < observed_at + FromSeconds(duration)) return step;  // kWait
-  }
   step.action = LeaseAction::kUpdate;
   step.record.resource_version = current->resource_version;
+  step.record.object = current->object;  // a PUT replaces the object: change only our fields
   if (ours && !current->acquire_time.empty()) {
     step.record.acquire_time = current->acquire_time;
     step.record.lease_transitions = current->lease_transitions;
@@ -138,11 +164,13 @@ LeaderElector::View LeaderElector::GetView() const {
 
 void LeaderElector::Observe(const LeaseRecord* rec, TimePoint now) {
   if (rec == nullptr) {
+    // observed_ and observed_at_ stay: a holder seen before the deletion is waited out.
+    if (!missing_) missing_since_ = now;
     exists_ = false;
-    observed_ = LeaseRecord();
-    observed_at_ = now;
+    missing_ = true;
     return;
   }
+  missing_ = false;
   if (!exists_ || !rec->SameSpec(observed_)) observed_at_ = now;  // the holder renewed or changed
   observed_ = *rec;
   exists_ = true;
@@ -155,21 +183,42 @@ void LeaderElector::StepDown(const std::string& why) {
                << "/" << options_.lease_name << " (" << why << "); label writes stop";
 }
 
-void LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt) {
-  std::lock_guard<std::mutex> l(mu_);
-  Observe(&rec, clock_->Now());
-  if (!leader_) {
-    leader_ = true;
-    ++term_;
-    LOG(INFO) << "leader election: " << options_.identity << " is now the leader of lease "
-              << options_.lease_namespace << "/" << options_.lease_name << " (transitions "
-              << rec.lease_transitions << ")";
+bool LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epoch) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (epoch == epoch_) {
+      Observe(&rec, clock_->Now());
+      if (!leader_) {
+        leader_ = true;
+        ++term_;
+        LOG(INFO) << "leader election: " << options_.identity << " is now the leader of lease "
+                  << options_.lease_namespace << "/" << options_.lease_name << " (transitions "
+                  << rec.lease_transitions << ")";
+      }
+      last_renew_ = attempt;
+      last_error_.clear();
+      return true;
+    }
   }
-  last_renew_ = attempt;
-  last_error_.clear();
+  // A release began while this write was on its way, and the write landed after it: the lease
+  // names us again. Give it up again rather than leave a standby waiting for it to expire.
+  LOG(INFO) << "leader election: a lease write sent before the release landed after it; "
+               "releasing again";
+  WriteReleased(rec, clock_->Now() + FromSeconds(kReleaseSeconds));
+  return false;
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
+  uint64_t epoch;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    released_ = false;  // an explicit attempt re-enters the election
+    epoch = epoch_;
+  }
+  return Attempt(epoch);
+}
+
+bool LeaderElector::Attempt(uint64_t epoch) {
   const TimePoint attempt = clock_->Now();
   const double timeout = RequestTimeout();
   // Renewing a lease we hold: write straight away with the resourceVersion of our last write; a
@@ -178,6 +227,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   bool fast = false;
   {
     std::lock_guard<std::mutex> l(mu_);
+    if (epoch != epoch_) return false;  // released since: write nothing
     fast =
         RenewedWithinDeadline(attempt) && exists_ && observed_.holder_identity == options_.identity;
     renew = observed_;
@@ -186,10 +236,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     renew.renew_time = FormatMicroTime(clock_->WallSeconds());
     renew.lease_duration_seconds = LeaseSeconds(options_);
     auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, renew, timeout);
-    if (res.ok()) {
-      Held(*res, attempt);
-      return true;
-    }
+    if (res.ok()) return Held(*res, attempt, epoch);
     std::lock_guard<std::mutex> l(mu_);
     last_error_ = res.status().ToString();
   }
@@ -201,17 +248,30 @@ bool LeaderElector::TryAcquireOrRenew() {
   }
   const TimePoint now = clock_->Now();
   TimePoint observed_at;
+  TimePoint missing_since;
+  LeaseRecord last_seen;  // what we saw before, when the Lease turns out deleted
   {
     std::lock_guard<std::mutex> l(mu_);
     Observe(got.ok() ? &*got : nullptr, now);
     observed_at = observed_at_;
+    missing_since = missing_since_;
+    last_seen = observed_;
   }
-  LeaseStep step = DecideLeaseStep(got.ok() ? &*got : nullptr, observed_at, now,
-                                   clock_->WallSeconds(), options_);
+  LeaseStep step = DecideLeaseStep(got.ok() ? &*got : nullptr, &last_seen, observed_at,
+                                   missing_since, now, clock_->WallSeconds(), options_);
   if (step.action == LeaseAction::kWait) {
+    const std::string why =
+        got.ok() ? "the lease is held by " + got->holder_identity
+                 : "the lease was deleted while held by " + last_seen.holder_identity +
+                       "; it is created again once that holder's lease would have expired";
+    if (!got.ok() && throttle_.ShouldLog(why, now)) LOG(INFO) << "leader election: " << why;
     std::lock_guard<std::mutex> l(mu_);
-    StepDown("the lease is held by " + got->holder_identity);
+    StepDown(why);
     return false;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (epoch != epoch_) return false;  // released while we read: write nothing
   }
   auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, step.record, timeout);
   if (!res.ok()) {
@@ -219,36 +279,82 @@ bool LeaderElector::TryAcquireOrRenew() {
     last_error_ = res.status().ToString();
     return false;  // 409: somebody else was faster; the next read shows who
   }
-  Held(*res, attempt);
-  return true;
+  return Held(*res, attempt, epoch);
 }
 
 void LeaderElector::Release() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    released_ = true;
+  }
+  GiveUp("released");
+}
+
+void LeaderElector::GiveUp(const std::string& why) {
+  const TimePoint deadline = clock_->Now() + FromSeconds(kReleaseSeconds);
   LeaseRecord rec;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (!leader_ || !exists_ || observed_.holder_identity != options_.identity) return;
-    StepDown("released on shutdown");
+    ++epoch_;  // attempts in flight neither write again nor lead
+    StepDown(why);
+    if (!exists_ || observed_.holder_identity != options_.identity) return;
     rec = observed_;
   }
-  rec.holder_identity.clear();
-  rec.lease_duration_seconds = 1;
-  rec.acquire_time = rec.renew_time = FormatMicroTime(clock_->WallSeconds());
-  auto res =
-      kube_->WriteLease(options_.lease_namespace, options_.lease_name, rec, RequestTimeout());
-  if (res.ok())
-    LOG(INFO) << "leader election: released lease " << options_.lease_namespace << "/"
-              << options_.lease_name;
-  else
-    LOG(WARNING)
-        << "leader election: could not release the lease (a standby takes over when it expires): "
-        << res.status().ToString();
+  WriteReleased(std::move(rec), deadline);
+}
+
+void LeaderElector::WriteReleased(LeaseRecord rec, TimePoint deadline) {
+  const std::string lease = options_.lease_namespace + "/" + options_.lease_name;
+  Status error = Status::Unavailable("no time left");
+  // Three rounds: a renewal in flight may land first (409), and an attempt that sent it may race
+  // us to release it again; each 409 is followed by a read that tells whether it is still ours.
+  for (int round = 0; round < 3; ++round) {
+    double left = ToSeconds(deadline - clock_->Now());
+    if (left <= 0) break;
+    rec.holder_identity.clear();
+    rec.lease_duration_seconds = 1;
+    rec.acquire_time = rec.renew_time = FormatMicroTime(clock_->WallSeconds());
+    auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, rec, left);
+    if (res.ok()) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        Observe(&*res, clock_->Now());
+      }
+      LOG(INFO) << "leader election: released lease " << lease;
+      return;
+    }
+    error = res.status();
+    if (error.code() == StatusCode::kNotFound) return;  // deleted: nothing left to release
+    if (error.code() != StatusCode::kConflict) break;
+    left = ToSeconds(deadline - clock_->Now());
+    if (left <= 0) break;
+    auto got = kube_->GetLease(options_.lease_namespace, options_.lease_name, left);
+    if (!got.ok()) {
+      if (got.status().code() == StatusCode::kNotFound) return;
+      error = got.status();
+      break;
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      Observe(&*got, clock_->Now());
+    }
+    if (got->holder_identity != options_.identity) return;  // released already, or taken over
+    rec = *got;
+  }
+  LOG(WARNING) << "leader election: could not release lease " << lease
+               << " (a standby takes it over when it expires): " << error.ToString();
 }
 
 void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(bool)>& on_change) {
   std::uniform_real_distribution<double> jitter(0, kJitter);
   while (!stop->load()) {
-    bool held = TryAcquireOrRenew();
+    uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (released_) break;
+      epoch = epoch_;
+    }
+    bool held = Attempt(epoch);
     bool leader;
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -266,20 +372,23 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
       if (on_change) on_change(leader);
     }
     double wait = options_.retry_period_seconds * (leader ? 1 : 1 + jitter(rng_));
-    if (!leader) {
-      // Wake up when the holder's lease runs out rather than up to a retry period later.
+    {
       std::lock_guard<std::mutex> l(mu_);
-      if (exists_ && !observed_.holder_identity.empty() &&
-          observed_.holder_identity != options_.identity) {
-        double duration = observed_.lease_duration_seconds > 0 ? observed_.lease_duration_seconds
-                                                               : options_.lease_duration_seconds;
-        double until_expiry = ToSeconds(observed_at_ + FromSeconds(duration) - clock_->Now());
+      if (released_) break;  // released during the attempt: no need to sleep first
+    }
+    if (!leader) {
+      // Wake up when the holder's lease runs out (also one seen before the Lease was deleted)
+      // rather than up to a retry period later.
+      std::lock_guard<std::mutex> l(mu_);
+      if (auto expiry = NotBefore(exists_ ? &observed_ : nullptr, &observed_, observed_at_,
+                                  missing_since_, options_)) {
+        double until_expiry = ToSeconds(*expiry - clock_->Now());
         if (until_expiry > 0 && until_expiry < wait) wait = until_expiry + 0.01;
       }
     }
     clock_->SleepFor(FromSeconds(wait), stop);
   }
-  Release();
+  GiveUp("stopped");
   if (announced_leader_ && on_change) on_change(false);
   announced_leader_ = false;
 }

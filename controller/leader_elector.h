@@ -46,25 +46,56 @@ struct LeaseStep {
   LeaseAction action = LeaseAction::kWait;
   LeaseRecord record;  // what to write for kCreate/kUpdate
 };
-// `current` is the Lease as just read (nullptr: it does not exist); `observed_at` is when this
-// replica first saw that exact record (monotonic clock); `now_wall` stamps acquire/renew times.
-LeaseStep DecideLeaseStep(const LeaseRecord* current, TimePoint observed_at, TimePoint now,
+// `current` is the Lease as just read (nullptr: it does not exist). While it exists, `observed_at`
+// is when this replica first saw that exact record. When it does not, `last_seen` is the Lease as
+// this replica last saw it (nullptr, or naming no other holder: it never saw one held by somebody
+// else), `observed_at` when it first saw that record, and `missing_since` when it first found the
+// Lease missing since. A Lease deleted under a live holder (`kubectl delete lease`) is created
+// only once that holder's lease would have expired as seen, because the holder keeps writing
+// until its renew deadline; and, as the holder may have renewed unseen between this replica's
+// last read and the deletion, no sooner than a renew deadline after it found the Lease missing. A
+// replica that never saw another holder creates it at once. Times are monotonic; `now_wall` stamps
+// acquire/renew times. An update carries current->object, so that it changes only the election
+// fields (see EncodeLease).
+LeaseStep DecideLeaseStep(const LeaseRecord* current, const LeaseRecord* last_seen,
+                          TimePoint observed_at, TimePoint missing_since, TimePoint now,
                           double now_wall, const LeaderElectionOptions& o);
 
 class LeaderElector : public Leadership {
  public:
+  // The most Release() takes, every request included: the lease is free well within 2 s of
+  // SIGTERM, and a standby takes it within one retry period after that.
+  static constexpr double kReleaseSeconds = 1.5;
+
   // `kube` and `clock` must outlive this object. REQUIRES: ValidateLeaderElection(options) == "".
   LeaderElector(KubeApi* kube, const Clock* clock, LeaderElectionOptions options);
 
   // One attempt to acquire or renew (client-go's tryAcquireOrRenew). Returns true when this
   // replica holds the lease afterwards. Steps down at once when the lease turns out to be held by
-  // somebody else. Call from one thread at a time (Run does).
+  // somebody else. An explicit call re-enters the election after Release(). Call from one thread
+  // at a time, and not while Run runs (Run makes its own attempts).
   bool TryAcquireOrRenew();
-  // Tries every retry period (jittered while a candidate) until *stop, then releases the lease if
-  // this replica holds it. `on_change(true)` runs when this replica becomes leader, `(false)` when
-  // it stops being leader (renew deadline passed, or somebody else holds the lease).
+  // Tries every retry period (jittered while a candidate) until *stop or Release(), then releases
+  // the lease if this replica holds it. `on_change(true)` runs when this replica becomes leader,
+  // `(false)` when it stops being leader (renew deadline passed, somebody else holds the lease,
+  // released, or Run ends). After Release() Run makes no further attempt: it returns once its
+  // attempt in flight is over, or when it next wakes (within 1.2 retry periods); called after
+  // Release() it returns at once, until TryAcquireOrRenew() re-enters the election.
   void Run(const std::atomic<bool>* stop, const std::function<void(bool)>& on_change);
-  // Gives the lease up: holder cleared, duration 1 s. Only if this replica holds it.
+  // Gives the lease up and leaves the election, for shutdown. Thread-safe: call it from any thread,
+  // also while Run loops on another one and has an attempt in flight. On SIGTERM, call it first,
+  // before waiting for the evaluation loop (which may be stuck in a label write for its whole
+  // timeout) and before Run's stop flag. In this order it:
+  //  1. steps down: IsLeader() is false from here on, so the label writer's gate is shut, and no
+  //     lease write of this elector starts any more. An attempt already sent cannot make this
+  //     replica leader again; should its write land, that attempt releases the lease again.
+  //  2. if the lease as last seen names this replica, writes it released (holder cleared, duration
+  //     1 s), so that a standby takes it within one retry period. A renewal in flight that landed
+  //     first makes this write fail with 409: it re-reads the lease and releases it again if it
+  //     still names this replica. All within kReleaseSeconds; on failure (logged) a standby takes
+  //     over when the lease expires.
+  // Returns when done. Called again, or when the lease does not name this replica, it writes
+  // nothing.
   void Release();
 
   bool IsLeader() const override;
@@ -81,8 +112,16 @@ class LeaderElector : public Leadership {
   const LeaderElectionOptions& options() const { return options_; }
 
  private:
-  // Records a successful write of `rec` (we hold it) made at `attempt`.
-  void Held(const LeaseRecord& rec, TimePoint attempt);
+  // One acquire-or-renew attempt begun in release epoch `epoch`: once a release began after
+  // that, it writes nothing more and does not become leader.
+  bool Attempt(uint64_t epoch);
+  // Records a successful write of `rec` (we hold it) made at `attempt` in `epoch`. Returns false,
+  // and releases the lease again, when a release began since (the write landed after it).
+  bool Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epoch);
+  // Steps down, ends the attempts in flight, and releases the lease if ours as last seen.
+  void GiveUp(const std::string& why);
+  // Writes `rec` (naming us) released by `deadline`, re-reading the lease after a 409.
+  void WriteReleased(LeaseRecord rec, TimePoint deadline);
   void Observe(const LeaseRecord* rec, TimePoint now);  // REQUIRES mu_ held
   void StepDown(const std::string& why);                // REQUIRES mu_ held
   // Leader, and the last successful renewal younger than the renew deadline. REQUIRES mu_ held.
@@ -96,13 +135,19 @@ class LeaderElector : public Leadership {
   LogThrottle throttle_{60};                     // Run's thread only
 
   mutable std::mutex mu_;
-  bool exists_ = false;            // GUARDED_BY(mu_): the Lease object exists (as last read)
-  LeaseRecord observed_;           // GUARDED_BY(mu_)
-  TimePoint observed_at_{};        // GUARDED_BY(mu_)
-  bool leader_ = false;            // GUARDED_BY(mu_)
-  TimePoint last_renew_{};         // GUARDED_BY(mu_): when the last successful renewal was sent
-  uint64_t term_ = 0;              // GUARDED_BY(mu_)
-  std::string last_error_;         // GUARDED_BY(mu_)
+  bool exists_ = false;  // GUARDED_BY(mu_): the Lease object exists (as last read)
+  // GUARDED_BY(mu_): the Lease as last seen, and when this replica first saw that record. Kept
+  // when the Lease turns out deleted, so that its holder's lease is waited out.
+  LeaseRecord observed_;
+  TimePoint observed_at_{};
+  bool missing_ = false;       // GUARDED_BY(mu_): the last read found no Lease (404)
+  TimePoint missing_since_{};  // GUARDED_BY(mu_): the first of those reads in a row
+  bool leader_ = false;        // GUARDED_BY(mu_)
+  TimePoint last_renew_{};     // GUARDED_BY(mu_): when the last successful renewal was sent
+  uint64_t term_ = 0;          // GUARDED_BY(mu_)
+  std::string last_error_;     // GUARDED_BY(mu_)
+  uint64_t epoch_ = 0;         // GUARDED_BY(mu_): counts releases (see Attempt)
+  bool released_ = false;  // GUARDED_BY(mu_): Release() was called, TryAcquireOrRenew() not since
   bool announced_leader_ = false;  // Run's thread only: what on_change was last told
 };
 

@@ -58,9 +58,11 @@ DEFINE_double(leader_elect_renew_deadline, 10,
               "stops writing. Must be less than the lease duration.");
 DEFINE_double(leader_elect_retry_period, 2,
               "Seconds between attempts to acquire or renew the lease.");
-DEFINE_string(webhook_token_file, "", "File holding a bearer token that POST /webhook must carry "
+DEFINE_string(webhook_token_file, "",
+              "File holding a bearer token that POST /webhook must carry "
               "(Alertmanager: http_config.authorization.credentials_file). Default: none needed.");
-DEFINE_double(webhook_min_interval, 2, "Seconds a triggered cycle (webhook, new leadership) waits at "
+DEFINE_double(webhook_min_interval, 2,
+              "Seconds a triggered cycle (webhook, new leadership) waits at "
               "least after the previous cycle started, so repeated calls cannot drive back-to-back "
               "cycles.");
 DEFINE_uint64(max_writes_per_cycle, 0,
@@ -153,7 +155,8 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
     return Status::InvalidArgument("-webhook_min_interval must be a number of seconds >= 0");
   r.min_trigger_spacing_seconds = FLAGS_webhook_min_interval;
   if (!FLAGS_webhook_token_file.empty()) {
-    ASSIGN_OR_RETURN(o.webhook_token, ReadTokenFile("webhook_token_file", FLAGS_webhook_token_file));
+    ASSIGN_OR_RETURN(o.webhook_token,
+                     ReadTokenFile("webhook_token_file", FLAGS_webhook_token_file));
     if (o.webhook_token.empty())
       return Status::InvalidArgument("-webhook_token_file: " + FLAGS_webhook_token_file +
                                      " is empty");

@@ -266,19 +266,23 @@ void Reconciler::Run(const std::atomic<bool>* stop) {
     std::unique_lock<std::mutex> l(mu_);
     clock_->WaitUntil(l, cv_, start + FromSeconds(options_.interval_seconds),
                       [&] { return triggered_ || stop->load(); });
-    if (triggered_) {
+    if (triggered_ && trigger_spaced_) {
       // Webhook calls can come back to back (or from anything that reaches the port): a
-      // triggered cycle starts no sooner than the minimum spacing after the previous one.
+      // triggered cycle starts no sooner than the minimum spacing after the previous one. A
+      // trigger that may not wait (a new term) ends the wait.
       clock_->WaitUntil(l, cv_, start + FromSeconds(options_.min_trigger_spacing_seconds),
-                        [&] { return stop->load(); });
+                        [&] { return stop->load() || !trigger_spaced_; });
     }
     triggered_ = false;
+    trigger_spaced_ = false;
   }
 }
 
-void Reconciler::Trigger() {
+void Reconciler::Trigger(bool spaced) {
   {
     std::lock_guard<std::mutex> l(mu_);
+    // Pending triggers coalesce: the cycle may wait the spacing only if all of them may.
+    trigger_spaced_ = triggered_ ? trigger_spaced_ && spaced : spaced;
     triggered_ = true;
   }
   cv_.notify_all();

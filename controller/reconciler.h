@@ -37,7 +37,7 @@ struct ReconcilerOptions {
   double grace_seconds = 30;  // missing-data grace
   // A cycle triggered (webhook, new leadership) starts at least this long after the previous one.
   double min_trigger_spacing_seconds = 2;
-  WriteLimits writes;         // every limit on writing, held by the LabelWriter
+  WriteLimits writes;  // every limit on writing, held by the LabelWriter
 };
 
 struct RuleReport {
@@ -100,8 +100,11 @@ class Reconciler {
 
   // Runs cycles every interval until *stop; waits for the cache's first sync.
   void Run(const std::atomic<bool>* stop);
-  // Asks for a cycle now (coalesced with one already pending). Thread-safe.
-  void Trigger();
+  // Asks for a cycle (coalesced with one already pending). A webhook's trigger (`spaced`) starts
+  // no sooner than min_trigger_spacing_seconds after the previous cycle started, so that callers
+  // cannot drive back-to-back cycles; leadership starting a term asks for one at once.
+  // Thread-safe.
+  void Trigger(bool spaced = true);
   // Wakes Run() so it can see *stop. Thread-safe.
   void Wake();
 
@@ -160,6 +163,7 @@ class Reconciler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool triggered_ = false;       // GUARDED_BY(mu_)
+  bool trigger_spaced_ = false;  // GUARDED_BY(mu_): every pending trigger may wait the spacing
   CycleReport last_;             // GUARDED_BY(mu_)
   ReconcilerCounters counters_;  // GUARDED_BY(mu_); the write counters live in writer_
   TimePoint last_end_{};         // GUARDED_BY(mu_)

@@ -44,7 +44,8 @@ std::string NotReadyReason(const ControllerView& v) {
   if (!v.cache_synced)
     return "node cache not synced" + (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
   // A cache that stopped hearing from the API server decides on a frozen view of the nodes.
-  if (v.cache_stale_after_seconds > 0 && v.cache_seconds_since_progress > v.cache_stale_after_seconds)
+  if (v.cache_stale_after_seconds > 0 &&
+      v.cache_seconds_since_progress > v.cache_stale_after_seconds)
     return "node cache stale: no successful list or watch event for " +
            std::to_string(static_cast<long>(v.cache_seconds_since_progress)) + " s" +
            (v.cache_error.empty() ? std::string() : ": " + v.cache_error);

@@ -37,13 +37,16 @@ class KubeApi {
   virtual StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
                                             const std::string* value,
                                             const std::function<bool()>& send_if = {}) = 0;
-  // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. Leader election calls
-  // these with a timeout shorter than its renew deadline.
+  // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. The record keeps the
+  // whole object (LeaseRecord::object) for the next update. Leader election calls these with a
+  // timeout shorter than its renew deadline.
   virtual StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                          double timeout_seconds) = 0;
   // Creates the Lease (record.resource_version empty: POST; kConflict when it already exists) or
   // replaces it (PUT with record.resource_version as precondition; kConflict when somebody wrote
-  // it meanwhile). Returns the stored record with its new resource_version.
+  // it meanwhile). The body is EncodeLease(record): record.object, as read, with only the election
+  // fields changed, so that a PUT keeps labels, annotations, ownerReferences and spec fields this
+  // code does not know. Returns the stored record (object included) with its new resource_version.
   virtual StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
                                            const LeaseRecord& record, double timeout_seconds) = 0;
 };

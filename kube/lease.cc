@@ -6,13 +6,48 @@
 #include "common/json_util.h"
 
 namespace ds {
+namespace {
+
+using rapidjson::Value;
+using Allocator = rapidjson::Document::AllocatorType;
+// Full precision: a number in a field this code does not know goes back with the value it came
+// with (integers exactly within 64 bits, others to a double's precision).
+constexpr unsigned kParseFlags = rapidjson::kParseFullPrecisionFlag;
+
+// Member `key` of object `obj`, added as null when absent. Later members with the same key are
+// erased: the API server keeps the last of duplicate keys and DecodeLease the first, so a key
+// written once means the same to both.
+Value& Unique(Value& obj, const char* key, Allocator& a) {
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(Value(key, a), Value(), a);
+    return (obj.MemberEnd() - 1)->value;
+  }
+  for (auto dup = it + 1; dup != obj.MemberEnd();)
+    dup = dup->name == key ? obj.EraseMember(dup) : dup + 1;
+  return it->value;
+}
+
+// Sets string member `key`, or removes every `key` when `value` is empty (DecodeLease reads an
+// absent member as "").
+void SetOrErase(Value& obj, const char* key, const std::string& value, Allocator& a) {
+  if (!value.empty()) {
+    Unique(obj, key, a).SetString(value.data(), static_cast<rapidjson::SizeType>(value.size()), a);
+    return;
+  }
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd();)
+    it = it->name == key ? obj.EraseMember(it) : it + 1;
+}
+
+}  // namespace
 
 StatusOr<LeaseRecord> DecodeLease(const std::string& body) {
   rapidjson::Document d;
-  d.Parse(body.c_str(), body.size());
+  d.Parse<kParseFlags>(body.c_str(), body.size());
   if (d.HasParseError()) return Status::Internal("lease: " + JsonParseError(d));
   if (!d.IsObject()) return Status::Internal("lease: not a JSON object");
   LeaseRecord r;
+  r.object = body;
   const auto* meta = JsonMember(d, "metadata");
   if (meta == nullptr || !meta->IsObject()) return Status::Internal("lease: metadata missing");
   r.resource_version = JsonString(*meta, "resourceVersion");
@@ -46,43 +81,31 @@ StatusOr<LeaseRecord> DecodeLease(const std::string& body) {
 }
 
 std::string EncodeLease(const std::string& ns, const std::string& name, const LeaseRecord& r) {
-  rapidjson::StringBuffer sb;
-  JsonWriter w(sb);
-  w.StartObject();
-  w.Key("apiVersion");
-  w.String("coordination.k8s.io/v1");
-  w.Key("kind");
-  w.String("Lease");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("name");
-  WriteString(w, name);
-  w.Key("namespace");
-  WriteString(w, ns);
-  if (!r.resource_version.empty()) {
-    w.Key("resourceVersion");
-    WriteString(w, r.resource_version);
+  rapidjson::Document d;
+  Allocator& a = d.GetAllocator();
+  if (!r.object.empty()) d.Parse<kParseFlags>(r.object.c_str(), r.object.size());
+  if (r.object.empty() || d.HasParseError() || !d.IsObject()) {
+    // A new Lease (or one that never came from DecodeLease): only what this code knows.
+    d.SetObject();
+    d.AddMember("apiVersion", "coordination.k8s.io/v1", a);
+    d.AddMember("kind", "Lease", a);
   }
-  w.EndObject();
-  w.Key("spec");
-  w.StartObject();
-  w.Key("holderIdentity");
-  WriteString(w, r.holder_identity);
-  w.Key("leaseDurationSeconds");
-  w.Int(r.lease_duration_seconds);
-  if (!r.acquire_time.empty()) {
-    w.Key("acquireTime");
-    WriteString(w, r.acquire_time);
-  }
-  if (!r.renew_time.empty()) {
-    w.Key("renewTime");
-    WriteString(w, r.renew_time);
-  }
-  w.Key("leaseTransitions");
-  w.Int(r.lease_transitions);
-  w.EndObject();
-  w.EndObject();
-  return std::string(sb.GetString(), sb.GetSize());
+  Value& meta = Unique(d, "metadata", a);
+  if (!meta.IsObject()) meta.SetObject();
+  if (!meta.HasMember("name")) meta.AddMember("name", Value(name, a), a);
+  if (!meta.HasMember("namespace")) meta.AddMember("namespace", Value(ns, a), a);
+  // A create must not carry one; an update carries the one it read as its precondition.
+  SetOrErase(meta, "resourceVersion", r.resource_version, a);
+  Value& spec = Unique(d, "spec", a);
+  if (!spec.IsObject()) spec.SetObject();
+  Unique(spec, "holderIdentity", a)
+      .SetString(r.holder_identity.data(),
+                 static_cast<rapidjson::SizeType>(r.holder_identity.size()), a);
+  Unique(spec, "leaseDurationSeconds", a).SetInt(r.lease_duration_seconds);
+  SetOrErase(spec, "acquireTime", r.acquire_time, a);
+  SetOrErase(spec, "renewTime", r.renew_time, a);
+  Unique(spec, "leaseTransitions", a).SetInt(r.lease_transitions);
+  return JsonToString(d);
 }
 
 std::string FormatMicroTime(double epoch_seconds) {

@@ -16,6 +16,11 @@ struct LeaseRecord {
   std::string renew_time;
   int lease_transitions = 0;
   std::string resource_version;  // of the Lease object: the precondition for an update
+  // The whole Lease object (JSON) as the API server last returned it; "" for one not read yet. An
+  // update sends it back with only the fields above changed, so that labels, annotations,
+  // ownerReferences and spec fields newer than this code (strategy, preferredHolder) survive: a
+  // PUT replaces the object, and the server keeps whatever it is sent.
+  std::string object;
 
   // Same record, ignoring resource_version (what "the holder changed or renewed" compares).
   bool SameSpec(const LeaseRecord& o) const {
@@ -25,12 +30,18 @@ struct LeaseRecord {
   }
 };
 
-// Decodes a Lease object (GET/POST/PUT response). A Lease without spec decodes as an empty
-// record (nobody holds it). Errors name the field.
+// Decodes a Lease object (GET/POST/PUT response); record.object keeps `body`. A Lease without
+// spec decodes as an empty record (nobody holds it). Errors name the field.
 StatusOr<LeaseRecord> DecodeLease(const std::string& body);
 
 // The Lease object for a create (record.resource_version empty) or an update (with
-// metadata.resourceVersion as precondition).
+// metadata.resourceVersion as precondition). With record.object set, that object with only
+// spec.holderIdentity, leaseDurationSeconds, acquireTime, renewTime (absent when empty),
+// leaseTransitions and metadata.resourceVersion changed; everything else is kept as read
+// (metadata.name and namespace come from `ns` and `name` only where the object lacks them).
+// Without it (or if it is not a JSON object), a new object with just these fields. A key the object
+// holds twice is written once. DecodeLease(EncodeLease(..., r)) gives r back (SameSpec, the same
+// resource_version).
 std::string EncodeLease(const std::string& ns, const std::string& name, const LeaseRecord& record);
 
 // Wall-clock seconds as a MicroTime, e.g. "2026-11-22T10:04:05.123456Z".

@@ -427,5 +427,50 @@ TEST(HttpKubeApi, WriteLeaseCreatesOrReplaces) {
   EXPECT_EQ(conflict.status().http_status(), 409);
 }
 
+// A PUT replaces the object: it must carry back what the GET returned (labels, annotations,
+// ownerReferences, spec fields newer than this code), with only the election fields changed.
+TEST(HttpKubeApi, WriteLeasePutsTheObjectAsRead) {
+  constexpr char kDecorated[] =
+      R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"ds-leader",)"
+      R"("namespace":"kube-system","resourceVersion":"6","labels":{"team":"infra"},)"
+      R"("annotations":{"a":"b"},"ownerReferences":[{"kind":"Deployment","name":"ds"}]},)"
+      R"("spec":{"holderIdentity":"other","leaseDurationSeconds":15,"leaseTransitions":1,)"
+      R"("strategy":"OldestEmulationVersion","preferredHolder":"me"}})";
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, kDecorated);
+  auto read = api.GetLease("kube-system", "ds-leader", 4);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->object, kDecorated) << "the record keeps the object as read";
+  LeaseRecord record = *read;
+  record.holder_identity = "me";
+  record.renew_time = "2026-11-22T10:00:00.000000Z";
+  record.lease_transitions = 2;
+  t.AddResponse(200, kDecorated);
+  ASSERT_TRUE(api.WriteLease("kube-system", "ds-leader", record, 4).ok());
+  auto put = t.last_request();
+  EXPECT_EQ(put.request.method, "PUT");
+  rapidjson::Document d;
+  d.Parse(put.request.body.c_str());
+  ASSERT_TRUE(d.IsObject()) << put.request.body;
+  const auto& meta = d["metadata"];
+  const auto& spec = d["spec"];
+  EXPECT_STREQ(meta["resourceVersion"].GetString(), "6");
+  ASSERT_TRUE(meta.HasMember("labels") && meta.HasMember("annotations") &&
+              meta.HasMember("ownerReferences"))
+      << put.request.body;
+  EXPECT_STREQ(meta["labels"]["team"].GetString(), "infra");
+  EXPECT_STREQ(meta["annotations"]["a"].GetString(), "b");
+  EXPECT_STREQ(meta["ownerReferences"][0]["name"].GetString(), "ds");
+  ASSERT_TRUE(spec.HasMember("strategy") && spec.HasMember("preferredHolder")) << put.request.body;
+  EXPECT_STREQ(spec["strategy"].GetString(), "OldestEmulationVersion");
+  EXPECT_STREQ(spec["preferredHolder"].GetString(), "me");
+  EXPECT_STREQ(spec["holderIdentity"].GetString(), "me");
+  EXPECT_STREQ(spec["renewTime"].GetString(), "2026-11-22T10:00:00.000000Z");
+  EXPECT_EQ(spec["leaseTransitions"].GetInt(), 2);
+  EXPECT_EQ(spec["leaseDurationSeconds"].GetInt(), 15);
+}
+
 }  // namespace
 }  // namespace ds

@@ -133,7 +133,8 @@ TEST_F(OptionsTest, WebhookTokenAndSpacing) {
   EXPECT_EQ(defaults->webhook_token, "") << "no token needed unless configured";
   EXPECT_EQ(defaults->reconciler.min_trigger_spacing_seconds, 2);
   auto args = Base();
-  args.insert(args.end(), {"-webhook_token_file", Write("wh", "tok\n"), "-webhook_min_interval", "5"});
+  args.insert(args.end(),
+              {"-webhook_token_file", Write("wh", "tok\n"), "-webhook_min_interval", "5"});
   auto o = Parse(args);
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   EXPECT_EQ(o->webhook_token, "tok");

@@ -270,6 +270,21 @@ TEST_F(ReconcilerTest, TriggeredCyclesKeepTheirMinimumSpacing) {
   EXPECT_EQ(starts, (std::vector<double>{0, 2, 4, 6, 8})) << "not back to back, not every 10 s";
 }
 
+TEST_F(ReconcilerTest, ANewTermIsEvaluatedAtOnce) {
+  opts_.min_trigger_spacing_seconds = 2;
+  Build();
+  std::vector<double> starts;
+  const TimePoint t0 = clock_.Now();
+  prom_.OnQuery("cpu_pct", [&] {
+    starts.push_back(ToSeconds(clock_.Now() - t0));
+    if (starts.size() == 3) stop_ = true;
+    rec_->Trigger();                  // a webhook ...
+    rec_->Trigger(/*spaced=*/false);  // ... and this replica starting a term
+  });
+  rec_->Run(&stop_);
+  EXPECT_EQ(starts, (std::vector<double>{0, 0, 0}));
+}
+
 TEST_F(ReconcilerTest, ProgressMovesDuringAWritePhase) {
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}, {"node-3", 95}});

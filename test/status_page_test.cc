@@ -107,8 +107,9 @@ TEST(StatusPage, MethodsPathsAndWebhook) {
   EXPECT_EQ(HandleRequest(WebRequest{"DELETE", "/status", -1, "", ""}, v, trig).status, 405);
   EXPECT_EQ(HandleRequest(Get("/webhook"), v, trig).status, 405);
   EXPECT_EQ(triggered, 0);
-  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}", ""}, v, trig).status,
-            202);
+  EXPECT_EQ(
+      HandleRequest(WebRequest{"POST", "/webhook", 10, "{\"alerts\":[]}", ""}, v, trig).status,
+      202);
   EXPECT_EQ(triggered, 1);
   EXPECT_EQ(HandleRequest(WebRequest{"POST", "/webhook", 2 << 20, "", ""}, v, trig).status, 413);
   EXPECT_EQ(triggered, 1);

@@ -47,6 +47,12 @@ class FakeKubeApi : public KubeApi {
     std::vector<WatchEvent> events;
     Status end;
     std::function<void()> before_end;  // e.g. advance a fake clock: how long the watch lived
+    // With `end` kCancelled, the watch then blocks until the caller's cancelled() is true. Without
+    // `tick` it polls on real time (for caches run on a thread); with it, it calls tick() in its
+    // wait loop instead, so a test on a FakeClock can advance time until the caller's own
+    // deadline cancels the watch. tick() returning false ends the watch with OK, as a server does
+    // at the watch's timeoutSeconds.
+    std::function<bool()> tick;
   };
   // Without it, a watch with no script left blocks until cancelled (for tests that run the cache
   // on a thread). With it, such a watch sets *stop and returns, so Run() can be called on the
@@ -58,6 +64,12 @@ class FakeKubeApi : public KubeApi {
   void AddWatchScript(WatchScript s) {
     std::lock_guard<std::mutex> l(mu_);
     watches_.push_back(std::move(s));
+  }
+  // The next LIST page requests fail with these statuses, in order (e.g. 429 from API Priority
+  // and Fairness); later ones are served.
+  void FailNextLists(std::vector<Status> errors) {
+    std::lock_guard<std::mutex> l(mu_);
+    list_errors_.assign(errors.begin(), errors.end());
   }
   int list_calls() {
     std::lock_guard<std::mutex> l(mu_);
@@ -72,6 +84,11 @@ class FakeKubeApi : public KubeApi {
                                    const std::string& cont) override {
     std::lock_guard<std::mutex> l(mu_);
     ++list_calls_;
+    if (!list_errors_.empty()) {
+      Status st = list_errors_.front();
+      list_errors_.pop_front();
+      return st;
+    }
     NodeListPage page;
     page.resource_version = std::to_string(rv_);
     auto it = cont.empty() ? nodes_.begin() : nodes_.upper_bound(cont);
@@ -106,10 +123,19 @@ class FakeKubeApi : public KubeApi {
     for (auto& ev : s.events) on_event(std::move(ev));
     if (s.before_end) s.before_end();
     if (s.end.code() == StatusCode::kCancelled) {
-      while (!cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      while (!cancelled()) {
+        if (!s.tick) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        } else if (!s.tick()) {
+          return Status::OK();
+        }
+      }
     }
     return s.end;
   }
+
+  // Called at each PATCH that is sent, before it is applied (set it before the writes start).
+  std::function<void(const std::string& node)> on_patch;
 
   StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
                                     const std::string* value,
@@ -117,6 +143,7 @@ class FakeKubeApi : public KubeApi {
     // Like the real transport: the gate is asked just before the request would leave.
     if (send_if && !send_if())
       return Status(StatusCode::kCancelled, "patch node " + node + ": not sent");
+    if (on_patch) on_patch(node);
     std::lock_guard<std::mutex> l(mu_);
     patches_.push_back(PatchCall{node, key, value != nullptr, value ? *value : ""});
     if (!patch_errors_.empty()) {
@@ -139,7 +166,8 @@ class FakeKubeApi : public KubeApi {
   }
 
   // Leases, with the API's create/update preconditions (409 on an existing create or a stale
-  // resourceVersion). While lease_down(true), every lease call fails with 503.
+  // resourceVersion). While lease_down(true), every lease call fails with 503. A write stores the
+  // object as sent (its encoded body), as the API server does: what the client leaves out is gone.
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name, double) override {
     std::lock_guard<std::mutex> l(mu_);
     ++lease_calls_;
@@ -150,26 +178,58 @@ class FakeKubeApi : public KubeApi {
     return it->second;
   }
   StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
-                                   const LeaseRecord& rec, double) override {
-    std::lock_guard<std::mutex> l(mu_);
-    ++lease_calls_;
-    if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
-    auto it = leases_.find(ns + "/" + name);
-    if (rec.resource_version.empty()) {
-      if (it != leases_.end()) return Status(StatusCode::kConflict, "already exists");
-    } else if (it == leases_.end()) {
-      return Status(StatusCode::kNotFound, "not found");
-    } else if (it->second.resource_version != rec.resource_version) {
-      return Status(StatusCode::kConflict, "the object has been modified");
+                                   const LeaseRecord& rec, double timeout_seconds) override {
+    LeaseRecord stored;
+    std::function<void(const LeaseRecord&, double)> hook;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++lease_calls_;
+      if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
+      auto it = leases_.find(ns + "/" + name);
+      if (rec.resource_version.empty()) {
+        if (it != leases_.end()) return Status(StatusCode::kConflict, "already exists");
+      } else if (it == leases_.end()) {
+        return Status(StatusCode::kNotFound, "not found");
+      } else if (it->second.resource_version != rec.resource_version) {
+        return Status(StatusCode::kConflict, "the object has been modified");
+      }
+      LeaseRecord sent = rec;
+      sent.resource_version = std::to_string(++rv_);
+      auto decoded = DecodeLease(EncodeLease(ns, name, sent));
+      if (!decoded.ok()) return decoded.status();
+      stored = std::move(*decoded);
+      leases_[ns + "/" + name] = stored;
+      hook = on_lease_write_;
     }
-    LeaseRecord stored = rec;
-    stored.resource_version = std::to_string(++rv_);
-    leases_[ns + "/" + name] = stored;
+    // Without the lock: the hook may call into this API (another thread's write) while this
+    // answer is still on its way.
+    if (hook) hook(stored, timeout_seconds);
     return stored;
   }
   void set_lease_down(bool down) {
     std::lock_guard<std::mutex> l(mu_);
     lease_down_ = down;
+  }
+  // Every successful lease write calls `hook(stored, caller's timeout)` once it is stored but
+  // before its answer returns, as a slow response does: the write has landed, its writer does not
+  // know yet. It runs on the writer's thread, without the fake's lock.
+  void OnLeaseWrite(std::function<void(const LeaseRecord&, double)> hook) {
+    std::lock_guard<std::mutex> l(mu_);
+    on_lease_write_ = std::move(hook);
+  }
+  // Stores `object` (a Lease as JSON, with its metadata.resourceVersion) as another client's
+  // write would, e.g. one with labels and spec fields this code does not know.
+  Status SetLeaseObject(const std::string& ns, const std::string& name, const std::string& object) {
+    auto decoded = DecodeLease(object);
+    if (!decoded.ok()) return decoded.status();
+    std::lock_guard<std::mutex> l(mu_);
+    leases_[ns + "/" + name] = std::move(*decoded);
+    return Status::OK();
+  }
+  // As `kubectl delete lease` does.
+  void DeleteLease(const std::string& ns, const std::string& name) {
+    std::lock_guard<std::mutex> l(mu_);
+    leases_.erase(ns + "/" + name);
   }
   std::map<std::string, LeaseRecord> leases() {
     std::lock_guard<std::mutex> l(mu_);
@@ -186,10 +246,12 @@ class FakeKubeApi : public KubeApi {
   std::map<std::string, LeaseRecord> leases_;
   bool lease_down_ = false;
   int lease_calls_ = 0;
+  std::function<void(const LeaseRecord&, double)> on_lease_write_;
   std::map<std::string, NodeInfo> nodes_;
   std::vector<PatchCall> patches_;
   std::deque<Status> patch_errors_;
   std::deque<WatchScript> watches_;
+  std::deque<Status> list_errors_;
   int list_calls_ = 0;
   std::vector<std::string> watch_rvs_;
   std::atomic<bool>* stop_when_done_ = nullptr;

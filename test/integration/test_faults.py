@@ -437,6 +437,35 @@ class ProcessFaultsIT(FaultsBase):
                sigstop_takeover_seconds=round(takeover, 2), sigkill_failover_seconds=round(kill_failover, 2),
                sigterm_handover_seconds=round(release_failover, 2), late_writes_by_old_leader=0)
 
+    # 12. SIGTERM while the leader's PATCHes hang: the lease is released within 2 s (not after the
+    # 30 s PATCH timeout, which outlives a pod's termination grace), and the process exits 0.
+    def test_sigterm_during_hung_patch_releases_the_lease_at_once(self):
+        ns = "term-hang"
+        c = self.start(args=["-leader_elect", "-leader_elect_namespace", ns, "-leader_elect_identity", "replica-t",
+                             "-leader_elect_lease_duration", "15", "-leader_elect_renew_deadline", "10",
+                             "-leader_elect_retry_period", "2"], name="rep-t")
+        holder = lambda: self.stack.kubectl("get", "lease", "-n", ns, "dynamic-scheduler", "-o",
+                                            "jsonpath={.spec.holderIdentity}", check=False).stdout.strip()
+        wait_until(lambda: c.metric("dynamic_scheduler_leader") == 1, 20, what="leader")
+        patches = lambda: self.stack.sim_admin("GET", "/sim/stats")["requests"].get("PATCH node", 0)
+        before = patches()
+        self.stack.fault(match="patch", hang=True)
+        self.hot(["node-00040"])
+        wait_until(lambda: patches() > before, 20, what="a PATCH hanging")
+        time.sleep(0.5)
+        t_term = time.monotonic()
+        c.proc.proc.send_signal(signal.SIGTERM)
+        wait_until(lambda: holder() == "", 5, interval=0.05, what="the lease released")
+        released = time.monotonic() - t_term
+        code = c.proc.stop()
+        exited = time.monotonic() - t_term
+        self.stack.clear_faults()
+        self.assertEqual(code, 0)
+        self.assertLessEqual(released, 2.0, "released within 2 s of SIGTERM")
+        self.assertLess(exited, 15, "the hung PATCH was abandoned, not waited out (30 s)")
+        report("SIGTERM during a hung PATCH", lease_released_after_seconds=round(released, 2),
+               exited_after_seconds=round(exited, 2))
+
     # 11. Hung answers: PATCHes that never return, and a watch that never sends a byte.
     def test_hung_patches_and_hung_watch(self):
         hang = 20 if LONG else 8
