@@ -18,8 +18,14 @@ using Duration = std::chrono::steady_clock::duration;
 using TimePoint = std::chrono::steady_clock::time_point;
 
 inline double ToSeconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+// Saturating: NaN and negative values give zero, anything above about a century gives a
+// century, so that no flag or server-sent value can overflow the clock's 64-bit nanoseconds
+// (which would turn a deadline into the past and a wait into a busy loop).
 inline Duration FromSeconds(double s) {
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+  constexpr double kMaxSeconds = 100.0 * 365 * 86400;
+  if (!(s > 0)) return Duration::zero();
+  return std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(s < kMaxSeconds ? s : kMaxSeconds));
 }
 
 class Clock {

@@ -90,7 +90,12 @@ int ProgressCallback(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
   }
   // Once sent, the precondition is asked again while the answer is awaited (before that, the
   // pre-request callback decides, and a "no" there means nothing left).
-  if (ex->sent && ex->req->send_if && !ex->req->send_if()) {
+  // Once the answer has started (a status line arrived) the outcome is known: let it finish, so
+  // that an applied write is reported as applied.
+  long code = 0;
+  if (ex->sent && ex->req->send_if &&
+      curl_easy_getinfo(ex->curl, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 0 &&
+      !ex->req->send_if()) {
     ex->was_cancelled = true;
     return 1;
   }

@@ -53,8 +53,11 @@ class Status {
   }
   // Seconds the peer asked us to wait (Retry-After or details.retryAfterSeconds), 0 if none.
   double retry_after_seconds() const { return retry_after_seconds_; }
+  // At most kMaxRetryAfterSeconds: a misbehaving server or proxy must not be able to stop every
+  // write (or the cache) for days; API Priority and Fairness asks for seconds.
+  static constexpr double kMaxRetryAfterSeconds = 600;
   Status& set_retry_after_seconds(double s) {
-    retry_after_seconds_ = s;
+    retry_after_seconds_ = s > 0 ? (s < kMaxRetryAfterSeconds ? s : kMaxRetryAfterSeconds) : 0;
     return *this;
   }
 

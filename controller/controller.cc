@@ -94,7 +94,7 @@ ControllerView Controller::View() const {
   v.cache_stats = cache_.Stats();
   if (TimePoint p = cache_.LastProgress(); p != TimePoint{})
     v.cache_seconds_since_progress = ToSeconds(clock_.Now() - p);
-  v.cache_stale_after_seconds = options_.cache_stale_after_seconds;
+  v.cache_stale = cache_.Stale(clock_.Now(), FromSeconds(options_.cache_stale_after_seconds));
   v.nodes = cache_.Snapshot();
   v.last_cycle = reconciler_.LastReport();
   v.counters = reconciler_.Counters();

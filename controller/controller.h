@@ -51,8 +51,8 @@ class Controller {
   WebServer web_;
 
   std::atomic<bool> stop_{false};
-  // The elector stops after the evaluation loop (its own flag), so that the lease is released
-  // only once no write can start any more.
+  // Stop() releases the lease first (a leader's Run then ends by itself); this flag ends a
+  // standby's Run, after the evaluation loop has stopped.
   std::atomic<bool> stop_election_{false};
   std::thread cache_thread_, loop_thread_, election_thread_;
 };

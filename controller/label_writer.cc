@@ -130,17 +130,22 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
                                ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
                                : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
   Backoff backoff(0.2, 5);
+  auto gate_closed = [&] {
+    if (!hooks.gate || hooks.gate()) return false;
+    if (throttle_.ShouldLog("gate", clock_->Now()))
+      LOG(WARNING) << "not the leader any more (or stopping): the remaining label writes of "
+                      "this cycle are dropped";
+    return true;
+  };
   for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
+    // Asked before the waits too: a write that will be dropped must not wait for, or use up, a
+    // rate-limit token.
+    if (gate_closed()) return Result::kDeferred;
     if (!WaitForRetryAfter(hooks, stop)) return Result::kStopped;
     if (!limiter_.Acquire(stop)) return Result::kStopped;
     // Leadership can end while a cycle writes (renew deadline passed): a standby may take over
     // once the lease expires, so no write may start after that.
-    if (hooks.gate && !hooks.gate()) {
-      if (throttle_.ShouldLog("gate", clock_->Now()))
-        LOG(WARNING) << "not the leader any more (or stopping): the remaining label writes of "
-                        "this cycle are dropped";
-      return Result::kDeferred;
-    }
+    if (gate_closed()) return Result::kDeferred;
     auto res = kube_->PatchNodeLabel(w.node, mark_.key, value, hooks.gate);
     if (res.ok()) {
       if (hooks.on_written) hooks.on_written(*res);
@@ -153,8 +158,13 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
     const Status& st = res.status();
     // Deleted meanwhile: the watch tells the cache; nothing failed.
     if (st.code() == StatusCode::kNotFound) return Result::kGone;
-    // Not sent (or abandoned): the gate closed while connecting or waiting.
-    if (st.code() == StatusCode::kCancelled) return Result::kDeferred;
+    // Not sent, or abandoned while waiting for the answer: the gate closed. An abandoned write
+    // may still have been applied; the watch will show it, and the cycle that follows plans from
+    // what the cluster says.
+    if (st.code() == StatusCode::kCancelled) {
+      LOG(WARNING) << "label write to node " << w.node << " not completed: " << st.message();
+      return Result::kDeferred;
+    }
     if (st.retry_after_seconds() > 0) {
       std::lock_guard<std::mutex> l(mu_);
       not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
@@ -164,7 +174,9 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
                               clock_->Now()))
         LOG(WARNING) << "could not " << (w.set ? "label" : "unlabel") << " node " << w.node << ": "
                      << st.ToString();
-      RecordFailure(w.node);
+      // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
+      // nothing about this node, and its change must go out as soon as the server recovers.
+      if (!st.IsRetryable()) RecordFailure(w.node);
       std::lock_guard<std::mutex> l(mu_);
       ++counters_.errors;
       return Result::kFailed;

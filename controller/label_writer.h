@@ -79,8 +79,9 @@ class LabelWriter {
 
   // Writes `writes` within every limit above: nodes in their failure backoff are held back; of
   // the rest at most limits.max_per_cycle, starting after the node where the previous capped
-  // batch stopped. Returns when all are done or dropped, or early once *stop is set. Call from
-  // one thread at a time.
+  // batch stopped. REQUIRES: `writes` sorted by node name (as a NodeSnapshot is), which is what
+  // makes "after the node where it stopped" go round all nodes. Returns when all are done or
+  // dropped, or early once *stop is set. Call from one thread at a time.
   WriteOutcome Write(const std::vector<MarkWrite>& writes, const WriteHooks& hooks,
                      const std::atomic<bool>* stop);
 

@@ -364,7 +364,9 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
     }
     if (!held && !leader) {
       std::lock_guard<std::mutex> l(mu_);
-      if (!last_error_.empty() && throttle_.ShouldLog(last_error_, clock_->Now()))
+      // Keyed by the kind of error only: messages carry timings and would never repeat.
+      if (!last_error_.empty() &&
+          throttle_.ShouldLog(last_error_.substr(0, last_error_.find(':')), clock_->Now()))
         LOG(WARNING) << "leader election: " << last_error_;
     }
     if (leader != announced_leader_) {

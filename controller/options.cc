@@ -62,9 +62,9 @@ DEFINE_string(webhook_token_file, "",
               "File holding a bearer token that POST /webhook must carry "
               "(Alertmanager: http_config.authorization.credentials_file). Default: none needed.");
 DEFINE_double(webhook_min_interval, 2,
-              "Seconds a triggered cycle (webhook, new leadership) waits at "
-              "least after the previous cycle started, so repeated calls cannot drive back-to-back "
-              "cycles.");
+              "Seconds a webhook-triggered cycle waits at least after the previous cycle started, "
+              "so repeated calls cannot drive back-to-back cycles (a new leadership term is "
+              "evaluated at once).");
 DEFINE_uint64(max_writes_per_cycle, 0,
               "Cap on label changes per cycle, the rest waits (0 = no cap).");
 

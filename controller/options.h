@@ -1,6 +1,7 @@
 // Command-line flags, the rule file, the kubeconfig and the environment, assembled once into a
-// validated Options struct; nothing else reads FLAGS_ or the environment, and main only builds,
-// starts and stops what Options describes.
+// validated Options struct; nothing else reads FLAGS_, and main only builds, starts and stops
+// what Options describes. (The kubeconfig's own precedence, kube/kubeconfig.h, still reads
+// KUBECONFIG, HOME and KUBERNETES_SERVICE_* itself.)
 #pragma once
 
 #include <functional>
@@ -31,9 +32,8 @@ struct Options {
   RestConfig rest;
   double api_timeout_seconds = 30;  // each LIST, PATCH and Lease call
   double watch_idle_timeout_seconds = 150;
-  // /status is not ready once the node cache has heard nothing (no LIST, no watch event or
-  // BOOKMARK) for this long. API servers send a BOOKMARK about every minute and a silent watch is
-  // re-opened after the idle timeout, so longer silence means the re-opening fails.
+  // /status is not ready once the node cache is stale for this long (NodeCache::Stale says why:
+  // 300 s, or twice the watch idle timeout if that is longer).
   double cache_stale_after_seconds = 300;
   NodeCacheOptions cache;
   std::string user_agent;  // names the replica, so audit logs tell the replicas' writes apart

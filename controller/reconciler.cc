@@ -129,7 +129,8 @@ Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
       ++failed;
       rr.error = res.status().ToString();
       ev.inputs[r].failed = true;
-      if (throttle_.ShouldLog("query:" + rr.name + ":" + rr.error, clock_->Now()))
+      if (throttle_.ShouldLog("query:" + rr.name + ":" + StatusCodeName(res.status().code()),
+                              clock_->Now()))
         LOG(WARNING) << "rule " << rr.name
                      << ": query failed (keeping its last verdicts for the grace time): "
                      << rr.error;

@@ -35,7 +35,8 @@ struct ReconcilerOptions {
   Mark mark;
   double interval_seconds = 10;
   double grace_seconds = 30;  // missing-data grace
-  // A cycle triggered (webhook, new leadership) starts at least this long after the previous one.
+  // A cycle triggered by the webhook starts at least this long after the previous one (a new
+  // leadership term's is not held back: see Trigger).
   double min_trigger_spacing_seconds = 2;
   WriteLimits writes;  // every limit on writing, held by the LabelWriter
 };

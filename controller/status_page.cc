@@ -44,13 +44,14 @@ std::string NotReadyReason(const ControllerView& v) {
   if (!v.cache_synced)
     return "node cache not synced" + (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
   // A cache that stopped hearing from the API server decides on a frozen view of the nodes.
-  if (v.cache_stale_after_seconds > 0 &&
-      v.cache_seconds_since_progress > v.cache_stale_after_seconds)
+  if (v.cache_stale)
     return "node cache stale: no successful list or watch event for " +
            std::to_string(static_cast<long>(v.cache_seconds_since_progress)) + " s" +
            (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
   if (v.seconds_since_cycle < 0) return "no evaluation cycle has run yet";
   if (v.last_cycle.standby) return "";  // a standby queries nothing; its cache is what it serves
+  // Readiness wants fresh decisions, so it looks at whole cycles; liveness (/healthz) only asks
+  // whether the loop still moves.
   if (v.seconds_since_cycle > 3 * v.interval_seconds + 60)
     return "evaluation loop stalled: last cycle ended " +
            std::to_string(static_cast<long>(v.seconds_since_cycle)) + " s ago";

@@ -25,8 +25,8 @@ struct ControllerView {
   bool cache_synced = false;
   std::string cache_error;
   NodeCacheStats cache_stats;
+  bool cache_stale = false;                   // NodeCache::Stale with the configured bound: 503
   double cache_seconds_since_progress = -1;   // since the last successful LIST or watch event
-  double cache_stale_after_seconds = 0;       // /status turns 503 beyond this; 0 = never
   std::shared_ptr<const NodeSnapshot> nodes;  // may be null before the first sync
   CycleReport last_cycle;
   ReconcilerCounters counters;

@@ -32,8 +32,9 @@ class KubeApi {
                             const std::function<bool()>& cancelled) = 0;
   // Sets (value != nullptr) or removes (value == nullptr) one label with a JSON merge patch that
   // names only that key. Returns the updated node from the PATCH response. `send_if` (optional)
-  // is asked once the connection is up, just before the request leaves; false aborts with
-  // kCancelled and nothing sent (the caller's write gate, e.g. "still the leader").
+  // is the caller's write gate (e.g. "still the leader"): asked once the connection is up, just
+  // before the request leaves (false: kCancelled, nothing sent), and again while no answer has
+  // started (false: kCancelled, the request abandoned; it may still have been applied).
   virtual StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
                                             const std::string* value,
                                             const std::function<bool()>& send_if = {}) = 0;

@@ -1,7 +1,8 @@
 // The mark: the one label this controller owns on a Node. Every decision about whether a node
 // carries it goes through here, so "is this label ours" has one definition: our key *with our
-// value*. Our key with any other value (an operator's `status=maintenance`) is someone else's and
-// is never removed.
+// value*. Our key with any other value (an operator's `status=maintenance`) is someone else's: the
+// planner never removes it, but a node that is hot gets our value over it (the node is busy, and
+// the affinity term must see that), after which it is ours.
 #pragma once
 
 #include <string>

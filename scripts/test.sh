@@ -6,7 +6,7 @@
 # (not the two script end-to-end runs, demo and bench smoke); with ThreadSanitizer for the unit
 # tests and the controller's integration test; then builds the parsers' fuzz
 # targets and the controller with clang (warnings as errors) and fuzzes each parser for
-# FUZZ_SECONDS (default 15) with libFuzzer.
+# FUZZ_SECONDS (default 10) with libFuzzer.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --fast     only the first pass
 #   scripts/test.sh --long     everything, with the fault scenarios at full length (DS_LONG=1)
@@ -45,6 +45,6 @@ if [ "${1:-}" != "--fast" ]; then
     run build-tsan "-L unit|tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDS_TSAN=ON
   echo "=== clang: the controller with warnings as errors, and fuzzing ==="
   FUZZ_CMAKE_ARGS=-DDS_WERROR=ON FUZZ_ALSO_BUILD=dynamic-scheduler \
-    FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
+    FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh
 fi
 echo "all tests passed in $(( $(date +%s) - start )) s"

@@ -88,13 +88,36 @@ TEST_F(LabelWriterTest, RateLimitPacesTheWritesOnTheClock) {
 }
 
 TEST_F(LabelWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
+  // n1 gets a 429 with Retry-After and, with one attempt, gives up at once: n2 must still wait
+  // for the time the server asked, although its own request never got that answer.
+  limits_.attempts = 1;
   api_.FailNextPatches(
       {Status(StatusCode::kTooManyRequests, "slow down").set_retry_after_seconds(7)});
   const TimePoint t0 = clock_.Now();
+  std::vector<double> sent_at;
+  api_.on_patch = [&](const std::string&) { sent_at.push_back(ToSeconds(clock_.Now() - t0)); };
   WriteOutcome out = Write(SetAll(2));
-  EXPECT_EQ(out.ok, 2u);
-  EXPECT_EQ(counters_.retries, 1u);
-  EXPECT_GE(ToSeconds(clock_.Now() - t0), 7.0) << "the server's Retry-After is honoured";
+  EXPECT_EQ(out.failed, 1u);
+  EXPECT_EQ(out.ok, 1u);
+  EXPECT_EQ(sent_at, (std::vector<double>{0, 7})) << "the server's Retry-After holds every writer";
+}
+
+TEST_F(LabelWriterTest, ABrownoutDoesNotBackTheNodesOff) {
+  limits_.attempts = 2;
+  api_.FailNextPatches({Status::Unavailable("503"), Status::Unavailable("503")});
+  ASSERT_EQ(Write({{"n1", true, ""}}).failed, 1u);
+  WriteOutcome next = Write({{"n1", true, ""}});
+  EXPECT_EQ(next.held_back, 0u) << "retries used up on 5xx say nothing about the node";
+  EXPECT_EQ(next.ok, 1u);
+}
+
+TEST_F(LabelWriterTest, AClosedGateTakesNoRateLimitToken) {
+  limits_.qps = 1;
+  limits_.burst = 1;
+  const TimePoint t0 = clock_.Now();
+  WriteOutcome out = Write(SetAll(5), [] { return false; });
+  EXPECT_EQ(out.deferred, 5u);
+  EXPECT_EQ(clock_.Now(), t0) << "dropped writes do not wait for tokens";
 }
 
 TEST_F(LabelWriterTest, RefusedForGoodIsNotRetried) {
@@ -117,8 +140,9 @@ TEST_F(LabelWriterTest, RetriesUpToTheAttemptLimit) {
 
 TEST_F(LabelWriterTest, ClosedGateDropsTheWrites) {
   int asked = 0;
-  WriteOutcome out = Write(SetAll(3), [&] { return ++asked <= 2; });
-  // n1: asked before starting (1) and before sending (2): sent. n2: refused at the start.
+  WriteOutcome out = Write(SetAll(3), [&] { return ++asked <= 3; });
+  // n1: asked before its waits (1), after them (2) and just before sending (3): sent. n2: refused
+  // at the start.
   EXPECT_EQ(api_.patches().size(), 1u);
   EXPECT_EQ(out.ok, 1u);
   EXPECT_EQ(out.deferred, 2u);
@@ -126,7 +150,7 @@ TEST_F(LabelWriterTest, ClosedGateDropsTheWrites) {
 
 TEST_F(LabelWriterTest, GateClosingWhileConnectingSendsNothing) {
   int asked = 0;
-  WriteOutcome out = Write(SetAll(1), [&] { return ++asked == 1; });
+  WriteOutcome out = Write(SetAll(1), [&] { return ++asked <= 2; });
   EXPECT_TRUE(api_.patches().empty()) << "the second question comes just before the bytes leave";
   EXPECT_EQ(out.deferred, 1u);
 }
@@ -190,10 +214,16 @@ TEST_F(LabelWriterTest, ProgressIsReportedPerWrite) {
 TEST_F(LabelWriterTest, ConcurrentWritersShareTheLimits) {
   limits_.concurrency = 4;
   limits_.max_per_cycle = 5;
+  limits_.qps = 2;
+  limits_.burst = 1;
+  const TimePoint t0 = clock_.Now();
   WriteOutcome out = Write(SetAll(6));
   EXPECT_EQ(out.ok, 5u);
   EXPECT_EQ(out.deferred, 1u);
   EXPECT_EQ(api_.patches().size(), 5u);
+  // One bucket for all four writers: 1 at once, then 2 a second. With a bucket per writer the
+  // first four would leave at once.
+  EXPECT_GE(ToSeconds(clock_.Now() - t0), 2.0);
 }
 
 }  // namespace

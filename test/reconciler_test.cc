@@ -222,9 +222,9 @@ TEST_F(ReconcilerTest, WritesBelongToTheTermTheyWerePlannedIn) {
   ScriptedLeadership lead;
   lead.leader = true;
   lead.term = 1;
-  // Check 0 starts the cycle, checks 1-2 let node-1's write start and leave; from check 3 on
-  // this replica leads in a newer term: node-2's change was planned before another leader's term.
-  lead.new_term_after_checks = 3;
+  // Check 0 starts the cycle, checks 1-3 let node-1's write start, wait and leave; from check 4
+  // on this replica leads in a newer term: node-2's change was planned before another leader's.
+  lead.new_term_after_checks = 4;
   opts_.writes.concurrency = 1;
   Build();
   rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);

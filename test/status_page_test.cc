@@ -52,9 +52,9 @@ TEST(StatusPage, StatusReadyAndReasons) {
   EXPECT_NE(r.body.find("Prometheus"), std::string::npos);
   EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 200) << "liveness ignores Prometheus";
   v = ReadyView();
-  v.cache_stale_after_seconds = 300;
   v.cache_seconds_since_progress = 299;
   EXPECT_EQ(HandleRequest(Get("/status"), v, noop).status, 200);
+  v.cache_stale = true;
   v.cache_seconds_since_progress = 420;
   v.cache_error = "TooManyRequests (HTTP 429): list nodes";
   r = HandleRequest(Get("/status"), v, noop);
@@ -63,10 +63,10 @@ TEST(StatusPage, StatusReadyAndReasons) {
             "node cache stale: no successful list or watch event for 420 s: TooManyRequests "
             "(HTTP 429): list nodes\n");
   v = ReadyView();
-  v.last_cycle.all_queries_failed = true;
-  v.last_cycle.rules.push_back(RuleReport{"cpu", false, "Unavailable: refused", 0, 0, 0, 0, 0, {}});
   v.seconds_since_cycle = 500;
-  EXPECT_EQ(HandleRequest(Get("/status"), v, noop).status, 503);
+  r = HandleRequest(Get("/status"), v, noop);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("evaluation loop stalled"), std::string::npos) << r.body;
   v.seconds_since_progress = 2;
   EXPECT_EQ(HandleRequest(Get("/healthz"), v, noop).status, 200)
       << "a long cycle that keeps writing is alive: liveness follows the loop's progress";

@@ -27,7 +27,7 @@ class FakeHttpTransport : public HttpTransport {
  public:
   // One request as the transport got it.
   struct Recorded {
-    HttpRequest request;         // a copy (send_if included)
+    HttpRequest request;         // a copy, without send_if (it captures the caller's state)
     bool streamed = false;       // came through Stream rather than Do
     bool had_send_if = false;    // request.send_if was set
     bool send_if_result = true;  // what send_if returned (true when not set)
@@ -166,6 +166,7 @@ class FakeHttpTransport : public HttpTransport {
       rec.send_if_result = rec.had_send_if ? req.send_if() : true;
       rec.sent = rec.send_if_result;
     }
+    rec.request.send_if = nullptr;  // may capture objects that end with the call
     std::lock_guard<std::mutex> l(mu_);
     requests_.push_back(std::move(rec));
     return requests_.back().sent;
