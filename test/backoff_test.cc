@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
+
+#include "common/status.h"
 
 namespace ds {
 namespace {
@@ -76,6 +80,31 @@ TEST(Backoff, SameSeedSameSequence) {
   std::vector<double> sa = Take(&a, 10), sb = Take(&b, 10), sc = Take(&c, 10);
   EXPECT_EQ(sa, sb);
   EXPECT_NE(sa, sc);
+}
+
+}  // namespace
+}  // namespace ds
+
+namespace ds {
+namespace {
+
+// Flags and servers can send any number: the conversion must neither overflow nor go negative.
+TEST(Clock, FromSecondsSaturates) {
+  EXPECT_EQ(FromSeconds(-5), Duration::zero());
+  EXPECT_EQ(FromSeconds(std::nan("")), Duration::zero());
+  EXPECT_EQ(FromSeconds(1.5), std::chrono::milliseconds(1500));
+  const Duration century = FromSeconds(1e300);
+  EXPECT_GT(century, std::chrono::hours(24 * 365 * 99));
+  EXPECT_EQ(FromSeconds(std::numeric_limits<double>::infinity()), century);
+  EXPECT_GT(TimePoint(std::chrono::hours(1000)) + century, TimePoint(std::chrono::hours(1000)))
+      << "a deadline that far ahead is still in the future";
+}
+
+TEST(Status, RetryAfterIsBounded) {
+  EXPECT_EQ(Status::Unavailable("x").set_retry_after_seconds(1e9).retry_after_seconds(),
+            Status::kMaxRetryAfterSeconds);
+  EXPECT_EQ(Status::Unavailable("x").set_retry_after_seconds(-1).retry_after_seconds(), 0);
+  EXPECT_EQ(Status::Unavailable("x").set_retry_after_seconds(2.5).retry_after_seconds(), 2.5);
 }
 
 }  // namespace
