@@ -86,8 +86,6 @@ class LabelWriter {
                      const std::atomic<bool>* stop);
 
   WriteCounters Counters() const;  // thread-safe
-  const WriteLimits& limits() const { return limits_; }
-  const Mark& mark() const { return mark_; }
 
  private:
   enum class Result { kOk, kGone, kFailed, kDeferred, kStopped };

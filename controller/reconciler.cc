@@ -58,8 +58,10 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   Evidence evidence = QueryAndMatch(&report);
   MarkProgress();
   const TimePoint now = clock_->Now();
-  std::vector<NodeDecision> decisions = Decide(*snap, evidence, now, &report);
-  std::vector<MarkWrite> writes = Plan(*snap, decisions, &report);
+  // Whether each node carries our mark, read once: the decider and the planner both need it.
+  const std::vector<NodeInput> nodes = MarkedNodes(*snap);
+  std::vector<NodeDecision> decisions = Decide(nodes, evidence, now, &report);
+  std::vector<MarkWrite> writes = Plan(*snap, nodes, decisions, &report);
   Write(writes, stop, &report);
   ReportHolds(*snap, decisions, now, &report);
 
@@ -161,24 +163,30 @@ Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
   return ev;
 }
 
-std::vector<NodeDecision> Reconciler::Decide(const NodeSnapshot& snap, const Evidence& evidence,
-                                             TimePoint now, CycleReport* report) {
-  const Stopwatch t;
+std::vector<NodeInput> Reconciler::MarkedNodes(const NodeSnapshot& snap) const {
   std::vector<NodeInput> nodes(snap.nodes.size());
   for (size_t i = 0; i < snap.nodes.size(); ++i)
     nodes[i] = NodeInput{snap.nodes[i]->name, options_.mark.IsOn(snap.nodes[i]->labels)};
+  return nodes;
+}
+
+std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes,
+                                             const Evidence& evidence, TimePoint now,
+                                             CycleReport* report) {
+  const Stopwatch t;
   std::vector<NodeDecision> decisions = decider_.Decide(now, nodes, evidence.inputs);
   report->phases.decide = t.Seconds();
   return decisions;
 }
 
 std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap,
+                                        const std::vector<NodeInput>& marked,
                                         const std::vector<NodeDecision>& decisions,
                                         CycleReport* report) const {
   const Stopwatch t;
-  std::vector<PlanNode> nodes(snap.nodes.size());
-  for (size_t i = 0; i < snap.nodes.size(); ++i)
-    nodes[i] = PlanNode{snap.nodes[i]->name, options_.mark.IsOn(snap.nodes[i]->labels)};
+  std::vector<PlanNode> nodes(marked.size());
+  for (size_t i = 0; i < marked.size(); ++i)
+    nodes[i] = PlanNode{marked[i].name, marked[i].labelled};
   std::vector<MarkWrite> writes;
   for (const LabelChange& c : PlanChanges(nodes, decisions)) {
     writes.push_back(MarkWrite{

@@ -132,9 +132,11 @@ class Reconciler {
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
   Evidence QueryAndMatch(CycleReport* report);
-  std::vector<NodeDecision> Decide(const NodeSnapshot& snap, const Evidence& evidence,
+  std::vector<NodeInput> MarkedNodes(const NodeSnapshot& snap) const;  // per node: Mark::IsOn
+  std::vector<NodeDecision> Decide(const std::vector<NodeInput>& nodes, const Evidence& evidence,
                                    TimePoint now, CycleReport* report);
-  std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
+  std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const std::vector<NodeInput>& marked,
+                              const std::vector<NodeDecision>& decisions,
                               CycleReport* report) const;
   void Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
              CycleReport* report);

@@ -38,4 +38,15 @@ bool ParsePromValue(std::string_view s, double* out) {
   return true;
 }
 
+void DrainToSink(QueryResult* result, SampleSink* sink) {
+  LabelViews views;
+  for (const auto& s : result->samples) {
+    views.clear();
+    for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
+    sink->Add(views, s.value);
+  }
+  result->sample_count = result->samples.size();
+  result->samples.clear();
+}
+
 }  // namespace ds

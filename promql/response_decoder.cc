@@ -37,16 +37,7 @@ StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status,
 
   ASSIGN_OR_RETURN(QueryResult result,
                    DecodeQueryResponseReference(std::move(body), http_status, keep));
-  if (sink != nullptr) {
-    LabelViews views;
-    for (const auto& s : result.samples) {
-      views.clear();
-      for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
-      sink->Add(views, s.value);
-    }
-    result.sample_count = result.samples.size();
-    result.samples.clear();
-  }
+  if (sink != nullptr) DrainToSink(&result, sink);
   return result;
 }
 

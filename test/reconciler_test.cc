@@ -41,6 +41,20 @@ class ReconcilerTest : public ::testing::Test {
     ASSERT_TRUE(cache_->ListOnce().ok());
     rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
   }
+  // Runs Run() on fake time for `cycles` cycles, calling `in_cycle` in each one's query; returns
+  // the seconds (from now) at which each cycle queried Prometheus.
+  std::vector<double> RunCycles(size_t cycles, const std::function<void()>& in_cycle) {
+    std::vector<double> starts;
+    const TimePoint t0 = clock_.Now();
+    prom_.OnQuery("cpu_pct", [&] {
+      starts.push_back(ToSeconds(clock_.Now() - t0));
+      if (starts.size() == cycles) stop_ = true;
+      in_cycle();
+    });
+    rec_->Run(&stop_);
+    prom_.OnQuery("cpu_pct", nullptr);
+    return starts;
+  }
   void Cycle() {
     clock_.AdvanceSeconds(10);
     rec_->RunCycle(&stop_);
@@ -255,34 +269,25 @@ TEST_F(ReconcilerTest, OutageKeepsExplainingTheMarkButAddsNothing) {
   EXPECT_TRUE(report.holds.at("node-1")[0].stale);
 }
 
+// Runs Run() on fake time for `cycles` cycles, calling `after_query` in each; returns the
+// seconds at which each cycle queried Prometheus.
 TEST_F(ReconcilerTest, TriggeredCyclesKeepTheirMinimumSpacing) {
   opts_.min_trigger_spacing_seconds = 2;
   Build();
-  // Every cycle is followed by another trigger (a webhook storm); Run goes on fake time.
-  std::vector<double> starts;
-  const TimePoint t0 = clock_.Now();
-  prom_.OnQuery("cpu_pct", [&] {
-    starts.push_back(ToSeconds(clock_.Now() - t0));
-    if (starts.size() == 5) stop_ = true;
-    rec_->Trigger();
-  });
-  rec_->Run(&stop_);
-  EXPECT_EQ(starts, (std::vector<double>{0, 2, 4, 6, 8})) << "not back to back, not every 10 s";
+  // Every cycle is followed by another trigger (a webhook storm).
+  EXPECT_EQ(RunCycles(5, [&] { rec_->Trigger(); }), (std::vector<double>{0, 2, 4, 6, 8}))
+      << "not back to back, not every 10 s";
 }
 
 TEST_F(ReconcilerTest, ANewTermIsEvaluatedAtOnce) {
   opts_.min_trigger_spacing_seconds = 2;
   Build();
-  std::vector<double> starts;
-  const TimePoint t0 = clock_.Now();
-  prom_.OnQuery("cpu_pct", [&] {
-    starts.push_back(ToSeconds(clock_.Now() - t0));
-    if (starts.size() == 3) stop_ = true;
-    rec_->Trigger();                  // a webhook ...
-    rec_->Trigger(/*spaced=*/false);  // ... and this replica starting a term
-  });
-  rec_->Run(&stop_);
-  EXPECT_EQ(starts, (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(RunCycles(3,
+                      [&] {
+                        rec_->Trigger();                  // a webhook ...
+                        rec_->Trigger(/*spaced=*/false);  // ... and this replica starting a term
+                      }),
+            (std::vector<double>{0, 0, 0}));
 }
 
 TEST_F(ReconcilerTest, ProgressMovesDuringAWritePhase) {

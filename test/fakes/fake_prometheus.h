@@ -50,14 +50,7 @@ class FakePrometheus : public PrometheusClient {
     if (auto it = results_.find(expr); it != results_.end()) {
       if (sink == nullptr) return it->second;
       QueryResult r = it->second;
-      LabelViews views;
-      for (const auto& s : r.samples) {
-        views.clear();
-        for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
-        sink->Add(views, s.value);
-      }
-      r.sample_count = r.samples.size();
-      r.samples.clear();
+      DrainToSink(&r, sink);
       return r;
     }
     QueryResult empty;
