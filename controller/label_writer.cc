@@ -16,6 +16,30 @@ LabelWriter::LabelWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clo
       clock_(clock),
       limiter_(limits.qps, limits.burst, clock) {}
 
+NodeEdit EditFor(const MarkWrite& w, const Mark& mark) {
+  NodeEdit e;
+  e.label.key = mark.key;
+  e.label.value = mark.value;
+  e.annotation.key = kHeldByAnnotation;
+  e.annotation.value = w.record;
+  switch (w.kind) {
+    case ChangeKind::kMark:
+      e.label.op = e.annotation.op = NodeEdit::Op::kSet;
+      break;
+    case ChangeKind::kRecord:
+      e.annotation.op = NodeEdit::Op::kSet;
+      break;
+    case ChangeKind::kUnmark:
+      e.label.op = NodeEdit::Op::kRemove;
+      if (w.had_record) e.annotation.op = NodeEdit::Op::kRemove;
+      break;
+    case ChangeKind::kForget:
+      e.annotation.op = NodeEdit::Op::kRemove;
+      break;
+  }
+  return e;
+}
+
 WriteCounters LabelWriter::Counters() const {
   std::lock_guard<std::mutex> l(mu_);
   return counters_;
@@ -67,9 +91,8 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
                  << " label changes held back: their node's last write was refused (backoff)";
   if (limits_.dry_run) {
     for (const MarkWrite* w : chosen)
-      LOG(INFO) << "dry-run: would have "
-                << (w->set ? "set " + mark_.ToString() + " on" : "removed " + mark_.key + " from")
-                << " node " << w->node << ": " << w->reason;
+      LOG(INFO) << "dry-run: node " << w->node << ": would " << DescribeNodeEdit(EditFor(*w, mark_))
+                << ": " << w->reason;
     return out;
   }
   std::mutex out_mu;
@@ -78,6 +101,14 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
     for (size_t i; (i = next++) < chosen.size() && !stop->load();) {
       Result r = WriteOne(*chosen[i], hooks, stop);
       if (hooks.on_progress) hooks.on_progress();
+      if (hooks.on_done) {
+        WriteEnd end = r == Result::kOk        ? WriteEnd::kWritten
+                       : r == Result::kGone    ? WriteEnd::kGone
+                       : r == Result::kChanged ? WriteEnd::kChanged
+                                               : WriteEnd::kRetryLater;
+        if (r == Result::kFailed && IsBackedOff(chosen[i]->node)) end = WriteEnd::kRefused;
+        hooks.on_done(*chosen[i], end);
+      }
       std::lock_guard<std::mutex> l(out_mu);
       if (r == Result::kOk)
         ++out.ok;
@@ -85,6 +116,8 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
         ++out.failed;
       else if (r == Result::kDeferred)
         ++out.deferred;
+      else if (r == Result::kChanged)
+        ++out.changed;
     }
   };
   size_t threads =
@@ -114,6 +147,12 @@ bool LabelWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<b
   }
 }
 
+bool LabelWriter::IsBackedOff(const std::string& node) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = failing_.find(node);
+  return it != failing_.end() && clock_->Now() < it->second.until;
+}
+
 void LabelWriter::RecordFailure(const std::string& node) {
   std::lock_guard<std::mutex> l(mu_);
   NodeBackoff& b = failing_[node];
@@ -125,10 +164,8 @@ void LabelWriter::RecordFailure(const std::string& node) {
 
 LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& hooks,
                                           const std::atomic<bool>* stop) {
-  const std::string* value = w.set ? &mark_.value : nullptr;
-  const std::string what = w.set
-                               ? "set " + mark_.ToString() + " on node " + w.node + ": " + w.reason
-                               : "removed " + mark_.key + " from node " + w.node + ": " + w.reason;
+  const NodeEdit edit = EditFor(w, mark_);
+  const std::string what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
   Backoff backoff(0.2, 5);
   auto gate_closed = [&] {
     if (!hooks.gate || hooks.gate()) return false;
@@ -146,18 +183,31 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
     // Leadership can end while a cycle writes (renew deadline passed): a standby may take over
     // once the lease expires, so no write may start after that.
     if (gate_closed()) return Result::kDeferred;
-    auto res = kube_->PatchNodeLabel(w.node, mark_.key, value, hooks.gate);
+    auto res = kube_->PatchNode(w.node, edit, hooks.gate);
     if (res.ok()) {
       if (hooks.on_written) hooks.on_written(*res);
       LOG(INFO) << what;
       std::lock_guard<std::mutex> l(mu_);
-      ++(w.set ? counters_.sets : counters_.removals);
+      ++(w.kind == ChangeKind::kMark     ? counters_.sets
+         : w.kind == ChangeKind::kUnmark ? counters_.removals
+                                         : counters_.records);
       failing_.erase(w.node);
       return Result::kOk;
     }
     const Status& st = res.status();
     // Deleted meanwhile: the watch tells the cache; nothing failed.
     if (st.code() == StatusCode::kNotFound) return Result::kGone;
+    // A conditional removal whose test failed: someone changed our key (or removed our record)
+    // since the snapshot this was planned from. Nothing was written, and nothing is wrong with
+    // the node: the next cycle plans again from what the watch shows.
+    if (w.kind == ChangeKind::kUnmark && st.http_status() == 422) {
+      if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
+        LOG(INFO) << "node " << w.node << ": not unmarked: " << mark_.key
+                  << " or the record changed since the cycle began (" << st.message() << ")";
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.changed;
+      return Result::kChanged;
+    }
     // Not sent, or abandoned while waiting for the answer: the gate closed. An abandoned write
     // may still have been applied; the watch will show it, and the cycle that follows plans from
     // what the cluster says.
@@ -172,7 +222,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
     if (!st.IsRetryable() || attempt == limits_.attempts) {
       if (throttle_.ShouldLog("write:" + w.node + ":" + std::to_string(st.http_status()),
                               clock_->Now()))
-        LOG(WARNING) << "could not " << (w.set ? "label" : "unlabel") << " node " << w.node << ": "
+        LOG(WARNING) << "node " << w.node << ": could not " << DescribeNodeEdit(edit) << ": "
                      << st.ToString();
       // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
       // nothing about this node, and its change must go out as soon as the server recovers.

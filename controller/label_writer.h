@@ -20,6 +20,8 @@
 #include "controller/rate_limiter.h"
 #include "kube/kube_api.h"
 #include "rules/mark.h"
+#include "rules/ownership.h"
+#include "rules/planner.h"
 
 namespace ds {
 
@@ -39,11 +41,25 @@ struct WriteLimits {
   double failed_node_backoff_max_seconds = 600;
 };
 
-// One planned change of our mark on one node.
+// One planned change of our mark (and its ownership record) on one node.
 struct MarkWrite {
   std::string node;
-  bool set = false;    // true: set our mark; false: remove it
-  std::string reason;  // for the log line of the change
+  ChangeKind kind = ChangeKind::kMark;
+  std::string record;       // kMark, kRecord: the ownership annotation's new value
+  bool had_record = false;  // kUnmark: the node carries the annotation, removed with the mark
+  std::string reason;       // for the log line of the change
+};
+
+// The PATCH for one change: kUnmark is conditional (only if the mark is still ours).
+NodeEdit EditFor(const MarkWrite& w, const Mark& mark);
+
+// How one write ended, for a caller that keeps changes of its own (WriteHooks::on_done).
+enum class WriteEnd {
+  kWritten,
+  kGone,        // the node was deleted
+  kChanged,     // a removal found the node changed since it was planned: nothing written
+  kRefused,     // refused for good (403, 422): the node is backed off; do not insist
+  kRetryLater,  // not written, may be tried again: deferred, gate closed, stopped, brownout
 };
 
 // What became of one batch.
@@ -52,10 +68,13 @@ struct WriteOutcome {
   size_t failed = 0;     // refused for good, or retries used up
   size_t deferred = 0;   // over the per-cycle cap, or not sent because the gate closed
   size_t held_back = 0;  // their node's last write failed for good: waiting out its backoff
+  size_t changed = 0;    // a removal found the node changed since it was planned: not written
 };
 
 struct WriteCounters {
   uint64_t sets = 0, removals = 0, errors = 0, retries = 0;
+  uint64_t records = 0;  // ownership records written or removed without a change of the mark
+  uint64_t changed = 0;  // removals not written: the node changed since they were planned
 };
 
 // What the caller hooks into a batch; each may be empty.
@@ -64,6 +83,8 @@ struct WriteHooks {
   // answer is awaited: false drops the write (or abandons it in flight). With leader election:
   // "this replica still leads, in the term the batch was planned in, and is not stopping".
   std::function<bool()> gate;
+  // Gets how each write of the batch ended. Called from writer threads.
+  std::function<void(const MarkWrite&, WriteEnd)> on_done;
   // Gets each PATCH response, so the caller's cache can take the write through before the watch
   // event arrives. Called from writer threads.
   std::function<void(const NodeInfo&)> on_written;
@@ -88,11 +109,12 @@ class LabelWriter {
   WriteCounters Counters() const;  // thread-safe
 
  private:
-  enum class Result { kOk, kGone, kFailed, kDeferred, kStopped };
+  enum class Result { kOk, kGone, kChanged, kFailed, kDeferred, kStopped };
   // The writes of this batch in the order to try them, and the counts of those left out.
   std::vector<const MarkWrite*> Select(const std::vector<MarkWrite>& writes, WriteOutcome* out);
   Result WriteOne(const MarkWrite& w, const WriteHooks& hooks, const std::atomic<bool>* stop);
   void RecordFailure(const std::string& node);  // starts or doubles the node's backoff
+  bool IsBackedOff(const std::string& node) const;
   // Waits until no Retry-After the server gave any writer is in force. False if stopped.
   bool WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bool>* stop);
 

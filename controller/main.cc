@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "controller/cleanup.h"
 #include "controller/controller.h"
 #include "controller/options.h"
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
     std::cout << ds::DescribeConfig(*options);
     return 0;
   }
+  if (options.ok() && options->cleanup) return ds::RunCleanupCommand(*options, std::cout);
   ds::Status started = options.status();
   std::unique_ptr<ds::Controller> controller;
   if (started.ok()) {

@@ -40,6 +40,11 @@ DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps."
 DEFINE_bool(check_config, false,
             "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
             "2 if not. -prom is not required.");
+DEFINE_bool(cleanup, false,
+            "Remove every mark and ownership record this controller put on nodes (keeping "
+            "foreign values under its key), print what was done, and exit: 0 if all went well, "
+            "1 if not. Uses the same connection flags and rule file; -dry_run only prints. Stop "
+            "the controller first. -prom is not required.");
 DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
 DEFINE_bool(leader_elect, false,
             "Run for leadership on a coordination.k8s.io/v1 Lease; only the leader evaluates and "
@@ -103,10 +108,13 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.rule_file = FLAGS_r;
   ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
   o.check_only = FLAGS_check_config;
+  o.cleanup = FLAGS_cleanup;
+  if (o.check_only && o.cleanup)
+    return Status::InvalidArgument("-check_config and -cleanup exclude each other");
 
   // Prometheus: the flag wins over rule.yaml's prometheus section.
   o.prometheus_url = !FLAGS_prom.empty() ? FLAGS_prom : o.rules.prometheus_url;
-  if (o.prometheus_url.empty() && o.check_only) o.prometheus_url = "http://unset";
+  if (o.prometheus_url.empty() && (o.check_only || o.cleanup)) o.prometheus_url = "http://unset";
   if (o.prometheus_url.empty())
     return Status::InvalidArgument("-prom is required (or set prometheus.url in " + FLAGS_r + ")");
   auto url = NormalizePrometheusUrl(o.prometheus_url);

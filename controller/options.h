@@ -22,6 +22,7 @@ struct Options {
   std::string rule_file;
   RuleConfig rules;
   bool check_only = false;  // -check_config: validate, print the summary, exit
+  bool cleanup = false;     // -cleanup: remove what this controller put on nodes, exit
 
   // Prometheus.
   std::string prometheus_url;    // normalized (no trailing slash)

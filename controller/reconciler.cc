@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <future>
 #include <sstream>
@@ -39,6 +40,7 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       writer_(options_.writes, options_.mark, kube, clock) {
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
+  for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
 }
 
 void Reconciler::RunCycle(const std::atomic<bool>* stop) {
@@ -58,10 +60,10 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   Evidence evidence = QueryAndMatch(&report);
   MarkProgress();
   const TimePoint now = clock_->Now();
-  // Whether each node carries our mark, read once: the decider and the planner both need it.
-  const std::vector<NodeInput> nodes = MarkedNodes(*snap);
-  std::vector<NodeDecision> decisions = Decide(nodes, evidence, now, &report);
-  std::vector<MarkWrite> writes = Plan(*snap, nodes, decisions, &report);
+  const NodeMarks marks = ReadMarks(*snap);
+  std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
+  std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
+  PlanDepartures(*snap, &writes);
   Write(writes, stop, &report);
   ReportHolds(*snap, decisions, now, &report);
 
@@ -163,11 +165,47 @@ Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
   return ev;
 }
 
-std::vector<NodeInput> Reconciler::MarkedNodes(const NodeSnapshot& snap) const {
-  std::vector<NodeInput> nodes(snap.nodes.size());
-  for (size_t i = 0; i < snap.nodes.size(); ++i)
-    nodes[i] = NodeInput{snap.nodes[i]->name, options_.mark.IsOn(snap.nodes[i]->labels)};
-  return nodes;
+Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
+  const size_t n = snap.nodes.size();
+  NodeMarks m;
+  m.decide.resize(n);
+  m.plan.resize(n);
+  m.records.resize(n);
+  m.owners.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const NodeInfo& node = *snap.nodes[i];
+    const bool marked = options_.mark.IsOn(node.labels);
+    const std::string* text = FindLabel(node.annotations, kHeldByAnnotation);
+    m.decide[i] = NodeInput{node.name, marked, nullptr};
+    m.plan[i] = PlanNode{node.name, marked, text != nullptr, nullptr};
+    if (text == nullptr) continue;
+    auto record = ParseOwnership(*text);
+    if (!record.ok()) {
+      if (throttle_.ShouldLog("record:" + node.name, clock_->Now()))
+        LOG(WARNING) << "node " << node.name << ": unreadable " << record.status().message()
+                     << "; it is treated as having no record";
+      continue;
+    }
+    // A record of another mark (the label key or value was changed in rule.yaml) says nothing
+    // about ours, and is left alone: it is how `-cleanup` finds that mark.
+    if (record->label_key != options_.mark.key || record->label_value != options_.mark.value) {
+      m.plan[i].has_record = false;
+      continue;
+    }
+    for (const OwnerRule& r : record->rules)
+      if (auto it = rule_index_.find(r.rule); it != rule_index_.end())
+        m.owners[i].push_back(it->second);
+    std::sort(m.owners[i].begin(), m.owners[i].end());
+    m.owners[i].erase(std::unique(m.owners[i].begin(), m.owners[i].end()), m.owners[i].end());
+    m.records[i] = std::move(*record);
+  }
+  // Pointers last: `owners` no longer moves.
+  for (size_t i = 0; i < n; ++i) {
+    if (!m.records[i]) continue;
+    m.decide[i].owners = &m.owners[i];
+    m.plan[i].recorded = &m.owners[i];
+  }
+  return m;
 }
 
 std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes,
@@ -179,22 +217,74 @@ std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes
   return decisions;
 }
 
-std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap,
-                                        const std::vector<NodeInput>& marked,
-                                        const std::vector<NodeDecision>& decisions,
+std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMarks& marks,
+                                        const std::vector<NodeDecision>& decisions, TimePoint now,
                                         CycleReport* report) const {
   const Stopwatch t;
-  std::vector<PlanNode> nodes(marked.size());
-  for (size_t i = 0; i < marked.size(); ++i)
-    nodes[i] = PlanNode{marked[i].name, marked[i].labelled};
+  const double now_wall = clock_->WallSeconds();
   std::vector<MarkWrite> writes;
-  for (const LabelChange& c : PlanChanges(nodes, decisions)) {
-    writes.push_back(MarkWrite{
-        snap.nodes[c.node]->name, c.set,
-        c.set ? DescribeHolds(decisions[c.node]) : "every rule is below its clear threshold"});
+  for (const LabelChange& c : PlanChanges(marks.plan, decisions)) {
+    MarkWrite w;
+    w.node = snap.nodes[c.node]->name;
+    w.kind = c.kind;
+    const NodeDecision& d = decisions[c.node];
+    switch (c.kind) {
+      case ChangeKind::kMark:
+      case ChangeKind::kRecord:
+        w.record = RecordFor(d, marks.records[c.node], now, now_wall);
+        w.reason = DescribeHolds(d);
+        break;
+      case ChangeKind::kUnmark:
+        w.had_record = marks.plan[c.node].has_record;
+        w.reason = "every rule is below its clear threshold";
+        break;
+      case ChangeKind::kForget:
+        w.reason = "a record without our mark";
+        break;
+    }
+    writes.push_back(std::move(w));
   }
   report->phases.plan = t.Seconds();
   return writes;
+}
+
+void Reconciler::PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes) {
+  std::vector<NodeInfo> left = cache_->TakeDepartures();
+  std::lock_guard<std::mutex> l(departed_mu_);
+  for (NodeInfo& n : left) departed_[n.name] = std::move(n);
+  if (departed_.empty()) return;
+  size_t added = 0;
+  for (auto it = departed_.begin(); it != departed_.end();) {
+    const NodeInfo& n = it->second;
+    auto pos = std::lower_bound(snap.nodes.begin(), snap.nodes.end(), n.name,
+                                [](const std::shared_ptr<const NodeInfo>& p,
+                                   const std::string& name) { return p->name < name; });
+    const bool back = pos != snap.nodes.end() && (*pos)->name == n.name;
+    const std::string* text = FindLabel(n.annotations, kHeldByAnnotation);
+    if (back || text == nullptr) {
+      it = departed_.erase(it);  // managed again (the cycle decides), or no record of ours
+      continue;
+    }
+    auto record = ParseOwnership(*text);
+    MarkWrite w;
+    w.node = n.name;
+    // Ours only where the record says so: the record names our mark and the node still has it.
+    if (record.ok() && record->label_key == options_.mark.key &&
+        record->label_value == options_.mark.value && options_.mark.IsOn(n.labels)) {
+      w.kind = ChangeKind::kUnmark;
+      w.had_record = true;
+      w.reason = "the node left the managed set";
+    } else {
+      w.kind = ChangeKind::kForget;
+      w.reason = "the node left the managed set (its record names no mark of ours on it)";
+    }
+    writes->push_back(std::move(w));
+    ++added;
+    ++it;
+  }
+  if (added > 0)
+    std::sort(writes->begin(), writes->end(),
+              [](const MarkWrite& a, const MarkWrite& b) { return a.node < b.node; });
 }
 
 void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
@@ -209,6 +299,22 @@ void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<b
   };
   hooks.on_written = [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); };
   hooks.on_progress = [this] { MarkProgress(); };
+  hooks.on_done = [this](const MarkWrite& w, WriteEnd end) {
+    if (end == WriteEnd::kRetryLater) return;
+    std::lock_guard<std::mutex> l(departed_mu_);
+    auto it = departed_.find(w.node);
+    if (it == departed_.end()) return;
+    if (end == WriteEnd::kChanged && w.kind == ChangeKind::kUnmark) {
+      // Someone put their own value under our key after the node left: not ours any more, but
+      // our record still is. Forget it next cycle.
+      auto& labels = it->second.labels;
+      labels.erase(std::remove_if(labels.begin(), labels.end(),
+                                  [&](const auto& kv) { return kv.first == options_.mark.key; }),
+                   labels.end());
+      return;
+    }
+    departed_.erase(it);
+  };
   WriteOutcome out = writer_.Write(writes, hooks, stop);
   report->writes_ok = out.ok;
   report->writes_failed = out.failed;
@@ -246,6 +352,22 @@ void Reconciler::Publish(CycleReport report) {
 void Reconciler::MarkProgress() { progress_.store(clock_->Now().time_since_epoch().count()); }
 
 TimePoint Reconciler::LastProgress() const { return TimePoint(Duration(progress_.load())); }
+
+std::string Reconciler::RecordFor(const NodeDecision& d, const std::optional<Ownership>& old,
+                                  TimePoint now, double now_wall) const {
+  Ownership o{options_.mark.key, options_.mark.value, {}};
+  for (size_t r : HoldingRules(d)) {
+    OwnerRule owner{rules_[r].name, now_wall};
+    for (const Hold& h : d.holds)
+      if (h.rule == r) owner.since_wall = now_wall - ToSeconds(now - h.since);
+    // A rule adopted after a restart holds "since" the adoption here; the record knows better.
+    if (old)
+      for (const OwnerRule& was : old->rules)
+        if (was.rule == owner.rule) owner.since_wall = std::min(owner.since_wall, was.since_wall);
+    o.rules.push_back(std::move(owner));
+  }
+  return FormatOwnership(o);
+}
 
 std::string Reconciler::DescribeHolds(const NodeDecision& d) const {
   std::string s;
@@ -320,6 +442,8 @@ ReconcilerCounters Reconciler::Counters() const {
   c.label_removals = w.removals;
   c.write_errors = w.errors;
   c.write_retries = w.retries;
+  c.record_writes = w.records;
+  c.removals_changed = w.changed;
   return c;
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "rules/decider.h"
 #include "rules/mark.h"
 #include "rules/node_matcher.h"
+#include "rules/ownership.h"
 #include "rules/planner.h"
 #include "rules/rule_config.h"
 
@@ -85,6 +87,8 @@ struct CycleReport {
 struct ReconcilerCounters {
   uint64_t cycles = 0;
   uint64_t label_sets = 0, label_removals = 0, write_errors = 0, write_retries = 0;
+  uint64_t record_writes = 0;     // the held-by annotation written or removed alone
+  uint64_t removals_changed = 0;  // removals not written: the node changed since planned
   std::map<std::string, uint64_t> query_errors;  // by rule
 };
 
@@ -128,16 +132,28 @@ class Reconciler {
     std::vector<RuleInput> inputs;       // per rule; values point into `matched`
   };
 
+  // What each node of the snapshot carries of ours, read once per cycle: the decider (adoption)
+  // and the planner both need it.
+  struct NodeMarks {
+    std::vector<NodeInput> decide;                  // per node; owners point into `owners`
+    std::vector<PlanNode> plan;                     // per node; recorded points into `owners`
+    std::vector<std::optional<Ownership>> records;  // per node: its readable record for our mark
+    std::vector<std::vector<size_t>> owners;        // per node: the rules its record names
+  };
+
   // The stages of RunCycle, in order.
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
   Evidence QueryAndMatch(CycleReport* report);
-  std::vector<NodeInput> MarkedNodes(const NodeSnapshot& snap) const;  // per node: Mark::IsOn
+  NodeMarks ReadMarks(const NodeSnapshot& snap);
   std::vector<NodeDecision> Decide(const std::vector<NodeInput>& nodes, const Evidence& evidence,
                                    TimePoint now, CycleReport* report);
-  std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const std::vector<NodeInput>& marked,
-                              const std::vector<NodeDecision>& decisions,
+  std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const NodeMarks& marks,
+                              const std::vector<NodeDecision>& decisions, TimePoint now,
                               CycleReport* report) const;
+  // Adds the removals of our mark from nodes that left the managed set (NodeCache::
+  // TakeDepartures), kept until written or refused; keeps `writes` sorted by node name.
+  void PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes);
   void Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
              CycleReport* report);
   void ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
@@ -146,6 +162,9 @@ class Reconciler {
   void MarkProgress();
 
   std::string DescribeHolds(const NodeDecision& d) const;
+  // The record for the rules that hold the node now; a rule already recorded keeps its `since`.
+  std::string RecordFor(const NodeDecision& d, const std::optional<Ownership>& old, TimePoint now,
+                        double now_wall) const;
 
   const std::vector<Rule> rules_;
   const ReconcilerOptions options_;
@@ -157,7 +176,12 @@ class Reconciler {
   Decider decider_;
   LabelWriter writer_;
   LogThrottle throttle_{300};
-  std::vector<LabelFilter> label_filters_;  // per rule: the series labels matching needs
+  std::vector<LabelFilter> label_filters_;    // per rule: the series labels matching needs
+  std::map<std::string, size_t> rule_index_;  // rule name -> index, to read records
+  // Nodes that left the managed set with our record on, until their mark is removed. Touched by
+  // RunCycle and (under departed_mu_) by writer threads.
+  std::mutex departed_mu_;
+  std::map<std::string, NodeInfo> departed_;  // GUARDED_BY(departed_mu_)
 
   // Node index, rebuilt only when the set of nodes or their addresses change.
   uint64_t matcher_topology_ = ~uint64_t{0};

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/json_util.h"
+#include "common/rfc3339.h"
 
 namespace ds {
 namespace {
@@ -63,15 +64,6 @@ std::string NotReadyReason(const ControllerView& v) {
 }
 
 }  // namespace
-
-std::string FormatRfc3339(double epoch_seconds) {
-  time_t t = static_cast<time_t>(epoch_seconds);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string RenderNodesJson(const ControllerView& view) {
   std::vector<const NodeInfo*> labelled;
@@ -159,9 +151,14 @@ std::string RenderMetrics(const ControllerView& v) {
                            {"write", p.write}})
     o << "dynamic_scheduler_cycle_phase_seconds{phase=\"" << name << "\"} " << val << "\n";
   metric("dynamic_scheduler_label_writes_total", "counter",
-         "Label writes that succeeded, by operation.");
+         "Label writes that succeeded, by operation (record: the held-by annotation alone).");
   o << "dynamic_scheduler_label_writes_total{op=\"set\"} " << c.label_sets << "\n";
   o << "dynamic_scheduler_label_writes_total{op=\"remove\"} " << c.label_removals << "\n";
+  o << "dynamic_scheduler_label_writes_total{op=\"record\"} " << c.record_writes << "\n";
+  metric("dynamic_scheduler_label_removals_changed_total", "counter",
+         "Label removals not written because the node's label or record changed since the cycle "
+         "read it (someone else's value is never removed).");
+  o << "dynamic_scheduler_label_removals_changed_total " << c.removals_changed << "\n";
   metric("dynamic_scheduler_label_write_errors_total", "counter",
          "Label writes that failed for good.");
   o << "dynamic_scheduler_label_write_errors_total " << c.write_errors << "\n";

@@ -53,6 +53,5 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
 // Exposed for tests.
 std::string RenderNodesJson(const ControllerView& view);
 std::string RenderMetrics(const ControllerView& view);
-std::string FormatRfc3339(double epoch_seconds);
 
 }  // namespace ds

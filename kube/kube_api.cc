@@ -13,25 +13,6 @@ constexpr double kTokenRereadSeconds = 60;
 
 }  // namespace
 
-std::string LabelMergePatch(const std::string& key, const std::string* value) {
-  rapidjson::StringBuffer sb;
-  JsonWriter w(sb);
-  w.StartObject();
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("labels");
-  w.StartObject();
-  WriteString(w, key);
-  if (value != nullptr)
-    WriteString(w, *value);
-  else
-    w.Null();  // merge patch: null deletes; an absent key would be kept
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  return sb.GetString();
-}
-
 HttpKubeApi::HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
                          double request_timeout_seconds, std::string user_agent)
     : transport_(transport),
@@ -130,15 +111,15 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector,
   return Status::OK();
 }
 
-StatusOr<NodeInfo> HttpKubeApi::PatchNodeLabel(const std::string& node, const std::string& key,
-                                               const std::string* value,
-                                               const std::function<bool()>& send_if) {
+StatusOr<NodeInfo> HttpKubeApi::PatchNode(const std::string& node, const NodeEdit& edit,
+                                          const std::function<bool()>& send_if) {
+  EncodedPatch patch = EncodeNodeEdit(edit);
   HttpRequest req;
   req.method = "PATCH";
   req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);
   req.headers = Headers("application/json");
-  req.headers.push_back("Content-Type: application/merge-patch+json");
-  req.body = LabelMergePatch(key, value);
+  req.headers.push_back("Content-Type: " + patch.content_type);
+  req.body = std::move(patch.body);
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));

@@ -11,6 +11,7 @@
 #include "common/http_transport.h"
 #include "kube/kubeconfig.h"
 #include "kube/lease.h"
+#include "kube/node_edit.h"
 #include "kube/node_object.h"
 
 namespace ds {
@@ -30,14 +31,15 @@ class KubeApi {
   virtual Status WatchNodes(const std::string& label_selector, const std::string& resource_version,
                             int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
                             const std::function<bool()>& cancelled) = 0;
-  // Sets (value != nullptr) or removes (value == nullptr) one label with a JSON merge patch that
-  // names only that key. Returns the updated node from the PATCH response. `send_if` (optional)
-  // is the caller's write gate (e.g. "still the leader"): asked once the connection is up, just
-  // before the request leaves (false: kCancelled, nothing sent), and again while no answer has
-  // started (false: kCancelled, the request abandoned; it may still have been applied).
-  virtual StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
-                                            const std::string* value,
-                                            const std::function<bool()>& send_if = {}) = 0;
+  // Applies `edit` (our label and/or our annotation; kube/node_edit.h) with one PATCH. Returns
+  // the updated node from the PATCH response. A conditional label removal whose test fails
+  // (the value changed since it was planned, or the annotation to remove is gone) is
+  // kInvalidArgument with HTTP status 422, and changes nothing. `send_if` (optional) is the
+  // caller's write gate (e.g. "still the leader"): asked once the connection is up, just before the
+  // request leaves (false: kCancelled, nothing sent), and again while no answer has started (false:
+  // kCancelled, the request abandoned; it may still have been applied).
+  virtual StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
+                                       const std::function<bool()>& send_if = {}) = 0;
   // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. The record keeps the
   // whole object (LeaseRecord::object) for the next update. Leader election calls these with a
   // timeout shorter than its renew deadline.
@@ -51,9 +53,6 @@ class KubeApi {
   virtual StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
                                            const LeaseRecord& record, double timeout_seconds) = 0;
 };
-
-// Builds {"metadata":{"labels":{key: value-or-null}}}.
-std::string LabelMergePatch(const std::string& key, const std::string* value);
 
 class HttpKubeApi : public KubeApi {
  public:
@@ -69,9 +68,8 @@ class HttpKubeApi : public KubeApi {
   Status WatchNodes(const std::string& label_selector, const std::string& resource_version,
                     int timeout_seconds, const std::function<void(WatchEvent&&)>& on_event,
                     const std::function<bool()>& cancelled) override;
-  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
-                                    const std::string* value,
-                                    const std::function<bool()>& send_if = {}) override;
+  StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
+                               const std::function<bool()>& send_if = {}) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                  double timeout_seconds) override;
   // A watch that receives nothing (not even a BOOKMARK) for this long is cut and re-opened from its

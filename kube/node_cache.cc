@@ -97,6 +97,10 @@ Status NodeCache::ListOnce() {
     cont = page->continue_token;
   } while (!cont.empty());
   std::lock_guard<std::mutex> l(mu_);
+  // Nodes the LIST no longer returns left while no watch told us (deleted, or out of the selector).
+  for (const auto& [name, node] : nodes_)
+    if (!fresh.count(name)) NoteDeparture(*node);
+  for (const auto& [name, node] : fresh) departed_.erase(name);
   nodes_.swap(fresh);
   resource_version_ = rv;
   ++generation_;
@@ -130,15 +134,32 @@ void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
     if (topo) ++topology_;
   } else {
     std::string name = node.name;
+    departed_.erase(name);  // back in the managed set
     nodes_.emplace(std::move(name), std::make_shared<const NodeInfo>(std::move(node)));
     ++topology_;
   }
   ++generation_;
 }
 
-void NodeCache::Remove(const std::string& name) {
+void NodeCache::NoteDeparture(const NodeInfo& node) {
+  if (!node.annotations.empty()) departed_[node.name] = node;
+}
+
+std::vector<NodeInfo> NodeCache::TakeDepartures() {
   std::lock_guard<std::mutex> l(mu_);
-  if (nodes_.erase(name) > 0) {
+  std::vector<NodeInfo> out;
+  out.reserve(departed_.size());
+  for (auto& [name, node] : departed_) out.push_back(std::move(node));
+  departed_.clear();
+  return out;
+}
+
+void NodeCache::Remove(NodeInfo&& last) {
+  TrimLabels(&last);
+  std::lock_guard<std::mutex> l(mu_);
+  // The DELETED event carries the node's last state: what it had on when it left.
+  NoteDeparture(last);
+  if (nodes_.erase(last.name) > 0) {
     ++generation_;
     ++topology_;
   }
@@ -166,7 +187,7 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop, TimePoint list_due, u
         Upsert(std::move(ev.node), /*only_if_present=*/false);
         break;
       case WatchEventType::kDeleted:
-        Remove(ev.node.name);
+        Remove(std::move(ev.node));
         break;
       case WatchEventType::kBookmark:
       case WatchEventType::kError:

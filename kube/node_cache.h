@@ -95,6 +95,14 @@ class NodeCache {
   // too when older than what the cache holds. Thread-safe.
   void ApplyWriteResult(const NodeInfo& node);
 
+  // Nodes that left the cache carrying one of our annotations (kOwnAnnotationPrefix), as they
+  // were when they left: the watch said DELETED (the node was deleted, or its labels no longer
+  // match the label selector: a changed nodeSelector, a node that became control-plane) or a
+  // re-LIST no longer returned them. A node that comes back before they are taken is dropped from
+  // them. The controller removes its mark from these (only where the record says it is ours):
+  // nothing else would, and workloads would avoid the node for ever. Thread-safe.
+  std::vector<NodeInfo> TakeDepartures();
+
   // For tests: one LIST (all pages) and replace. Returns its status.
   Status ListOnce();
 
@@ -105,7 +113,8 @@ class NodeCache {
   // Adds or replaces `node` unless the cache holds a newer version; with `only_if_present`,
   // never adds.
   void Upsert(NodeInfo&& node, bool only_if_present);
-  void Remove(const std::string& name);
+  void Remove(NodeInfo&& last);              // `last`: the node as the DELETED event carried it
+  void NoteDeparture(const NodeInfo& node);  // REQUIRES: mu_ held
   void SetError(const Status& st);
   void TrimLabels(NodeInfo* node) const;
 
@@ -122,6 +131,7 @@ class NodeCache {
   mutable std::shared_ptr<const NodeSnapshot> snapshot_;          // GUARDED_BY(mu_)
   std::string last_error_;                                        // GUARDED_BY(mu_)
   TimePoint last_progress_{};                                     // GUARDED_BY(mu_)
+  std::map<std::string, NodeInfo> departed_;                      // GUARDED_BY(mu_)
   NodeCacheStats stats_;                                          // GUARDED_BY(mu_)
 };
 

@@ -33,6 +33,17 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
       out->labels.emplace_back(Str(it->name), Str(it->value));
     }
   }
+  if (const auto* ann = JsonMember(*meta, "annotations"); ann != nullptr && ann->IsObject()) {
+    const std::string_view prefix = kOwnAnnotationPrefix;
+    for (auto it = ann->MemberBegin(); it != ann->MemberEnd(); ++it) {
+      std::string_view key(it->name.GetString(), it->name.GetStringLength());
+      if (key.substr(0, prefix.size()) != prefix) continue;
+      if (!it->value.IsString())
+        return Malformed("Node " + out->name,
+                         "annotation " + std::string(key) + " is not a string");
+      out->annotations.emplace_back(std::string(key), Str(it->value));
+    }
+  }
   if (const auto* spec = JsonMember(obj, "spec")) {
     if (const auto* u = JsonMember(*spec, "unschedulable"); u != nullptr && u->IsBool())
       out->unschedulable = u->GetBool();

@@ -12,11 +12,17 @@
 
 namespace ds {
 
+// The annotation keys this controller may write all start with this.
+inline constexpr const char* kOwnAnnotationPrefix = "dynamic-scheduler.io/";
+
 // Only what the controller needs, so 10,000 nodes stay small in memory.
 struct NodeInfo {
   std::string name;
   std::string resource_version;
   Labels labels;
+  // Only this controller's own annotations (keys under kOwnAnnotationPrefix): the rest of a
+  // node's annotations can be large and are none of our business.
+  Labels annotations;
   std::vector<std::string> addresses;  // InternalIP, ExternalIP, Hostname values
   bool unschedulable = false;
   bool IsControlPlane() const;

@@ -26,7 +26,21 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
     if (created) {
       ns.rules.resize(nrules);
       ns.first_seen = now;
+      if (nodes[i].labelled) {
+        // Adopting a mark set before (by us before a restart, or by another leader): wait for
+        // the rules that may hold it.
+        ns.owners_recorded = nodes[i].owners != nullptr;
+        if (ns.owners_recorded) {
+          for (size_t r : *nodes[i].owners)
+            if (r < nrules) ns.rules[r].awaited = true;
+        } else {
+          for (auto& st : ns.rules) st.awaited = true;
+        }
+      }
     }
+    // Adoption waits at most the grace time for a rule to report.
+    const bool adopting_window = now - ns.first_seen <= grace_;
+    bool awaiting = false;  // some rule may still adopt the node
     ns.generation = generation_;
     bool evidence = false;  // some query succeeded this cycle
     bool any_hot = false;
@@ -42,16 +56,20 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
         v = (*in.values)[i];
       }
       bool fresh = !std::isnan(v);
+      // A mark must still be on for a rule to adopt it (it may have been removed meanwhile).
+      if (st.awaited && (!nodes[i].labelled || !adopting_window)) st.awaited = false;
       if (fresh) {
-        ns.ever_had_value = true;
-        bool first = !st.seen;
+        const bool adopt =
+            (st.awaited && (ns.owners_recorded ? !Cleared(rule, v) : Over(rule, v))) ||
+            (st.held_before_gap && nodes[i].labelled && !Cleared(rule, v));
+        st.awaited = st.held_before_gap = false;
         st.seen = true;
         st.last_seen = now;
         st.last_value = v;
         if (st.hot) {
           if (Cleared(rule, v)) st.hot = st.pending = false;
-        } else if (first && nodes[i].labelled && !Cleared(rule, v)) {
-          // Already labelled and not cooled: keep it without re-running `for`.
+        } else if (adopt) {
+          // It held the node before and has not cooled: keep it without re-running `for`.
           st.hot = true;
           st.hot_since = now;
         } else if (Over(rule, v)) {
@@ -72,8 +90,15 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
         // a failed evaluation keeps the pending alert, so one query timeout does not restart a
         // long `for`. The grace bounds both: past it the rule's state is dropped.
         if (answered) st.pending = false;
-        if (st.seen && now - st.last_seen > grace_) st = RuleState{};
+        if (st.seen && now - st.last_seen > grace_) {
+          // Past the grace the hold is dropped; but a rule that held the node may take its mark
+          // back when its data returns (a Prometheus outage must not make marks flap).
+          const bool held = st.hot;
+          st = RuleState{};
+          st.held_before_gap = held;
+        }
       }
+      awaiting = awaiting || st.awaited;
       if (st.hot) {
         any_hot = true;
         d.holds.push_back(Hold{r, st.last_value, st.hot_since, !fresh});
@@ -85,8 +110,8 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       d.verdict = Verdict::kUnknown;
     } else if (any_hot) {
       d.verdict = Verdict::kHot;
-    } else if (nodes[i].labelled && !ns.ever_had_value && now - ns.first_seen <= grace_) {
-      d.verdict = Verdict::kUnknown;  // labelled before we started; wait for data
+    } else if (awaiting) {
+      d.verdict = Verdict::kUnknown;  // adopting: a rule that may hold the mark has not reported
     } else {
       d.verdict = Verdict::kCold;
     }

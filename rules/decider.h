@@ -4,10 +4,15 @@
 // Per (node, rule):
 //  - a value over the threshold for `for` seconds makes the rule hold the node (hot);
 //  - a hot rule lets go only when the value reaches the clear threshold (hysteresis);
-//  - if the node already carries our label, a value in the hysteresis band or above keeps it
-//    held without waiting for `for` again (restarts and outages must not flap labels);
+//  - adoption: a node that carries our mark when this Decider first sees it (a restart, a new
+//    leadership term) is held, without waiting for `for` again, only by the rules that held it
+//    before: those its ownership record names (rules/ownership.h), on their first value in the
+//    hysteresis band or above; without a readable record, any rule on its first value over the
+//    threshold. A rule that sits in its band but never held the node does not adopt it (it
+//    could hold a label it never set for ever);
 //  - missing data (query failed, series absent, NaN) keeps the last verdict for `grace`,
-//    then the rule's state is dropped;
+//    then the rule's state is dropped; if it held the node, its first value after the gap (in
+//    the band or above, the mark still on) holds the node again without `for`;
 //  - the `for` timer, as a pending Prometheus alert: a failed query keeps it (one timeout must
 //    not restart a long `for`), a series absent from a successful answer or a value not over
 //    the threshold restarts it, and it is dropped with the rest once data is missing past `grace`.
@@ -16,8 +21,11 @@
 // no label is added or removed while Prometheus is down (a label removed by hand during an
 // outage stays removed); the stale holds are still returned, to say why the node was hot.
 // With evidence: hot while any rule holds it (a stale hold counts within `grace`, also one from
-// a rule whose own query failed), else cold. A labelled node we have never seen data for (e.g.
-// after a restart) is unknown for `grace`.
+// a rule whose own query failed), else cold -- except while adopting: a marked node is unknown
+// (keeps its mark) until every rule that may adopt it (the recorded ones; without a record, all)
+// has reported a value, or for at most `grace` after it was first seen. So a mark held by the
+// memory rule is not removed on failover because cpu reports low while memory's series is
+// briefly absent.
 #pragma once
 
 #include <string>
@@ -35,6 +43,9 @@ enum class Verdict { kHot, kCold, kUnknown };
 struct NodeInput {
   std::string_view name;
   bool labelled = false;  // carries our key with our value
+  // The rules (indices) the node's ownership record names, or null when it has no readable
+  // record for our mark. Read only when the node is first seen, to adopt it.
+  const std::vector<size_t>* owners = nullptr;
 };
 
 struct RuleInput {
@@ -78,6 +89,10 @@ class Decider {
     bool seen = false;  // has had a value since the last drop
     bool hot = false;
     bool pending = false;  // over threshold, waiting for `for`
+    bool awaited = false;  // adopting: this rule may adopt the node on its first value
+    // It held the node until its data went missing past the grace: on its first value, still in
+    // its band or above, it holds the (still marked) node again without waiting for `for`.
+    bool held_before_gap = false;
     double last_value = 0;
     TimePoint last_seen{};
     TimePoint pending_since{};
@@ -86,7 +101,7 @@ class Decider {
   struct NodeState {
     std::vector<RuleState> rules;
     TimePoint first_seen{};
-    bool ever_had_value = false;
+    bool owners_recorded = false;  // adopting by the record (else: by the threshold)
     uint64_t generation = 0;
   };
 

@@ -46,7 +46,7 @@ class OneNode {
       bool f = i < failed.size() && failed[i];
       in[i] = RuleInput{f, f ? nullptr : &cols[i]};
     }
-    auto d = decider_.Decide(clock_.Now(), {NodeInput{"n1", labelled_}}, in);
+    auto d = decider_.Decide(clock_.Now(), {NodeInput{"n1", labelled_, owners_}}, in);
     last_ = d[0];
     // Emulate the planner and API: the label follows hot/cold verdicts.
     if (d[0].verdict == Verdict::kHot) labelled_ = true;
@@ -54,6 +54,7 @@ class OneNode {
     return d[0].verdict;
   }
   bool labelled_ = false;
+  const std::vector<size_t>* owners_ = nullptr;  // the node's ownership record, if any
   NodeDecision last_;
 
  private:
@@ -284,9 +285,86 @@ TEST(Decider, OneFailingRuleDoesNotStopOthers) {
 
 TEST(Decider, LabelledBeforeStartKeptUntilData) {
   OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60, /*for=*/60)}, 30);
-  n.labelled_ = true;  // labelled by a previous run of the controller
+  const std::vector<size_t> cpu = {0};
+  n.labelled_ = true;  // labelled by a previous run of the controller, cpu held it
+  n.owners_ = &cpu;
   EXPECT_EQ(n.Step({kNone}), Verdict::kUnknown) << "no data yet: do not remove";
-  EXPECT_EQ(n.Step({70}), Verdict::kHot) << "in the band and already labelled: keep, no `for` wait";
+  EXPECT_EQ(n.Step({70}), Verdict::kHot) << "in the band, and cpu held it: keep, no `for` wait";
+}
+
+TEST(Decider, WithoutARecordOnlyARuleOverItsThresholdAdopts) {
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60, /*for=*/60)}, 30);
+  n.labelled_ = true;  // no record: set by an older version, or by hand
+  EXPECT_EQ(n.Step({85}), Verdict::kHot) << "over the threshold: adopted without `for`";
+  OneNode band({MakeRule("cpu", Comparison::kGreater, 80, 60, /*for=*/60)}, 30);
+  band.labelled_ = true;
+  EXPECT_EQ(band.Step({70}), Verdict::kCold) << "in the band: it may never have held the node";
+}
+
+// The review's case: cpu 80/70 marked the node; memory 85/75 sits at 80, inside its band. After a
+// restart memory must not adopt the mark (it would hold it for ever): cpu, which held it, lets go.
+TEST(Decider, ARuleThatDidNotHoldTheNodeDoesNotAdoptIt) {
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 70),
+             MakeRule("mem", Comparison::kGreater, 85, 75)},
+            30);
+  const std::vector<size_t> cpu = {0};
+  n.labelled_ = true;
+  n.owners_ = &cpu;
+  EXPECT_EQ(n.Step({65, 80}), Verdict::kCold);
+  EXPECT_TRUE(n.last_.holds.empty());
+}
+
+// The review's failover case: memory held the mark; its series is briefly absent while cpu
+// reports a low value. The mark stays until memory reports or its grace runs out.
+TEST(Decider, AdoptionWaitsForEveryRecordedRule) {
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 70),
+             MakeRule("mem", Comparison::kGreater, 85, 75)},
+            30);
+  const std::vector<size_t> mem = {1};
+  n.labelled_ = true;
+  n.owners_ = &mem;
+  EXPECT_EQ(n.Step({20, kNone}), Verdict::kUnknown) << "cpu's low value proves nothing";
+  EXPECT_EQ(n.Step({20, kNone}, {false, true}), Verdict::kUnknown) << "mem's query failed";
+  EXPECT_EQ(n.Step({20, 80}), Verdict::kHot) << "mem reports in its band: adopted";
+  ASSERT_EQ(n.last_.holds.size(), 1u);
+  EXPECT_EQ(n.last_.holds[0].rule, 1u);
+
+  OneNode late({MakeRule("cpu", Comparison::kGreater, 80, 70),
+                MakeRule("mem", Comparison::kGreater, 85, 75)},
+               30);
+  late.labelled_ = true;
+  late.owners_ = &mem;
+  EXPECT_EQ(late.Step({20, kNone}, {}, 0), Verdict::kUnknown);
+  EXPECT_EQ(late.Step({20, kNone}, {}, 30), Verdict::kUnknown) << "still within the grace";
+  EXPECT_EQ(late.Step({20, kNone}, {}, 1), Verdict::kCold) << "mem never reported: grace ran out";
+}
+
+// Every query fails for longer than the grace (Prometheus down for minutes): the holds are
+// dropped, but when data returns in the band the mark is kept, not removed and re-added.
+TEST(Decider, AnOutageLongerThanTheGraceDoesNotFlapTheMark) {
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60, /*for=*/60),
+             MakeRule("mem", Comparison::kGreater, 90, 70)},
+            30);
+  for (int i = 0; i < 7; ++i) n.Step({95, 10});
+  ASSERT_TRUE(n.labelled_);
+  for (int i = 0; i < 6; ++i)
+    ASSERT_EQ(n.Step({kNone, kNone}, {true, true}), Verdict::kUnknown);  // 60 s down
+  EXPECT_EQ(n.Step({70, 10}), Verdict::kHot) << "cpu held it and is still in its band";
+  EXPECT_EQ(n.Step({50, 10}), Verdict::kCold) << "and lets go below its clear threshold";
+  OneNode other({MakeRule("cpu", Comparison::kGreater, 80, 60),
+                 MakeRule("mem", Comparison::kGreater, 90, 70)},
+                30);
+  for (int i = 0; i < 2; ++i) other.Step({95, 10});
+  for (int i = 0; i < 6; ++i) other.Step({kNone, kNone}, {true, true});
+  EXPECT_EQ(other.Step({10, 80}), Verdict::kCold) << "mem, in its band, never held the node";
+}
+
+TEST(Decider, ARecordNamingNoCurrentRuleAdoptsNothing) {
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60)}, 30);
+  const std::vector<size_t> none;  // the record names a rule since renamed or removed
+  n.labelled_ = true;
+  n.owners_ = &none;
+  EXPECT_EQ(n.Step({70}), Verdict::kCold);
 }
 
 TEST(Decider, LabelledBeforeStartRemovedWhenDataSaysCold) {

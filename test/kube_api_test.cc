@@ -275,7 +275,7 @@ TEST(HttpKubeApi, WatchCancelled) {
   EXPECT_TRUE(run.events.empty()) << "cancelled before the first line was complete";
 }
 
-// ---- PatchNodeLabel ----
+// ---- PatchNode ----
 
 TEST(HttpKubeApi, PatchSetsAndRemovesWithMergePatch) {
   FakeHttpTransport t;
@@ -283,12 +283,15 @@ TEST(HttpKubeApi, PatchSetsAndRemovesWithMergePatch) {
   HttpKubeApi api(&t, Config(), &clock, 9);
   t.AddResponse(200, kNodeN1);
   t.AddResponse(200, R"({"metadata":{"name":"n1","resourceVersion":"8"}})");
-  const std::string v = "v";
-  auto set = api.PatchNodeLabel("n1", "k", &v);
+  NodeEdit set_edit;
+  set_edit.label = {NodeEdit::Op::kSet, "k", "v"};
+  auto set = api.PatchNode("n1", set_edit);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   EXPECT_EQ(set->name, "n1");
   EXPECT_EQ(set->labels, (Labels{{"k", "v"}})) << "the node comes from the PATCH response";
-  auto removed = api.PatchNodeLabel("n1", "k", nullptr);
+  NodeEdit remove_edit;
+  remove_edit.label = {NodeEdit::Op::kRemove, "k", "v"};
+  auto removed = api.PatchNode("n1", remove_edit);
   ASSERT_TRUE(removed.ok()) << removed.status().ToString();
   EXPECT_TRUE(removed->labels.empty());
 
@@ -297,13 +300,32 @@ TEST(HttpKubeApi, PatchSetsAndRemovesWithMergePatch) {
   for (const auto& r : reqs) {
     EXPECT_EQ(r.request.method, "PATCH");
     EXPECT_EQ(r.request.url, "https://api:6443/api/v1/nodes/n1");
-    EXPECT_EQ(r.Header("Content-Type"), "application/merge-patch+json");
     EXPECT_DOUBLE_EQ(r.request.timeout_seconds, 9);
     EXPECT_FALSE(r.had_send_if);
   }
+  EXPECT_EQ(reqs[0].Header("Content-Type"), "application/merge-patch+json");
   EXPECT_EQ(reqs[0].request.body, R"({"metadata":{"labels":{"k":"v"}}})");
-  EXPECT_EQ(reqs[1].request.body, R"({"metadata":{"labels":{"k":null}}})")
-      << "a merge patch deletes with null; an absent key would be kept";
+  EXPECT_EQ(reqs[1].Header("Content-Type"), "application/json-patch+json");
+  EXPECT_EQ(reqs[1].request.body, R"([{"op":"test","path":"/metadata/labels/k","value":"v"},)"
+                                  R"({"op":"remove","path":"/metadata/labels/k"}])")
+      << "a removal only if the value is still ours";
+}
+
+TEST(HttpKubeApi, FailedTestIs422InvalidArgument) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  // What kube-apiserver answers when a JSON Patch test fails.
+  t.AddResponse(422, KubeStatus(422, "Invalid",
+                                "the server rejected our request due to an error "
+                                "in our request"));
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kRemove, "k", "v"};
+  auto r = api.PatchNode("n1", e);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().http_status(), 422);
+  EXPECT_FALSE(r.status().IsRetryable());
 }
 
 TEST(HttpKubeApi, PatchLabelValueWithQuotesStaysValidJson) {
@@ -313,7 +335,9 @@ TEST(HttpKubeApi, PatchLabelValueWithQuotesStaysValidJson) {
   t.AddResponse(200, kNodeN1);
   const std::string key = "example.com/we\"ird";
   const std::string value = "a\"b\\c\n}";
-  ASSERT_TRUE(api.PatchNodeLabel("n1", key, &value).ok());
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, key, value};
+  ASSERT_TRUE(api.PatchNode("n1", e).ok());
   const std::string body = t.last_request().request.body;
   rapidjson::Document doc;
   doc.Parse(body.c_str(), body.size());
@@ -330,9 +354,10 @@ TEST(HttpKubeApi, PatchNotSentWhenSendIfSaysNo) {
   FakeClock clock;
   HttpKubeApi api(&t, Config(), &clock);
   t.AddResponse(200, kNodeN1);
-  const std::string v = "v";
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, "k", "v"};
   int asked = 0;
-  auto r = api.PatchNodeLabel("n1", "k", &v, [&] {
+  auto r = api.PatchNode("n1", e, [&] {
     ++asked;
     return false;
   });
@@ -345,7 +370,7 @@ TEST(HttpKubeApi, PatchNotSentWhenSendIfSaysNo) {
   EXPECT_FALSE(t.last_request().send_if_result);
   EXPECT_EQ(t.pending(), 1u) << "no answer consumed";
 
-  ASSERT_TRUE(api.PatchNodeLabel("n1", "k", &v, [] { return true; }).ok());
+  ASSERT_TRUE(api.PatchNode("n1", e, [] { return true; }).ok());
   EXPECT_EQ(t.sent_requests().size(), 1u);
 }
 
@@ -353,19 +378,20 @@ TEST(HttpKubeApi, PatchErrors) {
   FakeHttpTransport t;
   FakeClock clock;
   HttpKubeApi api(&t, Config(), &clock);
-  const std::string v = "v";
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, "k", "v"};
   t.AddResponse(404, KubeStatus(404, "NotFound", "nodes \\\"gone\\\" not found"));
-  auto missing = api.PatchNodeLabel("gone", "k", &v);
+  auto missing = api.PatchNode("gone", e);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
   EXPECT_EQ(missing.status().http_status(), 404);
 
   t.AddResponse(429, KubeStatus(429, "TooManyRequests", "slow down"), {{"retry-after", "7"}});
-  auto throttled = api.PatchNodeLabel("n1", "k", &v);
+  auto throttled = api.PatchNode("n1", e);
   EXPECT_EQ(throttled.status().code(), StatusCode::kTooManyRequests);
   EXPECT_EQ(throttled.status().retry_after_seconds(), 7);
 
   t.AddError(Status::Unavailable("PATCH https://api:6443/api/v1/nodes/n1: timeout"));
-  auto lost = api.PatchNodeLabel("n1", "k", &v);
+  auto lost = api.PatchNode("n1", e);
   EXPECT_EQ(lost.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(lost.status().http_status(), 0);
 }

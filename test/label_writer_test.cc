@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 
 #include "test/fakes/fake_clock.h"
@@ -10,6 +11,22 @@
 
 namespace ds {
 namespace {
+
+MarkWrite Set(const std::string& node) {
+  MarkWrite w;
+  w.node = node;
+  w.kind = ChangeKind::kMark;
+  w.record = "{}";
+  w.reason = "hot";
+  return w;
+}
+MarkWrite Unset(const std::string& node) {
+  MarkWrite w;
+  w.node = node;
+  w.kind = ChangeKind::kUnmark;
+  w.reason = "cold";
+  return w;
+}
 
 class LabelWriterTest : public ::testing::Test {
  protected:
@@ -24,7 +41,7 @@ class LabelWriterTest : public ::testing::Test {
   }
   std::vector<MarkWrite> SetAll(int n) {
     std::vector<MarkWrite> w;
-    for (int i = 1; i <= n; ++i) w.push_back(MarkWrite{"n" + std::to_string(i), true, "test"});
+    for (int i = 1; i <= n; ++i) w.push_back(Set("n" + std::to_string(i)));
     return w;
   }
   WriteOutcome Write(const std::vector<MarkWrite>& w, std::function<bool()> gate = {}) {
@@ -50,14 +67,25 @@ class LabelWriterTest : public ::testing::Test {
   std::optional<LabelWriter> writer_;
 };
 
+void MarkNode(FakeKubeApi* api, const std::string& name, const std::string& value,
+              bool with_record) {
+  NodeInfo n;
+  n.name = name;
+  n.labels = {{"status", value}};
+  if (with_record) n.annotations = {{kHeldByAnnotation, "{}"}};
+  api->AddNode(n);
+}
+
 TEST_F(LabelWriterTest, WritesOurMarkAndHandsEachResponseBack) {
-  WriteOutcome out = Write({{"n1", true, "hot"}, {"n2", false, "cold"}});
+  MarkNode(&api_, "n2", "presure", false);
+  WriteOutcome out = Write({Set("n1"), Unset("n2")});
   EXPECT_EQ(out.ok, 2u);
   auto p = api_.patches();
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].key, "status");
   EXPECT_EQ(p[0].value, "presure");
   EXPECT_FALSE(p[1].set);
+  EXPECT_EQ(api_.nodes()["n2"].labels, Labels{});
   EXPECT_EQ(written_, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(counters_.sets, 1u);
   EXPECT_EQ(counters_.removals, 1u);
@@ -105,8 +133,8 @@ TEST_F(LabelWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
 TEST_F(LabelWriterTest, ABrownoutDoesNotBackTheNodesOff) {
   limits_.attempts = 2;
   api_.FailNextPatches({Status::Unavailable("503"), Status::Unavailable("503")});
-  ASSERT_EQ(Write({{"n1", true, ""}}).failed, 1u);
-  WriteOutcome next = Write({{"n1", true, ""}});
+  ASSERT_EQ(Write({Set("n1")}).failed, 1u);
+  WriteOutcome next = Write({Set("n1")});
   EXPECT_EQ(next.held_back, 0u) << "retries used up on 5xx say nothing about the node";
   EXPECT_EQ(next.ok, 1u);
 }
@@ -156,7 +184,7 @@ TEST_F(LabelWriterTest, GateClosingWhileConnectingSendsNothing) {
 }
 
 TEST_F(LabelWriterTest, DeletedNodeIsNeitherWrittenNorAFailure) {
-  WriteOutcome out = Write({{"gone", true, "hot"}});
+  WriteOutcome out = Write({Set("gone")});
   EXPECT_EQ(out.ok + out.failed + out.deferred, 0u);
   EXPECT_EQ(counters_.errors, 0u);
 }
@@ -174,20 +202,20 @@ TEST_F(LabelWriterTest, RefusedNodesBackOffAndTheCapGoesRound) {
   WriteOutcome second = Write(SetAll(5));
   EXPECT_EQ(second.held_back, 2u) << "n1 and n2 wait out their backoff";
   EXPECT_EQ(second.ok, 2u);
-  WriteOutcome third = Write({{"n1", true, ""}, {"n2", true, ""}, {"n5", true, ""}});
+  WriteOutcome third = Write({Set("n1"), Set("n2"), Set("n5")});
   EXPECT_EQ(third.held_back, 2u);
   EXPECT_EQ(third.ok, 1u);
   EXPECT_EQ(written_, (std::vector<std::string>{"n3", "n4", "n5"}));
   // After the backoff (10 s) the refused nodes are tried again; a success clears it.
   clock_.AdvanceSeconds(10);
-  WriteOutcome fourth = Write({{"n1", true, ""}, {"n2", true, ""}});
+  WriteOutcome fourth = Write({Set("n1"), Set("n2")});
   EXPECT_EQ(fourth.ok, 2u);
   EXPECT_EQ(fourth.held_back, 0u);
 }
 
 TEST_F(LabelWriterTest, RefusedNodeBackoffDoublesAndASuccessResetsIt) {
   Status refused = Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403);
-  const std::vector<MarkWrite> w = {{"n1", true, ""}};
+  const std::vector<MarkWrite> w = {Set("n1")};
   api_.FailNextPatches({refused});
   ASSERT_EQ(Write(w).failed, 1u);  // backoff 10 s
   clock_.AdvanceSeconds(9.9);
@@ -224,6 +252,73 @@ TEST_F(LabelWriterTest, ConcurrentWritersShareTheLimits) {
   // One bucket for all four writers: 1 at once, then 2 a second. With a bucket per writer the
   // first four would leave at once.
   EXPECT_GE(ToSeconds(clock_.Now() - t0), 2.0);
+}
+
+TEST_F(LabelWriterTest, TheRecordGoesInTheSamePatchAsTheMark) {
+  MarkWrite w = Set("n1");
+  w.record = R"({"label":"status","value":"presure","rules":[]})";
+  ASSERT_EQ(Write({w}).ok, 1u);
+  auto p = api_.patches();
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].edit.label.op, NodeEdit::Op::kSet);
+  EXPECT_EQ(p[0].edit.annotation.op, NodeEdit::Op::kSet);
+  EXPECT_EQ(p[0].edit.annotation.key, kHeldByAnnotation);
+  NodeInfo n = api_.nodes()["n1"];
+  EXPECT_EQ(n.labels, (Labels{{"status", "presure"}}));
+  EXPECT_EQ(n.annotations, (Labels{{kHeldByAnnotation, w.record}}));
+
+  MarkWrite off = Unset("n1");
+  off.had_record = true;
+  ASSERT_EQ(Write({off}).ok, 1u);
+  n = api_.nodes()["n1"];
+  EXPECT_TRUE(n.labels.empty());
+  EXPECT_TRUE(n.annotations.empty()) << "the record goes with the mark";
+  EXPECT_EQ(counters_.sets, 1u);
+  EXPECT_EQ(counters_.removals, 1u);
+}
+
+// An operator's `kubectl label node n2 status=maintenance --overwrite` lands between the snapshot
+// the removal was planned from and its PATCH.
+TEST_F(LabelWriterTest, ARemovalLeavesAValueWrittenMeanwhile) {
+  MarkNode(&api_, "n2", "presure", true);
+  api_.on_patch = [&](const std::string& node) {
+    if (node == "n2") MarkNode(&api_, "n2", "maintenance", true);
+  };
+  MarkWrite off = Unset("n2");
+  off.had_record = true;
+  std::vector<std::pair<std::string, WriteEnd>> done;
+  WriteHooks hooks;
+  hooks.on_done = [&](const MarkWrite& w, WriteEnd end) { done.emplace_back(w.node, end); };
+  LabelWriter writer(limits_, Mark{}, &api_, &clock_);
+  WriteOutcome out = writer.Write({off}, hooks, &stop_);
+  EXPECT_EQ(out.changed, 1u);
+  EXPECT_EQ(out.failed, 0u) << "nothing failed: the node changed";
+  EXPECT_EQ(api_.nodes()["n2"].labels, (Labels{{"status", "maintenance"}}));
+  EXPECT_EQ(api_.nodes()["n2"].annotations.size(), 1u) << "nothing of the patch was applied";
+  EXPECT_EQ(writer.Counters().changed, 1u);
+  EXPECT_EQ(done, (std::vector<std::pair<std::string, WriteEnd>>{{"n2", WriteEnd::kChanged}}));
+  // Not a refusal: the node is not backed off.
+  api_.on_patch = nullptr;
+  MarkNode(&api_, "n2", "presure", false);
+  EXPECT_EQ(writer.Write({Unset("n2")}, hooks, &stop_).ok, 1u);
+}
+
+TEST_F(LabelWriterTest, OnDoneSaysHowEachWriteEnded) {
+  std::map<std::string, WriteEnd> done;
+  WriteHooks hooks;
+  hooks.on_done = [&](const MarkWrite& w, WriteEnd end) { done[w.node] = end; };
+  limits_.attempts = 1;
+  limits_.max_per_cycle = 4;
+  LabelWriter writer(limits_, Mark{}, &api_, &clock_);
+  api_.FailNextPatches({Status::NotFound("nodes \"gone\" not found"),
+                        Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403),
+                        Status::Unavailable("brownout")});
+  writer.Write({Set("gone"), Set("n1"), Set("n2"), Set("n3"), Set("n4")}, hooks, &stop_);
+  EXPECT_EQ(done["gone"], WriteEnd::kGone);
+  EXPECT_EQ(done["n1"], WriteEnd::kRefused) << "refused for good: backed off";
+  EXPECT_EQ(done["n2"], WriteEnd::kRetryLater) << "a brownout: to be tried again";
+  EXPECT_EQ(done["n3"], WriteEnd::kWritten);
+  EXPECT_EQ(done.count("n4"), 0u) << "over the budget: not tried, so no end to report";
 }
 
 }  // namespace

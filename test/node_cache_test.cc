@@ -133,11 +133,13 @@ TEST(NodeCache, StaleEventDoesNotOverwriteNewerWrite) {
   const NodeInfo theirs = Node("n1", std::to_string(listed_rv + 1), {{"other", "x"}});
   std::string written_rv;
   auto write = [&] {
-    std::string other = "x", ours = "pressure";
-    auto changed = api.PatchNodeLabel("n1", "other", &other);
+    NodeEdit other, ours;
+    other.label = {NodeEdit::Op::kSet, "other", "x"};
+    ours.label = {NodeEdit::Op::kSet, "status", "pressure"};
+    auto changed = api.PatchNode("n1", other);
     ASSERT_TRUE(changed.ok());
     ASSERT_EQ(changed->resource_version, theirs.resource_version);
-    auto written = api.PatchNodeLabel("n1", "status", &ours);
+    auto written = api.PatchNode("n1", ours);
     ASSERT_TRUE(written.ok());
     written_rv = written->resource_version;
     cache.ApplyWriteResult(*written);
@@ -392,6 +394,48 @@ TEST(ResourceVersionNewer, Numeric) {
   EXPECT_FALSE(ResourceVersionNewer("9", "10"));
   EXPECT_FALSE(ResourceVersionNewer("10", "10"));
   EXPECT_TRUE(ResourceVersionNewer("abc", "10")) << "opaque versions: trust delivery order";
+}
+
+NodeInfo Recorded(NodeInfo n) {
+  n.annotations = {{"dynamic-scheduler.io/held-by", "{}"}};
+  return n;
+}
+
+// A node that leaves the label selector (a changed nodeSelector, a node that became control-
+// plane) arrives as DELETED: the cache must say so when it carried our record, or nobody would
+// ever take the mark off it.
+TEST(NodeCache, NodesThatLeaveWithOurRecordAreReported) {
+  FakeKubeApi api;
+  api.AddNode(Recorded(Node("n1", "", {{"status", "presure"}})));
+  api.AddNode(Node("n2"));
+  api.AddNode(Recorded(Node("n3")));
+  api.AddNode(Recorded(Node("n4")));
+  FakeClock clock;
+  NodeCacheOptions opts;
+  opts.keep_label_keys = {"status"};
+  NodeCache cache(&api, &clock, opts);
+  ASSERT_TRUE(cache.ListOnce().ok());
+  EXPECT_TRUE(cache.TakeDepartures().empty());
+  NodeInfo last = Recorded(Node("n1", "300", {{"status", "presure"}, {"other", "x"}}));
+  api.AddWatchScript(
+      Watch({Ev(WatchEventType::kDeleted, last), Ev(WatchEventType::kDeleted, Node("n2", "301")),
+             Ev(WatchEventType::kDeleted, Recorded(Node("n3", "302"))),
+             Ev(WatchEventType::kAdded, Recorded(Node("n3", "303")))},
+            Status::OK()));
+  RunToEnd(&api, &cache);
+  std::vector<NodeInfo> left = cache.TakeDepartures();
+  ASSERT_EQ(left.size(), 1u) << "n2 had no record; n3 came back";
+  EXPECT_EQ(left[0].name, "n1");
+  EXPECT_EQ(left[0].labels, (Labels{{"status", "presure"}})) << "as it left, trimmed";
+  EXPECT_EQ(left[0].annotations.size(), 1u);
+  EXPECT_TRUE(cache.TakeDepartures().empty()) << "taken once";
+
+  // One that left while no watch was open: the next LIST no longer returns it.
+  api.RemoveNode("n4");
+  ASSERT_TRUE(cache.ListOnce().ok());
+  left = cache.TakeDepartures();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].name, "n4");
 }
 
 }  // namespace

@@ -102,11 +102,45 @@ TEST(StatusFromResponse, StatusObjectAndRetryAfter) {
   EXPECT_TRUE(StatusFromResponse(409, "{}", "", "x").IsRetryable());
 }
 
-TEST(LabelMergePatch, EscapesAndNull) {
-  std::string v = "pre\"sure";
-  EXPECT_EQ(LabelMergePatch("status", &v), R"({"metadata":{"labels":{"status":"pre\"sure"}}})");
-  EXPECT_EQ(LabelMergePatch("example.com/p", nullptr),
-            R"({"metadata":{"labels":{"example.com/p":null}}})");
+TEST(NodeEdit, SettingIsAMergePatchOfOurKeysOnly) {
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, "status", "pre\"sure"};
+  e.annotation = {NodeEdit::Op::kSet, "dynamic-scheduler.io/held-by", "{\"a\":1}"};
+  EncodedPatch p = EncodeNodeEdit(e);
+  EXPECT_EQ(p.content_type, "application/merge-patch+json");
+  EXPECT_EQ(p.body, R"({"metadata":{"labels":{"status":"pre\"sure"},)"
+                    R"("annotations":{"dynamic-scheduler.io/held-by":"{\"a\":1}"}}})");
+  NodeEdit forget;
+  forget.annotation = {NodeEdit::Op::kRemove, "dynamic-scheduler.io/held-by", ""};
+  EXPECT_EQ(EncodeNodeEdit(forget).body,
+            R"({"metadata":{"annotations":{"dynamic-scheduler.io/held-by":null}}})");
+}
+
+TEST(NodeEdit, RemovalIsAJsonPatchThatTestsTheValueFirst) {
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kRemove, "example.com/busy~x", "presure"};
+  e.annotation = {NodeEdit::Op::kRemove, "dynamic-scheduler.io/held-by", ""};
+  EncodedPatch p = EncodeNodeEdit(e);
+  EXPECT_EQ(p.content_type, "application/json-patch+json");
+  EXPECT_EQ(p.body,
+            R"([{"op":"test","path":"/metadata/labels/example.com~1busy~0x","value":"presure"},)"
+            R"({"op":"remove","path":"/metadata/labels/example.com~1busy~0x"},)"
+            R"({"op":"remove","path":"/metadata/annotations/dynamic-scheduler.io~1held-by"}])");
+  e.annotation.op = NodeEdit::Op::kKeep;
+  EXPECT_EQ(EncodeNodeEdit(e).body.find("annotations"), std::string::npos);
+  EXPECT_EQ(DescribeNodeEdit(e), "remove example.com/busy~x (if still presure)");
+}
+
+TEST(NodeObject, KeepsOnlyOurOwnAnnotations) {
+  auto n =
+      DecodeNode(R"({"metadata":{"name":"n1","annotations":{"node.alpha.kubernetes.io/ttl":"0",)"
+                 R"("dynamic-scheduler.io/held-by":"x"}}})");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(n->annotations.size(), 1u);
+  EXPECT_EQ(n->annotations[0].first, "dynamic-scheduler.io/held-by");
+  EXPECT_EQ(n->annotations[0].second, "x");
+  EXPECT_FALSE(
+      DecodeNode(R"({"metadata":{"name":"n1","annotations":{"dynamic-scheduler.io/x":1}}})").ok());
 }
 
 }  // namespace

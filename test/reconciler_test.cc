@@ -37,7 +37,7 @@ class ReconcilerTest : public ::testing::Test {
     opts_.writes.qps = 0;  // unlimited in unit tests
   }
   void Build() {
-    cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
+    cache_ = std::make_unique<NodeCache>(&api_, &clock_, cache_opts_);
     ASSERT_TRUE(cache_->ListOnce().ok());
     rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
   }
@@ -59,6 +59,38 @@ class ReconcilerTest : public ::testing::Test {
     clock_.AdvanceSeconds(10);
     rec_->RunCycle(&stop_);
   }
+  // `kubectl label node N status-`: the label goes, our record stays.
+  void RemoveByHand(const std::string& node) {
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kRemove, "status", "presure"};
+    ASSERT_TRUE(api_.PatchNode(node, e).ok());
+  }
+  // The node's ownership record, parsed; fails the test when it has none.
+  Ownership Record(const std::string& node) {
+    auto n = api_.nodes()[node];
+    const std::string* text = FindLabel(n.annotations, kHeldByAnnotation);
+    if (text == nullptr) {
+      ADD_FAILURE() << node << " has no record";
+      return {};
+    }
+    auto o = ParseOwnership(*text);
+    EXPECT_TRUE(o.ok()) << o.status().ToString();
+    return o.ok() ? *o : Ownership{};
+  }
+  std::vector<std::string> RecordedRules(const std::string& node) {
+    std::vector<std::string> names;
+    for (const auto& r : Record(node).rules) names.push_back(r.rule);
+    return names;
+  }
+  // A node as a previous run (or another leader) left it: marked, with this record.
+  void MarkedBefore(const std::string& node, std::vector<std::string> rules) {
+    Ownership o{"status", "presure", {}};
+    for (auto& r : rules) o.rules.push_back(OwnerRule{r, 1795435200});
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kSet, "status", "presure"};
+    e.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, FormatOwnership(o)};
+    ASSERT_TRUE(api_.PatchNode(node, e).ok());
+  }
   bool Labelled(const std::string& node) {
     auto n = api_.nodes()[node];
     const std::string* v = FindLabel(n.labels, "status");
@@ -70,6 +102,7 @@ class ReconcilerTest : public ::testing::Test {
   FakeClock clock_;
   RuleConfig cfg_;
   ReconcilerOptions opts_;
+  NodeCacheOptions cache_opts_;
   std::unique_ptr<NodeCache> cache_;
   std::unique_ptr<Reconciler> rec_;
   std::atomic<bool> stop_{false};
@@ -134,7 +167,7 @@ TEST_F(ReconcilerTest, RestoresLabelRemovedByHand) {
   Cycle();
   ASSERT_TRUE(Labelled("node-2"));
   // Someone removes it by hand; the watch tells the cache.
-  ASSERT_TRUE(api_.PatchNodeLabel("node-2", "status", nullptr).ok());
+  RemoveByHand("node-2");
   ASSERT_TRUE(cache_->ListOnce().ok());
   Cycle();
   EXPECT_TRUE(Labelled("node-2"));
@@ -259,7 +292,7 @@ TEST_F(ReconcilerTest, OutageKeepsExplainingTheMarkButAddsNothing) {
   prom_.SetError("mem_avail", Status::Unavailable("connection refused"));
   // Someone removes the mark by hand during the outage: it must not come back while we know
   // nothing.
-  ASSERT_TRUE(api_.PatchNodeLabel("node-1", "status", nullptr).ok());
+  RemoveByHand("node-1");
   ASSERT_TRUE(cache_->ListOnce().ok());
   Cycle();
   EXPECT_FALSE(Labelled("node-1"));
@@ -328,6 +361,152 @@ TEST_F(ReconcilerTest, NewTermStartsFromAFreshState) {
   EXPECT_FALSE(Labelled("node-1"));
   Cycle();  // t=60: 30 s over threshold in this term
   EXPECT_TRUE(Labelled("node-1"));
+}
+
+TEST_F(ReconcilerTest, TheMarkCarriesItsRecordWhichFollowsTheRulesThatHold) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  Ownership o = Record("node-1");
+  EXPECT_EQ(o.label_key, "status");
+  EXPECT_EQ(o.label_value, "presure");
+  ASSERT_EQ(o.rules.size(), 1u);
+  EXPECT_EQ(o.rules[0].rule, "cpu");
+  const double cpu_since = o.rules[0].since_wall;
+  EXPECT_EQ(api_.patches().size(), 1u) << "mark and record in one PATCH";
+
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 50}});
+  Cycle();
+  EXPECT_EQ(RecordedRules("node-1"), (std::vector<std::string>{"cpu", "mem"}));
+  EXPECT_EQ(Record("node-1").rules[0].since_wall, cpu_since) << "cpu keeps its since";
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});
+  Cycle();
+  EXPECT_EQ(RecordedRules("node-1"), (std::vector<std::string>{"mem"}));
+  const size_t writes = api_.patches().size();
+  Cycle();
+  EXPECT_EQ(api_.patches().size(), writes) << "a true record is not rewritten";
+
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  EXPECT_TRUE(api_.nodes()["node-1"].annotations.empty()) << "the record goes with the mark";
+}
+
+// After a restart (a new Reconciler), a node marked by the memory rule (85/75-like band here:
+// mem < 100 marks, >= 200 clears) is adopted by memory alone, and not before memory reports.
+TEST_F(ReconcilerTest, ARestartAdoptsOnlyTheRecordedRulesAndWaitsForThem) {
+  MarkedBefore("node-1", {"mem"});
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});  // cpu reports low; mem's series is absent
+  Cycle();
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1")) << "mem has not reported yet (within the grace)";
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 150}});  // in mem's band
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1")) << "adopted by mem, which held it";
+  EXPECT_TRUE(api_.patches().size() == 1u) << "only the set-up's write: nothing changed";
+
+  // The same band value on a rule that did not hold the node does not adopt it.
+  MarkedBefore("node-2", {"cpu"});
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 50}});
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 150}, {"10.0.0.2", 150}});
+  Build();  // another restart
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  Cycle();
+  EXPECT_FALSE(Labelled("node-2")) << "cpu (which held it) cleared; mem never held it";
+  EXPECT_TRUE(Labelled("node-1"));
+}
+
+// `kubectl label node node-1 status=maintenance --overwrite` lands after the cycle's snapshot and
+// before its removal is sent: the removal must not delete the operator's value.
+TEST_F(ReconcilerTest, ARemovalNeverDeletesAValueWrittenMeanwhile) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});
+  api_.on_patch = [&](const std::string& node) {
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kSet, "status", "maintenance"};
+    api_.on_patch = nullptr;
+    ASSERT_TRUE(api_.PatchNode(node, e).ok());
+  };
+  Cycle();
+  EXPECT_EQ(*FindLabel(api_.nodes()["node-1"].labels, "status"), "maintenance");
+  EXPECT_EQ(rec_->LastReport().writes_failed, 0u);
+  ASSERT_TRUE(cache_->ListOnce().ok());  // the watch shows the operator's value
+  Cycle();
+  EXPECT_EQ(*FindLabel(api_.nodes()["node-1"].labels, "status"), "maintenance");
+  EXPECT_TRUE(api_.nodes()["node-1"].annotations.empty()) << "our record is dropped";
+}
+
+// A node that leaves the managed set (here: it becomes control-plane, which the default
+// nodeSelector excludes) arrives as DELETED; its mark must not stay for ever.
+TEST_F(ReconcilerTest, ANodeThatLeavesTheManagedSetLosesOurMark) {
+  cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  ASSERT_TRUE(Labelled("node-2"));
+  for (const char* name : {"node-1", "node-2"}) {
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kSet, "node-role.kubernetes.io/control-plane", ""};
+    ASSERT_TRUE(api_.PatchNode(name, e).ok());
+  }
+  // An operator has meanwhile put their own value on node-2: it is not ours to remove.
+  NodeEdit theirs;
+  theirs.label = {NodeEdit::Op::kSet, "status", "maintenance"};
+  ASSERT_TRUE(api_.PatchNode("node-2", theirs).ok());
+  ASSERT_TRUE(cache_->ListOnce().ok());  // the re-LIST no longer returns them
+  ASSERT_EQ(cache_->Snapshot()->nodes.size(), 1u);
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  EXPECT_TRUE(api_.nodes()["node-1"].annotations.empty());
+  EXPECT_EQ(*FindLabel(api_.nodes()["node-2"].labels, "status"), "maintenance");
+  Cycle();  // the conditional removal found the operator's value: only the record is ours
+  EXPECT_EQ(*FindLabel(api_.nodes()["node-2"].labels, "status"), "maintenance");
+  EXPECT_TRUE(api_.nodes()["node-2"].annotations.empty()) << "the record was ours";
+  const size_t writes = api_.patches().size();
+  Cycle();
+  EXPECT_EQ(api_.patches().size(), writes) << "done once";
+}
+
+TEST_F(ReconcilerTest, ADepartureDeferredByTheWriteBudgetIsWrittenLater) {
+  cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
+  opts_.writes.max_per_cycle = 1;
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, "node-role.kubernetes.io/control-plane", ""};
+  ASSERT_TRUE(api_.PatchNode("node-1", e).ok());
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  prom_.SetValues("cpu_pct", {{"node-2", 95}, {"node-3", 95}});
+  Cycle();  // three changes, a budget of one
+  Cycle();
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1")) << "kept until written, not dropped when deferred";
+  EXPECT_TRUE(Labelled("node-2"));
+  EXPECT_TRUE(Labelled("node-3"));
+}
+
+// The label key was changed in rule.yaml (status -> load): a record of the old mark is how
+// `-cleanup` finds that mark, so the controller leaves it alone.
+TEST_F(ReconcilerTest, ARecordOfAnotherMarkIsLeftForCleanup) {
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, "load", "high"};
+  e.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation,
+                  FormatOwnership(Ownership{"load", "high", {{"cpu", 1795435200}}})};
+  ASSERT_TRUE(api_.PatchNode("node-1", e).ok());
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});
+  Cycle();
+  Cycle();
+  EXPECT_EQ(api_.patches().size(), 1u) << "only the set-up's write";
+  EXPECT_EQ(api_.nodes()["node-1"].annotations.size(), 1u);
 }
 
 }  // namespace

@@ -169,6 +169,8 @@ ControllerView FullView() {
   v.counters.label_removals = 2;
   v.counters.write_errors = 1;
   v.counters.write_retries = 4;
+  v.counters.record_writes = 6;
+  v.counters.removals_changed = 7;
   v.counters.query_errors["mem"] = 3;
   v.rss_bytes = 12345678;
   v.leader_election = true;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/label_selector.h"
 #include "kube/kube_api.h"
 
 namespace ds {
@@ -19,15 +20,20 @@ namespace ds {
 class FakeKubeApi : public KubeApi {
  public:
   struct PatchCall {
-    std::string node, key;
-    bool set = false;
+    std::string node, key;  // key: the label's, empty when the edit leaves the label alone
+    bool set = false;       // the label is set (to value)
     std::string value;
+    NodeEdit edit;  // the whole edit
   };
 
   void AddNode(NodeInfo n) {
     std::lock_guard<std::mutex> l(mu_);
     n.resource_version = std::to_string(++rv_);
     nodes_[n.name] = std::move(n);
+  }
+  void RemoveNode(const std::string& name) {
+    std::lock_guard<std::mutex> l(mu_);
+    nodes_.erase(name);
   }
   std::map<std::string, NodeInfo> nodes() {
     std::lock_guard<std::mutex> l(mu_);
@@ -80,8 +86,11 @@ class FakeKubeApi : public KubeApi {
     return watch_rvs_;
   }
 
-  StatusOr<NodeListPage> ListNodes(const std::string&, size_t limit,
+  // Honours the label selector, as the API server does.
+  StatusOr<NodeListPage> ListNodes(const std::string& selector, size_t limit,
                                    const std::string& cont) override {
+    auto sel = LabelSelector::Parse(selector);
+    if (!sel.ok()) return sel.status();
     std::lock_guard<std::mutex> l(mu_);
     ++list_calls_;
     if (!list_errors_.empty()) {
@@ -97,7 +106,7 @@ class FakeKubeApi : public KubeApi {
         page.continue_token = page.items.back().name;
         break;
       }
-      page.items.push_back(it->second);
+      if (sel->Matches(it->second.labels)) page.items.push_back(it->second);
     }
     return page;
   }
@@ -137,15 +146,24 @@ class FakeKubeApi : public KubeApi {
   // Called at each PATCH that is sent, before it is applied (set it before the writes start).
   std::function<void(const std::string& node)> on_patch;
 
-  StatusOr<NodeInfo> PatchNodeLabel(const std::string& node, const std::string& key,
-                                    const std::string* value,
-                                    const std::function<bool()>& send_if = {}) override {
+  // Applies the edit as the API server applies its patch: a conditional removal whose test
+  // fails (or whose annotation is gone) is a 422 that changes nothing.
+  StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
+                               const std::function<bool()>& send_if = {}) override {
     // Like the real transport: the gate is asked just before the request would leave.
     if (send_if && !send_if())
       return Status(StatusCode::kCancelled, "patch node " + node + ": not sent");
     if (on_patch) on_patch(node);
     std::lock_guard<std::mutex> l(mu_);
-    patches_.push_back(PatchCall{node, key, value != nullptr, value ? *value : ""});
+    PatchCall call;
+    call.node = node;
+    call.edit = edit;
+    if (edit.label.op != NodeEdit::Op::kKeep) {
+      call.key = edit.label.key;
+      call.set = edit.label.op == NodeEdit::Op::kSet;
+      call.value = call.set ? edit.label.value : "";
+    }
+    patches_.push_back(call);
     if (!patch_errors_.empty()) {
       Status st = patch_errors_.front();
       patch_errors_.pop_front();
@@ -154,15 +172,25 @@ class FakeKubeApi : public KubeApi {
     auto it = nodes_.find(node);
     if (it == nodes_.end())
       return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
-    Labels& labels = it->second.labels;
-    for (auto l = labels.begin(); l != labels.end(); ++l)
-      if (l->first == key) {
-        labels.erase(l);
-        break;
-      }
-    if (value != nullptr) labels.emplace_back(key, *value);
-    it->second.resource_version = std::to_string(++rv_);
-    return it->second;
+    NodeInfo updated = it->second;
+    const bool json_patch = edit.label.op == NodeEdit::Op::kRemove;
+    if (json_patch) {
+      const std::string* v = FindLabel(updated.labels, edit.label.key);
+      if (v == nullptr || *v != edit.label.value)
+        return Status(StatusCode::kInvalidArgument,
+                      "testing value /metadata/labels/" + edit.label.key + " failed")
+            .set_http_status(422);
+      if (edit.annotation.op == NodeEdit::Op::kRemove &&
+          FindLabel(updated.annotations, edit.annotation.key) == nullptr)
+        return Status(StatusCode::kInvalidArgument,
+                      "unable to remove nonexistent key: " + edit.annotation.key)
+            .set_http_status(422);
+    }
+    Apply(edit.label, &updated.labels);
+    Apply(edit.annotation, &updated.annotations);
+    updated.resource_version = std::to_string(++rv_);
+    it->second = updated;
+    return updated;
   }
 
   // Leases, with the API's create/update preconditions (409 on an existing create or a stale
@@ -241,6 +269,16 @@ class FakeKubeApi : public KubeApi {
   }
 
  private:
+  static void Apply(const NodeEdit::Key& k, Labels* kv) {
+    if (k.op == NodeEdit::Op::kKeep) return;
+    for (auto i = kv->begin(); i != kv->end(); ++i)
+      if (i->first == k.key) {
+        kv->erase(i);
+        break;
+      }
+    if (k.op == NodeEdit::Op::kSet) kv->emplace_back(k.key, k.value);
+  }
+
   std::mutex mu_;
   uint64_t rv_ = 100;
   std::map<std::string, LeaseRecord> leases_;

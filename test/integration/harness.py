@@ -203,6 +203,12 @@ class Stack:
             raise AssertionError("kubectl %s failed: %s" % (" ".join(args), r.stderr))
         return r
 
+    def reset_marks(self, *other_labels):
+        """Takes our mark and its ownership record (and any `other_labels`) off every node, so
+        that each test starts from clean nodes."""
+        self.kubectl("label", "nodes", "--all", "status-", *(k + "-" for k in other_labels), check=False)
+        self.kubectl("annotate", "nodes", "--all", "dynamic-scheduler.io/held-by-", check=False)
+
     def labelled(self, key="status", value="presure"):
         out = self.kubectl("get", "nodes", "-l", "%s=%s" % (key, value), "-o",
                            "jsonpath={.items[*].metadata.name}").stdout
@@ -210,6 +216,30 @@ class Stack:
 
     def node_labels(self, name):
         return json.loads(self.kubectl("get", "node", name, "-o", "jsonpath={.metadata.labels}").stdout)
+
+
+def touched(write):
+    """What one PATCH in the simulator's write log changes: {(where, key): new value or None},
+    where is "labels" or "annotations". Reads merge patches and JSON Patches (RFC 6902)."""
+    body = json.loads(write["body"])
+    out = {}
+    if isinstance(body, list):
+        for op in body:
+            if op["op"] == "test":
+                continue
+            _, _, where, key = op["path"].split("/", 3)
+            out[(where, key.replace("~1", "/").replace("~0", "~"))] = op.get("value")
+    else:
+        for where in ("labels", "annotations"):
+            for key, value in body.get("metadata", {}).get(where, {}).items():
+                out[(where, key)] = value
+    return out
+
+
+def removes_mark(write, key="status"):
+    """True when the PATCH removes our label."""
+    t = touched(write)
+    return ("labels", key) in t and t[("labels", key)] is None
 
 
 class Controller:

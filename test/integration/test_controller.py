@@ -5,7 +5,7 @@ import os
 import subprocess
 import unittest
 
-from harness import CONTROLLER, Controller, Stack, free_port, http, wait_until
+from harness import CONTROLLER, Controller, Stack, free_port, http, removes_mark, touched, wait_until
 
 ROOT_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
 
@@ -17,6 +17,16 @@ rules:
     threshold: 80
     clearThreshold: 60
 """
+
+
+HELD_BY = "dynamic-scheduler.io/held-by"
+
+
+def held_by(stack, node):
+    """The node's ownership record, parsed, or None."""
+    out = stack.kubectl("get", "node", node, "-o", "json").stdout
+    text = json.loads(out)["metadata"].get("annotations", {}).get(HELD_BY)
+    return json.loads(text) if text is not None else None
 
 
 def controller_writes(stack):
@@ -34,7 +44,7 @@ class ControllerIT(unittest.TestCase):
         cls.stack.stop()
 
     def setUp(self):
-        self.stack.kubectl("label", "nodes", "--all", "status-", check=False)
+        self.stack.reset_marks()
         self.stack.sim_admin("DELETE", "/sim/writes")
         self.controllers = []
         self.metric = "it_" + self._testMethodName
@@ -79,10 +89,20 @@ class ControllerIT(unittest.TestCase):
         self.wait_labelled([])
         self.assertEqual(c.nodes()["num"], 0)
         w = controller_writes(self.stack)
-        self.assertEqual([(x["name"], json.loads(x["body"])) for x in w],
-                         [("node-00002", {"metadata": {"labels": {"status": "presure"}}}),
-                          ("node-00002", {"metadata": {"labels": {"status": None}}})])
+        self.assertEqual([x["name"] for x in w], ["node-00002", "node-00002"])
+        # The mark and its record in one merge patch; the removal a JSON Patch that tests first.
+        set_body = json.loads(w[0]["body"])
         self.assertEqual(w[0]["contentType"], "application/merge-patch+json")
+        self.assertEqual(set_body["metadata"]["labels"], {"status": "presure"})
+        record = json.loads(set_body["metadata"]["annotations"][HELD_BY])
+        self.assertEqual((record["label"], record["value"], [r["rule"] for r in record["rules"]]),
+                         ("status", "presure", ["cpu"]))
+        self.assertEqual(w[1]["contentType"], "application/json-patch+json")
+        self.assertEqual(json.loads(w[1]["body"]),
+                         [{"op": "test", "path": "/metadata/labels/status", "value": "presure"},
+                          {"op": "remove", "path": "/metadata/labels/status"},
+                          {"op": "remove", "path": "/metadata/annotations/dynamic-scheduler.io~1held-by"}])
+        self.assertIsNone(held_by(self.stack, "node-00002"), "the record went with the mark")
 
     def test_legacy_rule_file_and_instance_matching(self):
         legacy = ('PromJob:\n  Name: "k8s-nodes"\nRulename:\n  Node_cpu1:\n    Promsql: "%s"\n    Threshold: 70\n'
@@ -139,7 +159,10 @@ rules:
         self.assertEqual(labels["team"], "payments")
         self.assertEqual(labels["status"], "presure")
         for w in controller_writes(self.stack):
-            self.assertEqual(list(json.loads(w["body"])["metadata"]["labels"].keys()), ["status"])
+            self.assertEqual(set(touched(w)), {("labels", "status"), ("annotations", HELD_BY)}, w)
+        annotations = json.loads(self.stack.kubectl("get", "node", "node-00003", "-o",
+                                                    "jsonpath={.metadata.annotations}").stdout)
+        self.assertEqual(annotations["example.com/owner"], "ops")
         self.stack.kubectl("label", "node", "node-00003", "team-")
 
     def test_webhook_triggers_immediate_evaluation(self):
@@ -207,6 +230,60 @@ rules:
                          "a 403 is logged once, not every cycle:\n" + log)
         for secret in ("sim-token", "sim-readonly-token"):
             self.assertNotIn(secret, log + c.proc.output())
+
+    def test_a_node_that_leaves_the_managed_set_loses_our_mark(self):
+        self.push("node-00004", 95)
+        self.push("node-00005", 95)
+        self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00004", "node-00005"])
+        wait_until(lambda: held_by(self.stack, "node-00004") is not None
+                   and held_by(self.stack, "node-00005") is not None, what="records written")
+        # An operator's value on a cold node, never ours.
+        self.stack.kubectl("label", "node", "node-00006", "status=maintenance")
+        # They become control-plane: the default nodeSelector excludes them, so the watch
+        # (server-side selector) says DELETED.
+        cp = "node-role.kubernetes.io/control-plane"
+        leaving = ["node-00004", "node-00005", "node-00006"]
+        try:
+            self.stack.kubectl("label", "node", *leaving, cp + "=")
+            wait_until(lambda: self.stack.labelled() == [], what="our mark off the nodes that left")
+            wait_until(lambda: held_by(self.stack, "node-00004") is None
+                       and held_by(self.stack, "node-00005") is None, what="records removed")
+            self.assertEqual(self.stack.node_labels("node-00006")["status"], "maintenance",
+                             "not ours: no record says so")
+            removals = sorted(w["name"] for w in controller_writes(self.stack) if removes_mark(w))
+            self.assertEqual(removals, ["node-00004", "node-00005"])
+        finally:
+            self.stack.kubectl("label", "node", *leaving, cp + "-", "status-")
+
+    def test_cleanup_removes_what_is_ours_and_keeps_the_rest(self):
+        self.push("node-00006", 95)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00006"])
+        wait_until(lambda: held_by(self.stack, "node-00006") is not None, what="node-00006's record")
+        self.assertEqual(c.stop(), 0)
+        # A foreign value with a stale record of ours, and the control-plane node (unmanaged) with
+        # a mark an older version set.
+        self.stack.kubectl("label", "node", "node-00007", "status=maintenance")
+        self.stack.kubectl("annotate", "node", "node-00007",
+                           HELD_BY + '={"label":"status","value":"presure","rules":[]}')
+        self.stack.kubectl("label", "node", "node-00001", "status=presure")
+        try:
+            r = subprocess.run([CONTROLLER, "-cleanup", "-kubeconfig", self.stack.kubeconfig, "-r", c.rule_file],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("node node-00007: kept status=maintenance (not ours)", r.stdout)
+            self.assertIn("cleanup: 8 nodes, 2 marks removed, 1 records removed, 1 foreign values kept, "
+                          "0 changed meanwhile, 0 failed", r.stdout)
+            self.assertEqual(self.stack.labelled(), [])
+            self.assertEqual(self.stack.node_labels("node-00007")["status"], "maintenance")
+            for n in ("node-00001", "node-00006", "node-00007"):
+                self.assertIsNone(held_by(self.stack, n), n)
+            again = subprocess.run([CONTROLLER, "-cleanup", "-kubeconfig", self.stack.kubeconfig, "-r",
+                                    c.rule_file], capture_output=True, text=True, timeout=60)
+            self.assertIn("cleanup: 8 nodes, 0 marks removed, 0 records removed", again.stdout)
+        finally:
+            self.stack.kubectl("label", "node", "node-00007", "status-")
 
     def test_control_plane_nodes_are_not_managed(self):
         self.push("node-00001", 99)  # node-00001 is the control-plane node

@@ -331,13 +331,14 @@ class PushScriptTest(unittest.TestCase):
             self.assertEqual((hold["rule"], hold["value"]), ("memory_available", 400_000_000))
         finally:
             c.stop()
-            self.stack.kubectl("label", "nodes", "--all", "status-", check=False)
+            self.stack.reset_marks()
 
 
 class AdmissionPolicyTest(unittest.TestCase):
     """The ValidatingAdmissionPolicy: its shape (only the controller's service account, only UPDATEs
-    of Nodes, only the controller's label key), and its CEL executed against example Node updates
-    by a CEL evaluator (npm @marcbachmann/cel-js, pinned in test/admission/package-lock.json)."""
+    of Nodes, only the controller's label key and its ownership annotation), and its CEL executed
+    against example Node updates by a CEL evaluator (npm @marcbachmann/cel-js, pinned in
+    test/admission/package-lock.json)."""
 
     def test_policy_shape(self):
         out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "admission")], capture_output=True,
@@ -357,9 +358,13 @@ class AdmissionPolicyTest(unittest.TestCase):
             key = yaml.safe_load(f)["label"]["key"]
         variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
         self.assertEqual(variables["key"], "'%s'" % key)
+        with open(os.path.join(ROOT, "rules", "ownership.h")) as f:
+            held_by = re.search(r'kHeldByAnnotation = "([^"]+)"', f.read()).group(1)
+        self.assertEqual(variables["annotation"], "'%s'" % held_by)
         text = json.dumps(policy["spec"]["validations"])
-        self.assertEqual(re.findall(r"'([^']*)'", text), [], "label keys only through variables.key")
-        for needle in ("variables.newLabels", "variables.oldLabels", "newAnnotations", "object.spec == oldObject.spec"):
+        self.assertEqual(re.findall(r"'([^']*)'", text), [], "keys only through variables.key and variables.annotation")
+        for needle in ("variables.newLabels", "variables.oldLabels", "variables.newAnnotations",
+                       "variables.oldAnnotations", "variables.annotation", "object.spec == oldObject.spec"):
             self.assertIn(needle, text)
         # Balanced parentheses and quotes in every CEL expression (a cheap syntax sanity check).
         for e in list(variables.values()) + [v["expression"] for v in policy["spec"]["validations"]] + [cond]:
@@ -386,7 +391,17 @@ class AdmissionPolicyTest(unittest.TestCase):
             return new
         labelled = edit(lambda n: n["metadata"]["labels"].update(status="presure"))
         bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "spec": {}}
-        own, labels_msg, remove_msg, ann_msg, spec_msg = [None] + [v["message"] for v in policy["spec"]["validations"]]
+        labels_msg, remove_msg, ann_msg, remove_ann_msg, spec_msg = [v["message"] for v in policy["spec"]["validations"]]
+        held_by = "dynamic-scheduler.io/held-by"  # the controller's ownership annotation (rules/ownership.h)
+        record = '{"label":"status","value":"presure","rules":[{"rule":"cpu","since":"2026-11-23T12:00:00Z"}]}'
+        record2 = '{"label":"status","value":"presure","rules":[{"rule":"cpu","since":"2026-11-23T12:00:00Z"},' \
+                  '{"rule":"memory","since":"2026-11-23T12:05:00Z"}]}'
+        # The node as the controller leaves it: our label and our record beside a foreign annotation.
+        held = edit(lambda n: n["metadata"]["annotations"].update({held_by: record}), labelled)
+        # A node with labels but no annotations field at all, and the same node once we hold it.
+        unannotated = edit(lambda n: n["metadata"].pop("annotations"))
+        unannotated_held = edit(lambda n: (n["metadata"]["labels"].update(status="presure"),
+                                           n["metadata"].update(annotations={held_by: record})), unannotated)
         cases = [  # name, user, old, new, denied messages (None: the policy does not apply)
             ("set our label", me, base, labelled, []),
             ("remove our label", me, labelled, base, []),
@@ -406,7 +421,40 @@ class AdmissionPolicyTest(unittest.TestCase):
             ("cordon", me, base, edit(lambda n: n["spec"].update(unschedulable=True)), [spec_msg]),
             ("foreign label, annotation and taint at once", me, base,
              edit(lambda n: (n["metadata"]["labels"].update(team="c"), n["metadata"]["annotations"].clear(),
-                             n["spec"].pop("taints"))), [labels_msg, ann_msg, spec_msg]),
+                             n["spec"].pop("taints"))), [labels_msg, remove_ann_msg, spec_msg]),
+            # The ownership annotation, written and removed with the label (and on its own).
+            ("set our label and our annotation beside foreign annotations", me, base, held, []),
+            ("change only our annotation", me, held,
+             edit(lambda n: n["metadata"]["annotations"].update({held_by: record2}), held), []),
+            ("remove only our annotation (annotation-only merge patch)", me, held, labelled, []),
+            ("remove our label and our annotation (JSON Patch test, remove, remove)", me, held, base, []),
+            ("add our label and annotation to a node without annotations", me, unannotated, unannotated_held, []),
+            ("add our annotation alone to a node without annotations", me, unannotated,
+             edit(lambda n: n["metadata"].update(annotations={held_by: record}), unannotated), []),
+            ("remove our label and our only annotation, no annotations field left", me, unannotated_held,
+             unannotated, []),
+            ("remove our only annotation, an empty annotations map left", me, unannotated_held,
+             edit(lambda n: n["metadata"]["annotations"].clear(), unannotated_held), []),
+            ("add a foreign annotation beside ours", me, held,
+             edit(lambda n: n["metadata"]["annotations"].update(x="1"), held), [ann_msg]),
+            ("change a foreign annotation while setting ours", me, base,
+             edit(lambda n: n["metadata"]["annotations"].update({"node.alpha.kubernetes.io/ttl": "30"}), held),
+             [ann_msg]),
+            ("remove a foreign annotation while removing ours", me, held,
+             edit(lambda n: n["metadata"]["annotations"].clear(), base), [remove_ann_msg]),
+            ("remove a foreign annotation, keeping ours", me, held,
+             edit(lambda n: n["metadata"]["annotations"].pop("node.alpha.kubernetes.io/ttl"), held), [remove_ann_msg]),
+            ("drop the whole annotations field of a node with foreign annotations", me, held,
+             edit(lambda n: n["metadata"].pop("annotations"), labelled), [remove_ann_msg]),
+            ("set dynamic-scheduler.io/other", me, base,
+             edit(lambda n: n["metadata"]["annotations"].update({"dynamic-scheduler.io/other": record})), [ann_msg]),
+            ("set dynamic-scheduler.io/other beside our annotation", me, held,
+             edit(lambda n: n["metadata"]["annotations"].update({"dynamic-scheduler.io/other": record}), held),
+             [ann_msg]),
+            ("add a foreign annotation to a node without annotations", me, unannotated,
+             edit(lambda n: n["metadata"].update(annotations={"x": "1"}), unannotated), [ann_msg]),
+            ("anybody else may touch our annotation and others", "kubernetes-admin", held,
+             edit(lambda n: n["metadata"].update(annotations={"dynamic-scheduler.io/other": "1"}), held), None),
             ("anybody else may do anything", "kubernetes-admin", base,
              edit(lambda n: (n["metadata"]["labels"].clear(), n["spec"].update(unschedulable=True))), None),
             ("another service account too", "system:serviceaccount:kube-system:node-controller", base,
@@ -421,14 +469,16 @@ class AdmissionPolicyTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=60, cwd=admission)
         self.assertEqual(r.returncode, 0, r.stderr)
         results = {x["name"]: x for x in json.loads(r.stdout)}
+        self.assertEqual(len(results), len(cases), "case names must be unique")
         for name, _, _, _, want in cases:
-            got = results[name]
-            self.assertIsNone(got["error"], name)
-            if want is None:
-                self.assertFalse(got["matched"], name)
-            else:
-                self.assertTrue(got["matched"], name)
-                self.assertEqual(got["denied"], want, name)
+            with self.subTest(name):
+                got = results[name]
+                self.assertIsNone(got["error"], name)
+                if want is None:
+                    self.assertFalse(got["matched"], name)
+                else:
+                    self.assertTrue(got["matched"], name)
+                    self.assertEqual(got["denied"], want, name)
         print("\nadmission policy: %d example updates evaluated, %d denied as expected" %
               (len(cases), sum(1 for c in cases if c[4])))
 

@@ -87,6 +87,12 @@ class SimulatorIT(unittest.TestCase):
                          "-p", '[{"op":"test","path":"/metadata/labels/m","value":"nope"}]', check=False)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("testing value", r.stderr)
+        # A patch is applied whole or not at all: the remove before the failing test is undone.
+        r = self.kubectl("patch", "node", "node-00006", "--type=json",
+                         "-p", '[{"op":"remove","path":"/metadata/labels/m"},'
+                               '{"op":"test","path":"/metadata/labels/m","value":"1"}]', check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(self.stack.node_labels("node-00006")["m"], "1")
         # Strategic merge replaces the taints list whole.
         self.kubectl("taint", "node", "node-00006", "a=1:NoSchedule")
         self.kubectl("patch", "node", "node-00006", "--type=strategic",

@@ -1,0 +1,105 @@
+#include "controller/cleanup.h"
+
+#include "controller/options.h"
+#include "controller/rate_limiter.h"
+#include "rules/ownership.h"
+
+namespace ds {
+
+CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark) {
+  CleanupStep step;
+  NodeEdit edit;
+  edit.label.key = mark.key;
+  edit.annotation.key = kHeldByAnnotation;
+  const std::string* record_text = FindLabel(node.annotations, kHeldByAnnotation);
+  if (mark.IsOn(node.labels)) {
+    edit.label.op = NodeEdit::Op::kRemove;
+    edit.label.value = mark.value;
+  } else if (record_text != nullptr) {
+    // The mark an earlier configuration set (another key or value), if the node still has it.
+    if (auto record = ParseOwnership(*record_text); record.ok()) {
+      const std::string* v = FindLabel(node.labels, record->label_key);
+      if (v != nullptr && *v == record->label_value) {
+        edit.label.op = NodeEdit::Op::kRemove;
+        edit.label.key = record->label_key;
+        edit.label.value = record->label_value;
+      }
+    }
+  }
+  if (record_text != nullptr) edit.annotation.op = NodeEdit::Op::kRemove;
+  if (const std::string* v = FindLabel(node.labels, mark.key);
+      v != nullptr && !(edit.label.op == NodeEdit::Op::kRemove && edit.label.key == mark.key))
+    step.note = "kept " + mark.key + "=" + *v + " (not ours)";
+  if (edit.label.op != NodeEdit::Op::kKeep || edit.annotation.op != NodeEdit::Op::kKeep)
+    step.edit = std::move(edit);
+  return step;
+}
+
+StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const CleanupOptions& o,
+                                   std::ostream& out) {
+  CleanupCounts c;
+  RateLimiter limiter(o.qps, o.qps, clock);
+  const std::atomic<bool> never{false};
+  std::string cont;
+  do {
+    ASSIGN_OR_RETURN(NodeListPage page, kube->ListNodes("", 500, cont));
+    for (const NodeInfo& n : page.items) {
+      ++c.nodes;
+      CleanupStep step = PlanCleanup(n, o.mark);
+      if (!step.note.empty()) {
+        ++c.kept;
+        out << "node " << n.name << ": " << step.note << "\n";
+      }
+      if (!step.edit) continue;
+      const std::string what = DescribeNodeEdit(*step.edit);
+      if (o.dry_run) {
+        out << "node " << n.name << ": would " << what << "\n";
+        continue;
+      }
+      limiter.Acquire(&never);
+      auto res = kube->PatchNode(n.name, *step.edit);
+      if (res.ok()) {
+        ++(step.edit->label.op == NodeEdit::Op::kRemove ? c.unmarked : c.forgotten);
+        out << "node " << n.name << ": " << what << ": done\n";
+      } else if (res.status().http_status() == 422 &&
+                 step.edit->label.op == NodeEdit::Op::kRemove) {
+        ++c.changed;
+        out << "node " << n.name
+            << ": changed since it was listed; left alone (run again): " << res.status().message()
+            << "\n";
+      } else if (res.status().code() == StatusCode::kNotFound) {
+        out << "node " << n.name << ": deleted meanwhile\n";
+      } else {
+        ++c.failed;
+        out << "node " << n.name << ": could not " << what << ": " << res.status().ToString()
+            << "\n";
+      }
+    }
+    cont = page.continue_token;
+  } while (!cont.empty());
+  out << "cleanup: " << c.nodes << " nodes, " << c.unmarked << " marks removed, " << c.forgotten
+      << " records removed, " << c.kept << " foreign values kept, " << c.changed
+      << " changed meanwhile, " << c.failed << " failed" << (o.dry_run ? " (dry run)" : "") << "\n";
+  return c;
+}
+
+int RunCleanupCommand(const Options& options, std::ostream& out) {
+  RealClock clock;
+  CurlTransport transport(options.rest.tls);
+  HttpKubeApi kube(&transport, options.rest, &clock, options.api_timeout_seconds,
+                   options.user_agent);
+  CleanupOptions co;
+  co.mark = options.reconciler.mark;
+  co.dry_run = options.reconciler.writes.dry_run;
+  co.qps = options.reconciler.writes.qps;
+  out << "cleanup: " << options.rest.description << "; mark " << co.mark.ToString()
+      << " and annotation " << kHeldByAnnotation << "\n";
+  auto counts = RunCleanup(&kube, &clock, co, out);
+  if (!counts.ok()) {
+    out << "cleanup: " << counts.status().ToString() << "\n";
+    return 2;
+  }
+  return counts->failed > 0 ? 1 : 0;
+}
+
+}  // namespace ds

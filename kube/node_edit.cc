@@ -1,0 +1,94 @@
+#include "kube/node_edit.h"
+
+#include "common/json_util.h"
+
+namespace ds {
+
+std::string EscapeJsonPointerToken(const std::string& token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace {
+
+void MergeKey(JsonWriter& w, const char* field, const NodeEdit::Key& k) {
+  if (k.op == NodeEdit::Op::kKeep) return;
+  w.Key(field);
+  w.StartObject();
+  WriteString(w, k.key);
+  if (k.op == NodeEdit::Op::kSet)
+    WriteString(w, k.value);
+  else
+    w.Null();  // merge patch: null deletes; an absent key would be kept
+  w.EndObject();
+}
+
+void Operation(JsonWriter& w, const char* op, const std::string& path, const std::string* value) {
+  w.StartObject();
+  w.Key("op");
+  w.String(op);
+  w.Key("path");
+  WriteString(w, path);
+  if (value != nullptr) {
+    w.Key("value");
+    WriteString(w, *value);
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+EncodedPatch EncodeNodeEdit(const NodeEdit& edit) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  EncodedPatch out;
+  if (edit.label.op == NodeEdit::Op::kRemove) {
+    out.content_type = "application/json-patch+json";
+    const std::string label = "/metadata/labels/" + EscapeJsonPointerToken(edit.label.key);
+    w.StartArray();
+    Operation(w, "test", label, &edit.label.value);
+    Operation(w, "remove", label, nullptr);
+    if (edit.annotation.op == NodeEdit::Op::kRemove)
+      Operation(w, "remove", "/metadata/annotations/" + EscapeJsonPointerToken(edit.annotation.key),
+                nullptr);
+    w.EndArray();
+  } else {
+    out.content_type = "application/merge-patch+json";
+    w.StartObject();
+    w.Key("metadata");
+    w.StartObject();
+    MergeKey(w, "labels", edit.label);
+    MergeKey(w, "annotations", edit.annotation);
+    w.EndObject();
+    w.EndObject();
+  }
+  out.body = sb.GetString();
+  return out;
+}
+
+std::string DescribeNodeEdit(const NodeEdit& edit) {
+  std::string s;
+  auto one = [&](const NodeEdit::Key& k, const char* what) {
+    if (k.op == NodeEdit::Op::kKeep) return;
+    if (!s.empty()) s += " and ";
+    s += k.op == NodeEdit::Op::kSet ? "set " : "remove ";
+    s += what;
+    s += k.key;
+    if (k.op == NodeEdit::Op::kSet && *what == '\0') s += "=" + k.value;
+  };
+  one(edit.label, "");
+  if (edit.label.op == NodeEdit::Op::kRemove) s += " (if still " + edit.label.value + ")";
+  one(edit.annotation, "annotation ");
+  return s;
+}
+
+}  // namespace ds

@@ -1,0 +1,66 @@
+#include "rules/ownership.h"
+
+#include <rapidjson/document.h>
+
+#include "common/json_util.h"
+#include "common/rfc3339.h"
+
+namespace ds {
+
+std::string FormatOwnership(const Ownership& o) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  w.StartObject();
+  w.Key("label");
+  WriteString(w, o.label_key);
+  w.Key("value");
+  WriteString(w, o.label_value);
+  w.Key("rules");
+  w.StartArray();
+  for (const auto& r : o.rules) {
+    w.StartObject();
+    w.Key("rule");
+    WriteString(w, r.rule);
+    w.Key("since");
+    WriteString(w, FormatRfc3339(r.since_wall));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return sb.GetString();
+}
+
+StatusOr<Ownership> ParseOwnership(std::string_view text) {
+  auto bad = [](const std::string& why) {
+    return Status::InvalidArgument(std::string(kHeldByAnnotation) + ": " + why);
+  };
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError() || !doc.IsObject()) return bad("not a JSON object");
+  Ownership o;
+  const auto* key = JsonMember(doc, "label");
+  const auto* value = JsonMember(doc, "value");
+  if (key == nullptr || !key->IsString() || key->GetStringLength() == 0)
+    return bad("\"label\" must be a non-empty string");
+  if (value == nullptr || !value->IsString()) return bad("\"value\" must be a string");
+  o.label_key.assign(key->GetString(), key->GetStringLength());
+  o.label_value.assign(value->GetString(), value->GetStringLength());
+  const auto* rules = JsonMember(doc, "rules");
+  if (rules == nullptr || !rules->IsArray()) return bad("\"rules\" must be a list");
+  for (const auto& r : rules->GetArray()) {
+    const auto* name = JsonMember(r, "rule");
+    const auto* since = JsonMember(r, "since");
+    if (name == nullptr || !name->IsString() || name->GetStringLength() == 0)
+      return bad("rules[" + std::to_string(o.rules.size()) + "].rule must be a non-empty string");
+    OwnerRule owner;
+    owner.rule.assign(name->GetString(), name->GetStringLength());
+    if (since == nullptr || !since->IsString() ||
+        !ParseRfc3339(std::string_view(since->GetString(), since->GetStringLength()),
+                      &owner.since_wall))
+      return bad("rules[" + std::to_string(o.rules.size()) + "].since must be an RFC 3339 time");
+    o.rules.push_back(std::move(owner));
+  }
+  return o;
+}
+
+}  // namespace ds

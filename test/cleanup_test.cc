@@ -1,0 +1,111 @@
+// -cleanup removes what is ours, keeps what is not, and says what it did.
+#include "controller/cleanup.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "rules/ownership.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+namespace ds {
+namespace {
+
+NodeInfo Node(const std::string& name, Labels labels, const std::string& record = "") {
+  NodeInfo n;
+  n.name = name;
+  n.labels = std::move(labels);
+  if (!record.empty()) n.annotations = {{kHeldByAnnotation, record}};
+  return n;
+}
+
+std::string RecordOf(const std::string& key, const std::string& value) {
+  return FormatOwnership(Ownership{key, value, {{"cpu", 1795435200}}});
+}
+
+TEST(Cleanup, RemovesOursKeepsTheirs) {
+  FakeKubeApi api;
+  api.AddNode(
+      Node("marked", {{"status", "presure"}, {"zone", "a"}}, RecordOf("status", "presure")));
+  api.AddNode(Node("marked-by-an-old-version", {{"status", "presure"}}));
+  api.AddNode(Node("foreign", {{"status", "maintenance"}}));
+  api.AddNode(
+      Node("foreign-with-record", {{"status", "maintenance"}}, RecordOf("status", "presure")));
+  // Marked under a key used before the rule file changed it: the record names it.
+  api.AddNode(Node("old-key", {{"load", "high"}}, RecordOf("load", "high")));
+  api.AddNode(Node("clean", {{"zone", "b"}}));
+  FakeClock clock;
+  std::ostringstream out;
+  CleanupOptions o;
+  auto c = RunCleanup(&api, &clock, o, out);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->nodes, 6u);
+  EXPECT_EQ(c->unmarked, 3u);
+  EXPECT_EQ(c->forgotten, 1u);
+  EXPECT_EQ(c->kept, 2u);
+  EXPECT_EQ(c->failed, 0u);
+  auto nodes = api.nodes();
+  EXPECT_EQ(nodes["marked"].labels, (Labels{{"zone", "a"}}));
+  EXPECT_TRUE(nodes["marked"].annotations.empty());
+  EXPECT_TRUE(nodes["marked-by-an-old-version"].labels.empty());
+  EXPECT_EQ(nodes["foreign"].labels, (Labels{{"status", "maintenance"}}));
+  EXPECT_EQ(nodes["foreign-with-record"].labels, (Labels{{"status", "maintenance"}}));
+  EXPECT_TRUE(nodes["foreign-with-record"].annotations.empty());
+  EXPECT_TRUE(nodes["old-key"].labels.empty());
+  EXPECT_TRUE(nodes["old-key"].annotations.empty());
+  EXPECT_EQ(api.patches().size(), 4u) << "nothing sent for the foreign and the clean nodes";
+  const std::string text = out.str();
+  EXPECT_NE(text.find("node foreign: kept status=maintenance (not ours)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("node marked: remove status (if still presure) and remove annotation "
+                      "dynamic-scheduler.io/held-by: done"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cleanup: 6 nodes, 3 marks removed, 1 records removed, 2 foreign values "
+                      "kept, 0 changed meanwhile, 0 failed"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Cleanup, DryRunWritesNothing) {
+  FakeKubeApi api;
+  api.AddNode(Node("marked", {{"status", "presure"}}, RecordOf("status", "presure")));
+  FakeClock clock;
+  std::ostringstream out;
+  CleanupOptions o;
+  o.dry_run = true;
+  ASSERT_TRUE(RunCleanup(&api, &clock, o, out).ok());
+  EXPECT_TRUE(api.patches().empty());
+  EXPECT_NE(out.str().find("node marked: would remove status"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("(dry run)"), std::string::npos);
+}
+
+TEST(Cleanup, AValueChangedMeanwhileIsLeftAndFailuresAreCounted) {
+  FakeKubeApi api;
+  api.AddNode(Node("a", {{"status", "presure"}}));
+  api.AddNode(Node("b", {{"status", "presure"}}));
+  FakeClock clock;
+  std::ostringstream out;
+  api.on_patch = [&, first = true](const std::string& node) mutable {
+    if (node == "a" && first) {
+      first = false;
+      api.AddNode(Node("a", {{"status", "maintenance"}}));
+    } else if (node == "b") {
+      api.FailNextPatches(
+          {Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403)});
+    }
+  };
+  auto c = RunCleanup(&api, &clock, CleanupOptions{}, out);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->changed, 1u);
+  EXPECT_EQ(c->failed, 1u);
+  EXPECT_EQ(api.nodes()["a"].labels, (Labels{{"status", "maintenance"}}));
+  EXPECT_NE(out.str().find("node a: changed since it was listed"), std::string::npos) << out.str();
+
+  api.FailNextLists({Status::Unavailable("connection refused")});
+  EXPECT_FALSE(RunCleanup(&api, &clock, CleanupOptions{}, out).ok());
+}
+
+}  // namespace
+}  // namespace ds

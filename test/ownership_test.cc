@@ -1,0 +1,59 @@
+#include "rules/ownership.h"
+
+#include <gtest/gtest.h>
+
+#include "common/rfc3339.h"
+
+namespace ds {
+namespace {
+
+TEST(Ownership, RoundTrips) {
+  Ownership o{"example.com/busy", "pre\"sure", {{"cpu", 1795435200}, {"mem \u00e9", 1795435261}}};
+  std::string text = FormatOwnership(o);
+  EXPECT_EQ(FormatOwnership(Ownership{"status", "presure", {{"cpu", 1795435200.7}}}),
+            R"({"label":"status","value":"presure","rules":[{"rule":"cpu",)"
+            R"("since":"2026-11-23T12:00:00Z"}]})");
+  auto back = ParseOwnership(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, o);
+}
+
+TEST(Ownership, ErrorsSayWhatIsWrong) {
+  struct Case {
+    const char* text;
+    const char* want;
+  } cases[] = {
+      {"", "not a JSON object"},
+      {"[]", "not a JSON object"},
+      {R"({"value":"v","rules":[]})", "\"label\" must be a non-empty string"},
+      {R"({"label":"k","rules":[]})", "\"value\" must be a string"},
+      {R"({"label":"k","value":"v"})", "\"rules\" must be a list"},
+      {R"({"label":"k","value":"v","rules":[{"since":"2026-11-23T12:00:00Z"}]})",
+       "rules[0].rule must be a non-empty string"},
+      {R"({"label":"k","value":"v","rules":[{"rule":"cpu","since":"yesterday"}]})",
+       "rules[0].since must be an RFC 3339 time"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseOwnership(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(kHeldByAnnotation), std::string::npos);
+  }
+}
+
+TEST(Rfc3339, ParsesWhatKubernetesWrites) {
+  double t = 0;
+  ASSERT_TRUE(ParseRfc3339("2026-11-23T12:00:00Z", &t));
+  EXPECT_EQ(t, 1795435200);
+  ASSERT_TRUE(ParseRfc3339("2026-11-23T12:00:00.250000Z", &t));
+  EXPECT_DOUBLE_EQ(t, 1795435200.25);
+  ASSERT_TRUE(ParseRfc3339("2026-11-23T13:30:00+01:30", &t));
+  EXPECT_EQ(t, 1795435200);
+  for (const char* bad : {"2026-11-23 12:00:00Z", "2026-11-23T12:00:00", "2026-13-01T00:00:00Z",
+                          "2026-11-23T12:00:00Zx", "2026-11-23T12:00:00.Z", "x"})
+    EXPECT_FALSE(ParseRfc3339(bad, &t)) << bad;
+  EXPECT_EQ(FormatRfc3339(1795435200.9), "2026-11-23T12:00:00Z");
+}
+
+}  // namespace
+}  // namespace ds
