@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -67,6 +69,182 @@ class Parser {
     auto d = ParseDuration(n.Scalar());
     if (!d.ok()) return Error(n, field, d.status().message());
     return *d;
+  }
+
+  StatusOr<bool> Bool(const YAML::Node& n, const std::string& field) const {
+    if (n.IsScalar()) {
+      if (n.Scalar() == "true") return true;
+      if (n.Scalar() == "false") return false;
+    }
+    return Error(n, field, "must be true or false");
+  }
+
+  // A whole number >= 0.
+  StatusOr<size_t> Count(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(double v, Number(n, field));
+    if (v < 0 || v != std::floor(v) || v > 1e9)
+      return Error(n, field, "must be a whole number from 0 to 1000000000");
+    return static_cast<size_t>(v);
+  }
+
+  StatusOr<std::vector<std::string>> Strings(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsSequence()) return Error(n, field, "must be a list of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n.size(); ++i) {
+      ASSIGN_OR_RETURN(std::string v, String(n[i], field + "[" + std::to_string(i) + "]"));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
+  // "HH:MM" (24:00 allowed as an end) as minutes of the day.
+  StatusOr<int> ClockTime(const YAML::Node& n, const std::string& field) const {
+    int h = -1, m = -1, used = 0;
+    const std::string s = n.IsScalar() ? n.Scalar() : "";
+    if (std::sscanf(s.c_str(), "%2d:%2d%n", &h, &m, &used) != 2 || used != 5 ||
+        static_cast<size_t>(used) != s.size() || h < 0 || m < 0 || m > 59 || h > 24 ||
+        (h == 24 && m != 0))
+      return Error(n, field, "must be a time of day like \"22:00\"");
+    return h * 60 + m;
+  }
+
+  Status ParseWindow(const YAML::Node& n, const std::string& field, TimeWindow* w) const {
+    RETURN_NOT_OK(CheckKeys(n, field, {"days", "start", "end"}));
+    if (n["days"]) {
+      static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+      ASSIGN_OR_RETURN(std::vector<std::string> days, Strings(n["days"], field + ".days"));
+      w->days = 0;
+      for (size_t i = 0; i < days.size(); ++i) {
+        int d = -1;
+        for (int k = 0; k < 7; ++k)
+          if (days[i] == kDays[k]) d = k;
+        if (d < 0)
+          return Error(n["days"][i], field + ".days[" + std::to_string(i) + "]",
+                       "\"" + days[i] + "\" is not one of Sun, Mon, Tue, Wed, Thu, Fri, Sat");
+        w->days |= static_cast<uint8_t>(1u << d);
+      }
+    }
+    if (!n["start"] || !n["end"]) return Error(n, field, "needs start and end, e.g. \"22:00\"");
+    ASSIGN_OR_RETURN(w->start_minute, ClockTime(n["start"], field + ".start"));
+    ASSIGN_OR_RETURN(w->end_minute, ClockTime(n["end"], field + ".end"));
+    if (w->start_minute == w->end_minute)
+      return Error(n["end"], field + ".end", "must differ from start");
+    return Status::OK();
+  }
+
+  Status ParseRebalance(const YAML::Node& n, RuleConfig* cfg) const {
+    RebalanceConfig& r = cfg->rebalance;
+    RETURN_NOT_OK(CheckKeys(n, "rebalance",
+                            {"after", "holdAfterEviction", "dryRun", "target", "podUsage",
+                             "minPodAge", "evictBarePods", "evictLocalStorage", "priorityThreshold",
+                             "namespaces", "nodeSelector", "limits", "windows", "timeZone"}));
+    r.enabled = true;
+    if (n["after"]) {
+      ASSIGN_OR_RETURN(r.after_seconds, Seconds(n["after"], "rebalance.after"));
+    }
+    if (n["holdAfterEviction"]) {
+      ASSIGN_OR_RETURN(r.hold_after_eviction_seconds,
+                       Seconds(n["holdAfterEviction"], "rebalance.holdAfterEviction"));
+    }
+    if (n["dryRun"]) {
+      ASSIGN_OR_RETURN(r.dry_run, Bool(n["dryRun"], "rebalance.dryRun"));
+    }
+    if (n["target"]) {
+      ASSIGN_OR_RETURN(r.target, Number(n["target"], "rebalance.target"));
+    }
+    if (const YAML::Node u = n["podUsage"]) {
+      RETURN_NOT_OK(CheckKeys(u, "rebalance.podUsage", {"cpu", "memory"}));
+      if (u["cpu"]) {
+        ASSIGN_OR_RETURN(r.cpu_usage_query, String(u["cpu"], "rebalance.podUsage.cpu"));
+      }
+      if (u["memory"]) {
+        ASSIGN_OR_RETURN(r.memory_usage_query, String(u["memory"], "rebalance.podUsage.memory"));
+      }
+    }
+    if (n["minPodAge"]) {
+      ASSIGN_OR_RETURN(r.pods.min_pod_age_seconds, Seconds(n["minPodAge"], "rebalance.minPodAge"));
+    }
+    if (n["evictBarePods"]) {
+      ASSIGN_OR_RETURN(r.pods.evict_bare_pods, Bool(n["evictBarePods"], "rebalance.evictBarePods"));
+    }
+    if (n["evictLocalStorage"]) {
+      ASSIGN_OR_RETURN(r.pods.evict_local_storage,
+                       Bool(n["evictLocalStorage"], "rebalance.evictLocalStorage"));
+    }
+    if (n["priorityThreshold"]) {
+      ASSIGN_OR_RETURN(double p, Number(n["priorityThreshold"], "rebalance.priorityThreshold"));
+      if (p != std::floor(p) || p < -2147483648.0 || p > 2147483647.0)
+        return Error(n["priorityThreshold"], "rebalance.priorityThreshold",
+                     "must be a whole number within a pod priority's range (int32)");
+      r.pods.priority_threshold = static_cast<int32_t>(p);
+    }
+    if (const YAML::Node ns = n["namespaces"]) {
+      RETURN_NOT_OK(CheckKeys(ns, "rebalance.namespaces", {"include", "exclude"}));
+      if (ns["include"]) {
+        ASSIGN_OR_RETURN(r.pods.include_namespaces,
+                         Strings(ns["include"], "rebalance.namespaces.include"));
+      }
+      if (ns["exclude"]) {
+        ASSIGN_OR_RETURN(r.pods.exclude_namespaces,
+                         Strings(ns["exclude"], "rebalance.namespaces.exclude"));
+      }
+    }
+    if (n["nodeSelector"]) {
+      ASSIGN_OR_RETURN(r.node_selector, String(n["nodeSelector"], "rebalance.nodeSelector"));
+      auto sel = LabelSelector::Parse(r.node_selector);
+      if (!sel.ok())
+        return Error(n["nodeSelector"], "rebalance.nodeSelector", sel.status().message());
+    }
+    if (const YAML::Node l = n["limits"]) {
+      RETURN_NOT_OK(CheckKeys(l, "rebalance.limits",
+                              {"perCycle", "perHour", "perNodePerHour", "nodeCooldown",
+                               "perNamespacePerHour", "perWorkload"}));
+      EvictionLimits& lim = r.limits;
+      if (l["perCycle"]) {
+        ASSIGN_OR_RETURN(lim.per_cycle, Count(l["perCycle"], "rebalance.limits.perCycle"));
+      }
+      if (l["perHour"]) {
+        ASSIGN_OR_RETURN(lim.per_hour, Count(l["perHour"], "rebalance.limits.perHour"));
+      }
+      if (l["perNodePerHour"]) {
+        ASSIGN_OR_RETURN(lim.per_node_per_hour,
+                         Count(l["perNodePerHour"], "rebalance.limits.perNodePerHour"));
+      }
+      if (l["nodeCooldown"]) {
+        ASSIGN_OR_RETURN(lim.node_cooldown_seconds,
+                         Seconds(l["nodeCooldown"], "rebalance.limits.nodeCooldown"));
+      }
+      if (l["perNamespacePerHour"]) {
+        ASSIGN_OR_RETURN(lim.per_namespace_per_hour,
+                         Count(l["perNamespacePerHour"], "rebalance.limits.perNamespacePerHour"));
+      }
+      if (l["perWorkload"]) {
+        ASSIGN_OR_RETURN(lim.per_workload_unreplaced,
+                         Count(l["perWorkload"], "rebalance.limits.perWorkload"));
+      }
+    }
+    if (const YAML::Node w = n["windows"]) {
+      if (!w.IsSequence() || w.size() == 0)
+        return Error(w, "rebalance.windows", "must be a non-empty list of {days, start, end}");
+      for (size_t i = 0; i < w.size(); ++i) {
+        TimeWindow tw;
+        RETURN_NOT_OK(ParseWindow(w[i], "rebalance.windows[" + std::to_string(i) + "]", &tw));
+        r.limits.windows.push_back(tw);
+      }
+    }
+    if (n["timeZone"]) {
+      ASSIGN_OR_RETURN(r.time_zone, String(n["timeZone"], "rebalance.timeZone"));
+      // An IANA name (Europe/Berlin) or UTC: letters, digits, '/', '_', '-', '+'.
+      bool ok = !r.time_zone.empty() && r.time_zone.size() < 64 && r.time_zone[0] != '/' &&
+                r.time_zone.find("..") == std::string::npos;
+      for (char c : r.time_zone)
+        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' ||
+                    c == '-' || c == '+');
+      if (!ok)
+        return Error(n["timeZone"], "rebalance.timeZone",
+                     "\"" + r.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
+    }
+    return Status::OK();
   }
 
   Status ParseLegacy(const YAML::Node& root, RuleConfig* cfg) const {
@@ -148,9 +326,9 @@ class Parser {
   }
 
   Status ParseCurrent(const YAML::Node& root, RuleConfig* cfg) const {
-    RETURN_NOT_OK(CheckKeys(
-        root, "",
-        {"prometheus", "interval", "missingDataGrace", "label", "nodeSelector", "rules"}));
+    RETURN_NOT_OK(CheckKeys(root, "",
+                            {"prometheus", "interval", "missingDataGrace", "label", "nodeSelector",
+                             "rules", "rebalance"}));
     if (const YAML::Node p = root["prometheus"]) {
       RETURN_NOT_OK(CheckKeys(p, "prometheus", {"url", "timeout"}));
       if (p["url"]) {
@@ -194,6 +372,7 @@ class Parser {
     if (!rules.IsSequence() || rules.size() == 0)
       return Error(rules, "rules", "must be a non-empty list of rules");
     for (size_t i = 0; i < rules.size(); ++i) RETURN_NOT_OK(ParseRule(rules[i], i, cfg));
+    if (const YAML::Node r = root["rebalance"]) RETURN_NOT_OK(ParseRebalance(r, cfg));
     return Status::OK();
   }
 

@@ -14,12 +14,14 @@
 //   rules:
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
 //        nodeLabel: instance}
+//   rebalance: {...}               # rebalance/rebalance_config.h
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "rebalance/rebalance_config.h"
 #include "rules/mark.h"
 
 namespace ds {
@@ -53,6 +55,7 @@ struct RuleConfig {
   double interval_seconds = 0;            // 0 = not set here
   double query_timeout_seconds = 0;       // 0 = not set here
   double missing_data_grace_seconds = 0;  // 0 = three intervals
+  RebalanceConfig rebalance;              // the `rebalance:` section; off when absent
 };
 
 // Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.

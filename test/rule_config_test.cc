@@ -68,6 +68,9 @@ rules:
   EXPECT_EQ(r.node_label, "ip");
 }
 
+// One valid rule, before a section under test.
+#define R1 "rules:\n  - {name: cpu, query: up, threshold: 80}\n"
+
 struct BadCase {
   const char* name;
   const char* yaml;
@@ -137,8 +140,95 @@ INSTANTIATE_TEST_SUITE_P(
                 "Rulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n    Op: '<'\n",
                 "Rulename.cpu.Op: unknown field"},
         BadCase{"legacy_mixed", "Rulename:\n  cpu: {Promsql: up, Threshold: 5}\nrules: []\n",
-                "rules: unknown field"}),
+                "rules: unknown field"},
+        BadCase{"rebalance_unknown", R1 "rebalance:\n  afterr: 2m\n",
+                "rules.yaml:4:3: rebalance.afterr: unknown field"},
+        BadCase{"rebalance_bool", R1 "rebalance:\n  dryRun: yes please\n",
+                "rules.yaml:4:11: rebalance.dryRun: must be true or false"},
+        BadCase{"rebalance_count", R1 "rebalance:\n  limits: {perHour: 2.5}\n",
+                "rebalance.limits.perHour: must be a whole number"},
+        BadCase{"rebalance_negative", R1 "rebalance:\n  limits: {perCycle: -1}\n",
+                "rebalance.limits.perCycle: must be a whole number"},
+        BadCase{"rebalance_day",
+                R1 "rebalance:\n  windows: [{days: [Mon, Funday], start: '22:00', end: "
+                   "'06:00'}]\n",
+                "rebalance.windows[0].days[1]: \"Funday\" is not one of"},
+        BadCase{"rebalance_time", R1 "rebalance:\n  windows: [{start: '25:00', end: '06:00'}]\n",
+                "rebalance.windows[0].start: must be a time of day"},
+        BadCase{"rebalance_empty_window",
+                R1 "rebalance:\n  windows: [{start: '06:00', end: '06:00'}]\n",
+                "rebalance.windows[0].end: must differ from start"},
+        BadCase{"rebalance_no_end", R1 "rebalance:\n  windows: [{start: '06:00'}]\n",
+                "rebalance.windows[0]: needs start and end"},
+        BadCase{"rebalance_zone", R1 "rebalance:\n  timeZone: ../../etc/passwd\n",
+                "rebalance.timeZone: \"../../etc/passwd\" is not a time zone name"},
+        BadCase{"rebalance_priority", R1 "rebalance:\n  priorityThreshold: 3000000000\n",
+                "rebalance.priorityThreshold: must be a whole number within"},
+        BadCase{"rebalance_selector", R1 "rebalance:\n  nodeSelector: 'a in (b'\n",
+                "rebalance.nodeSelector"},
+        BadCase{"rebalance_namespaces", R1 "rebalance:\n  namespaces: {exclude: kube-system}\n",
+                "rebalance.namespaces.exclude: must be a list of strings"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(RuleConfig, RebalanceSection) {
+  auto off = ParseRuleConfig(R1, "r.yaml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->rebalance.enabled) << "absent: off";
+  auto cfg = ParseRuleConfig(R1 R"(rebalance:
+  after: 2m
+  holdAfterEviction: 10m
+  dryRun: true
+  target: 40
+  podUsage: {cpu: 'sum by (namespace, pod) (x)', memory: 'sum by (namespace, pod) (y)'}
+  minPodAge: 1m
+  evictBarePods: true
+  evictLocalStorage: true
+  priorityThreshold: 1000
+  namespaces: {include: [shop], exclude: [kube-system, monitoring]}
+  nodeSelector: pool=general
+  limits: {perCycle: 3, perHour: 30, perNodePerHour: 4, nodeCooldown: 5m, perNamespacePerHour: 6,
+           perWorkload: 2}
+  windows:
+    - {days: [Mon, Fri], start: "22:00", end: "06:00"}
+    - {start: "12:00", end: "24:00"}
+  timeZone: Europe/Berlin
+)",
+                             "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const RebalanceConfig& r = cfg->rebalance;
+  EXPECT_TRUE(r.enabled);
+  EXPECT_EQ(r.after_seconds, 120);
+  EXPECT_EQ(r.hold_after_eviction_seconds, 600);
+  EXPECT_TRUE(r.dry_run);
+  EXPECT_EQ(r.target, 40);
+  EXPECT_EQ(r.cpu_usage_query, "sum by (namespace, pod) (x)");
+  EXPECT_EQ(r.memory_usage_query, "sum by (namespace, pod) (y)");
+  EXPECT_EQ(r.pods.min_pod_age_seconds, 60);
+  EXPECT_TRUE(r.pods.evict_bare_pods);
+  EXPECT_TRUE(r.pods.evict_local_storage);
+  EXPECT_EQ(r.pods.priority_threshold, 1000);
+  EXPECT_EQ(r.pods.include_namespaces, std::vector<std::string>{"shop"});
+  EXPECT_EQ(r.pods.exclude_namespaces, (std::vector<std::string>{"kube-system", "monitoring"}));
+  EXPECT_EQ(r.node_selector, "pool=general");
+  EXPECT_EQ(r.limits.per_cycle, 3u);
+  EXPECT_EQ(r.limits.per_hour, 30u);
+  EXPECT_EQ(r.limits.per_node_per_hour, 4u);
+  EXPECT_EQ(r.limits.node_cooldown_seconds, 300);
+  EXPECT_EQ(r.limits.per_namespace_per_hour, 6u);
+  EXPECT_EQ(r.limits.per_workload_unreplaced, 2u);
+  ASSERT_EQ(r.limits.windows.size(), 2u);
+  EXPECT_EQ(r.limits.windows[0].days, 0b0100010);
+  EXPECT_EQ(r.limits.windows[0].start_minute, 22 * 60);
+  EXPECT_EQ(r.limits.windows[0].end_minute, 6 * 60);
+  EXPECT_EQ(r.limits.windows[1].days, 0x7f) << "no days: every day";
+  EXPECT_EQ(r.limits.windows[1].end_minute, 24 * 60);
+  EXPECT_EQ(r.time_zone, "Europe/Berlin");
+  auto defaults = ParseRuleConfig(R1 "rebalance: {}\n", "r.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_TRUE(defaults->rebalance.enabled);
+  EXPECT_FALSE(defaults->rebalance.dry_run);
+  EXPECT_EQ(defaults->rebalance.limits.per_cycle, 2u);
+}
 
 TEST(RuleConfig, MissingFileIsNamed) {
   auto cfg = LoadRuleConfigFile("/nonexistent/rule.yaml");

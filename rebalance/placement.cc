@@ -1,0 +1,56 @@
+#include "rebalance/placement.h"
+
+namespace ds {
+
+bool ToleratesAll(const PodInfo& pod, const std::vector<Taint>& taints) {
+  for (const Taint& t : taints) {
+    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;  // PreferNoSchedule scores
+    bool tolerated = false;
+    for (const Toleration& tol : pod.tolerations) {
+      if (!tol.effect.empty() && tol.effect != t.effect) continue;
+      if (tol.op == "Exists") {
+        tolerated = tol.key.empty() || tol.key == t.key;
+      } else {
+        tolerated = tol.key == t.key && tol.value == t.value;
+      }
+      if (tolerated) break;
+    }
+    if (!tolerated) return false;
+  }
+  return true;
+}
+
+Placement::Placement(std::vector<PlacementNode> nodes) : nodes_(std::move(nodes)) {}
+
+std::string Placement::Reserve(const PodInfo& pod, const std::string& from) {
+  PlacementNode* best = nullptr;
+  double best_room = -1;
+  for (PlacementNode& n : nodes_) {
+    if (n.name == from || n.marked || n.unschedulable) continue;
+    if (!ToleratesAll(pod, n.taints)) continue;
+    bool selected = true;
+    for (const auto& [k, v] : pod.node_selector) {
+      const std::string* have = FindLabel(n.labels, k);
+      if (have == nullptr || *have != v) selected = false;
+    }
+    if (!selected) continue;
+    const double cpu_left = n.allocatable_cpu - n.requested_cpu;
+    const double mem_left = n.allocatable_memory - n.requested_memory;
+    if (pod.cpu_request > cpu_left || pod.memory_request > mem_left) continue;
+    // Least allocated after placing, averaged over the two resources (NodeResourcesFit's default).
+    const double room =
+        ((n.allocatable_cpu > 0 ? (cpu_left - pod.cpu_request) / n.allocatable_cpu : 0) +
+         (n.allocatable_memory > 0 ? (mem_left - pod.memory_request) / n.allocatable_memory : 0)) /
+        2;
+    if (room > best_room) {
+      best_room = room;
+      best = &n;
+    }
+  }
+  if (best == nullptr) return "";
+  best->requested_cpu += pod.cpu_request;
+  best->requested_memory += pod.memory_request;
+  return best->name;
+}
+
+}  // namespace ds

@@ -1,0 +1,36 @@
+#include "rebalance/pod_choice.h"
+
+#include <algorithm>
+
+namespace ds {
+
+PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
+                     Placement* placement) {
+  // Largest first: the fewest evictions for the relief. Ties by name, so a run is reproducible.
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.usage != b.usage) return a.usage > b.usage;
+    return a.pod->Key() < b.pod->Key();
+  });
+  PodChoice out;
+  double load = node.load;
+  for (const Candidate& c : candidates) {
+    if (load <= node.goal || out.picks.size() >= max_pods) break;
+    if (!(c.usage > 0)) continue;  // moving it would not relieve the node
+    if (load - c.usage < node.floor) {
+      ++out.over_floor;  // a smaller one may still fit between the goal and the floor
+      continue;
+    }
+    std::string to = placement->Reserve(*c.pod, node.node);
+    if (to.empty()) {
+      ++out.no_fit;
+      continue;
+    }
+    load -= c.usage;
+    out.picks.push_back(PodChoice::Pick{c.pod, c.usage, std::move(to)});
+  }
+  out.load_after = load;
+  out.reached = load <= node.goal;
+  return out;
+}
+
+}  // namespace ds

@@ -1,0 +1,45 @@
+// Which pods to move off one hot node: the fewest that bring its estimated load down to the
+// goal (the rule's clear threshold), largest real users first, never below the floor (`target`),
+// and only pods whose replacement fits on another, unmarked node. Load and usage are in one unit
+// (e.g. the node's CPU percent and each pod's share of it); the caller converts.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "rebalance/placement.h"
+#include "rebalance/pod.h"
+
+namespace ds {
+
+struct Candidate {
+  const PodInfo* pod = nullptr;  // evictable (CheckEvictable) and on the node
+  double usage = 0;              // its real usage, in the load's unit
+};
+
+struct NodeLoad {
+  std::string node;
+  double load = 0;   // estimated now
+  double goal = 0;   // stop once the load is at or below this
+  double floor = 0;  // never plan the load below this
+};
+
+struct PodChoice {
+  struct Pick {
+    const PodInfo* pod = nullptr;
+    double usage = 0;
+    std::string to;  // where its replacement would fit
+  };
+  std::vector<Pick> picks;  // in the order to evict
+  double load_after = 0;    // the estimate once they are gone
+  bool reached = false;     // load_after <= goal
+  size_t no_fit = 0;        // candidates skipped: no other node could take them
+  size_t over_floor = 0;    // candidates skipped: would take the load below the floor
+};
+
+// At most `max_pods` picks; reserves each pick's room in `placement`. Pure but for `placement`.
+PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
+                     Placement* placement);
+
+}  // namespace ds

@@ -1,0 +1,35 @@
+#include "rebalance/qualify.h"
+
+namespace ds {
+
+const char* QualificationName(Qualification q) {
+  switch (q) {
+    case Qualification::kYes:
+      return "qualifies";
+    case Qualification::kNotMarked:
+      return "not_marked";
+    case Qualification::kNotLongEnough:
+      return "not_long_enough";
+    case Qualification::kNotSelected:
+      return "not_selected";
+  }
+  return "unknown";
+}
+
+Qualification Qualifies(const RebalanceNode& n, const RebalanceConfig& cfg, double now_wall) {
+  if (!n.selected) return Qualification::kNotSelected;
+  // Only a mark the cache has seen on the node counts: one still in flight could be lost, and
+  // then the replacement would be scheduled without it.
+  if (!n.observed_marked) return Qualification::kNotMarked;
+  if (n.alerted) return Qualification::kYes;  // an alert reacts faster than the periodic check
+  if (now_wall - n.marked_since_wall < cfg.after_seconds) return Qualification::kNotLongEnough;
+  return Qualification::kYes;
+}
+
+bool HoldsMark(const RebalanceNode& n, const RebalanceConfig& cfg, double now_wall) {
+  if (n.evictions_in_flight > 0) return true;
+  return n.last_eviction_wall > 0 &&
+         now_wall - n.last_eviction_wall < cfg.hold_after_eviction_seconds;
+}
+
+}  // namespace ds

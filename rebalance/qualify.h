@@ -1,0 +1,34 @@
+// When may the rebalancer act on a node, and when must the mark stay although the node cooled?
+// Mark before evict: never evict from a node unless our mark is on it and the node cache has
+// observed it there (so the scheduler, which reads the same API, steers replacements away);
+// and keep the mark while the node's evictions are in flight and for `holdAfterEviction` after
+// the last one, so the replacements do not land right back on it. Pure.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "rebalance/rebalance_config.h"
+
+namespace ds {
+
+struct RebalanceNode {
+  bool observed_marked = false;    // the node cache shows our mark on the node
+  double marked_since_wall = 0;    // from the ownership record: when our mark was set
+  bool alerted = false;            // an Alertmanager webhook named the node this cycle
+  bool selected = true;            // matches rebalance.nodeSelector
+  size_t evictions_in_flight = 0;  // accepted, pod still terminating
+  double last_eviction_wall = 0;   // 0: never
+};
+
+enum class Qualification { kYes, kNotMarked, kNotLongEnough, kNotSelected };
+
+const char* QualificationName(Qualification q);
+
+// May pods be evicted from this node now?
+Qualification Qualifies(const RebalanceNode& n, const RebalanceConfig& cfg, double now_wall);
+
+// Must our mark stay on this node now, whatever its load says?
+bool HoldsMark(const RebalanceNode& n, const RebalanceConfig& cfg, double now_wall);
+
+}  // namespace ds

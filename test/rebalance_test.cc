@@ -1,0 +1,278 @@
+// The rebalancer's pure choices: which pods may go, which would fit elsewhere, which to move, and
+// every limit on evicting. Each test names one rule and fails without it.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "rebalance/effect.h"
+#include "rebalance/evictable.h"
+#include "rebalance/eviction_budget.h"
+#include "rebalance/placement.h"
+#include "rebalance/pod_choice.h"
+#include "rebalance/qualify.h"
+
+namespace ds {
+namespace {
+
+constexpr double kNow = 1795435200;  // 2026-11-23 12:00 UTC
+
+PodInfo Pod(const std::string& name, const std::string& node = "hot") {
+  PodInfo p;
+  p.ns = "shop";
+  p.name = name;
+  p.node = node;
+  p.owner_kind = "ReplicaSet";
+  p.owner_name = "web-" + name;
+  p.phase = "Running";
+  p.ready = true;
+  p.created_wall = kNow - 3600;
+  p.cpu_request = 0.5;
+  p.memory_request = 256e6;
+  return p;
+}
+
+TEST(Evictable, DeschedulersDefaultsAndOurs) {
+  EvictablePolicy policy;
+  policy.exclude_namespaces = {"kube-system"};
+  struct Case {
+    const char* name;
+    std::function<void(PodInfo*)> change;
+    Keep want;
+  } cases[] = {
+      {"a plain replica", [](PodInfo*) {}, Keep::kNone},
+      {"daemonset", [](PodInfo* p) { p->owner_kind = "DaemonSet"; }, Keep::kDaemonSet},
+      {"mirror", [](PodInfo* p) { p->mirror = true; }, Keep::kMirror},
+      {"bare", [](PodInfo* p) { p->owner_kind.clear(); }, Keep::kBare},
+      {"emptyDir", [](PodInfo* p) { p->local_storage = true; }, Keep::kLocalStorage},
+      {"critical", [](PodInfo* p) { p->priority = 2000000000; }, Keep::kCritical},
+      {"node critical class", [](PodInfo* p) { p->priority_class = "system-node-critical"; },
+       Keep::kCritical},
+      {"terminating", [](PodInfo* p) { p->terminating = true; }, Keep::kTerminating},
+      {"pending", [](PodInfo* p) { p->phase = "Pending"; }, Keep::kNotRunning},
+      {"succeeded", [](PodInfo* p) { p->phase = "Succeeded"; }, Keep::kNotRunning},
+      {"young", [](PodInfo* p) { p->created_wall = kNow - 60; }, Keep::kTooYoung},
+      {"opted out",
+       [](PodInfo* p) {
+         p->annotations = {{kEvictOptOutAnnotation, "false"}};
+       },
+       Keep::kOptedOut},
+      {"excluded namespace", [](PodInfo* p) { p->ns = "kube-system"; }, Keep::kNamespace},
+  };
+  for (const Case& c : cases) {
+    PodInfo p = Pod("a");
+    c.change(&p);
+    EXPECT_EQ(CheckEvictable(p, policy, kNow), c.want) << c.name << ": " << KeepName(c.want);
+  }
+  policy.include_namespaces = {"payments"};
+  EXPECT_EQ(CheckEvictable(Pod("a"), policy, kNow), Keep::kNamespace) << "not included";
+  EvictablePolicy lenient;
+  lenient.evict_bare_pods = lenient.evict_local_storage = true;
+  PodInfo bare = Pod("a");
+  bare.owner_kind.clear();
+  bare.local_storage = true;
+  EXPECT_EQ(CheckEvictable(bare, lenient, kNow), Keep::kNone) << "allowed by the policy";
+}
+
+PlacementNode Node(const std::string& name, double cpu_free, bool marked = false) {
+  PlacementNode n;
+  n.name = name;
+  n.marked = marked;
+  n.allocatable_cpu = 4;
+  n.requested_cpu = 4 - cpu_free;
+  n.allocatable_memory = 16e9;
+  return n;
+}
+
+TEST(Placement, OnlyWhereTheSchedulerCouldPutIt) {
+  PlacementNode tainted = Node("tainted", 4);
+  tainted.taints = {{"gpu", "true", "NoSchedule"}};
+  PlacementNode prefer = Node("prefer", 1);
+  prefer.taints = {{"spot", "", "PreferNoSchedule"}};  // scores, never filters
+  PlacementNode cordoned = Node("cordoned", 4);
+  cordoned.unschedulable = true;
+  Placement place(
+      {Node("hot", 4), Node("also-hot", 4, /*marked=*/true), tainted, cordoned, prefer});
+  PodInfo p = Pod("a");
+  EXPECT_EQ(place.Reserve(p, "hot"), "prefer");
+  EXPECT_EQ(place.Reserve(p, "hot"), "prefer") << "0.5 cores left of 1";
+  EXPECT_EQ(place.Reserve(p, "hot"), "") << "full now: the reservations count";
+  p.tolerations = {{"gpu", "Equal", "true", "NoSchedule"}};
+  EXPECT_EQ(place.Reserve(p, "hot"), "tainted");
+  p.node_selector = {{"zone", "b"}};
+  EXPECT_EQ(place.Reserve(p, "hot"), "") << "no node has zone=b";
+}
+
+TEST(Tolerations, ExistsAndEffects) {
+  PodInfo p = Pod("a");
+  std::vector<Taint> taints = {{"k", "v", "NoExecute"}};
+  EXPECT_FALSE(ToleratesAll(p, taints));
+  p.tolerations = {{"k", "Exists", "", ""}};
+  EXPECT_TRUE(ToleratesAll(p, taints));
+  p.tolerations = {{"k", "Equal", "v", "NoSchedule"}};
+  EXPECT_FALSE(ToleratesAll(p, taints)) << "another effect";
+  p.tolerations = {{"", "Exists", "", ""}};
+  EXPECT_TRUE(ToleratesAll(p, taints)) << "an empty key with Exists tolerates everything";
+}
+
+TEST(PodChoice, FewestLargestFirstDownToTheGoal) {
+  std::vector<PodInfo> pods = {Pod("small"), Pod("big"), Pod("mid"), Pod("idle")};
+  std::vector<Candidate> c = {{&pods[0], 5}, {&pods[1], 30}, {&pods[2], 15}, {&pods[3], 0}};
+  Placement place({Node("hot", 0), Node("cold", 4)});
+  // CPU at 95 %, clear threshold 60: big (30) then mid (15) would leave 50.
+  PodChoice ch = ChoosePods({"hot", 95, 60, 0}, c, 10, &place);
+  ASSERT_EQ(ch.picks.size(), 2u);
+  EXPECT_EQ(ch.picks[0].pod->name, "big");
+  EXPECT_EQ(ch.picks[1].pod->name, "mid");
+  EXPECT_EQ(ch.picks[0].to, "cold");
+  EXPECT_DOUBLE_EQ(ch.load_after, 50);
+  EXPECT_TRUE(ch.reached);
+}
+
+TEST(PodChoice, NeverBelowTheFloorAndOnlyWhatFits) {
+  std::vector<PodInfo> pods = {Pod("huge"), Pod("mid"), Pod("nofit")};
+  pods[2].cpu_request = 8;  // fits nowhere
+  std::vector<Candidate> c = {{&pods[0], 70}, {&pods[1], 20}, {&pods[2], 40}};
+  Placement place({Node("cold", 4)});
+  // 90 % with a goal of 75 and a floor of 40: huge would leave 20 (< 40).
+  PodChoice ch = ChoosePods({"hot", 90, 75, 40}, c, 10, &place);
+  ASSERT_EQ(ch.picks.size(), 1u);
+  EXPECT_EQ(ch.picks[0].pod->name, "mid");
+  EXPECT_EQ(ch.over_floor, 1u);
+  EXPECT_EQ(ch.no_fit, 1u);
+  EXPECT_TRUE(ch.reached);
+  PodChoice capped = ChoosePods({"hot", 95, 10, 0}, {{&pods[1], 20}, {&pods[0], 70}}, 1, &place);
+  ASSERT_EQ(capped.picks.size(), 1u) << "at most max_pods";
+  EXPECT_FALSE(capped.reached);
+}
+
+TEST(EvictionWindow, DaysHoursAndMidnight) {
+  TimeWindow weekdays_night{0b0111110, 22 * 60, 6 * 60};  // Mon-Fri 22:00-06:00
+  std::vector<TimeWindow> w = {weekdays_night};
+  EXPECT_TRUE(InWindow(w, 1, 23 * 60)) << "Monday 23:00";
+  EXPECT_TRUE(InWindow(w, 2, 5 * 60)) << "Tuesday 05:00 is Monday's window";
+  EXPECT_TRUE(InWindow(w, 6, 5 * 60)) << "Saturday 05:00 is Friday's window";
+  EXPECT_FALSE(InWindow(w, 6, 23 * 60)) << "Saturday 23:00";
+  EXPECT_FALSE(InWindow(w, 1, 5 * 60)) << "Monday 05:00 is Sunday's, not in the days";
+  EXPECT_FALSE(InWindow(w, 3, 12 * 60));
+  EXPECT_TRUE(InWindow({}, 0, 0)) << "no windows: always";
+}
+
+TEST(EvictionBudget, EveryLimit) {
+  EvictionLimits l;
+  l.per_cycle = 2;
+  l.per_hour = 4;
+  l.per_node_per_hour = 2;
+  l.node_cooldown_seconds = 60;
+  l.per_workload_unreplaced = 1;
+  l.per_namespace_per_hour = 3;
+  l.windows = {TimeWindow{0x7f, 8 * 60, 18 * 60}};
+  EvictionBudget b(l);
+  b.StartCycle(kNow, 1, 7 * 60);
+  EXPECT_EQ(b.Check(Pod("a")), Limit::kWindow);
+  b.StartCycle(kNow, 1, 9 * 60);
+  EXPECT_EQ(b.Check(Pod("a")), Limit::kNone);
+  b.Record(Pod("a"));
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNodeCooldown) << "wait to see the effect";
+  EXPECT_EQ(b.Check(Pod("b", "other")), Limit::kNone);
+  PodInfo same_workload = Pod("a2", "other");
+  same_workload.owner_name = "web-a";
+  EXPECT_EQ(b.Check(same_workload), Limit::kWorkload) << "web-a's replacement is not running yet";
+  b.Replaced("shop/ReplicaSet/web-a");
+  EXPECT_EQ(b.Check(same_workload), Limit::kNone);
+  b.Record(Pod("b", "other"));
+  EXPECT_EQ(b.Check(Pod("c", "third")), Limit::kCycle);
+
+  b.StartCycle(kNow + 120, 1, 9 * 60 + 2);
+  b.Record(Pod("c"));  // hot's second this hour
+  b.StartCycle(kNow + 240, 1, 9 * 60 + 4);
+  EXPECT_EQ(b.Check(Pod("d")), Limit::kNodeHour);
+  EXPECT_EQ(b.Check(Pod("d", "third")), Limit::kNamespace) << "3 in shop this hour";
+  PodInfo elsewhere = Pod("e", "third");
+  elsewhere.ns = "blog";
+  b.Record(elsewhere);
+  EXPECT_EQ(b.Check(Pod("f", "fourth")), Limit::kHour) << "4 this hour, cluster-wide";
+  b.StartCycle(kNow + 3600, 1, 10 * 60);
+  EXPECT_EQ(b.Check(Pod("g", "fourth")), Limit::kNone) << "the hour has passed";
+  EXPECT_STREQ(LimitName(Limit::kNodeCooldown), "node_cooldown");
+}
+
+TEST(EvictionBudget, AnUnreportedReplacementStopsCountingAfterTheExpiry) {
+  EvictionLimits l;
+  l.unreplaced_expiry_seconds = 600;
+  l.node_cooldown_seconds = 0;
+  EvictionBudget b(l);
+  b.StartCycle(kNow, 1, 600);
+  b.Record(Pod("a"));
+  PodInfo again = Pod("a2", "other");
+  again.owner_name = "web-a";
+  b.StartCycle(kNow + 599, 1, 610);
+  EXPECT_EQ(b.Check(again), Limit::kWorkload);
+  b.StartCycle(kNow + 600, 1, 610);
+  EXPECT_EQ(b.Check(again), Limit::kNone);
+}
+
+TEST(Qualify, MarkFirstThenAfterOrAnAlert) {
+  RebalanceConfig cfg;
+  cfg.after_seconds = 120;
+  cfg.hold_after_eviction_seconds = 300;
+  RebalanceNode n;
+  n.marked_since_wall = kNow - 60;
+  EXPECT_EQ(Qualifies(n, cfg, kNow), Qualification::kNotMarked)
+      << "a mark the cache has not seen does not count";
+  n.observed_marked = true;
+  EXPECT_EQ(Qualifies(n, cfg, kNow), Qualification::kNotLongEnough);
+  EXPECT_EQ(Qualifies(n, cfg, kNow + 60), Qualification::kYes);
+  n.alerted = true;
+  EXPECT_EQ(Qualifies(n, cfg, kNow), Qualification::kYes) << "an alert need not wait";
+  n.selected = false;
+  EXPECT_EQ(Qualifies(n, cfg, kNow + 600), Qualification::kNotSelected);
+}
+
+TEST(Qualify, TheMarkStaysWhileEvictionsAreInFlightAndForTheHold) {
+  RebalanceConfig cfg;
+  cfg.hold_after_eviction_seconds = 300;
+  RebalanceNode n;
+  EXPECT_FALSE(HoldsMark(n, cfg, kNow)) << "never evicted";
+  n.evictions_in_flight = 1;
+  EXPECT_TRUE(HoldsMark(n, cfg, kNow));
+  n.evictions_in_flight = 0;
+  n.last_eviction_wall = kNow;
+  EXPECT_TRUE(HoldsMark(n, cfg, kNow + 299));
+  EXPECT_FALSE(HoldsMark(n, cfg, kNow + 300));
+}
+
+TEST(Effect, TheFourFigures) {
+  EffectTracker t(600);
+  // Discovery: 3 reference-hot node-cycles, 2 of them marked.
+  t.OnCycle(kNow, {"a", "b"}, {"a"});
+  t.OnCycle(kNow + 10, {"a"}, {"a", "c"});
+  // Episodes: a (evicted, cools in time), b (evicted, never cools), c (nothing evictable).
+  for (const char* n : {"a", "b", "c"}) t.OnQualified(n, kNow);
+  t.OnQualified("a", kNow + 5);  // once per episode
+  t.OnEviction("a", "shop/ReplicaSet/web", kNow + 20);
+  t.OnEviction("a", "shop/ReplicaSet/api", kNow + 30);
+  t.OnEviction("b", "shop/ReplicaSet/db", kNow + 20);
+  // Replacements: web lands elsewhere, api bounces back onto a, a stranger's pod is no replacement.
+  t.OnPodBound("shop/ReplicaSet/web", "d", kNow + 40);
+  t.OnPodBound("shop/ReplicaSet/api", "a", kNow + 41);
+  t.OnPodBound("shop/ReplicaSet/other", "a", kNow + 42);
+  t.OnCleared("a", kNow + 300);
+  t.OnUnmarked("a");
+  t.OnCycle(kNow + 700, {}, {"b", "c"});  // b's window ended without clearing
+  t.OnCleared("b", kNow + 800);           // too late to count
+  EffectFigures f = t.Figures();
+  EXPECT_EQ(f.reference_hot, 3u);
+  EXPECT_DOUBLE_EQ(f.DiscoveryRate(), 2.0 / 3);
+  EXPECT_EQ(f.episodes, 3u);
+  EXPECT_DOUBLE_EQ(f.EvictionRate(), 2.0 / 3);
+  EXPECT_EQ(f.episodes_judged, 2u);
+  EXPECT_DOUBLE_EQ(f.Effectiveness(), 0.5);
+  EXPECT_EQ(f.evictions, 3u);
+  EXPECT_EQ(f.replacements, 2u);
+  EXPECT_EQ(f.bounce_backs, 1u);
+  t.OnPodBound("shop/ReplicaSet/db", "b", kNow + 2000);
+  EXPECT_EQ(t.Figures().bounce_backs, 1u) << "outside the window: not a bounce-back";
+}
+
+}  // namespace
+}  // namespace ds
