@@ -218,6 +218,7 @@ std::string DescribeConfig(const Options& o) {
     os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
        << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query
        << "\n";
+  if (o.rules.rebalance.enabled) os << kRebalanceNotYet << "\n";
   return os.str();
 }
 
@@ -227,6 +228,7 @@ std::string DescribeStartup(const Options& o) {
      << o.rules.rules.size() << " rules, " << Format(o.rules) << " format); interval "
      << o.reconciler.interval_seconds << " s; label " << o.reconciler.mark.ToString()
      << "; managed nodes: " << Managed(o.rules) << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
+  if (o.rules.rebalance.enabled) os << "; " << kRebalanceNotYet;
   return os.str();
 }
 

@@ -61,6 +61,74 @@ StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector,
   return DecodeNodeList(std::move(resp.body));
 }
 
+StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, size_t limit,
+                                            const std::string& continue_token) {
+  HttpRequest req;
+  req.url = config_.server + "/api/v1/pods?resourceVersion=0&limit=" + std::to_string(limit);
+  if (!field_selector.empty()) req.url += "&fieldSelector=" + UrlEncode(field_selector);
+  if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
+  req.headers = Headers("application/json");
+  req.timeout_seconds = timeout_;
+  req.accept_compressed = true;
+  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  if (resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list pods");
+  return DecodePodList(std::move(resp.body));
+}
+
+EvictionResult EvictionResultFromResponse(int http_status, const std::string& body,
+                                          const std::string& retry_after, const std::string& what) {
+  EvictionResult r;
+  if (http_status == 200 || http_status == 201) {
+    r.kind = EvictionResult::Kind::kEvicted;
+    return r;
+  }
+  r.status = StatusFromResponse(http_status, body, retry_after, what);
+  if (http_status == 404) {
+    r.kind = EvictionResult::Kind::kGone;
+  } else if (http_status == 429 && body.find("\"DisruptionBudget\"") != std::string::npos) {
+    // The Status object's details.causes names the budget; a 429 from API Priority and
+    // Fairness has no such cause and is an ordinary throttle.
+    r.kind = EvictionResult::Kind::kBlockedByBudget;
+  } else if (http_status == 500 &&
+             body.find("more than one PodDisruptionBudget") != std::string::npos) {
+    r.kind = EvictionResult::Kind::kMultipleBudgets;
+  }
+  return r;
+}
+
+EvictionResult HttpKubeApi::EvictPod(const std::string& ns, const std::string& name,
+                                     const std::function<bool()>& send_if) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  w.StartObject();
+  w.Key("apiVersion");
+  w.String("policy/v1");
+  w.Key("kind");
+  w.String("Eviction");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  WriteString(w, name);
+  w.Key("namespace");
+  WriteString(w, ns);
+  w.EndObject();
+  w.EndObject();
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.server + "/api/v1/namespaces/" + UrlEncode(ns) + "/pods/" + UrlEncode(name) +
+            "/eviction";
+  req.headers = Headers("application/json");
+  req.headers.push_back("Content-Type: application/json");
+  req.body = sb.GetString();
+  req.timeout_seconds = timeout_;
+  req.send_if = send_if;
+  const std::string what = "evict pod " + ns + "/" + name;
+  auto resp = transport_->Do(req);
+  if (!resp.ok()) return EvictionResult{EvictionResult::Kind::kError, resp.status().Prepend(what)};
+  return EvictionResultFromResponse(resp->status, resp->body, resp->Header("retry-after"), what);
+}
+
 Status HttpKubeApi::WatchNodes(const std::string& label_selector,
                                const std::string& resource_version, int timeout_seconds,
                                const std::function<void(WatchEvent&&)>& on_event,

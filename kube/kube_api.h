@@ -13,8 +13,26 @@
 #include "kube/lease.h"
 #include "kube/node_edit.h"
 #include "kube/node_object.h"
+#include "kube/pod_object.h"
 
 namespace ds {
+
+// What became of an eviction request.
+struct EvictionResult {
+  enum class Kind {
+    kEvicted,          // 201: the pod is terminating gracefully
+    kBlockedByBudget,  // 429 with a DisruptionBudget cause: a PDB allows no disruption now
+    kMultipleBudgets,  // 500: more than one PodDisruptionBudget selects the pod
+    kGone,             // 404: the pod does not exist any more
+    kError,            // anything else (transport, 403, APF 429 without a budget cause, 5xx)
+  };
+  Kind kind = Kind::kError;
+  Status status;  // the error, for everything but kEvicted
+};
+
+// Classifies an answer to POST .../eviction. Pure.
+EvictionResult EvictionResultFromResponse(int http_status, const std::string& body,
+                                          const std::string& retry_after, const std::string& what);
 
 class KubeApi {
  public:
@@ -40,6 +58,15 @@ class KubeApi {
   // kCancelled, the request abandoned; it may still have been applied).
   virtual StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
                                        const std::function<bool()>& send_if = {}) = 0;
+  // One page of GET /api/v1/pods (all namespaces). `field_selector`, e.g. "spec.nodeName=n1",
+  // narrows it on the server; resourceVersion=0 lets the API server answer from its watch cache
+  // (an index on spec.nodeName), so a per-node list is cheap.
+  virtual StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
+                                         const std::string& continue_token) = 0;
+  // Asks the API server to evict the pod (POST .../pods/NAME/eviction, policy/v1): never a
+  // DELETE, so PodDisruptionBudgets are honoured. See EvictionResult. `send_if` as for PatchNode.
+  virtual EvictionResult EvictPod(const std::string& ns, const std::string& name,
+                                  const std::function<bool()>& send_if = {}) = 0;
   // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. The record keeps the
   // whole object (LeaseRecord::object) for the next update. Leader election calls these with a
   // timeout shorter than its renew deadline.
@@ -70,6 +97,10 @@ class HttpKubeApi : public KubeApi {
                     const std::function<bool()>& cancelled) override;
   StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
                                const std::function<bool()>& send_if = {}) override;
+  StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
+                                 const std::string& continue_token) override;
+  EvictionResult EvictPod(const std::string& ns, const std::string& name,
+                          const std::function<bool()>& send_if = {}) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                  double timeout_seconds) override;
   // A watch that receives nothing (not even a BOOKMARK) for this long is cut and re-opened from its

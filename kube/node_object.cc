@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/json_util.h"
+#include "common/quantity.h"
 
 namespace ds {
 namespace {
@@ -47,8 +48,19 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
   if (const auto* spec = JsonMember(obj, "spec")) {
     if (const auto* u = JsonMember(*spec, "unschedulable"); u != nullptr && u->IsBool())
       out->unschedulable = u->GetBool();
+    if (const auto* taints = JsonMember(*spec, "taints"); taints != nullptr && taints->IsArray())
+      for (const auto& t : taints->GetArray())
+        out->taints.push_back(
+            Taint{JsonString(t, "key"), JsonString(t, "value"), JsonString(t, "effect")});
   }
   if (const auto* status = JsonMember(obj, "status")) {
+    if (const auto* alloc = JsonMember(*status, "allocatable"); alloc != nullptr) {
+      // A quantity that does not parse leaves 0: the node then fits nothing, which is safe.
+      if (const auto* q = JsonMember(*alloc, "cpu"); q != nullptr && q->IsString())
+        ParseQuantity(q->GetString(), &out->allocatable_cpu);
+      if (const auto* q = JsonMember(*alloc, "memory"); q != nullptr && q->IsString())
+        ParseQuantity(q->GetString(), &out->allocatable_memory);
+    }
     if (const auto* addrs = JsonMember(*status, "addresses");
         addrs != nullptr && addrs->IsArray()) {
       for (const auto& a : addrs->GetArray()) {

@@ -9,6 +9,7 @@
 
 #include "common/labels.h"
 #include "common/status.h"
+#include "kube/pod_object.h"
 
 namespace ds {
 
@@ -25,6 +26,8 @@ struct NodeInfo {
   Labels annotations;
   std::vector<std::string> addresses;  // InternalIP, ExternalIP, Hostname values
   bool unschedulable = false;
+  std::vector<Taint> taints;                           // spec.taints
+  double allocatable_cpu = 0, allocatable_memory = 0;  // status.allocatable: cores, bytes
   bool IsControlPlane() const;
 };
 

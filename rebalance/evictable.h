@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rebalance/pod.h"
+#include "kube/pod_object.h"
 
 namespace ds {
 

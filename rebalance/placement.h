@@ -8,9 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "rebalance/pod.h"
+#include "kube/pod_object.h"
 
 namespace ds {
+
+// A node as a place where an evicted pod's replacement could run.
+struct PlacementNode {
+  std::string name;
+  Labels labels;
+  bool unschedulable = false;
+  bool marked = false;  // carries our mark: replacements are steered away from it
+  std::vector<Taint> taints;
+  double allocatable_cpu = 0, allocatable_memory = 0;
+  double requested_cpu = 0, requested_memory = 0;  // by the pods bound to it
+};
 
 // True when `pod` tolerates every NoSchedule and NoExecute taint of `node`.
 bool ToleratesAll(const PodInfo& pod, const std::vector<Taint>& taints);

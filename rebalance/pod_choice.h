@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/pod_object.h"
 #include "rebalance/placement.h"
-#include "rebalance/pod.h"
 
 namespace ds {
 

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig lease ownership)
+[ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig lease ownership pod_list)
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (Debian package clang)" >&2; exit 1; }
 # FUZZ_CMAKE_ARGS adds configure options (test.sh: -DDS_WERROR=ON); FUZZ_ALSO_BUILD names more
 # targets to build with clang here (test.sh: the controller, so that clang compiles every

@@ -131,6 +131,20 @@ TEST(NodeEdit, RemovalIsAJsonPatchThatTestsTheValueFirst) {
   EXPECT_EQ(DescribeNodeEdit(e), "remove example.com/busy~x (if still presure)");
 }
 
+TEST(NodeObject, TaintsAndAllocatableForPlacement) {
+  auto n = DecodeNode(
+      R"({"metadata":{"name":"n1"},"spec":{"taints":[{"key":"gpu","value":"true",)"
+      R"("effect":"NoSchedule"},{"key":"node.kubernetes.io/unreachable","effect":"NoExecute"}]},)"
+      R"("status":{"allocatable":{"cpu":"3920m","memory":"15Gi","pods":"110"}}})");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(n->taints.size(), 2u);
+  EXPECT_EQ(n->taints[0].key, "gpu");
+  EXPECT_EQ(n->taints[0].value, "true");
+  EXPECT_EQ(n->taints[1].effect, "NoExecute");
+  EXPECT_DOUBLE_EQ(n->allocatable_cpu, 3.92);
+  EXPECT_DOUBLE_EQ(n->allocatable_memory, 15.0 * 1073741824);
+}
+
 TEST(NodeObject, KeepsOnlyOurOwnAnnotations) {
   auto n =
       DecodeNode(R"({"metadata":{"name":"n1","annotations":{"node.alpha.kubernetes.io/ttl":"0",)"

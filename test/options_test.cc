@@ -156,6 +156,17 @@ TEST_F(OptionsTest, CheckConfigNeedsNeitherPrometheusNorACluster) {
   EXPECT_NE(summary.find("  cpu: > 80"), std::string::npos) << summary;
 }
 
+TEST_F(OptionsTest, ARebalanceSectionSaysNothingIsEvictedYet) {
+  EXPECT_EQ(DescribeConfig(*Parse({"-check_config", "-r", rules_})).find("rebalance"),
+            std::string::npos);
+  const std::string with = Write(
+      "rebalance.yaml", "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80}\nrebalance: {}\n");
+  auto o = Parse({"-check_config", "-r", with});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_NE(DescribeConfig(*o).find("does not evict yet"), std::string::npos);
+  EXPECT_NE(DescribeStartup(*o).find("does not evict yet"), std::string::npos);
+}
+
 TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
   struct Case {
     std::vector<std::string> extra;

@@ -193,6 +193,72 @@ class FakeKubeApi : public KubeApi {
     return updated;
   }
 
+  // Pods: listed with the spec.nodeName field selector (the only one the code uses); an eviction
+  // marks the pod terminating, unless a scripted result says otherwise.
+  void AddPod(PodInfo p) {
+    std::lock_guard<std::mutex> l(mu_);
+    pods_[p.Key()] = std::move(p);
+  }
+  std::map<std::string, PodInfo> pods() {
+    std::lock_guard<std::mutex> l(mu_);
+    return pods_;
+  }
+  std::vector<std::string> evictions() {
+    std::lock_guard<std::mutex> l(mu_);
+    return evictions_;
+  }
+  // The next evictions end like this, in order (e.g. kBlockedByBudget).
+  void ScriptEvictions(std::vector<EvictionResult> results) {
+    std::lock_guard<std::mutex> l(mu_);
+    eviction_script_.assign(results.begin(), results.end());
+  }
+  StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
+                                 const std::string& cont) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++pod_list_calls_;
+    const std::string prefix = "spec.nodeName=";
+    std::string node;
+    if (!field_selector.empty()) {
+      if (field_selector.rfind(prefix, 0) != 0)
+        return Status::InvalidArgument("fake: unsupported field selector " + field_selector);
+      node = field_selector.substr(prefix.size());
+    }
+    PodListPage page;
+    page.resource_version = std::to_string(rv_);
+    auto it = cont.empty() ? pods_.begin() : pods_.upper_bound(cont);
+    for (; it != pods_.end(); ++it) {
+      if (page.items.size() == limit) {
+        page.continue_token = page.items.back().Key();
+        break;
+      }
+      if (field_selector.empty() || it->second.node == node) page.items.push_back(it->second);
+    }
+    return page;
+  }
+  EvictionResult EvictPod(const std::string& ns, const std::string& name,
+                          const std::function<bool()>& send_if = {}) override {
+    if (send_if && !send_if())
+      return EvictionResult{EvictionResult::Kind::kError,
+                            Status(StatusCode::kCancelled, "evict: not sent")};
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string key = ns + "/" + name;
+    evictions_.push_back(key);
+    if (!eviction_script_.empty()) {
+      EvictionResult r = eviction_script_.front();
+      eviction_script_.pop_front();
+      return r;
+    }
+    auto it = pods_.find(key);
+    if (it == pods_.end())
+      return EvictionResult{EvictionResult::Kind::kGone, Status::NotFound(key + " not found")};
+    it->second.terminating = true;
+    return EvictionResult{EvictionResult::Kind::kEvicted, Status::OK()};
+  }
+  int pod_list_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return pod_list_calls_;
+  }
+
   // Leases, with the API's create/update preconditions (409 on an existing create or a stale
   // resourceVersion). While lease_down(true), every lease call fails with 503. A write stores the
   // object as sent (its encoded body), as the API server does: what the client leaves out is gone.
@@ -279,6 +345,10 @@ class FakeKubeApi : public KubeApi {
     if (k.op == NodeEdit::Op::kSet) kv->emplace_back(k.key, k.value);
   }
 
+  std::map<std::string, PodInfo> pods_;         // GUARDED_BY(mu_)
+  std::vector<std::string> evictions_;          // GUARDED_BY(mu_)
+  std::deque<EvictionResult> eviction_script_;  // GUARDED_BY(mu_)
+  int pod_list_calls_ = 0;                      // GUARDED_BY(mu_)
   std::mutex mu_;
   uint64_t rv_ = 100;
   std::map<std::string, LeaseRecord> leases_;

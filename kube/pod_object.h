@@ -1,6 +1,5 @@
-// The slice of a Pod the rebalancer decides on, and of a Node it places pods on: plain values,
-// so that every choice (rebalance/) is a function of them. The Kubernetes client fills these in;
-// nothing here reads the API.
+// The slice of a Kubernetes Pod the rebalancer decides on, and decoders for the API's wire forms
+// (a Pod, a PodList page). Pure functions of bytes; only what the decisions need is kept.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "common/labels.h"
+#include "common/status.h"
 
 namespace ds {
 
@@ -48,15 +48,15 @@ struct PodInfo {
   }
 };
 
-// A node as a place where an evicted pod's replacement could run.
-struct PlacementNode {
-  std::string name;
-  Labels labels;
-  bool unschedulable = false;
-  bool marked = false;  // carries our mark: replacements are steered away from it
-  std::vector<Taint> taints;
-  double allocatable_cpu = 0, allocatable_memory = 0;
-  double requested_cpu = 0, requested_memory = 0;  // by the pods bound to it
+struct PodListPage {
+  std::vector<PodInfo> items;
+  std::string resource_version;
+  std::string continue_token;
 };
+
+// Decodes one Pod object (GET, or an item of a list). Errors name what was wrong.
+StatusOr<PodInfo> DecodePod(std::string body);
+// Decodes one PodList page (GET /api/v1/pods).
+StatusOr<PodListPage> DecodePodList(std::string body);
 
 }  // namespace ds

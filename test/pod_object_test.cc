@@ -1,0 +1,130 @@
+// The Pod slice the rebalancer decides on, decoded from what the API server sends.
+#include "kube/pod_object.h"
+
+#include <gtest/gtest.h>
+
+#include "common/quantity.h"
+#include "kube/kube_api.h"
+
+namespace ds {
+namespace {
+
+constexpr const char* kPod = R"({
+  "kind": "Pod", "apiVersion": "v1",
+  "metadata": {"name": "web-7d4b9-abcde", "namespace": "shop", "uid": "u1",
+    "creationTimestamp": "2026-11-23T11:00:00Z",
+    "labels": {"app": "web"},
+    "annotations": {"dynamic-scheduler.io/evict": "false", "other": "x"},
+    "ownerReferences": [
+      {"apiVersion": "v1", "kind": "ConfigMap", "name": "not-the-controller"},
+      {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9", "controller": true}]},
+  "spec": {"nodeName": "node-3", "priority": 100, "priorityClassName": "high",
+    "nodeSelector": {"pool": "general"},
+    "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+    "volumes": [{"name": "cache", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c"}}],
+    "initContainers": [{"name": "init", "resources": {"requests": {"cpu": "2", "memory": "64Mi"}}}],
+    "containers": [
+      {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}}},
+      {"name": "sidecar", "resources": {"requests": {"cpu": "0.25", "memory": "1G"}}},
+      {"name": "norequests"}]},
+  "status": {"phase": "Running",
+    "conditions": [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}
+})";
+
+TEST(PodObject, DecodesWhatTheRebalancerNeeds) {
+  auto p = DecodePod(kPod);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->Key(), "shop/web-7d4b9-abcde");
+  EXPECT_EQ(p->node, "node-3");
+  EXPECT_EQ(p->owner_kind, "ReplicaSet");
+  EXPECT_EQ(p->owner_name, "web-7d4b9");
+  EXPECT_EQ(p->Workload(), "shop/ReplicaSet/web-7d4b9");
+  EXPECT_EQ(p->phase, "Running");
+  EXPECT_TRUE(p->ready);
+  EXPECT_FALSE(p->terminating);
+  EXPECT_EQ(p->priority, 100);
+  EXPECT_EQ(p->priority_class, "high");
+  EXPECT_FALSE(p->mirror);
+  EXPECT_TRUE(p->local_storage) << "emptyDir";
+  EXPECT_EQ(p->annotations, (Labels{{"dynamic-scheduler.io/evict", "false"}}));
+  EXPECT_EQ(p->created_wall, 1795431600);
+  EXPECT_DOUBLE_EQ(p->cpu_request, 2) << "the init container's 2 cores exceed the sum, 0.75";
+  EXPECT_DOUBLE_EQ(p->memory_request, 256 * 1048576.0 + 1e9);
+  EXPECT_EQ(p->node_selector, (Labels{{"pool", "general"}}));
+  ASSERT_EQ(p->tolerations.size(), 1u);
+  EXPECT_EQ(p->tolerations[0].op, "Exists");
+}
+
+TEST(PodObject, TerminatingMirrorAndBare) {
+  auto p = DecodePod(
+      R"({"metadata":{"name":"kube-apiserver-n1","namespace":"kube-system",)"
+      R"("deletionTimestamp":"2026-11-23T12:00:00Z",)"
+      R"("annotations":{"kubernetes.io/config.mirror":"abc"}},"status":{"phase":"Running"}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->terminating);
+  EXPECT_TRUE(p->mirror);
+  EXPECT_TRUE(p->owner_kind.empty());
+  EXPECT_EQ(p->Workload(), "");
+}
+
+TEST(PodObject, ErrorsNameThePod) {
+  auto bad = DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{"containers":)"
+                       R"([{"resources":{"requests":{"cpu":"lots"}}}]}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("Pod b/a"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(DecodePod(R"({"metadata":{"name":"a"}})").ok()) << "no namespace";
+  EXPECT_FALSE(DecodePod("[]").ok());
+  auto list = DecodePodList(std::string(R"({"kind":"PodList","metadata":{"resourceVersion":"9",)") +
+                            R"("continue":"c"},"items":[)" + kPod + "]}");
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->continue_token, "c");
+}
+
+TEST(Quantity, Forms) {
+  struct Case {
+    const char* text;
+    double want;
+  } ok[] = {{"1", 1},      {"500m", 0.5},        {"0.25", 0.25},      {"1.5", 1.5},
+            {"2k", 2000},  {"256Mi", 268435456}, {"1Gi", 1073741824}, {"1G", 1e9},
+            {"1e3", 1000}, {"100n", 1e-7},       {"5E", 5e18},        {"+3", 3}};
+  for (const Case& c : ok) {
+    double v = -1;
+    ASSERT_TRUE(ParseQuantity(c.text, &v)) << c.text;
+    EXPECT_DOUBLE_EQ(v, c.want) << c.text;
+  }
+  for (const char* bad : {"", "m", "1.2.3", "1x", "1Mib", "e3", "1e", "1e999", ".", "1 Gi"}) {
+    double v = -1;
+    EXPECT_FALSE(ParseQuantity(bad, &v)) << bad;
+    EXPECT_EQ(v, -1) << bad;
+  }
+}
+
+TEST(Eviction, AnswersAreClassified) {
+  using K = EvictionResult::Kind;
+  EXPECT_EQ(EvictionResultFromResponse(201, "{}", "", "e").kind, K::kEvicted);
+  // kube-apiserver's answer when a PodDisruptionBudget allows no disruption.
+  const std::string budget =
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Cannot evict pod as it )"
+      R"(would violate the pod's disruption budget.","reason":"TooManyRequests","details":)"
+      R"({"causes":[{"reason":"DisruptionBudget","message":"The disruption budget web needs 2 )"
+      R"(healthy pods and has 2 currently"}]},"code":429})";
+  EvictionResult r = EvictionResultFromResponse(429, budget, "", "evict pod shop/a");
+  EXPECT_EQ(r.kind, K::kBlockedByBudget);
+  EXPECT_NE(r.status.message().find("disruption budget"), std::string::npos);
+  EXPECT_EQ(EvictionResultFromResponse(429, R"({"kind":"Status","code":429})", "1", "e").kind,
+            K::kError)
+      << "API Priority and Fairness: an ordinary throttle";
+  EXPECT_EQ(EvictionResultFromResponse(
+                500,
+                R"({"kind":"Status","message":"This pod has more than one PodDisruptionBudget, )"
+                R"(which the eviction subresource does not support.","code":500})",
+                "", "e")
+                .kind,
+            K::kMultipleBudgets);
+  EXPECT_EQ(EvictionResultFromResponse(404, "{}", "", "e").kind, K::kGone);
+  EXPECT_EQ(EvictionResultFromResponse(403, "{}", "", "e").kind, K::kError);
+}
+
+}  // namespace
+}  // namespace ds
