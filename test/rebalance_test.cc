@@ -2,6 +2,7 @@
 // every limit on evicting. Each test names one rule and fails without it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "rebalance/effect.h"
@@ -9,6 +10,7 @@
 #include "rebalance/eviction_budget.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
+#include "rebalance/pod_usage.h"
 #include "rebalance/qualify.h"
 
 namespace ds {
@@ -272,6 +274,30 @@ TEST(Effect, TheFourFigures) {
   EXPECT_EQ(f.bounce_backs, 1u);
   t.OnPodBound("shop/ReplicaSet/db", "b", kNow + 2000);
   EXPECT_EQ(t.Figures().bounce_backs, 1u) << "outside the window: not a bounce-back";
+}
+
+TEST(PodUsage, KeepsTheWantedPodsAndSumsTheirSeries) {
+  std::unordered_set<std::string> wanted = {"shop/web-1", "shop/web-2"};
+  PodUsageSink sink(&wanted);
+  auto add = [&](std::string_view ns, std::string_view pod, std::string_view container, double v) {
+    LabelViews l = {{"namespace", ns}, {"pod", pod}, {"container", container}};
+    sink.Add(l, v);
+  };
+  add("shop", "web-1", "app", 0.5);
+  add("shop", "web-1", "sidecar", 0.25);  // a query without `sum by`: the pod's parts add up
+  add("shop", "web-2", "app", std::nan(""));
+  add("shop", "other", "app", 3);   // not on a qualifying node
+  sink.Add({{"pod", "web-1"}}, 1);  // no namespace
+  EXPECT_EQ(sink.usage().size(), 1u);
+  EXPECT_DOUBLE_EQ(sink.usage().at("shop/web-1"), 0.75);
+  EXPECT_EQ(sink.usage().count("shop/web-2"), 0u) << "NaN is unknown, not idle";
+  EXPECT_EQ(sink.skipped_nan(), 1u);
+  EXPECT_EQ(sink.unlabelled(), 1u);
+  sink.Reset();
+  EXPECT_TRUE(sink.usage().empty());
+  PodUsageSink all(nullptr);
+  all.Add({{"namespace", "a"}, {"pod", "b"}}, 2);
+  EXPECT_DOUBLE_EQ(all.usage().at("a/b"), 2);
 }
 
 }  // namespace
