@@ -41,6 +41,11 @@ DEFINE_int32(server_cert_days, 3650,
 DEFINE_string(
     rbac, "",
     "JSON file of RBAC rules per user (see sim_rbac.h); users it lists get only those rules.");
+DEFINE_double(pod_grace_seconds, 1,
+              "Simulated time a graceful pod deletion (DELETE or eviction) takes before the pod "
+              "is gone; 0 = at once. Never longer than the pod's own grace period.");
+DEFINE_double(pod_start_seconds, 0.5,
+              "Time from binding a pod to a node until it is Running and Ready.");
 DEFINE_string(token, "sim-token", "Bearer token of the user dynamic-scheduler.");
 
 namespace {
@@ -127,6 +132,11 @@ int main(int argc, char** argv) {
   sim::Store store(static_cast<size_t>(FLAGS_window));
   store.Populate(static_cast<size_t>(FLAGS_nodes), static_cast<size_t>(FLAGS_control_plane),
                  FLAGS_prefix);
+  sim::PodStoreOptions pod_opts;
+  pod_opts.window = static_cast<size_t>(FLAGS_window);
+  pod_opts.grace_seconds = FLAGS_pod_grace_seconds;
+  pod_opts.start_seconds = FLAGS_pod_start_seconds;
+  sim::PodStore pods(&store, pod_opts);
   sim::ServerOptions opts;
   opts.listen = "127.0.0.1:" + std::to_string(FLAGS_port);
   opts.threads = FLAGS_threads;
@@ -153,7 +163,7 @@ int main(int argc, char** argv) {
     opts.ca_file = FLAGS_dir + "/ca.crt";
   }
   std::remove(opts.write_log_file.c_str());
-  sim::Server server(&store, opts);
+  sim::Server server(&store, opts, &pods);
   std::string err;
   if (!server.Start(&err)) {
     std::cerr << "kube-sim: " << err << "\n";
@@ -193,10 +203,18 @@ int main(int argc, char** argv) {
       if (!stop) store.Heartbeat();
     }
   });
+  // The controllers the simulator stands in for (ReplicaSet, scheduler, kubelet, disruption).
+  std::thread controllers([&] {
+    while (!stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      pods.Tick();
+    }
+  });
   int sig;
   sigwait(&sigs, &sig);
   stop = true;
   heartbeat.join();
+  controllers.join();
   server.Stop();
   return 0;
 }

@@ -28,6 +28,7 @@ RequestAttributes Attributes(const std::string& method, const std::string& path,
   }
   a.resource = parts[rest];
   if (parts.size() > rest + 1) a.name = parts[rest + 1];
+  if (parts.size() > rest + 2) a.subresource = parts[rest + 2];
   if (method == "GET" || method == "HEAD")
     a.verb = !a.name.empty() ? "get" : watch ? "watch" : "list";
   else if (method == "POST")
@@ -85,9 +86,15 @@ bool Allowed(const std::vector<RbacRule>& rules, const RequestAttributes& a) {
   auto has = [](const std::set<std::string>& s, const std::string& v) {
     return s.count("*") || s.count(v);
   };
+  // RBAC's ResourceMatches: "*", "pods" (no subresource), "pods/eviction" or "*/eviction".
+  auto resource_ok = [&](const std::set<std::string>& s) {
+    if (s.count("*")) return true;
+    if (a.subresource.empty()) return s.count(a.resource) > 0;
+    return s.count(a.resource + "/" + a.subresource) > 0 || s.count("*/" + a.subresource) > 0;
+  };
   for (const auto& r : rules) {
     if (!r.ns.empty() && r.ns != a.ns) continue;  // a Role grants only in its namespace
-    if (!has(r.groups, a.group) || !has(r.resources, a.resource) || !has(r.verbs, a.verb)) continue;
+    if (!has(r.groups, a.group) || !resource_ok(r.resources) || !has(r.verbs, a.verb)) continue;
     // resourceNames never match requests without a name (create, list, watch), as in RBAC.
     if (!r.names.empty() && (a.name.empty() || !r.names.count(a.name))) continue;
     return true;
@@ -99,7 +106,8 @@ std::string ForbiddenMessage(const std::string& user, const RequestAttributes& a
   std::string kind = a.group.empty() ? a.resource : a.resource + "." + a.group;
   std::string m = (a.name.empty() ? kind : kind + " \"" + a.name + "\"") +
                   " is forbidden: User \"" + user + "\" cannot " + a.verb + " resource \"" +
-                  a.resource + "\" in API group \"" + a.group + "\"";
+                  a.resource + (a.subresource.empty() ? "" : "/" + a.subresource) +
+                  "\" in API group \"" + a.group + "\"";
   return m + (a.ns.empty() ? " at the cluster scope" : " in the namespace \"" + a.ns + "\"");
 }
 

@@ -19,6 +19,7 @@ struct RbacRule {
 // every authenticated user may read (system:discovery).
 struct RequestAttributes {
   std::string verb, group, resource, ns, name;
+  std::string subresource;  // "eviction" in .../pods/NAME/eviction; rules name it "pods/eviction"
 };
 
 RequestAttributes Attributes(const std::string& method, const std::string& path, bool watch);

@@ -10,50 +10,10 @@
 #include <thread>
 
 #include "common/json_util.h"
+#include "test/sim/sim_http.h"
 
 namespace sim {
 namespace {
-
-std::string QueryParam(const std::string& query, const char* name) {
-  char buf[4096];
-  int n = mg_get_var(query.c_str(), query.size(), name, buf, sizeof(buf));
-  return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-}
-
-void Send(mg_connection* conn, int code, const std::string& body,
-          const std::string& content_type = "application/json", const std::string& extra = "") {
-  std::string head = "HTTP/1.1 " + std::to_string(code) + " " +
-                     mg_get_response_code_text(conn, code) + "\r\nContent-Type: " + content_type +
-                     "\r\nContent-Length: " + std::to_string(body.size()) +
-                     "\r\nCache-Control: no-cache, private\r\n" + extra + "\r\n";
-  mg_write(conn, head.data(), head.size());
-  mg_write(conn, body.data(), body.size());
-}
-
-void SendError(mg_connection* conn, const ApiError& e) { Send(conn, e.code, StatusJson(e)); }
-
-std::string ReadBody(mg_connection* conn) {
-  std::string body;
-  char buf[16384];
-  int n;
-  while ((n = mg_read(conn, buf, sizeof(buf))) > 0) {
-    body.append(buf, static_cast<size_t>(n));
-    if (body.size() > (8u << 20)) break;
-  }
-  return body;
-}
-
-// "1d", "5h", "3m", "42s" like kubectl's age column.
-std::string Age(const std::string& ts) {
-  struct tm tm {};
-  if (strptime(ts.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return "<unknown>";
-  long s = static_cast<long>(time(nullptr) - timegm(&tm));
-  if (s < 0) s = 0;
-  if (s < 120) return std::to_string(s) + "s";
-  if (s < 7200) return std::to_string(s / 60) + "m";
-  if (s < 172800) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
-}
 
 void WriteColumns(ds::JsonWriter& w) {
   static const char* cols[][3] = {{"Name", "string", "name"},
@@ -78,26 +38,6 @@ void WriteColumns(ds::JsonWriter& w) {
     w.EndObject();
   }
   w.EndArray();
-}
-
-// One row of a server-side Table: its cells, and the object's metadata as PartialObjectMetadata.
-void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cells,
-                   const rapidjson::Value& meta) {
-  w.StartObject();
-  w.Key("cells");
-  w.StartArray();
-  for (const auto& c : cells) ds::WriteString(w, c);
-  w.EndArray();
-  w.Key("object");
-  w.StartObject();
-  w.Key("kind");
-  w.String("PartialObjectMetadata");
-  w.Key("apiVersion");
-  w.String("meta.k8s.io/v1");
-  w.Key("metadata");
-  meta.Accept(w);
-  w.EndObject();
-  w.EndObject();
 }
 
 void WriteRow(ds::JsonWriter& w, const std::string& node_json) {
@@ -134,20 +74,7 @@ std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const 
                       bool columns) {
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
-  w.StartObject();
-  w.Key("kind");
-  w.String("Table");
-  w.Key("apiVersion");
-  w.String("meta.k8s.io/v1");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("resourceVersion");
-  ds::WriteString(w, std::to_string(rv));
-  if (!cont.empty()) {
-    w.Key("continue");
-    ds::WriteString(w, cont);
-  }
-  w.EndObject();
+  StartTable(w, std::to_string(rv), cont);
   if (columns) WriteColumns(w);
   w.Key("rows");
   w.StartArray();
@@ -161,16 +88,7 @@ std::string TableJson(const std::vector<std::string>& nodes, uint64_t rv, const 
 std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) {
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
-  w.StartObject();
-  w.Key("kind");
-  w.String("Table");
-  w.Key("apiVersion");
-  w.String("meta.k8s.io/v1");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("resourceVersion");
-  ds::WriteString(w, std::to_string(rv));
-  w.EndObject();
+  StartTable(w, std::to_string(rv), "");
   w.Key("columnDefinitions");
   w.StartArray();
   for (const char* c : {"Name", "Holder", "Age"}) {
@@ -204,20 +122,6 @@ std::string LeaseTableJson(const std::vector<std::string>& leases, uint64_t rv) 
   w.EndArray();
   w.EndObject();
   return sb.GetString();
-}
-
-// Go's strconv.ParseBool, which the API server uses for query flags.
-bool ParseBool(const std::string& v) {
-  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
-}
-
-bool SendChunk(mg_connection* conn, const std::string& s) {
-  return mg_send_chunk(conn, s.data(), static_cast<unsigned>(s.size())) > 0;
-}
-
-// Continue tokens carry the list's resourceVersion and the last name returned.
-std::string MakeContinue(uint64_t rv, const std::string& last) {
-  return std::to_string(rv) + ":" + last;
 }
 
 double SteadySeconds() {
@@ -278,7 +182,8 @@ void Server::Refuse(double seconds) {
   }).detach();
 }
 
-Server::Server(Store* store, ServerOptions options) : store_(store), options_(std::move(options)) {}
+Server::Server(Store* store, ServerOptions options, PodStore* pods)
+    : store_(store), pods_(pods), options_(std::move(options)) {}
 
 Server::~Server() { Stop(); }
 
@@ -320,6 +225,7 @@ void Server::Stop() {
   if (ctx_ == nullptr) return;
   stopping_ = true;
   store_->WakeAll();
+  if (pods_ != nullptr) pods_->WakeAll();
   mg_stop(ctx_);
   ctx_ = nullptr;
 }
@@ -392,10 +298,12 @@ int Server::Dispatch(mg_connection* conn) {
       Send(conn, 200, "{}");
     } else if (path == "/sim/compact" && method == "POST") {
       store_->Compact();
+      if (pods_ != nullptr) pods_->Compact();
       Send(conn, 200, "{\"compactedRV\":\"" + std::to_string(store_->compacted_rv()) + "\"}");
     } else if (path == "/sim/drop-watches" && method == "POST") {
       ++watch_epoch_;
       store_->WakeAll();
+      if (pods_ != nullptr) pods_->WakeAll();
       Send(conn, 200, "{}");
     } else if (path == "/sim/faults" && method == "POST") {
       // {"match":"patch","status":503,"retryAfter":2,"latencyMs":0,"hang":false,
@@ -435,6 +343,29 @@ int Server::Dispatch(mg_connection* conn) {
       double seconds = std::strtod(QueryParam(query, "seconds").c_str(), nullptr);
       Send(conn, 200, "{}");
       Refuse(seconds > 0 ? seconds : 5);
+    } else if (path == "/sim/workloads" && method == "POST" && pods_ != nullptr) {
+      // {"namespace","name","replicas","template":{"metadata":{"labels"},"spec":{...}}}
+      std::string out;
+      ApiError e = pods_->ApplyWorkload(ReadBody(conn), &out);
+      if (!e.ok())
+        SendError(conn, e);
+      else
+        Send(conn, 200, out);
+    } else if (path == "/sim/workloads" && method == "GET" && pods_ != nullptr) {
+      Send(conn, 200, pods_->WorkloadsJson());
+    } else if (path.rfind("/sim/workloads/", 0) == 0 && method == "DELETE" && pods_ != nullptr) {
+      std::string rest = path.substr(std::string("/sim/workloads/").size());
+      auto slash = rest.find('/');
+      ApiError e = slash == std::string::npos
+                       ? ApiError{404, "NotFound", "use /sim/workloads/NS/NAME", ""}
+                       : pods_->DeleteWorkload(rest.substr(0, slash), rest.substr(slash + 1));
+      if (!e.ok())
+        SendError(conn, e);
+      else
+        Send(conn, 200, "{}");
+    } else if (path == "/sim/schedule" && method == "POST" && pods_ != nullptr) {
+      // The scheduler model's verdict and per-plugin scores for a Pod, without creating it.
+      Send(conn, 200, pods_->ExplainSchedule(ReadBody(conn)));
     } else if (path == "/sim/stats" && method == "GET") {
       std::string reqs;
       {
@@ -443,8 +374,9 @@ int Server::Dispatch(mg_connection* conn) {
           reqs += (reqs.empty() ? "\"" : ",\"") + k + "\":" + std::to_string(n);
       }
       Send(conn, 200,
-           "{\"nodes\":" + std::to_string(store_->size()) + ",\"resourceVersion\":\"" +
-               std::to_string(store_->CurrentRv()) + "\",\"watches\":" +
+           "{\"nodes\":" + std::to_string(store_->size()) +
+               ",\"pods\":" + std::to_string(pods_ != nullptr ? pods_->size() : 0) +
+               ",\"resourceVersion\":\"" + std::to_string(store_->CurrentRv()) + "\",\"watches\":" +
                std::to_string(open_watches_.load()) + ",\"requests\":{" + reqs + "}}");
     } else {
       Send(conn, 404, "{\"error\":\"unknown sim endpoint\"}");
@@ -567,10 +499,13 @@ int Server::Dispatch(mg_connection* conn) {
       "v1\",\"version\":"
       "\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"coordination.k8s.io/"
       "v1\",\"version\":\"v1\"}}";
+  static const std::string kPolicyGroup =
+      "{\"name\":\"policy\",\"versions\":[{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}],"
+      "\"preferredVersion\":{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}}";
   if (method == "GET" && path == "/apis") {
     Send(conn, 200,
          "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + kCoordinationGroup +
-             "]}");
+             (pods_ != nullptr ? "," + kPolicyGroup : std::string()) + "]}");
     return 1;
   }
   if (method == "GET" && path == "/apis/coordination.k8s.io") {
@@ -590,12 +525,39 @@ int Server::Dispatch(mg_connection* conn) {
     HandleLease(conn, method, path, user, table);
     return 1;
   }
-  if (method == "GET" && path == "/api/v1") {
+  if (pods_ != nullptr && method == "GET" && path == "/apis/policy") {
+    Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + kPolicyGroup.substr(1));
+    return 1;
+  }
+  if (pods_ != nullptr && method == "GET" && path == "/apis/policy/v1") {
     Send(conn, 200,
-         "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[{\"name\":\"nodes\","
-         "\"singularName\":\"node\",\"namespaced\":false,\"kind\":\"Node\",\"verbs\":[\"create\","
-         "\"delete\","
-         "\"get\",\"list\",\"patch\",\"update\",\"watch\"],\"shortNames\":[\"no\"]}]}");
+         "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"policy/v1\","
+         "\"resources\":[{\"name\":\"poddisruptionbudgets\",\"singularName\":"
+         "\"poddisruptionbudget\",\"namespaced\":true,\"kind\":\"PodDisruptionBudget\","
+         "\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"],\"shortNames\":[\"pdb\"]}]"
+         "}");
+    return 1;
+  }
+  if (HandlePdbs(conn, method, path, user, table)) return 1;
+  if (HandlePods(conn, method, path, query, user, table, faulted ? fault.drop_watch_seconds : 0,
+                 faulted ? fault.pad_bytes : 0))
+    return 1;
+  if (method == "GET" && path == "/api/v1") {
+    Send(
+        conn, 200,
+        "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[{\"name\":\"nodes\","
+        "\"singularName\":\"node\",\"namespaced\":false,\"kind\":\"Node\",\"verbs\":[\"create\","
+        "\"delete\","
+        "\"get\",\"list\",\"patch\",\"update\",\"watch\"],\"shortNames\":[\"no\"]}" +
+            std::string(pods_ == nullptr ? ""
+                                         : ",{\"name\":\"pods\",\"singularName\":\"pod\","
+                                           "\"namespaced\":true,\"kind\":\"Pod\",\"verbs\":["
+                                           "\"create\",\"delete\",\"get\",\"list\",\"watch\"],"
+                                           "\"shortNames\":[\"po\"],\"categories\":[\"all\"]},"
+                                           "{\"name\":\"pods/eviction\",\"singularName\":\"\","
+                                           "\"namespaced\":true,\"group\":\"policy\",\"version\":"
+                                           "\"v1\",\"kind\":\"Eviction\",\"verbs\":[\"create\"]}") +
+            "]}");
     return 1;
   }
 
@@ -669,12 +631,8 @@ int Server::Dispatch(mg_connection* conn) {
             faulted ? fault.pad_bytes : 0);
       return 1;
     }
-    auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
-    if (!sel.ok()) {
-      SendError(conn, ApiError{400, "BadRequest",
-                               "unable to parse requirement: " + sel.status().message(), ""});
-      return 1;
-    }
+    auto sel = LabelSelectorParam(conn, query);
+    if (!sel) return 1;
     size_t limit = 0;
     if (std::string l = QueryParam(query, "limit"); !l.empty())
       limit = std::strtoul(l.c_str(), nullptr, 10);
@@ -858,12 +816,29 @@ void Server::HandleLease(mg_connection* conn, const std::string& method, const s
 
 void Server::Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
                    size_t pad) {
-  auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
-  if (!sel.ok()) {
-    SendError(conn, ApiError{400, "BadRequest",
-                             "unable to parse requirement: " + sel.status().message(), ""});
-    return;
-  }
+  auto sel = LabelSelectorParam(conn, query);
+  if (!sel) return;
+  WatchSource src;
+  src.kind = "Node";
+  src.list = [&](uint64_t* list_rv) {
+    std::string next;
+    size_t rem;
+    return store_->List(*sel, 0, "", &next, list_rv, &rem);
+  };
+  src.events = [&](uint64_t rv, int wait_ms, std::vector<WatchSource::Event>* out, bool* expired) {
+    std::vector<Event> evs;
+    store_->EventsAfter(rv, wait_ms, &evs, expired);
+    for (auto& ev : evs)  // a DELETED event's new labels are its old ones
+      out->push_back({ev.rv, std::move(ev.type), std::move(ev.json), sel->Matches(ev.old_labels),
+                      sel->Matches(ev.new_labels)});
+  };
+  src.compacted_rv = [&] { return store_->compacted_rv(); };
+  src.table = [](const std::string& json, bool first) { return TableJson({json}, 0, "", first); };
+  ServeWatch(conn, query, table, drop_after, pad, src);
+}
+
+void Server::ServeWatch(mg_connection* conn, const std::string& query, bool table,
+                        double drop_after, size_t pad, const WatchSource& src) {
   const bool bookmarks = ParseBool(QueryParam(query, "allowWatchBookmarks"));
   std::string rv_param = QueryParam(query, "resourceVersion");
   long timeout_s = 1800;
@@ -893,20 +868,21 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table, do
       obj = ds::JsonToString(d);
     }
     if (table) {
-      obj = TableJson({obj_json}, 0, "", first_table);
+      obj = src.table(obj_json, first_table);
       first_table = false;
     }
     return "{\"type\":\"" + type + "\",\"object\":" + obj + "}\n";
   };
+  auto bookmark = [&](uint64_t rv) {
+    return "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + src.kind +
+           "\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
+           "\"}}}\n";
+  };
   bool alive = true;
   // resourceVersion unset or "0": start with the current state as ADDED events.
   if (rv_param.empty() || rv_param == "0") {
-    std::string next;
-    uint64_t rv;
-    size_t rem;
-    for (const auto& n : store_->List(*sel, 0, "", &next, &rv, &rem))
-      if (!(alive = SendChunk(conn, encode("ADDED", n)))) break;
-    from = rv;
+    for (const auto& obj : src.list(&from))
+      if (!(alive = SendChunk(conn, encode("ADDED", obj)))) break;
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   const auto drop_at =
@@ -919,60 +895,50 @@ void Server::Watch(mg_connection* conn, const std::string& query, bool table, do
   while (alive && !stopping_) {
     if (watch_epoch_.load() != epoch || std::chrono::steady_clock::now() >= drop_at) {
       // A connection cut mid-stream: half an event, then no terminating chunk.
-      SendChunk(conn, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"No");
+      SendChunk(conn, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"" + src.kind.substr(0, 2));
       dropped = true;
       break;
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    std::vector<Event> evs;
+    std::vector<WatchSource::Event> evs;
     bool expired = false;
     int wait_ms = static_cast<int>(std::min<long>(
         200, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1));
-    store_->EventsAfter(last_sent, wait_ms, &evs, &expired);
+    src.events(last_sent, wait_ms, &evs, &expired);
     if (expired) {
       ApiError e{410, "Expired",
                  "too old resource version: " + std::to_string(last_sent) + " (" +
-                     std::to_string(store_->compacted_rv()) + ")",
+                     std::to_string(src.compacted_rv()) + ")",
                  ""};
       SendChunk(conn, "{\"type\":\"ERROR\",\"object\":" + StatusJson(e) + "}\n");
       break;
     }
     for (const auto& ev : evs) {
-      bool was = sel->Matches(ev.old_labels), is = sel->Matches(ev.new_labels);
       std::string type = ev.type;
-      if (ev.type == "ADDED" && !is)
+      if (ev.type == "ADDED" && !ev.is)
         type.clear();
-      else if (ev.type == "DELETED" && !was)
+      else if (ev.type == "DELETED" && !(ev.was || ev.is))
         type.clear();
       else if (ev.type == "MODIFIED") {
-        if (was && !is)
+        if (ev.was && !ev.is)
           type = "DELETED";
-        else if (!was && is)
+        else if (!ev.was && ev.is)
           type = "ADDED";
-        else if (!was && !is)
+        else if (!ev.was && !ev.is)
           type.clear();
       }
       last_sent = ev.rv;
       if (!type.empty() && !(alive = SendChunk(conn, encode(type, ev.json)))) break;
     }
     if (bookmarks && !table && std::chrono::steady_clock::now() >= next_bookmark) {
-      alive = SendChunk(
-          conn,
-          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
-          "{\"resourceVersion\":\"" +
-              std::to_string(last_sent) + "\"}}}\n");
+      alive = SendChunk(conn, bookmark(last_sent));
       next_bookmark = std::chrono::steady_clock::now() +
                       std::chrono::duration<double>(options_.bookmark_seconds);
     }
   }
   if (alive && !dropped) {
-    if (bookmarks && !table)
-      SendChunk(
-          conn,
-          "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
-          "{\"resourceVersion\":\"" +
-              std::to_string(last_sent) + "\"}}}\n");
+    if (bookmarks && !table) SendChunk(conn, bookmark(last_sent));
     mg_send_chunk(conn, "", 0);  // terminating chunk: a clean end of the watch
   }
   --open_watches_;

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "test/sim/sim_pods.h"
 #include "test/sim/sim_rbac.h"
 #include "test/sim/sim_store.h"
 
@@ -49,9 +52,30 @@ struct ServerOptions {
   std::string write_log_file;  // JSON lines; also kept in memory for /sim/writes
 };
 
+// What one watch stream serves (Nodes, Pods); Server::ServeWatch does the framing, bookmarks, 410s,
+// faults and the ADDED/DELETED translation for objects that start or stop matching the selectors.
+struct WatchSource {
+  struct Event {
+    uint64_t rv = 0;
+    std::string type;  // ADDED, MODIFIED, DELETED
+    std::string json;
+    bool was = false;  // the object before the event matched the watch's selectors
+    bool is = false;   // the object after it matches them
+  };
+  std::string kind;  // "Node", "Pod": the bookmarks' kind; a cut stream ends inside it
+  // The objects that match now (resourceVersion unset or "0"), and the rv of that list.
+  std::function<std::vector<std::string>(uint64_t* list_rv)> list;
+  // Events after `rv`, waiting up to `wait_ms` for one; `expired` when `rv` is compacted away.
+  std::function<void(uint64_t rv, int wait_ms, std::vector<Event>* out, bool* expired)> events;
+  std::function<uint64_t()> compacted_rv;
+  // One object as a server-side Table (`first`: the first event, which carries the columns).
+  std::function<std::string(const std::string& json, bool first)> table;
+};
+
 class Server {
  public:
-  Server(Store* store, ServerOptions options);
+  // `pods` (optional, not owned) serves Pods, evictions and PodDisruptionBudgets.
+  Server(Store* store, ServerOptions options, PodStore* pods = nullptr);
   ~Server();
   bool Start(std::string* error);
   void Stop();
@@ -63,8 +87,20 @@ class Server {
   // coordination.k8s.io/v1 Leases: get, list, create, update (PUT), delete.
   void HandleLease(mg_connection* conn, const std::string& method, const std::string& path,
                    const User& user, bool table);
+  // Pods (sim_server_pods.cc): false when the path is not theirs.
+  bool HandlePods(mg_connection* conn, const std::string& method, const std::string& path,
+                  const std::string& query, const User& user, bool table, double drop_after,
+                  size_t pad);
+  bool HandlePdbs(mg_connection* conn, const std::string& method, const std::string& path,
+                  const User& user, bool table);
+  void PodWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool table,
+                double drop_after, size_t pad);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
              size_t pad);
+  // The chunked stream of a watch: resourceVersion, timeoutSeconds and allowWatchBookmarks from
+  // `query`; a drop after `drop_after` s; a `pad`-byte annotation on every event.
+  void ServeWatch(mg_connection* conn, const std::string& query, bool table, double drop_after,
+                  size_t pad, const WatchSource& src);
   // The fault that applies to a request of this class, if any (consumes one of its `count`).
   bool TakeFault(const std::string& request_class, Fault* out);
   void Refuse(double seconds);  // stop listening for a while (connections are refused)
@@ -73,6 +109,7 @@ class Server {
                 int code, bool changed);
 
   Store* const store_;
+  PodStore* const pods_;
   const ServerOptions options_;
   mg_context* ctx_ = nullptr;
   int port_ = 0;

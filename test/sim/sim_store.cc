@@ -490,7 +490,10 @@ std::string StatusJson(const ApiError& e) {
     w.Key("reason");
     ds::WriteString(w, e.reason);
   }
-  if (!e.causes_json.empty()) {
+  if (!e.details_json.empty()) {
+    w.Key("details");
+    w.RawValue(e.details_json.c_str(), e.details_json.size(), rapidjson::kObjectType);
+  } else if (!e.causes_json.empty()) {
     w.Key("details");
     w.StartObject();
     w.Key("kind");
@@ -508,6 +511,11 @@ std::string StatusJson(const ApiError& e) {
 uint64_t Store::CurrentRv() const {
   std::lock_guard<std::mutex> l(mu_);
   return rv_;
+}
+
+uint64_t Store::NextRv() {
+  std::lock_guard<std::mutex> l(mu_);
+  return ++rv_;
 }
 
 uint64_t Store::compacted_rv() const {

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/label_selector.h"
@@ -18,10 +19,18 @@ namespace sim {
 
 // An API error as the real server reports it (Status object fields).
 struct ApiError {
+  ApiError() = default;
+  ApiError(int c, std::string r, std::string m, std::string causes = "", std::string details = "")
+      : code(c),
+        reason(std::move(r)),
+        message(std::move(m)),
+        causes_json(std::move(causes)),
+        details_json(std::move(details)) {}
   int code = 0;  // 0 = no error
   std::string reason;
   std::string message;
-  std::string causes_json;  // optional details.causes array, already JSON
+  std::string causes_json;   // optional details.causes array, already JSON
+  std::string details_json;  // optional whole details object, already JSON (wins over causes)
   bool ok() const { return code == 0; }
 };
 
@@ -46,6 +55,9 @@ class Store {
   explicit Store(size_t window) : window_(window) {}
 
   uint64_t CurrentRv() const;
+  // Takes the next cluster-wide resourceVersion for a write to another resource (Pods, PDBs), so
+  // that every object shares one counter. Does not wake Node watchers (no Node event).
+  uint64_t NextRv();
   // Adds `count` realistic nodes named prefix-00001...; the first control_plane are masters.
   void Populate(size_t count, size_t control_plane, const std::string& prefix);
 

@@ -1,0 +1,127 @@
+// HTTP helpers shared by the simulator's handlers (sim_server.cc, sim_server_pods.cc).
+#pragma once
+
+#include <civetweb.h>
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_util.h"
+#include "common/label_selector.h"
+#include "test/sim/sim_store.h"
+
+namespace sim {
+
+inline std::string QueryParam(const std::string& query, const char* name) {
+  char buf[4096];
+  int n = mg_get_var(query.c_str(), query.size(), name, buf, sizeof(buf));
+  return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+inline void Send(mg_connection* conn, int code, const std::string& body,
+                 const std::string& content_type = "application/json",
+                 const std::string& extra = "") {
+  std::string head = "HTTP/1.1 " + std::to_string(code) + " " +
+                     mg_get_response_code_text(conn, code) + "\r\nContent-Type: " + content_type +
+                     "\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\nCache-Control: no-cache, private\r\n" + extra + "\r\n";
+  mg_write(conn, head.data(), head.size());
+  mg_write(conn, body.data(), body.size());
+}
+
+inline void SendError(mg_connection* conn, const ApiError& e) { Send(conn, e.code, StatusJson(e)); }
+
+inline std::string ReadBody(mg_connection* conn) {
+  std::string body;
+  char buf[16384];
+  int n;
+  while ((n = mg_read(conn, buf, sizeof(buf))) > 0) {
+    body.append(buf, static_cast<size_t>(n));
+    if (body.size() > (8u << 20)) break;
+  }
+  return body;
+}
+
+// "1d", "5h", "3m", "42s" like kubectl's age column.
+inline std::string Age(const std::string& ts) {
+  struct tm tm {};
+  if (strptime(ts.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return "<unknown>";
+  long s = static_cast<long>(time(nullptr) - timegm(&tm));
+  if (s < 0) s = 0;
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 7200) return std::to_string(s / 60) + "m";
+  if (s < 172800) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+// The start of a server-side Table up to its metadata: resourceVersion and continue when not empty.
+inline void StartTable(ds::JsonWriter& w, const std::string& rv, const std::string& cont) {
+  w.StartObject();
+  w.Key("kind");
+  w.String("Table");
+  w.Key("apiVersion");
+  w.String("meta.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  if (!rv.empty()) {
+    w.Key("resourceVersion");
+    ds::WriteString(w, rv);
+  }
+  if (!cont.empty()) {
+    w.Key("continue");
+    ds::WriteString(w, cont);
+  }
+  w.EndObject();
+}
+
+// One row of a server-side Table: its cells, and the object's metadata as PartialObjectMetadata.
+inline void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cells,
+                          const rapidjson::Value& meta) {
+  w.StartObject();
+  w.Key("cells");
+  w.StartArray();
+  for (const auto& c : cells) ds::WriteString(w, c);
+  w.EndArray();
+  w.Key("object");
+  w.StartObject();
+  w.Key("kind");
+  w.String("PartialObjectMetadata");
+  w.Key("apiVersion");
+  w.String("meta.k8s.io/v1");
+  w.Key("metadata");
+  meta.Accept(w);
+  w.EndObject();
+  w.EndObject();
+}
+
+// Go's strconv.ParseBool, which the API server uses for query flags.
+inline bool ParseBool(const std::string& v) {
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
+}
+
+// The labelSelector query parameter; nullopt (after answering 400) when it does not parse.
+inline std::optional<ds::LabelSelector> LabelSelectorParam(mg_connection* conn,
+                                                           const std::string& query) {
+  auto sel = ds::LabelSelector::Parse(QueryParam(query, "labelSelector"));
+  if (!sel.ok()) {
+    SendError(conn, ApiError{400, "BadRequest",
+                             "unable to parse requirement: " + sel.status().message(), ""});
+    return std::nullopt;
+  }
+  return std::move(*sel);
+}
+
+inline bool SendChunk(mg_connection* conn, const std::string& s) {
+  return mg_send_chunk(conn, s.data(), static_cast<unsigned>(s.size())) > 0;
+}
+
+// Continue tokens carry the list's resourceVersion and the last name returned.
+inline std::string MakeContinue(uint64_t rv, const std::string& last) {
+  return std::to_string(rv) + ":" + last;
+}
+
+}  // namespace sim

@@ -1,0 +1,82 @@
+// A model of kube-scheduler's default profile, for the API simulator (and later an effect
+// simulation): which node a new pod would be bound to, given the nodes and the pods already bound.
+// Pure functions of values: no clock, no randomness, no I/O. Formulas and sources:
+// sim_scheduler.cc.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sim {
+
+struct Toleration {
+  std::string key, op = "Equal", value, effect;  // op: Equal or Exists; effect "" = all effects
+};
+
+struct Taint {
+  std::string key, value, effect;  // NoSchedule, PreferNoSchedule, NoExecute
+};
+
+// One requirement of a NodeSelectorTerm (matchExpressions; matchFields is not modelled).
+struct NodeSelectorRequirement {
+  std::string key, op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+};
+using NodeSelectorTerm = std::vector<NodeSelectorRequirement>;  // ANDed
+
+struct PreferredTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm term;
+};
+
+// What scheduling needs of a pod. Requests are the sums over its containers.
+struct SchedPod {
+  std::string node;         // spec.nodeName ("" = not bound)
+  int64_t cpu_milli = 0;    // requests as written (0 when absent)
+  int64_t memory = 0;       // bytes
+  bool cpu_set = false;     // some container requests cpu (else NonZero default applies)
+  bool memory_set = false;  // likewise memory
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> required;  // ORed (requiredDuringScheduling...); empty: none
+  std::vector<PreferredTerm> preferred;
+  std::vector<Toleration> tolerations;
+};
+
+struct SchedNode {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  int64_t cpu_milli = 0;  // status.allocatable
+  int64_t memory = 0;
+  int64_t pods = 110;
+};
+
+// Per feasible node: each plugin's normalised score (0-100) and the weighted total.
+struct NodeScore {
+  std::string node;
+  int64_t taint = 0, affinity = 0, fit = 0, balanced = 0, total = 0;
+};
+
+struct ScheduleResult {
+  std::string node;                // "" when no node fits
+  std::vector<NodeScore> scores;   // feasible nodes, in input order
+  std::map<std::string, int> why;  // unfit reason -> node count, as in FailedScheduling
+  std::string message;             // "0/3 nodes are available: ..." when node is ""
+};
+
+// Chooses a node for `pod` among `nodes`, given `bound` (pods already on nodes, terminating ones
+// included: their resources are still held). Ties go to the first node in `nodes` order (the
+// real scheduler picks one of the best at random).
+ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
+                        const SchedPod& pod);
+
+// Readers for the JSON objects (Node, Pod). Missing fields give defaults.
+SchedNode NodeFromJson(const rapidjson::Value& node);
+SchedPod PodFromJson(const rapidjson::Value& pod);
+
+}  // namespace sim
