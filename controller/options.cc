@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/time_zone.h"
 #include "common/web_server.h"
 #include "promql/prometheus_client.h"
 
@@ -107,6 +108,12 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   Options o;
   o.rule_file = FLAGS_r;
   ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
+  if (o.rules.rebalance.enabled) {
+    // The eviction windows' zone must exist in this machine's (or image's) tz database now, not
+    // at the first window check.
+    auto tz = TimeZone::Load(o.rules.rebalance.time_zone);
+    if (!tz.ok()) return tz.status().Prepend(FLAGS_r + ": rebalance.timeZone");
+  }
   o.check_only = FLAGS_check_config;
   o.cleanup = FLAGS_cleanup;
   if (o.check_only && o.cleanup)

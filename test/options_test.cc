@@ -167,6 +167,18 @@ TEST_F(OptionsTest, ARebalanceSectionSaysNothingIsEvictedYet) {
   EXPECT_NE(DescribeStartup(*o).find("does not evict yet"), std::string::npos);
 }
 
+TEST_F(OptionsTest, TheEvictionWindowsZoneMustExist) {
+  const std::string bad = Write("tz.yaml",
+                                "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80}\n"
+                                "rebalance: {timeZone: Mars/Olympus_Mons}\n");
+  auto o = Parse({"-check_config", "-r", bad});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(
+      o.status().message().find("tz.yaml: rebalance.timeZone: time zone \"Mars/Olympus_Mons\""),
+      std::string::npos)
+      << o.status().message();
+}
+
 TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
   struct Case {
     std::vector<std::string> extra;

@@ -212,6 +212,7 @@ class DockerfileTest(unittest.TestCase):
             self.assertTrue(owner in pkgs or owner in base, "%s (%s) is not installed by the Dockerfile" % (lib, owner))
         self.assertIn("USER 65532", text)
         self.assertIn("-DDS_BUILD_TESTS=OFF", text)
+        self.assertIn("tzdata", runtime.split("rm -rf")[0], "rebalance.timeZone needs the tz database")
 
 
 def write_tree(root, files):
