@@ -124,4 +124,40 @@ inline std::string MakeContinue(uint64_t rv, const std::string& last) {
   return std::to_string(rv) + ":" + last;
 }
 
+// A LIST's paging parameters: `limit` and the `continue` token, split into the list's
+// resourceVersion (0: a first page) and the key to continue after.
+struct ListPaging {
+  size_t limit = 0;
+  uint64_t list_rv = 0;
+  std::string after;
+};
+
+// Reads them; nullopt after answering 400 (a token that is not ours) or 410 (a token older than
+// the compaction point), in the API server's words.
+inline std::optional<ListPaging> ListPagingParams(mg_connection* conn, const std::string& query,
+                                                  uint64_t compacted_rv) {
+  ListPaging p;
+  if (std::string l = QueryParam(query, "limit"); !l.empty())
+    p.limit = std::strtoul(l.c_str(), nullptr, 10);
+  const std::string cont = QueryParam(query, "continue");
+  if (cont.empty()) return p;
+  const auto colon = cont.find(':');
+  if (colon == std::string::npos) {
+    SendError(conn, ApiError{400, "BadRequest", "continue key is not valid", ""});
+    return std::nullopt;
+  }
+  const uint64_t crv = std::strtoull(cont.substr(0, colon).c_str(), nullptr, 10);
+  if (crv < compacted_rv) {
+    SendError(conn, ApiError{410, "Expired",
+                             "The provided continue parameter is too old to display a consistent "
+                             "list result. You can start a new list without the continue "
+                             "parameter.",
+                             ""});
+    return std::nullopt;
+  }
+  p.after = cont.substr(colon + 1);
+  p.list_rv = crv;
+  return p;
+}
+
 }  // namespace sim

@@ -633,29 +633,11 @@ int Server::Dispatch(mg_connection* conn) {
     }
     auto sel = LabelSelectorParam(conn, query);
     if (!sel) return 1;
-    size_t limit = 0;
-    if (std::string l = QueryParam(query, "limit"); !l.empty())
-      limit = std::strtoul(l.c_str(), nullptr, 10);
-    std::string cont = QueryParam(query, "continue"), after;
-    uint64_t list_rv = 0;
-    if (!cont.empty()) {
-      auto colon = cont.find(':');
-      if (colon == std::string::npos) {
-        SendError(conn, ApiError{400, "BadRequest", "continue key is not valid", ""});
-        return 1;
-      }
-      uint64_t crv = std::strtoull(cont.substr(0, colon).c_str(), nullptr, 10);
-      if (crv < store_->compacted_rv()) {
-        SendError(conn,
-                  ApiError{410, "Expired",
-                           "The provided continue parameter is too old to display a consistent "
-                           "list result. You can start a new list without the continue parameter.",
-                           ""});
-        return 1;
-      }
-      after = cont.substr(colon + 1);
-      list_rv = crv;
-    }
+    auto paging = ListPagingParams(conn, query, store_->compacted_rv());
+    if (!paging) return 1;
+    const size_t limit = paging->limit;
+    const std::string& after = paging->after;
+    uint64_t list_rv = paging->list_rv;
     std::string next;
     uint64_t rv = 0;
     size_t remaining = 0;

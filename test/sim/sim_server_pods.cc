@@ -238,29 +238,11 @@ bool Server::HandlePods(mg_connection* conn, const std::string& method, const st
       SendError(conn, ApiError{400, "BadRequest", err, ""});
       return true;
     }
-    size_t limit = 0;
-    if (std::string l = QueryParam(query, "limit"); !l.empty())
-      limit = std::strtoul(l.c_str(), nullptr, 10);
-    std::string cont = QueryParam(query, "continue"), after;
-    uint64_t list_rv = 0;
-    if (!cont.empty()) {
-      auto colon = cont.find(':');
-      if (colon == std::string::npos) {
-        SendError(conn, ApiError{400, "BadRequest", "continue key is not valid", ""});
-        return true;
-      }
-      uint64_t crv = std::strtoull(cont.substr(0, colon).c_str(), nullptr, 10);
-      if (crv < pods_->compacted_rv()) {
-        SendError(conn,
-                  ApiError{410, "Expired",
-                           "The provided continue parameter is too old to display a consistent "
-                           "list result. You can start a new list without the continue parameter.",
-                           ""});
-        return true;
-      }
-      after = cont.substr(colon + 1);
-      list_rv = crv;
-    }
+    auto paging = ListPagingParams(conn, query, pods_->compacted_rv());
+    if (!paging) return true;
+    const size_t limit = paging->limit;
+    const std::string& after = paging->after;
+    uint64_t list_rv = paging->list_rv;
     std::string next;
     uint64_t rv = 0;
     size_t remaining = 0;
