@@ -61,8 +61,8 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
       if (res.ok()) {
         ++(step.edit->label.op == NodeEdit::Op::kRemove ? c.unmarked : c.forgotten);
         out << "node " << n.name << ": " << what << ": done\n";
-      } else if (res.status().http_status() == 422 &&
-                 step.edit->label.op == NodeEdit::Op::kRemove) {
+      } else if (step.edit->label.op == NodeEdit::Op::kRemove &&
+                 RemovalFoundChanges(res.status())) {
         ++c.changed;
         out << "node " << n.name
             << ": changed since it was listed; left alone (run again): " << res.status().message()
@@ -99,7 +99,7 @@ int RunCleanupCommand(const Options& options, std::ostream& out) {
     out << "cleanup: " << counts.status().ToString() << "\n";
     return 2;
   }
-  return counts->failed > 0 ? 1 : 0;
+  return counts->failed > 0 || counts->changed > 0 ? 1 : 0;
 }
 
 }  // namespace ds

@@ -50,7 +50,8 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
 
 struct Options;
 // -cleanup as main runs it: connects as Options say, runs RunCleanup, and returns the exit
-// status (0: all done; 1: some node could not be cleaned; 2: the nodes could not be listed).
+// status (0: all done; 1: some node could not be cleaned, or changed meanwhile and should be
+// looked at again; 2: the nodes could not be listed).
 int RunCleanupCommand(const Options& options, std::ostream& out);
 
 }  // namespace ds

@@ -200,7 +200,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
     // A conditional removal whose test failed: someone changed our key (or removed our record)
     // since the snapshot this was planned from. Nothing was written, and nothing is wrong with
     // the node: the next cycle plans again from what the watch shows.
-    if (w.kind == ChangeKind::kUnmark && st.http_status() == 422) {
+    if (w.kind == ChangeKind::kUnmark && RemovalFoundChanges(st)) {
       if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
         LOG(INFO) << "node " << w.node << ": not unmarked: " << mark_.key
                   << " or the record changed since the cycle began (" << st.message() << ")";

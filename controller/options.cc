@@ -44,7 +44,8 @@ DEFINE_bool(check_config, false,
 DEFINE_bool(cleanup, false,
             "Remove every mark and ownership record this controller put on nodes (keeping "
             "foreign values under its key), print what was done, and exit: 0 if all went well, "
-            "1 if not. Uses the same connection flags and rule file; -dry_run only prints. Stop "
+            "1 if a node could not be cleaned or changed meanwhile. Uses the same connection flags "
+            "and rule file; -dry_run only prints. Stop "
             "the controller first. -prom is not required.");
 DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
 DEFINE_bool(leader_elect, false,

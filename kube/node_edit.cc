@@ -4,6 +4,10 @@
 
 namespace ds {
 
+bool RemovalFoundChanges(const Status& st) {
+  return st.http_status() == 422 && st.message().find("denied request") == std::string::npos;
+}
+
 std::string EscapeJsonPointerToken(const std::string& token) {
   std::string out;
   out.reserve(token.size());

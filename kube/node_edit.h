@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "common/status.h"
+
 namespace ds {
 
 struct NodeEdit {
@@ -34,6 +36,12 @@ struct EncodedPatch {
 
 // REQUIRES: label.op or annotation.op is not kKeep; not (label kRemove and annotation kSet).
 EncodedPatch EncodeNodeEdit(const NodeEdit& edit);
+
+// True when a conditional removal's answer says the node changed since the removal was planned
+// (a failed `test`, or the annotation to remove gone): a 422 that is not an admission policy's
+// denial (those say "denied request"; ours answer 403 with `reason: Forbidden`, but a policy
+// without a reason answers 422 too).
+bool RemovalFoundChanges(const Status& st);
 
 // A JSON Pointer (RFC 6901) token: "~" as "~0", "/" as "~1" ("example.com/x" is one key).
 std::string EscapeJsonPointerToken(const std::string& token);

@@ -18,27 +18,57 @@ Status Malformed(const std::string& what, const std::string& why) {
 const char* const kMirrorAnnotation = "kubernetes.io/config.mirror";
 const char* const kOwnPodAnnotation = "dynamic-scheduler.io/evict";
 
-// Sums the requests of one container list into cpu/mem; returns false on a bad quantity.
-bool Requests(const rapidjson::Value* containers, bool take_max, double* cpu, double* mem) {
-  if (containers == nullptr || !containers->IsArray()) return true;
-  for (const auto& c : containers->GetArray()) {
-    const auto* res = JsonMember(c, "resources");
-    const auto* req = res != nullptr ? JsonMember(*res, "requests") : nullptr;
-    if (req == nullptr || !req->IsObject()) continue;
-    double ccpu = 0, cmem = 0;
-    if (const auto* q = JsonMember(*req, "cpu"); q != nullptr) {
-      if (!q->IsString() || !ParseQuantity(q->GetString(), &ccpu)) return false;
+// One container's requests; false on a quantity that does not parse.
+bool ContainerRequests(const rapidjson::Value& c, double* cpu, double* mem) {
+  *cpu = *mem = 0;
+  const auto* res = JsonMember(c, "resources");
+  const auto* req = res != nullptr ? JsonMember(*res, "requests") : nullptr;
+  if (req == nullptr || !req->IsObject()) return true;
+  if (const auto* q = JsonMember(*req, "cpu"); q != nullptr)
+    if (!q->IsString() || !ParseQuantity(q->GetString(), cpu)) return false;
+  if (const auto* q = JsonMember(*req, "memory"); q != nullptr)
+    if (!q->IsString() || !ParseQuantity(q->GetString(), mem)) return false;
+  return true;
+}
+
+// The scheduler's effective request of a pod (resourcehelper.PodRequests): the larger of the
+// containers' sum (plus the native sidecars, init containers with restartPolicy Always, which
+// keep running) and each ordinary init container's request plus the sidecars started before
+// it; then the pod overhead on top.
+bool EffectiveRequests(const rapidjson::Value& spec, double* cpu, double* mem) {
+  double run_cpu = 0, run_mem = 0;
+  if (const auto* cs = JsonMember(spec, "containers"); cs != nullptr && cs->IsArray())
+    for (const auto& c : cs->GetArray()) {
+      double ccpu, cmem;
+      if (!ContainerRequests(c, &ccpu, &cmem)) return false;
+      run_cpu += ccpu;
+      run_mem += cmem;
     }
-    if (const auto* q = JsonMember(*req, "memory"); q != nullptr) {
-      if (!q->IsString() || !ParseQuantity(q->GetString(), &cmem)) return false;
+  double side_cpu = 0, side_mem = 0, init_cpu = 0, init_mem = 0;
+  if (const auto* is = JsonMember(spec, "initContainers"); is != nullptr && is->IsArray())
+    for (const auto& c : is->GetArray()) {
+      double ccpu, cmem;
+      if (!ContainerRequests(c, &ccpu, &cmem)) return false;
+      if (JsonString(c, "restartPolicy") == "Always") {
+        side_cpu += ccpu;
+        side_mem += cmem;
+        init_cpu = std::max(init_cpu, side_cpu);
+        init_mem = std::max(init_mem, side_mem);
+      } else {
+        init_cpu = std::max(init_cpu, ccpu + side_cpu);
+        init_mem = std::max(init_mem, cmem + side_mem);
+      }
     }
-    if (take_max) {
-      *cpu = std::max(*cpu, ccpu);
-      *mem = std::max(*mem, cmem);
-    } else {
-      *cpu += ccpu;
-      *mem += cmem;
-    }
+  *cpu = std::max(run_cpu + side_cpu, init_cpu);
+  *mem = std::max(run_mem + side_mem, init_mem);
+  if (const auto* over = JsonMember(spec, "overhead"); over != nullptr && over->IsObject()) {
+    double ocpu = 0, omem = 0;
+    if (const auto* q = JsonMember(*over, "cpu"); q != nullptr)
+      if (!q->IsString() || !ParseQuantity(q->GetString(), &ocpu)) return false;
+    if (const auto* q = JsonMember(*over, "memory"); q != nullptr)
+      if (!q->IsString() || !ParseQuantity(q->GetString(), &omem)) return false;
+    *cpu += ocpu;
+    *mem += omem;
   }
   return true;
 }
@@ -89,14 +119,8 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
       for (const auto& v : vols->GetArray())
         if (JsonMember(v, "emptyDir") != nullptr || JsonMember(v, "hostPath") != nullptr)
           out->local_storage = true;
-    // The scheduler's effective request: the larger of the containers' sum and the largest init
-    // container (they run one at a time, before the others).
-    double cpu = 0, mem = 0, icpu = 0, imem = 0;
-    if (!Requests(JsonMember(*spec, "containers"), false, &cpu, &mem) ||
-        !Requests(JsonMember(*spec, "initContainers"), true, &icpu, &imem))
-      return Malformed(what, "a container's resources.requests is not a quantity");
-    out->cpu_request = std::max(cpu, icpu);
-    out->memory_request = std::max(mem, imem);
+    if (!EffectiveRequests(*spec, &out->cpu_request, &out->memory_request))
+      return Malformed(what, "a container's resources.requests or spec.overhead is not a quantity");
   }
   if (const auto* status = JsonMember(obj, "status"); status != nullptr && status->IsObject()) {
     out->phase = JsonString(*status, "phase");

@@ -1,11 +1,17 @@
 #include "rebalance/pod_choice.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ds {
 
 PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
                      Placement* placement) {
+  // A usage that is not a number (a sum of infinities) is unknown: such a pod is not chosen, and
+  // it must not reach the sort, whose ordering NaN would break.
+  candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                  [](const Candidate& c) { return !std::isfinite(c.usage); }),
+                   candidates.end());
   // Largest first: the fewest evictions for the relief. Ties by name, so a run is reproducible.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.usage != b.usage) return a.usage > b.usage;

@@ -19,6 +19,8 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
                                           const std::vector<RuleInput>& inputs) {
   ++generation_;
   const size_t nrules = rules_.size();
+  bool answered_any = false;  // some query succeeded this cycle
+  for (const RuleInput& in : inputs) answered_any = answered_any || (!in.failed && in.values);
   std::vector<NodeDecision> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto [it, created] = states_.try_emplace(std::string(nodes[i].name));
@@ -28,8 +30,10 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       ns.first_seen = now;
       if (nodes[i].labelled) {
         // Adopting a mark set before (by us before a restart, or by another leader): wait for
-        // the rules that may hold it.
-        ns.owners_recorded = nodes[i].owners != nullptr;
+        // the rules that may hold it. A record that names none of the current rules (each renamed
+        // or removed since) says nothing about them: adopt by the threshold, as without a
+        // record.
+        ns.owners_recorded = nodes[i].owners != nullptr && !nodes[i].owners->empty();
         if (ns.owners_recorded) {
           for (size_t r : *nodes[i].owners)
             if (r < nrules) ns.rules[r].awaited = true;
@@ -38,8 +42,14 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
         }
       }
     }
-    // Adoption waits at most the grace time for a rule to report.
-    const bool adopting_window = now - ns.first_seen <= grace_;
+    // Adoption waits at most the grace time for a rule to report, counted from the first cycle
+    // in which any query answered: a restart during a Prometheus outage longer than the grace
+    // must still adopt when data returns, not start `for` again on a marked node.
+    if (answered_any && !ns.adoption_clock_started) {
+      ns.adoption_clock_started = true;
+      ns.adoption_since = now;
+    }
+    const bool adopting_window = !ns.adoption_clock_started || now - ns.adoption_since <= grace_;
     bool awaiting = false;  // some rule may still adopt the node
     ns.generation = generation_;
     bool evidence = false;  // some query succeeded this cycle

@@ -23,7 +23,8 @@
 // With evidence: hot while any rule holds it (a stale hold counts within `grace`, also one from
 // a rule whose own query failed), else cold -- except while adopting: a marked node is unknown
 // (keeps its mark) until every rule that may adopt it (the recorded ones; without a record, all)
-// has reported a value, or for at most `grace` after it was first seen. So a mark held by the
+// has reported a value, or for at most `grace` from the first cycle in which any query answered
+// (a restart during an outage waits for Prometheus first). So a mark held by the
 // memory rule is not removed on failover because cpu reports low while memory's series is
 // briefly absent.
 #pragma once
@@ -44,7 +45,8 @@ struct NodeInput {
   std::string_view name;
   bool labelled = false;  // carries our key with our value
   // The rules (indices) the node's ownership record names, or null when it has no readable
-  // record for our mark. Read only when the node is first seen, to adopt it.
+  // record for our mark (empty: it names none of the current rules; treated as null). Read only
+  // when the node is first seen, to adopt it.
   const std::vector<size_t>* owners = nullptr;
 };
 
@@ -101,7 +103,9 @@ class Decider {
   struct NodeState {
     std::vector<RuleState> rules;
     TimePoint first_seen{};
-    bool owners_recorded = false;  // adopting by the record (else: by the threshold)
+    bool owners_recorded = false;         // adopting by the record (else: by the threshold)
+    bool adoption_clock_started = false;  // a query has answered since the node was first seen
+    TimePoint adoption_since{};           // ...first at this time; adoption waits `grace` from it
     uint64_t generation = 0;
   };
 

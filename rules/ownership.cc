@@ -34,8 +34,12 @@ StatusOr<Ownership> ParseOwnership(std::string_view text) {
   auto bad = [](const std::string& why) {
     return Status::InvalidArgument(std::string(kHeldByAnnotation) + ": " + why);
   };
+  // Anyone who may patch the node can write this annotation (up to 256 KiB): a real record is a
+  // few hundred bytes, and the iterative parser cannot be driven into deep recursion.
+  if (text.size() > kMaxOwnershipBytes)
+    return bad("longer than " + std::to_string(kMaxOwnershipBytes) + " bytes");
   rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (doc.HasParseError() || !doc.IsObject()) return bad("not a JSON object");
   Ownership o;
   const auto* key = JsonMember(doc, "label");

@@ -17,6 +17,8 @@
 namespace ds {
 
 inline constexpr const char* kHeldByAnnotation = "dynamic-scheduler.io/held-by";
+// A record longer than this is refused unread (ours are a few hundred bytes).
+inline constexpr size_t kMaxOwnershipBytes = 16 * 1024;
 
 struct OwnerRule {
   std::string rule;       // the rule's name in rule.yaml

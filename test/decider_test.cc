@@ -359,12 +359,36 @@ TEST(Decider, AnOutageLongerThanTheGraceDoesNotFlapTheMark) {
   EXPECT_EQ(other.Step({10, 80}), Verdict::kCold) << "mem, in its band, never held the node";
 }
 
-TEST(Decider, ARecordNamingNoCurrentRuleAdoptsNothing) {
-  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60)}, 30);
-  const std::vector<size_t> none;  // the record names a rule since renamed or removed
+// The review's case: restarted while Prometheus is down for longer than the grace. The wait for
+// the recorded rule starts when queries answer again, so cpu (still over its threshold) keeps
+// the mark instead of starting `for` from scratch on a node that is marked cold meanwhile.
+TEST(Decider, ARestartDuringAnOutageStillAdoptsWhenDataReturns) {
+  OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60, /*for=*/60)}, 30);
+  const std::vector<size_t> cpu = {0};
   n.labelled_ = true;
-  n.owners_ = &none;
-  EXPECT_EQ(n.Step({70}), Verdict::kCold);
+  n.owners_ = &cpu;
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(n.Step({kNone}, {true}), Verdict::kUnknown);  // 60 s
+  EXPECT_EQ(n.Step({95}), Verdict::kHot);
+  OneNode absent({MakeRule("cpu", Comparison::kGreater, 80, 60, 60),
+                  MakeRule("mem", Comparison::kGreater, 90, 70)},
+                 30);
+  absent.labelled_ = true;
+  absent.owners_ = &cpu;
+  for (int i = 0; i < 6; ++i) absent.Step({kNone, kNone}, {true, true});
+  EXPECT_EQ(absent.Step({kNone, 10}), Verdict::kUnknown) << "the wait starts now";
+  EXPECT_EQ(absent.Step({kNone, 10}, {}, 31), Verdict::kCold) << "and ends after the grace";
+}
+
+TEST(Decider, ARecordNamingNoCurrentRuleAdoptsByTheThreshold) {
+  const std::vector<size_t> none;  // the record names a rule since renamed or removed
+  OneNode over({MakeRule("cpu2", Comparison::kGreater, 80, 60, /*for=*/60)}, 30);
+  over.labelled_ = true;
+  over.owners_ = &none;
+  EXPECT_EQ(over.Step({95}), Verdict::kHot) << "over the threshold: kept, as without a record";
+  OneNode band({MakeRule("cpu2", Comparison::kGreater, 80, 60, 60)}, 30);
+  band.labelled_ = true;
+  band.owners_ = &none;
+  EXPECT_EQ(band.Step({70}), Verdict::kCold);
 }
 
 TEST(Decider, LabelledBeforeStartRemovedWhenDataSaysCold) {

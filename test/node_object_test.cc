@@ -131,6 +131,22 @@ TEST(NodeEdit, RemovalIsAJsonPatchThatTestsTheValueFirst) {
   EXPECT_EQ(DescribeNodeEdit(e), "remove example.com/busy~x (if still presure)");
 }
 
+TEST(NodeEdit, AFailedTestIsAChangeButAnAdmissionDenialIsNot) {
+  EXPECT_TRUE(RemovalFoundChanges(
+      StatusFromResponse(422,
+                         R"({"kind":"Status","code":422,"reason":"Invalid","message":"the server )"
+                         R"(rejected our request due to an error in our request"})",
+                         "", "patch node n1")));
+  // A ValidatingAdmissionPolicy without `reason` denies with 422 too.
+  EXPECT_FALSE(RemovalFoundChanges(StatusFromResponse(
+      422,
+      R"({"kind":"Status","code":422,"reason":"Invalid","message":"nodes \"n1\" is forbidden: )"
+      R"(ValidatingAdmissionPolicy 'p' with binding 'b' denied request: no"})",
+      "", "patch node n1")));
+  EXPECT_FALSE(RemovalFoundChanges(StatusFromResponse(403, "{}", "", "x")));
+  EXPECT_FALSE(RemovalFoundChanges(StatusFromResponse(409, "{}", "", "x")));
+}
+
 TEST(NodeObject, TaintsAndAllocatableForPlacement) {
   auto n = DecodeNode(
       R"({"metadata":{"name":"n1"},"spec":{"taints":[{"key":"gpu","value":"true",)"

@@ -41,6 +41,16 @@ TEST(Ownership, ErrorsSayWhatIsWrong) {
   }
 }
 
+TEST(Ownership, HostileRecordsAreRefusedNotFollowed) {
+  // 250,000 nested brackets crashed a recursive parser on an 8 MB stack (the review's case).
+  auto deep = ParseOwnership(std::string(250000, '['));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("longer than 16384 bytes"), std::string::npos);
+  auto nested = ParseOwnership(std::string(16000, '['));
+  ASSERT_FALSE(nested.ok()) << "within the size cap: parsed iteratively, then refused";
+  EXPECT_NE(nested.status().message().find("not a JSON object"), std::string::npos);
+}
+
 TEST(Rfc3339, ParsesWhatKubernetesWrites) {
   double t = 0;
   ASSERT_TRUE(ParseRfc3339("2026-11-23T12:00:00Z", &t));

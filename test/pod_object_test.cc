@@ -55,6 +55,19 @@ TEST(PodObject, DecodesWhatTheRebalancerNeeds) {
   EXPECT_EQ(p->tolerations[0].op, "Exists");
 }
 
+TEST(PodObject, NativeSidecarsAndOverheadCount) {
+  auto p =
+      DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{"overhead":{"cpu":"100m"},)"
+                R"("initContainers":[)"
+                R"({"name":"mesh","restartPolicy":"Always","resources":{"requests":{"cpu":"1"}}},)"
+                R"({"name":"migrate","resources":{"requests":{"cpu":"2","memory":"1Gi"}}}],)"
+                R"("containers":[{"name":"app","resources":{"requests":{"cpu":"500m"}}}]}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // migrate runs beside the mesh sidecar: 2 + 1 = 3 > app + mesh = 1.5; plus 0.1 overhead.
+  EXPECT_DOUBLE_EQ(p->cpu_request, 3.1);
+  EXPECT_DOUBLE_EQ(p->memory_request, 1073741824);
+}
+
 TEST(PodObject, TerminatingMirrorAndBare) {
   auto p = DecodePod(
       R"({"metadata":{"name":"kube-apiserver-n1","namespace":"kube-system",)"

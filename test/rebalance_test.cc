@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "rebalance/effect.h"
 #include "rebalance/evictable.h"
@@ -128,6 +129,17 @@ TEST(PodChoice, FewestLargestFirstDownToTheGoal) {
   EXPECT_EQ(ch.picks[0].to, "cold");
   EXPECT_DOUBLE_EQ(ch.load_after, 50);
   EXPECT_TRUE(ch.reached);
+}
+
+TEST(PodChoice, AnUnknownUsageIsNeverChosen) {
+  std::vector<PodInfo> pods = {Pod("nan"), Pod("inf"), Pod("ok")};
+  std::vector<Candidate> c = {{&pods[0], std::nan("")},
+                              {&pods[1], std::numeric_limits<double>::infinity()},
+                              {&pods[2], 10}};
+  Placement place({Node("cold", 4)});
+  PodChoice ch = ChoosePods({"hot", 95, 60, 0}, c, 10, &place);
+  ASSERT_EQ(ch.picks.size(), 1u);
+  EXPECT_EQ(ch.picks[0].pod->name, "ok");
 }
 
 TEST(PodChoice, NeverBelowTheFloorAndOnlyWhatFits) {

@@ -364,6 +364,8 @@ class AdmissionPolicyTest(unittest.TestCase):
         self.assertEqual(variables["annotation"], "'%s'" % held_by)
         text = json.dumps(policy["spec"]["validations"])
         self.assertEqual(re.findall(r"'([^']*)'", text), [], "keys only through variables.key and variables.annotation")
+        # A denial must be a 403: a 422 would look like a failed JSON Patch test to the controller.
+        self.assertEqual({v.get("reason") for v in policy["spec"]["validations"]}, {"Forbidden"})
         for needle in ("variables.newLabels", "variables.oldLabels", "variables.newAnnotations",
                        "variables.oldAnnotations", "variables.annotation", "object.spec == oldObject.spec"):
             self.assertIn(needle, text)
