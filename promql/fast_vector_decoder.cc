@@ -1,5 +1,6 @@
 #include "promql/fast_vector_decoder.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -7,25 +8,41 @@
 #include <deque>
 #include <string>
 
+#include "promql/decimal_fast_path.h"
+
 namespace ds {
 namespace {
 
 constexpr int kMaxDepth = 64;  // nesting allowed in skipped values
 
-// True if any byte in [b, e) is below 0x20 (a control character, not allowed raw in JSON
-// strings). Checks eight bytes at a time: a byte x < 0x20 is one where x - 0x20 borrows into
-// its top bit while x's own top bit is clear.
-bool HasControlChar(const char* b, const char* e) {
+// The first byte in [b, e) that ends the fast scan of a string: '"', '\\' or a control
+// character (below 0x20, not allowed raw in JSON strings); e if none. Eight bytes at a time: a
+// byte x < 0x20 is one where x - 0x20 borrows into its top bit while x's own top bit is clear,
+// and a byte equal to c is a zero byte of x ^ c. One pass instead of memchr for the quote, then
+// for a backslash, then a control-character check: most strings here are 2-15 bytes, where the
+// calls cost more than the scanning.
+const char* StringStop(const char* b, const char* e) {
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
   while (e - b >= 8) {
     uint64_t x;
     std::memcpy(&x, b, 8);
-    if (((x - kOnes * 0x20) & ~x & kHigh) != 0) return true;
+    const uint64_t quote = x ^ (kOnes * '"'), backslash = x ^ (kOnes * '\\');
+    const uint64_t hit =
+        ((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash);
+    if ((hit & kHigh) != 0) {
+      // Borrows only run upwards from a byte that really matches, so on a little-endian
+      // machine the lowest flagged byte is the first stop; elsewhere the byte loop finds it.
+      if constexpr (std::endian::native == std::endian::little)
+        return b + std::countr_zero(hit & kHigh) / 8;
+      break;
+    }
     b += 8;
   }
-  for (; b < e; ++b)
-    if (static_cast<unsigned char>(*b) < 0x20) return true;
-  return false;
+  for (; b < e; ++b) {
+    const auto c = static_cast<unsigned char>(*b);
+    if (c == '"' || c == '\\' || c < 0x20) return b;
+  }
+  return e;
 }
 
 bool IsNumberChar(char c) {
@@ -87,14 +104,14 @@ class Parser {
     Ws();
     if (p_ >= end_ || *p_ != '"') return false;
     const char* start = ++p_;
-    const char* q = static_cast<const char*>(std::memchr(p_, '"', static_cast<size_t>(end_ - p_)));
-    if (q == nullptr) return false;
-    if (std::memchr(start, '\\', static_cast<size_t>(q - start)) == nullptr) {
-      if (HasControlChar(start, q)) return false;
+    const char* q = StringStop(start, end_);
+    if (q == end_ || static_cast<unsigned char>(*q) < 0x20) return false;  // unterminated, raw
+    if (*q == '"') {
       *out = std::string_view(start, static_cast<size_t>(q - start));
       p_ = q + 1;
       return true;
     }
+    // A backslash: decode from the start (rare: label values with \ or ").
     scratch_.clear();
     while (p_ < end_) {
       char c = *p_++;
@@ -164,6 +181,7 @@ class Parser {
       if (digits() == 0) return false;
     }
     if (p_ < end_ && IsNumberChar(*p_)) return false;  // e.g. "01": a second number glued on
+    if (FastDecimal(start, p_, out)) return true;      // plain decimals, e.g. timestamps
     auto [ptr, ec] = std::from_chars(start, p_, *out);
     return ec == std::errc() && ptr == p_;
   }
@@ -237,8 +255,8 @@ class Parser {
 
   bool Kept(std::string_view name) const {
     if (keep_ == nullptr) return true;
-    for (const auto& k : *keep_)
-      if (k == name) return true;
+    for (const auto& k : *keep_)  // first byte first: most names differ there
+      if (k.size() == name.size() && (k.empty() || k[0] == name[0]) && k == name) return true;
     return false;
   }
 

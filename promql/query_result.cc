@@ -4,9 +4,13 @@
 #include <cmath>
 #include <limits>
 
+#include "promql/decimal_fast_path.h"
+
 namespace ds {
 
 bool ParsePromValue(std::string_view s, double* out) {
+  // Most values are short plain decimals; the fast path takes exactly those, bit-exact.
+  if (FastDecimal(s.data(), s.data() + s.size(), out)) return true;
   if (s == "NaN") {
     *out = std::numeric_limits<double>::quiet_NaN();
     return true;

@@ -1,6 +1,7 @@
 #include "rules/node_matcher.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace ds {
@@ -27,24 +28,95 @@ std::string_view StripPort(std::string_view s) {
   return s.substr(0, colon);
 }
 
+namespace {
+
+// A fast hash for short keys (node names, addresses): 8 bytes per multiply, a strong final mix.
+// Keys come from the Kubernetes API and Prometheus, not from an adversary.
+uint64_t HashKey(std::string_view s) {
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  uint64_t h = s.size() * kMul;
+  const char* p = s.data();
+  size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * kMul;
+  }
+  // splitmix64's finaliser: every input bit reaches the low bits (the slot) and the tag.
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+}  // namespace
+
 NodeMatcher::NodeMatcher(const std::vector<NodeIdentity>& nodes) : size_(nodes.size()) {
-  by_name_.reserve(nodes.size());
-  by_address_.reserve(nodes.size() * 2);
+  size_t keys = 0, bytes = 0;
+  for (const auto& n : nodes) {
+    keys += 1 + n.addresses.size();
+    bytes += 4 + n.name.size();
+    for (const auto& a : n.addresses) bytes += 4 + a.size();
+  }
+  size_t capacity = 16;
+  while (capacity < 2 * keys) capacity *= 2;
+  slots_.resize(capacity);
+  keys_.reserve(bytes);
   for (size_t i = 0; i < nodes.size(); ++i) {
-    by_name_.emplace(nodes[i].name, static_cast<int>(i));
+    const int index = static_cast<int>(i);
+    Slot& s = Insert(nodes[i].name);
+    if (s.by_name < 0) s.by_name = index;  // a repeated name: the first node keeps it
     for (const auto& a : nodes[i].addresses) {
-      auto [it, inserted] = by_address_.emplace(a, static_cast<int>(i));
-      if (!inserted && it->second != static_cast<int>(i)) it->second = -2;  // ambiguous
+      Slot& t = Insert(a);
+      if (t.by_address == -1)
+        t.by_address = index;
+      else if (t.by_address != index)
+        t.by_address = -2;  // ambiguous
     }
   }
 }
 
+const NodeMatcher::Slot* NodeMatcher::Find(std::string_view key, uint64_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  const uint32_t tag = static_cast<uint32_t>(hash >> 32);
+  for (size_t i = static_cast<size_t>(hash) & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.key == kEmpty) return nullptr;
+    if (s.tag != tag) continue;
+    uint32_t len;
+    std::memcpy(&len, keys_.data() + s.key, 4);
+    if (len == key.size() && std::memcmp(keys_.data() + s.key + 4, key.data(), len) == 0) return &s;
+  }
+}
+
+NodeMatcher::Slot& NodeMatcher::Insert(std::string_view key) {
+  const uint64_t hash = HashKey(key);
+  if (const Slot* found = Find(key, hash)) return slots_[static_cast<size_t>(found - &slots_[0])];
+  const size_t mask = slots_.size() - 1;
+  size_t i = static_cast<size_t>(hash) & mask;
+  while (slots_[i].key != kEmpty) i = (i + 1) & mask;
+  Slot& s = slots_[i];
+  s.tag = static_cast<uint32_t>(hash >> 32);
+  s.key = static_cast<uint32_t>(keys_.size());
+  const auto len = static_cast<uint32_t>(key.size());
+  keys_.append(reinterpret_cast<const char*>(&len), 4);
+  keys_.append(key);
+  return s;
+}
+
 int NodeMatcher::Lookup(std::string_view value) const {
   std::string_view key = StripPort(value);
-  if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
-  if (auto it = by_address_.find(key); it != by_address_.end())
-    return it->second >= 0 ? it->second : -1;
-  return -1;
+  const Slot* s = Find(key, HashKey(key));
+  if (s == nullptr) return -1;
+  if (s->by_name >= 0) return s->by_name;
+  return s->by_address >= 0 ? s->by_address : -1;
 }
 
 int NodeMatcher::Match(const Labels& metric, const std::string& node_label) const {

@@ -83,6 +83,39 @@ TEST(Matcher, AmbiguousAddressMatchesNothing) {
   EXPECT_EQ(m.Match(Labels{{"ip", "10.0.0.9"}, {"nodename", "a"}}, ""), -1);
 }
 
+TEST(Matcher, NameBeatsAnotherNodesAddress) {
+  NodeMatcher m({{"a", {"b"}}, {"b", {"10.0.0.2"}}});
+  EXPECT_EQ(m.Match(Labels{{"node", "b"}}, ""), 1) << "a name wins over an address";
+  EXPECT_EQ(m.Match(Labels{{"node", "a"}}, ""), 0);
+}
+
+// The index is an open-addressing table: many keys, long keys (beyond any inline size), keys
+// that are prefixes of one another, and misses must all behave like a map.
+TEST(Matcher, ManyAndLongKeys) {
+  std::vector<NodeIdentity> nodes;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string n = std::to_string(i);
+    nodes.push_back({"ip-10-0-" + n + ".eu-west-1.compute.internal." + std::string(i % 40, 'x'),
+                     {"10.1." + n, n, "host-" + n + ".example"}});
+  }
+  nodes.push_back({"", {"", "shared"}});
+  nodes.push_back({"last", {"shared"}});
+  NodeMatcher m(nodes);
+  ASSERT_EQ(m.size(), nodes.size());
+  for (int i = 0; i < 5000; ++i) {
+    const std::string n = std::to_string(i);
+    EXPECT_EQ(m.Match(Labels{{"node", nodes[static_cast<size_t>(i)].name}}, ""), i);
+    EXPECT_EQ(m.Match(Labels{{"instance", "10.1." + n + ":9100"}}, ""), i);
+    EXPECT_EQ(m.Match(Labels{{"ip", n}}, ""), i);
+    EXPECT_EQ(m.Match(Labels{{"h", "host-" + n + ".example"}}, "h"), i);
+    EXPECT_EQ(m.Match(Labels{{"node", "10.1." + n + "0000"}}, ""), -1);
+    EXPECT_EQ(m.Match(Labels{{"node", "host-" + n}}, ""), -1);
+  }
+  EXPECT_EQ(m.Match(Labels{{"ip", "shared"}}, ""), -1);
+  EXPECT_EQ(m.Match(Labels{{"h", ""}}, "h"), 5000) << "a configured label may be empty";
+  EXPECT_EQ(NodeMatcher({}).Match(Labels{{"node", "a"}}, ""), -1);
+}
+
 TEST_F(MatcherTest, MatchSamplesWorstValueAndUnmatched) {
   Rule gt;
   gt.op = Comparison::kGreater;
