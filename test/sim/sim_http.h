@@ -16,10 +16,14 @@
 
 namespace sim {
 
+// Buffers live on the heap: CivetWeb runs handlers on threads with small stacks, and these
+// helpers are inlined many times into the handlers' frames (under AddressSanitizer, each copy of
+// a stack buffer keeps its own slot: the simulator's worker threads overflowed).
 inline std::string QueryParam(const std::string& query, const char* name) {
-  char buf[4096];
-  int n = mg_get_var(query.c_str(), query.size(), name, buf, sizeof(buf));
-  return n >= 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  std::string buf(4096, '\0');
+  int n = mg_get_var(query.c_str(), query.size(), name, buf.data(), buf.size());
+  buf.resize(n >= 0 ? static_cast<size_t>(n) : 0);
+  return buf;
 }
 
 inline void Send(mg_connection* conn, int code, const std::string& body,
@@ -35,13 +39,15 @@ inline void Send(mg_connection* conn, int code, const std::string& body,
 
 inline void SendError(mg_connection* conn, const ApiError& e) { Send(conn, e.code, StatusJson(e)); }
 
+// Reads straight into the string, for the same reason.
 inline std::string ReadBody(mg_connection* conn) {
   std::string body;
-  char buf[16384];
-  int n;
-  while ((n = mg_read(conn, buf, sizeof(buf))) > 0) {
-    body.append(buf, static_cast<size_t>(n));
-    if (body.size() > (8u << 20)) break;
+  for (;;) {
+    const size_t at = body.size();
+    body.resize(at + 16384);
+    const int n = mg_read(conn, body.data() + at, 16384);
+    body.resize(at + static_cast<size_t>(n > 0 ? n : 0));
+    if (n <= 0 || body.size() > (8u << 20)) break;
   }
   return body;
 }
