@@ -231,7 +231,14 @@ void Server::Stop() {
 }
 
 int Server::Handle(mg_connection* conn, void* self) {
-  return static_cast<Server*>(self)->Dispatch(conn);
+  // CivetWeb runs handlers on threads with the small stack its build chose (USE_STACK_SIZE); the
+  // handlers, and the pod controllers and scheduler model a write runs, need more than that
+  // under AddressSanitizer. So each request is handled on a thread with the default stack, while
+  // the CivetWeb thread waits: the connection is never used by two threads at once.
+  int rc = 0;
+  std::thread worker([&] { rc = static_cast<Server*>(self)->Dispatch(conn); });
+  worker.join();
+  return rc;
 }
 
 // When the request being handled arrived (before any injected latency), for the write log.
