@@ -140,6 +140,7 @@ TEST(PodChoice, AnUnknownUsageIsNeverChosen) {
   PodChoice ch = ChoosePods({"hot", 95, 60, 0}, c, 10, &place);
   ASSERT_EQ(ch.picks.size(), 1u);
   EXPECT_EQ(ch.picks[0].pod->name, "ok");
+  EXPECT_EQ(ch.over_floor, 0u) << "an infinite usage is unknown, not a pod too large to move";
 }
 
 TEST(PodChoice, NeverBelowTheFloorAndOnlyWhatFits) {
