@@ -24,16 +24,27 @@ declare -A shared_seeds=(
   [prom_decoder]="test/testdata/prom_*.json"
   [rule_config]="examples/rule-*.yaml deploy/rule.yaml"
 )
+fuzz_one() {  # target: fuzzes it, prints one line; fails (with the log's tail) on a crash
+  local t=$1 log="build-fuzz/fuzz_$1.log"
+  if ! (cd build-fuzz && ./fuzz_"$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
+        -print_final_stats=1 "corpus/$t" "seeds/$t" >"fuzz_$t.log" 2>&1); then
+    echo "fuzz_$t: FAILED (see $log)"; tail -40 "$log"; return 1
+  fi
+  echo "fuzz_$t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions in ${seconds} s, no crash"
+}
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"
   seeds="build-fuzz/seeds/$t"
   rm -rf "$seeds"; mkdir -p "$seeds"
   [ -d "test/testdata/fuzz/$t" ] && cp test/testdata/fuzz/"$t"/* "$seeds"/
   for f in ${shared_seeds[$t]:-}; do cp "$f" "$seeds"/; done
-  log="build-fuzz/fuzz_$t.log"
-  if ! (cd build-fuzz && ./fuzz_"$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 \
-        -print_final_stats=1 "corpus/$t" "seeds/$t" >"fuzz_$t.log" 2>&1); then
-    echo "fuzz_$t: FAILED (see $log)"; tail -40 "$log"; exit 1
-  fi
-  echo "fuzz_$t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions in ${seconds} s, no crash"
 done
+# One target per core at a time: each fuzzer is single-threaded.
+failed=0 running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$(nproc)" ]; then wait -n || failed=1; running=$((running - 1)); fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+exit "$failed"

@@ -20,10 +20,13 @@ run() {  # build dir, ctest label filter, extra cmake args...
   rm -rf "$dir"
   # Warnings are errors here, never for users (DS_WERROR is off by default).
   cmake -S . -B "$dir" -DDS_WERROR=ON "$@" >/dev/null
+  local t0=$(date +%s)
   cmake --build "$dir" -j"$jobs"
+  local t1=$(date +%s)
   # Four at once on two cores: the integration suites spend most of their time waiting on
   # real processes and clocks (about a quarter of a core each, measured).
   ctest --test-dir "$dir" --output-on-failure -j4 --timeout 900 $filter
+  echo "$dir: built in $((t1 - t0)) s, tested in $(( $(date +%s) - t1 )) s"
 }
 
 if [ "${1:-}" = "--long" ]; then export DS_LONG=1; fi
@@ -47,7 +50,9 @@ if [ "${1:-}" != "--fast" ]; then
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/tsan.supp" \
     run build-tsan "-L unit|tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_TSAN=ON
   echo "=== clang: the controller with warnings as errors, and fuzzing ==="
+  fuzz_start=$(date +%s)
   FUZZ_CMAKE_ARGS=-DDS_WERROR=ON FUZZ_ALSO_BUILD=dynamic-scheduler \
     FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh
+  echo "clang build and fuzzing: $(( $(date +%s) - fuzz_start )) s"
 fi
 echo "all tests passed in $(( $(date +%s) - start )) s"

@@ -88,7 +88,10 @@ class ApiFaultsIT(FaultsBase):
         self.stack.clear_faults()
         t0 = time.monotonic()
         truth = self.sim_labelled()
-        wait_until(lambda: sorted(c.nodes()["node_names"]) == truth, 30, what="cache == cluster")
+        # Watches that brought nothing and 410s right after a re-list grow the cache's backoff
+        # (kube/node_cache.cc), up to 30 s plus 50 % jitter; the bound leaves room for the longest
+        # wait and one more re-list on a loaded machine.
+        wait_until(lambda: sorted(c.nodes()["node_names"]) == truth, 60, what="cache == cluster")
         report("watch drops + forced 410", edits=i, converge_seconds=round(time.monotonic() - t0, 2),
                relists_410=c.metric("dynamic_scheduler_node_cache_expired_relists_total"),
                watch_restarts=c.metric("dynamic_scheduler_node_cache_watch_restarts_total"),
