@@ -21,6 +21,17 @@ std::unique_ptr<LeaderElector> MakeElector(const Options& o, KubeApi* kube, cons
   return std::make_unique<LeaderElector>(kube, clock, o.leader_election);
 }
 
+std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, PrometheusClient* prom,
+                                           const Clock* clock) {
+  if (!o.rules.rebalance.enabled) return nullptr;
+  auto zone = TimeZone::Load(o.rules.rebalance.time_zone);  // checked with the options
+  if (!zone.ok()) {
+    LOG(ERROR) << "rebalance.timeZone: " << zone.status().ToString() << "; using UTC";
+    zone = TimeZone::Utc();
+  }
+  return std::make_unique<Rebalancer>(o.rules, kube, prom, clock, std::move(*zone));
+}
+
 }  // namespace
 
 Controller::Controller(const Options& options)
@@ -32,8 +43,9 @@ Controller::Controller(const Options& options)
             options.prometheus_token),
       cache_(&kube_, &clock_, options.cache),
       elector_(MakeElector(options, &kube_, &clock_)),
+      rebalancer_(MakeRebalancer(options, &kube_, &prom_, &clock_)),
       reconciler_(options.rules, options.reconciler, &cache_, &prom_, &kube_, &clock_,
-                  elector_.get()) {
+                  elector_.get(), rebalancer_.get()) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
 }
 
@@ -105,6 +117,10 @@ ControllerView Controller::View() const {
   v.interval_seconds = options_.reconciler.interval_seconds;
   v.mark = options_.reconciler.mark;
   v.rss_bytes = ResidentBytes();
+  if (rebalancer_ != nullptr) {
+    v.rebalance = rebalancer_->Report();
+    v.rebalance_counters = rebalancer_->Counters();
+  }
   if (elector_ != nullptr) {
     auto ev = elector_->GetView();
     v.leader_election = true;

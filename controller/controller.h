@@ -47,6 +47,7 @@ class Controller {
   HttpPrometheusClient prom_;
   NodeCache cache_;
   std::unique_ptr<LeaderElector> elector_;  // null without -leader_elect
+  std::unique_ptr<Rebalancer> rebalancer_;  // null without a `rebalance:` section
   Reconciler reconciler_;
   WebServer web_;
 

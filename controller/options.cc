@@ -217,6 +217,23 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   return o;
 }
 
+namespace {
+
+std::string DescribeRebalance(const RuleConfig& c) {
+  const RebalanceConfig& r = c.rebalance;
+  std::ostringstream os;
+  os << "rebalance: " << (r.dry_run ? "DRY RUN (plans, never evicts)" : "evicts")
+     << " from nodes marked for " << r.after_seconds << " s, by the rules";
+  for (const auto& rule : c.rules)
+    if (rule.resource != Rule::Resource::kNone)
+      os << " " << rule.name << " (" << (rule.resource == Rule::Resource::kCpu ? "cpu" : "memory")
+         << ")";
+  os << "; at most " << r.limits.per_cycle << " per cycle, " << r.limits.per_hour << " per hour";
+  return os.str();
+}
+
+}  // namespace
+
 std::string DescribeConfig(const Options& o) {
   std::ostringstream os;
   os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules)
@@ -226,7 +243,7 @@ std::string DescribeConfig(const Options& o) {
     os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
        << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query
        << "\n";
-  if (o.rules.rebalance.enabled) os << kRebalanceNotYet << "\n";
+  if (o.rules.rebalance.enabled) os << "  " << DescribeRebalance(o.rules) << "\n";
   return os.str();
 }
 
@@ -236,7 +253,7 @@ std::string DescribeStartup(const Options& o) {
      << o.rules.rules.size() << " rules, " << Format(o.rules) << " format); interval "
      << o.reconciler.interval_seconds << " s; label " << o.reconciler.mark.ToString()
      << "; managed nodes: " << Managed(o.rules) << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
-  if (o.rules.rebalance.enabled) os << "; " << kRebalanceNotYet;
+  if (o.rules.rebalance.enabled) os << "; " << DescribeRebalance(o.rules);
   return os.str();
 }
 

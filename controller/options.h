@@ -18,11 +18,6 @@ namespace ds {
 
 inline constexpr const char* kVersion = "0.1";
 
-// Said at start-up and by -check_config while the rebalancer's decisions exist (rebalance/) but
-// nothing evicts yet: a user who writes the section must not believe pods are being moved.
-inline constexpr const char* kRebalanceNotYet =
-    "rebalance: the section is valid, but this version does not evict yet: no pod is moved";
-
 struct Options {
   std::string rule_file;
   RuleConfig rules;

@@ -30,13 +30,14 @@ std::string Num(double v) {
 
 Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
                        PrometheusClient* prom, KubeApi* kube, const Clock* clock,
-                       const Leadership* leadership)
+                       const Leadership* leadership, Rebalancer* rebalancer)
     : rules_(rules.rules),
       options_(std::move(options)),
       cache_(cache),
       prom_(prom),
       clock_(clock),
       leadership_(leadership),
+      rebalancer_(rebalancer),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       writer_(options_.writes, options_.mark, kube, clock) {
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
@@ -62,9 +63,11 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const TimePoint now = clock_->Now();
   const NodeMarks marks = ReadMarks(*snap);
   std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
+  HoldForRebalance(marks, &decisions);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(*snap, &writes);
   Write(writes, stop, &report);
+  Relieve(*snap, marks, decisions, stop);
   ReportHolds(*snap, decisions, now, &report);
 
   report.duration_seconds = cycle_time.Seconds();
@@ -293,10 +296,7 @@ void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<b
   WriteHooks hooks;
   // Every write belongs to the term it was planned in: a write phase that outlives its term
   // must not write decisions from before another leader's term, even once the lease is back.
-  hooks.gate = [this, stop, planned_in = term_] {
-    if (stop->load()) return false;
-    return leadership_ == nullptr || (leadership_->IsLeader() && leadership_->Term() == planned_in);
-  };
+  hooks.gate = [this, stop, planned_in = term_] { return MaySend(stop, planned_in); };
   hooks.on_written = [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); };
   hooks.on_progress = [this] { MarkProgress(); };
   hooks.on_done = [this](const MarkWrite& w, WriteEnd end) {
@@ -321,6 +321,50 @@ void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<b
   report->deferred = out.deferred;
   report->held_back = out.held_back;
   report->phases.write = t.Seconds();
+}
+
+bool Reconciler::MaySend(const std::atomic<bool>* stop, uint64_t planned_in) const {
+  if (stop->load()) return false;
+  return leadership_ == nullptr || (leadership_->IsLeader() && leadership_->Term() == planned_in);
+}
+
+void Reconciler::HoldForRebalance(const NodeMarks& marks,
+                                  std::vector<NodeDecision>* decisions) const {
+  if (rebalancer_ == nullptr) return;
+  const std::set<std::string> held = rebalancer_->HeldMarks();
+  if (held.empty()) return;
+  for (size_t i = 0; i < decisions->size(); ++i) {
+    NodeDecision& d = (*decisions)[i];
+    if (d.verdict == Verdict::kCold && marks.plan[i].marked &&
+        held.count(std::string(marks.plan[i].name)))
+      d.verdict = Verdict::kUnknown;
+  }
+}
+
+void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks,
+                         const std::vector<NodeDecision>& decisions,
+                         const std::atomic<bool>* stop) {
+  if (rebalancer_ == nullptr || stop->load()) return;
+  std::vector<ReliefInput> in(snap.nodes.size());
+  for (size_t i = 0; i < snap.nodes.size(); ++i) {
+    ReliefInput& r = in[i];
+    r.node = snap.nodes[i].get();
+    // Ours only with our record: a value set by hand under our key is not a mark to act on.
+    r.marked = marks.plan[i].marked && marks.records[i].has_value();
+    if (!r.marked) continue;
+    for (const OwnerRule& o : marks.records[i]->rules)
+      if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
+        r.marked_since_wall = o.since_wall;
+    r.cold = decisions[i].verdict == Verdict::kCold;
+    for (const Hold& h : decisions[i].holds) {
+      if (h.stale) continue;
+      const Rule& rule = rules_[h.rule];
+      r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold});
+    }
+  }
+  rebalancer_->Relieve(in, {},
+                       [this, stop, planned_in = term_] { return MaySend(stop, planned_in); });
+  MarkProgress();
 }
 
 void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,

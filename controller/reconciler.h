@@ -22,6 +22,7 @@
 #include "common/log_throttle.h"
 #include "controller/label_writer.h"
 #include "controller/leadership.h"
+#include "controller/rebalancer.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
 #include "rules/decider.h"
@@ -95,10 +96,12 @@ struct ReconcilerCounters {
 class Reconciler {
  public:
   // All pointers must outlive the Reconciler. With a `leadership`, cycles run only while it says
-  // this replica is the leader, and every write checks it again just before it is sent.
+  // this replica is the leader, and every write checks it again just before it is sent. With a
+  // `rebalancer`, each cycle ends by relieving the marked nodes that qualify, and the marks it
+  // holds stay although their nodes cooled.
   Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
              PrometheusClient* prom, KubeApi* kube, const Clock* clock,
-             const Leadership* leadership = nullptr);
+             const Leadership* leadership = nullptr, Rebalancer* rebalancer = nullptr);
 
   // One evaluation cycle. Thread-compatible: call from one thread at a time.
   void RunCycle(const std::atomic<bool>* stop);
@@ -156,6 +159,13 @@ class Reconciler {
   void PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes);
   void Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
              CycleReport* report);
+  // Keeps the marks the rebalancer holds (evictions in flight or just done): a cold verdict on
+  // such a node becomes unknown, which changes nothing.
+  void HoldForRebalance(const NodeMarks& marks, std::vector<NodeDecision>* decisions) const;
+  void Relieve(const NodeSnapshot& snap, const NodeMarks& marks,
+               const std::vector<NodeDecision>& decisions, const std::atomic<bool>* stop);
+  // Whether a write or an eviction planned in this term may still be sent.
+  bool MaySend(const std::atomic<bool>* stop, uint64_t planned_in) const;
   void ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
                    TimePoint now, CycleReport* report) const;
   void Publish(CycleReport report);
@@ -172,7 +182,8 @@ class Reconciler {
   PrometheusClient* const prom_;
   const Clock* const clock_;
   const Leadership* const leadership_;
-  uint64_t term_ = 0;  // the leadership term decider_'s state belongs to
+  Rebalancer* const rebalancer_;  // null: rebalancing is off
+  uint64_t term_ = 0;             // the leadership term decider_'s state belongs to
   Decider decider_;
   LabelWriter writer_;
   LogThrottle throttle_{300};

@@ -65,6 +65,103 @@ std::string NotReadyReason(const ControllerView& v) {
 
 }  // namespace
 
+std::string RenderRebalanceJson(const ControllerView& view) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  w.StartObject();
+  w.Key("enabled");
+  w.Bool(view.rebalance.has_value());
+  if (view.rebalance) {
+    const RebalanceReport& r = *view.rebalance;
+    w.Key("dryRun");
+    w.Bool(r.dry_run);
+    w.Key("nodes");
+    w.StartArray();
+    for (const RebalanceNodeReport& n : r.nodes) {
+      w.StartObject();
+      w.Key("name");
+      WriteString(w, n.name);
+      w.Key("qualification");
+      WriteString(w, n.qualification);
+      if (!n.rule.empty()) {
+        w.Key("rule");
+        WriteString(w, n.rule);
+        w.Key("load");
+        WriteNumber(w, n.load);
+        w.Key("goal");
+        WriteNumber(w, n.goal);
+        w.Key("loadAfter");
+        WriteNumber(w, n.load_after);
+      }
+      if (!n.limit.empty()) {
+        w.Key("limitedBy");
+        WriteString(w, n.limit);
+      }
+      w.Key("candidates");
+      w.Uint64(n.candidates);
+      w.Key("picks");
+      w.Uint64(n.picks);
+      w.Key("noFit");
+      w.Uint64(n.no_fit);
+      w.Key("markHeld");
+      w.Bool(n.held);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("evictions");
+    w.StartArray();
+    for (const EvictionRecord& e : r.recent) {
+      w.StartObject();
+      w.Key("pod");
+      WriteString(w, e.pod);
+      w.Key("node");
+      WriteString(w, e.node);
+      w.Key("result");
+      WriteString(w, e.result);
+      w.Key("to");
+      WriteString(w, e.to);
+      w.Key("rule");
+      WriteString(w, e.rule);
+      w.Key("usage");
+      WriteNumber(w, e.usage);
+      w.Key("load");
+      WriteNumber(w, e.load);
+      w.Key("goal");
+      WriteNumber(w, e.goal);
+      w.Key("at");
+      WriteString(w, FormatRfc3339(e.at_wall));
+      w.EndObject();
+    }
+    w.EndArray();
+    const EffectFigures& f = r.figures;
+    w.Key("figures");
+    w.StartObject();
+    w.Key("episodes");
+    w.Uint64(f.episodes);
+    w.Key("episodesEvicted");
+    w.Uint64(f.episodes_evicted);
+    w.Key("episodesJudged");
+    w.Uint64(f.episodes_judged);
+    w.Key("episodesRelieved");
+    w.Uint64(f.episodes_relieved);
+    w.Key("evictions");
+    w.Uint64(f.evictions);
+    w.Key("replacements");
+    w.Uint64(f.replacements);
+    w.Key("bounceBacks");
+    w.Uint64(f.bounce_backs);
+    w.Key("evictionRate");
+    WriteNumber(w, f.EvictionRate());
+    w.Key("effectiveness");
+    WriteNumber(w, f.Effectiveness());
+    w.EndObject();
+    w.Key("podLists");
+    w.Uint64(r.pod_lists);
+  }
+  w.EndObject();
+  return std::string(sb.GetString(), sb.GetSize()) + "\n";
+}
+
 std::string RenderNodesJson(const ControllerView& view) {
   std::vector<const NodeInfo*> labelled;
   if (view.nodes != nullptr) {
@@ -212,6 +309,51 @@ std::string RenderMetrics(const ControllerView& v) {
   o << "dynamic_scheduler_node_cache_watch_restarts_total " << v.cache_stats.watch_restarts << "\n";
   metric("dynamic_scheduler_node_cache_events_total", "counter", "Watch events applied.");
   o << "dynamic_scheduler_node_cache_events_total " << v.cache_stats.events << "\n";
+  if (v.rebalance) {
+    const RebalanceCounters& rc = v.rebalance_counters;
+    const EffectFigures& f = v.rebalance->figures;
+    metric("dynamic_scheduler_evictions_total", "counter",
+           "Evictions the rebalancer asked for, by result (evicted, blocked_by_pdb, multiple_pdbs, "
+           "gone, error; dry_run: planned, not sent).");
+    for (const char* r :
+         {"evicted", "blocked_by_pdb", "multiple_pdbs", "gone", "error", "dry_run"}) {
+      auto it = rc.evictions.find(r);
+      o << "dynamic_scheduler_evictions_total{result=\"" << r << "\"} "
+        << (it == rc.evictions.end() ? 0 : it->second) << "\n";
+    }
+    metric("dynamic_scheduler_eviction_skips_total", "counter",
+           "Pods chosen for eviction but not evicted, and nodes not relieved, by reason (no_fit: "
+           "no other node could take the pod; the others are the limits of rebalance.limits and "
+           "windows).");
+    for (const auto& [reason, n] : rc.skips)
+      o << "dynamic_scheduler_eviction_skips_total{reason=\"" << Escape(reason) << "\"} " << n
+        << "\n";
+    metric("dynamic_scheduler_pods_kept_total", "counter",
+           "Pods on nodes being relieved that are never evicted, by reason.");
+    for (const auto& [reason, n] : rc.kept)
+      o << "dynamic_scheduler_pods_kept_total{reason=\"" << Escape(reason) << "\"} " << n << "\n";
+    metric("dynamic_scheduler_rebalance_pod_lists_total", "counter",
+           "Cluster-wide pod LISTs (paged): only in cycles that can evict.");
+    o << "dynamic_scheduler_rebalance_pod_lists_total " << v.rebalance->pod_lists << "\n";
+    metric("dynamic_scheduler_rebalance_errors_total", "counter",
+           "Cycles whose relief stopped because a pod LIST or the pod usage query failed.");
+    o << "dynamic_scheduler_rebalance_errors_total{stage=\"list\"} " << rc.list_errors << "\n";
+    o << "dynamic_scheduler_rebalance_errors_total{stage=\"usage\"} " << rc.usage_errors << "\n";
+    metric("dynamic_scheduler_rebalance_bounce_backs_total", "counter",
+           "Replacements of an evicted pod's workload bound to the node it left within "
+           "effectWindow.");
+    o << "dynamic_scheduler_rebalance_bounce_backs_total " << f.bounce_backs << "\n";
+    metric("dynamic_scheduler_rebalance_replacements_total", "counter",
+           "Replacements of evicted pods seen running.");
+    o << "dynamic_scheduler_rebalance_replacements_total " << f.replacements << "\n";
+    metric("dynamic_scheduler_rebalance_eviction_rate", "gauge",
+           "Of the hot episodes that qualified for relief, the share where a pod was evicted.");
+    o << "dynamic_scheduler_rebalance_eviction_rate " << f.EvictionRate() << "\n";
+    metric("dynamic_scheduler_rebalance_effectiveness", "gauge",
+           "Of the episodes with evictions whose effectWindow ended, the share whose node fell "
+           "below its clear threshold within it.");
+    o << "dynamic_scheduler_rebalance_effectiveness " << f.Effectiveness() << "\n";
+  }
   return o.str();
 }
 
@@ -240,10 +382,11 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
     trigger();
     return Text(202, "evaluation triggered");
   }
-  static const char* kGetPaths[] = {"/status", "/healthz", "/nodes", "/metrics"};
+  static const char* kGetPaths[] = {"/status", "/healthz", "/nodes", "/metrics", "/rebalance"};
   bool known = false;
   for (const char* p : kGetPaths) known = known || req.path == p;
-  if (!known) return Text(404, "not found; endpoints: /status /healthz /nodes /metrics /webhook");
+  if (!known)
+    return Text(404, "not found; endpoints: /status /healthz /nodes /metrics /rebalance /webhook");
   if (req.method != "GET" && req.method != "HEAD") {
     WebResponse r = Text(405, "method not allowed; use GET");
     r.headers.push_back("Allow: GET, HEAD");
@@ -270,6 +413,9 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   if (req.path == "/nodes") {
     r.content_type = "application/json";
     r.body = RenderNodesJson(view);
+  } else if (req.path == "/rebalance") {
+    r.content_type = "application/json";
+    r.body = RenderRebalanceJson(view);
   } else {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = RenderMetrics(view);

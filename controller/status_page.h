@@ -5,11 +5,13 @@
 //   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)
 //   GET  /nodes    labelled nodes as JSON (the original's fields plus why each is labelled)
 //   GET  /metrics  Prometheus text format
+//   GET  /rebalance  the rebalancer: the marked nodes of the last cycle, recent evictions, effect
 //   POST /webhook  Alertmanager webhook: triggers an evaluation at once (202)
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,9 @@ struct ControllerView {
   std::string identity;       // this replica
   std::string leader_holder;  // the lease's holder as last read
   uint64_t leader_terms = 0;  // times this replica became leader
+  // The rebalancer (both empty when rebalance: is absent).
+  std::optional<RebalanceReport> rebalance;
+  RebalanceCounters rebalance_counters;
 };
 
 // Routes one request. `trigger` is called for a valid webhook POST.
@@ -53,5 +58,6 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
 // Exposed for tests.
 std::string RenderNodesJson(const ControllerView& view);
 std::string RenderMetrics(const ControllerView& view);
+std::string RenderRebalanceJson(const ControllerView& view);
 
 }  // namespace ds

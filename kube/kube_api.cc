@@ -64,7 +64,8 @@ StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector,
 StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, size_t limit,
                                             const std::string& continue_token) {
   HttpRequest req;
-  req.url = config_.server + "/api/v1/pods?resourceVersion=0&limit=" + std::to_string(limit);
+  req.url = config_.server + "/api/v1/pods?resourceVersion=0";
+  if (limit > 0) req.url += "&limit=" + std::to_string(limit);  // 0: the whole list
   if (!field_selector.empty()) req.url += "&fieldSelector=" + UrlEncode(field_selector);
   if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
   req.headers = Headers("application/json");

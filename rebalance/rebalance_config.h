@@ -20,6 +20,7 @@
 //     windows:                  # evict only inside these (local time in timeZone)
 //       - {days: [Mon, Tue, Wed, Thu, Fri], start: "22:00", end: "06:00"}
 //     timeZone: UTC
+//     effectWindow: 10m         # how long after an eviction its effect is judged
 #pragma once
 
 #include <string>
@@ -41,6 +42,9 @@ struct RebalanceConfig {
       "sum by (namespace, pod) (container_memory_working_set_bytes{container!=\"\"})";
   std::string node_selector;  // empty: every managed node
   std::string time_zone = "UTC";
+  // An evicted node that falls below its clear threshold within this window counts as relieved;
+  // a replacement bound back onto the node it left within it is a bounce-back.
+  double effect_window_seconds = 600;
   EvictablePolicy pods;
   EvictionLimits limits;
 };

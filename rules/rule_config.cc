@@ -134,11 +134,18 @@ class Parser {
 
   Status ParseRebalance(const YAML::Node& n, RuleConfig* cfg) const {
     RebalanceConfig& r = cfg->rebalance;
-    RETURN_NOT_OK(CheckKeys(n, "rebalance",
-                            {"after", "holdAfterEviction", "dryRun", "target", "podUsage",
-                             "minPodAge", "evictBarePods", "evictLocalStorage", "priorityThreshold",
-                             "namespaces", "nodeSelector", "limits", "windows", "timeZone"}));
+    RETURN_NOT_OK(
+        CheckKeys(n, "rebalance",
+                  {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge",
+                   "evictBarePods", "evictLocalStorage", "priorityThreshold", "namespaces",
+                   "nodeSelector", "limits", "windows", "timeZone", "effectWindow"}));
     r.enabled = true;
+    if (n["effectWindow"]) {
+      ASSIGN_OR_RETURN(r.effect_window_seconds,
+                       Seconds(n["effectWindow"], "rebalance.effectWindow"));
+      if (r.effect_window_seconds <= 0)
+        return Error(n["effectWindow"], "rebalance.effectWindow", "must be longer than 0 s");
+    }
     if (n["after"]) {
       ASSIGN_OR_RETURN(r.after_seconds, Seconds(n["after"], "rebalance.after"));
     }
@@ -278,8 +285,9 @@ class Parser {
 
   Status ParseRule(const YAML::Node& n, size_t i, RuleConfig* cfg) const {
     std::string f = "rules[" + std::to_string(i) + "]";
-    RETURN_NOT_OK(CheckKeys(
-        n, f, {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel"}));
+    RETURN_NOT_OK(CheckKeys(n, f,
+                            {"name", "query", "operator", "threshold", "clearThreshold", "for",
+                             "nodeLabel", "resource"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -320,6 +328,21 @@ class Parser {
       ASSIGN_OR_RETURN(r.node_label, String(n["nodeLabel"], f + ": nodeLabel"));
       if (r.node_label.empty())
         return Error(n["nodeLabel"], f + ": nodeLabel", "must not be empty");
+    }
+    if (n["resource"]) {
+      ASSIGN_OR_RETURN(std::string res, String(n["resource"], f + ": resource"));
+      if (res == "cpu")
+        r.resource = Rule::Resource::kCpu;
+      else if (res == "memory")
+        r.resource = Rule::Resource::kMemory;
+      else
+        return Error(
+            n["resource"], f + ": resource",
+            "unknown resource \"" + res +
+                "\" (use cpu or memory: the value is that percent of the node's allocatable)");
+      if (r.op != Comparison::kGreater)
+        return Error(n["resource"], f + ": resource",
+                     "needs operator \">\" (a percent in use; relieving raises nothing)");
     }
     cfg->rules.push_back(std::move(r));
     return Status::OK();
@@ -372,7 +395,15 @@ class Parser {
     if (!rules.IsSequence() || rules.size() == 0)
       return Error(rules, "rules", "must be a non-empty list of rules");
     for (size_t i = 0; i < rules.size(); ++i) RETURN_NOT_OK(ParseRule(rules[i], i, cfg));
-    if (const YAML::Node r = root["rebalance"]) RETURN_NOT_OK(ParseRebalance(r, cfg));
+    if (const YAML::Node r = root["rebalance"]) {
+      RETURN_NOT_OK(ParseRebalance(r, cfg));
+      bool relievable = false;
+      for (const Rule& rule : cfg->rules) relievable |= rule.resource != Rule::Resource::kNone;
+      if (!relievable)
+        return Error(r, "rebalance",
+                     "no rule says which resource it measures (resource: cpu or memory on a rule), "
+                     "so no node could be relieved");
+    }
     return Status::OK();
   }
 

@@ -38,6 +38,10 @@ struct Rule {
   double clear_threshold = 0;
   double for_seconds = 0;  // the condition must hold this long before the label is set
   std::string node_label;  // series label naming the node; empty: node, instance, ip, nodename
+  // What the value measures, for the rebalancer: the percent of the node's allocatable CPU or
+  // memory in use (`resource: cpu | memory`), so each pod's real usage can be put in the same
+  // unit. kNone: the rule marks nodes but its value cannot be relieved by moving pods.
+  enum class Resource { kNone, kCpu, kMemory } resource = Resource::kNone;
 };
 
 // The default set of managed nodes: every node but the control plane.

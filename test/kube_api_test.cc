@@ -72,6 +72,23 @@ TEST(HttpKubeApi, ListNodesUrlAndHeaders) {
   EXPECT_EQ(t.last_request().request.url, "https://api:6443/api/v1/nodes?limit=10");
 }
 
+TEST(HttpKubeApi, ListPodsPagesTheClusterAndListsOneNodeWhole) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  const char* kEmpty = R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[]})";
+  t.AddResponse(200, kEmpty);
+  ASSERT_TRUE(api.ListPods("", 500, "c/1").ok());
+  EXPECT_EQ(t.last_request().request.url,
+            "https://api:6443/api/v1/pods?resourceVersion=0&limit=500&continue=c%2F1");
+  // One node's pods, whole: no limit parameter at all (limit=0 would be read as "no limit" by
+  // the API server too, but says nothing a reader can trust).
+  t.AddResponse(200, kEmpty);
+  ASSERT_TRUE(api.ListPods("spec.nodeName=node-1", 0, "").ok());
+  EXPECT_EQ(t.last_request().request.url,
+            "https://api:6443/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dnode-1");
+}
+
 TEST(HttpKubeApi, ListNodesErrorComesFromStatusBody) {
   FakeHttpTransport t;
   FakeClock clock;

@@ -156,21 +156,26 @@ TEST_F(OptionsTest, CheckConfigNeedsNeitherPrometheusNorACluster) {
   EXPECT_NE(summary.find("  cpu: > 80"), std::string::npos) << summary;
 }
 
-TEST_F(OptionsTest, ARebalanceSectionSaysNothingIsEvictedYet) {
+TEST_F(OptionsTest, ARebalanceSectionIsDescribedWithTheRulesThatDriveIt) {
   EXPECT_EQ(DescribeConfig(*Parse({"-check_config", "-r", rules_})).find("rebalance"),
             std::string::npos);
-  const std::string with = Write(
-      "rebalance.yaml", "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80}\nrebalance: {}\n");
+  const std::string with = Write("rebalance.yaml",
+                                 "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80, resource: "
+                                 "cpu}\nrebalance: {dryRun: true}\n");
   auto o = Parse({"-check_config", "-r", with});
   ASSERT_TRUE(o.ok()) << o.status().ToString();
-  EXPECT_NE(DescribeConfig(*o).find("does not evict yet"), std::string::npos);
-  EXPECT_NE(DescribeStartup(*o).find("does not evict yet"), std::string::npos);
+  for (const std::string& text : {DescribeConfig(*o), DescribeStartup(*o)}) {
+    EXPECT_NE(text.find("rebalance: DRY RUN (plans, never evicts)"), std::string::npos) << text;
+    EXPECT_NE(text.find("by the rules cpu (cpu)"), std::string::npos) << text;
+    EXPECT_NE(text.find("at most 2 per cycle, 20 per hour"), std::string::npos) << text;
+  }
 }
 
 TEST_F(OptionsTest, TheEvictionWindowsZoneMustExist) {
-  const std::string bad = Write("tz.yaml",
-                                "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80}\n"
-                                "rebalance: {timeZone: Mars/Olympus_Mons}\n");
+  const std::string bad =
+      Write("tz.yaml",
+            "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80, resource: cpu}\n"
+            "rebalance: {timeZone: Mars/Olympus_Mons}\n");
   auto o = Parse({"-check_config", "-r", bad});
   ASSERT_FALSE(o.ok());
   EXPECT_NE(

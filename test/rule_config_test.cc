@@ -70,6 +70,8 @@ rules:
 
 // One valid rule, before a section under test.
 #define R1 "rules:\n  - {name: cpu, query: up, threshold: 80}\n"
+// One rule the rebalancer can relieve: its value is a percent of allocatable CPU.
+#define R1C "rules:\n  - {name: cpu, query: up, threshold: 80, resource: cpu}\n"
 
 struct BadCase {
   const char* name;
@@ -167,14 +169,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"rebalance_selector", R1 "rebalance:\n  nodeSelector: 'a in (b'\n",
                 "rebalance.nodeSelector"},
         BadCase{"rebalance_namespaces", R1 "rebalance:\n  namespaces: {exclude: kube-system}\n",
-                "rebalance.namespaces.exclude: must be a list of strings"}),
+                "rebalance.namespaces.exclude: must be a list of strings"},
+        BadCase{"rebalance_no_resource", R1 "rebalance: {}\n",
+                "rules.yaml:3:12: rebalance: no rule says which resource it measures"},
+        BadCase{"resource_unknown",
+                "rules:\n  - {name: cpu, query: up, threshold: 80, resource: disk}\n",
+                "rules.yaml:2:53: rule \"cpu\": resource: unknown resource \"disk\""},
+        BadCase{"resource_needs_greater",
+                "rules:\n  - {name: m, query: up, operator: '<', threshold: 1, resource: memory}\n",
+                "rule \"m\": resource: needs operator \">\""},
+        BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
+                "rebalance.effectWindow: must be longer than 0 s"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RuleConfig, RebalanceSection) {
   auto off = ParseRuleConfig(R1, "r.yaml");
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->rebalance.enabled) << "absent: off";
-  auto cfg = ParseRuleConfig(R1 R"(rebalance:
+  auto cfg = ParseRuleConfig(R1C R"(rebalance:
   after: 2m
   holdAfterEviction: 10m
   dryRun: true
@@ -192,6 +204,7 @@ TEST(RuleConfig, RebalanceSection) {
     - {days: [Mon, Fri], start: "22:00", end: "06:00"}
     - {start: "12:00", end: "24:00"}
   timeZone: Europe/Berlin
+  effectWindow: 15m
 )",
                              "r.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -223,7 +236,10 @@ TEST(RuleConfig, RebalanceSection) {
   EXPECT_EQ(r.limits.windows[1].days, 0x7f) << "no days: every day";
   EXPECT_EQ(r.limits.windows[1].end_minute, 24 * 60);
   EXPECT_EQ(r.time_zone, "Europe/Berlin");
-  auto defaults = ParseRuleConfig(R1 "rebalance: {}\n", "r.yaml");
+  EXPECT_EQ(r.effect_window_seconds, 900);
+  EXPECT_EQ(cfg->rules[0].resource, Rule::Resource::kCpu);
+  EXPECT_EQ(off->rules[0].resource, Rule::Resource::kNone) << "no resource: marks only";
+  auto defaults = ParseRuleConfig(R1C "rebalance: {}\n", "r.yaml");
   ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
   EXPECT_TRUE(defaults->rebalance.enabled);
   EXPECT_FALSE(defaults->rebalance.dry_run);

@@ -232,3 +232,53 @@ TEST(StatusPage, LeaderElectionStandbyIsReadyAndSaysWhoLeads) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+TEST(StatusPage, RebalanceJsonAndMetrics) {
+  ControllerView off = ReadyView();
+  auto r = HandleRequest(Get("/rebalance"), off, [] {});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{\"enabled\":false}\n");
+  EXPECT_EQ(RenderMetrics(off).find("evictions_total"), std::string::npos)
+      << "no rebalancer, no eviction metrics";
+
+  ControllerView v = ReadyView();
+  RebalanceReport rep;
+  rep.enabled = true;
+  rep.nodes.push_back(RebalanceNodeReport{"node-3", "qualifies", "cpu", "node_cooldown", 91.5, 60,
+                                          41.5, 3, 1, 0, true});
+  rep.recent.push_back(
+      EvictionRecord{"shop/big", "node-3", "node-5", "cpu", "evicted", 50, 91.5, 60, 1795303219});
+  rep.figures.evictions = 1;
+  rep.figures.episodes = 2;
+  rep.figures.episodes_evicted = 1;
+  rep.figures.bounce_backs = 1;
+  v.rebalance = rep;
+  v.rebalance_counters.evictions["evicted"] = 1;
+  v.rebalance_counters.skips["no_fit"] = 4;
+  r = HandleRequest(Get("/rebalance"), v, [] {});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(r.body.c_str()).HasParseError()) << r.body;
+  EXPECT_TRUE(d["enabled"].GetBool());
+  EXPECT_EQ(std::string(d["nodes"][0]["limitedBy"].GetString()), "node_cooldown");
+  EXPECT_EQ(d["nodes"][0]["loadAfter"].GetDouble(), 41.5);
+  EXPECT_EQ(std::string(d["evictions"][0]["pod"].GetString()), "shop/big");
+  EXPECT_EQ(std::string(d["evictions"][0]["to"].GetString()), "node-5");
+  EXPECT_EQ(std::string(d["evictions"][0]["at"].GetString()), "2026-11-21T23:20:19Z");
+  EXPECT_EQ(d["figures"]["evictionRate"].GetDouble(), 0.5);
+  EXPECT_EQ(d["figures"]["bounceBacks"].GetUint64(), 1u);
+  const std::string m = RenderMetrics(v);
+  for (const char* line : {"dynamic_scheduler_evictions_total{result=\"evicted\"} 1\n",
+                           "dynamic_scheduler_evictions_total{result=\"blocked_by_pdb\"} 0\n",
+                           "dynamic_scheduler_eviction_skips_total{reason=\"no_fit\"} 4\n",
+                           "dynamic_scheduler_rebalance_bounce_backs_total 1\n",
+                           "dynamic_scheduler_rebalance_eviction_rate 0.5\n"})
+    EXPECT_NE(m.find(line), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace ds

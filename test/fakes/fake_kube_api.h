@@ -199,6 +199,10 @@ class FakeKubeApi : public KubeApi {
     std::lock_guard<std::mutex> l(mu_);
     pods_[p.Key()] = std::move(p);
   }
+  void RemovePod(const std::string& key) {  // the kubelet finished the pod's termination
+    std::lock_guard<std::mutex> l(mu_);
+    pods_.erase(key);
+  }
   std::map<std::string, PodInfo> pods() {
     std::lock_guard<std::mutex> l(mu_);
     return pods_;
@@ -227,7 +231,7 @@ class FakeKubeApi : public KubeApi {
     page.resource_version = std::to_string(rv_);
     auto it = cont.empty() ? pods_.begin() : pods_.upper_bound(cont);
     for (; it != pods_.end(); ++it) {
-      if (page.items.size() == limit) {
+      if (limit > 0 && page.items.size() == limit) {  // 0: no limit, as the API server's
         page.continue_token = page.items.back().Key();
         break;
       }

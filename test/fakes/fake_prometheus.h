@@ -23,6 +23,15 @@ class FakePrometheus : public PrometheusClient {
     results_[expr] = r;
     errors_.erase(expr);
   }
+  // Sets `expr` to return these series, e.g. per-pod usage with namespace and pod labels.
+  void SetSamples(const std::string& expr, std::vector<Sample> samples) {
+    QueryResult r;
+    r.result_type = "vector";
+    r.samples = std::move(samples);
+    std::lock_guard<std::mutex> l(mu_);
+    results_[expr] = std::move(r);
+    errors_.erase(expr);
+  }
   void SetError(const std::string& expr, Status st) {
     std::lock_guard<std::mutex> l(mu_);
     errors_[expr] = std::move(st);

@@ -1,0 +1,400 @@
+#include "controller/rebalancer.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "rebalance/evictable.h"
+#include "rebalance/placement.h"
+#include "rebalance/pod_usage.h"
+
+namespace ds {
+
+// What one LIST of the cluster's pods gave: the requests bound to each node (for the fit check)
+// and the pods of the nodes to relieve (the candidates). Other pods are not kept.
+struct Rebalancer::Cluster {
+  std::unordered_map<std::string, std::pair<double, double>> requested;  // node -> cpu, memory
+  std::map<std::string, std::vector<PodInfo>> on;  // node to relieve -> its pods
+  std::vector<PodInfo> new_pods;  // running pods of workloads evicted from (replacements?)
+};
+
+namespace {
+
+const char* ResultName(EvictionResult::Kind k) {
+  switch (k) {
+    case EvictionResult::Kind::kEvicted:
+      return "evicted";
+    case EvictionResult::Kind::kBlockedByBudget:
+      return "blocked_by_pdb";
+    case EvictionResult::Kind::kMultipleBudgets:
+      return "multiple_pdbs";
+    case EvictionResult::Kind::kGone:
+      return "gone";
+    case EvictionResult::Kind::kError:
+      return "error";
+  }
+  return "error";
+}
+
+// A pod that holds resources on its node: bound and not finished.
+bool Holds(const PodInfo& p) {
+  return !p.node.empty() && p.phase != "Succeeded" && p.phase != "Failed";
+}
+
+}  // namespace
+
+Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom,
+                       const Clock* clock, TimeZone zone)
+    : cfg_(rules.rebalance),
+      mark_(rules.mark),
+      kube_(kube),
+      prom_(prom),
+      clock_(clock),
+      zone_(std::move(zone)),
+      budget_(rules.rebalance.limits),
+      effect_(rules.rebalance.effect_window_seconds) {
+  if (!cfg_.node_selector.empty()) {
+    auto sel = LabelSelector::Parse(cfg_.node_selector);  // validated with rule.yaml
+    if (sel.ok()) selector_ = std::move(*sel);
+  }
+  report_.enabled = true;
+  report_.dry_run = cfg_.dry_run;
+}
+
+std::set<std::string> Rebalancer::HeldMarks() {
+  const double now = clock_->WallSeconds();
+  std::set<std::string> held;
+  for (const auto& [name, s] : state_) {
+    RebalanceNode n;
+    n.evictions_in_flight = s.in_flight.size();
+    n.last_eviction_wall = s.last_eviction_wall;
+    if (HoldsMark(n, cfg_, now)) held.insert(name);
+  }
+  return held;
+}
+
+void Rebalancer::Count(std::map<std::string, uint64_t> RebalanceCounters::*which,
+                       const std::string& key, uint64_t n) {
+  std::lock_guard<std::mutex> l(mu_);
+  (counters_.*which)[key] += n;
+}
+
+void Rebalancer::Remember(EvictionRecord r) {
+  std::lock_guard<std::mutex> l(mu_);
+  report_.recent.push_back(std::move(r));
+  while (report_.recent.size() > kRecentEvictions) report_.recent.pop_front();
+}
+
+std::optional<Rebalancer::Cluster> Rebalancer::ListCluster(const std::set<std::string>& relieve) {
+  Cluster c;
+  std::string cont;
+  do {
+    auto page = kube_->ListPods("", kPodPage, cont);
+    if (!page.ok()) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++counters_.list_errors;
+      }
+      if (throttle_.ShouldLog("list-pods", clock_->Now()))
+        LOG(WARNING) << "rebalance: listing pods failed, nothing is evicted this cycle: "
+                     << page.status().ToString();
+      return std::nullopt;
+    }
+    for (PodInfo& p : page->items) {
+      if (!Holds(p)) continue;
+      auto& req = c.requested[p.node];
+      req.first += p.cpu_request;
+      req.second += p.memory_request;
+      // A pod of a workload we evicted from, running and created since: a replacement.
+      if (p.phase == "Running" && !p.terminating && !p.Workload().empty() &&
+          !replaced_seen_.count(p.Key())) {
+        for (const auto& [node, s] : state_) {
+          auto it = s.evicted_workloads.find(p.Workload());
+          if (it != s.evicted_workloads.end() && p.created_wall >= it->second) {
+            c.new_pods.push_back(p);
+            break;
+          }
+        }
+      }
+      if (relieve.count(p.node)) c.on[p.node].push_back(std::move(p));
+    }
+    cont = page->continue_token;
+  } while (!cont.empty());
+  std::lock_guard<std::mutex> l(mu_);
+  ++report_.pod_lists;
+  return c;
+}
+
+std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
+                                                   const std::unordered_set<std::string>& wanted) {
+  const std::string& query =
+      resource == Rule::Resource::kCpu ? cfg_.cpu_usage_query : cfg_.memory_usage_query;
+  static const LabelFilter kKeep = {"namespace", "pod"};
+  PodUsageSink sink(&wanted);
+  auto res = prom_->Query(query, &kKeep, &sink);
+  if (!res.ok()) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.usage_errors;
+    }
+    if (throttle_.ShouldLog("pod-usage", clock_->Now()))
+      LOG(WARNING) << "rebalance: the pod usage query failed, nothing is evicted: "
+                   << res.status().ToString();
+    return {};
+  }
+  return {sink.usage().begin(), sink.usage().end()};
+}
+
+// Replacements of evicted pods: one that landed back on the node it left is a bounce-back.
+void Rebalancer::Follow(const Cluster& cluster, double now) {
+  for (const PodInfo& p : cluster.new_pods) {
+    if (!replaced_seen_.insert(p.Key()).second) continue;
+    budget_.Replaced(p.Workload());
+    effect_.OnPodBound(p.Workload(), p.node, now);
+    if (auto it = state_.find(p.node);
+        it != state_.end() && it->second.evicted_workloads.count(p.Workload()))
+      LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
+                   << " and was scheduled right back onto it (a bounce-back)";
+  }
+}
+
+void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
+                         const std::set<std::string>& alerted, const std::function<bool()>& gate) {
+  const double now = clock_->WallSeconds();
+  int weekday = 0, minute = 0;
+  zone_.LocalWeekdayMinute(now, &weekday, &minute);
+  budget_.StartCycle(now, weekday, minute);
+
+  // The effect of earlier evictions: pods still terminating, and replacements bound back onto
+  // the node they left (a LIST of that node's pods only, served from the API server's cache).
+  for (auto it = state_.begin(); it != state_.end();) {
+    NodeState& s = it->second;
+    const bool recent = now - s.last_eviction_wall < cfg_.effect_window_seconds;
+    if (s.in_flight.empty() && !recent &&
+        now - s.last_eviction_wall >= cfg_.hold_after_eviction_seconds) {
+      it = state_.erase(it);
+      continue;
+    }
+    auto page = kube_->ListPods("spec.nodeName=" + it->first, 0, "");
+    if (page.ok()) {
+      std::set<std::string> listed;
+      for (const PodInfo& p : page->items) {
+        listed.insert(p.Key());
+        if (s.in_flight.count(p.Key()) || s.seen.count(p.Key()) || replaced_seen_.count(p.Key()))
+          continue;
+        s.seen.insert(p.Key());
+        auto w = s.evicted_workloads.find(p.Workload());
+        if (w != s.evicted_workloads.end() && p.created_wall >= w->second && recent) {
+          replaced_seen_.insert(p.Key());
+          budget_.Replaced(p.Workload());
+          effect_.OnPodBound(p.Workload(), p.node, now);
+          LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
+                       << " and was scheduled right back onto it (a bounce-back)";
+        }
+      }
+      for (auto f = s.in_flight.begin(); f != s.in_flight.end();)
+        f = listed.count(*f) ? std::next(f) : s.in_flight.erase(f);
+    }
+    ++it;
+  }
+
+  // Episodes: a node qualifies, is relieved, cools, and its mark goes.
+  std::set<std::string> marked;
+  std::vector<std::string> reference_hot;  // no reference query: the discovery rate stays 0
+  for (const ReliefInput& in : nodes) {
+    if (!in.marked) continue;
+    marked.insert(in.node->name);
+    if (in.cold) effect_.OnCleared(in.node->name, now);
+  }
+  for (const std::string& n : was_marked_)
+    if (!marked.count(n)) effect_.OnUnmarked(n);
+  was_marked_ = marked;
+  effect_.OnCycle(now, reference_hot, marked);
+
+  // Which nodes to relieve, and how far; the limits are checked before any pod is listed.
+  std::vector<RebalanceNodeReport> reports;
+  std::map<std::string, std::pair<const ReliefInput*, Relief>> relieve;
+  for (const ReliefInput& in : nodes) {
+    if (!in.marked) continue;
+    RebalanceNodeReport r;
+    r.name = in.node->name;
+    RebalanceNode rn;
+    rn.observed_marked = true;
+    rn.marked_since_wall = in.marked_since_wall > 0 ? in.marked_since_wall : now;
+    rn.alerted = alerted.count(r.name) > 0;
+    rn.selected = !selector_ || selector_->Matches(in.node->labels);
+    if (auto s = state_.find(r.name); s != state_.end()) {
+      rn.evictions_in_flight = s->second.in_flight.size();
+      rn.last_eviction_wall = s->second.last_eviction_wall;
+    }
+    r.held = HoldsMark(rn, cfg_, now);
+    const Qualification q = Qualifies(rn, cfg_, now);
+    r.qualification = QualificationName(q);
+    auto relief = ReliefFor(r.name, in.holding, in.node->allocatable_cpu,
+                            in.node->allocatable_memory, cfg_.target);
+    if (relief) {
+      r.rule = relief->rule;
+      r.load = relief->load.load;
+      r.goal = relief->load.goal;
+      r.load_after = r.load;
+    } else if (q == Qualification::kYes) {
+      r.qualification = "nothing_to_relieve";  // cooled, or no rule with a resource holds it
+    }
+    if (q == Qualification::kYes && relief) {
+      effect_.OnQualified(r.name, now);
+      PodInfo probe;
+      probe.node = r.name;
+      if (Limit lim = budget_.Check(probe); lim != Limit::kNone) {
+        r.limit = LimitName(lim);
+        Count(&RebalanceCounters::skips, r.limit);
+      } else {
+        relieve.emplace(r.name, std::make_pair(&in, std::move(*relief)));
+      }
+    }
+    reports.push_back(std::move(r));
+  }
+
+  if (!relieve.empty()) {
+    std::set<std::string> names;
+    for (const auto& [name, unused] : relieve) names.insert(name);
+    if (auto cluster = ListCluster(names)) {
+      Follow(*cluster, now);
+      // Where replacements could go: every other node of the cache, with what is bound to it.
+      // Marked nodes stay in the list as `marked`, so Placement never counts them as room.
+      std::vector<PlacementNode> places;
+      places.reserve(nodes.size());
+      for (const ReliefInput& in : nodes) {
+        PlacementNode p;
+        p.name = in.node->name;
+        p.labels = in.node->labels;
+        p.unschedulable = in.node->unschedulable;
+        p.marked = in.marked || mark_.IsOn(in.node->labels);
+        p.taints = in.node->taints;
+        p.allocatable_cpu = in.node->allocatable_cpu;
+        p.allocatable_memory = in.node->allocatable_memory;
+        if (auto it = cluster->requested.find(p.name); it != cluster->requested.end()) {
+          p.requested_cpu = it->second.first;
+          p.requested_memory = it->second.second;
+        }
+        places.push_back(std::move(p));
+      }
+      Placement placement(std::move(places));
+      // The evictable pods of each node, then one usage query per resource for all of them.
+      std::map<std::string, std::vector<const PodInfo*>> evictable;
+      std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
+      for (auto& [name, entry] : relieve) {
+        for (const PodInfo& p : cluster->on[name]) {
+          if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
+            Count(&RebalanceCounters::kept, KeepName(k));
+            continue;
+          }
+          evictable[name].push_back(&p);
+          wanted[entry.second.resource == Rule::Resource::kCpu ? 0 : 1].insert(p.Key());
+        }
+      }
+      std::map<std::string, double> usage[2];
+      if (!wanted[0].empty()) usage[0] = PodUsage(Rule::Resource::kCpu, wanted[0]);
+      if (!wanted[1].empty()) usage[1] = PodUsage(Rule::Resource::kMemory, wanted[1]);
+      bool stopped = false;
+      for (auto& [name, entry] : relieve) {
+        if (stopped) break;
+        const Relief& relief = entry.second;
+        auto rep = std::find_if(reports.begin(), reports.end(),
+                                [&](const RebalanceNodeReport& r) { return r.name == name; });
+        const auto& used = usage[relief.resource == Rule::Resource::kCpu ? 0 : 1];
+        std::vector<Candidate> candidates;
+        for (const PodInfo* p : evictable[name])
+          if (auto u = used.find(p->Key()); u != used.end())
+            candidates.push_back(Candidate{p, relief.Share(u->second)});
+        rep->candidates = candidates.size();
+        const size_t room = cfg_.limits.per_cycle > budget_.evicted_this_cycle()
+                                ? cfg_.limits.per_cycle - budget_.evicted_this_cycle()
+                                : 0;
+        PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement);
+        rep->picks = choice.picks.size();
+        rep->no_fit = choice.no_fit;
+        rep->load_after = choice.load_after;
+        if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
+        for (const PodChoice::Pick& pick : choice.picks) {
+          const PodInfo& pod = *pick.pod;
+          EvictionRecord rec{pod.Key(), name,       pick.to,          relief.rule,
+                             "",        pick.usage, relief.load.load, relief.load.goal,
+                             now};
+          if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
+            Count(&RebalanceCounters::skips, LimitName(lim));
+            continue;
+          }
+          if (cfg_.dry_run) {
+            // Paced by the same limits as real evictions, so the report is what would happen.
+            budget_.Record(pod);
+            rec.result = "dry_run";
+            LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
+                      << relief.rule << " " << relief.load.load << " % > clear " << relief.load.goal
+                      << " %; the pod uses " << pick.usage << " %); its replacement fits on "
+                      << pick.to;
+          } else {
+            if (gate && !gate()) {  // not the leader of this term any more, or stopping
+              stopped = true;
+              break;
+            }
+            EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
+            rec.result = ResultName(res.kind);
+            switch (res.kind) {
+              case EvictionResult::Kind::kEvicted: {
+                budget_.Record(pod);
+                NodeState& s = state_[name];
+                s.in_flight.insert(pod.Key());
+                s.last_eviction_wall = now;
+                if (!pod.Workload().empty()) s.evicted_workloads[pod.Workload()] = now;
+                effect_.OnEviction(name, pod.Workload(), now);
+                LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " ("
+                          << relief.rule << " " << relief.load.load << " % > clear "
+                          << relief.load.goal << " %; the pod used " << pick.usage
+                          << " %); its replacement fits on " << pick.to;
+                break;
+              }
+              case EvictionResult::Kind::kMultipleBudgets:
+                if (multiple_budgets_logged_.insert(pod.Key()).second)
+                  LOG(WARNING) << "rebalance: " << rec.pod
+                               << " is selected by more than one PodDisruptionBudget; the API "
+                                  "server refuses to evict it: "
+                               << res.status.ToString();
+                break;
+              case EvictionResult::Kind::kBlockedByBudget:
+                VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of " << rec.pod;
+                break;
+              case EvictionResult::Kind::kGone:
+                break;
+              case EvictionResult::Kind::kError:
+                if (throttle_.ShouldLog("evict-error", clock_->Now()))
+                  LOG(WARNING) << "rebalance: evicting " << rec.pod
+                               << " failed: " << res.status.ToString();
+                break;
+            }
+          }
+          Count(&RebalanceCounters::evictions, rec.result);
+          Remember(std::move(rec));
+        }
+      }
+    }
+  }
+
+  if (state_.empty()) replaced_seen_.clear();  // no eviction left whose replacement could come
+  std::lock_guard<std::mutex> l(mu_);
+  report_.nodes = std::move(reports);
+  report_.figures = effect_.Figures();
+}
+
+RebalanceReport Rebalancer::Report() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return report_;
+}
+
+RebalanceCounters Rebalancer::Counters() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return counters_;
+}
+
+}  // namespace ds

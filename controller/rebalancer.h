@@ -1,0 +1,143 @@
+// Relief for nodes that are already hot: after each cycle's writes, the leader evicts a few pods
+// from nodes that carry our mark (rules.yaml `rebalance:`, off when absent). The mark is on the
+// node before any of its pods is evicted -- the node cache has observed it -- so the scheduler
+// steers the replacements elsewhere, and it stays while evictions are in flight and for
+// `holdAfterEviction` after (HeldMarks), so they do not land right back on the node.
+// The choices are rebalance/ (pure); this class does the I/O around them:
+//   qualify   marked long enough, or named by an alert (rebalance/qualify.h)
+//   budget    windows and every eviction limit, checked before anything is listed
+//   pods      one paged LIST of the cluster's pods, only in a cycle that can evict: the pods of
+//             the nodes to relieve, and the requests on every other node for the fit check
+//   usage     the per-pod usage query, kept only for those pods (rebalance/pod_usage.h)
+//   choose    the fewest, largest pods that bring the node below its clear threshold and fit
+//             elsewhere (rebalance/pod_choice.h, placement.h, node_relief.h)
+//   evict     POST .../pods/NAME/eviction, never DELETE; or only reported, in dry-run
+//   effect    evictions, bounce-backs and relief (rebalance/effect.h)
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/label_selector.h"
+#include "common/log_throttle.h"
+#include "common/time_zone.h"
+#include "kube/kube_api.h"
+#include "kube/node_cache.h"
+#include "promql/prometheus_client.h"
+#include "rebalance/effect.h"
+#include "rebalance/eviction_budget.h"
+#include "rebalance/node_relief.h"
+#include "rebalance/qualify.h"
+#include "rules/rule_config.h"
+
+namespace ds {
+
+// One node of the cycle, as the reconciler saw it.
+struct ReliefInput {
+  const NodeInfo* node = nullptr;
+  bool marked = false;           // our mark is on it in the node cache
+  double marked_since_wall = 0;  // the earliest `since` of its ownership record; 0: unknown
+  bool cold = false;             // the cycle's verdict: every rule at or below its clear threshold
+  std::vector<HoldingRule> holding;  // the rules holding it, with fresh values
+};
+
+// One eviction the rebalancer attempted, planned or skipped at the API.
+struct EvictionRecord {
+  std::string pod, node, to, rule, result;
+  double usage = 0;  // the pod's share of the node's load, percent
+  double load = 0, goal = 0;
+  double at_wall = 0;
+};
+
+struct RebalanceNodeReport {
+  std::string name, qualification, rule, limit;
+  double load = 0, goal = 0, load_after = 0;
+  size_t candidates = 0, picks = 0, no_fit = 0;
+  bool held = false;  // the mark stays for the evictions
+};
+
+struct RebalanceReport {
+  bool enabled = false, dry_run = false;
+  std::vector<RebalanceNodeReport> nodes;  // the marked nodes of the last cycle
+  std::deque<EvictionRecord> recent;       // the last kRecentEvictions, oldest first
+  EffectFigures figures;
+  size_t pod_lists = 0;  // cluster-wide pod LISTs since start (only cycles that can evict)
+};
+
+struct RebalanceCounters {
+  std::map<std::string, uint64_t> evictions;  // by result: evicted, blocked_by_pdb, dry_run, ...
+  std::map<std::string, uint64_t> skips;      // by reason: no_fit and the limits' names
+  std::map<std::string, uint64_t> kept;       // pods never evicted, by reason (evictable.h)
+  uint64_t list_errors = 0, usage_errors = 0;
+};
+
+class Rebalancer {
+ public:
+  static constexpr size_t kRecentEvictions = 100;
+  // Pods per page of the cluster-wide LIST: memory stays bounded by a page, not the cluster.
+  static constexpr size_t kPodPage = 500;
+
+  // All pointers must outlive the Rebalancer. `zone` gives the windows' local time.
+  Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
+             TimeZone zone);
+
+  // Nodes whose mark must stay now although they cooled: evictions in flight, or the last one
+  // within holdAfterEviction. The reconciler asks before planning. Thread-compatible with Relieve.
+  std::set<std::string> HeldMarks();
+
+  // Relieves the nodes of `nodes` that qualify; `alerted` names nodes an Alertmanager webhook
+  // reported (they qualify at once). `gate` is asked before each eviction (leader in the same
+  // term, not stopping). Call from the reconciler's thread only.
+  void Relieve(const std::vector<ReliefInput>& nodes, const std::set<std::string>& alerted,
+               const std::function<bool()>& gate);
+
+  // Thread-safe copies for /metrics and /rebalance.
+  RebalanceReport Report() const;
+  RebalanceCounters Counters() const;
+
+ private:
+  struct NodeState {
+    std::set<std::string> in_flight;  // pods evicted, still listed on the node
+    double last_eviction_wall = 0;
+    std::map<std::string, double> evicted_workloads;  // workload -> time of its eviction
+    std::set<std::string> seen;                       // pods listed on it since the eviction
+  };
+  struct Cluster;  // what one LIST of the cluster's pods gave
+
+  std::optional<Cluster> ListCluster(const std::set<std::string>& relieve);
+  std::map<std::string, double> PodUsage(Rule::Resource resource,
+                                         const std::unordered_set<std::string>& wanted);
+  void Follow(const Cluster& cluster, double now);
+  void Count(std::map<std::string, uint64_t> RebalanceCounters::*which, const std::string& key,
+             uint64_t n = 1);
+  void Remember(EvictionRecord r);
+
+  const RebalanceConfig cfg_;
+  const Mark mark_;
+  KubeApi* const kube_;
+  PrometheusClient* const prom_;
+  const Clock* const clock_;
+  const TimeZone zone_;
+  std::optional<LabelSelector> selector_;  // rebalance.nodeSelector; empty: every node
+  EvictionBudget budget_;
+  EffectTracker effect_;
+  LogThrottle throttle_{300};
+  std::map<std::string, NodeState> state_;  // nodes evicted from, while they matter
+  std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes
+  std::set<std::string> replaced_seen_;     // pods counted as a replacement once
+  std::set<std::string> multiple_budgets_logged_;
+
+  mutable std::mutex mu_;
+  RebalanceReport report_;      // GUARDED_BY(mu_)
+  RebalanceCounters counters_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace ds

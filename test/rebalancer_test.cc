@@ -1,0 +1,223 @@
+// The rebalancer inside the reconciler's cycle, on the fake API server, fake Prometheus and fake
+// clock: the mark comes before any eviction, stays for the evictions, and every limit holds.
+#include "controller/rebalancer.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/reconciler.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_api.h"
+#include "test/fakes/fake_prometheus.h"
+
+namespace ds {
+namespace {
+
+constexpr const char* kPodCpu = "pod_cpu";
+
+class RebalancerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 1; i <= 3; ++i) {
+      NodeInfo n;
+      n.name = "node-" + std::to_string(i);
+      n.addresses = {"10.0.0." + std::to_string(i)};
+      n.allocatable_cpu = 4;
+      n.allocatable_memory = 16e9;
+      api_.AddNode(n);
+    }
+    Rule cpu;
+    cpu.name = "cpu";
+    cpu.query = "cpu_pct";
+    cpu.threshold = 80;
+    cpu.clear_threshold = 60;
+    cpu.resource = Rule::Resource::kCpu;
+    cfg_.rules = {cpu};
+    RebalanceConfig& r = cfg_.rebalance;
+    r.enabled = true;
+    r.after_seconds = 0;
+    r.hold_after_eviction_seconds = 60;
+    r.cpu_usage_query = kPodCpu;
+    r.pods.min_pod_age_seconds = 0;
+    r.limits.node_cooldown_seconds = 30;
+    opts_.writes.qps = 0;
+    // node-1 runs a big user (2 cores = 50 % of it), a small one and a DaemonSet pod.
+    AddPod("big", "node-1", 2.0);
+    AddPod("small", "node-1", 0.4);
+    AddPod("agent", "node-1", 1.0, "DaemonSet");
+  }
+  void AddPod(const std::string& name, const std::string& node, double usage,
+              const std::string& kind = "ReplicaSet") {
+    PodInfo p;
+    p.ns = "shop";
+    p.name = name;
+    p.node = node;
+    p.owner_kind = kind;
+    p.owner_name = name + "-rs";
+    p.phase = "Running";
+    p.ready = true;
+    p.cpu_request = 0.5;
+    p.memory_request = 1e9;
+    p.created_wall = clock_.WallSeconds() - 3600;
+    api_.AddPod(p);
+    usage_.push_back(Sample{{{"namespace", "shop"}, {"pod", name}}, usage, 0});
+    prom_.SetSamples(kPodCpu, usage_);
+  }
+  void Build() {
+    cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
+    ASSERT_TRUE(cache_->ListOnce().ok());
+    auto zone = TimeZone::Utc();
+    rebalancer_ = std::make_unique<Rebalancer>(cfg_, &api_, &prom_, &clock_, zone);
+    rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, nullptr,
+                                        rebalancer_.get());
+  }
+  void Cycle(double cpu_node1) {
+    prom_.SetValues("cpu_pct", {{"node-1", cpu_node1}, {"node-2", 10}, {"node-3", 10}});
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  }
+  bool Labelled(const std::string& node) {
+    const std::string* v = FindLabel(api_.nodes()[node].labels, "status");
+    return v != nullptr && *v == "presure";
+  }
+  uint64_t Evictions(const std::string& result) {
+    auto c = rebalancer_->Counters().evictions;
+    return c.count(result) ? c[result] : 0;
+  }
+  uint64_t Skips(const std::string& reason) {
+    auto c = rebalancer_->Counters().skips;
+    return c.count(reason) ? c[reason] : 0;
+  }
+
+  FakeKubeApi api_;
+  FakePrometheus prom_;
+  FakeClock clock_;
+  RuleConfig cfg_;
+  ReconcilerOptions opts_;
+  std::vector<Sample> usage_;
+  std::unique_ptr<NodeCache> cache_;
+  std::unique_ptr<Rebalancer> rebalancer_;
+  std::unique_ptr<Reconciler> rec_;
+  std::atomic<bool> stop_{false};
+};
+
+TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) {
+  Build();
+  Cycle(95);
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_TRUE(api_.evictions().empty()) << "the cycle that marks the node evicts nothing: the "
+                                           "cache had not seen the mark when it read the nodes";
+  Cycle(95);
+  // 95 % - 50 % (big) = 45 % <= 60 %: one pod is enough; the DaemonSet pod is never chosen.
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(Evictions("evicted"), 1u);
+  auto report = rebalancer_->Report();
+  ASSERT_EQ(report.recent.size(), 1u);
+  EXPECT_EQ(report.recent[0].node, "node-1");
+  EXPECT_NE(report.recent[0].to, "node-1");
+  EXPECT_DOUBLE_EQ(report.recent[0].usage, 50);
+  EXPECT_EQ(report.pod_lists, 1u);
+
+  // The node cools at once, but the evicted pod is still terminating: the mark stays.
+  Cycle(40);
+  EXPECT_TRUE(Labelled("node-1")) << "evictions in flight hold the mark";
+  api_.RemovePod("shop/big");
+  Cycle(40);
+  EXPECT_TRUE(Labelled("node-1")) << "holdAfterEviction holds the mark after the pod is gone";
+  clock_.AdvanceSeconds(60);
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1")) << "after holdAfterEviction the cold node loses its mark";
+  EXPECT_EQ(api_.evictions().size(), 1u);
+}
+
+TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {
+  Build();
+  Cycle(95);
+  ASSERT_TRUE(Labelled("node-1"));
+  Cycle(40);  // cooled before any eviction: nothing holds the mark
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_FALSE(Labelled("node-1"));
+}
+
+TEST_F(RebalancerTest, NeverEvictsFromANodeMarkedByHand) {
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kSet, "status", "presure"};
+  ASSERT_TRUE(api_.PatchNode("node-1", e).ok());  // our key and value, but no record of ours
+  Build();
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty()) << "a mark without our record is not ours to act on";
+  EXPECT_NE(FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation), nullptr)
+      << "the hot node's mark is adopted: our record is written";
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "once the record is ours, the node is relieved";
+}
+
+TEST_F(RebalancerTest, DryRunPlansAndReportsButNeverEvicts) {
+  cfg_.rebalance.dry_run = true;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(Evictions("dry_run"), 1u);
+  auto report = rebalancer_->Report();
+  ASSERT_EQ(report.recent.size(), 1u);
+  EXPECT_EQ(report.recent[0].pod, "shop/big");
+  EXPECT_EQ(report.recent[0].result, "dry_run");
+  Cycle(95);
+  EXPECT_EQ(Evictions("dry_run"), 1u) << "dry runs are paced by the node cool-down too";
+  EXPECT_EQ(Skips("node_cooldown"), 1u);
+}
+
+TEST_F(RebalancerTest, ABudgetThatSaysNoIsCountedAndRetriedLater) {
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kBlockedByBudget,
+                                       Status(StatusCode::kUnavailable, "budget")}});
+  Cycle(95);
+  EXPECT_EQ(Evictions("blocked_by_pdb"), 1u);
+  EXPECT_EQ(Evictions("evicted"), 0u);
+  Cycle(95);
+  EXPECT_EQ(Evictions("evicted"), 1u) << "a refusal does not start the node's cool-down";
+}
+
+TEST_F(RebalancerTest, OutsideTheWindowNothingIsListedOrEvicted) {
+  // A window of one minute, twelve hours away from the fake clock's time of day.
+  int weekday = 0, minute = 0;
+  TimeZone::Utc().LocalWeekdayMinute(clock_.WallSeconds(), &weekday, &minute);
+  const int start = (minute + 12 * 60) % (24 * 60);
+  cfg_.rebalance.limits.windows = {TimeWindow{0x7f, start, start + 1}};
+  Build();
+  for (int i = 0; i < 3; ++i) Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(api_.pod_list_calls(), 0) << "limits are checked before any pod is listed";
+  EXPECT_EQ(Skips("window"), 2u);
+}
+
+TEST_F(RebalancerTest, APodThatFitsNowhereElseStays) {
+  // The other nodes are full by requests.
+  for (const char* node : {"node-2", "node-3"}) {
+    PodInfo filler;
+    filler.ns = "fill";
+    filler.name = std::string("filler-") + node;
+    filler.node = node;
+    filler.phase = "Running";
+    filler.cpu_request = 4;
+    api_.AddPod(filler);
+  }
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_GE(Skips("no_fit"), 1u);
+}
+
+TEST_F(RebalancerTest, WithoutUsageNothingIsEvicted) {
+  Build();
+  Cycle(95);
+  prom_.SetError(kPodCpu, Status(StatusCode::kUnavailable, "prometheus down"));
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty()) << "a pod of unknown usage is never evicted";
+  EXPECT_EQ(rebalancer_->Counters().usage_errors, 1u);
+}
+
+}  // namespace
+}  // namespace ds
