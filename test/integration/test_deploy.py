@@ -78,6 +78,18 @@ class ManifestsTest(unittest.TestCase):
         self.assertEqual((rb["roleRef"]["kind"], rb["roleRef"]["name"]), ("Role", role["metadata"]["name"]))
         self.assertEqual(rb["subjects"], binding["subjects"])
 
+    def test_rebalance_rbac_is_opt_in_and_evicts_only_through_the_eviction_api(self):
+        self.assertNotIn("rebalance", json.dumps(self.docs), "not installed unless rebalancing is turned on")
+        with open(os.path.join(DEPLOY, "rbac-rebalance.yaml")) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+        role = find(docs, "ClusterRole", "dynamic-scheduler-rebalance")
+        self.assertEqual(role["rules"], [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+            {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}])
+        binding = find(docs, "ClusterRoleBinding", "dynamic-scheduler-rebalance")
+        self.assertEqual(binding["roleRef"]["name"], "dynamic-scheduler-rebalance")
+        self.assertEqual(binding["subjects"], find(self.docs, "ClusterRoleBinding")["subjects"])
+
     def test_controller_deployment(self):
         dep = find(self.docs, "Deployment", "dynamic-scheduler")
         self.assertEqual(dep["spec"]["replicas"], 2, "leader election: one writer, one standby")
@@ -151,7 +163,8 @@ class ExamplesTest(unittest.TestCase):
 
     def test_sample_rule_files_load(self):
         for name, want in [("rule-legacy.yaml", "legacy format"), ("rule-hysteresis.yaml", "current format"),
-                           ("rule-memory-available.yaml", "current format")]:
+                           ("rule-memory-available.yaml", "current format"),
+                           ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s")]:
             r = subprocess.run([CONTROLLER, "-r", os.path.join(ROOT, "examples", name), "-check_config"],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, name + ": " + r.stderr)
