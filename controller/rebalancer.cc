@@ -63,16 +63,14 @@ Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient*
   report_.dry_run = cfg_.dry_run;
 }
 
-std::set<std::string> Rebalancer::HeldMarks() {
-  const double now = clock_->WallSeconds();
-  std::set<std::string> held;
-  for (const auto& [name, s] : state_) {
-    RebalanceNode n;
-    n.evictions_in_flight = s.in_flight.size();
-    n.last_eviction_wall = s.last_eviction_wall;
-    if (HoldsMark(n, cfg_, now)) held.insert(name);
+bool Rebalancer::HoldsMark(const std::string& node, double recorded_eviction_wall) const {
+  RebalanceNode n;
+  n.last_eviction_wall = recorded_eviction_wall;
+  if (auto it = state_.find(node); it != state_.end()) {
+    n.evictions_in_flight = it->second.in_flight.size();
+    n.last_eviction_wall = std::max(n.last_eviction_wall, it->second.last_eviction_wall);
   }
-  return held;
+  return ds::HoldsMark(n, cfg_, clock_->WallSeconds());
 }
 
 void Rebalancer::Count(std::map<std::string, uint64_t> RebalanceCounters::*which,
@@ -161,7 +159,8 @@ void Rebalancer::Follow(const Cluster& cluster, double now) {
 }
 
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
-                         const std::set<std::string>& alerted, const std::function<bool()>& gate) {
+                         const std::set<std::string>& alerted, const std::function<bool()>& gate,
+                         const std::function<void(const std::string&, double)>& evicted) {
   const double now = clock_->WallSeconds();
   int weekday = 0, minute = 0;
   zone_.LocalWeekdayMinute(now, &weekday, &minute);
@@ -225,11 +224,12 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     rn.marked_since_wall = in.marked_since_wall > 0 ? in.marked_since_wall : now;
     rn.alerted = alerted.count(r.name) > 0;
     rn.selected = !selector_ || selector_->Matches(in.node->labels);
+    rn.last_eviction_wall = in.recorded_eviction_wall;
     if (auto s = state_.find(r.name); s != state_.end()) {
       rn.evictions_in_flight = s->second.in_flight.size();
-      rn.last_eviction_wall = s->second.last_eviction_wall;
+      rn.last_eviction_wall = std::max(rn.last_eviction_wall, s->second.last_eviction_wall);
     }
-    r.held = HoldsMark(rn, cfg_, now);
+    r.held = ds::HoldsMark(rn, cfg_, now);
     const Qualification q = Qualifies(rn, cfg_, now);
     r.qualification = QualificationName(q);
     auto relief = ReliefFor(r.name, in.holding, in.node->allocatable_cpu,
@@ -246,7 +246,12 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
       effect_.OnQualified(r.name, now);
       PodInfo probe;
       probe.node = r.name;
-      if (Limit lim = budget_.Check(probe); lim != Limit::kNone) {
+      Limit lim = budget_.Check(probe);
+      // An eviction an earlier term recorded on the node: its cool-down holds here too.
+      if (lim == Limit::kNone &&
+          now - in.recorded_eviction_wall < cfg_.limits.node_cooldown_seconds)
+        lim = Limit::kNodeCooldown;
+      if (lim != Limit::kNone) {
         r.limit = LimitName(lim);
         Count(&RebalanceCounters::skips, r.limit);
       } else {
@@ -349,6 +354,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                 s.last_eviction_wall = now;
                 if (!pod.Workload().empty()) s.evicted_workloads[pod.Workload()] = now;
                 effect_.OnEviction(name, pod.Workload(), now);
+                if (evicted) evicted(name, now);
                 LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " ("
                           << relief.rule << " " << relief.load.load << " % > clear "
                           << relief.load.goal << " %; the pod used " << pick.usage

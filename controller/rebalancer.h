@@ -2,7 +2,7 @@
 // from nodes that carry our mark (rules.yaml `rebalance:`, off when absent). The mark is on the
 // node before any of its pods is evicted -- the node cache has observed it -- so the scheduler
 // steers the replacements elsewhere, and it stays while evictions are in flight and for
-// `holdAfterEviction` after (HeldMarks), so they do not land right back on the node.
+// `holdAfterEviction` after (HoldsMark), so they do not land right back on the node.
 // The choices are rebalance/ (pure); this class does the I/O around them:
 //   qualify   marked long enough, or named by an alert (rebalance/qualify.h)
 //   budget    windows and every eviction limit, checked before anything is listed
@@ -46,7 +46,8 @@ struct ReliefInput {
   bool marked = false;           // our mark is on it in the node cache
   double marked_since_wall = 0;  // the earliest `since` of its ownership record; 0: unknown
   bool cold = false;             // the cycle's verdict: every rule at or below its clear threshold
-  std::vector<HoldingRule> holding;  // the rules holding it, with fresh values
+  double recorded_eviction_wall = 0;  // the record's lastEviction (an earlier term's), 0: none
+  std::vector<HoldingRule> holding;   // the rules holding it, with fresh values
 };
 
 // One eviction the rebalancer attempted, planned or skipped at the API.
@@ -89,15 +90,19 @@ class Rebalancer {
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
              TimeZone zone);
 
-  // Nodes whose mark must stay now although they cooled: evictions in flight, or the last one
-  // within holdAfterEviction. The reconciler asks before planning. Thread-compatible with Relieve.
-  std::set<std::string> HeldMarks();
+  // Must the mark on `node` stay now although it cooled? While its evictions are in flight, and
+  // for holdAfterEviction after the last one: this replica's, or the one its ownership record
+  // names (`recorded_eviction_wall`, written by whichever replica led then). The reconciler asks
+  // before planning, from its own thread.
+  bool HoldsMark(const std::string& node, double recorded_eviction_wall) const;
 
   // Relieves the nodes of `nodes` that qualify; `alerted` names nodes an Alertmanager webhook
   // reported (they qualify at once). `gate` is asked before each eviction (leader in the same
-  // term, not stopping). Call from the reconciler's thread only.
+  // term, not stopping); `evicted` is told of each accepted eviction (the reconciler writes it
+  // into the node's record). Call from the reconciler's thread only.
   void Relieve(const std::vector<ReliefInput>& nodes, const std::set<std::string>& alerted,
-               const std::function<bool()>& gate);
+               const std::function<bool()>& gate,
+               const std::function<void(const std::string& node, double at_wall)>& evicted = {});
 
   // Thread-safe copies for /metrics and /rebalance.
   RebalanceReport Report() const;

@@ -37,6 +37,7 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       prom_(prom),
       clock_(clock),
       leadership_(leadership),
+      kube_(kube),
       rebalancer_(rebalancer),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       writer_(options_.writes, options_.mark, kube, clock) {
@@ -331,13 +332,38 @@ bool Reconciler::MaySend(const std::atomic<bool>* stop, uint64_t planned_in) con
 void Reconciler::HoldForRebalance(const NodeMarks& marks,
                                   std::vector<NodeDecision>* decisions) const {
   if (rebalancer_ == nullptr) return;
-  const std::set<std::string> held = rebalancer_->HeldMarks();
-  if (held.empty()) return;
   for (size_t i = 0; i < decisions->size(); ++i) {
     NodeDecision& d = (*decisions)[i];
-    if (d.verdict == Verdict::kCold && marks.plan[i].marked &&
-        held.count(std::string(marks.plan[i].name)))
+    if (d.verdict != Verdict::kCold || !marks.plan[i].marked) continue;
+    const double recorded = marks.records[i] ? marks.records[i]->last_eviction_wall : 0;
+    if (rebalancer_->HoldsMark(std::string(marks.plan[i].name), recorded))
       d.verdict = Verdict::kUnknown;
+  }
+}
+
+void Reconciler::RecordEviction(const std::string& node, double at_wall,
+                                const std::atomic<bool>* stop) {
+  // The node as the cache has it now: this cycle's own writes included.
+  auto snap = cache_->Snapshot();
+  auto pos = std::lower_bound(
+      snap->nodes.begin(), snap->nodes.end(), node,
+      [](const std::shared_ptr<const NodeInfo>& p, const std::string& n) { return p->name < n; });
+  if (pos == snap->nodes.end() || (*pos)->name != node) return;
+  const std::string* text = FindLabel((*pos)->annotations, kHeldByAnnotation);
+  if (text == nullptr) return;
+  auto record = ParseOwnership(*text);
+  if (!record.ok() || record->label_key != options_.mark.key ||
+      record->label_value != options_.mark.value)
+    return;
+  record->last_eviction_wall = at_wall;
+  NodeEdit edit;
+  edit.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, FormatOwnership(*record)};
+  auto written = kube_->PatchNode(node, edit, [this, stop, t = term_] { return MaySend(stop, t); });
+  if (written.ok()) {
+    cache_->ApplyWriteResult(*written);
+  } else if (throttle_.ShouldLog("record-eviction", clock_->Now())) {
+    LOG(WARNING) << "node " << node << ": recording the eviction in " << kHeldByAnnotation
+                 << " failed (a new leader would not know of it): " << written.status().ToString();
   }
 }
 
@@ -356,14 +382,16 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks,
       if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
         r.marked_since_wall = o.since_wall;
     r.cold = decisions[i].verdict == Verdict::kCold;
+    r.recorded_eviction_wall = marks.records[i]->last_eviction_wall;
     for (const Hold& h : decisions[i].holds) {
       if (h.stale) continue;
       const Rule& rule = rules_[h.rule];
       r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold});
     }
   }
-  rebalancer_->Relieve(in, {},
-                       [this, stop, planned_in = term_] { return MaySend(stop, planned_in); });
+  rebalancer_->Relieve(
+      in, {}, [this, stop, planned_in = term_] { return MaySend(stop, planned_in); },
+      [this, stop](const std::string& node, double at) { RecordEviction(node, at, stop); });
   MarkProgress();
 }
 
@@ -410,6 +438,7 @@ std::string Reconciler::RecordFor(const NodeDecision& d, const std::optional<Own
         if (was.rule == owner.rule) owner.since_wall = std::min(owner.since_wall, was.since_wall);
     o.rules.push_back(std::move(owner));
   }
+  if (old) o.last_eviction_wall = old->last_eviction_wall;  // the rebalancer's, kept
   return FormatOwnership(o);
 }
 

@@ -159,11 +159,14 @@ class Reconciler {
   void PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes);
   void Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
              CycleReport* report);
-  // Keeps the marks the rebalancer holds (evictions in flight or just done): a cold verdict on
-  // such a node becomes unknown, which changes nothing.
+  // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
+  // term as the record says): a cold verdict on such a node becomes unknown, which changes nothing.
   void HoldForRebalance(const NodeMarks& marks, std::vector<NodeDecision>* decisions) const;
   void Relieve(const NodeSnapshot& snap, const NodeMarks& marks,
                const std::vector<NodeDecision>& decisions, const std::atomic<bool>* stop);
+  // Writes the time of an eviction into the node's record, so a new leader holds its mark and
+  // waits out its cool-down too.
+  void RecordEviction(const std::string& node, double at_wall, const std::atomic<bool>* stop);
   // Whether a write or an eviction planned in this term may still be sent.
   bool MaySend(const std::atomic<bool>* stop, uint64_t planned_in) const;
   void ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
@@ -182,6 +185,7 @@ class Reconciler {
   PrometheusClient* const prom_;
   const Clock* const clock_;
   const Leadership* const leadership_;
+  KubeApi* const kube_;
   Rebalancer* const rebalancer_;  // null: rebalancing is off
   uint64_t term_ = 0;             // the leadership term decider_'s state belongs to
   Decider decider_;

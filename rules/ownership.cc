@@ -26,6 +26,10 @@ std::string FormatOwnership(const Ownership& o) {
     w.EndObject();
   }
   w.EndArray();
+  if (o.last_eviction_wall > 0) {
+    w.Key("lastEviction");
+    WriteString(w, FormatRfc3339(o.last_eviction_wall));
+  }
   w.EndObject();
   return sb.GetString();
 }
@@ -64,6 +68,12 @@ StatusOr<Ownership> ParseOwnership(std::string_view text) {
       return bad("rules[" + std::to_string(o.rules.size()) + "].since must be an RFC 3339 time");
     o.rules.push_back(std::move(owner));
   }
+  if (const auto* last = JsonMember(doc, "lastEviction");
+      last != nullptr &&
+      (!last->IsString() ||
+       !ParseRfc3339(std::string_view(last->GetString(), last->GetStringLength()),
+                     &o.last_eviction_wall)))
+    return bad("\"lastEviction\" must be an RFC 3339 time");
   return o;
 }
 

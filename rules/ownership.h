@@ -6,6 +6,7 @@
 //
 //   dynamic-scheduler.io/held-by:
 //     {"label":"status","value":"presure","rules":[{"rule":"cpu","since":"2026-11-23T12:00:00Z"}]}
+//   (plus "lastEviction":"2026-11-23T12:05:00Z" once the rebalancer evicted from the node)
 #pragma once
 
 #include <string>
@@ -30,6 +31,10 @@ struct Ownership {
   std::string label_key;  // the mark we set: key and value
   std::string label_value;
   std::vector<OwnerRule> rules;
+  // The rebalancer's last eviction from the node (epoch seconds; 0: none), so that a new leader
+  // or a restarted controller keeps holding the mark and waits out the node's cool-down instead
+  // of evicting again at once. Written as "lastEviction" only when set.
+  double last_eviction_wall = 0;
   bool operator==(const Ownership&) const = default;
 };
 

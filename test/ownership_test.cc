@@ -16,6 +16,13 @@ TEST(Ownership, RoundTrips) {
   auto back = ParseOwnership(text);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, o);
+  // The rebalancer's last eviction, only once there was one.
+  o.last_eviction_wall = 1795435500;
+  text = FormatOwnership(o);
+  EXPECT_NE(text.find(R"("lastEviction":"2026-11-23T12:05:00Z")"), std::string::npos) << text;
+  back = ParseOwnership(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, o);
 }
 
 TEST(Ownership, ErrorsSayWhatIsWrong) {
@@ -32,6 +39,8 @@ TEST(Ownership, ErrorsSayWhatIsWrong) {
        "rules[0].rule must be a non-empty string"},
       {R"({"label":"k","value":"v","rules":[{"rule":"cpu","since":"yesterday"}]})",
        "rules[0].since must be an RFC 3339 time"},
+      {R"({"label":"k","value":"v","rules":[],"lastEviction":17954355})",
+       "\"lastEviction\" must be an RFC 3339 time"},
   };
   for (const Case& c : cases) {
     auto r = ParseOwnership(c.text);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "controller/reconciler.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
@@ -127,6 +129,27 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   Cycle(40);
   EXPECT_FALSE(Labelled("node-1")) << "after holdAfterEviction the cold node loses its mark";
   EXPECT_EQ(api_.evictions().size(), 1u);
+}
+
+TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->last_eviction_wall, std::floor(clock_.WallSeconds()));
+  // Another replica takes over: a fresh cache, rebalancer and reconciler, no memory of this one.
+  api_.RemovePod("shop/big");
+  Build();
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "the node's cool-down (30 s) holds across the failover";
+  EXPECT_EQ(Skips("node_cooldown"), 1u);
+  Cycle(40);
+  EXPECT_TRUE(Labelled("node-1")) << "holdAfterEviction (60 s) holds across the failover";
+  clock_.AdvanceSeconds(60);
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1"));
 }
 
 TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {
