@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -85,30 +86,34 @@ void Rebalancer::Remember(EvictionRecord r) {
   while (report_.recent.size() > kRecentEvictions) report_.recent.pop_front();
 }
 
-std::optional<Rebalancer::Cluster> Rebalancer::ListCluster(const std::set<std::string>& relieve) {
+std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::string>& relieve,
+                                                         const std::vector<std::string>& places) {
   Cluster c;
-  std::string cont;
-  do {
-    auto page = kube_->ListPods("", kPodPage, cont);
+  std::vector<std::string> all = relieve;
+  all.insert(all.end(), places.begin(), places.end());
+  for (const std::string& node : all) {
+    // One node's pods: the API server answers from its watch cache's spec.nodeName index.
+    auto page = kube_->ListPods("spec.nodeName=" + node, 0, "");
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++report_.pod_lists;
+      if (!page.ok()) ++counters_.list_errors;
+    }
     if (!page.ok()) {
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        ++counters_.list_errors;
-      }
       if (throttle_.ShouldLog("list-pods", clock_->Now()))
-        LOG(WARNING) << "rebalance: listing pods failed, nothing is evicted this cycle: "
-                     << page.status().ToString();
+        LOG(WARNING) << "rebalance: listing the pods of " << node
+                     << " failed, nothing is evicted this cycle: " << page.status().ToString();
       return std::nullopt;
     }
+    auto& req = c.requested[node];
     for (PodInfo& p : page->items) {
-      if (!Holds(p)) continue;
-      auto& req = c.requested[p.node];
+      if (p.node != node || !Holds(p)) continue;
       req.first += p.cpu_request;
       req.second += p.memory_request;
       // A pod of a workload we evicted from, running and created since: a replacement.
       if (p.phase == "Running" && !p.terminating && !p.Workload().empty() &&
           !replaced_seen_.count(p.Key())) {
-        for (const auto& [node, s] : state_) {
+        for (const auto& [from, s] : state_) {
           auto it = s.evicted_workloads.find(p.Workload());
           if (it != s.evicted_workloads.end() && p.created_wall >= it->second) {
             c.new_pods.push_back(p);
@@ -116,12 +121,10 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListCluster(const std::set<std::s
           }
         }
       }
-      if (relieve.count(p.node)) c.on[p.node].push_back(std::move(p));
+      if (std::find(relieve.begin(), relieve.end(), node) != relieve.end())
+        c.on[node].push_back(std::move(p));
     }
-    cont = page->continue_token;
-  } while (!cont.empty());
-  std::lock_guard<std::mutex> l(mu_);
-  ++report_.pod_lists;
+  }
   return c;
 }
 
@@ -177,6 +180,10 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
       continue;
     }
     auto page = kube_->ListPods("spec.nodeName=" + it->first, 0, "");
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++report_.pod_lists;
+    }
     if (page.ok()) {
       std::set<std::string> listed;
       for (const PodInfo& p : page->items) {
@@ -261,28 +268,57 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     reports.push_back(std::move(r));
   }
 
+  // The nodes furthest over their goal first, as many as this cycle's evictions allow: each is
+  // listed and queried, so the work per cycle is bounded by the limits, not by the hot nodes.
+  std::vector<std::string> order;
+  for (const auto& [name, entry] : relieve) order.push_back(name);
+  std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    const NodeLoad& x = relieve.at(a).second.load;
+    const NodeLoad& y = relieve.at(b).second.load;
+    return x.load - x.goal > y.load - y.goal;
+  });
+  const size_t room = cfg_.limits.per_cycle;
+  if (order.size() > room) {
+    for (size_t i = room; i < order.size(); ++i) {
+      relieve.erase(order[i]);
+      Count(&RebalanceCounters::skips, LimitName(Limit::kCycle));
+    }
+    order.resize(room);
+  }
+
   if (!relieve.empty()) {
-    std::set<std::string> names;
-    for (const auto& [name, unused] : relieve) names.insert(name);
-    if (auto cluster = ListCluster(names)) {
+    // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
+    // the resource to relieve (kDestinations of them), with the requests bound to each.
+    const Rule::Resource res = relieve.at(order.front()).second.resource;
+    const int ri = res == Rule::Resource::kCpu ? 0 : 1;
+    std::vector<const ReliefInput*> free;
+    for (const ReliefInput& in : nodes)
+      if (!in.marked && !mark_.IsOn(in.node->labels) && !in.node->unschedulable &&
+          std::isfinite(in.load[ri]))
+        free.push_back(&in);
+    const size_t keep = std::min(free.size(), kDestinations);
+    std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
+                      [&](const ReliefInput* a, const ReliefInput* b) {
+                        if (a->load[ri] != b->load[ri]) return a->load[ri] < b->load[ri];
+                        return a->node->name < b->node->name;
+                      });
+    free.resize(keep);
+    std::vector<std::string> dest;
+    for (const ReliefInput* in : free) dest.push_back(in->node->name);
+    if (auto cluster = ListNodes(order, dest)) {
       Follow(*cluster, now);
-      // Where replacements could go: every other node of the cache, with what is bound to it.
-      // Marked nodes stay in the list as `marked`, so Placement never counts them as room.
       std::vector<PlacementNode> places;
-      places.reserve(nodes.size());
-      for (const ReliefInput& in : nodes) {
+      places.reserve(free.size());
+      for (const ReliefInput* in : free) {
         PlacementNode p;
-        p.name = in.node->name;
-        p.labels = in.node->labels;
-        p.unschedulable = in.node->unschedulable;
-        p.marked = in.marked || mark_.IsOn(in.node->labels);
-        p.taints = in.node->taints;
-        p.allocatable_cpu = in.node->allocatable_cpu;
-        p.allocatable_memory = in.node->allocatable_memory;
-        if (auto it = cluster->requested.find(p.name); it != cluster->requested.end()) {
-          p.requested_cpu = it->second.first;
-          p.requested_memory = it->second.second;
-        }
+        p.name = in->node->name;
+        p.labels = in->node->labels;
+        p.unschedulable = in->node->unschedulable;
+        p.taints = in->node->taints;
+        p.allocatable_cpu = in->node->allocatable_cpu;
+        p.allocatable_memory = in->node->allocatable_memory;
+        p.requested_cpu = cluster->requested[p.name].first;
+        p.requested_memory = cluster->requested[p.name].second;
         places.push_back(std::move(p));
       }
       Placement placement(std::move(places));
@@ -303,9 +339,9 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
       if (!wanted[0].empty()) usage[0] = PodUsage(Rule::Resource::kCpu, wanted[0]);
       if (!wanted[1].empty()) usage[1] = PodUsage(Rule::Resource::kMemory, wanted[1]);
       bool stopped = false;
-      for (auto& [name, entry] : relieve) {
+      for (const std::string& name : order) {
         if (stopped) break;
-        const Relief& relief = entry.second;
+        const Relief& relief = relieve.at(name).second;
         auto rep = std::find_if(reports.begin(), reports.end(),
                                 [&](const RebalanceNodeReport& r) { return r.name == name; });
         const auto& used = usage[relief.resource == Rule::Resource::kCpu ? 0 : 1];

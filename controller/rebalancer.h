@@ -6,8 +6,9 @@
 // The choices are rebalance/ (pure); this class does the I/O around them:
 //   qualify   marked long enough, or named by an alert (rebalance/qualify.h)
 //   budget    windows and every eviction limit, checked before anything is listed
-//   pods      one paged LIST of the cluster's pods, only in a cycle that can evict: the pods of
-//             the nodes to relieve, and the requests on every other node for the fit check
+//   pods      in a cycle that can evict, the pods of the nodes to relieve (as many as the
+//             cycle's limit) and of the kDestinations least loaded unmarked nodes (their requests,
+//             for the fit check): one LIST per node, never the whole cluster's
 //   usage     the per-pod usage query, kept only for those pods (rebalance/pod_usage.h)
 //   choose    the fewest, largest pods that bring the node below its clear threshold and fit
 //             elsewhere (rebalance/pod_choice.h, placement.h, node_relief.h)
@@ -15,6 +16,7 @@
 //   effect    evictions, bounce-backs and relief (rebalance/effect.h)
 #pragma once
 
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <map>
@@ -47,7 +49,10 @@ struct ReliefInput {
   double marked_since_wall = 0;  // the earliest `since` of its ownership record; 0: unknown
   bool cold = false;             // the cycle's verdict: every rule at or below its clear threshold
   double recorded_eviction_wall = 0;  // the record's lastEviction (an earlier term's), 0: none
-  std::vector<HoldingRule> holding;   // the rules holding it, with fresh values
+  // The node's real load this cycle, percent of allocatable CPU and memory, from the first rule
+  // that measures each (NaN: unknown). Replacements are looked for on the least loaded nodes.
+  double load[2] = {std::nan(""), std::nan("")};
+  std::vector<HoldingRule> holding;  // the rules holding it, with fresh values
 };
 
 // One eviction the rebalancer attempted, planned or skipped at the API.
@@ -70,7 +75,7 @@ struct RebalanceReport {
   std::vector<RebalanceNodeReport> nodes;  // the marked nodes of the last cycle
   std::deque<EvictionRecord> recent;       // the last kRecentEvictions, oldest first
   EffectFigures figures;
-  size_t pod_lists = 0;  // cluster-wide pod LISTs since start (only cycles that can evict)
+  size_t pod_lists = 0;  // per-node pod LISTs since start
 };
 
 struct RebalanceCounters {
@@ -83,8 +88,11 @@ struct RebalanceCounters {
 class Rebalancer {
  public:
   static constexpr size_t kRecentEvictions = 100;
-  // Pods per page of the cluster-wide LIST: memory stays bounded by a page, not the cluster.
-  static constexpr size_t kPodPage = 500;
+  // Where a replacement may go is judged on this many nodes: the unmarked, schedulable ones with
+  // the lowest real load. Each costs one LIST of its pods in a cycle that evicts; a pod that fits
+  // on none of them is not evicted (the scheduler might have found room elsewhere: erring on the
+  // side of not moving it).
+  static constexpr size_t kDestinations = 8;
 
   // All pointers must outlive the Rebalancer. `zone` gives the windows' local time.
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
@@ -117,7 +125,9 @@ class Rebalancer {
   };
   struct Cluster;  // what one LIST of the cluster's pods gave
 
-  std::optional<Cluster> ListCluster(const std::set<std::string>& relieve);
+  // The pods of the nodes to relieve and of the candidate destinations, one LIST per node.
+  std::optional<Cluster> ListNodes(const std::vector<std::string>& relieve,
+                                   const std::vector<std::string>& places);
   std::map<std::string, double> PodUsage(Rule::Resource resource,
                                          const std::unordered_set<std::string>& wanted);
   void Follow(const Cluster& cluster, double now);

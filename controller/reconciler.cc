@@ -68,7 +68,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(*snap, &writes);
   Write(writes, stop, &report);
-  Relieve(*snap, marks, decisions, stop);
+  Relieve(*snap, marks, evidence, decisions, stop);
   ReportHolds(*snap, decisions, now, &report);
 
   report.duration_seconds = cycle_time.Seconds();
@@ -367,14 +367,24 @@ void Reconciler::RecordEviction(const std::string& node, double at_wall,
   }
 }
 
-void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks,
+void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                          const std::vector<NodeDecision>& decisions,
                          const std::atomic<bool>* stop) {
   if (rebalancer_ == nullptr || stop->load()) return;
+  // Per resource, the first rule that measures it and answered this cycle: every node's load.
+  const std::vector<double>* load[2] = {nullptr, nullptr};
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    if (rules_[r].resource == Rule::Resource::kNone || evidence.inputs[r].values == nullptr)
+      continue;
+    const int k = rules_[r].resource == Rule::Resource::kCpu ? 0 : 1;
+    if (load[k] == nullptr) load[k] = evidence.inputs[r].values;
+  }
   std::vector<ReliefInput> in(snap.nodes.size());
   for (size_t i = 0; i < snap.nodes.size(); ++i) {
     ReliefInput& r = in[i];
     r.node = snap.nodes[i].get();
+    for (int k = 0; k < 2; ++k)
+      if (load[k] != nullptr && i < load[k]->size()) r.load[k] = (*load[k])[i];
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
     r.marked = marks.plan[i].marked && marks.records[i].has_value();
     if (!r.marked) continue;

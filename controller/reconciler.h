@@ -162,7 +162,7 @@ class Reconciler {
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
   // term as the record says): a cold verdict on such a node becomes unknown, which changes nothing.
   void HoldForRebalance(const NodeMarks& marks, std::vector<NodeDecision>* decisions) const;
-  void Relieve(const NodeSnapshot& snap, const NodeMarks& marks,
+  void Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                const std::vector<NodeDecision>& decisions, const std::atomic<bool>* stop);
   // Writes the time of an eviction into the node's record, so a new leader holds its mark and
   // waits out its cool-down too.

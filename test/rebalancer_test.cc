@@ -117,7 +117,7 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(report.recent[0].node, "node-1");
   EXPECT_NE(report.recent[0].to, "node-1");
   EXPECT_DOUBLE_EQ(report.recent[0].usage, 50);
-  EXPECT_EQ(report.pod_lists, 1u);
+  EXPECT_EQ(report.pod_lists, 3u) << "the hot node's pods and the two free nodes', one LIST each";
 
   // The node cools at once, but the evicted pod is still terminating: the mark stays.
   Cycle(40);
@@ -150,6 +150,31 @@ TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
   clock_.AdvanceSeconds(60);
   Cycle(40);
   EXPECT_FALSE(Labelled("node-1"));
+}
+
+TEST_F(RebalancerTest, ReplacementsAreLookedForOnTheLeastLoadedNodesOnly) {
+  // 20 more nodes; the least loaded are node-12 and up. Only kDestinations of them are listed.
+  std::vector<std::pair<std::string, double>> cpu = {
+      {"node-1", 95}, {"node-2", 50}, {"node-3", 50}};
+  for (int i = 4; i <= 23; ++i) {
+    NodeInfo n;
+    n.name = "node-" + std::to_string(i);
+    n.allocatable_cpu = 4;
+    n.allocatable_memory = 16e9;
+    api_.AddNode(n);
+    cpu.emplace_back(n.name, i >= 12 ? 5 : 40);
+  }
+  Build();
+  for (int i = 0; i < 2; ++i) {
+    prom_.SetValues("cpu_pct", cpu);
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  }
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  EXPECT_EQ(api_.pod_list_calls(), static_cast<int>(1 + Rebalancer::kDestinations))
+      << "never the whole cluster";
+  const std::string to = rebalancer_->Report().recent.at(0).to;
+  EXPECT_GE(std::stoi(to.substr(5)), 12) << to << " is not among the least loaded";
 }
 
 TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {
