@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -391,6 +392,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                 if (!pod.Workload().empty()) s.evicted_workloads[pod.Workload()] = now;
                 effect_.OnEviction(name, pod.Workload(), now);
                 if (evicted) evicted(name, now);
+                Announce(rec, gate);
                 LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " ("
                           << relief.rule << " " << relief.load.load << " % > clear "
                           << relief.load.goal << " %; the pod used " << pick.usage
@@ -427,6 +429,38 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   std::lock_guard<std::mutex> l(mu_);
   report_.nodes = std::move(reports);
   report_.figures = effect_.Figures();
+}
+
+void Rebalancer::Announce(const EvictionRecord& r, const std::function<bool()>& gate) {
+  std::ostringstream why;
+  why.precision(4);
+  why << "rule " << r.rule << " at " << r.load << " % is over its clear threshold " << r.goal
+      << " %";
+  const auto slash = r.pod.find('/');
+  EventInfo pod{
+      "Pod",    r.pod.substr(slash + 1), r.pod.substr(0, slash), "RebalanceEviction", "", "Normal",
+      r.at_wall};
+  std::ostringstream pm;
+  pm.precision(4);
+  pm << "Evicted to relieve node " << r.node << " (" << why.str() << "; this pod used " << r.usage
+     << " % of it); its replacement should fit on " << r.to;
+  pod.message = pm.str();
+  EventInfo node{"Node", r.node, "", "RebalanceEviction", "", "Normal", r.at_wall};
+  std::ostringstream nm;
+  nm.precision(4);
+  nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << why.str();
+  node.message = nm.str();
+  for (const EventInfo* e : {&pod, &node}) {
+    Status st = kube_->CreateEvent(*e, gate);
+    if (st.ok()) continue;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.event_errors;
+    }
+    if (throttle_.ShouldLog("event", clock_->Now()))
+      LOG(WARNING) << "rebalance: the event for " << e->kind << " " << e->name
+                   << " could not be written: " << st.ToString();
+  }
 }
 
 RebalanceReport Rebalancer::Report() const {

@@ -12,7 +12,8 @@
 //   usage     the per-pod usage query, kept only for those pods (rebalance/pod_usage.h)
 //   choose    the fewest, largest pods that bring the node below its clear threshold and fit
 //             elsewhere (rebalance/pod_choice.h, placement.h, node_relief.h)
-//   evict     POST .../pods/NAME/eviction, never DELETE; or only reported, in dry-run
+//   evict     POST .../pods/NAME/eviction, never DELETE; or only reported, in dry-run; an
+//             Event on the pod and on the node for each
 //   effect    evictions, bounce-backs and relief (rebalance/effect.h)
 #pragma once
 
@@ -82,7 +83,7 @@ struct RebalanceCounters {
   std::map<std::string, uint64_t> evictions;  // by result: evicted, blocked_by_pdb, dry_run, ...
   std::map<std::string, uint64_t> skips;      // by reason: no_fit and the limits' names
   std::map<std::string, uint64_t> kept;       // pods never evicted, by reason (evictable.h)
-  uint64_t list_errors = 0, usage_errors = 0;
+  uint64_t list_errors = 0, usage_errors = 0, event_errors = 0;
 };
 
 class Rebalancer {
@@ -134,6 +135,8 @@ class Rebalancer {
   void Count(std::map<std::string, uint64_t> RebalanceCounters::*which, const std::string& key,
              uint64_t n = 1);
   void Remember(EvictionRecord r);
+  // Events on the pod and on the node (kube/event.h), with the rule, its load and its goal.
+  void Announce(const EvictionRecord& r, const std::function<bool()>& gate);
 
   const RebalanceConfig cfg_;
   const Mark mark_;

@@ -336,9 +336,11 @@ std::string RenderMetrics(const ControllerView& v) {
            "Cluster-wide pod LISTs (paged): only in cycles that can evict.");
     o << "dynamic_scheduler_rebalance_pod_lists_total " << v.rebalance->pod_lists << "\n";
     metric("dynamic_scheduler_rebalance_errors_total", "counter",
-           "Cycles whose relief stopped because a pod LIST or the pod usage query failed.");
+           "Cycles whose relief stopped because a pod LIST or the pod usage query failed; events "
+           "that could not be written.");
     o << "dynamic_scheduler_rebalance_errors_total{stage=\"list\"} " << rc.list_errors << "\n";
     o << "dynamic_scheduler_rebalance_errors_total{stage=\"usage\"} " << rc.usage_errors << "\n";
+    o << "dynamic_scheduler_rebalance_errors_total{stage=\"event\"} " << rc.event_errors << "\n";
     metric("dynamic_scheduler_rebalance_bounce_backs_total", "counter",
            "Replacements of an evicted pod's workload bound to the node it left within "
            "effectWindow.");

@@ -1,5 +1,7 @@
 #include "kube/kube_api.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -75,6 +77,26 @@ StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, s
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list pods");
   return DecodePodList(std::move(resp.body));
+}
+
+Status HttpKubeApi::CreateEvent(const EventInfo& event, const std::function<bool()>& send_if) {
+  static const std::string instance = [] {
+    char host[256] = {};
+    return gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string("unknown");
+  }();
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.server + "/api/v1/namespaces/" + UrlEncode(EventNamespace(event)) + "/events";
+  req.headers = Headers("application/json");
+  req.headers.push_back("Content-Type: application/json");
+  req.body = EncodeEvent(event, "dynamic-scheduler", instance);
+  req.timeout_seconds = timeout_;
+  req.send_if = send_if;
+  const std::string what = "create event for " + event.kind + " " + event.name;
+  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  if (resp.status != 201 && resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
+  return Status::OK();
 }
 
 EvictionResult EvictionResultFromResponse(int http_status, const std::string& body,

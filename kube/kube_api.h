@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/http_transport.h"
+#include "kube/event.h"
 #include "kube/kubeconfig.h"
 #include "kube/lease.h"
 #include "kube/node_edit.h"
@@ -79,6 +80,9 @@ class KubeApi {
   // code does not know. Returns the stored record (object included) with its new resource_version.
   virtual StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
                                            const LeaseRecord& record, double timeout_seconds) = 0;
+  // POST a core/v1 Event (kube/event.h) in EventNamespace(event). Best effort for its callers:
+  // an event that cannot be written is logged, never retried. `send_if` as for PatchNode.
+  virtual Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) = 0;
 };
 
 class HttpKubeApi : public KubeApi {
@@ -109,6 +113,7 @@ class HttpKubeApi : public KubeApi {
   void SetWatchIdleTimeout(double seconds) { watch_idle_timeout_ = seconds; }
   StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
                                    const LeaseRecord& record, double timeout_seconds) override;
+  Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) override;
 
  private:
   // Authorization header (if any); re-reads a token file at most once a minute.

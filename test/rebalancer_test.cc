@@ -117,6 +117,20 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(report.recent[0].node, "node-1");
   EXPECT_NE(report.recent[0].to, "node-1");
   EXPECT_DOUBLE_EQ(report.recent[0].usage, 50);
+  auto events = api_.events();
+  ASSERT_EQ(events.size(), 2u) << "one on the pod, one on the node";
+  EXPECT_EQ(events[0].kind, "Pod");
+  EXPECT_EQ(events[0].object_namespace, "shop");
+  EXPECT_EQ(events[0].name, "big");
+  EXPECT_EQ(events[0].reason, "RebalanceEviction");
+  EXPECT_EQ(events[0].message,
+            "Evicted to relieve node node-1 (rule cpu at 95 % is over its clear threshold 60 %; "
+            "this pod used 50 % of it); its replacement should fit on " +
+                report.recent[0].to);
+  EXPECT_EQ(events[1].kind, "Node");
+  EXPECT_EQ(events[1].name, "node-1");
+  EXPECT_EQ(EventNamespace(events[1]), "default");
+  EXPECT_NE(events[1].message.find("Evicted shop/big (50 % of the node)"), std::string::npos);
   EXPECT_EQ(report.pod_lists, 3u) << "the hot node's pods and the two free nodes', one LIST each";
 
   // The node cools at once, but the evicted pod is still terminating: the mark stays.
@@ -205,6 +219,7 @@ TEST_F(RebalancerTest, DryRunPlansAndReportsButNeverEvicts) {
   Cycle(95);
   Cycle(95);
   EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_TRUE(api_.events().empty()) << "nothing happened to announce";
   EXPECT_EQ(Evictions("dry_run"), 1u);
   auto report = rebalancer_->Report();
   ASSERT_EQ(report.recent.size(), 1u);

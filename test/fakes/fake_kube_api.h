@@ -258,6 +258,16 @@ class FakeKubeApi : public KubeApi {
     it->second.terminating = true;
     return EvictionResult{EvictionResult::Kind::kEvicted, Status::OK()};
   }
+  Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) override {
+    if (send_if && !send_if()) return Status(StatusCode::kCancelled, "event: not sent");
+    std::lock_guard<std::mutex> l(mu_);
+    events_.push_back(event);
+    return Status::OK();
+  }
+  std::vector<EventInfo> events() {
+    std::lock_guard<std::mutex> l(mu_);
+    return events_;
+  }
   int pod_list_calls() {
     std::lock_guard<std::mutex> l(mu_);
     return pod_list_calls_;
@@ -349,8 +359,9 @@ class FakeKubeApi : public KubeApi {
     if (k.op == NodeEdit::Op::kSet) kv->emplace_back(k.key, k.value);
   }
 
-  std::map<std::string, PodInfo> pods_;         // GUARDED_BY(mu_)
-  std::vector<std::string> evictions_;          // GUARDED_BY(mu_)
+  std::map<std::string, PodInfo> pods_;  // GUARDED_BY(mu_)
+  std::vector<std::string> evictions_;
+  std::vector<EventInfo> events_;               // GUARDED_BY(mu_)
   std::deque<EvictionResult> eviction_script_;  // GUARDED_BY(mu_)
   int pod_list_calls_ = 0;                      // GUARDED_BY(mu_)
   std::mutex mu_;

@@ -85,7 +85,8 @@ class ManifestsTest(unittest.TestCase):
         role = find(docs, "ClusterRole", "dynamic-scheduler-rebalance")
         self.assertEqual(role["rules"], [
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
-            {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}])
+            {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}])
         binding = find(docs, "ClusterRoleBinding", "dynamic-scheduler-rebalance")
         self.assertEqual(binding["roleRef"]["name"], "dynamic-scheduler-rebalance")
         self.assertEqual(binding["subjects"], find(self.docs, "ClusterRoleBinding")["subjects"])
