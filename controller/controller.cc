@@ -67,7 +67,8 @@ Status Controller::Start() {
   }
   auto handler = [this](const WebRequest& req) {
     return HandleRequest(
-        req, View(), [this] { reconciler_.Trigger(); }, options_.webhook_token);
+        req, View(), [this] { reconciler_.Trigger(); }, options_.webhook_token,
+        [this](std::vector<Labels> alerts) { reconciler_.Alerted(std::move(alerts)); });
   };
   RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
   LOG(INFO) << "http: listening on port " << web_.port()

@@ -399,8 +399,17 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
       r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold});
     }
   }
+  std::vector<Labels> alerts;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    alerts.swap(alerts_);
+  }
+  std::set<std::string> alerted;
+  for (const Labels& a : alerts)
+    if (int i = matcher_->Match(a, ""); i >= 0 && static_cast<size_t>(i) < snap.nodes.size())
+      alerted.insert(snap.nodes[i]->name);
   rebalancer_->Relieve(
-      in, {}, [this, stop, planned_in = term_] { return MaySend(stop, planned_in); },
+      in, alerted, [this, stop, planned_in = term_] { return MaySend(stop, planned_in); },
       [this, stop](const std::string& node, double at) { RecordEviction(node, at, stop); });
   MarkProgress();
 }
@@ -500,6 +509,15 @@ void Reconciler::Trigger(bool spaced) {
     triggered_ = true;
   }
   cv_.notify_all();
+}
+
+void Reconciler::Alerted(std::vector<Labels> alerts) {
+  if (rebalancer_ == nullptr || alerts.empty()) return;
+  std::lock_guard<std::mutex> l(mu_);
+  // Bounded: a flood of webhooks between two cycles keeps the newest.
+  for (auto& a : alerts) alerts_.push_back(std::move(a));
+  if (alerts_.size() > kMaxAlerts)
+    alerts_.erase(alerts_.begin(), alerts_.end() - static_cast<std::ptrdiff_t>(kMaxAlerts));
 }
 
 void Reconciler::Wake() {

@@ -34,6 +34,9 @@
 
 namespace ds {
 
+// Firing alerts kept between two cycles (Reconciler::Alerted), and read from one webhook body.
+inline constexpr size_t kMaxAlerts = 1000;
+
 struct ReconcilerOptions {
   Mark mark;
   double interval_seconds = 10;
@@ -115,6 +118,10 @@ class Reconciler {
   void Trigger(bool spaced = true);
   // Wakes Run() so it can see *stop. Thread-safe.
   void Wake();
+  // The label sets of firing alerts (the webhook's): the next cycle's rebalancer relieves the
+  // nodes they name (matched as series are: node, instance, ...) without waiting for `after`.
+  // Thread-safe.
+  void Alerted(std::vector<Labels> alerts);
 
   // Thread-safe copies for the HTTP endpoints.
   CycleReport LastReport() const;
@@ -206,6 +213,7 @@ class Reconciler {
   std::condition_variable cv_;
   bool triggered_ = false;       // GUARDED_BY(mu_)
   bool trigger_spaced_ = false;  // GUARDED_BY(mu_): every pending trigger may wait the spacing
+  std::vector<Labels> alerts_;   // GUARDED_BY(mu_): firing alerts not yet seen by a cycle
   CycleReport last_;             // GUARDED_BY(mu_)
   ReconcilerCounters counters_;  // GUARDED_BY(mu_); the write counters live in writer_
   TimePoint last_end_{};         // GUARDED_BY(mu_)

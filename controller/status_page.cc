@@ -367,8 +367,34 @@ bool SameSecret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+std::vector<Labels> FiringAlerts(const std::string& body) {
+  std::vector<Labels> out;
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseIterativeFlag>(body.c_str(), body.size());
+  if (d.HasParseError() || !d.IsObject()) return out;
+  const auto* alerts = JsonMember(d, "alerts");
+  if (alerts == nullptr || !alerts->IsArray()) return out;
+  for (const auto& a : alerts->GetArray()) {
+    if (out.size() == kMaxAlerts) break;
+    if (!a.IsObject()) continue;
+    const auto* status = JsonMember(a, "status");
+    if (status != nullptr && (!status->IsString() || std::string(status->GetString()) != "firing"))
+      continue;  // resolved: nothing to relieve
+    const auto* labels = JsonMember(a, "labels");
+    if (labels == nullptr || !labels->IsObject()) continue;
+    Labels l;
+    for (const auto& m : labels->GetObject())
+      if (m.value.IsString())
+        l.emplace_back(std::string(m.name.GetString(), m.name.GetStringLength()),
+                       std::string(m.value.GetString(), m.value.GetStringLength()));
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
-                          const std::function<void()>& trigger, const std::string& webhook_token) {
+                          const std::function<void()>& trigger, const std::string& webhook_token,
+                          const std::function<void(std::vector<Labels>)>& alerted) {
   if (req.content_length > kMaxRequestBody) return Text(413, "request body too large");
   if (req.path == "/webhook") {
     if (req.method != "POST") {
@@ -381,6 +407,7 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
       r.headers.push_back("WWW-Authenticate: Bearer");
       return r;
     }
+    if (alerted) alerted(FiringAlerts(req.body));
     trigger();
     return Text(202, "evaluation triggered");
   }

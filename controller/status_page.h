@@ -51,9 +51,15 @@ struct ControllerView {
 // Routes one request. `trigger` is called for a valid webhook POST.
 // With a `webhook_token`, POST /webhook needs "Authorization: Bearer <token>" (Alertmanager's
 // http_config.authorization) and answers 401 otherwise.
+// `alerted` (optional) receives the label sets of the webhook's firing alerts first: the
+// rebalancer relieves the nodes they name at once (an alert reacts faster than `after`).
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
                           const std::function<void()>& trigger,
-                          const std::string& webhook_token = "");
+                          const std::string& webhook_token = "",
+                          const std::function<void(std::vector<Labels>)>& alerted = {});
+// The label sets of the firing alerts of an Alertmanager webhook body (at most kMaxAlerts);
+// empty for anything else. Pure.
+std::vector<Labels> FiringAlerts(const std::string& body);
 
 // Exposed for tests.
 std::string RenderNodesJson(const ControllerView& view);

@@ -191,6 +191,21 @@ TEST_F(RebalancerTest, ReplacementsAreLookedForOnTheLeastLoadedNodesOnly) {
   EXPECT_GE(std::stoi(to.substr(5)), 12) << to << " is not among the least loaded";
 }
 
+TEST_F(RebalancerTest, AnAlertNamingAMarkedNodeQualifiesItAtOnce) {
+  cfg_.rebalance.after_seconds = 3600;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty()) << "marked for 10 s of the 3600 s `after`";
+  rec_->Alerted({{{"alertname", "NodeHot"}, {"instance", "10.0.0.2:9100"}}});  // unmarked node
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty()) << "an alert never lets a node without our mark qualify";
+  rec_->Alerted({{{"alertname", "NodeHot"}, {"node", "node-1"}}});
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(rebalancer_->Report().nodes.at(0).qualification, "qualifies");
+}
+
 TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {
   Build();
   Cycle(95);

@@ -282,3 +282,32 @@ TEST(StatusPage, RebalanceJsonAndMetrics) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+TEST(StatusPage, WebhookHandsTheFiringAlertsOver) {
+  std::vector<Labels> got;
+  int triggered = 0;
+  const std::string body =
+      R"({"version":"4","status":"firing","alerts":[)"
+      R"({"status":"firing","labels":{"alertname":"NodeHot","node":"node-3"}},)"
+      R"({"status":"resolved","labels":{"alertname":"NodeHot","node":"node-5"}},)"
+      R"({"status":"firing","labels":{"instance":"10.0.0.7:9100","n":1}}]})";
+  auto r = HandleRequest(
+      WebRequest{"POST", "/webhook", static_cast<long long>(body.size()), body, ""}, ReadyView(),
+      [&] { ++triggered; }, "", [&](std::vector<Labels> a) { got = std::move(a); });
+  EXPECT_EQ(r.status, 202);
+  EXPECT_EQ(triggered, 1);
+  ASSERT_EQ(got.size(), 2u) << "resolved alerts name nothing to relieve";
+  EXPECT_EQ(got[0], (Labels{{"alertname", "NodeHot"}, {"node", "node-3"}}));
+  EXPECT_EQ(got[1], (Labels{{"instance", "10.0.0.7:9100"}})) << "non-string labels are dropped";
+  for (const char* bad : {"", "not json", "[]", R"({"alerts":{}})", R"({"alerts":[1,"x",{}]})"})
+    EXPECT_TRUE(FiringAlerts(bad).empty()) << bad;
+  std::string many = R"({"alerts":[)";
+  for (int i = 0; i < 1500; ++i) many += std::string(i ? "," : "") + R"({"labels":{"node":"n"}})";
+  EXPECT_EQ(FiringAlerts(many + "]}").size(), kMaxAlerts);
+}
+
+}  // namespace
+}  // namespace ds
