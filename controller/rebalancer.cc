@@ -164,7 +164,8 @@ void Rebalancer::Follow(const Cluster& cluster, double now) {
 
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                          const std::set<std::string>& alerted, const std::function<bool()>& gate,
-                         const std::function<void(const std::string&, double)>& evicted) {
+                         const std::function<void(const std::string&, double)>& evicted,
+                         const std::vector<std::string>& reference_hot) {
   const double now = clock_->WallSeconds();
   int weekday = 0, minute = 0;
   zone_.LocalWeekdayMinute(now, &weekday, &minute);
@@ -209,7 +210,6 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
 
   // Episodes: a node qualifies, is relieved, cools, and its mark goes.
   std::set<std::string> marked;
-  std::vector<std::string> reference_hot;  // no reference query: the discovery rate stays 0
   for (const ReliefInput& in : nodes) {
     if (!in.marked) continue;
     marked.insert(in.node->name);

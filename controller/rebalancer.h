@@ -109,9 +109,12 @@ class Rebalancer {
   // reported (they qualify at once). `gate` is asked before each eviction (leader in the same
   // term, not stopping); `evicted` is told of each accepted eviction (the reconciler writes it
   // into the node's record). Call from the reconciler's thread only.
+  // `reference_hot`: the nodes rebalance.referenceQuery calls hot this cycle (for the discovery
+  // rate; empty without the query).
   void Relieve(const std::vector<ReliefInput>& nodes, const std::set<std::string>& alerted,
                const std::function<bool()>& gate,
-               const std::function<void(const std::string& node, double at_wall)>& evicted = {});
+               const std::function<void(const std::string& node, double at_wall)>& evicted = {},
+               const std::vector<std::string>& reference_hot = {});
 
   // Thread-safe copies for /metrics and /rebalance.
   RebalanceReport Report() const;

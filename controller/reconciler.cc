@@ -39,6 +39,7 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       leadership_(leadership),
       kube_(kube),
       rebalancer_(rebalancer),
+      reference_query_(rules.rebalance.reference_query),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       writer_(options_.writes, options_.mark, kube, clock) {
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
@@ -341,6 +342,24 @@ void Reconciler::HoldForRebalance(const NodeMarks& marks,
   }
 }
 
+std::vector<std::string> Reconciler::ReferenceHot(const NodeSnapshot& snap) {
+  std::vector<std::string> hot;
+  if (reference_query_.empty()) return hot;
+  auto res = prom_->Query(reference_query_);
+  if (!res.ok()) {
+    if (throttle_.ShouldLog("reference", clock_->Now()))
+      LOG(WARNING) << "rebalance.referenceQuery failed (the discovery rate skips this cycle): "
+                   << res.status().ToString();
+    return hot;
+  }
+  for (const Sample& s : res->samples)
+    if (int i = matcher_->Match(s.metric, ""); i >= 0 && static_cast<size_t>(i) < snap.nodes.size())
+      hot.push_back(snap.nodes[i]->name);
+  std::sort(hot.begin(), hot.end());
+  hot.erase(std::unique(hot.begin(), hot.end()), hot.end());
+  return hot;
+}
+
 void Reconciler::RecordEviction(const std::string& node, double at_wall,
                                 const std::atomic<bool>* stop) {
   // The node as the cache has it now: this cycle's own writes included.
@@ -410,7 +429,8 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
       alerted.insert(snap.nodes[i]->name);
   rebalancer_->Relieve(
       in, alerted, [this, stop, planned_in = term_] { return MaySend(stop, planned_in); },
-      [this, stop](const std::string& node, double at) { RecordEviction(node, at, stop); });
+      [this, stop](const std::string& node, double at) { RecordEviction(node, at, stop); },
+      ReferenceHot(snap));
   MarkProgress();
 }
 

@@ -174,6 +174,8 @@ class Reconciler {
   // Writes the time of an eviction into the node's record, so a new leader holds its mark and
   // waits out its cool-down too.
   void RecordEviction(const std::string& node, double at_wall, const std::atomic<bool>* stop);
+  // The nodes rebalance.referenceQuery calls hot (each series names one), for the discovery rate.
+  std::vector<std::string> ReferenceHot(const NodeSnapshot& snap);
   // Whether a write or an eviction planned in this term may still be sent.
   bool MaySend(const std::atomic<bool>* stop, uint64_t planned_in) const;
   void ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
@@ -193,8 +195,9 @@ class Reconciler {
   const Clock* const clock_;
   const Leadership* const leadership_;
   KubeApi* const kube_;
-  Rebalancer* const rebalancer_;  // null: rebalancing is off
-  uint64_t term_ = 0;             // the leadership term decider_'s state belongs to
+  Rebalancer* const rebalancer_;       // null: rebalancing is off
+  const std::string reference_query_;  // rebalance.referenceQuery, for the discovery rate
+  uint64_t term_ = 0;                  // the leadership term decider_'s state belongs to
   Decider decider_;
   LabelWriter writer_;
   LogThrottle throttle_{300};

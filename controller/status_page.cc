@@ -150,6 +150,8 @@ std::string RenderRebalanceJson(const ControllerView& view) {
     w.Uint64(f.replacements);
     w.Key("bounceBacks");
     w.Uint64(f.bounce_backs);
+    w.Key("discoveryRate");
+    WriteNumber(w, f.DiscoveryRate());
     w.Key("evictionRate");
     WriteNumber(w, f.EvictionRate());
     w.Key("effectiveness");
@@ -348,6 +350,10 @@ std::string RenderMetrics(const ControllerView& v) {
     metric("dynamic_scheduler_rebalance_replacements_total", "counter",
            "Replacements of evicted pods seen running.");
     o << "dynamic_scheduler_rebalance_replacements_total " << f.replacements << "\n";
+    metric("dynamic_scheduler_rebalance_discovery_rate", "gauge",
+           "Of the node-cycles rebalance.referenceQuery called hot, the share that carried our "
+           "mark (0 without the query).");
+    o << "dynamic_scheduler_rebalance_discovery_rate " << f.DiscoveryRate() << "\n";
     metric("dynamic_scheduler_rebalance_eviction_rate", "gauge",
            "Of the hot episodes that qualified for relief, the share where a pod was evicted.");
     o << "dynamic_scheduler_rebalance_eviction_rate " << f.EvictionRate() << "\n";

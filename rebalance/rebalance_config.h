@@ -21,6 +21,8 @@
 //       - {days: [Mon, Tue, Wed, Thu, Fri], start: "22:00", end: "06:00"}
 //     timeZone: UTC
 //     effectWindow: 10m         # how long after an eviction its effect is judged
+//     referenceQuery: ""        # nodes hot by your own standard (each series names one), for
+//                               # the discovery rate; empty: not measured
 #pragma once
 
 #include <string>
@@ -45,6 +47,7 @@ struct RebalanceConfig {
   // An evicted node that falls below its clear threshold within this window counts as relieved;
   // a replacement bound back onto the node it left within it is a bounce-back.
   double effect_window_seconds = 600;
+  std::string reference_query;  // empty: the discovery rate is not measured
   EvictablePolicy pods;
   EvictionLimits limits;
 };

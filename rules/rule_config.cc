@@ -134,12 +134,15 @@ class Parser {
 
   Status ParseRebalance(const YAML::Node& n, RuleConfig* cfg) const {
     RebalanceConfig& r = cfg->rebalance;
-    RETURN_NOT_OK(
-        CheckKeys(n, "rebalance",
-                  {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge",
-                   "evictBarePods", "evictLocalStorage", "priorityThreshold", "namespaces",
-                   "nodeSelector", "limits", "windows", "timeZone", "effectWindow"}));
+    RETURN_NOT_OK(CheckKeys(
+        n, "rebalance",
+        {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge", "evictBarePods",
+         "evictLocalStorage", "priorityThreshold", "namespaces", "nodeSelector", "limits",
+         "windows", "timeZone", "effectWindow", "referenceQuery"}));
     r.enabled = true;
+    if (n["referenceQuery"]) {
+      ASSIGN_OR_RETURN(r.reference_query, String(n["referenceQuery"], "rebalance.referenceQuery"));
+    }
     if (n["effectWindow"]) {
       ASSIGN_OR_RETURN(r.effect_window_seconds,
                        Seconds(n["effectWindow"], "rebalance.effectWindow"));

@@ -206,6 +206,18 @@ TEST_F(RebalancerTest, AnAlertNamingAMarkedNodeQualifiesItAtOnce) {
   EXPECT_EQ(rebalancer_->Report().nodes.at(0).qualification, "qualifies");
 }
 
+TEST_F(RebalancerTest, TheDiscoveryRateComparesOurMarksWithAReferenceQuery) {
+  cfg_.rebalance.reference_query = "ref_hot";
+  prom_.SetValues("ref_hot", {{"node-1", 1}, {"node-2", 1}, {"node-99", 1}});  // node-99: unknown
+  Build();
+  Cycle(95);  // node-1 is marked in this cycle: the cache had not seen it yet
+  Cycle(95);
+  const EffectFigures f = rebalancer_->Report().figures;
+  EXPECT_EQ(f.reference_hot, 4u) << "node-1 and node-2, twice";
+  EXPECT_EQ(f.reference_hot_marked, 1u);
+  EXPECT_DOUBLE_EQ(f.DiscoveryRate(), 0.25);
+}
+
 TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {
   Build();
   Cycle(95);

@@ -205,6 +205,7 @@ TEST(RuleConfig, RebalanceSection) {
     - {start: "12:00", end: "24:00"}
   timeZone: Europe/Berlin
   effectWindow: 15m
+  referenceQuery: 'node_cpu_pct > 90'
 )",
                              "r.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -237,6 +238,7 @@ TEST(RuleConfig, RebalanceSection) {
   EXPECT_EQ(r.limits.windows[1].end_minute, 24 * 60);
   EXPECT_EQ(r.time_zone, "Europe/Berlin");
   EXPECT_EQ(r.effect_window_seconds, 900);
+  EXPECT_EQ(r.reference_query, "node_cpu_pct > 90");
   EXPECT_EQ(cfg->rules[0].resource, Rule::Resource::kCpu);
   EXPECT_EQ(off->rules[0].resource, Rule::Resource::kNone) << "no resource: marks only";
   auto defaults = ParseRuleConfig(R1C "rebalance: {}\n", "r.yaml");
