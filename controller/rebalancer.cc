@@ -262,6 +262,9 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
       if (lim != Limit::kNone) {
         r.limit = LimitName(lim);
         Count(&RebalanceCounters::skips, r.limit);
+      } else if (auto w = retry_at_.find(r.name); w != retry_at_.end() && now < w->second) {
+        r.limit = "retry_wait";  // nothing could be evicted last time: not listed every cycle
+        Count(&RebalanceCounters::skips, r.limit);
       } else {
         relieve.emplace(r.name, std::make_pair(&in, std::move(*relief)));
       }
@@ -287,6 +290,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     order.resize(room);
   }
 
+  std::map<std::string, size_t> acted;  // evictions (or dry-run plans) per node this cycle
   if (!relieve.empty()) {
     // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
     // the resource to relieve (kDestinations of them), with the requests bound to each.
@@ -418,6 +422,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                 break;
             }
           }
+          if (rec.result == "evicted" || rec.result == "dry_run") ++acted[name];
           Count(&RebalanceCounters::evictions, rec.result);
           Remember(std::move(rec));
         }
@@ -425,6 +430,13 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     }
   }
 
+  // A node that was listed and queried but gave nothing to evict (nothing fits, PDBs, no usage,
+  // an error) waits its cool-down before the next try, so that a node nothing can relieve does
+  // not cost LISTs and a usage query every cycle.
+  for (auto it = retry_at_.begin(); it != retry_at_.end();)
+    it = now >= it->second ? retry_at_.erase(it) : std::next(it);
+  for (const std::string& name : order)
+    if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
   if (state_.empty()) replaced_seen_.clear();  // no eviction left whose replacement could come
   std::lock_guard<std::mutex> l(mu_);
   report_.nodes = std::move(reports);

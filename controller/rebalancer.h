@@ -155,6 +155,7 @@ class Rebalancer {
   std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes
   std::set<std::string> replaced_seen_;     // pods counted as a replacement once
   std::set<std::string> multiple_budgets_logged_;
+  std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
 
   mutable std::mutex mu_;
   RebalanceReport report_;      // GUARDED_BY(mu_)

@@ -326,7 +326,7 @@ std::string RenderMetrics(const ControllerView& v) {
     metric("dynamic_scheduler_eviction_skips_total", "counter",
            "Pods chosen for eviction but not evicted, and nodes not relieved, by reason (no_fit: "
            "no other node could take the pod; the others are the limits of rebalance.limits and "
-           "windows).");
+           "windows; retry_wait: nothing could be evicted from the node at its last try).");
     for (const auto& [reason, n] : rc.skips)
       o << "dynamic_scheduler_eviction_skips_total{reason=\"" << Escape(reason) << "\"} " << n
         << "\n";

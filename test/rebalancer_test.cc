@@ -265,8 +265,15 @@ TEST_F(RebalancerTest, ABudgetThatSaysNoIsCountedAndRetriedLater) {
   Cycle(95);
   EXPECT_EQ(Evictions("blocked_by_pdb"), 1u);
   EXPECT_EQ(Evictions("evicted"), 0u);
+  const int lists = api_.pod_list_calls();
   Cycle(95);
-  EXPECT_EQ(Evictions("evicted"), 1u) << "a refusal does not start the node's cool-down";
+  EXPECT_EQ(Evictions("evicted"), 0u);
+  EXPECT_EQ(api_.pod_list_calls(), lists)
+      << "a node that gave nothing waits before it is listed again";
+  EXPECT_EQ(Skips("retry_wait"), 1u);
+  clock_.AdvanceSeconds(20);  // the node's cool-down (30 s) since the refused attempt
+  Cycle(95);
+  EXPECT_EQ(Evictions("evicted"), 1u) << "tried again after the wait";
 }
 
 TEST_F(RebalancerTest, OutsideTheWindowNothingIsListedOrEvicted) {
