@@ -508,7 +508,10 @@ def write_report(results, args, path_md, path_json):
         L += ["## Microbenchmarks (Google Benchmark, one thread)", "", "| benchmark | ms | target |", "|---|---|---|"]
         targets = {"BM_ScanMatch10k": "decode of a 10,000-sample response <= 5 ms",
                    "BM_CycleCompute10kx4": "decode+decide+plan <= 10 ms per cycle (the controller runs the 4 scans "
-                                           "in parallel; see the cycle cost below for wall time)"}
+                                           "in parallel; see the cycle cost below for wall time)",
+                   "BM_RebalanceStep10kNodes300kPods/0": "rebalance step <= 20 ms CPU per cycle (10,000 nodes, "
+                                                         "300,000 pods, 1 % hot; podUsage over every pod)",
+                   "BM_RebalanceStep10kNodes300kPods/1": "the same with podUsage naming $nodes"}
         for k, v in mb.items():
             L.append("| %s | %.2f | %s |" % (k, v, targets.get(k, "")))
         L.append("")

@@ -130,9 +130,10 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
 }
 
 std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
-                                                   const std::unordered_set<std::string>& wanted) {
-  const std::string& query =
-      resource == Rule::Resource::kCpu ? cfg_.cpu_usage_query : cfg_.memory_usage_query;
+                                                   const std::unordered_set<std::string>& wanted,
+                                                   const std::vector<std::string>& nodes) {
+  const std::string query = ExpandNodes(
+      resource == Rule::Resource::kCpu ? cfg_.cpu_usage_query : cfg_.memory_usage_query, nodes);
   static const LabelFilter kKeep = {"namespace", "pod"};
   PodUsageSink sink(&wanted);
   auto res = prom_->Query(query, &kKeep, &sink);
@@ -336,13 +337,19 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
             Count(&RebalanceCounters::kept, KeepName(k));
             continue;
           }
+          // A pod a limit forbids now (its workload's or namespace's) is no candidate: the plan
+          // is made of pods that can move, and with none the usage query is not sent at all.
+          if (Limit lim = budget_.Check(p); lim != Limit::kNone) {
+            Count(&RebalanceCounters::skips, LimitName(lim));
+            continue;
+          }
           evictable[name].push_back(&p);
           wanted[entry.second.resource == Rule::Resource::kCpu ? 0 : 1].insert(p.Key());
         }
       }
       std::map<std::string, double> usage[2];
-      if (!wanted[0].empty()) usage[0] = PodUsage(Rule::Resource::kCpu, wanted[0]);
-      if (!wanted[1].empty()) usage[1] = PodUsage(Rule::Resource::kMemory, wanted[1]);
+      if (!wanted[0].empty()) usage[0] = PodUsage(Rule::Resource::kCpu, wanted[0], order);
+      if (!wanted[1].empty()) usage[1] = PodUsage(Rule::Resource::kMemory, wanted[1], order);
       bool stopped = false;
       for (const std::string& name : order) {
         if (stopped) break;

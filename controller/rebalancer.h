@@ -132,8 +132,10 @@ class Rebalancer {
   // The pods of the nodes to relieve and of the candidate destinations, one LIST per node.
   std::optional<Cluster> ListNodes(const std::vector<std::string>& relieve,
                                    const std::vector<std::string>& places);
+  // The usage of the `wanted` pods (podUsage with `$nodes` naming `nodes`); empty on an error.
   std::map<std::string, double> PodUsage(Rule::Resource resource,
-                                         const std::unordered_set<std::string>& wanted);
+                                         const std::unordered_set<std::string>& wanted,
+                                         const std::vector<std::string>& nodes);
   void Follow(const Cluster& cluster, double now);
   void Count(std::map<std::string, uint64_t> RebalanceCounters::*which, const std::string& key,
              uint64_t n = 1);

@@ -1,8 +1,28 @@
 #include "rebalance/pod_usage.h"
 
+#include <cctype>
 #include <cmath>
 
 namespace ds {
+
+std::string ExpandNodes(const std::string& query, const std::vector<std::string>& nodes) {
+  // Node names are DNS subdomains ([a-z0-9.-]); anything else is escaped anyway, twice: once for
+  // the regular expression, once for the PromQL string literal it sits in.
+  std::string alt;
+  for (const std::string& n : nodes) {
+    if (!alt.empty()) alt += '|';
+    for (char c : n) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') alt += "\\\\";
+      alt += c;
+    }
+  }
+  std::string out;
+  const std::string key = kNodesPlaceholder;
+  size_t from = 0;
+  for (size_t at; (at = query.find(key, from)) != std::string::npos; from = at + key.size())
+    out.append(query, from, at - from).append(alt);
+  return out.append(query, from, std::string::npos);
+}
 
 void PodUsageSink::Reset() {
   usage_.clear();

@@ -8,10 +8,17 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "common/sample.h"
 
 namespace ds {
+
+// A podUsage query may name `$nodes`: it is replaced by a regular expression matching exactly
+// the nodes being relieved (e.g. `{node=~"$nodes"}` where the usage series carry the node), so
+// Prometheus answers their pods' series instead of every pod's. Pure.
+inline constexpr const char* kNodesPlaceholder = "$nodes";
+std::string ExpandNodes(const std::string& query, const std::vector<std::string>& nodes);
 
 class PodUsageSink : public SampleSink {
  public:

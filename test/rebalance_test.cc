@@ -289,6 +289,13 @@ TEST(Effect, TheFourFigures) {
   EXPECT_EQ(t.Figures().bounce_backs, 1u) << "outside the window: not a bounce-back";
 }
 
+TEST(PodUsage, NodesPlaceholderBecomesAnEscapedAlternation) {
+  EXPECT_EQ(ExpandNodes(R"(sum by (namespace, pod) (x{node=~"$nodes"}))", {"node-1", "a.b.c"}),
+            R"(sum by (namespace, pod) (x{node=~"node-1|a\\.b\\.c"}))");
+  EXPECT_EQ(ExpandNodes("no placeholder", {"node-1"}), "no placeholder");
+  EXPECT_EQ(ExpandNodes("$nodes/$nodes", {"n"}), "n/n");
+}
+
 TEST(PodUsage, KeepsTheWantedPodsAndSumsTheirSeries) {
   std::unordered_set<std::string> wanted = {"shop/web-1", "shop/web-2"};
   PodUsageSink sink(&wanted);
