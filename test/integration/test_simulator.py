@@ -298,5 +298,240 @@ class LargeSimulatorIT(unittest.TestCase):
             stack.stop()
 
 
+EVENTS_MAX = 40  # the simulator's cap on stored events in SimEventsIT (-events_max)
+EVENT_RBAC = {"users": {"dynamic-scheduler": [
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+]}}
+
+
+class SimEventsIT(unittest.TestCase):
+    """core/v1 Events: what the controller's rebalancer will post (one on the pod, one on the node
+    for every eviction), created with the official Python client and read back with kubectl."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.tmp = tempfile.mkdtemp(prefix="ds-simev-")
+        rbac_file = os.path.join(cls.tmp, "rbac.json")
+        with open(rbac_file, "w") as f:
+            json.dump(EVENT_RBAC, f)
+        cls.stack = Stack(nodes=3, control_plane=1,
+                          sim_args=["-rbac", rbac_file, "-events_max", str(EVENTS_MAX)])
+        cls.stack.dir = cls.tmp
+        cls.stack.start_sim()
+
+        def client(kubeconfig):
+            cfg = kubernetes.client.Configuration()
+            kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+            return kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(cfg))
+        cls.api = client(cls.stack.admin_kubeconfig)
+        cls.restricted = client(cls.stack.kubeconfig)  # CN=dynamic-scheduler: RBAC applies
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def kubectl(self, *args, **kw):
+        return self.stack.kubectl(*args, **kw)
+
+    @staticmethod
+    def event(ns, kind, obj, name=None, generate_name=None, obj_ns=None, reason="RebalanceEviction",
+              meta_ns=None, **extra):
+        """The event the controller will post: legacy core/v1 form (no eventTime), about `obj`."""
+        import datetime
+        now = datetime.datetime.now(datetime.timezone.utc)
+        c = kubernetes.client
+        return c.CoreV1Event(
+            metadata=c.V1ObjectMeta(name=name, generate_name=generate_name, namespace=meta_ns),
+            involved_object=c.V1ObjectReference(api_version="v1", kind=kind, name=obj,
+                                                namespace=obj_ns if obj_ns is not None else
+                                                (ns if kind == "Pod" else None)),
+            reason=reason, message="%s %s: evicted to relieve node-00002" % (kind, obj), type="Normal",
+            source=c.V1EventSource(component="dynamic-scheduler"), first_timestamp=now,
+            last_timestamp=now, count=1, reporting_component="dynamic-scheduler",
+            reporting_instance="dynamic-scheduler-0", **extra)
+
+    def status_of(self, exc):
+        body = json.loads(exc.body)
+        self.assertEqual(body["kind"], "Status")
+        self.assertEqual(body["code"], exc.status)
+        return body
+
+    def test_create_with_name_read_back_with_kubectl(self):
+        made = self.api.create_namespaced_event("ev-a", self.event("ev-a", "Pod", "web-1", name="web-1.ev1"))
+        self.assertEqual((made.metadata.name, made.metadata.namespace), ("web-1.ev1", "ev-a"))
+        self.assertTrue(made.metadata.uid and made.metadata.creation_timestamp)
+        self.assertGreater(int(made.metadata.resource_version), 0)
+        self.assertEqual((made.involved_object.kind, made.involved_object.name), ("Pod", "web-1"))
+        items = json.loads(self.kubectl("get", "events", "-n", "ev-a", "-o", "json").stdout)["items"]
+        self.assertEqual([e["metadata"]["name"] for e in items], ["web-1.ev1"])
+        e = items[0]
+        self.assertEqual((e["kind"], e["apiVersion"], e["reason"], e["type"], e["count"]),
+                         ("Event", "v1", "RebalanceEviction", "Normal", 1))
+        self.assertEqual(e["involvedObject"], {"apiVersion": "v1", "kind": "Pod", "name": "web-1",
+                                               "namespace": "ev-a"})
+        self.assertEqual(e["source"], {"component": "dynamic-scheduler"})
+        self.assertRegex(e["firstTimestamp"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertIsNone(e["eventTime"])
+        # The table kubectl prints (server-side Table, the API server's columns).
+        out = self.kubectl("get", "events", "-n", "ev-a").stdout.splitlines()
+        self.assertEqual(out[0].split(), ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
+        self.assertEqual(out[1].split()[1:4], ["Normal", "RebalanceEviction", "pod/web-1"])
+        self.assertIn("evicted to relieve node-00002", out[1])
+        wide = self.kubectl("get", "events", "-n", "ev-a", "-o", "wide").stdout
+        self.assertIn("dynamic-scheduler, dynamic-scheduler-0", wide)
+        # The same object by name.
+        got = self.api.read_namespaced_event("web-1.ev1", "ev-a")
+        self.assertEqual(got.metadata.uid, made.metadata.uid)
+
+    def test_generate_name(self):
+        a = self.api.create_namespaced_event("ev-b", self.event("ev-b", "Pod", "db-0", generate_name="db-0."))
+        b = self.api.create_namespaced_event("ev-b", self.event("ev-b", "Pod", "db-0", generate_name="db-0."))
+        for e in (a, b):
+            self.assertRegex(e.metadata.name, r"^db-0\.[bcdfghjklmnpqrstvwxz2456789]{5}$")
+            self.assertEqual(e.metadata.generate_name, "db-0.")
+        self.assertNotEqual(a.metadata.name, b.metadata.name)
+        names = self.kubectl("get", "events", "-n", "ev-b", "-o", "name").stdout.split()
+        self.assertEqual(sorted(names), sorted("event/" + e.metadata.name for e in (a, b)))
+        # Neither a name nor generateName: 422, as the API server's ObjectMeta validation says.
+        with self.assertRaises(ApiException) as ctx:
+            self.api.create_namespaced_event("ev-b", self.event("ev-b", "Pod", "db-0"))
+        self.assertEqual(ctx.exception.status, 422)
+        self.assertIn("metadata.name: Required value: name or generateName is required",
+                      self.status_of(ctx.exception)["message"])
+
+    def test_node_events_in_default_and_field_selector(self):
+        node_ev = self.api.create_namespaced_event(
+            "default", self.event("default", "Node", "node-00002", generate_name="node-00002."))
+        self.assertIsNone(node_ev.involved_object.namespace)
+        pod_ev = self.api.create_namespaced_event(
+            "default", self.event("default", "Pod", "api-7", generate_name="api-7."))
+        sel = ["--field-selector", "involvedObject.kind=Node"]
+        items = json.loads(self.kubectl("get", "events", "-n", "default", *sel, "-o", "json").stdout)["items"]
+        names = {e["metadata"]["name"] for e in items}
+        self.assertIn(node_ev.metadata.name, names)
+        self.assertNotIn(pod_ev.metadata.name, names)
+        self.assertEqual({e["involvedObject"]["kind"] for e in items}, {"Node"})
+        # Several requirements, and across namespaces with the table kubectl prints.
+        both = json.loads(self.kubectl(
+            "get", "events", "-A", "--field-selector",
+            "involvedObject.kind=Node,involvedObject.name=node-00002,type=Normal,reason=RebalanceEviction",
+            "-o", "json").stdout)["items"]
+        self.assertIn(node_ev.metadata.name, {e["metadata"]["name"] for e in both})
+        table = self.kubectl("get", "events", "-A", *sel).stdout.splitlines()
+        self.assertEqual(table[0].split()[:3], ["NAMESPACE", "LAST", "SEEN"])
+        self.assertTrue(any(l.split()[0] == "default" and "node/node-00002" in l for l in table[1:]), table)
+        self.assertFalse(any("pod/" in l for l in table[1:]), table)
+        # The Python client's field selector, as the controller could use it.
+        listed = self.api.list_event_for_all_namespaces(field_selector="involvedObject.name=api-7")
+        self.assertEqual([e.metadata.name for e in listed.items], [pod_ev.metadata.name])
+        self.assertTrue(listed.metadata.resource_version)
+        # Fields events cannot be selected by: 400, in the API server's words.
+        r = self.kubectl("get", "events", "-A", "--field-selector", "spec.nodeName=x", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("field label not supported: spec.nodeName", r.stderr)
+        # A node's event outside "default": 422 (legacyValidateEvent).
+        with self.assertRaises(ApiException) as ctx:
+            self.api.create_namespaced_event("ev-c", self.event("ev-c", "Node", "node-00002", name="n2.x"))
+        self.assertEqual(ctx.exception.status, 422)
+        self.assertIn('involvedObject.namespace: Invalid value: "": does not match event.namespace',
+                      self.status_of(ctx.exception)["message"])
+
+    def test_duplicate_name_409(self):
+        self.api.create_namespaced_event("ev-d", self.event("ev-d", "Pod", "x", name="x.dup"))
+        with self.assertRaises(ApiException) as ctx:
+            self.api.create_namespaced_event("ev-d", self.event("ev-d", "Pod", "x", name="x.dup"))
+        self.assertEqual(ctx.exception.status, 409)
+        st = self.status_of(ctx.exception)
+        self.assertEqual((st["reason"], st["message"]), ("AlreadyExists", 'events "x.dup" already exists'))
+        self.assertEqual(st["details"], {"name": "x.dup", "kind": "events"})
+        # The same name in another namespace is another event.
+        self.api.create_namespaced_event("ev-d2", self.event("ev-d2", "Pod", "x", name="x.dup"))
+
+    def test_namespace_mismatch_400_and_422(self):
+        with self.assertRaises(ApiException) as ctx:
+            self.api.create_namespaced_event(
+                "ev-e", self.event("ev-e", "Pod", "p", name="p.ns", meta_ns="elsewhere"))
+        self.assertEqual(ctx.exception.status, 400)
+        st = self.status_of(ctx.exception)
+        self.assertEqual((st["reason"], st["message"]),
+                         ("BadRequest", "the namespace of the provided object does not match the "
+                                        "namespace sent on the request"))
+        # The event's namespace must be its object's (pkg/apis/core/validation/events.go).
+        with self.assertRaises(ApiException) as ctx:
+            self.api.create_namespaced_event(
+                "ev-e", self.event("ev-e", "Pod", "p", name="p.io", obj_ns="elsewhere"))
+        self.assertEqual(ctx.exception.status, 422)
+        st = self.status_of(ctx.exception)
+        self.assertEqual(st["message"], 'Event "p.io" is invalid: involvedObject.namespace: Invalid value: '
+                                        '"elsewhere": does not match event.namespace')
+        self.assertEqual(st["details"]["causes"], [{
+            "reason": "FieldValueInvalid", "field": "involvedObject.namespace",
+            "message": 'Invalid value: "elsewhere": does not match event.namespace'}])
+        self.assertEqual(self.api.list_namespaced_event("ev-e").items, [], "nothing was stored")
+
+    def test_missing_name_404(self):
+        with self.assertRaises(ApiException) as ctx:
+            self.api.read_namespaced_event("no-such-event", "ev-f")
+        self.assertEqual(ctx.exception.status, 404)
+        st = self.status_of(ctx.exception)
+        self.assertEqual((st["reason"], st["message"]), ("NotFound", 'events "no-such-event" not found'))
+        r = self.kubectl("get", "event", "no-such-event", "-n", "ev-f", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('events "no-such-event" not found', r.stderr)
+
+    def test_rbac_and_read_only_user(self):
+        made = self.restricted.create_namespaced_event("ev-g", self.event("ev-g", "Pod", "q", name="q.rbac"))
+        self.assertEqual(made.metadata.name, "q.rbac")
+        with self.assertRaises(ApiException) as ctx:
+            self.restricted.list_namespaced_event("ev-g")
+        self.assertEqual(ctx.exception.status, 403)
+        self.assertEqual(self.status_of(ctx.exception)["message"],
+                         'events is forbidden: User "dynamic-scheduler" cannot list resource "events" '
+                         'in API group "" in the namespace "ev-g"')
+        with self.assertRaises(ApiException) as ctx:
+            self.restricted.read_namespaced_event("q.rbac", "ev-g")
+        self.assertEqual(ctx.exception.status, 403)
+        ro = os.path.join(self.stack.sim_dir, "kubeconfig-readonly")
+        self.assertIn("event/q.rbac", self.kubectl("get", "events", "-n", "ev-g", "-o", "name", kubeconfig=ro).stdout)
+        r = self.kubectl("delete", "event", "q.rbac", "-n", "ev-g", kubeconfig=ro, check=False)
+        self.assertIn('User "viewer" cannot delete resource "events"', r.stderr)
+
+    def test_watch_sees_new_events(self):
+        rv = self.api.list_namespaced_event("ev-h").metadata.resource_version
+        w = kubernetes.watch.Watch()
+        seen = []
+
+        def run():
+            for ev in w.stream(self.api.list_namespaced_event, "ev-h", resource_version=rv,
+                               field_selector="involvedObject.kind=Pod", timeout_seconds=10):
+                seen.append((ev["type"], ev["object"].metadata.name))
+                if len(seen) == 2:
+                    w.stop()
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.3)
+        self.api.create_namespaced_event("ev-h", self.event("ev-h", "ReplicaSet", "rs", name="rs.w",
+                                                            obj_ns="ev-h"))
+        self.api.create_namespaced_event("ev-h", self.event("ev-h", "Pod", "w", name="w.1"))
+        self.api.delete_namespaced_event("w.1", "ev-h")
+        t.join(15)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(seen, [("ADDED", "w.1"), ("DELETED", "w.1")])
+
+    def test_store_keeps_the_newest(self):
+        self.assertEqual(self.stack.sim_admin("GET", "/sim/events")["max"], EVENTS_MAX)
+        self.stack.sim_admin("DELETE", "/sim/events")
+        self.assertEqual(self.stack.sim_admin("GET", "/sim/events")["count"], 0)
+        for i in range(EVENTS_MAX + 5):
+            self.api.create_namespaced_event("ev-i", self.event("ev-i", "Pod", "p", name="p.%03d" % i))
+        stats = self.stack.sim_admin("GET", "/sim/events")
+        self.assertEqual(stats["count"], EVENTS_MAX)
+        self.assertGreaterEqual(stats["dropped"], 5)
+        names = [e.metadata.name for e in self.api.list_namespaced_event("ev-i").items]
+        self.assertEqual(names, ["p.%03d" % i for i in range(5, EVENTS_MAX + 5)], "the oldest five went")
+
+
 if __name__ == "__main__":
     unittest.main()

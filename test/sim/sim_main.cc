@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -47,6 +48,9 @@ DEFINE_double(pod_grace_seconds, 1,
 DEFINE_double(pod_start_seconds, 0.5,
               "Time from binding a pod to a node until it is Running and Ready.");
 DEFINE_string(token, "sim-token", "Bearer token of the user dynamic-scheduler.");
+DEFINE_int32(events_max, 10000,
+             "core/v1 Events kept; beyond this the oldest is dropped (as the API server's "
+             "--event-ttl would); 0 = no limit.");
 
 namespace {
 
@@ -137,6 +141,10 @@ int main(int argc, char** argv) {
   pod_opts.grace_seconds = FLAGS_pod_grace_seconds;
   pod_opts.start_seconds = FLAGS_pod_start_seconds;
   sim::PodStore pods(&store, pod_opts);
+  sim::EventStoreOptions event_opts;
+  event_opts.max_events = static_cast<size_t>(std::max(FLAGS_events_max, 0));
+  event_opts.window = static_cast<size_t>(FLAGS_window);
+  sim::EventStore events(&store, event_opts);
   sim::ServerOptions opts;
   opts.listen = "127.0.0.1:" + std::to_string(FLAGS_port);
   opts.threads = FLAGS_threads;
@@ -163,7 +171,7 @@ int main(int argc, char** argv) {
     opts.ca_file = FLAGS_dir + "/ca.crt";
   }
   std::remove(opts.write_log_file.c_str());
-  sim::Server server(&store, opts, &pods);
+  sim::Server server(&store, opts, &pods, &events);
   std::string err;
   if (!server.Start(&err)) {
     std::cerr << "kube-sim: " << err << "\n";

@@ -346,10 +346,15 @@ bool FieldSelector::Matches(const PodKeys& k) const {
 }
 
 bool ParseFieldSelector(const std::string& text, FieldSelector* out, std::string* error) {
-  static const char* kFields[] = {
+  static const std::vector<std::string> kFields = {
       "metadata.name",      "metadata.namespace",      "spec.nodeName",    "spec.restartPolicy",
       "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
       "status.podIP",       "status.nominatedNodeName"};
+  return ParseFieldSelector(text, kFields, out, error);
+}
+
+bool ParseFieldSelector(const std::string& text, const std::vector<std::string>& fields,
+                        FieldSelector* out, std::string* error) {
   out->reqs.clear();
   size_t start = 0;
   while (start < text.size()) {
@@ -373,7 +378,7 @@ bool ParseFieldSelector(const std::string& text, FieldSelector* out, std::string
     }
     r.field = term.substr(0, op);
     r.value = term.substr(op + len);
-    if (std::find(std::begin(kFields), std::end(kFields), r.field) == std::end(kFields)) {
+    if (std::find(fields.begin(), fields.end(), r.field) == fields.end()) {
       *error = "field label not supported: " + r.field;
       return false;
     }

@@ -39,6 +39,9 @@ struct FieldSelector {
 };
 // Fails (with the API server's words) on syntax errors and fields pods cannot be selected by.
 bool ParseFieldSelector(const std::string& text, FieldSelector* out, std::string* error);
+// The same for another kind, whose selectable fields are `fields` (Events: sim_events.h).
+bool ParseFieldSelector(const std::string& text, const std::vector<std::string>& fields,
+                        FieldSelector* out, std::string* error);
 
 struct PodEvent {
   uint64_t rv = 0;

@@ -182,8 +182,8 @@ void Server::Refuse(double seconds) {
   }).detach();
 }
 
-Server::Server(Store* store, ServerOptions options, PodStore* pods)
-    : store_(store), pods_(pods), options_(std::move(options)) {}
+Server::Server(Store* store, ServerOptions options, PodStore* pods, EventStore* events)
+    : store_(store), pods_(pods), events_(events), options_(std::move(options)) {}
 
 Server::~Server() { Stop(); }
 
@@ -226,6 +226,7 @@ void Server::Stop() {
   stopping_ = true;
   store_->WakeAll();
   if (pods_ != nullptr) pods_->WakeAll();
+  if (events_ != nullptr) events_->WakeAll();
   mg_stop(ctx_);
   ctx_ = nullptr;
 }
@@ -306,11 +307,13 @@ int Server::Dispatch(mg_connection* conn) {
     } else if (path == "/sim/compact" && method == "POST") {
       store_->Compact();
       if (pods_ != nullptr) pods_->Compact();
+      if (events_ != nullptr) events_->Compact();
       Send(conn, 200, "{\"compactedRV\":\"" + std::to_string(store_->compacted_rv()) + "\"}");
     } else if (path == "/sim/drop-watches" && method == "POST") {
       ++watch_epoch_;
       store_->WakeAll();
       if (pods_ != nullptr) pods_->WakeAll();
+      if (events_ != nullptr) events_->WakeAll();
       Send(conn, 200, "{}");
     } else if (path == "/sim/faults" && method == "POST") {
       // {"match":"patch","status":503,"retryAfter":2,"latencyMs":0,"hang":false,
@@ -373,6 +376,15 @@ int Server::Dispatch(mg_connection* conn) {
     } else if (path == "/sim/schedule" && method == "POST" && pods_ != nullptr) {
       // The scheduler model's verdict and per-plugin scores for a Pod, without creating it.
       Send(conn, 200, pods_->ExplainSchedule(ReadBody(conn)));
+    } else if (path == "/sim/events" && method == "GET" && events_ != nullptr) {
+      // How many events are stored, the cap, and how many the cap has dropped.
+      Send(conn, 200,
+           "{\"count\":" + std::to_string(events_->size()) +
+               ",\"max\":" + std::to_string(events_->max_events()) +
+               ",\"dropped\":" + std::to_string(events_->dropped()) + "}");
+    } else if (path == "/sim/events" && method == "DELETE" && events_ != nullptr) {
+      // Deletes every event (watchers see DELETED for each).
+      Send(conn, 200, "{\"deleted\":" + std::to_string(events_->Clear()) + "}");
     } else if (path == "/sim/stats" && method == "GET") {
       std::string reqs;
       {
@@ -383,6 +395,7 @@ int Server::Dispatch(mg_connection* conn) {
       Send(conn, 200,
            "{\"nodes\":" + std::to_string(store_->size()) +
                ",\"pods\":" + std::to_string(pods_ != nullptr ? pods_->size() : 0) +
+               ",\"events\":" + std::to_string(events_ != nullptr ? events_->size() : 0) +
                ",\"resourceVersion\":\"" + std::to_string(store_->CurrentRv()) + "\",\"watches\":" +
                std::to_string(open_watches_.load()) + ",\"requests\":{" + reqs + "}}");
     } else {
@@ -549,6 +562,9 @@ int Server::Dispatch(mg_connection* conn) {
   if (HandlePods(conn, method, path, query, user, table, faulted ? fault.drop_watch_seconds : 0,
                  faulted ? fault.pad_bytes : 0))
     return 1;
+  if (HandleEvents(conn, method, path, query, user, table, faulted ? fault.drop_watch_seconds : 0,
+                   faulted ? fault.pad_bytes : 0))
+    return 1;
   if (method == "GET" && path == "/api/v1") {
     Send(
         conn, 200,
@@ -564,6 +580,11 @@ int Server::Dispatch(mg_connection* conn) {
                                            "{\"name\":\"pods/eviction\",\"singularName\":\"\","
                                            "\"namespaced\":true,\"group\":\"policy\",\"version\":"
                                            "\"v1\",\"kind\":\"Eviction\",\"verbs\":[\"create\"]}") +
+            std::string(events_ == nullptr ? ""
+                                           : ",{\"name\":\"events\",\"singularName\":\"event\","
+                                             "\"namespaced\":true,\"kind\":\"Event\",\"verbs\":["
+                                             "\"create\",\"delete\",\"get\",\"list\","
+                                             "\"watch\"],\"shortNames\":[\"ev\"]}") +
             "]}");
     return 1;
   }

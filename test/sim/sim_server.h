@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "test/sim/sim_events.h"
 #include "test/sim/sim_pods.h"
 #include "test/sim/sim_rbac.h"
 #include "test/sim/sim_store.h"
@@ -74,8 +75,10 @@ struct WatchSource {
 
 class Server {
  public:
-  // `pods` (optional, not owned) serves Pods, evictions and PodDisruptionBudgets.
-  Server(Store* store, ServerOptions options, PodStore* pods = nullptr);
+  // `pods` (optional, not owned) serves Pods, evictions and PodDisruptionBudgets; `events`
+  // (optional, not owned) serves core/v1 Events.
+  Server(Store* store, ServerOptions options, PodStore* pods = nullptr,
+         EventStore* events = nullptr);
   ~Server();
   bool Start(std::string* error);
   void Stop();
@@ -95,6 +98,12 @@ class Server {
                   const User& user, bool table);
   void PodWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool table,
                 double drop_after, size_t pad);
+  // core/v1 Events (sim_server_events.cc): false when the path is not theirs.
+  bool HandleEvents(mg_connection* conn, const std::string& method, const std::string& path,
+                    const std::string& query, const User& user, bool table, double drop_after,
+                    size_t pad);
+  void EventWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool table,
+                  double drop_after, size_t pad);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
              size_t pad);
   // The chunked stream of a watch: resourceVersion, timeoutSeconds and allowWatchBookmarks from
@@ -110,6 +119,7 @@ class Server {
 
   Store* const store_;
   PodStore* const pods_;
+  EventStore* const events_;
   const ServerOptions options_;
   mg_context* ctx_ = nullptr;
   int port_ = 0;

@@ -1,0 +1,104 @@
+// core/v1 Events in the simulator, with kube-apiserver's semantics for what a client can see:
+// create (name or generateName, the namespace checks of rest.BeforeCreate, the legacy validation
+// of pkg/apis/core/validation/events.go that core/v1 requests get), get, delete, list with label
+// and field selectors (the fields of pkg/registry/core/event/strategy.go ToSelectableFields),
+// paging, and watch events. The real server keeps events for --event-ttl (1 h); here the store
+// keeps the newest `max_events` instead and drops the oldest (a DELETED watch event, as a TTL
+// expiry gives), so a long demo cannot grow without bound.
+//
+// Thread-safe. Shares the cluster-wide resourceVersion with the Node store (Store::NextRv). Lock
+// order: EventStore::mu_ before Store's mutex. HTTP lives in sim_server_events.cc.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/label_selector.h"
+#include "test/sim/sim_pods.h"
+#include "test/sim/sim_store.h"
+
+namespace sim {
+
+// The fields an Event can be selected by, as the API server names them.
+const std::vector<std::string>& EventSelectableFields();
+
+// One change to the stored events, for watches. `keys` are the event's fields and labels (the
+// record pods use for selection; FieldSelector matches it).
+struct EventChange {
+  uint64_t rv = 0;
+  std::string type;  // ADDED, DELETED (events are never modified here)
+  std::string json;
+  PodKeys keys;
+};
+
+struct EventStoreOptions {
+  size_t max_events = 10000;  // beyond this the oldest event is dropped
+  size_t window = 20000;      // changes kept for watches; older resourceVersions get 410
+};
+
+class EventStore {
+ public:
+  EventStore(Store* cluster, EventStoreOptions options);
+
+  // POST /api/v1/namespaces/NS/events. On success *out is the stored object (kind, apiVersion,
+  // metadata.{name, namespace, uid, resourceVersion, creationTimestamp}, and the fields the real
+  // server always serialises: source {}, reportingComponent "", reportingInstance "", and
+  // firstTimestamp, lastTimestamp, eventTime as null when unset; timestamps in UTC). Errors, in
+  // the API server's words: 400 (undecodable body or timestamp; metadata.namespace other than
+  // NS), 422 Invalid (validation, see sim_events.cc), 409 AlreadyExists, 500 when the body sets
+  // metadata.resourceVersion (as etcd3's store refuses it).
+  ApiError Create(const std::string& ns, const std::string& body, std::string* out);
+  // 404 NotFound `events "NAME" not found`.
+  ApiError Get(const std::string& ns, const std::string& name, std::string* out) const;
+  // Deletes at once (events have no finalizers); *out is the deleted object. 404 when missing.
+  ApiError Delete(const std::string& ns, const std::string& name, std::string* out);
+  // A page of matching events (ns "": all namespaces) in etcd key order (namespace, name) after
+  // `after` ("ns/name"); *next is the last key returned when more remain.
+  std::vector<std::string> List(const std::string& ns, const ds::LabelSelector& labels,
+                                const FieldSelector& fields, size_t limit, const std::string& after,
+                                std::string* next, uint64_t* list_rv, size_t* remaining) const;
+  // Deletes every event (DELETED for each); returns how many there were. For /sim/events.
+  size_t Clear();
+
+  // Changes with rv > from, waiting up to timeout_ms for one; *expired when `from` is older than
+  // the window. Returns the cluster's current resourceVersion.
+  uint64_t ChangesAfter(uint64_t from, int timeout_ms, std::vector<EventChange>* out,
+                        bool* expired);
+  void WakeAll();
+  void Compact();  // forgets the changes kept for watches (every event watch gets 410)
+  uint64_t compacted_rv() const;
+  size_t size() const;
+  uint64_t dropped() const;  // events dropped so far to stay within max_events
+  size_t max_events() const { return options_.max_events; }
+
+ private:
+  struct Stored {
+    std::string json;
+    PodKeys keys;
+    uint64_t rv = 0;  // of its creation; also its age order
+  };
+
+  // REQUIRES: mu_ held (both).
+  void Record(const std::string& type, const std::string& json, const PodKeys& keys, uint64_t rv);
+  void EraseLocked(std::map<std::string, Stored>::iterator it);
+
+  Store* const cluster_;
+  const EventStoreOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Stored> events_;    // "ns/name", GUARDED_BY(mu_)
+  std::map<uint64_t, std::string> by_age_;  // creation rv -> key, GUARDED_BY(mu_)
+  std::deque<EventChange> changes_;         // GUARDED_BY(mu_)
+  uint64_t last_rv_ = 0;                    // newest change's rv, GUARDED_BY(mu_)
+  uint64_t compacted_rv_ = 0;               // GUARDED_BY(mu_)
+  uint64_t dropped_ = 0;                    // GUARDED_BY(mu_)
+  std::mt19937_64 rng_;                     // names and uids, GUARDED_BY(mu_)
+};
+
+}  // namespace sim
