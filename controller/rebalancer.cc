@@ -19,7 +19,6 @@ namespace ds {
 struct Rebalancer::Cluster {
   std::unordered_map<std::string, std::pair<double, double>> requested;  // node -> cpu, memory
   std::map<std::string, std::vector<PodInfo>> on;  // node to relieve -> its pods
-  std::vector<PodInfo> new_pods;  // running pods of workloads evicted from (replacements?)
 };
 
 namespace {
@@ -111,17 +110,6 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
       if (p.node != node || !Holds(p)) continue;
       req.first += p.cpu_request;
       req.second += p.memory_request;
-      // A pod of a workload we evicted from, running and created since: a replacement.
-      if (p.phase == "Running" && !p.terminating && !p.Workload().empty() &&
-          !replaced_seen_.count(p.Key())) {
-        for (const auto& [from, s] : state_) {
-          auto it = s.evicted_workloads.find(p.Workload());
-          if (it != s.evicted_workloads.end() && p.created_wall >= it->second) {
-            c.new_pods.push_back(p);
-            break;
-          }
-        }
-      }
       if (std::find(relieve.begin(), relieve.end(), node) != relieve.end())
         c.on[node].push_back(std::move(p));
     }
@@ -150,17 +138,52 @@ std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
   return {sink.usage().begin(), sink.usage().end()};
 }
 
-// Replacements of evicted pods: one that landed back on the node it left is a bounce-back.
-void Rebalancer::Follow(const Cluster& cluster, double now) {
-  for (const PodInfo& p : cluster.new_pods) {
-    if (!replaced_seen_.insert(p.Key()).second) continue;
-    budget_.Replaced(p.Workload());
-    effect_.OnPodBound(p.Workload(), p.node, now);
-    if (auto it = state_.find(p.node);
-        it != state_.end() && it->second.evicted_workloads.count(p.Workload()))
-      LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
-                   << " and was scheduled right back onto it (a bounce-back)";
+// Replacements of evicted pods, wherever they run: while an eviction of the last effectWindow has
+// not seen its replacement, one LIST per cycle of the pods with the evicted pod's labels (a
+// ReplicaSet's or StatefulSet's replacement has the same), in its namespace: the API server
+// filters, so the answer is a few pods however large the namespace. One bound back onto the node
+// its pod left is a bounce-back.
+void Rebalancer::FollowReplacements(double now) {
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [&](const Pending& e) {
+                                  return now - e.at_wall >= cfg_.effect_window_seconds;
+                                }),
+                 pending_.end());
+  std::set<std::pair<std::string, std::string>> lists;  // namespace, label selector
+  for (const Pending& e : pending_)
+    lists.emplace(e.workload.substr(0, e.workload.find('/')), e.selector);
+  for (const auto& [ns, selector] : lists) {
+    std::string cont;
+    do {
+      auto page = kube_->ListPods("", kPodPage, cont, ns, selector);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++report_.pod_lists;
+        if (!page.ok()) ++counters_.list_errors;
+      }
+      if (!page.ok()) break;  // next cycle
+      for (const PodInfo& p : page->items) {
+        if (p.phase != "Running" || p.terminating || p.node.empty() ||
+            replaced_seen_.count(p.Key()))
+          continue;
+        // The oldest eviction of its workload that it can replace: creationTimestamp has whole
+        // seconds, the eviction's time does not.
+        auto e = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& x) {
+          return x.workload == p.Workload() && p.created_wall >= std::floor(x.at_wall);
+        });
+        if (e == pending_.end()) continue;
+        replaced_seen_.insert(p.Key());
+        budget_.Replaced(p.Workload());
+        effect_.OnPodBound(p.Workload(), p.node, now);
+        if (p.node == e->node)
+          LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
+                       << " and was scheduled right back onto it (a bounce-back)";
+        pending_.erase(e);
+      }
+      cont = page->continue_token;
+    } while (!cont.empty());
   }
+  if (pending_.empty()) replaced_seen_.clear();
 }
 
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
@@ -172,14 +195,13 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   zone_.LocalWeekdayMinute(now, &weekday, &minute);
   budget_.StartCycle(now, weekday, minute);
 
-  // The effect of earlier evictions: pods still terminating, and replacements bound back onto
-  // the node they left (a LIST of that node's pods only, served from the API server's cache).
+  // Evictions in flight: a node's evicted pods until they are gone from it (a LIST of that
+  // node's pods only, served from the API server's cache).
   for (auto it = state_.begin(); it != state_.end();) {
     NodeState& s = it->second;
-    const bool recent = now - s.last_eviction_wall < cfg_.effect_window_seconds;
-    if (s.in_flight.empty() && !recent &&
-        now - s.last_eviction_wall >= cfg_.hold_after_eviction_seconds) {
-      it = state_.erase(it);
+    if (s.in_flight.empty()) {
+      it = now - s.last_eviction_wall >= cfg_.hold_after_eviction_seconds ? state_.erase(it)
+                                                                          : std::next(it);
       continue;
     }
     auto page = kube_->ListPods("spec.nodeName=" + it->first, 0, "");
@@ -189,25 +211,13 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     }
     if (page.ok()) {
       std::set<std::string> listed;
-      for (const PodInfo& p : page->items) {
-        listed.insert(p.Key());
-        if (s.in_flight.count(p.Key()) || s.seen.count(p.Key()) || replaced_seen_.count(p.Key()))
-          continue;
-        s.seen.insert(p.Key());
-        auto w = s.evicted_workloads.find(p.Workload());
-        if (w != s.evicted_workloads.end() && p.created_wall >= w->second && recent) {
-          replaced_seen_.insert(p.Key());
-          budget_.Replaced(p.Workload());
-          effect_.OnPodBound(p.Workload(), p.node, now);
-          LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
-                       << " and was scheduled right back onto it (a bounce-back)";
-        }
-      }
+      for (const PodInfo& p : page->items) listed.insert(p.Key());
       for (auto f = s.in_flight.begin(); f != s.in_flight.end();)
         f = listed.count(*f) ? std::next(f) : s.in_flight.erase(f);
     }
     ++it;
   }
+  FollowReplacements(now);
 
   // Episodes: a node qualifies, is relieved, cools, and its mark goes.
   std::set<std::string> marked;
@@ -312,7 +322,6 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     std::vector<std::string> dest;
     for (const ReliefInput* in : free) dest.push_back(in->node->name);
     if (auto cluster = ListNodes(order, dest)) {
-      Follow(*cluster, now);
       std::vector<PlacementNode> places;
       places.reserve(free.size());
       for (const ReliefInput* in : free) {
@@ -372,9 +381,17 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
         if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
         for (const PodChoice::Pick& pick : choice.picks) {
           const PodInfo& pod = *pick.pod;
-          EvictionRecord rec{pod.Key(), name,       pick.to,          relief.rule,
-                             "",        pick.usage, relief.load.load, relief.load.goal,
-                             now};
+          EvictionRecord rec{pod.Key(),
+                             name,
+                             pick.to,
+                             relief.rule,
+                             "",
+                             pick.usage,
+                             relief.load.load,
+                             relief.load.goal,
+                             now,
+                             pod.uid,
+                             relieve.at(name).first->node->uid};
           if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
             Count(&RebalanceCounters::skips, LimitName(lim));
             continue;
@@ -400,7 +417,12 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                 NodeState& s = state_[name];
                 s.in_flight.insert(pod.Key());
                 s.last_eviction_wall = now;
-                if (!pod.Workload().empty()) s.evicted_workloads[pod.Workload()] = now;
+                if (!pod.Workload().empty() && !pod.labels.empty()) {
+                  std::string selector;
+                  for (const auto& [k, v] : pod.labels)
+                    selector += (selector.empty() ? "" : ",") + k + "=" + v;
+                  pending_.push_back(Pending{pod.Workload(), name, selector, now});
+                }
                 effect_.OnEviction(name, pod.Workload(), now);
                 if (evicted) evicted(name, now);
                 Announce(rec, gate);
@@ -444,7 +466,6 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
   for (const std::string& name : order)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
-  if (state_.empty()) replaced_seen_.clear();  // no eviction left whose replacement could come
   std::lock_guard<std::mutex> l(mu_);
   report_.nodes = std::move(reports);
   report_.figures = effect_.Figures();
@@ -456,15 +477,24 @@ void Rebalancer::Announce(const EvictionRecord& r, const std::function<bool()>& 
   why << "rule " << r.rule << " at " << r.load << " % is over its clear threshold " << r.goal
       << " %";
   const auto slash = r.pod.find('/');
-  EventInfo pod{
-      "Pod",    r.pod.substr(slash + 1), r.pod.substr(0, slash), "RebalanceEviction", "", "Normal",
-      r.at_wall};
+  EventInfo pod;
+  pod.kind = "Pod";
+  pod.name = r.pod.substr(slash + 1);
+  pod.object_namespace = r.pod.substr(0, slash);
+  pod.uid = r.pod_uid;
+  pod.reason = "RebalanceEviction";
+  pod.at_wall = r.at_wall;
   std::ostringstream pm;
   pm.precision(4);
   pm << "Evicted to relieve node " << r.node << " (" << why.str() << "; this pod used " << r.usage
      << " % of it); its replacement should fit on " << r.to;
   pod.message = pm.str();
-  EventInfo node{"Node", r.node, "", "RebalanceEviction", "", "Normal", r.at_wall};
+  EventInfo node;
+  node.kind = "Node";
+  node.name = r.node;
+  node.uid = r.node_uid;
+  node.reason = "RebalanceEviction";
+  node.at_wall = r.at_wall;
   std::ostringstream nm;
   nm.precision(4);
   nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << why.str();

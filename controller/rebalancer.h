@@ -62,6 +62,7 @@ struct EvictionRecord {
   double usage = 0;  // the pod's share of the node's load, percent
   double load = 0, goal = 0;
   double at_wall = 0;
+  std::string pod_uid, node_uid;  // for the Events
 };
 
 struct RebalanceNodeReport {
@@ -94,6 +95,8 @@ class Rebalancer {
   // on none of them is not evicted (the scheduler might have found room elsewhere: erring on the
   // side of not moving it).
   static constexpr size_t kDestinations = 8;
+  // Pods per page of a namespace's LIST (replacements are looked for there).
+  static constexpr size_t kPodPage = 500;
 
   // All pointers must outlive the Rebalancer. `zone` gives the windows' local time.
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
@@ -124,8 +127,6 @@ class Rebalancer {
   struct NodeState {
     std::set<std::string> in_flight;  // pods evicted, still listed on the node
     double last_eviction_wall = 0;
-    std::map<std::string, double> evicted_workloads;  // workload -> time of its eviction
-    std::set<std::string> seen;                       // pods listed on it since the eviction
   };
   struct Cluster;  // what one LIST of the cluster's pods gave
 
@@ -136,7 +137,7 @@ class Rebalancer {
   std::map<std::string, double> PodUsage(Rule::Resource resource,
                                          const std::unordered_set<std::string>& wanted,
                                          const std::vector<std::string>& nodes);
-  void Follow(const Cluster& cluster, double now);
+  void FollowReplacements(double now);
   void Count(std::map<std::string, uint64_t> RebalanceCounters::*which, const std::string& key,
              uint64_t n = 1);
   void Remember(EvictionRecord r);
@@ -155,7 +156,14 @@ class Rebalancer {
   LogThrottle throttle_{300};
   std::map<std::string, NodeState> state_;  // nodes evicted from, while they matter
   std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes
-  std::set<std::string> replaced_seen_;     // pods counted as a replacement once
+  // Evictions of the last effectWindow whose replacement has not been seen running yet.
+  struct Pending {
+    std::string workload, node;
+    std::string selector;  // the evicted pod's labels, which its replacement has too
+    double at_wall = 0;
+  };
+  std::vector<Pending> pending_;
+  std::set<std::string> replaced_seen_;  // pods counted as a replacement once
   std::set<std::string> multiple_budgets_logged_;
   std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
 

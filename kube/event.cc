@@ -47,6 +47,10 @@ std::string EncodeEvent(const EventInfo& e, const std::string& component,
     w.Key("namespace");
     WriteString(w, e.object_namespace);
   }
+  if (!e.uid.empty()) {
+    w.Key("uid");
+    WriteString(w, e.uid);
+  }
   w.EndObject();
   w.Key("reason");
   WriteString(w, e.reason);
@@ -69,6 +73,9 @@ std::string EncodeEvent(const EventInfo& e, const std::string& component,
   WriteString(w, at);
   w.Key("count");
   w.Int(1);
+  w.Key(
+      "eventTime");  // null: the core/v1 form (set, the API server wants the events.k8s.io fields)
+  w.Null();
   w.EndObject();
   return sb.GetString();
 }

@@ -15,6 +15,7 @@ struct EventInfo {
   std::string message;  // for people; the API server keeps up to 1 KiB of it
   std::string type = "Normal";
   double at_wall = 0;  // epoch seconds
+  std::string uid;  // the object's metadata.uid ("" if unknown): `kubectl describe` matches on it
 };
 
 // The namespace the event is created in: the object's, or "default" for a cluster-scoped one.

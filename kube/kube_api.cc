@@ -64,11 +64,16 @@ StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector,
 }
 
 StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, size_t limit,
-                                            const std::string& continue_token) {
+                                            const std::string& continue_token,
+                                            const std::string& ns,
+                                            const std::string& label_selector) {
   HttpRequest req;
-  req.url = config_.server + "/api/v1/pods?resourceVersion=0";
+  req.url = config_.server + "/api/v1/" +
+            (ns.empty() ? std::string() : "namespaces/" + UrlEncode(ns) + "/") +
+            "pods?resourceVersion=0";
   if (limit > 0) req.url += "&limit=" + std::to_string(limit);  // 0: the whole list
   if (!field_selector.empty()) req.url += "&fieldSelector=" + UrlEncode(field_selector);
+  if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
   if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
   req.headers = Headers("application/json");
   req.timeout_seconds = timeout_;

@@ -63,7 +63,9 @@ class KubeApi {
   // narrows it on the server; resourceVersion=0 lets the API server answer from its watch cache
   // (an index on spec.nodeName), so a per-node list is cheap.
   virtual StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
-                                         const std::string& continue_token) = 0;
+                                         const std::string& continue_token,
+                                         const std::string& ns = "",
+                                         const std::string& label_selector = "") = 0;
   // Asks the API server to evict the pod (POST .../pods/NAME/eviction, policy/v1): never a
   // DELETE, so PodDisruptionBudgets are honoured. See EvictionResult. `send_if` as for PatchNode.
   virtual EvictionResult EvictPod(const std::string& ns, const std::string& name,
@@ -102,7 +104,8 @@ class HttpKubeApi : public KubeApi {
   StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
                                const std::function<bool()>& send_if = {}) override;
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
-                                 const std::string& continue_token) override;
+                                 const std::string& continue_token, const std::string& ns = "",
+                                 const std::string& label_selector = "") override;
   EvictionResult EvictPod(const std::string& ns, const std::string& name,
                           const std::function<bool()>& send_if = {}) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,

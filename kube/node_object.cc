@@ -26,6 +26,7 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
     return Malformed("Node", "no metadata.name");
   out->name = Str(*name);
   out->resource_version = JsonString(*meta, "resourceVersion");
+  out->uid = JsonString(*meta, "uid");
   if (const auto* labels = JsonMember(*meta, "labels"); labels != nullptr && labels->IsObject()) {
     out->labels.reserve(labels->MemberCount());
     for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {

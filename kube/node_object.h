@@ -28,6 +28,7 @@ struct NodeInfo {
   bool unschedulable = false;
   std::vector<Taint> taints;                           // spec.taints
   double allocatable_cpu = 0, allocatable_memory = 0;  // status.allocatable: cores, bytes
+  std::string uid;  // metadata.uid: the rebalancer's Events name it (`kubectl describe node`)
   bool IsControlPlane() const;
 };
 

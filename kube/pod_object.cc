@@ -78,6 +78,7 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
   if (meta == nullptr || !meta->IsObject()) return Malformed("Pod", "no metadata");
   out->name = JsonString(*meta, "name");
   out->ns = JsonString(*meta, "namespace");
+  out->uid = JsonString(*meta, "uid");
   if (out->name.empty() || out->ns.empty())
     return Malformed("Pod", "no metadata.name or metadata.namespace");
   const std::string what = "Pod " + out->ns + "/" + out->name;
@@ -96,6 +97,11 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
       }
     }
   }
+  if (const auto* l = JsonMember(*meta, "labels"); l != nullptr && l->IsObject())
+    for (auto it = l->MemberBegin(); it != l->MemberEnd(); ++it)
+      if (it->value.IsString())
+        out->labels.emplace_back(std::string(it->name.GetString(), it->name.GetStringLength()),
+                                 std::string(it->value.GetString(), it->value.GetStringLength()));
   if (const auto* ann = JsonMember(*meta, "annotations"); ann != nullptr && ann->IsObject()) {
     out->mirror = JsonMember(*ann, kMirrorAnnotation) != nullptr;
     if (const auto* v = JsonMember(*ann, kOwnPodAnnotation); v != nullptr && v->IsString())

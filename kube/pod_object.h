@@ -24,6 +24,7 @@ struct Taint {
 
 struct PodInfo {
   std::string ns, name, node;
+  std::string uid;  // metadata.uid: `kubectl describe` finds an object's events by it
   // The controller owner (ownerReferences[controller=true]); kind empty for a bare pod.
   std::string owner_kind, owner_name;
   std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
@@ -33,6 +34,7 @@ struct PodInfo {
   std::string priority_class;
   bool mirror = false;         // a static pod's mirror (annotation kubernetes.io/config.mirror)
   bool local_storage = false;  // has an emptyDir or hostPath volume
+  Labels labels;               // metadata.labels: a replacement of an evicted pod has the same
   Labels annotations;          // only the ones the rebalancer reads (its opt-out)
   double created_wall = 0;     // epoch seconds
   double cpu_request = 0;      // cores

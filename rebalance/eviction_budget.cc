@@ -74,8 +74,10 @@ Limit EvictionBudget::Check(const PodInfo& pod) const {
     ns_hour += e.ns == pod.ns;
   }
   if (node_hour >= limits_.per_node_per_hour) return Limit::kNodeHour;
-  if (auto it = node_last_.find(pod.node);
-      it != node_last_.end() && now_ - it->second < limits_.node_cooldown_seconds)
+  // The cool-down starts with the next cycle: the pods one cycle picks for a node are one plan,
+  // whose effect the next evictions wait for.
+  if (auto it = node_last_.find(pod.node); it != node_last_.end() && it->second < now_ &&
+                                           now_ - it->second < limits_.node_cooldown_seconds)
     return Limit::kNodeCooldown;
   if (limits_.per_namespace_per_hour > 0 && ns_hour >= limits_.per_namespace_per_hour)
     return Limit::kNamespace;

@@ -187,7 +187,7 @@ TEST(EvictionBudget, EveryLimit) {
   b.StartCycle(kNow, 1, 9 * 60);
   EXPECT_EQ(b.Check(Pod("a")), Limit::kNone);
   b.Record(Pod("a"));
-  EXPECT_EQ(b.Check(Pod("b")), Limit::kNodeCooldown) << "wait to see the effect";
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNone) << "one cycle's picks for a node are one plan";
   EXPECT_EQ(b.Check(Pod("b", "other")), Limit::kNone);
   PodInfo same_workload = Pod("a2", "other");
   same_workload.owner_name = "web-a";
@@ -209,6 +209,20 @@ TEST(EvictionBudget, EveryLimit) {
   b.StartCycle(kNow + 3600, 1, 10 * 60);
   EXPECT_EQ(b.Check(Pod("g", "fourth")), Limit::kNone) << "the hour has passed";
   EXPECT_STREQ(LimitName(Limit::kNodeCooldown), "node_cooldown");
+}
+
+TEST(EvictionBudget, TheNodeCooldownStartsWithTheNextCycle) {
+  EvictionLimits l;
+  l.per_cycle = 5;
+  l.node_cooldown_seconds = 60;
+  EvictionBudget b(l);
+  b.StartCycle(kNow, 1, 9 * 60);
+  b.Record(Pod("a"));
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNone) << "the same cycle: the same plan";
+  b.StartCycle(kNow + 10, 1, 9 * 60);
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNodeCooldown) << "wait to see the plan's effect";
+  b.StartCycle(kNow + 60, 1, 9 * 60 + 1);
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNone);
 }
 
 TEST(EvictionBudget, AnUnreportedReplacementStopsCountingAfterTheExpiry) {

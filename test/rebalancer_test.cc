@@ -25,6 +25,7 @@ class RebalancerTest : public ::testing::Test {
       n.addresses = {"10.0.0." + std::to_string(i)};
       n.allocatable_cpu = 4;
       n.allocatable_memory = 16e9;
+      n.uid = "uid-" + n.name;
       api_.AddNode(n);
     }
     Rule cpu;
@@ -60,6 +61,8 @@ class RebalancerTest : public ::testing::Test {
     p.cpu_request = 0.5;
     p.memory_request = 1e9;
     p.created_wall = clock_.WallSeconds() - 3600;
+    p.uid = "uid-" + name;
+    p.labels = {{"app", name}, {"pod-template-hash", "5d8f"}};
     api_.AddPod(p);
     usage_.push_back(Sample{{{"namespace", "shop"}, {"pod", name}}, usage, 0});
     prom_.SetSamples(kPodCpu, usage_);
@@ -123,6 +126,8 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(events[0].object_namespace, "shop");
   EXPECT_EQ(events[0].name, "big");
   EXPECT_EQ(events[0].reason, "RebalanceEviction");
+  EXPECT_EQ(events[0].uid, "uid-big") << "kubectl describe finds events by uid";
+  EXPECT_EQ(events[1].uid, "uid-node-1");
   EXPECT_EQ(events[0].message,
             "Evicted to relieve node node-1 (rule cpu at 95 % is over its clear threshold 60 %; "
             "this pod used 50 % of it); its replacement should fit on " +
@@ -216,6 +221,32 @@ TEST_F(RebalancerTest, TheDiscoveryRateComparesOurMarksWithAReferenceQuery) {
   EXPECT_EQ(f.reference_hot, 4u) << "node-1 and node-2, twice";
   EXPECT_EQ(f.reference_hot_marked, 1u);
   EXPECT_DOUBLE_EQ(f.DiscoveryRate(), 0.25);
+}
+
+TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
+  cfg_.rebalance.limits.per_workload_unreplaced = 1;
+  Build();
+  Cycle(95);
+  clock_.AdvanceSeconds(0.5);  // the eviction happens at x.5 s
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  api_.RemovePod("shop/big");
+  // The replacement: same labels and owner, created within the second of the eviction
+  // (creationTimestamp has whole seconds), bound back onto the node it left.
+  PodInfo back = api_.pods().at("shop/small");
+  back.name = "big-x2k4p";
+  back.uid = "uid-big-x2k4p";
+  back.owner_name = "big-rs";
+  back.labels = {{"app", "big"}, {"pod-template-hash", "5d8f"}};
+  back.created_wall = std::floor(clock_.WallSeconds());
+  api_.AddPod(back);
+  Cycle(40);
+  auto f = rebalancer_->Report().figures;
+  EXPECT_EQ(f.replacements, 1u);
+  EXPECT_EQ(f.bounce_backs, 1u) << "bound back onto node-1, which it left";
+  // Seen once only, though it stays listed.
+  Cycle(40);
+  EXPECT_EQ(rebalancer_->Report().figures.replacements, 1u);
 }
 
 TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {

@@ -217,7 +217,8 @@ class FakeKubeApi : public KubeApi {
     eviction_script_.assign(results.begin(), results.end());
   }
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
-                                 const std::string& cont) override {
+                                 const std::string& cont, const std::string& ns = "",
+                                 const std::string& label_selector = "") override {
     std::lock_guard<std::mutex> l(mu_);
     ++pod_list_calls_;
     const std::string prefix = "spec.nodeName=";
@@ -235,9 +236,25 @@ class FakeKubeApi : public KubeApi {
         page.continue_token = page.items.back().Key();
         break;
       }
-      if (field_selector.empty() || it->second.node == node) page.items.push_back(it->second);
+      if ((field_selector.empty() || it->second.node == node) &&
+          (ns.empty() || it->second.ns == ns) && HasLabels(it->second.labels, label_selector))
+        page.items.push_back(it->second);
     }
     return page;
+  }
+  // "k=v,k2=v2" only: what the rebalancer sends.
+  static bool HasLabels(const Labels& labels, const std::string& selector) {
+    size_t from = 0;
+    while (from < selector.size()) {
+      size_t comma = selector.find(',', from);
+      if (comma == std::string::npos) comma = selector.size();
+      const std::string term = selector.substr(from, comma - from);
+      const size_t eq = term.find('=');
+      const std::string* v = FindLabel(labels, term.substr(0, eq));
+      if (v == nullptr || *v != term.substr(eq + 1)) return false;
+      from = comma + 1;
+    }
+    return true;
   }
   EvictionResult EvictPod(const std::string& ns, const std::string& name,
                           const std::function<bool()>& send_if = {}) override {
