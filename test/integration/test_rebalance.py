@@ -1,0 +1,559 @@
+"""End-to-end tests of the rebalancer, closed loop: the real dynamic-scheduler binary, real Prometheus
+and pushgateway, and the Kubernetes API simulator with its pods, PodDisruptionBudgets, eviction
+subresource and scheduler model.
+
+A load generator (a thread of this module) makes node usage follow the pods: every half second it
+reads the simulator's pods, gives each running pod the CPU usage the test decided for its workload,
+and pushes per pod `it_pod_cpu{namespace,pod}` (cores) and per node `it_node_cpu{node}` (percent of
+the node's allocatable CPU) in one pushgateway group that each push replaces, so the series of a pod
+that left go with it. An eviction therefore really cools the node a few seconds later, and a
+replacement really heats the node it lands on.
+
+The cluster: node-00001 (control plane) and four workers of 3920m allocatable CPU. node-00003..5
+each carry a bare "filler" pod that requests 3 CPUs but uses nothing; the test's workload (4 pods,
+100m requested, 0.85 cores used each: 86.7 % of node-00002) therefore lands on node-00002, the node
+with the fewest requests. A replacement (100m) still fits on every other node, so the controller's
+placement check lets it evict; where the replacement goes is up to the simulator's scheduler model:
+with the soft affinity term `status NotIn [presure]` the mark steers it away, without the term
+least-allocated scoring puts it right back (a bounce-back)."""
+import datetime
+import json
+import os
+import re
+import shutil
+import ssl
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import yaml
+
+from harness import Controller, Stack, http, removes_mark, touched, wait_until
+
+HOT = "node-00002"
+OTHERS = ["node-00003", "node-00004", "node-00005"]
+REPLICAS = 4
+POD_CORES = 0.85  # 4 x 0.85 = 3.4 of 3.92 cores: 86.7 %; 3 pods 65.1 %, 2 pods 43.4 %
+ALLOCATABLE = 3.92  # the simulator's nodes: allocatable cpu 3920m
+POD_PERCENT = 100 * POD_CORES / ALLOCATABLE
+
+DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
+
+
+def deploy_rbac():
+    """Exactly what deploy/ grants the controller with rebalancing on (rbac.yaml and
+    rbac-rebalance.yaml's ClusterRoles), in the simulator's -rbac form: nodes, list pods, create
+    pods/eviction and events -- no delete on pods, so an eviction can only go through the eviction
+    subresource, where PodDisruptionBudgets are honoured."""
+    rules = []
+    for name in ("rbac.yaml", "rbac-rebalance.yaml"):
+        with open(os.path.join(DEPLOY, name)) as f:
+            rules += [r for d in yaml.safe_load_all(f) if d and d["kind"] == "ClusterRole" for r in d["rules"]]
+    return {"users": {"dynamic-scheduler": rules}}
+
+
+RULE_YAML = """
+missingDataGrace: 10s
+rules:
+  - {{name: cpu, query: "max by (node) (it_node_cpu)", operator: ">", threshold: 80, clearThreshold: 60,
+     resource: cpu}}
+rebalance:
+  after: 0s
+  holdAfterEviction: {hold}
+  dryRun: {dry_run}
+  podUsage:
+    cpu: "sum by (namespace, pod) (it_pod_cpu)"
+  minPodAge: 0s
+  limits: {limits}
+{windows}"""
+
+AFFINITY = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    {"weight": 100, "preference": {"matchExpressions": [
+        {"key": "status", "operator": "NotIn", "values": ["presure"]}]}}]}}
+
+DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]  # datetime.weekday() order
+
+
+def cpu_cores(quantity):
+    """A Kubernetes CPU quantity ("3920m", "4", "0.5") in cores."""
+    q = str(quantity)
+    return float(q[:-1]) / 1000 if q.endswith("m") else float(q)
+
+
+class KubeAdmin:
+    """The simulator's API as the admin user (client certificate), without kubectl's start-up cost:
+    the load generator calls it twice a second."""
+
+    def __init__(self, stack):
+        self.base = stack.sim_url
+        self.ctx = ssl.create_default_context(cafile=os.path.join(stack.sim_dir, "ca.crt"))
+        self.ctx.load_cert_chain(os.path.join(stack.sim_dir, "admin.crt"),
+                                 os.path.join(stack.sim_dir, "admin.key"))
+
+    def call(self, method, path, body=None):
+        """(HTTP code, decoded JSON body)."""
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=10) as r:
+                return r.status, json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    def get(self, path):
+        code, obj = self.call("GET", path)
+        assert code == 200, (path, code, obj)
+        return obj
+
+
+def running(pod):
+    return (pod.get("status", {}).get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
+            and bool(pod.get("spec", {}).get("nodeName")))
+
+
+class LoadGenerator(threading.Thread):
+    """Makes node usage follow the pods (see the module's docstring). Usage is decided per
+    workload: set(namespace, app, cores) gives every pod labelled app=<app> in the namespace that
+    many cores; every other pod uses nothing."""
+
+    def __init__(self, stack, period=0.5):
+        super().__init__(daemon=True)
+        self.stack = stack
+        self.api = KubeAdmin(stack)
+        self.period = period
+        self.lock = threading.Lock()
+        self.usage = {}  # (namespace, app) -> cores
+        self.stopping = threading.Event()
+        self.pushes = 0
+        self.errors = []
+        self.last = {}  # node -> percent, as last pushed
+        self.bound = {}  # (namespace, pod) -> the node it was first seen bound to
+        self.created = {}  # (namespace, pod) -> its creationTimestamp
+
+    def set(self, ns, app, cores):
+        with self.lock:
+            self.usage[(ns, app)] = cores
+
+    def clear(self, ns):
+        with self.lock:
+            self.usage = {k: v for k, v in self.usage.items() if k[0] != ns}
+
+    def cores(self, pod):
+        meta = pod["metadata"]
+        with self.lock:
+            return self.usage.get((meta["namespace"], meta.get("labels", {}).get("app")), 0.0)
+
+    def step(self):
+        nodes = self.api.get("/api/v1/nodes")["items"]
+        pods = self.api.get("/api/v1/pods")["items"]
+        # Workers only: the controller does not manage the control plane (and would log its series).
+        alloc = {n["metadata"]["name"]: cpu_cores(n["status"]["allocatable"]["cpu"]) for n in nodes
+                 if "node-role.kubernetes.io/control-plane" not in n["metadata"].get("labels", {})}
+        used = {n: 0.0 for n in alloc}
+        pod_lines = []
+        for p in pods:
+            self.created.setdefault((p["metadata"]["namespace"], p["metadata"]["name"]),
+                                    p["metadata"].get("creationTimestamp"))
+            if p.get("spec", {}).get("nodeName"):
+                self.bound.setdefault((p["metadata"]["namespace"], p["metadata"]["name"]), p["spec"]["nodeName"])
+            if not running(p):
+                continue
+            c = self.cores(p)
+            if p["spec"]["nodeName"] in used:
+                used[p["spec"]["nodeName"]] += c
+            pod_lines.append('it_pod_cpu{namespace="%s",pod="%s"} %r\n' % (
+                p["metadata"]["namespace"], p["metadata"]["name"], c))
+        percent = {n: 100 * used[n] / alloc[n] for n in alloc}
+        body = ""
+        if pod_lines:
+            body += "# TYPE it_pod_cpu gauge\n" + "".join(pod_lines)
+        body += "# TYPE it_node_cpu gauge\n" + "".join(
+            'it_node_cpu{node="%s"} %r\n' % (n, v) for n, v in sorted(percent.items()))
+        # PUT replaces the whole group: the series of pods that left disappear.
+        code, text = http("PUT", self.stack.pgw + "/metrics/job/it-load", body.encode())
+        if code not in (200, 202):
+            raise OSError("pushgateway answered %d: %s" % (code, text))
+        self.last = percent
+        self.pushes += 1
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.step()
+            except Exception as e:  # keep pushing; the tests see the errors
+                self.errors.append(repr(e))
+            self.stopping.wait(self.period)
+
+    def stop(self):
+        self.stopping.set()
+        self.join(10)
+
+
+def wall(at):
+    """Epoch seconds of an `at` of /rebalance: a number, or an RFC 3339 time ("...Z")."""
+    if isinstance(at, (int, float)):
+        return float(at)
+    return datetime.datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp()
+
+
+def parse_metrics(text):
+    """[(name, {label: value}, value)] of a Prometheus text exposition."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)', line)
+        if not m:
+            continue
+        labels = {k: v.replace('\\"', '"').replace("\\\\", "\\")
+                  for k, v in re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2) or "")}
+        out.append((m.group(1), labels, float(m.group(3))))
+    return out
+
+
+def metric(c, name, **labels):
+    """The sum of the controller's series `name` whose labels include `labels`; None when it exports
+    no such series."""
+    vals = [v for n, l, v in parse_metrics(c.get("/metrics")[1])
+            if n == name and all(l.get(k) == v2 for k, v2 in labels.items())]
+    return sum(vals) if vals else None
+
+
+def metric0(c, name, **labels):
+    v = metric(c, name, **labels)
+    return 0.0 if v is None else v
+
+
+def wait_metric(c, name, value, timeout=15, why=""):
+    """Waits until the controller's `name` (unlabelled) equals `value`; the failure says what it was."""
+    seen = []
+
+    def ok():
+        seen.append(metric(c, name))
+        return seen[-1] == value
+    try:
+        wait_until(ok, timeout, what="%s == %s" % (name, value))
+    except AssertionError as e:
+        raise AssertionError("%s (last value %r) %s" % (e, seen[-1] if seen else None, why)) from None
+
+
+class RebalanceIT(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ds-reb-")
+        rbac_file = os.path.join(cls.tmp, "rbac.json")
+        with open(rbac_file, "w") as f:
+            json.dump(deploy_rbac(), f)
+        cls.stack = Stack(nodes=5, control_plane=1, sim_args=[
+            "-rbac", rbac_file, "-pod_grace_seconds", "1", "-pod_start_seconds", "1"]).start()
+        if os.environ.get("DS_KEEP_TMP") == "1":
+            print("\nlogs in", cls.stack.dir)
+        cls.api = KubeAdmin(cls.stack)
+        cls.load = LoadGenerator(cls.stack)
+        cls.load.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.load.stop()
+        cls.stack.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.started = time.monotonic()
+        self.ns = self._testMethodName[len("test_"):].replace("_", "-")[:40].strip("-")
+        self.stack.reset_marks()
+        self.stack.sim_admin("DELETE", "/sim/writes")
+        self.controllers = []
+        self.load_errors_before = len(self.load.errors)
+
+    def tearDown(self):
+        for c in self.controllers:
+            c.stop()
+        self.load.clear(self.ns)
+        for w in self.stack.sim_admin("GET", "/sim/workloads").get("items", []):
+            if w["namespace"] == self.ns:
+                self.stack.sim_admin("DELETE", "/sim/workloads/%s/%s" % (self.ns, w["name"]))
+        for pdb in self.api.get("/apis/policy/v1/namespaces/%s/poddisruptionbudgets" % self.ns)["items"]:
+            self.api.call("DELETE", "/apis/policy/v1/namespaces/%s/poddisruptionbudgets/%s" %
+                          (self.ns, pdb["metadata"]["name"]))
+        for p in self.pods():
+            self.api.call("DELETE", "/api/v1/namespaces/%s/pods/%s" % (self.ns, p["metadata"]["name"]),
+                          {"gracePeriodSeconds": 0})
+        wait_until(lambda: not self.pods(), 20, what="pods of %s gone" % self.ns)
+        if os.environ.get("DS_VERBOSE") == "1":
+            print("\n%s: %.1f s" % (self._testMethodName, time.monotonic() - self.started))
+
+    # --- cluster helpers ---
+    def pods(self, app=None):
+        sel = "?labelSelector=app%3D" + app if app else ""
+        return self.api.get("/api/v1/namespaces/%s/pods%s" % (self.ns, sel))["items"]
+
+    def running_pods(self, app, count, timeout=20):
+        """Waits until exactly `count` pods of `app` exist and all run; returns them."""
+        def ok():
+            ps = self.pods(app)
+            return ps if len(ps) == count and all(running(p) for p in ps) else None
+        return wait_until(ok, timeout, what="%d running pods app=%s in %s" % (count, app, self.ns))
+
+    def node_cpu(self, node):
+        """it_node_cpu of `node` as Prometheus has it now (None when absent)."""
+        res = self.stack.query('it_node_cpu{node="%s"}' % node)
+        return float(res[0]["value"][1]) if res else None
+
+    def setup_hot(self, affinity):
+        """Fillers on the other workers, then the hot workload, all of whose pods land on HOT;
+        waits until Prometheus sees HOT at 86.7 % and every hot pod's usage. Returns the hot pods'
+        names."""
+        for n in OTHERS:
+            code, obj = self.api.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, {
+                "metadata": {"name": "filler-" + n, "labels": {"app": "filler"}},
+                "spec": {"nodeName": n, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                         "resources": {"requests": {"cpu": "3", "memory": "128Mi"}}}]}})
+            self.assertEqual(code, 201, obj)
+        spec = {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
+                                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}
+        if affinity:
+            spec["affinity"] = AFFINITY
+        self.stack.sim_admin("POST", "/sim/workloads", {
+            "namespace": self.ns, "name": "hot", "replicas": REPLICAS,
+            "template": {"metadata": {"labels": {"app": "hot"}}, "spec": spec}})
+        self.running_pods("filler", len(OTHERS))
+        hot = self.running_pods("hot", REPLICAS)
+        self.assertEqual([p["spec"]["nodeName"] for p in hot], [HOT] * REPLICAS,
+                         "the scheduler model packs the workload onto the node with the fewest requests")
+        self.load.set(self.ns, "hot", POD_CORES)
+        wait_until(lambda: abs((self.node_cpu(HOT) or 0) - REPLICAS * POD_PERCENT) < 0.01, 20,
+                   what="Prometheus: %s at %.1f %%" % (HOT, REPLICAS * POD_PERCENT))
+        wait_until(lambda: len(self.stack.query('it_pod_cpu{namespace="%s"} > 0' % self.ns)) == REPLICAS, 20,
+                   what="Prometheus: usage of the %d hot pods" % REPLICAS)
+        for n in OTHERS:
+            self.assertEqual(self.node_cpu(n), 0.0)
+        self.assertEqual(self.load.errors[self.load_errors_before:], [])
+        return sorted(p["metadata"]["name"] for p in hot)
+
+    def replacements(self, before):
+        """{pod: node} of every pod of the hot workload the load generator saw bound that is not
+        one of `before`; waits for one more push so that the newest pods are in."""
+        n = self.load.pushes
+        wait_until(lambda: self.load.pushes >= n + 2, 10, what="two more load pushes")
+        return {name: node for (ns, name), node in self.load.bound.items()
+                if ns == self.ns and name.startswith("hot-") and name not in before}
+
+    def timing(self, evictions, before):
+        """For failure messages: when each pod was evicted, and when each replacement was created."""
+        return "; evicted at %s; replacements created %s" % (
+            ["%s %.3f" % (w["name"].split("/", 1)[1], w["time"]) for w in evictions],
+            {name: created for (ns, name), created in self.load.created.items()
+             if ns == self.ns and name.startswith("hot-") and name not in before})
+
+    def pdb(self, name, **spec):
+        code, obj = self.api.call("POST", "/apis/policy/v1/namespaces/%s/poddisruptionbudgets" % self.ns, {
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": spec})
+        self.assertEqual(code, 201, obj)
+
+    def pdb_status(self, name):
+        return self.api.get("/apis/policy/v1/namespaces/%s/poddisruptionbudgets/%s" % (self.ns, name))["status"]
+
+    # --- controller helpers ---
+    def start(self, limits, dry_run=False, hold="6s", windows=""):
+        c = Controller(self.stack, RULE_YAML.format(limits=limits, dry_run=str(dry_run).lower(), hold=hold,
+                                                    windows=windows), name="controller-" + self.ns)
+        self.controllers.append(c)
+        return c
+
+    def wait_marked(self, nodes, timeout=20):
+        wait_until(lambda: self.stack.labelled() == sorted(nodes), timeout, what="labelled == %s" % nodes)
+
+    def controller_writes(self, verb=None):
+        return [w for w in self.stack.writes()["writes"]
+                if w["user"] == "dynamic-scheduler" and (verb is None or w["verb"] == verb)]
+
+    def evictions(self, code=None):
+        """The controller's eviction requests as the simulator logged them (oldest first)."""
+        return [w for w in self.controller_writes("EVICT") if code is None or w["code"] == code]
+
+    def evicted(self):
+        return self.evictions(201)
+
+    def rebalance(self):
+        code, text = self.controllers[-1].get("/rebalance")
+        self.assertEqual(code, 200, text)
+        return json.loads(text)
+
+    def assert_pods_unchanged(self, before):
+        """The hot workload still has exactly its first pods, all running on HOT."""
+        now = self.pods("hot")
+        self.assertEqual(sorted(p["metadata"]["name"] for p in now), before)
+        self.assertTrue(all(running(p) and p["spec"]["nodeName"] == HOT for p in now),
+                        [(p["metadata"]["name"], p["spec"].get("nodeName"), p["status"].get("phase"),
+                          p["metadata"].get("deletionTimestamp")) for p in now])
+
+    # --- scenarios ---
+    def test_closed_loop_evicts_until_cool_and_mark_steers_replacements(self):
+        before = self.setup_hot(affinity=True)
+        c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 20, nodeCooldown: 3s, perWorkload: 5}")
+        self.wait_marked([HOT])
+        # 86.7 % -> 65.0 % (still over 60) -> 43.4 %: two evictions, one per cycle, the cool-down apart.
+        wait_until(lambda: len(self.evicted()) >= 2, 30, what="two evictions")
+        wait_until(lambda: (self.node_cpu(HOT) or 100) < 60, 20, what="%s below the clear threshold" % HOT)
+        cooled = time.time()
+        self.wait_marked([], timeout=30)
+        c.wait_cycles(3)
+
+        ev = self.evicted()
+        self.assertEqual(len(ev), 2, "the fewest pods that bring the node below 60 %%: %s" % ev)
+        self.assertEqual([w for w in self.evictions() if w["code"] != 201], [])
+        names = [w["name"].split("/", 1)[1] for w in ev]
+        self.assertEqual(len(set(names)), 2)
+        self.assertTrue(set(names) <= set(before), (names, before))
+        self.assertTrue(all(w["name"].startswith(self.ns + "/") for w in ev))
+        self.assertGreaterEqual(ev[1]["time"] - ev[0]["time"], 3 - 0.3,
+                                "perCycle 1 and nodeCooldown 3s: the second eviction waits")
+        self.assertEqual(self.controller_writes("DELETE"), [], "pods are evicted, never deleted")
+
+        # Mark before evict; the mark stays holdAfterEviction (6 s) after the last eviction, though
+        # the node was below its clear threshold before that.
+        patches = [w for w in self.controller_writes("PATCH") if w["name"] == HOT]
+        sets = [w for w in patches if touched(w).get(("labels", "status")) == "presure"]
+        removes = [w for w in patches if removes_mark(w)]
+        self.assertEqual((len(sets), len(removes)), (1, 1), patches)
+        self.assertLess(sets[0]["time"], ev[0]["time"], "a node is marked before its first eviction")
+        self.assertGreaterEqual(removes[0]["time"] - ev[-1]["time"], 6 - 0.5, "holdAfterEviction 6s")
+        self.assertLess(removes[0]["time"] - ev[-1]["time"], 6 + 5)
+        self.assertGreaterEqual(removes[0]["time"] - cooled, 1,
+                                "the node was below 60 % a while before the mark went: the hold kept it")
+
+        # Simulator side: the evicted pods are gone, their replacements run elsewhere (the mark
+        # steered them), the node stays cool.
+        pods = self.running_pods("hot", REPLICAS)
+        by_name = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods}
+        self.assertFalse(set(names) & set(by_name), "evicted pods are gone")
+        new = {n: node for n, node in by_name.items() if n not in before}
+        self.assertEqual(len(new), 2, by_name)
+        self.assertTrue(all(node in OTHERS for node in new.values()), new)
+        self.assertEqual(self.replacements(before), new, "no other pod of the workload was ever bound")
+        self.assertEqual(sorted(node for n, node in by_name.items() if n in before), [HOT, HOT])
+        self.assertLess(self.node_cpu(HOT), 60)
+        self.assertEqual(len(self.evicted()), 2, "no eviction after the node cooled")
+
+        # Controller side.
+        self.assertEqual(metric(c, "dynamic_scheduler_evictions_total", result="evicted"), 2)
+        self.assertEqual(metric0(c, "dynamic_scheduler_evictions_total", result="error"), 0)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_bounce_backs_total"), 0)
+        wait_until(lambda: metric(c, "dynamic_scheduler_rebalance_effectiveness") == 1, 15,
+                   what="effectiveness 1 (the one episode relieved)")
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_eviction_rate"), 1)
+        rb = self.rebalance()
+        self.assertEqual((rb["enabled"], rb["dryRun"]), (True, False))
+        listed = [e for e in rb["evictions"] if e["result"] == "evicted"]
+        self.assertEqual([e["pod"] for e in listed], [w["name"] for w in ev], "most recent last")
+        for e in listed:
+            self.assertEqual(e["node"], HOT)
+            self.assertIn(e["to"], OTHERS)
+            self.assertAlmostEqual(e["usage"], POD_PERCENT, delta=0.5,
+                                   msg="usage in the rule's unit: percent of the node's allocatable CPU")
+            self.assertLess(abs(wall(e["at"]) - time.time()), 120)
+        self.assertEqual(rb["figures"]["evictions"], 2)
+        self.assertEqual(rb["figures"]["bounceBacks"], 0)
+        self.assertEqual(rb["figures"]["effectiveness"], 1)
+        self.assertEqual(rb["figures"]["evictionRate"], 1)
+        # Both replacements run (elsewhere): the controller saw them, so they no longer count as
+        # unreplaced against perWorkload.
+        wait_metric(c, "dynamic_scheduler_rebalance_replacements_total", 2, why=self.timing(ev, before))
+
+    def test_bounce_back_without_the_affinity_term(self):
+        before = self.setup_hot(affinity=False)
+        c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}")
+        self.wait_marked([HOT])
+        # Without the term the scheduler model puts every replacement back on HOT (fewest requests),
+        # so the node stays hot and the controller evicts until perNodePerHour (3) stops it.
+        wait_until(lambda: len(self.evicted()) >= 3, 40, what="three evictions")
+        wait_until(lambda: metric0(c, "dynamic_scheduler_eviction_skips_total", reason="per_node_per_hour") >= 1,
+                   20, what="skips{reason=per_node_per_hour}")
+        c.wait_cycles(3)
+        ev = self.evicted()
+        self.assertEqual(len(ev), 3, "perNodePerHour 3: %s" % ev)
+        self.running_pods("hot", REPLICAS)
+        # Every replacement ever bound (an evicted pod may itself have been a replacement), as the
+        # load generator saw them: one per eviction, each on the node its predecessor left.
+        new = self.replacements(before)
+        self.assertEqual(len(new), 3, new)
+        self.assertEqual(set(new.values()), {HOT}, "every replacement bounced back: %s" % new)
+        self.assertEqual(self.stack.labelled(), [HOT], "the node is still hot")
+        self.assertGreater(self.node_cpu(HOT), 80)
+        # The controller counts each replacement that landed back on the node it left.
+        wait_metric(c, "dynamic_scheduler_rebalance_bounce_backs_total", len(new), why=self.timing(ev, before))
+        rb = self.rebalance()
+        self.assertEqual(rb["figures"]["bounceBacks"], len(new))
+        self.assertEqual(rb["figures"]["evictions"], 3)
+        self.assertEqual(metric(c, "dynamic_scheduler_evictions_total", result="evicted"), 3)
+
+    def test_pdb_with_no_disruption_allowed_blocks(self):
+        before = self.setup_hot(affinity=True)
+        self.pdb("hot", minAvailable=REPLICAS, selector={"matchLabels": {"app": "hot"}})
+        wait_until(lambda: self.pdb_status("hot").get("disruptionsAllowed") == 0 and
+                   self.pdb_status("hot").get("currentHealthy") == REPLICAS, 10, what="PDB allows 0")
+        c = self.start("{perCycle: 2, perHour: 50, perNodePerHour: 20, nodeCooldown: 2s, perWorkload: 5}")
+        self.wait_marked([HOT])
+        wait_until(lambda: metric0(c, "dynamic_scheduler_evictions_total", result="blocked_by_pdb") >= 1, 20,
+                   what="evictions_total{result=blocked_by_pdb} >= 1")
+        c.wait_cycles(3)
+        self.assertEqual(self.evicted(), [])
+        refused = self.evictions(429)
+        self.assertGreaterEqual(len(refused), 1, "the eviction API was asked and refused")
+        self.assertTrue(all(w["name"].split("/", 1)[1] in before for w in refused), refused)
+        self.assert_pods_unchanged(before)
+        self.assertEqual(metric0(c, "dynamic_scheduler_evictions_total", result="evicted"), 0)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_eviction_rate"), 0)
+        self.assertEqual(self.stack.labelled(), [HOT])
+        self.assertEqual(self.rebalance()["figures"]["evictions"], 0)
+
+    def test_closed_window_evicts_nothing(self):
+        before = self.setup_hot(affinity=True)
+        # A one-minute window two days from now (UTC, the default timeZone): closed all test long.
+        day = DAYS[(datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).weekday()]
+        c = self.start("{perCycle: 2, perHour: 50, perNodePerHour: 20, nodeCooldown: 2s, perWorkload: 5}",
+                       windows='  windows: [{days: [%s], start: "00:00", end: "00:01"}]\n' % day)
+        self.wait_marked([HOT])
+        wait_until(lambda: metric0(c, "dynamic_scheduler_eviction_skips_total", reason="window") >= 1, 20,
+                   what="eviction_skips_total{reason=window} >= 1")
+        c.wait_cycles(3)
+        self.assertEqual(self.evictions(), [], "no eviction request at all outside the windows")
+        self.assert_pods_unchanged(before)
+        self.assertEqual(metric0(c, "dynamic_scheduler_evictions_total"), 0)
+        self.assertEqual(self.stack.labelled(), [HOT])
+
+    def test_dry_run_plans_but_evicts_nothing(self):
+        before = self.setup_hot(affinity=True)
+        c = self.start("{perCycle: 2, perHour: 50, perNodePerHour: 20, nodeCooldown: 2s, perWorkload: 5}",
+                       dry_run=True)
+        self.wait_marked([HOT])
+        wait_until(lambda: metric0(c, "dynamic_scheduler_evictions_total", result="dry_run") >= 1, 20,
+                   what="evictions_total{result=dry_run} >= 1")
+        c.wait_cycles(3)
+        self.assertEqual(self.evictions(), [], "a dry run sends no eviction")
+        self.assert_pods_unchanged(before)
+        self.assertEqual(metric0(c, "dynamic_scheduler_evictions_total", result="evicted"), 0)
+        rb = self.rebalance()
+        self.assertEqual((rb["enabled"], rb["dryRun"]), (True, True))
+        planned = rb["evictions"]
+        self.assertTrue(planned, rb)
+        for e in planned:
+            self.assertEqual(e["result"], "dry_run")
+            self.assertEqual(e["node"], HOT)
+            self.assertIn(e["pod"], ["%s/%s" % (self.ns, n) for n in before])
+            self.assertIn(e["to"], OTHERS)
+        # The plan is the fewest pods that bring 86.7 % below 60 %: two (perCycle 2 allows both).
+        self.assertGreaterEqual(len({e["pod"] for e in planned}), 2,
+                                "planned: %s; skips: %s" % (planned, [
+                                    (l, v) for n, l, v in parse_metrics(c.get("/metrics")[1])
+                                    if n == "dynamic_scheduler_eviction_skips_total" and v]))
+        self.assertEqual(self.stack.labelled(), [HOT])
+
+
+if __name__ == "__main__":
+    unittest.main()
