@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The demo: real Prometheus + pushgateway, the Kubernetes API simulator with a handful of
 nodes, a load generator that makes nodes run hot and cool down, and dynamic-scheduler labelling
-and unlabelling them live. Ctrl-C stops everything (or DEMO_DURATION=seconds)."""
+and unlabelling them live. With --rebalance: pods packed onto one node make it hot, and the
+rebalancer marks it, moves pods off it through the Eviction API and lets the mark go once it cooled.
+Ctrl-C stops everything (or DEMO_DURATION=seconds)."""
 import math
 import os
 import signal
@@ -125,5 +127,113 @@ def view(stack, controller, t):
     print(flush=True)
 
 
+REBALANCE_RULES = """# The rebalancing demo's rule.yaml: mark a hot node, then move pods off it.
+interval: 2s
+missingDataGrace: 10s
+rules:
+  - {name: cpu, query: "max by (node) (it_node_cpu)", threshold: 80, clearThreshold: 60, resource: cpu}
+rebalance:
+  after: 4s                # marked this long before the first eviction
+  holdAfterEviction: 10s   # the mark stays so the replacements go elsewhere
+  minPodAge: 0s
+  podUsage:
+    cpu: "sum by (namespace, pod) (it_pod_cpu)"
+  limits: {perCycle: 1, perHour: 30, perNodePerHour: 10, nodeCooldown: 4s, perWorkload: 2}
+"""
+AFFINITY = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    {"weight": 100, "preference": {"matchExpressions": [
+        {"key": "status", "operator": "NotIn", "values": ["presure"]}]}}]}}
+
+
+def rebalance_demo(duration, stop):
+    """Four pods of one workload packed onto node-00002 (the other workers are full by requests,
+    not by use) run it at 87 % CPU; the controller marks it, then evicts one pod at a time through
+    the Eviction API, the replacements avoid the marked node, the node cools, the mark goes."""
+    from pod_load import KubeAdmin, LoadGenerator, running
+    print("starting Prometheus, pushgateway and the Kubernetes API simulator (with pods) ...", flush=True)
+    stack = Stack(nodes=5, control_plane=1, sim_args=["-pod_grace_seconds", "1", "-pod_start_seconds", "1"])
+    controller = load = None
+    try:
+        stack.start()
+        print("  kubernetes  %s  (KUBECONFIG=%s: kubectl get pods -A -o wide)\n  work dir    %s"
+              % (stack.sim_url, stack.admin_kubeconfig, stack.dir), flush=True)
+        api = KubeAdmin(stack)
+        workers = ["node-%05d" % i for i in range(2, 6)]
+        for n in workers[1:]:
+            api.call("POST", "/api/v1/namespaces/demo/pods", {
+                "metadata": {"name": "filler-" + n, "labels": {"app": "filler"}},
+                "spec": {"nodeName": n, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                         "resources": {"requests": {"cpu": "3", "memory": "128Mi"}}}]}})
+        stack.sim_admin("POST", "/sim/workloads", {
+            "namespace": "demo", "name": "web", "replicas": 4,
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+                "affinity": AFFINITY,
+                "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
+                                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}})
+        load = LoadGenerator(stack)
+        load.set("demo", "web", 0.85)  # 4 x 0.85 cores of 3.92: 87 % of the node they share
+        load.start()
+        wait_until(lambda: len(stack.query("it_pod_cpu > 0")) == 4, 30, what="the pods' usage in Prometheus")
+        controller = Controller(stack, REBALANCE_RULES, args=["-s", "2"], name="dynamic-scheduler")
+        print("  dynamic-scheduler %s  (/nodes /rebalance /metrics)\n" % controller.url, flush=True)
+        print("web: 4 pods using 0.85 cores each, packed onto node-00002 (the other workers are full by "
+              "requests)\nrule: cpu > 80% (clears <= 60%); rebalance after 4 s marked, one eviction per "
+              "4 s, mark held 10 s after the last\n", flush=True)
+        t0 = time.monotonic()
+        seen = 0
+        last_view = 0
+        peaked = False
+        while not stop["now"] and (duration <= 0 or time.monotonic() - t0 < duration):
+            if not peaked and time.monotonic() - t0 >= 40:
+                # A traffic peak doubles every web pod's usage: a node left with two of them runs hot.
+                peaked = True
+                load.set("demo", "web", 1.7)
+                print("%s  TRAFFIC PEAK: every web pod now uses 1.7 cores" % time.strftime("%H:%M:%S"),
+                      flush=True)
+            lines = [l.split("] ", 1)[-1] for l in controller.proc.output().splitlines()
+                     if "set status=presure" in l or "removed status" in l or "rebalance: evicted" in l
+                     or "bounce-back" in l]
+            for l in lines[seen:]:
+                kind = ("EVICTED   " if "evicted" in l else "MARKED    " if l.startswith("set")
+                        else "BOUNCE    " if "bounce-back" in l else "UNMARKED  ")
+                print("%s  %s %s" % (time.strftime("%H:%M:%S"), kind, l), flush=True)
+            seen = len(lines)
+            if time.monotonic() - last_view >= 5:
+                last_view = time.monotonic()
+                pods = [p for p in api.get("/api/v1/namespaces/demo/pods?labelSelector=app%3Dweb")["items"]
+                        if running(p)]
+                marked = stack.labelled()
+                print("\n%-11s %6s  %-15s %s" % ("NODE", "CPU%", "LABEL", "WEB PODS"))
+                for n in workers:
+                    names = sorted(p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == n)
+                    print("%-11s %6.1f  %-15s %s" % (n, load.last.get(n, 0), "status=presure" if n in marked
+                                                      else "-", " ".join(names)))
+                print(flush=True)
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        print("\nstopping ...", flush=True)
+        if controller:
+            code, text = controller.get("/rebalance")
+            if code == 200:
+                import json
+                f = json.loads(text).get("figures", {})
+                print("effect: %d evictions, %d replacements, %d bounce-backs, eviction rate %.2f, "
+                      "effectiveness %.2f (of %d judged episodes)" % (
+                          f.get("evictions", 0), f.get("replacements", 0), f.get("bounceBacks", 0),
+                          f.get("evictionRate", 0), f.get("effectiveness", 0), f.get("episodesJudged", 0)))
+            controller.stop()
+        if load:
+            load.stop()
+        stack.stop()
+        print("stopped; no process left behind.")
+
+
 if __name__ == "__main__":
-    main()
+    if "--rebalance" in sys.argv[1:]:
+        stop_flag = {"now": False}
+        signal.signal(signal.SIGTERM, lambda *_: stop_flag.update(now=True))
+        rebalance_demo(float(os.environ.get("DEMO_DURATION", "0")), stop_flag)
+    else:
+        main()

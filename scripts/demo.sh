@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target dynamic-scheduler kube-sim >/dev/null
 export DS_BUILD_DIR="$PWD/build"
-exec /usr/bin/python3 scripts/demo.py
+exec /usr/bin/python3 scripts/demo.py "$@"

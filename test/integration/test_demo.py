@@ -23,6 +23,20 @@ class DemoIT(unittest.TestCase):
             if work_dir in line and " Z" not in line:
                 self.fail("left behind: " + line)
 
+    def test_rebalance_demo_moves_pods_off_the_hot_node(self):
+        env = dict(os.environ, DEMO_DURATION="35")
+        r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py"), "--rebalance"], env=env,
+                           capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        out = r.stdout
+        # Marked first, then evicted (one pod per cool-down), and the replacements went elsewhere.
+        self.assertIn("MARKED", out)
+        self.assertIn("EVICTED", out)
+        self.assertLess(out.index("MARKED"), out.index("EVICTED"), out[-3000:])
+        self.assertNotIn("BOUNCE", out)
+        self.assertRegex(out, r"effect: [1-9]\d* evictions, \d+ replacements, 0 bounce-backs")
+        self.assertIn("no process left behind", out)
+
 
 if __name__ == "__main__":
     unittest.main()
