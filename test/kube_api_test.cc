@@ -94,8 +94,8 @@ TEST(HttpKubeApi, CreateEventPostsACoreEventInTheObjectsNamespace) {
   FakeClock clock;
   HttpKubeApi api(&t, Config(), &clock);
   t.AddResponse(201, "{}");
-  EventInfo e{"Node",   "node-1",    "", "RebalanceEviction", "Evicted shop/big",
-              "Normal", 1795435200.5};
+  EventInfo e{"Node",   "node-1",     "",     "RebalanceEviction", "Evicted shop/big",
+              "Normal", 1795435200.5, "n-uid"};
   ASSERT_TRUE(api.CreateEvent(e).ok());
   auto req = t.last_request().request;
   EXPECT_EQ(req.method, "POST");
@@ -107,19 +107,22 @@ TEST(HttpKubeApi, CreateEventPostsACoreEventInTheObjectsNamespace) {
   EXPECT_STREQ(d["metadata"]["namespace"].GetString(), "default");
   EXPECT_STREQ(d["involvedObject"]["kind"].GetString(), "Node");
   EXPECT_FALSE(d["involvedObject"].HasMember("namespace"));
+  EXPECT_STREQ(d["involvedObject"]["uid"].GetString(), "n-uid");
+  EXPECT_TRUE(d["eventTime"].IsNull());
   EXPECT_STREQ(d["reason"].GetString(), "RebalanceEviction");
   EXPECT_STREQ(d["source"]["component"].GetString(), "dynamic-scheduler");
   EXPECT_STREQ(d["firstTimestamp"].GetString(), "2026-11-23T12:00:00Z");
   EXPECT_EQ(d["count"].GetInt(), 1);
 
   t.AddResponse(403, KubeStatus(403, "Forbidden", "events is forbidden"));
-  EventInfo pod{"Pod", "big", "shop", "RebalanceEviction", std::string(3000, 'x'), "Normal", 1};
+  EventInfo pod{"Pod", "big", "shop", "RebalanceEviction", std::string(3000, 'x'), "Normal", 1, ""};
   Status st = api.CreateEvent(pod);
   EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
   req = t.last_request().request;
   EXPECT_EQ(req.url, "https://api:6443/api/v1/namespaces/shop/events");
   ASSERT_FALSE(d.Parse(req.body.c_str()).HasParseError());
   EXPECT_STREQ(d["involvedObject"]["namespace"].GetString(), "shop");
+  EXPECT_FALSE(d["involvedObject"].HasMember("uid")) << "unknown: left out";
   EXPECT_EQ(d["message"].GetStringLength(), 1024u) << "the API server keeps 1 KiB of a message";
 }
 

@@ -249,8 +249,8 @@ TEST(StatusPage, RebalanceJsonAndMetrics) {
   rep.enabled = true;
   rep.nodes.push_back(RebalanceNodeReport{"node-3", "qualifies", "cpu", "node_cooldown", 91.5, 60,
                                           41.5, 3, 1, 0, true});
-  rep.recent.push_back(
-      EvictionRecord{"shop/big", "node-3", "node-5", "cpu", "evicted", 50, 91.5, 60, 1795303219});
+  rep.recent.push_back(EvictionRecord{"shop/big", "node-3", "node-5", "cpu", "evicted", 50, 91.5,
+                                      60, 1795303219, "", ""});
   rep.figures.evictions = 1;
   rep.figures.episodes = 2;
   rep.figures.episodes_evicted = 1;
