@@ -67,11 +67,13 @@ Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient*
 bool Rebalancer::HoldsMark(const std::string& node, double recorded_eviction_wall) const {
   RebalanceNode n;
   n.last_eviction_wall = recorded_eviction_wall;
+  const double now = clock_->WallSeconds();
   if (auto it = state_.find(node); it != state_.end()) {
-    n.evictions_in_flight = it->second.in_flight.size();
+    for (const auto& [pod, since] : it->second.in_flight)
+      n.evictions_in_flight += now - since < kInFlightLimitSeconds;
     n.last_eviction_wall = std::max(n.last_eviction_wall, it->second.last_eviction_wall);
   }
-  return ds::HoldsMark(n, cfg_, clock_->WallSeconds());
+  return ds::HoldsMark(n, cfg_, now);
 }
 
 void Rebalancer::Count(std::map<std::string, uint64_t> RebalanceCounters::*which,
@@ -138,6 +140,17 @@ std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
   return {sink.usage().begin(), sink.usage().end()};
 }
 
+std::string Rebalancer::ReplacementSelector(const PodInfo& pod) {
+  // The owner's stable hash label when there is one (a Deployment's ReplicaSet, a StatefulSet's
+  // or DaemonSet's revision): labels an application changes at run time (a leader role) would
+  // hide the replacement.
+  for (const char* stable : {"pod-template-hash", "controller-revision-hash"})
+    if (const std::string* v = FindLabel(pod.labels, stable)) return std::string(stable) + "=" + *v;
+  std::string selector;
+  for (const auto& [k, v] : pod.labels) selector += (selector.empty() ? "" : ",") + k + "=" + v;
+  return selector;
+}
+
 // Replacements of evicted pods, wherever they run: while an eviction of the last effectWindow has
 // not seen its replacement, one LIST per cycle of the pods with the evicted pod's labels (a
 // ReplicaSet's or StatefulSet's replacement has the same), in its namespace: the API server
@@ -152,7 +165,10 @@ void Rebalancer::FollowReplacements(double now) {
   std::set<std::pair<std::string, std::string>> lists;  // namespace, label selector
   for (const Pending& e : pending_)
     lists.emplace(e.workload.substr(0, e.workload.find('/')), e.selector);
-  for (const auto& [ns, selector] : lists) {
+  for (const auto& entry : lists) {
+    const std::string& ns = entry.first;
+    const std::string& selector = entry.second;
+    if (selector.empty()) continue;
     std::string cont;
     do {
       auto page = kube_->ListPods("", kPodPage, cont, ns, selector);
@@ -163,16 +179,17 @@ void Rebalancer::FollowReplacements(double now) {
       }
       if (!page.ok()) break;  // next cycle
       for (const PodInfo& p : page->items) {
-        if (p.phase != "Running" || p.terminating || p.node.empty() ||
-            replaced_seen_.count(p.Key()))
+        const std::string id = p.uid.empty() ? p.Key() : p.uid;  // a StatefulSet reuses names
+        if (p.phase != "Running" || p.terminating || p.node.empty() || replaced_seen_.count(id))
           continue;
         // The oldest eviction of its workload that it can replace: creationTimestamp has whole
         // seconds, the eviction's time does not.
         auto e = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& x) {
-          return x.workload == p.Workload() && p.created_wall >= std::floor(x.at_wall);
+          return x.workload == p.Workload() && x.selector == selector &&
+                 p.created_wall >= std::floor(x.at_wall);
         });
         if (e == pending_.end()) continue;
-        replaced_seen_.insert(p.Key());
+        replaced_seen_.insert(id);
         budget_.Replaced(p.Workload());
         effect_.OnPodBound(p.Workload(), p.node, now);
         if (p.node == e->node)
@@ -183,7 +200,9 @@ void Rebalancer::FollowReplacements(double now) {
       cont = page->continue_token;
     } while (!cont.empty());
   }
-  if (pending_.empty()) replaced_seen_.clear();
+  // Bounded: once nothing is awaited, or (in a cluster that never stops rebalancing) at a size
+  // far beyond the replacements of an hour's evictions.
+  if (pending_.empty() || replaced_seen_.size() > 10000) replaced_seen_.clear();
 }
 
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
@@ -211,9 +230,17 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     }
     if (page.ok()) {
       std::set<std::string> listed;
-      for (const PodInfo& p : page->items) listed.insert(p.Key());
-      for (auto f = s.in_flight.begin(); f != s.in_flight.end();)
-        f = listed.count(*f) ? std::next(f) : s.in_flight.erase(f);
+      for (const PodInfo& p : page->items) listed.insert(p.uid.empty() ? p.Key() : p.uid);
+      for (auto f = s.in_flight.begin(); f != s.in_flight.end();) {
+        // Gone, or still there after any sensible grace period (stuck on an unreachable node,
+        // or the eviction never happened): it holds the mark no longer.
+        const bool stuck = now - f->second >= kInFlightLimitSeconds;
+        if (stuck && listed.count(f->first))
+          LOG(WARNING) << "rebalance: pod " << f->first << " evicted from " << it->first
+                       << " is still listed after " << kInFlightLimitSeconds
+                       << " s; it no longer holds the node's mark";
+        f = !listed.count(f->first) || stuck ? s.in_flight.erase(f) : std::next(f);
+      }
     }
     ++it;
   }
@@ -302,15 +329,23 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   }
 
   std::map<std::string, size_t> acted;  // evictions (or dry-run plans) per node this cycle
+  std::set<std::string> tried;          // nodes that had room for an eviction this cycle
   if (!relieve.empty()) {
     // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
     // the resource to relieve (kDestinations of them), with the requests bound to each.
     const Rule::Resource res = relieve.at(order.front()).second.resource;
     const int ri = res == Rule::Resource::kCpu ? 0 : 1;
     std::vector<const ReliefInput*> free;
+    // Tainted nodes (a dedicated pool, NotReady) are left out: an idle pool that takes every
+    // slot would make every pod "fit nowhere".
+    auto tainted = [](const NodeInfo& n) {
+      return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
+        return t.effect == "NoSchedule" || t.effect == "NoExecute";
+      });
+    };
     for (const ReliefInput& in : nodes)
       if (!in.marked && !mark_.IsOn(in.node->labels) && !in.node->unschedulable &&
-          std::isfinite(in.load[ri]))
+          !tainted(*in.node) && std::isfinite(in.load[ri]))
         free.push_back(&in);
     const size_t keep = std::min(free.size(), kDestinations);
     std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
@@ -374,6 +409,8 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
         const size_t room = cfg_.limits.per_cycle > budget_.evicted_this_cycle()
                                 ? cfg_.limits.per_cycle - budget_.evicted_this_cycle()
                                 : 0;
+        if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
+        tried.insert(name);
         PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement);
         rep->picks = choice.picks.size();
         rep->no_fit = choice.no_fit;
@@ -411,18 +448,26 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
             }
             EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
             rec.result = ResultName(res.kind);
+            // An error after the request may have left (a timeout, a 5xx, an abandoned answer)
+            // may still have evicted the pod: it is charged to every limit and holds the mark
+            // like an eviction, so a retry or a new leader cannot exceed the limits. Only a
+            // request never sent is free.
+            if (res.kind == EvictionResult::Kind::kError &&
+                res.status.code() != StatusCode::kCancelled) {
+              budget_.Record(pod);
+              NodeState& s = state_[name];
+              s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, now);
+              s.last_eviction_wall = now;
+              if (evicted) evicted(name, now);
+            }
             switch (res.kind) {
               case EvictionResult::Kind::kEvicted: {
                 budget_.Record(pod);
                 NodeState& s = state_[name];
-                s.in_flight.insert(pod.Key());
+                s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, now);
                 s.last_eviction_wall = now;
-                if (!pod.Workload().empty() && !pod.labels.empty()) {
-                  std::string selector;
-                  for (const auto& [k, v] : pod.labels)
-                    selector += (selector.empty() ? "" : ",") + k + "=" + v;
-                  pending_.push_back(Pending{pod.Workload(), name, selector, now});
-                }
+                if (!pod.Workload().empty() && !pod.labels.empty())
+                  pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
                 effect_.OnEviction(name, pod.Workload(), now);
                 if (evicted) evicted(name, now);
                 Announce(rec, gate);
@@ -433,6 +478,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                 break;
               }
               case EvictionResult::Kind::kMultipleBudgets:
+                if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
                 if (multiple_budgets_logged_.insert(pod.Key()).second)
                   LOG(WARNING) << "rebalance: " << rec.pod
                                << " is selected by more than one PodDisruptionBudget; the API "
@@ -464,7 +510,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   // not cost LISTs and a usage query every cycle.
   for (auto it = retry_at_.begin(); it != retry_at_.end();)
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
-  for (const std::string& name : order)
+  for (const std::string& name : tried)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
   std::lock_guard<std::mutex> l(mu_);
   report_.nodes = std::move(reports);

@@ -97,6 +97,8 @@ class Rebalancer {
   static constexpr size_t kDestinations = 8;
   // Pods per page of a namespace's LIST (replacements are looked for there).
   static constexpr size_t kPodPage = 500;
+  // An evicted pod still listed this long after its eviction holds the node's mark no longer.
+  static constexpr double kInFlightLimitSeconds = 600;
 
   // All pointers must outlive the Rebalancer. `zone` gives the windows' local time.
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
@@ -125,7 +127,7 @@ class Rebalancer {
 
  private:
   struct NodeState {
-    std::set<std::string> in_flight;  // pods evicted, still listed on the node
+    std::map<std::string, double> in_flight;  // pods (uid) evicted, still listed -> when
     double last_eviction_wall = 0;
   };
   struct Cluster;  // what one LIST of the cluster's pods gave
@@ -138,6 +140,8 @@ class Rebalancer {
                                          const std::unordered_set<std::string>& wanted,
                                          const std::vector<std::string>& nodes);
   void FollowReplacements(double now);
+  // The label selector its replacement will match too.
+  static std::string ReplacementSelector(const PodInfo& pod);
   void Count(std::map<std::string, uint64_t> RebalanceCounters::*which, const std::string& key,
              uint64_t n = 1);
   void Remember(EvictionRecord r);

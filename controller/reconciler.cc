@@ -65,11 +65,11 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const TimePoint now = clock_->Now();
   const NodeMarks marks = ReadMarks(*snap);
   std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
-  HoldForRebalance(marks, &decisions);
+  const std::vector<bool> cold = HoldForRebalance(marks, &decisions);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(*snap, &writes);
   Write(writes, stop, &report);
-  Relieve(*snap, marks, evidence, decisions, stop);
+  Relieve(*snap, marks, evidence, decisions, cold, stop);
   ReportHolds(*snap, decisions, now, &report);
 
   report.duration_seconds = cycle_time.Seconds();
@@ -81,12 +81,19 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
 }
 
 bool Reconciler::MayRun(CycleReport* report) {
+  // A standby or an unsynced cache relieves nothing: the alerts it receives go stale.
+  auto drop_alerts = [this] {
+    std::lock_guard<std::mutex> l(mu_);
+    alerts_.clear();
+  };
   if (!cache_->Synced()) {
+    drop_alerts();
     report->skipped = true;
     return false;
   }
   if (leadership_ == nullptr) return true;
   if (!leadership_->IsLeader()) {
+    drop_alerts();
     report->skipped = report->standby = true;
     return false;
   }
@@ -330,9 +337,12 @@ bool Reconciler::MaySend(const std::atomic<bool>* stop, uint64_t planned_in) con
   return leadership_ == nullptr || (leadership_->IsLeader() && leadership_->Term() == planned_in);
 }
 
-void Reconciler::HoldForRebalance(const NodeMarks& marks,
-                                  std::vector<NodeDecision>* decisions) const {
-  if (rebalancer_ == nullptr) return;
+std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
+                                               std::vector<NodeDecision>* decisions) const {
+  std::vector<bool> cold(decisions->size());
+  for (size_t i = 0; i < decisions->size(); ++i)
+    cold[i] = (*decisions)[i].verdict == Verdict::kCold;
+  if (rebalancer_ == nullptr) return cold;
   for (size_t i = 0; i < decisions->size(); ++i) {
     NodeDecision& d = (*decisions)[i];
     if (d.verdict != Verdict::kCold || !marks.plan[i].marked) continue;
@@ -340,6 +350,7 @@ void Reconciler::HoldForRebalance(const NodeMarks& marks,
     if (rebalancer_->HoldsMark(std::string(marks.plan[i].name), recorded))
       d.verdict = Verdict::kUnknown;
   }
+  return cold;
 }
 
 std::vector<std::string> Reconciler::ReferenceHot(const NodeSnapshot& snap) {
@@ -387,7 +398,7 @@ void Reconciler::RecordEviction(const std::string& node, double at_wall,
 }
 
 void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
-                         const std::vector<NodeDecision>& decisions,
+                         const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                          const std::atomic<bool>* stop) {
   if (rebalancer_ == nullptr || stop->load()) return;
   // Per resource, the first rule that measures it and answered this cycle: every node's load.
@@ -410,7 +421,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     for (const OwnerRule& o : marks.records[i]->rules)
       if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
         r.marked_since_wall = o.since_wall;
-    r.cold = decisions[i].verdict == Verdict::kCold;
+    r.cold = cold[i];
     r.recorded_eviction_wall = marks.records[i]->last_eviction_wall;
     for (const Hold& h : decisions[i].holds) {
       if (h.stale) continue;
@@ -418,14 +429,17 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
       r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold});
     }
   }
-  std::vector<Labels> alerts;
+  std::vector<std::pair<TimePoint, Labels>> alerts;
   {
     std::lock_guard<std::mutex> l(mu_);
     alerts.swap(alerts_);
   }
   std::set<std::string> alerted;
-  for (const Labels& a : alerts)
-    if (int i = matcher_->Match(a, ""); i >= 0 && static_cast<size_t>(i) < snap.nodes.size())
+  // Only fresh alerts: one that waited through an outage or a standby's term says nothing now.
+  const TimePoint fresh = clock_->Now() - FromSeconds(2 * options_.interval_seconds);
+  for (const auto& [at, a] : alerts)
+    if (int i = matcher_->Match(a, "");
+        at >= fresh && i >= 0 && static_cast<size_t>(i) < snap.nodes.size())
       alerted.insert(snap.nodes[i]->name);
   rebalancer_->Relieve(
       in, alerted, [this, stop, planned_in = term_] { return MaySend(stop, planned_in); },
@@ -535,7 +549,8 @@ void Reconciler::Alerted(std::vector<Labels> alerts) {
   if (rebalancer_ == nullptr || alerts.empty()) return;
   std::lock_guard<std::mutex> l(mu_);
   // Bounded: a flood of webhooks between two cycles keeps the newest.
-  for (auto& a : alerts) alerts_.push_back(std::move(a));
+  const TimePoint now = clock_->Now();
+  for (auto& a : alerts) alerts_.emplace_back(now, std::move(a));
   if (alerts_.size() > kMaxAlerts)
     alerts_.erase(alerts_.begin(), alerts_.end() - static_cast<std::ptrdiff_t>(kMaxAlerts));
 }

@@ -168,9 +168,13 @@ class Reconciler {
              CycleReport* report);
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
   // term as the record says): a cold verdict on such a node becomes unknown, which changes nothing.
-  void HoldForRebalance(const NodeMarks& marks, std::vector<NodeDecision>* decisions) const;
+  // Returns, per node, whether the verdict was cold before the hold (the effect figures judge
+  // the node's load, not its mark).
+  std::vector<bool> HoldForRebalance(const NodeMarks& marks,
+                                     std::vector<NodeDecision>* decisions) const;
   void Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
-               const std::vector<NodeDecision>& decisions, const std::atomic<bool>* stop);
+               const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
+               const std::atomic<bool>* stop);
   // Writes the time of an eviction into the node's record, so a new leader holds its mark and
   // waits out its cool-down too.
   void RecordEviction(const std::string& node, double at_wall, const std::atomic<bool>* stop);
@@ -216,10 +220,11 @@ class Reconciler {
   std::condition_variable cv_;
   bool triggered_ = false;       // GUARDED_BY(mu_)
   bool trigger_spaced_ = false;  // GUARDED_BY(mu_): every pending trigger may wait the spacing
-  std::vector<Labels> alerts_;   // GUARDED_BY(mu_): firing alerts not yet seen by a cycle
-  CycleReport last_;             // GUARDED_BY(mu_)
-  ReconcilerCounters counters_;  // GUARDED_BY(mu_); the write counters live in writer_
-  TimePoint last_end_{};         // GUARDED_BY(mu_)
+  // GUARDED_BY(mu_): firing alerts not yet seen by a cycle, with when they came.
+  std::vector<std::pair<TimePoint, Labels>> alerts_;
+  CycleReport last_;                        // GUARDED_BY(mu_)
+  ReconcilerCounters counters_;             // GUARDED_BY(mu_); the write counters live in writer_
+  TimePoint last_end_{};                    // GUARDED_BY(mu_)
   std::atomic<Duration::rep> progress_{0};  // LastProgress(), as ticks since the clock's epoch
 };
 

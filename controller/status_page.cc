@@ -335,7 +335,7 @@ std::string RenderMetrics(const ControllerView& v) {
     for (const auto& [reason, n] : rc.kept)
       o << "dynamic_scheduler_pods_kept_total{reason=\"" << Escape(reason) << "\"} " << n << "\n";
     metric("dynamic_scheduler_rebalance_pod_lists_total", "counter",
-           "Cluster-wide pod LISTs (paged): only in cycles that can evict.");
+           "Pod LISTs (one node's, or one evicted workload's in its namespace).");
     o << "dynamic_scheduler_rebalance_pod_lists_total " << v.rebalance->pod_lists << "\n";
     metric("dynamic_scheduler_rebalance_errors_total", "counter",
            "Cycles whose relief stopped because a pod LIST or the pod usage query failed; events "

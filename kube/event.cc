@@ -1,5 +1,6 @@
 #include "kube/event.h"
 
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -15,9 +16,12 @@ std::string EventNamespace(const EventInfo& e) {
 
 std::string EncodeEvent(const EventInfo& e, const std::string& component,
                         const std::string& instance) {
+  // Two events on one object in the same instant (two pods of one plan) must not share a name
+  // (the second would get 409): a process-wide sequence is added to the nanoseconds.
+  static std::atomic<uint64_t> sequence{0};
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%" PRIx64,
-                static_cast<uint64_t>(std::llround(e.at_wall * 1e9)));
+                static_cast<uint64_t>(std::llround(e.at_wall * 1e9)) + sequence++);
   // The API server caps messages at 1 KiB (events are for people, not for data).
   const std::string message = e.message.size() > 1024 ? e.message.substr(0, 1024) : e.message;
   const std::string at = FormatRfc3339(e.at_wall);

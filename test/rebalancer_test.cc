@@ -249,6 +249,63 @@ TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
   EXPECT_EQ(rebalancer_->Report().figures.replacements, 1u);
 }
 
+TEST_F(RebalancerTest, AnEvictionInFlightHoldsTheMarkUntilThePodIsGoneOrStuck) {
+  cfg_.rebalance.hold_after_eviction_seconds = 0;  // only the pod in flight holds the mark
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  Cycle(40);
+  EXPECT_TRUE(Labelled("node-1")) << "the evicted pod is still terminating on the node";
+  clock_.AdvanceSeconds(Rebalancer::kInFlightLimitSeconds);
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1")) << "a pod stuck terminating holds the mark no longer";
+}
+
+TEST_F(RebalancerTest, AnEvictionOfUnknownOutcomeCountsAsOne) {
+  Build();
+  Cycle(95);
+  // The request left but no answer came (a timeout): the pod may well be gone.
+  api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kError,
+                                       Status(StatusCode::kUnavailable, "timed out")}});
+  Cycle(95);
+  EXPECT_EQ(Evictions("error"), 1u);
+  auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
+  ASSERT_TRUE(record.ok());
+  EXPECT_GT(record->last_eviction_wall, 0) << "a new leader must wait out the cool-down too";
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "the node's cool-down runs as after an eviction";
+  EXPECT_EQ(Skips("node_cooldown"), 1u);
+  Cycle(40);
+  EXPECT_TRUE(Labelled("node-1")) << "the pod may be terminating: the mark is held";
+}
+
+TEST_F(RebalancerTest, LosingTheLeadershipMidCycleStopsTheEvictions) {
+  // Two pods are needed (95 - 2 x 20 = 55 <= 60), so the plan has two picks.
+  usage_.clear();
+  AddPod("big", "node-1", 0.8);
+  AddPod("small", "node-1", 0.8);
+  cfg_.rebalance.limits.per_cycle = 2;
+  Build();
+  Cycle(95);
+  int asked = 0;
+  // The reconciler's gate: leader for the first eviction only.
+  auto snap = cache_->Snapshot();
+  std::vector<ReliefInput> in;
+  for (const auto& n : snap->nodes) {
+    ReliefInput r;
+    r.node = n.get();
+    r.marked = n->name == "node-1";
+    r.marked_since_wall = clock_.WallSeconds() - 60;
+    r.load[0] = n->name == "node-1" ? 95 : 10;
+    if (r.marked) r.holding = {HoldingRule{"cpu", Rule::Resource::kCpu, 95, 60}};
+    in.push_back(r);
+  }
+  Rebalancer fresh(cfg_, &api_, &prom_, &clock_, TimeZone::Utc());
+  fresh.Relieve(in, {}, [&] { return ++asked <= 2; });  // asked before the send and by the send
+  EXPECT_EQ(api_.evictions().size(), 1u) << "no eviction after the leadership was lost";
+}
+
 TEST_F(RebalancerTest, AColdNodeWithoutEvictionsLosesItsMarkAsBefore) {
   Build();
   Cycle(95);
