@@ -150,6 +150,9 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   r.grace_seconds =
       o.rules.missing_data_grace_seconds > 0 ? o.rules.missing_data_grace_seconds : 3 * interval;
   r.writes.dry_run = FLAGS_dry_run;
+  // -dry_run writes nothing, and so evicts nothing: a mark left from an earlier run must not
+  // start evictions while the operator only watches.
+  if (FLAGS_dry_run) o.rules.rebalance.dry_run = true;
   r.writes.max_per_cycle = FLAGS_max_writes_per_cycle;
   r.writes.qps = FLAGS_write_qps;
   r.writes.burst = FLAGS_write_burst;

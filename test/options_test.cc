@@ -171,6 +171,19 @@ TEST_F(OptionsTest, ARebalanceSectionIsDescribedWithTheRulesThatDriveIt) {
   }
 }
 
+TEST_F(OptionsTest, DryRunEvictsNothingEither) {
+  const std::string with = Write("evicting.yaml",
+                                 "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80, resource: "
+                                 "cpu}\nrebalance: {dryRun: false}\n");
+  auto o = Parse({"-check_config", "-r", with});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_FALSE(o->rules.rebalance.dry_run);
+  o = Parse({"-check_config", "-dry_run", "-r", with});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_TRUE(o->rules.rebalance.dry_run) << "-dry_run writes no label and evicts no pod";
+  EXPECT_NE(DescribeStartup(*o).find("DRY RUN (plans, never evicts)"), std::string::npos);
+}
+
 TEST_F(OptionsTest, TheEvictionWindowsZoneMustExist) {
   const std::string bad =
       Write("tz.yaml",
