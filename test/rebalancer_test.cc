@@ -81,7 +81,8 @@ class RebalancerTest : public ::testing::Test {
     rec_->RunCycle(&stop_);
   }
   bool Labelled(const std::string& node) {
-    const std::string* v = FindLabel(api_.nodes()[node].labels, "status");
+    const NodeInfo n = api_.nodes()[node];  // a copy: the map returned is a temporary
+    const std::string* v = FindLabel(n.labels, "status");
     return v != nullptr && *v == "presure";
   }
   uint64_t Evictions(const std::string& result) {
