@@ -41,14 +41,17 @@ if [ "${1:-}" != "--fast" ]; then
   # GCC here: clang's UBSan also checks pointer arithmetic on null, which Debian's RapidJSON 1.1.0
   # does inside its own headers (internal/stack.h) on every parse.
   echo "=== again under ASan + UBSan ==="
+  # The simulator is the Release pass's (test/CMakeLists.txt, DS_SIM_FROM): not built again here.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run build-asan "-LE slow" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_SANITIZE=ON
+    run build-asan "-LE slow" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_SANITIZE=ON \
+    -DDS_SIM_FROM="$PWD/build-test/kube-sim"
   # Data races: the unit tests and the simulator-backed runs of the reconciler, cache and
   # elector (test_controller; the fault scenarios with two replicas stay in the passes above,
   # their timing bounds are not meant for a 5-15x slower binary).
   echo "=== again under ThreadSanitizer ==="
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/test/tsan.supp" \
-    run build-tsan "-L unit|tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_TSAN=ON
+    run build-tsan "-L unit|tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_TSAN=ON \
+    -DDS_SIM_FROM="$PWD/build-test/kube-sim"
   echo "=== clang: the controller with warnings as errors, and fuzzing ==="
   fuzz_start=$(date +%s)
   FUZZ_CMAKE_ARGS=-DDS_WERROR=ON FUZZ_ALSO_BUILD=dynamic-scheduler \
