@@ -5,7 +5,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config curl openssl libssl-dev procps
       libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libgflags-dev libgoogle-glog-dev
       libcivetweb-dev civetweb libgtest-dev libgmock-dev libbenchmark-dev clang clang-format libclang-rt-14-dev
-      prometheus prometheus-pushgateway prometheus-alertmanager python3 python3-kubernetes)
+      prometheus prometheus-pushgateway prometheus-alertmanager python3 python3-kubernetes python3-yaml
+      tzdata)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
