@@ -9,7 +9,7 @@
 #include <ctime>
 
 #include "common/json_util.h"
-#include "test/sim/sim_scheduler.h"
+#include "sched/scheduler_model.h"
 
 namespace sim {
 namespace {

@@ -1,7 +1,8 @@
-// A model of kube-scheduler's default profile, for the API simulator (and later an effect
-// simulation): which node a new pod would be bound to, given the nodes and the pods already bound.
-// Pure functions of values: no clock, no randomness, no I/O. Formulas and sources:
-// sim_scheduler.cc.
+// A model of kube-scheduler's default profile, shared by the Kubernetes API simulator (test/sim)
+// and the effect simulation (bench/effect): which node a new pod would be bound to, given the
+// nodes and the pods already bound. Pure functions of values: no clock, no randomness, no I/O.
+// Formulas and sources: scheduler_model.cc. The namespace is the API simulator's, where the model
+// was born.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -74,6 +75,23 @@ struct ScheduleResult {
 // real scheduler picks one of the best at random).
 ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
                         const SchedPod& pod);
+
+// What the pods bound to one node request, summed: Schedule's view of a node's pods. A caller
+// that places many pods (the effect simulation) keeps one per node and updates it as pods come
+// and go, instead of handing every bound pod to each call.
+struct NodeRequests {
+  int64_t cpu = 0, memory = 0;                  // requests as written
+  int64_t nonzero_cpu = 0, nonzero_memory = 0;  // with the NonZero defaults for absent requests
+  int64_t pods = 0;
+  void Add(const SchedPod& p);
+  void Remove(const SchedPod& p);
+};
+
+// Schedule's decision alone, from the per-node sums (`requested[i]` belongs to `nodes[i]`): the
+// index of the chosen node, or -1 when none fits. Same filters, scores and ties as Schedule.
+// REQUIRES: requested.size() == nodes.size().
+int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
+               const SchedPod& pod);
 
 // Readers for the JSON objects (Node, Pod). Missing fields give defaults.
 SchedNode NodeFromJson(const rapidjson::Value& node);

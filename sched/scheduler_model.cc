@@ -34,7 +34,7 @@
 // Not modelled: PodTopologySpread (including the system default spreading constraints for pods
 // owned by ReplicaSets), InterPodAffinity, ImageLocality, NodePorts, volumes, preemption,
 // priority ordering. Ties: the first node in input order instead of a random pick.
-#include "test/sim/sim_scheduler.h"
+#include "sched/scheduler_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -93,20 +93,6 @@ bool TermMatches(const NodeSelectorTerm& term, const std::map<std::string, std::
   return true;
 }
 
-struct Usage {
-  int64_t cpu = 0, memory = 0;                  // requests as written
-  int64_t nonzero_cpu = 0, nonzero_memory = 0;  // with the NonZero defaults
-  int64_t pods = 0;
-};
-
-void Add(Usage* u, const SchedPod& p) {
-  u->cpu += p.cpu_milli;
-  u->memory += p.memory;
-  u->nonzero_cpu += p.cpu_set ? p.cpu_milli : kDefaultMilliCpu;
-  u->nonzero_memory += p.memory_set ? p.memory : kDefaultMemory;
-  ++u->pods;
-}
-
 int64_t LeastRequested(int64_t requested, int64_t capacity) {
   if (capacity <= 0 || requested > capacity) return 0;
   return (capacity - requested) * kMaxScore / capacity;
@@ -126,19 +112,16 @@ void Normalize(std::vector<int64_t>* scores, bool reverse) {
   }
 }
 
-}  // namespace
-
-ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
-                        const SchedPod& pod) {
-  ScheduleResult res;
-  std::map<std::string, Usage> usage;
-  for (const auto& p : bound)
-    if (!p.node.empty()) Add(&usage[p.node], p);
-
-  std::vector<const SchedNode*> feasible;
-  for (const auto& n : nodes) {
-    const Usage& u = usage[n.name];
-    std::vector<std::string> why;
+// The filters and scores for `pod`; fills `res` (scores, unfit reasons, message) when it is not
+// null. Returns the index of the chosen node, or -1.
+int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
+           const SchedPod& pod, ScheduleResult* res) {
+  std::vector<size_t> feasible;
+  std::vector<std::string> why;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const SchedNode& n = nodes[i];
+    const NodeRequests& u = requested[i];
+    why.clear();
     if (!pod.node.empty() && pod.node != n.name)
       why.push_back("node(s) didn't match Pod's node name");
     if (n.unschedulable &&
@@ -163,26 +146,27 @@ ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<S
     if (pod.cpu_milli > 0 && u.cpu + pod.cpu_milli > n.cpu_milli) why.push_back("Insufficient cpu");
     if (pod.memory > 0 && u.memory + pod.memory > n.memory) why.push_back("Insufficient memory");
     if (why.empty()) {
-      feasible.push_back(&n);
-    } else {
-      for (const auto& w : why) ++res.why[w];
+      feasible.push_back(i);
+    } else if (res != nullptr) {
+      for (const auto& w : why) ++res->why[w];
     }
   }
   if (feasible.empty()) {
-    res.message = "0/" + std::to_string(nodes.size()) + " nodes are available";
+    if (res == nullptr) return -1;
+    res->message = "0/" + std::to_string(nodes.size()) + " nodes are available";
     std::string sep = ": ";
-    for (const auto& [w, count] : res.why) {
-      res.message += sep + std::to_string(count) + " " + w;
+    for (const auto& [w, count] : res->why) {
+      res->message += sep + std::to_string(count) + " " + w;
       sep = ", ";
     }
-    res.message += ".";
-    return res;
+    res->message += ".";
+    return -1;
   }
 
   std::vector<int64_t> taint(feasible.size()), affinity(feasible.size());
   const bool best_effort = pod.cpu_milli == 0 && pod.memory == 0;
   for (size_t i = 0; i < feasible.size(); ++i) {
-    const SchedNode& n = *feasible[i];
+    const SchedNode& n = nodes[feasible[i]];
     for (const auto& t : n.taints)
       if (t.effect == "PreferNoSchedule" && !Tolerated(pod.tolerations, t)) ++taint[i];
     for (const auto& p : pod.preferred)
@@ -190,12 +174,13 @@ ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<S
   }
   Normalize(&taint, true);
   Normalize(&affinity, false);
+  int best = -1;
+  int64_t best_total = 0;
   for (size_t i = 0; i < feasible.size(); ++i) {
-    const SchedNode& n = *feasible[i];
-    Usage u = usage[n.name];
-    Add(&u, pod);
+    const SchedNode& n = nodes[feasible[i]];
+    NodeRequests u = requested[feasible[i]];
+    u.Add(pod);
     NodeScore s;
-    s.node = n.name;
     s.taint = taint[i];
     s.affinity = affinity[i];
     s.fit =
@@ -208,13 +193,54 @@ ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<S
     }
     s.total = s.taint * kWeightTaint + s.affinity * kWeightAffinity + s.fit * kWeightFit +
               s.balanced * kWeightBalanced;
-    res.scores.push_back(s);
+    if (best < 0 || s.total > best_total) {
+      best = static_cast<int>(feasible[i]);
+      best_total = s.total;
+    }
+    if (res != nullptr) {
+      s.node = n.name;
+      res->scores.push_back(std::move(s));
+    }
   }
-  const NodeScore* best = &res.scores[0];
-  for (const auto& s : res.scores)
-    if (s.total > best->total) best = &s;
-  res.node = best->node;
+  return best;
+}
+
+}  // namespace
+
+void NodeRequests::Add(const SchedPod& p) {
+  cpu += p.cpu_milli;
+  memory += p.memory;
+  nonzero_cpu += p.cpu_set ? p.cpu_milli : kDefaultMilliCpu;
+  nonzero_memory += p.memory_set ? p.memory : kDefaultMemory;
+  ++pods;
+}
+
+void NodeRequests::Remove(const SchedPod& p) {
+  cpu -= p.cpu_milli;
+  memory -= p.memory;
+  nonzero_cpu -= p.cpu_set ? p.cpu_milli : kDefaultMilliCpu;
+  nonzero_memory -= p.memory_set ? p.memory : kDefaultMemory;
+  --pods;
+}
+
+ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
+                        const SchedPod& pod) {
+  // By name: pods bound to a node not in `nodes` count nowhere.
+  std::map<std::string, NodeRequests> by_name;
+  for (const auto& p : bound)
+    if (!p.node.empty()) by_name[p.node].Add(p);
+  std::vector<NodeRequests> requested;
+  requested.reserve(nodes.size());
+  for (const auto& n : nodes) requested.push_back(by_name[n.name]);
+  ScheduleResult res;
+  const int i = Choose(nodes, requested, pod, &res);
+  if (i >= 0) res.node = nodes[static_cast<size_t>(i)].name;
   return res;
+}
+
+int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
+               const SchedPod& pod) {
+  return Choose(nodes, requested, pod, nullptr);
 }
 
 namespace {

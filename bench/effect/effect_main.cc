@@ -1,0 +1,335 @@
+// effect-sim: runs the effect simulation's scenarios and sweep for one parameter file and prints
+// the figures as JSON (bench/effect/run_effect.py turns them into bench/EFFECT.md).
+//
+//   effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--no-scenarios] [--nodes N]
+//              [--days D] [--jobs N] [--out FILE]
+//
+// The simulation is pure; this shell reads the file, runs the simulations (on --jobs threads,
+// each simulation on one) and measures their wall time.
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/prettywriter.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/effect/params.h"
+#include "bench/effect/simulation.h"
+#include "bench/effect/workload.h"
+
+namespace {
+
+struct Run {
+  std::string kind, name, param;  // kind: scenario, sweep or seed
+  double value = 0;
+  effect::EffectParams params;
+  effect::Scenario scenario;
+  effect::Figures figures;
+  double wall_seconds = 0;
+  double cpu_seconds = 0;  // of the thread that ran it: what an idle core would take
+};
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+int Usage(const char* why) {
+  std::fprintf(stderr,
+               "%s\nusage: effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] "
+               "[--no-scenarios] [--nodes N] [--days D] [--jobs N] [--out FILE]\n",
+               why);
+  return 2;
+}
+
+template <typename W>
+void WriteFigures(W* w, const Run& r) {
+  const effect::Figures& f = r.figures;
+  w->StartObject();
+  w->Key("kind");
+  w->String(r.kind.c_str());
+  w->Key("name");
+  w->String(r.name.c_str());
+  if (r.kind != "scenario") {
+    w->Key("param");
+    w->String(r.param.c_str());
+    w->Key("value");
+    w->Double(r.value);
+  }
+  w->Key("nodes");
+  w->Uint64(r.params.nodes.count);
+  w->Key("days");
+  w->Double(r.params.days);
+  w->Key("wall_seconds");
+  w->Double(r.wall_seconds);
+  w->Key("cpu_seconds");
+  w->Double(r.cpu_seconds);
+  auto num = [&](const char* k, double v) {
+    w->Key(k);
+    w->Double(std::isfinite(v) ? v : 0);
+  };
+  num("node_minutes_cpu", f.node_minutes_cpu);
+  num("node_minutes_memory", f.node_minutes_memory);
+  num("memory_breaches", static_cast<double>(f.memory_breaches));
+  num("kubelet_evictions", static_cast<double>(f.kubelet_evictions));
+  num("evictions", static_cast<double>(f.evictions));
+  num("bounce_backs", static_cast<double>(f.bounce_backs));
+  num("pending_pod_minutes", f.pending_pod_minutes);
+  num("pending_max", static_cast<double>(f.pending_max));
+  num("pending_end", static_cast<double>(f.pending_end));
+  num("pods_bound", static_cast<double>(f.pods_bound));
+  num("label_writes", static_cast<double>(f.label_writes));
+  num("marked_node_minutes", f.marked_node_minutes);
+  num("spread_cpu", f.spread_cpu);
+  num("spread_memory", f.spread_memory);
+  num("discovery_rate", f.effect.DiscoveryRate());
+  num("eviction_rate", f.effect.EvictionRate());
+  num("effectiveness", f.effect.Effectiveness());
+  num("episodes", static_cast<double>(f.effect.episodes));
+  num("series_seconds", f.series_seconds);
+  if (r.kind == "scenario") {  // the sweep's are not plotted
+    w->Key("hot_series");
+    w->StartArray();
+    for (int v : f.hot_series) w->Int(v);
+    w->EndArray();
+  }
+  w->EndObject();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Usage("missing the parameter file");
+  std::string out_path, only;
+  bool sweep = false, scenarios = true;
+  double nodes = 0, days = 0, jobs = 1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    auto number = [&](double* out) {
+      const char* v = value();
+      char* end = nullptr;
+      *out = v ? std::strtod(v, &end) : -1;
+      return v != nullptr && *end == '\0' && *out > 0;
+    };
+    if (a == "--sweep") {
+      sweep = true;
+    } else if (a == "--no-scenarios") {
+      scenarios = false;
+    } else if (a == "--scenarios") {
+      const char* v = value();
+      if (!v) return Usage("--scenarios needs a list");
+      only = v;
+    } else if (a == "--out") {
+      const char* v = value();
+      if (!v) return Usage("--out needs a file");
+      out_path = v;
+    } else if (a == "--nodes") {
+      if (!number(&nodes)) return Usage("--nodes needs a number > 0");
+    } else if (a == "--days") {
+      if (!number(&days)) return Usage("--days needs a number > 0");
+    } else if (a == "--jobs") {
+      if (!number(&jobs)) return Usage("--jobs needs a number > 0");
+    } else {
+      return Usage(("unknown argument " + a).c_str());
+    }
+  }
+  auto loaded = effect::LoadEffectParams(argv[1]);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s\n", loaded.status().message().c_str());
+    return 1;
+  }
+  effect::EffectParams base = *loaded;
+  if (nodes > 0) base.nodes.count = static_cast<size_t>(nodes);
+  if (days > 0) base.days = days;
+
+  std::vector<Run> runs;
+  if (scenarios) {
+    std::vector<std::string> names = base.scenarios;
+    if (!only.empty()) {
+      names.clear();
+      std::stringstream list(only);
+      for (std::string n; std::getline(list, n, ',');) {
+        bool known = false;
+        for (const auto& k : effect::KnownScenarios()) known = known || k == n;
+        if (!known) return Usage(("unknown scenario " + n).c_str());
+        names.push_back(n);
+      }
+    }
+    for (const auto& n : names)
+      runs.push_back({"scenario", n, "", 0, base, effect::ScenarioNamed(n, base), {}, 0, 0});
+  }
+  if (sweep) {
+    effect::EffectParams small = base;
+    small.nodes.count = base.sweep.nodes;
+    small.days = base.sweep.days;
+    for (const char* n : {"none", "marks-rebalance"})
+      runs.push_back({"sweep", n, "baseline", 0, small, effect::ScenarioNamed(n, small), {}, 0, 0});
+    auto add = [&](const char* param, double v, effect::EffectParams p) {
+      effect::Scenario s = effect::ScenarioNamed("marks-rebalance", p);
+      if (std::string(param) == "affinityWeight") s.affinity_weight = static_cast<int>(v);
+      runs.push_back({"sweep", "marks-rebalance", param, v, std::move(p), s, {}, 0, 0});
+    };
+    for (double v : base.sweep.threshold) {
+      effect::EffectParams p = small;
+      for (ds::Rule& r : p.rules.rules) {
+        const double gap = r.threshold - r.clear_threshold;
+        r.threshold = v;
+        r.clear_threshold = v - gap;
+      }
+      add("threshold", v, std::move(p));
+    }
+    for (double v : base.sweep.clear_gap) {
+      effect::EffectParams p = small;
+      for (ds::Rule& r : p.rules.rules) r.clear_threshold = r.threshold - v;
+      add("clearGap", v, std::move(p));
+    }
+    for (double v : base.sweep.affinity_weight) add("affinityWeight", v, small);
+    for (double seed : base.sweep.seeds)
+      for (const char* n : {"none", "marks-w100", "evict-usage", "marks-rebalance"}) {
+        effect::EffectParams p = small;
+        p.seed = static_cast<uint64_t>(seed);
+        runs.push_back({"seed", n, "seed", seed, p, effect::ScenarioNamed(n, p), {}, 0, 0});
+      }
+    for (double v : base.sweep.per_hour) {
+      effect::EffectParams p = small;
+      p.rules.rebalance.limits.per_hour = static_cast<size_t>(v);
+      add("perHour", v, std::move(p));
+    }
+  }
+
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < runs.size(); i = next++) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = ThreadCpuSeconds();
+      effect::Simulation sim(runs[i].params, runs[i].scenario);
+      sim.Run();
+      runs[i].figures = sim.figures();
+      runs[i].cpu_seconds = ThreadCpuSeconds() - c0;
+      runs[i].wall_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "%-8s %-16s %-14s %6g  %zu nodes x %g days: %.1f s (cpu %.1f s)\n",
+                   runs[i].kind.c_str(), runs[i].name.c_str(), runs[i].param.c_str(), runs[i].value,
+                   runs[i].params.nodes.count, runs[i].params.days, runs[i].wall_seconds,
+                   runs[i].cpu_seconds);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < static_cast<int>(jobs); ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+
+  // The workload as generated for the scenarios, to describe it.
+  effect::Rng rng(base.seed);
+  const auto deps = effect::GenerateDeployments(base.workload, base.nodes.count, &rng);
+  double pods = 0, cpu = 0, mem = 0, cpu_use = 0, mem_use = 0, leaking = 0, under = 0;
+  for (const auto& d : deps) {
+    const double n = static_cast<double>(d.replicas);
+    pods += n;
+    cpu += n * d.cpu_request;
+    mem += n * d.memory_request;
+    cpu_use += n * d.cpu_request * d.cpu_ratio;
+    mem_use += n * d.memory_request * d.memory_ratio;
+    leaking += d.leak_per_second > 0;
+    under += d.cpu_ratio > 1;
+  }
+  const double k = static_cast<double>(base.nodes.count);
+
+  std::ofstream file;
+  if (!out_path.empty()) {
+    file.open(out_path);
+    if (!file) {
+      std::fprintf(stderr, "%s: cannot write\n", out_path.c_str());
+      return 1;
+    }
+  }
+  std::ostream& os = out_path.empty() ? std::cout : file;
+  rapidjson::OStreamWrapper osw(os);
+  rapidjson::PrettyWriter<rapidjson::OStreamWrapper> w(osw);
+  w.SetMaxDecimalPlaces(4);
+  w.StartObject();
+  w.Key("params");
+  w.StartObject();
+  w.Key("source");
+  w.String(base.source.c_str());
+  w.Key("seed");
+  w.Uint64(base.seed);
+  w.Key("nodes");
+  w.Uint64(base.nodes.count);
+  w.Key("days");
+  w.Double(base.days);
+  w.Key("step_seconds");
+  w.Double(base.step_seconds);
+  w.Key("node_cpu");
+  w.Double(base.nodes.cpu);
+  w.Key("node_memory_gib");
+  w.Double(base.nodes.AllocatableMemory() / (1 << 30));
+  w.Key("deployments");
+  w.Uint64(deps.size());
+  w.Key("pods");
+  w.Double(pods);
+  w.Key("leaking_deployments");
+  w.Double(leaking);
+  w.Key("cpu_understated_deployments");
+  w.Double(under);
+  w.Key("cpu_requested_pct");
+  w.Double(100 * cpu / (k * base.nodes.cpu));
+  w.Key("memory_requested_pct");
+  w.Double(100 * mem / (k * base.nodes.AllocatableMemory()));
+  w.Key("cpu_used_pct");  // before the daily swing and bursts
+  w.Double(100 * cpu_use / (k * base.nodes.cpu));
+  w.Key("memory_used_pct");
+  w.Double(100 * mem_use / (k * base.nodes.AllocatableMemory()));
+  w.Key("measure_cpu");
+  w.Double(base.measure_cpu);
+  w.Key("measure_memory");
+  w.Double(base.measure_memory);
+  w.Key("affinity_weight");
+  w.Int(base.affinity_weight);
+  w.Key("rules");
+  w.StartArray();
+  for (const ds::Rule& r : base.rules.rules) {
+    w.StartObject();
+    w.Key("name");
+    w.String(r.name.c_str());
+    w.Key("resource");
+    w.String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
+    w.Key("threshold");
+    w.Double(r.threshold);
+    w.Key("clear");
+    w.Double(r.clear_threshold);
+    w.Key("for");
+    w.Double(r.for_seconds);
+    w.EndObject();
+  }
+  w.EndArray();
+  const ds::EvictionLimits& lim = base.rules.rebalance.limits;
+  w.Key("limits");
+  w.StartObject();
+  w.Key("per_cycle");
+  w.Uint64(lim.per_cycle);
+  w.Key("per_hour");
+  w.Uint64(lim.per_hour);
+  w.Key("per_node_per_hour");
+  w.Uint64(lim.per_node_per_hour);
+  w.EndObject();
+  w.EndObject();
+  w.Key("runs");
+  w.StartArray();
+  for (const Run& r : runs) WriteFigures(&w, r);
+  w.EndArray();
+  w.EndObject();
+  os << "\n";
+  return 0;
+}

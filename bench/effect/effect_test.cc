@@ -1,0 +1,201 @@
+// The effect simulation's smoke test: its invariants on a small hot cluster for every scenario
+// (pods conserved, no node over its allocatable by requests, the rebalancer within its limits,
+// one history per seed), and unit tests of the workload model, the parameter file, the
+// descheduler model and the scheduler model's fast path. The figures are not asserted.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "bench/effect/descheduler.h"
+#include "bench/effect/params.h"
+#include "bench/effect/random.h"
+#include "bench/effect/simulation.h"
+#include "bench/effect/workload.h"
+#include "sched/scheduler_model.h"
+
+namespace effect {
+namespace {
+
+EffectParams Smoke() {
+  auto p = LoadEffectParams(std::string(EFFECT_DIR) + "/smoke.yaml");
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+class ScenarioTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ScenarioTest, KeepsItsInvariants) {
+  const EffectParams p = Smoke();
+  Simulation sim(p, ScenarioNamed(GetParam(), p), /*check=*/true);
+  sim.Run();
+  EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
+  const Figures& f = sim.figures();
+  EXPECT_GT(f.pods_bound, 0u);
+  // The smoke cluster reaches the code under test (else the invariants were checked on nothing).
+  EXPECT_GT(f.node_minutes_cpu, 0);
+  const Scenario s = ScenarioNamed(GetParam(), p);
+  if (s.controller) {
+    EXPECT_GT(f.label_writes, 0u);
+  }
+  if (s.rebalance || s.descheduler) {
+    EXPECT_GT(f.evictions, 0u);
+  }
+  EXPECT_EQ(f.hot_series.size(), static_cast<size_t>(std::ceil(p.days * 86400 / 600)));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ScenarioTest, ::testing::ValuesIn(KnownScenarios()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(SimulationTest, OneHistoryPerSeed) {
+  EffectParams p = Smoke();
+  p.days = 0.2;
+  auto run = [](const EffectParams& q) {
+    Simulation sim(q, ScenarioNamed("marks-rebalance", q));
+    sim.Run();
+    return sim.figures();
+  };
+  const Figures a = run(p), b = run(p);
+  EXPECT_EQ(a.hot_series, b.hot_series);
+  EXPECT_EQ(a.evictions, b.evictions);
+  EXPECT_EQ(a.kubelet_evictions, b.kubelet_evictions);
+  EXPECT_EQ(a.pods_bound, b.pods_bound);
+  EXPECT_EQ(a.label_writes, b.label_writes);
+  EXPECT_DOUBLE_EQ(a.node_minutes_cpu, b.node_minutes_cpu);
+  EXPECT_DOUBLE_EQ(a.spread_memory, b.spread_memory);
+  p.seed += 1;
+  const Figures c = run(p);
+  EXPECT_TRUE(c.pods_bound != a.pods_bound || c.node_minutes_cpu != a.node_minutes_cpu);
+}
+
+TEST(SimulationTest, EvictionLimitsAreKeptWhenTight) {
+  EffectParams p = Smoke();
+  p.days = 0.25;
+  p.rules.rebalance.limits.per_hour = 2;
+  p.rules.rebalance.limits.per_cycle = 1;
+  Simulation sim(p, ScenarioNamed("marks-rebalance", p), true);
+  sim.Run();
+  EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
+  EXPECT_LE(sim.figures().evictions, 2u * 6 + 2);  // at most 2 an hour over 6 hours
+}
+
+TEST(WorkloadTest, DeploymentsReachTheDensityAndSpreadBothWays) {
+  WorkloadParams w;
+  Rng rng(3);
+  const auto deps = GenerateDeployments(w, 100, &rng);
+  size_t pods = 0, over = 0, under = 0;
+  for (const auto& d : deps) {
+    pods += d.replicas;
+    EXPECT_GE(d.replicas, 1u);
+    EXPECT_GT(d.cpu_request, 0);
+    EXPECT_EQ(std::fmod(d.memory_request, 1 << 20), 0);  // whole MiB
+    (d.cpu_ratio > 1 ? over : under) += 1;
+  }
+  EXPECT_EQ(pods, 3000u);             // exactly podsPerNode x nodes: the last deployment is trimmed
+  EXPECT_GT(over, deps.size() / 10);  // requests understate usage for some...
+  EXPECT_GT(under, deps.size() / 2);  // ...and overstate it for most (median ratio 0.6)
+}
+
+TEST(WorkloadTest, DailyPeakFollowsThePhase) {
+  EXPECT_DOUBLE_EQ(DailyFactor(0.5, 14 * 3600, 14 * 3600, 0), 1.5);
+  EXPECT_NEAR(DailyFactor(0.5, 2 * 3600, 14 * 3600, 0), 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(DailyFactor(0.5, 16 * 3600, 14 * 3600, 2 * 3600), 1.5);
+  Deployment d;
+  d.cpu_ratio = 2;
+  d.burst_until = 100;
+  WorkloadParams w;
+  w.cpu_daily_amplitude = 0;
+  w.burst_factor = 3;
+  EXPECT_DOUBLE_EQ(CpuFactor(w, d, 50), 6);
+  EXPECT_DOUBLE_EQ(CpuFactor(w, d, 100), 2);
+}
+
+TEST(WorkloadTest, PodMultiplierIsAFunctionOfItsSlot) {
+  EXPECT_EQ(PodMultiplier(1, 2, 3, 0, 0.2), PodMultiplier(1, 2, 3, 0, 0.2));
+  EXPECT_NE(PodMultiplier(1, 2, 3, 0, 0.2), PodMultiplier(1, 2, 4, 0, 0.2));
+  EXPECT_EQ(PodMultiplier(1, 2, 3, 0, 0), 1);
+  Rng a(9), b(9);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(a.Draw({2, 0.5}), b.Draw({2, 0.5}));
+}
+
+TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
+  auto bad = [](const std::string& text) {
+    auto p = ParseEffectParams(text, "p.yaml", EFFECT_DIR);
+    EXPECT_FALSE(p.ok());
+    return p.ok() ? std::string() : p.status().message();
+  };
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nnodes:\n  cores: 4\n"),
+            "p.yaml:3:3: nodes.cores: unknown field (allowed: count, cpu, memory, systemReserved, "
+            "evictionHard, pods)");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nworkload: {leaks: {share: 2}}\n"),
+            "p.yaml:2:27: workload.leaks.share: must be from 0 to 1");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nnodes: {memory: lots}\n"),
+            "p.yaml:2:17: nodes.memory: \"lots\" is not a number or quantity");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, magic]\n"),
+            "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
+            "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance)");
+  EXPECT_EQ(bad("seed: 1\n"), "p.yaml: controller.ruleFile: required (a rule.yaml)");
+  EXPECT_NE(bad("controller: {ruleFile: missing.yaml}\n").find("p.yaml:1:24: controller.ruleFile"),
+            std::string::npos);
+  EXPECT_NE(bad("nodes: [").find("not valid YAML"), std::string::npos);
+  auto ok = ParseEffectParams("controller: {ruleFile: rule.yaml}\nnodes: {memory: 8Gi}\n", "p.yaml",
+                              EFFECT_DIR);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->nodes.memory, 8.0 * (1LL << 30));
+  EXPECT_EQ(ok->rules.rules.size(), 2u);
+}
+
+TEST(ParamsTest, TheShippedParametersLoad) {
+  auto p = LoadEffectParams(std::string(EFFECT_DIR) + "/params.yaml");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->nodes.count, 1000u);
+  EXPECT_EQ(p->scenarios, KnownScenarios());
+  EXPECT_TRUE(p->rules.rebalance.enabled);
+}
+
+TEST(DeschedulerTest, MovesRequestsFromOverToUnderutilizedNodes) {
+  DeschedulerParams p;                                                       // 20 % / 50 %
+  DeschedNode over{100, 100, 100, {{30, 10, 1}, {30, 10, 2}, {10, 10, 3}}};  // cpu 70 %
+  DeschedNode under{100, 100, 100, {{5, 5, 4}}};
+  EXPECT_EQ(LowNodeUtilization({over, under}, p), (std::vector<uint64_t>{1}));  // 70 -> 40 %
+  // No underutilized node: nothing moves, however full the others are.
+  DeschedNode middle{100, 100, 100, {{30, 30, 5}}};
+  EXPECT_TRUE(LowNodeUtilization({over, middle}, p).empty());
+}
+
+TEST(SchedulerModelTest, ChooseNodeAgreesWithSchedule) {
+  std::vector<sim::SchedNode> nodes(6);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].name = "n" + std::to_string(i);
+    nodes[i].cpu_milli = 4000;
+    nodes[i].memory = 8LL << 30;
+  }
+  nodes[1].labels["status"] = "presure";
+  nodes[2].taints.push_back({"k", "", "NoSchedule"});
+  nodes[3].taints.push_back({"k", "", "PreferNoSchedule"});
+  Rng rng(5);
+  std::vector<sim::SchedPod> bound;
+  std::vector<sim::NodeRequests> requested(nodes.size());
+  for (int i = 0; i < 60; ++i) {
+    sim::SchedPod pod;
+    pod.cpu_milli = static_cast<int64_t>(50 + 400 * rng.Uniform());
+    pod.memory = static_cast<int64_t>((64 + 900 * rng.Uniform()) * (1 << 20));
+    pod.cpu_set = pod.memory_set = i % 3 != 0;
+    if (i % 2) pod.preferred.push_back({50, {{"status", "NotIn", {"presure"}}}});
+    const sim::ScheduleResult full = sim::Schedule(nodes, bound, pod);
+    const int fast = sim::ChooseNode(nodes, requested, pod);
+    ASSERT_EQ(full.node, fast < 0 ? "" : nodes[static_cast<size_t>(fast)].name) << i;
+    if (fast < 0) continue;
+    pod.node = full.node;
+    bound.push_back(pod);
+    requested[static_cast<size_t>(fast)].Add(pod);
+  }
+}
+
+}  // namespace
+}  // namespace effect

@@ -1,0 +1,298 @@
+#include "bench/effect/params.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "common/quantity.h"
+#include "common/yaml_guard.h"
+
+namespace effect {
+namespace {
+
+using ds::Status;
+using ds::StatusOr;
+
+class Parser {
+ public:
+  explicit Parser(std::string source) : source_(std::move(source)) {}
+
+  Status Error(const YAML::Node& at, const std::string& field, const std::string& problem) const {
+    const YAML::Mark m = at.Mark();
+    std::string where = source_;
+    if (!m.is_null())
+      where += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+    return Status::InvalidArgument(where + ": " + field + ": " + problem);
+  }
+
+  // Each key of `map` must be one of `fields`; each present one is handed to its reader.
+  using Reader = std::function<Status(const YAML::Node&, const std::string&)>;
+  Status Section(const YAML::Node& map, const std::string& field,
+                 const std::vector<std::pair<std::string, Reader>>& fields) const {
+    if (!map.IsMap()) return Error(map, field, "must be a mapping");
+    for (const auto& kv : map) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      const std::string name = field.empty() ? key : field + "." + key;
+      bool known = false;
+      for (const auto& [k, read] : fields) {
+        if (k != key) continue;
+        known = true;
+        RETURN_NOT_OK(read(kv.second, name));
+      }
+      if (!known) {
+        std::string list;
+        for (const auto& f : fields) list += (list.empty() ? "" : ", ") + f.first;
+        return Error(kv.first, name, "unknown field (allowed: " + list + ")");
+      }
+    }
+    return Status::OK();
+  }
+
+  // A finite number in [lo, hi]; memory-like fields accept quantities ("512Mi").
+  Reader Number(double* out, double lo, double hi, bool quantity = false) const {
+    return [this, out, lo, hi, quantity](const YAML::Node& n, const std::string& f) -> Status {
+      if (!n.IsScalar()) return Error(n, f, "must be a number");
+      const std::string& s = n.Scalar();
+      double v = 0;
+      char* end = nullptr;
+      v = std::strtod(s.c_str(), &end);
+      const bool plain = !s.empty() && end == s.c_str() + s.size();
+      if (!plain && !(quantity && ds::ParseQuantity(s, &v)))
+        return Error(n, f, "\"" + s + "\" is not a number" + (quantity ? " or quantity" : ""));
+      if (!std::isfinite(v) || v < lo || v > hi)
+        return Error(n, f, "must be from " + Text(lo) + " to " + Text(hi));
+      *out = v;
+      return Status::OK();
+    };
+  }
+  Reader Seconds(double* out, double lo, double hi) const {
+    return [this, out, lo, hi](const YAML::Node& n, const std::string& f) -> Status {
+      if (!n.IsScalar()) return Error(n, f, "must be a duration like 30s");
+      auto d = ds::ParseDuration(n.Scalar());
+      if (!d.ok()) return Error(n, f, d.status().message());
+      if (*d < lo || *d > hi)
+        return Error(n, f, "must be from " + Text(lo) + " s to " + Text(hi) + " s");
+      *out = *d;
+      return Status::OK();
+    };
+  }
+  Reader Dist(LogNormal* out, double lo, double hi, bool quantity, bool duration) const {
+    return [=, this](const YAML::Node& n, const std::string& f) -> Status {
+      return Section(n, f,
+                     {{"median", duration ? Seconds(&out->median, lo, hi)
+                                          : Number(&out->median, lo, hi, quantity)},
+                      {"sigma", Number(&out->sigma, 0, 5)}});
+    };
+  }
+  Reader List(std::vector<double>* out, double lo, double hi) const {
+    return [=, this](const YAML::Node& n, const std::string& f) -> Status {
+      if (!n.IsSequence() || n.size() == 0) return Error(n, f, "must be a non-empty list");
+      out->clear();
+      for (size_t i = 0; i < n.size(); ++i) {
+        double v = 0;
+        RETURN_NOT_OK(Number(&v, lo, hi)(n[i], f + "[" + std::to_string(i) + "]"));
+        out->push_back(v);
+      }
+      return Status::OK();
+    };
+  }
+
+  static std::string Text(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  }
+
+ private:
+  const std::string source_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& KnownScenarios() {
+  static const std::vector<std::string> kNames = {"none",           "marks-w10",   "marks-w50",
+                                                  "marks-w100",     "lownodeutil", "evict-usage",
+                                                  "marks-rebalance"};
+  return kNames;
+}
+
+StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std::string& source,
+                                         const std::string& dir) {
+  if (std::string why = ds::YamlNestingProblem(yaml_text); !why.empty())
+    return Status::InvalidArgument(source + ": " + why);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1) +
+                                   ": not valid YAML: " + e.msg);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(source + ": not valid YAML: " + e.what());
+  }
+  if (!root || !root.IsMap())
+    return Status::InvalidArgument(source + ": the top level must be a mapping");
+  EffectParams p;
+  p.source = source;
+  p.scenarios = KnownScenarios();
+  Parser ps(source);
+  WorkloadParams& w = p.workload;
+  NodeParams& nd = p.nodes;
+  std::string rule_file;
+  YAML::Node rule_file_node;
+  double seed = 1, weight = p.affinity_weight, node_count = static_cast<double>(nd.count),
+         node_pods = static_cast<double>(nd.pods), sweep_nodes = static_cast<double>(p.sweep.nodes);
+  YAML::Node scenarios_node;
+  bool scenarios_given = false;
+  using R = Parser::Reader;
+  auto section = [&](const std::vector<std::pair<std::string, R>>& fields) -> R {
+    return [&ps, fields](const YAML::Node& n, const std::string& f) {
+      return ps.Section(n, f, fields);
+    };
+  };
+  auto triple = [&](double* v) -> R {
+    return section({{"cpu", ps.Number(&v[0], 0, 100)},
+                    {"memory", ps.Number(&v[1], 0, 100)},
+                    {"pods", ps.Number(&v[2], 0, 100)}});
+  };
+  try {
+    RETURN_NOT_OK(ps.Section(
+        root, "",
+        {{"seed", ps.Number(&seed, 0, 9e15)},
+         {"days", ps.Number(&p.days, 0.01, 365)},
+         {"step", ps.Seconds(&p.step_seconds, 1, 600)},
+         {"nodes", section({{"count", ps.Number(&node_count, 1, 100000)},
+                            {"cpu", ps.Number(&nd.cpu, 0.1, 1024)},
+                            {"memory", ps.Number(&nd.memory, 1 << 20, 1e15, true)},
+                            {"systemReserved", ps.Number(&nd.system_reserved, 0, 1e15, true)},
+                            {"evictionHard", ps.Number(&nd.eviction_hard, 0, 1e15, true)},
+                            {"pods", ps.Number(&node_pods, 1, 10000)}})},
+         {"workload",
+          section({{"podsPerNode", ps.Number(&w.pods_per_node, 0, 10000)},
+                   {"replicas", ps.Dist(&w.replicas, 1, 10000, false, false)},
+                   {"maxReplicas", ps.Number(&w.max_replicas, 1, 100000)},
+                   {"cpuRequest", ps.Dist(&w.cpu_request, 0.001, 1024, false, false)},
+                   {"memoryRequest", ps.Dist(&w.memory_request, 1 << 20, 1e15, true, false)},
+                   {"cpuUsageRatio", ps.Dist(&w.cpu_usage_ratio, 0.001, 100, false, false)},
+                   {"memoryUsageRatio", ps.Dist(&w.memory_usage_ratio, 0.001, 100, false, false)},
+                   {"podJitter", ps.Number(&w.pod_jitter, 0, 5)},
+                   {"daily", section({{"cpuAmplitude", ps.Number(&w.cpu_daily_amplitude, 0, 1)},
+                                      {"memoryAmplitude",
+                                       ps.Number(&w.memory_daily_amplitude, 0, 1)},
+                                      {"peak", ps.Seconds(&w.peak_seconds, 0, 86400)},
+                                      {"phaseSpread",
+                                       ps.Seconds(&w.phase_spread_seconds, 0, 86400)}})},
+                   {"bursts", section({{"perDay", ps.Number(&w.bursts_per_day, 0, 1000)},
+                                       {"factor", ps.Number(&w.burst_factor, 1, 100)},
+                                       {"duration", ps.Seconds(&w.burst_seconds, 0, 86400)}})},
+                   {"leaks", section({{"share", ps.Number(&w.leak_share, 0, 1)},
+                                      {"perHour", ps.Number(&w.leak_per_hour, 0, 10)}})},
+                   {"rollouts", section({{"perDay", ps.Number(&w.rollouts_per_day, 0, 1000)}})},
+                   {"scaling", section({{"perDay", ps.Number(&w.scales_per_day, 0, 1000)},
+                                        {"change", ps.Number(&w.scale_change, 0, 0.95)}})},
+                   {"jobs",
+                    section({{"perNodeHour", ps.Number(&w.jobs_per_node_hour, 0, 1000)},
+                             {"duration", ps.Dist(&w.job_seconds, 1, 30 * 86400, false, true)}})}})},
+         {"controller",
+          section({{"ruleFile",
+                    [&](const YAML::Node& n, const std::string& f) -> Status {
+                      if (!n.IsScalar() || n.Scalar().empty())
+                        return ps.Error(n, f, "must be a path");
+                      rule_file = n.Scalar();
+                      rule_file_node = n;
+                      return Status::OK();
+                    }},
+                   {"cpuRateWindow", ps.Seconds(&p.cpu_rate_window_seconds, 0, 86400)},
+                   {"affinityWeight", ps.Number(&weight, 1, 100)}})},
+         {"measure", section({{"cpu", ps.Number(&p.measure_cpu, 0, 100)},
+                              {"memory", ps.Number(&p.measure_memory, 0, 1000)}})},
+         {"descheduler",
+          section({{"interval", ps.Seconds(&p.descheduler.interval_seconds, 1, 86400)},
+                   {"thresholds", triple(p.descheduler.thresholds)},
+                   {"targetThresholds", triple(p.descheduler.target_thresholds)}})},
+         {"scenarios",
+          [&](const YAML::Node& n, const std::string&) {
+            scenarios_node = n;
+            scenarios_given = true;
+            return Status::OK();
+          }},
+         {"sweep", section({{"nodes", ps.Number(&sweep_nodes, 1, 100000)},
+                            {"days", ps.Number(&p.sweep.days, 0.01, 365)},
+                            {"threshold", ps.List(&p.sweep.threshold, 0, 100)},
+                            {"clearGap", ps.List(&p.sweep.clear_gap, 0, 100)},
+                            {"affinityWeight", ps.List(&p.sweep.affinity_weight, 1, 100)},
+                            {"perHour", ps.List(&p.sweep.per_hour, 0, 100000)},
+                            {"seeds", ps.List(&p.sweep.seeds, 0, 9e15)}})}}));
+    if (scenarios_given) {
+      if (!scenarios_node.IsSequence() || scenarios_node.size() == 0)
+        return ps.Error(scenarios_node, "scenarios", "must be a non-empty list of names");
+      p.scenarios.clear();
+      for (size_t i = 0; i < scenarios_node.size(); ++i) {
+        const YAML::Node& s = scenarios_node[i];
+        const std::string name = s.IsScalar() ? s.Scalar() : "";
+        bool known = false;
+        for (const auto& k : KnownScenarios()) known = known || k == name;
+        if (!known) {
+          std::string list;
+          for (const auto& k : KnownScenarios()) list += (list.empty() ? "" : ", ") + k;
+          return ps.Error(s, "scenarios[" + std::to_string(i) + "]",
+                          "unknown scenario \"" + name + "\" (known: " + list + ")");
+        }
+        p.scenarios.push_back(name);
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  for (double* whole : {&seed, &node_count, &node_pods, &sweep_nodes, &weight})
+    if (*whole != std::floor(*whole))
+      return Status::InvalidArgument(source +
+                                     ": seed, nodes.count, nodes.pods, sweep.nodes and "
+                                     "controller.affinityWeight must be whole numbers");
+  p.seed = static_cast<uint64_t>(seed);
+  nd.count = static_cast<size_t>(node_count);
+  nd.pods = static_cast<int64_t>(node_pods);
+  p.sweep.nodes = static_cast<size_t>(sweep_nodes);
+  p.affinity_weight = static_cast<int>(weight);
+  if (nd.AllocatableMemory() <= 0)
+    return Status::InvalidArgument(source +
+                                   ": nodes: systemReserved + evictionHard must be less "
+                                   "than the node's memory");
+  for (int r = 0; r < 3; ++r)
+    if (p.descheduler.thresholds[r] > p.descheduler.target_thresholds[r])
+      return Status::InvalidArgument(source +
+                                     ": descheduler: thresholds must not be above "
+                                     "targetThresholds (descheduler refuses them too)");
+  if (rule_file.empty())
+    return Status::InvalidArgument(source + ": controller.ruleFile: required (a rule.yaml)");
+  const std::string path = rule_file[0] == '/' || dir.empty() ? rule_file : dir + "/" + rule_file;
+  auto rules = ds::LoadRuleConfigFile(path);
+  if (!rules.ok()) return ps.Error(rule_file_node, "controller.ruleFile", rules.status().message());
+  for (const ds::Rule& r : rules->rules)
+    if (r.resource == ds::Rule::Resource::kNone || r.op != ds::Comparison::kGreater)
+      return ps.Error(rule_file_node, "controller.ruleFile",
+                      "rule " + r.name +
+                          ": the simulation evaluates rules with `resource: cpu|memory` and "
+                          "operator \">\" only (the node's percent of allocatable in use)");
+  if (rules->rules.empty())
+    return ps.Error(rule_file_node, "controller.ruleFile", "names no rules");
+  p.rules = std::move(*rules);
+  return p;
+}
+
+StatusOr<EffectParams> LoadEffectParams(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(path + ": cannot open the parameter file");
+  std::stringstream text;
+  text << in.rdbuf();
+  const size_t slash = path.rfind('/');
+  return ParseEffectParams(text.str(), path,
+                           slash == std::string::npos ? "" : path.substr(0, slash));
+}
+
+}  // namespace effect

@@ -1,0 +1,102 @@
+// The effect simulation's parameter file (YAML): the cluster, the workload, the controller's
+// rule.yaml (read by the controller's own parser), the comparison descheduler and the sweep.
+// Every distribution of the workload is an assumption unless bench/effect/README.md cites a
+// source for it. Example: bench/effect/params.yaml.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "rules/rule_config.h"
+
+namespace effect {
+
+// A log-normal distribution by its median and the standard deviation of its logarithm: usage to
+// request ratios, requests and lifetimes are all positive and right-skewed.
+struct LogNormal {
+  double median = 1;
+  double sigma = 0;
+};
+
+struct WorkloadParams {
+  double pods_per_node = 30;  // deployments are created until their replicas reach this density
+  LogNormal replicas{3, 1.0};
+  double max_replicas = 50;
+  LogNormal cpu_request{0.25, 0.9};                  // cores
+  LogNormal memory_request{512.0 * (1 << 20), 0.9};  // bytes
+  LogNormal cpu_usage_ratio{0.6, 0.7};               // real usage / request, per deployment
+  LogNormal memory_usage_ratio{0.8, 0.35};
+  double pod_jitter = 0.15;  // sigma of one pod's ratio around its deployment's
+  // Daily peak: usage x (1 + amplitude * cos(2 pi (t - peak - phase) / 1 day)), the phase of
+  // each deployment normal around 0 with this spread.
+  double cpu_daily_amplitude = 0.5;
+  double memory_daily_amplitude = 0.1;
+  double peak_seconds = 14 * 3600;  // time of day of the average peak (UTC)
+  double phase_spread_seconds = 3 * 3600;
+  double bursts_per_day = 1;  // per deployment: its cpu usage is multiplied for a while
+  double burst_factor = 3;
+  double burst_seconds = 900;
+  double leak_share = 0.05;       // share of deployments whose pods leak memory...
+  double leak_per_hour = 0.02;    // ...this share of their memory request per hour of age
+  double rollouts_per_day = 0.5;  // per deployment: every pod replaced
+  double scales_per_day = 1;      // per deployment: replicas x uniform(1 - change, 1 + change)
+  double scale_change = 0.3;
+  double jobs_per_node_hour = 0.5;  // short jobs (one pod each), cluster-wide rate per node
+  LogNormal job_seconds{600, 1.0};
+};
+
+struct NodeParams {
+  size_t count = 1000;
+  double cpu = 16;                           // allocatable cores
+  double memory = 64.0 * (1LL << 30);        // capacity, bytes
+  double system_reserved = 1.0 * (1 << 30);  // used by the system, outside the pods
+  double eviction_hard = 100.0 * (1 << 20);  // kubelet's memory.available threshold
+  int64_t pods = 110;
+  // allocatable = capacity - reserved - evictionHard, so memory.available falls below the
+  // threshold exactly when the pods' working set exceeds the allocatable memory.
+  double AllocatableMemory() const { return memory - system_reserved - eviction_hard; }
+};
+
+struct DeschedulerParams {
+  double interval_seconds = 300;
+  double thresholds[3] = {20, 20, 20};         // cpu, memory, pods (% of allocatable requested)
+  double target_thresholds[3] = {50, 50, 50};  // ...above these a node is overutilized
+};
+
+struct SweepParams {
+  size_t nodes = 200;  // the sweep runs on a smaller cluster...
+  double days = 2;     // ...for a shorter time
+  std::vector<double> threshold, clear_gap, affinity_weight, per_hour;
+  std::vector<double> seeds;  // the main scenarios again, on other workloads of the same shape
+};
+
+struct EffectParams {
+  std::string source;
+  uint64_t seed = 1;
+  double days = 7;
+  double step_seconds = 10;
+  NodeParams nodes;
+  WorkloadParams workload;
+  ds::RuleConfig rules;                  // from controller.ruleFile
+  double cpu_rate_window_seconds = 300;  // rate(...[5m]) lags the cpu usage the rules see
+  int affinity_weight = 100;             // of the pods' preferred NotIn term (marks scenarios)
+  double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep
+  DeschedulerParams descheduler;
+  std::vector<std::string> scenarios;
+  SweepParams sweep;
+};
+
+// The scenario names ParseEffectParams accepts.
+const std::vector<std::string>& KnownScenarios();
+
+// Parses the parameter file's text. `dir` is where relative paths (controller.ruleFile) start.
+// Errors have the form "<source>:<line>:<col>: <field>: <problem>"; nothing throws.
+ds::StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text,
+                                             const std::string& source, const std::string& dir);
+
+// Reads and parses a file.
+ds::StatusOr<EffectParams> LoadEffectParams(const std::string& path);
+
+}  // namespace effect

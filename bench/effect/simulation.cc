@@ -1,0 +1,705 @@
+#include "bench/effect/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "bench/effect/descheduler.h"
+#include "rebalance/evictable.h"
+#include "rebalance/node_relief.h"
+#include "rebalance/placement.h"
+#include "rebalance/pod_choice.h"
+#include "rebalance/qualify.h"
+#include "rules/planner.h"
+
+namespace effect {
+namespace {
+
+constexpr double kDay = 86400;
+// Simulated time 0 is this wall time (Monday 2026-11-23 00:00 UTC): the rebalancer's windows and
+// record times are wall times, and 0 means "never" to it.
+constexpr double kEpoch = 1795392000;
+// The rebalancer offers an evicted pod's replacement the least loaded unmarked nodes, this many
+// (controller/rebalancer.h kDestinations).
+constexpr size_t kDestinations = 8;
+// kubelet's evictionPressureTransitionPeriod default: the MemoryPressure condition, and the
+// node.kubernetes.io/memory-pressure:NoSchedule taint it brings, stay this long after the last
+// breach.
+constexpr double kPressureTransition = 300;
+const char* kPressureTaint = "node.kubernetes.io/memory-pressure";
+
+ds::TimePoint Mono(double t) { return ds::TimePoint{} + ds::FromSeconds(t + 1e6); }
+
+}  // namespace
+
+Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
+  Scenario s;
+  s.name = name;
+  if (name.rfind("marks-w", 0) == 0) {
+    s.controller = s.marks_visible = true;
+    s.affinity_weight = std::stoi(name.substr(7));
+  } else if (name == "lownodeutil") {
+    s.descheduler = true;
+  } else if (name == "evict-usage") {
+    s.controller = s.rebalance = true;  // marks the scheduler never sees
+  } else if (name == "marks-rebalance") {
+    s.controller = s.marks_visible = s.rebalance = true;
+    s.affinity_weight = p.affinity_weight;
+  }
+  return s;
+}
+
+struct Simulation::Node {
+  std::vector<uint32_t> pods;
+  double alloc_cpu = 0, alloc_memory = 0;  // cores, bytes
+  double cpu = 0, memory = 0;              // real usage now (cores, bytes; cpu capped)
+  double cpu_seen = -1;  // cpu % as the rule sees it: rate() over a window lags the usage
+  bool breached = false;
+  double pressure_until = -1;
+  bool marked = false;  // our mark: a label (marks_visible) or only the controller's view
+  double marked_since = 0;
+  bool has_record = false;
+  std::vector<size_t> recorded;
+  double last_eviction_wall = 0;
+  double retry_at = 0;
+  double CpuPercent() const { return 100 * cpu / alloc_cpu; }
+  double MemoryPercent() const { return 100 * memory / alloc_memory; }
+};
+
+struct Simulation::Controller {
+  Controller(const EffectParams& p, double grace)
+      : decider(p.rules.rules, ds::FromSeconds(grace)),
+        budget(p.rules.rebalance.limits),
+        effect(p.rules.rebalance.effect_window_seconds) {}
+  ds::Decider decider;
+  ds::EvictionBudget budget;
+  ds::EffectTracker effect;
+  uint64_t every = 1;                       // steps per cycle
+  std::vector<std::vector<double>> values;  // per rule, per node
+  std::set<std::string> was_marked;
+};
+
+Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
+    : p_(p), s_(std::move(s)), check_(check), end_(p.days * kDay), rng_(p.seed) {
+  figures_.series_seconds = 600;
+  const NodeParams& np = p_.nodes;
+  nodes_.resize(np.count);
+  sched_nodes_.resize(np.count);
+  requested_.resize(np.count);
+  for (size_t i = 0; i < np.count; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "node-%04zu", i);
+    sched_nodes_[i].name = name;
+    sched_nodes_[i].cpu_milli = static_cast<int64_t>(std::llround(np.cpu * 1000));
+    sched_nodes_[i].memory = static_cast<int64_t>(np.AllocatableMemory());
+    sched_nodes_[i].pods = np.pods;
+    nodes_[i].alloc_cpu = np.cpu;
+    nodes_[i].alloc_memory = np.AllocatableMemory();
+  }
+  if (s_.controller) {
+    const ds::RuleConfig& rc = p_.rules;
+    const double interval = rc.interval_seconds > 0 ? rc.interval_seconds : p_.step_seconds;
+    const double grace =
+        rc.missing_data_grace_seconds > 0 ? rc.missing_data_grace_seconds : 3 * interval;
+    ctl_ = std::make_unique<Controller>(p_, grace);
+    ctl_->every =
+        std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(interval / p_.step_seconds)));
+    ctl_->values.assign(rc.rules.size(), std::vector<double>(np.count, NAN));
+  }
+
+  deployments_ = GenerateDeployments(p_.workload, np.count, &rng_);
+  const WorkloadParams& w = p_.workload;
+  for (uint32_t d = 0; d < deployments_.size(); ++d) {
+    const size_t n = deployments_[d].replicas;
+    deployments_[d].replicas = 0;
+    SetReplicas(d, n);
+    // Running pods of different ages: the leaks start part of the way.
+    for (int64_t pod : slots_[d]) {
+      Rng age(Mix(p_.seed ^ Mix(pods_[pod].id + 0x5eed)));
+      pods_[pod].started = -kDay * age.Uniform();
+    }
+    Schedule(rng_.Exponential(w.rollouts_per_day / kDay), Event::kRollout, d);
+    Schedule(rng_.Exponential(w.scales_per_day / kDay), Event::kScale, d);
+    Schedule(rng_.Exponential(w.bursts_per_day / kDay), Event::kBurst, d);
+  }
+  Schedule(rng_.Exponential(w.jobs_per_node_hour * static_cast<double>(np.count) / 3600),
+           Event::kJobArrival, 0);
+}
+
+Simulation::~Simulation() = default;
+
+void Simulation::Schedule(double at, Event::Kind kind, uint32_t d) {
+  if (std::isfinite(at) && at < end_) events_.push(Event{at, seq_++, kind, d});
+}
+
+uint32_t Simulation::CreatePod(uint32_t d, uint32_t slot, double started) {
+  uint32_t i;
+  if (!free_pods_.empty()) {
+    i = free_pods_.back();
+    free_pods_.pop_back();
+  } else {
+    i = static_cast<uint32_t>(pods_.size());
+    pods_.emplace_back();
+  }
+  Pod& pod = pods_[i];
+  pod = Pod{};
+  pod.deployment = d;
+  pod.slot = slot;
+  pod.id = ++pod_ids_;
+  pod.started = started;
+  pod.alive = true;
+  const Deployment& dep = deployments_[d];
+  const double jitter = p_.workload.pod_jitter;
+  pod.cpu_base = dep.cpu_request * PodMultiplier(p_.seed, d, slot, 0, jitter);
+  pod.memory_base = dep.memory_request * PodMultiplier(p_.seed, d, slot, 1, jitter);
+  slots_[d][slot] = i;
+  pending_.push_back(i);
+  retry_ = true;
+  ++live_pods_;
+  return i;
+}
+
+void Simulation::DeletePod(uint32_t i) {
+  Pod& pod = pods_[i];
+  if (pod.node >= 0) {
+    Node& n = nodes_[static_cast<size_t>(pod.node)];
+    const uint32_t last = n.pods.back();
+    n.pods[pod.at] = last;
+    pods_[last].at = pod.at;
+    n.pods.pop_back();
+    requested_[static_cast<size_t>(pod.node)].Remove(specs_[pod.deployment]);
+    retry_ = true;
+  } else {
+    pending_.erase(std::find(pending_.begin(), pending_.end(), i));
+  }
+  slots_[pod.deployment][pod.slot] = -1;
+  pod.alive = false;
+  free_pods_.push_back(i);
+  --live_pods_;
+}
+
+// The pod's owner replaces it at once, in the same slot; a policy eviction is remembered on the
+// replacement, to count a bounce-back when it lands on the same node.
+void Simulation::Evict(uint32_t i, bool by_policy) {
+  const uint32_t d = pods_[i].deployment, slot = pods_[i].slot;
+  const int32_t from = pods_[i].node;
+  DeletePod(i);
+  const uint32_t r = CreatePod(d, slot, now_);
+  if (by_policy) {
+    pods_[r].evicted_from = from;
+    pods_[r].evicted_at = now_;
+  }
+}
+
+void Simulation::SetReplicas(uint32_t d, size_t n) {
+  if (d >= slots_.size()) {
+    slots_.resize(d + 1);
+    specs_.resize(d + 1);
+    cpu_factor_.resize(d + 1);
+    memory_factor_.resize(d + 1);
+    const Deployment& dep = deployments_[d];
+    sim::SchedPod& spec = specs_[d];
+    spec.cpu_milli = static_cast<int64_t>(std::llround(dep.cpu_request * 1000));
+    spec.memory = static_cast<int64_t>(dep.memory_request);
+    spec.cpu_set = spec.memory_set = true;
+    if (s_.marks_visible && s_.affinity_weight > 0)
+      spec.preferred.push_back(
+          {s_.affinity_weight, {{p_.rules.mark.key, "NotIn", {p_.rules.mark.value}}}});
+  }
+  Deployment& dep = deployments_[d];
+  if (dep.replicas == 0 && n > 0) active_.push_back(d);
+  if (n == 0 && dep.replicas > 0) active_.erase(std::find(active_.begin(), active_.end(), d));
+  auto& slots = slots_[d];
+  // Scaling down removes the highest slots, as a ReplicaSet removes its newest pods.
+  for (size_t s = n; s < slots.size(); ++s)
+    if (slots[s] >= 0) DeletePod(static_cast<uint32_t>(slots[s]));
+  slots.resize(n, -1);
+  for (size_t s = dep.replicas; s < n; ++s) CreatePod(d, static_cast<uint32_t>(s), now_);
+  dep.replicas = n;
+}
+
+void Simulation::HandleEvents() {
+  const WorkloadParams& w = p_.workload;
+  while (!events_.empty() && events_.top().at <= now_) {
+    const Event e = events_.top();
+    events_.pop();
+    Deployment& dep = deployments_[e.deployment];
+    switch (e.kind) {
+      case Event::kRollout:
+        // Every pod replaced at once (maxUnavailable 100 %): the new pods start without leaks.
+        for (size_t s = 0; s < slots_[e.deployment].size(); ++s)
+          if (int64_t pod = slots_[e.deployment][s]; pod >= 0) {
+            DeletePod(static_cast<uint32_t>(pod));
+            CreatePod(e.deployment, static_cast<uint32_t>(s), now_);
+          }
+        Schedule(now_ + rng_.Exponential(w.rollouts_per_day / kDay), Event::kRollout, e.deployment);
+        break;
+      case Event::kScale: {
+        const double f = 1 + w.scale_change * (2 * rng_.Uniform() - 1);
+        const double n =
+            std::clamp(std::round(static_cast<double>(dep.replicas) * f), 1.0, w.max_replicas);
+        SetReplicas(e.deployment, static_cast<size_t>(n));
+        Schedule(now_ + rng_.Exponential(w.scales_per_day / kDay), Event::kScale, e.deployment);
+        break;
+      }
+      case Event::kBurst:
+        dep.burst_until = now_ + w.burst_seconds;
+        Schedule(now_ + rng_.Exponential(w.bursts_per_day / kDay), Event::kBurst, e.deployment);
+        break;
+      case Event::kJobArrival: {
+        deployments_.push_back(GenerateJob(w, ++jobs_, &rng_));
+        const uint32_t d = static_cast<uint32_t>(deployments_.size() - 1);
+        deployments_[d].replicas = 0;
+        SetReplicas(d, 1);
+        Schedule(now_ + deployments_[d].job_seconds, Event::kJobEnd, d);
+        Schedule(now_ + rng_.Exponential(w.jobs_per_node_hour *
+                                         static_cast<double>(p_.nodes.count) / 3600),
+                 Event::kJobArrival, 0);
+        break;
+      }
+      case Event::kJobEnd:
+        // A job's time counts from its arrival, Pending included: the model stays simple.
+        SetReplicas(e.deployment, 0);
+        break;
+    }
+  }
+}
+
+void Simulation::Bind(uint32_t i, uint32_t node) {
+  Pod& pod = pods_[i];
+  Node& n = nodes_[node];
+  pod.node = static_cast<int32_t>(node);
+  pod.at = static_cast<uint32_t>(n.pods.size());
+  n.pods.push_back(i);
+  requested_[node].Add(specs_[pod.deployment]);
+  ++figures_.pods_bound;
+  if (pod.evicted_from < 0) return;
+  const std::string workload = Info(i).Workload();
+  const double window = p_.rules.rebalance.effect_window_seconds;
+  if (pod.evicted_from == static_cast<int32_t>(node) && now_ - pod.evicted_at < window)
+    ++figures_.bounce_backs;
+  if (ctl_ && s_.rebalance) {
+    ctl_->effect.OnPodBound(workload, sched_nodes_[node].name, kEpoch + now_);
+    ctl_->budget.Replaced(workload);
+  }
+  pod.evicted_from = -1;
+}
+
+// The scheduling queue in arrival order. Pods that fit nowhere wait until a pod arrives or leaves
+// or a taint goes, or a minute has passed (the scheduler's unschedulable queue is flushed on
+// cluster events and periodically).
+void Simulation::BindPending() {
+  if (pending_.empty() || (!retry_ && now_ < next_pending_retry_)) return;
+  retry_ = false;
+  next_pending_retry_ = now_ + 60;
+  std::deque<uint32_t> waiting;
+  while (!pending_.empty()) {
+    const uint32_t i = pending_.front();
+    pending_.pop_front();
+    const int node = sim::ChooseNode(sched_nodes_, requested_, specs_[pods_[i].deployment]);
+    if (node < 0) {
+      waiting.push_back(i);
+    } else {
+      Bind(i, static_cast<uint32_t>(node));
+    }
+  }
+  pending_.swap(waiting);
+}
+
+void Simulation::ComputeUsage() {
+  const WorkloadParams& w = p_.workload;
+  for (uint32_t d : active_) {
+    cpu_factor_[d] = CpuFactor(w, deployments_[d], now_);
+    memory_factor_[d] = MemoryFactor(w, deployments_[d], now_);
+  }
+  const double step = p_.step_seconds;
+  const double alpha = p_.cpu_rate_window_seconds > 0
+                           ? 1 - std::exp(-step / (p_.cpu_rate_window_seconds / 2))
+                           : 1;  // an average over the window lags by about half of it
+  for (Node& n : nodes_) {
+    double cpu = 0, memory = 0;
+    for (uint32_t i : n.pods) {
+      const Pod& pod = pods_[i];
+      const Deployment& dep = deployments_[pod.deployment];
+      cpu += pod.cpu_base * cpu_factor_[pod.deployment];
+      memory += pod.memory_base * memory_factor_[pod.deployment] +
+                dep.leak_per_second * (now_ - pod.started);
+    }
+    n.cpu = std::min(cpu, n.alloc_cpu);  // cores are shared: the excess is throttled
+    n.memory = memory;
+    n.cpu_seen =
+        n.cpu_seen < 0 ? n.CpuPercent() : n.cpu_seen + alpha * (n.CpuPercent() - n.cpu_seen);
+  }
+}
+
+// memory.available below evictionHard: the kubelet evicts one pod per housekeeping pass (10 s),
+// ranked as its eviction manager does for pods of one priority: those using more than they
+// request first, the largest excess first. The node carries the memory-pressure taint meanwhile.
+void Simulation::KubeletEvictions() {
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    Node& n = nodes_[k];
+    const bool breach = n.memory > n.alloc_memory;
+    if (breach && !n.breached) ++figures_.memory_breaches;
+    n.breached = breach;
+    if (breach) n.pressure_until = now_ + kPressureTransition;
+    auto& taints = sched_nodes_[k].taints;
+    const bool tainted = !taints.empty();
+    if (now_ < n.pressure_until && !tainted) taints.push_back({kPressureTaint, "", "NoSchedule"});
+    if (now_ >= n.pressure_until && tainted) {
+      taints.clear();
+      retry_ = true;
+    }
+    if (!breach || n.pods.empty()) continue;
+    uint32_t victim = n.pods[0];
+    double best = -INFINITY;
+    for (uint32_t i : n.pods) {
+      const Pod& pod = pods_[i];
+      const Deployment& dep = deployments_[pod.deployment];
+      const double use = pod.memory_base * memory_factor_[pod.deployment] +
+                         dep.leak_per_second * (now_ - pod.started);
+      const double excess = use - dep.memory_request;
+      const double rank = (excess > 0 ? 1e18 : 0) + excess;
+      if (rank > best) {
+        best = rank;
+        victim = i;
+      }
+    }
+    ++figures_.kubelet_evictions;
+    Evict(victim, false);
+  }
+}
+
+ds::PodInfo Simulation::Info(uint32_t i) const {
+  const Pod& pod = pods_[i];
+  const Deployment& dep = deployments_[pod.deployment];
+  ds::PodInfo info;
+  info.ns = dep.ns;
+  info.name = dep.name + "-" + std::to_string(pod.id);
+  info.uid = std::to_string(pod.id);
+  if (pod.node >= 0) info.node = sched_nodes_[static_cast<size_t>(pod.node)].name;
+  info.owner_kind = dep.job ? "Job" : "ReplicaSet";
+  info.owner_name = dep.name;
+  info.phase = pod.node >= 0 ? "Running" : "Pending";
+  info.ready = pod.node >= 0;
+  info.labels = {{"app", dep.name}};
+  info.created_wall = kEpoch + pod.started;
+  info.cpu_request = static_cast<double>(specs_[pod.deployment].cpu_milli) / 1000;
+  info.memory_request = static_cast<double>(specs_[pod.deployment].memory);
+  return info;
+}
+
+void Simulation::SetMark(uint32_t k, bool on) {
+  Node& n = nodes_[k];
+  n.marked = on;
+  if (on) n.marked_since = now_;
+  if (!s_.marks_visible) return;
+  auto& labels = sched_nodes_[k].labels;
+  if (on) {
+    labels[p_.rules.mark.key] = p_.rules.mark.value;
+  } else {
+    labels.erase(p_.rules.mark.key);
+  }
+}
+
+// One reconcile cycle, as controller/reconciler.cc runs it: the rule values of every node, the
+// Decider's verdicts, the rebalancer's hold on cooled nodes, the planner's changes (written at
+// once: a PATCH takes milliseconds), then the rebalancer.
+void Simulation::RunController() {
+  Controller& c = *ctl_;
+  const std::vector<ds::Rule>& rules = p_.rules.rules;
+  for (size_t r = 0; r < rules.size(); ++r)
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      c.values[r][k] = rules[r].resource == ds::Rule::Resource::kCpu ? nodes_[k].cpu_seen
+                                                                     : nodes_[k].MemoryPercent();
+  std::vector<ds::NodeInput> in(nodes_.size());
+  std::vector<ds::PlanNode> plan(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    in[k].name = sched_nodes_[k].name;
+    in[k].labelled = nodes_[k].marked;
+    plan[k].name = sched_nodes_[k].name;
+    plan[k].marked = nodes_[k].marked;
+    plan[k].has_record = nodes_[k].has_record;
+    if (nodes_[k].has_record) {
+      in[k].owners = &nodes_[k].recorded;
+      plan[k].recorded = &nodes_[k].recorded;
+    }
+  }
+  std::vector<ds::RuleInput> ri(rules.size());
+  for (size_t r = 0; r < rules.size(); ++r) ri[r].values = &c.values[r];
+  std::vector<ds::NodeDecision> decisions = c.decider.Decide(Mono(now_), in, ri);
+  std::vector<bool> cold(decisions.size());
+  for (size_t k = 0; k < decisions.size(); ++k) {
+    cold[k] = decisions[k].verdict == ds::Verdict::kCold;
+    if (!s_.rebalance || !cold[k] || !nodes_[k].marked) continue;
+    ds::RebalanceNode rn;
+    rn.last_eviction_wall = nodes_[k].last_eviction_wall;
+    if (ds::HoldsMark(rn, p_.rules.rebalance, kEpoch + now_))
+      decisions[k].verdict = ds::Verdict::kUnknown;
+  }
+  for (const ds::LabelChange& ch : ds::PlanChanges(plan, decisions)) {
+    Node& n = nodes_[ch.node];
+    ++figures_.label_writes;
+    switch (ch.kind) {
+      case ds::ChangeKind::kMark:
+        SetMark(static_cast<uint32_t>(ch.node), true);
+        [[fallthrough]];
+      case ds::ChangeKind::kRecord:
+        n.has_record = true;
+        n.recorded = ds::HoldingRules(decisions[ch.node]);
+        break;
+      case ds::ChangeKind::kUnmark:
+        SetMark(static_cast<uint32_t>(ch.node), false);
+        [[fallthrough]];
+      case ds::ChangeKind::kForget:
+        n.has_record = false;
+        n.recorded.clear();
+        n.last_eviction_wall = 0;  // the record held it
+        break;
+    }
+  }
+  if (s_.rebalance) Rebalance(decisions, cold);
+  std::vector<std::string> hot;
+  std::set<std::string> marked;
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    if (nodes_[k].CpuPercent() > p_.measure_cpu || nodes_[k].MemoryPercent() > p_.measure_memory)
+      hot.push_back(sched_nodes_[k].name);
+    if (nodes_[k].marked) marked.insert(sched_nodes_[k].name);
+  }
+  c.effect.OnCycle(kEpoch + now_, hot, marked);
+}
+
+// Rebalancer::Relieve (controller/rebalancer.cc) without its I/O: the same pure calls in the
+// same order. Evicted pods leave at once (no graceful termination), so none is in flight.
+void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
+                           const std::vector<bool>& cold) {
+  Controller& c = *ctl_;
+  const ds::RebalanceConfig& cfg = p_.rules.rebalance;
+  const double now = kEpoch + now_;
+  const int64_t days = static_cast<int64_t>(std::floor(now / kDay));
+  const int weekday = static_cast<int>((days + 4) % 7);  // 1970-01-01 was a Thursday
+  const int minute = static_cast<int>((now - static_cast<double>(days) * kDay) / 60);
+  c.budget.StartCycle(now, weekday, minute);
+  evictions_this_cycle_ = 0;
+
+  std::set<std::string> marked;
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    if (!nodes_[k].marked) continue;
+    marked.insert(sched_nodes_[k].name);
+    if (cold[k]) c.effect.OnCleared(sched_nodes_[k].name, now);
+  }
+  for (const std::string& n : c.was_marked)
+    if (!marked.count(n)) c.effect.OnUnmarked(n);
+  c.was_marked = marked;
+
+  struct Target {
+    size_t node;
+    ds::Relief relief;
+  };
+  std::vector<Target> relieve;
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    Node& n = nodes_[k];
+    if (!n.marked) continue;
+    ds::RebalanceNode rn;
+    rn.observed_marked = true;
+    rn.marked_since_wall = kEpoch + n.marked_since;
+    rn.last_eviction_wall = n.last_eviction_wall;
+    if (ds::Qualifies(rn, cfg, now) != ds::Qualification::kYes) continue;
+    std::vector<ds::HoldingRule> holding;
+    for (const ds::Hold& h : decisions[k].holds) {
+      if (h.stale) continue;
+      const ds::Rule& rule = p_.rules.rules[h.rule];
+      holding.push_back({rule.name, rule.resource, h.value, rule.clear_threshold});
+    }
+    auto relief =
+        ds::ReliefFor(sched_nodes_[k].name, holding, n.alloc_cpu, n.alloc_memory, cfg.target);
+    if (!relief) continue;
+    c.effect.OnQualified(sched_nodes_[k].name, now);
+    ds::PodInfo probe;
+    probe.node = sched_nodes_[k].name;
+    if (c.budget.Check(probe) != ds::Limit::kNone || now < n.retry_at) continue;
+    relieve.push_back({k, std::move(*relief)});
+  }
+  if (relieve.empty()) return;
+  std::sort(relieve.begin(), relieve.end(), [](const Target& a, const Target& b) {
+    return a.relief.load.load - a.relief.load.goal > b.relief.load.load - b.relief.load.goal;
+  });
+  if (relieve.size() > cfg.limits.per_cycle) relieve.resize(cfg.limits.per_cycle);
+
+  const bool cpu = relieve.front().relief.resource == ds::Rule::Resource::kCpu;
+  std::vector<size_t> free;
+  for (size_t k = 0; k < nodes_.size(); ++k)
+    if (!nodes_[k].marked && sched_nodes_[k].taints.empty()) free.push_back(k);
+  auto load = [&](size_t k) { return cpu ? nodes_[k].cpu_seen : nodes_[k].MemoryPercent(); };
+  const size_t keep = std::min(free.size(), kDestinations);
+  std::partial_sort(
+      free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
+      [&](size_t a, size_t b) { return load(a) != load(b) ? load(a) < load(b) : a < b; });
+  free.resize(keep);
+  std::vector<ds::PlacementNode> places;
+  for (size_t k : free) {
+    ds::PlacementNode pn;
+    pn.name = sched_nodes_[k].name;
+    pn.allocatable_cpu = nodes_[k].alloc_cpu;
+    pn.allocatable_memory = nodes_[k].alloc_memory;
+    pn.requested_cpu = static_cast<double>(requested_[k].cpu) / 1000;
+    pn.requested_memory = static_cast<double>(requested_[k].memory);
+    places.push_back(std::move(pn));
+  }
+  ds::Placement placement(std::move(places));
+  std::set<size_t> tried, acted;
+  for (const Target& t : relieve) {
+    const size_t room = cfg.limits.per_cycle > c.budget.evicted_this_cycle()
+                            ? cfg.limits.per_cycle - c.budget.evicted_this_cycle()
+                            : 0;
+    if (room == 0) continue;
+    tried.insert(t.node);
+    std::vector<ds::PodInfo> infos;
+    std::vector<uint32_t> ids;
+    for (uint32_t i : nodes_[t.node].pods) {
+      ds::PodInfo info = Info(i);
+      if (ds::CheckEvictable(info, cfg.pods, now) != ds::Keep::kNone) continue;
+      if (c.budget.Check(info) != ds::Limit::kNone) continue;
+      infos.push_back(std::move(info));
+      ids.push_back(i);
+    }
+    std::vector<ds::Candidate> candidates;
+    for (size_t j = 0; j < infos.size(); ++j) {
+      const Pod& pod = pods_[ids[j]];
+      const Deployment& dep = deployments_[pod.deployment];
+      const double usage = t.relief.resource == ds::Rule::Resource::kCpu
+                               ? pod.cpu_base * cpu_factor_[pod.deployment]
+                               : pod.memory_base * memory_factor_[pod.deployment] +
+                                     dep.leak_per_second * (now_ - pod.started);
+      candidates.push_back(ds::Candidate{&infos[j], t.relief.Share(usage)});
+    }
+    ds::PodChoice choice = ds::ChoosePods(t.relief.load, std::move(candidates), room, &placement);
+    for (const ds::PodChoice::Pick& pick : choice.picks) {
+      if (c.budget.Check(*pick.pod) != ds::Limit::kNone || cfg.dry_run) continue;
+      c.budget.Record(*pick.pod);
+      const uint32_t id = ids[static_cast<size_t>(pick.pod - infos.data())];
+      c.effect.OnEviction(sched_nodes_[t.node].name, pick.pod->Workload(), now);
+      nodes_[t.node].last_eviction_wall = now;
+      acted.insert(t.node);
+      ++figures_.evictions;
+      ++evictions_this_cycle_;
+      eviction_log_.emplace_back(now_, static_cast<uint32_t>(t.node));
+      Evict(id, true);
+    }
+  }
+  for (size_t k : tried)
+    if (!acted.count(k)) nodes_[k].retry_at = now + cfg.limits.node_cooldown_seconds;
+}
+
+void Simulation::RunDescheduler() {
+  std::vector<DeschedNode> in(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    in[k].cpu = static_cast<double>(sched_nodes_[k].cpu_milli);
+    in[k].memory = static_cast<double>(sched_nodes_[k].memory);
+    in[k].pods = static_cast<double>(sched_nodes_[k].pods);
+    for (uint32_t i : nodes_[k].pods) {
+      const sim::SchedPod& spec = specs_[pods_[i].deployment];
+      in[k].pod_requests.push_back(
+          {static_cast<double>(spec.cpu_milli), static_cast<double>(spec.memory), i});
+    }
+  }
+  for (uint64_t pod : LowNodeUtilization(in, p_.descheduler)) {
+    ++figures_.evictions;
+    eviction_log_.emplace_back(now_, static_cast<uint32_t>(pods_[pod].node));
+    Evict(static_cast<uint32_t>(pod), true);
+  }
+}
+
+void Simulation::Measure() {
+  const double minutes = p_.step_seconds / 60;
+  size_t hot = 0;
+  double sum[2] = {0, 0}, sq[2] = {0, 0};
+  for (const Node& n : nodes_) {
+    const double c = n.CpuPercent(), m = n.MemoryPercent();
+    const bool hc = c > p_.measure_cpu, hm = m > p_.measure_memory;
+    figures_.node_minutes_cpu += hc ? minutes : 0;
+    figures_.node_minutes_memory += hm ? minutes : 0;
+    figures_.marked_node_minutes += n.marked ? minutes : 0;
+    hot += hc || hm;
+    sum[0] += c;
+    sq[0] += c * c;
+    sum[1] += m;
+    sq[1] += m * m;
+  }
+  const double k = static_cast<double>(nodes_.size());
+  const double steps = static_cast<double>(steps_);
+  auto sd = [&](int r) {
+    return std::sqrt(std::max(0.0, sq[r] / k - (sum[r] / k) * (sum[r] / k)));
+  };
+  // Running means over the steps so far.
+  figures_.spread_cpu += (sd(0) - figures_.spread_cpu) / steps;
+  figures_.spread_memory += (sd(1) - figures_.spread_memory) / steps;
+  figures_.pending_pod_minutes += static_cast<double>(pending_.size()) * minutes;
+  figures_.pending_max = std::max(figures_.pending_max, pending_.size());
+  figures_.pending_end = pending_.size();
+  series_hot_ = std::max(series_hot_, static_cast<double>(hot));
+  const double period = figures_.series_seconds;
+  if (std::floor((now_ + p_.step_seconds) / period) > std::floor(now_ / period)) {
+    figures_.hot_series.push_back(static_cast<int>(series_hot_));
+    series_hot_ = 0;
+  }
+  if (ctl_) figures_.effect = ctl_->effect.Figures();
+}
+
+void Simulation::CheckInvariants() {
+  auto fail = [&](const std::string& what) {
+    if (violations_.size() < 20) violations_.push_back("t=" + std::to_string(now_) + " s: " + what);
+  };
+  // Pods are conserved: every slot of every deployment holds one live pod, bound or pending.
+  size_t bound = 0, slots = 0;
+  for (const Node& n : nodes_) bound += n.pods.size();
+  for (uint32_t d : active_)
+    for (int64_t pod : slots_[d]) {
+      ++slots;
+      if (pod < 0 || !pods_[static_cast<size_t>(pod)].alive) fail("a replica slot has no pod");
+    }
+  if (bound + pending_.size() != live_pods_ || slots != live_pods_)
+    fail("pods not conserved: bound " + std::to_string(bound) + " + pending " +
+         std::to_string(pending_.size()) + ", live " + std::to_string(live_pods_) + ", replicas " +
+         std::to_string(slots));
+  // The scheduler never binds beyond allocatable, by requests.
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const sim::NodeRequests& r = requested_[k];
+    if (r.cpu > sched_nodes_[k].cpu_milli || r.memory > sched_nodes_[k].memory ||
+        r.pods > sched_nodes_[k].pods || r.pods != static_cast<int64_t>(nodes_[k].pods.size()))
+      fail(sched_nodes_[k].name + " is over its allocatable by requests");
+  }
+  // The rebalancer keeps its limits: per cycle, per hour, per node per hour.
+  while (!eviction_log_.empty() && eviction_log_.front().first <= now_ - 3600)
+    eviction_log_.pop_front();
+  if (s_.rebalance) {
+    const ds::EvictionLimits& lim = p_.rules.rebalance.limits;
+    if (evictions_this_cycle_ > lim.per_cycle) fail("more evictions in a cycle than perCycle");
+    if (eviction_log_.size() > lim.per_hour) fail("more evictions in an hour than perHour");
+    std::map<uint32_t, size_t> per_node;
+    for (const auto& [at, node] : eviction_log_)
+      if (++per_node[node] > lim.per_node_per_hour)
+        fail("more evictions from a node in an hour than perNodePerHour");
+  }
+}
+
+bool Simulation::Step() {
+  if (now_ >= end_) return false;
+  HandleEvents();
+  BindPending();
+  ComputeUsage();
+  KubeletEvictions();
+  evictions_this_cycle_ = 0;
+  if (ctl_ && steps_ % ctl_->every == 0) RunController();
+  const uint64_t desched_every = std::max<uint64_t>(
+      1, static_cast<uint64_t>(std::llround(p_.descheduler.interval_seconds / p_.step_seconds)));
+  if (s_.descheduler && steps_ > 0 && steps_ % desched_every == 0) RunDescheduler();
+  ++steps_;
+  Measure();
+  if (check_) CheckInvariants();
+  now_ += p_.step_seconds;
+  return true;
+}
+
+}  // namespace effect

@@ -1,0 +1,153 @@
+// The effect simulation: a cluster of nodes and pods in simulated time, the workload of
+// workload.h, kube-scheduler's default profile (sched/scheduler_model.h), the kubelet's
+// memory.available eviction, and one scenario's policy on top: nothing, our marks (the project's
+// Decider and PlanChanges), our rebalancer (its pure parts: Qualifies, HoldsMark, ReliefFor,
+// CheckEvictable, EvictionBudget, Placement, ChoosePods, EffectTracker) or a request-based
+// LowNodeUtilization descheduler. Pure: no clock, no I/O, no threads; one seed, one history.
+//
+// Time advances in fixed steps (params.step). Within a step, in this order: the workload's
+// events due (rollouts, scaling, bursts, jobs), the scheduler binds pending pods, usage is
+// computed, the kubelet evicts on memory pressure, the controller runs (every rule interval),
+// then the descheduler (every descheduler interval), and the step's figures are taken.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "bench/effect/params.h"
+#include "bench/effect/workload.h"
+#include "rebalance/effect.h"
+#include "rebalance/eviction_budget.h"
+#include "rules/decider.h"
+#include "sched/scheduler_model.h"
+
+namespace effect {
+
+struct Scenario {
+  std::string name;
+  bool controller = false;     // the Decider and the planner mark nodes
+  bool marks_visible = false;  // the mark is a node label the pods' affinity term sees
+  int affinity_weight = 0;     // weight of the pods' preferred `status NotIn [presure]` term
+  bool rebalance = false;      // our rebalancer evicts from marked nodes
+  bool descheduler = false;    // LowNodeUtilization, by requests
+};
+
+// REQUIRES: `name` is one of KnownScenarios().
+Scenario ScenarioNamed(const std::string& name, const EffectParams& p);
+
+struct Figures {
+  double node_minutes_cpu = 0;     // node-minutes with cpu over params.measure_cpu
+  double node_minutes_memory = 0;  // ...memory over params.measure_memory
+  size_t memory_breaches = 0;      // a node's memory.available fell below evictionHard
+  size_t kubelet_evictions = 0;    // pods the kubelet evicted for it
+  size_t evictions = 0;            // by the policy (rebalancer or descheduler)
+  size_t bounce_backs = 0;  // replacements of those bound back onto the node within effectWindow
+  double pending_pod_minutes = 0;
+  size_t pending_max = 0, pending_end = 0;
+  size_t pods_bound = 0;
+  size_t label_writes = 0;
+  double marked_node_minutes = 0;
+  double spread_cpu = 0, spread_memory = 0;  // time average of the std dev of node usage (%)
+  ds::EffectFigures effect;  // the rebalancer's figures (scenarios with the controller)
+  double series_seconds = 600;
+  std::vector<int> hot_series;  // nodes over either measure threshold, one value per period
+};
+
+class Simulation {
+ public:
+  // `check`: verify the invariants every step (tests); violations() lists what failed.
+  Simulation(const EffectParams& p, Scenario s, bool check = false);
+  ~Simulation();
+
+  // Advances one step. Returns false once the simulated time is over (nothing is done then).
+  bool Step();
+  void Run() {
+    while (Step()) {
+    }
+  }
+
+  const Figures& figures() const { return figures_; }
+  const std::vector<std::string>& violations() const { return violations_; }
+  double now() const { return now_; }
+  size_t live_pods() const { return live_pods_; }
+
+ private:
+  struct Pod {
+    uint32_t deployment = 0, slot = 0;
+    int32_t node = -1;  // -1: pending
+    uint32_t at = 0;    // index in its node's pod list
+    uint64_t id = 0;
+    double started = 0;                    // for the leak and the pod's age
+    double cpu_base = 0, memory_base = 0;  // request x the pod's own multiplier
+    int32_t evicted_from = -1;  // a replacement of a pod the policy evicted from this node...
+    double evicted_at = 0;      // ...at this time
+    bool alive = false;
+  };
+  struct Event {
+    double at = 0;
+    uint64_t seq = 0;
+    enum Kind { kRollout, kScale, kBurst, kJobArrival, kJobEnd } kind = kRollout;
+    uint32_t deployment = 0;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  struct Node;
+  struct Controller;
+
+  void Schedule(double at, Event::Kind kind, uint32_t d);
+  void HandleEvents();
+  void SetReplicas(uint32_t d, size_t n);
+  uint32_t CreatePod(uint32_t d, uint32_t slot, double started);
+  void DeletePod(uint32_t pod);  // the pod's slot is left empty
+  void Evict(uint32_t pod, bool by_policy);
+  void Bind(uint32_t pod, uint32_t node);
+  void BindPending();
+  void ComputeUsage();
+  void KubeletEvictions();
+  void RunController();
+  void Rebalance(const std::vector<ds::NodeDecision>& decisions, const std::vector<bool>& cold);
+  void RunDescheduler();
+  void Measure();
+  void CheckInvariants();
+  ds::PodInfo Info(uint32_t pod) const;
+  void SetMark(uint32_t node, bool on);
+
+  const EffectParams p_;
+  const Scenario s_;
+  const bool check_;
+  const double end_;
+  Rng rng_;  // the workload's events only: the same for every scenario
+  double now_ = 0;
+  uint64_t steps_ = 0, seq_ = 0, pod_ids_ = 0, jobs_ = 0;
+
+  std::vector<Deployment> deployments_;
+  std::vector<std::vector<int64_t>> slots_;  // deployment -> slot -> pod index, -1 empty
+  std::vector<sim::SchedPod> specs_;         // deployment -> what the scheduler sees
+  std::vector<uint32_t> active_;             // deployments with replicas
+  std::vector<double> cpu_factor_, memory_factor_;
+  std::vector<Pod> pods_;
+  std::vector<uint32_t> free_pods_;
+  std::deque<uint32_t> pending_;
+  size_t live_pods_ = 0;
+  bool retry_ = true;  // a pod came or went, or a taint went, since the last binding pass
+  double next_pending_retry_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+
+  std::vector<sim::SchedNode> sched_nodes_;
+  std::vector<sim::NodeRequests> requested_;
+  std::vector<Node> nodes_;
+
+  std::unique_ptr<Controller> ctl_;
+  std::deque<std::pair<double, uint32_t>> eviction_log_;  // (time, node) of the last hour
+  size_t evictions_this_cycle_ = 0;
+
+  Figures figures_;
+  double series_hot_ = 0;
+  std::vector<std::string> violations_;
+};
+
+}  // namespace effect
