@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <sstream>
 
 #include "common/json_util.h"
@@ -130,6 +131,31 @@ std::string RenderRebalanceJson(const ControllerView& view) {
       WriteNumber(w, e.goal);
       w.Key("at");
       WriteString(w, FormatRfc3339(e.at_wall));
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("underused");
+    w.StartArray();
+    for (const UnderusedNodeReport& u : r.underused) {
+      w.StartObject();
+      w.Key("name");
+      WriteString(w, u.name);
+      w.Key("state");
+      WriteString(w, u.state);
+      w.Key("cpu");
+      WriteNumber(w, u.load[0]);
+      w.Key("memory");
+      WriteNumber(w, u.load[1]);
+      if (u.below_since_wall > 0) {
+        w.Key("belowSince");
+        WriteString(w, FormatRfc3339(u.below_since_wall));
+      }
+      if (!u.limit.empty()) {
+        w.Key("limitedBy");
+        WriteString(w, u.limit);
+      }
+      w.Key("picks");
+      w.Uint64(u.picks);
       w.EndObject();
     }
     w.EndArray();
@@ -330,6 +356,22 @@ std::string RenderMetrics(const ControllerView& v) {
     for (const auto& [reason, n] : rc.skips)
       o << "dynamic_scheduler_eviction_skips_total{reason=\"" << Escape(reason) << "\"} " << n
         << "\n";
+    metric("dynamic_scheduler_underused_nodes", "gauge",
+           "Nodes of rebalance.underused in the last cycle, by state (marked: this cycle; "
+           "draining: marked before and still below the bounds; capped: would be marked but "
+           "maxNodes are).");
+    std::map<std::string, size_t> states = {{"marked", 0}, {"draining", 0}, {"capped", 0}};
+    for (const UnderusedNodeReport& u : v.rebalance->underused)
+      if (states.count(u.state)) ++states[u.state];
+    for (const auto& [state, n] : states)
+      o << "dynamic_scheduler_underused_nodes{state=\"" << state << "\"} " << n << "\n";
+    metric("dynamic_scheduler_underused_marks_total", "counter",
+           "Writes of the underused mark, by result (set, removed, failed).");
+    for (const char* r : {"set", "removed", "failed"}) {
+      auto it = rc.underused_marks.find(r);
+      o << "dynamic_scheduler_underused_marks_total{result=\"" << r << "\"} "
+        << (it == rc.underused_marks.end() ? 0 : it->second) << "\n";
+    }
     metric("dynamic_scheduler_pods_kept_total", "counter",
            "Pods on nodes being relieved that are never evicted, by reason.");
     for (const auto& [reason, n] : rc.kept)

@@ -138,7 +138,7 @@ class Parser {
         n, "rebalance",
         {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge", "evictBarePods",
          "evictLocalStorage", "priorityThreshold", "namespaces", "nodeSelector", "limits",
-         "windows", "timeZone", "effectWindow", "referenceQuery"}));
+         "windows", "timeZone", "effectWindow", "referenceQuery", "underused"}));
     r.enabled = true;
     if (n["referenceQuery"]) {
       ASSIGN_OR_RETURN(r.reference_query, String(n["referenceQuery"], "rebalance.referenceQuery"));
@@ -253,6 +253,63 @@ class Parser {
       if (!ok)
         return Error(n["timeZone"], "rebalance.timeZone",
                      "\"" + r.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
+    }
+    if (const YAML::Node u = n["underused"]) RETURN_NOT_OK(ParseUnderused(u, cfg));
+    return Status::OK();
+  }
+
+  // rebalance.underused (rebalance_config.h). The rules are parsed already: each bound needs a
+  // rule measuring its resource, and must lie below the clear threshold of every such rule, or
+  // one node could be underused and hot at once.
+  Status ParseUnderused(const YAML::Node& u, RuleConfig* cfg) const {
+    UnderusedConfig& c = cfg->rebalance.underused;
+    RETURN_NOT_OK(CheckKeys(u, "rebalance.underused",
+                            {"cpuBelow", "memoryBelow", "for", "value", "maxNodes"}));
+    c.enabled = true;
+    const char* keys[2] = {"cpuBelow", "memoryBelow"};
+    const Rule::Resource resources[2] = {Rule::Resource::kCpu, Rule::Resource::kMemory};
+    for (int i = 0; i < 2; ++i) {
+      const YAML::Node b = u[keys[i]];
+      if (!b) continue;
+      const std::string field = std::string("rebalance.underused.") + keys[i];
+      ASSIGN_OR_RETURN(c.below[i], Number(b, field));
+      if (!(c.below[i] > 0 && c.below[i] < 100))
+        return Error(b, field, "must be a percent between 0 and 100");
+      bool measured = false;
+      for (const Rule& rule : cfg->rules) {
+        if (rule.resource != resources[i]) continue;
+        measured = true;
+        if (c.below[i] >= rule.clear_threshold) {  // resource rules all compare with '>'
+          std::ostringstream why;
+          why << "must be below the clear threshold of rule " << rule.name << " ("
+              << rule.clear_threshold << "), or a node could be both hot and underused";
+          return Error(b, field, why.str());
+        }
+      }
+      if (!measured)
+        return Error(b, field,
+                     std::string("no rule measures ") + (i == 0 ? "cpu" : "memory") +
+                         " (resource: " + (i == 0 ? "cpu" : "memory") + " on a rule)");
+    }
+    if (std::isnan(c.below[0]) && std::isnan(c.below[1]))
+      return Error(u, "rebalance.underused", "needs cpuBelow, memoryBelow or both");
+    if (u["for"]) {
+      ASSIGN_OR_RETURN(c.for_seconds, Seconds(u["for"], "rebalance.underused.for"));
+    }
+    if (u["value"]) {
+      ASSIGN_OR_RETURN(c.value, String(u["value"], "rebalance.underused.value"));
+      if (auto why = ValidateLabelValue(c.value); !why.empty())
+        return Error(u["value"], "rebalance.underused.value", why);
+      if (c.value.empty())
+        return Error(u["value"], "rebalance.underused.value", "must not be empty");
+    }
+    if (c.value == cfg->mark.value)
+      return Error(u["value"] ? u["value"] : u, "rebalance.underused.value",
+                   "must differ from the mark's value \"" + cfg->mark.value + "\"");
+    if (u["maxNodes"]) {
+      ASSIGN_OR_RETURN(c.max_nodes, Count(u["maxNodes"], "rebalance.underused.maxNodes"));
+      if (c.max_nodes == 0)
+        return Error(u["maxNodes"], "rebalance.underused.maxNodes", "must be at least 1");
     }
     return Status::OK();
   }

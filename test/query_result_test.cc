@@ -232,8 +232,8 @@ TEST(FastVectorDecoder, AgreesWithReference) {
       R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})",
       // Bytes of 0x80 and above (UTF-8) are no stop, in the sixteen-byte scan as in the bytewise.
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"néééééééééé-é"},"value":[1,"2"]}]}})",
-      // Strings are scanned sixteen or eight bytes at a time: quotes, escapes and control characters at
-      // every offset of a word, and numbers on and off the exact short-decimal path.
+      // Strings are scanned sixteen or eight bytes at a time: quotes, escapes and control
+      // characters at every offset of a word, and numbers on and off the exact short-decimal path.
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"abcdefg\"hijklmnop\\q","instance":"0123456789abcdef"},"value":[1795303219.437,"12345678.87654321"]}]}})",
       "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":"
       "{\"node\":\"abcdefghij\tk\"},\"value\":[1,\"2\"]}]}}",

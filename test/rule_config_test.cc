@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 namespace ds {
@@ -179,7 +180,27 @@ INSTANTIATE_TEST_SUITE_P(
                 "rules:\n  - {name: m, query: up, operator: '<', threshold: 1, resource: memory}\n",
                 "rule \"m\": resource: needs operator \">\""},
         BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
-                "rebalance.effectWindow: must be longer than 0 s"}),
+                "rebalance.effectWindow: must be longer than 0 s"},
+        BadCase{"underused_no_bound", R1C "rebalance:\n  underused: {for: 1h}\n",
+                "rules.yaml:4:14: rebalance.underused: needs cpuBelow, memoryBelow or both"},
+        BadCase{"underused_unmeasured", R1C "rebalance:\n  underused: {memoryBelow: 20}\n",
+                "rebalance.underused.memoryBelow: no rule measures memory"},
+        BadCase{"underused_over_clear",
+                "rules:\n  - {name: cpu, query: up, threshold: 80, clearThreshold: 30, resource: "
+                "cpu}\nrebalance:\n  underused: {cpuBelow: 30}\n",
+                "rebalance.underused.cpuBelow: must be below the clear threshold of rule cpu (30)"},
+        BadCase{"underused_percent", R1C "rebalance:\n  underused: {cpuBelow: 0}\n",
+                "rebalance.underused.cpuBelow: must be a percent between 0 and 100"},
+        BadCase{"underused_same_value",
+                R1C "rebalance:\n  underused: {cpuBelow: 10, value: presure}\n",
+                "rebalance.underused.value: must differ from the mark's value \"presure\""},
+        BadCase{"underused_bad_value",
+                R1C "rebalance:\n  underused: {cpuBelow: 10, value: 'not ok'}\n",
+                "rebalance.underused.value"},
+        BadCase{"underused_max_nodes", R1C "rebalance:\n  underused: {cpuBelow: 10, maxNodes: 0}\n",
+                "rebalance.underused.maxNodes: must be at least 1"},
+        BadCase{"underused_unknown", R1C "rebalance:\n  underused: {cpuBelow: 10, below: 3}\n",
+                "rebalance.underused.below: unknown field"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RuleConfig, RebalanceSection) {
@@ -238,6 +259,17 @@ TEST(RuleConfig, RebalanceSection) {
   EXPECT_EQ(r.limits.windows[1].end_minute, 24 * 60);
   EXPECT_EQ(r.time_zone, "Europe/Berlin");
   EXPECT_EQ(r.effect_window_seconds, 900);
+  EXPECT_FALSE(r.underused.enabled) << "the mirror mode is off unless asked for";
+  auto mirror = ParseRuleConfig(
+      R1C "rebalance:\n  underused: {cpuBelow: 15, for: 2h, value: idle, maxNodes: 2}\n", "r.yaml");
+  ASSERT_TRUE(mirror.ok()) << mirror.status().ToString();
+  const UnderusedConfig& u = mirror->rebalance.underused;
+  EXPECT_TRUE(u.enabled);
+  EXPECT_EQ(u.below[0], 15);
+  EXPECT_TRUE(std::isnan(u.below[1])) << "no memory bound";
+  EXPECT_EQ(u.for_seconds, 7200);
+  EXPECT_EQ(u.value, "idle");
+  EXPECT_EQ(u.max_nodes, 2u);
   EXPECT_EQ(r.reference_query, "node_cpu_pct > 90");
   EXPECT_EQ(cfg->rules[0].resource, Rule::Resource::kCpu);
   EXPECT_EQ(off->rules[0].resource, Rule::Resource::kNone) << "no resource: marks only";
