@@ -232,6 +232,15 @@ std::string DescribeRebalance(const RuleConfig& c) {
       os << " " << rule.name << " (" << (rule.resource == Rule::Resource::kCpu ? "cpu" : "memory")
          << ")";
   os << "; at most " << r.limits.per_cycle << " per cycle, " << r.limits.per_hour << " per hour";
+  if (r.underused.enabled) {
+    const UnderusedConfig& u = r.underused;
+    os << "; drains nodes below";
+    if (!std::isnan(u.below[0])) os << " cpu " << u.below[0] << " %";
+    if (!std::isnan(u.below[0]) && !std::isnan(u.below[1])) os << " and";
+    if (!std::isnan(u.below[1])) os << " memory " << u.below[1] << " %";
+    os << " for " << u.for_seconds << " s (marked " << c.mark.key << "=" << u.value << ", "
+       << u.max_nodes << " at once)";
+  }
   return os.str();
 }
 

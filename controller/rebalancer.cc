@@ -402,8 +402,7 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
     budget_.Record(pod);
     rec.result = "dry_run";
     LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
-              << Why(rec) << "; the pod uses " << rec.usage << " %); its replacement fits on "
-              << rec.to;
+              << Why(rec) << UsageNote(rec) << "); its replacement fits on " << rec.to;
   } else {
     if (gate && !gate()) return false;  // not the leader of this term any more, or stopping
     EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
@@ -418,7 +417,7 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
         }
         Announce(rec, gate);
         LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " (" << Why(rec)
-                  << "; the pod used " << rec.usage << " %); its replacement fits on " << rec.to;
+                  << UsageNote(rec) << "); its replacement fits on " << rec.to;
         break;
       case EvictionResult::Kind::kMultipleBudgets:
         if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
@@ -448,6 +447,14 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
   Count(&RebalanceCounters::evictions, rec.result);
   Remember(std::move(rec));
   return true;
+}
+
+std::string Rebalancer::UsageNote(const EvictionRecord& r) {
+  if (r.rule == kUnderusedRule) return "";  // a drain moves every pod, whatever it uses
+  std::ostringstream note;
+  note.precision(4);
+  note << "; the pod uses " << r.usage << " %";
+  return note.str();
 }
 
 std::string Rebalancer::Why(const EvictionRecord& r) {
@@ -562,6 +569,7 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     u.taken = v != nullptr && !u.ours;
     u.eligible = (!selector_ || selector_->Matches(r.node->labels)) && !r.node->unschedulable &&
                  !tainted(*r.node);
+    u.drained = u.ours && drained_.count(u.name) > 0;
     by_name.emplace(u.name, &r);
     in.push_back(std::move(u));
   }
@@ -593,16 +601,18 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     const ReliefInput* r = by_name.at(node);
     std::ostringstream msg;
     msg.precision(4);
-    msg << (set ? "Marked " : "Unmarked ") << mark_.key << "=" << uc.value << ": CPU at "
-        << r->load[0] << " %, memory at " << r->load[1] << " % of allocatable";
+    msg << (set ? "Marked " : "Unmarked ") << mark_.key << "=" << uc.value << ": ";
+    const char* names[2] = {"CPU", "memory"};
+    bool first = true;
+    for (int k = 0; k < 2; ++k) {
+      if (std::isnan(uc.below[k])) continue;
+      msg << (first ? "" : ", ") << names[k] << " at " << r->load[k] << " % of allocatable"
+          << (set ? " (below " : " (bound ") << uc.below[k] << " %)";
+      first = false;
+    }
     if (set)
-      msg << " have stayed below "
-          << (std::isnan(uc.below[0]) ? std::string("-")
-                                      : std::to_string(static_cast<int>(uc.below[0])))
-          << " % / "
-          << (std::isnan(uc.below[1]) ? std::string("-")
-                                      : std::to_string(static_cast<int>(uc.below[1])))
-          << " % for " << uc.for_seconds << " s; its pods will be moved so the node can be removed";
+      msg << " for " << uc.for_seconds << " s or more; its pods will be moved elsewhere so that "
+          << "the node can be removed";
     LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
     EventInfo e;
     e.kind = "Node";
@@ -616,7 +626,12 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
       ++counters_.event_errors;
     }
   };
-  for (const std::string& n : plan.unmark) write(n, false);
+  for (const std::string& n : plan.unmark) {
+    write(n, false);
+    drained_.erase(n);
+  }
+  for (auto it = drained_.begin(); it != drained_.end();)
+    it = by_name.count(*it) ? std::next(it) : drained_.erase(it);  // deleted nodes
   for (const std::string& n : plan.mark) write(n, true);
 
   std::vector<UnderusedNodeReport> reports;
@@ -631,7 +646,7 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
       u.below_since_wall = s->second;
     reports.push_back(std::move(u));
   };
-  for (const std::string& n : plan.drain) report(n, "draining");
+  for (const std::string& n : plan.drain) report(n, drained_.count(n) ? "drained" : "draining");
   for (const std::string& n : plan.mark) report(n, "marked");
   for (const std::string& n : plan.unmark) report(n, "unmarked");
   for (const std::string& n : plan.capped) report(n, "capped");
@@ -670,7 +685,12 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
         if (room == 0) break;
         tried->insert(n);
         const ReliefInput* r = by_name.at(n);
-        PodChoice choice = ChooseDrain(n, Evictable(cluster->on[n], now), room, &placement);
+        const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now);
+        if (movable.empty())
+          drained_.insert(n);
+        else
+          drained_.erase(n);
+        PodChoice choice = ChooseDrain(n, movable, room, &placement);
         if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
         for (auto& rep : reports)
           if (rep.name == n) rep.picks = choice.picks.size();

@@ -192,6 +192,8 @@ class Rebalancer {
   void Charge(const PodInfo& pod, const std::string& node, double now, const Evicted& evicted);
   // Why the pod of `r` is evicted, for logs and Events.
   static std::string Why(const EvictionRecord& r);
+  // "; the pod uses N %" for a relief, "" for a drain.
+  static std::string UsageNote(const EvictionRecord& r);
 
   // The pods of the nodes to relieve and of the candidate destinations, one LIST per node.
   std::optional<Cluster> ListNodes(const std::vector<std::string>& relieve,
@@ -219,6 +221,7 @@ class Rebalancer {
   EvictionBudget budget_;
   EffectTracker effect_;
   UnderuseTracker underuse_;
+  std::set<std::string> drained_;  // underused nodes whose last drain found nothing to move
   LogThrottle throttle_{300};
   std::map<std::string, NodeState> state_;  // nodes evicted from, while they matter
   std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes

@@ -358,9 +358,10 @@ std::string RenderMetrics(const ControllerView& v) {
         << "\n";
     metric("dynamic_scheduler_underused_nodes", "gauge",
            "Nodes of rebalance.underused in the last cycle, by state (marked: this cycle; "
-           "draining: marked before and still below the bounds; capped: would be marked but "
-           "maxNodes are).");
-    std::map<std::string, size_t> states = {{"marked", 0}, {"draining", 0}, {"capped", 0}};
+           "draining: marked before and still below the bounds; drained: nothing left it may "
+           "move; capped: would be marked but maxNodes are being drained).");
+    std::map<std::string, size_t> states = {
+        {"marked", 0}, {"draining", 0}, {"drained", 0}, {"capped", 0}};
     for (const UnderusedNodeReport& u : v.rebalance->underused)
       if (states.count(u.state)) ++states[u.state];
     for (const auto& [state, n] : states)

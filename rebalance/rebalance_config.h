@@ -28,7 +28,7 @@
 //       memoryBelow: 25         # percent of allocatable memory (resource: memory)
 //       for: 1h
 //       value: underused        # the mark's value on such nodes (our label key)
-//       maxNodes: 1             # nodes marked underused at once
+//       maxNodes: 1             # nodes being drained at once
 #pragma once
 
 #include <cmath>
@@ -51,7 +51,7 @@ struct UnderusedConfig {
   double below[2] = {std::nan(""), std::nan("")};  // cpu, memory percent; NaN: not a condition
   double for_seconds = 3600;
   std::string value = "underused";
-  size_t max_nodes = 1;  // draining many at once herds their pods onto the rest
+  size_t max_nodes = 1;  // nodes being drained at once: many would herd their pods onto the rest
 };
 
 struct RebalanceConfig {

@@ -40,7 +40,7 @@ UnderusePlan UnderuseTracker::Step(const std::vector<UnderuseNode>& nodes,
         plan.unmark.push_back(n.name);
         continue;
       }
-      ++marked;
+      if (!n.drained) ++marked;
       if (v == UnderuseVerdict::kBelow) plan.drain.push_back(n.name);
       continue;
     }

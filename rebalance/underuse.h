@@ -21,6 +21,10 @@ struct UnderuseNode {
   // rebalance.nodeSelector selects it, it is schedulable and has no NoSchedule/NoExecute taint:
   // a node the autoscaler would not take away, or that nothing is scheduled onto, is left alone.
   bool eligible = true;
+  // Marked, and its last drain found nothing left to move (DaemonSet pods, pods that must stay):
+  // it keeps the mark while it idles, for the autoscaler, but no longer counts against maxNodes,
+  // which limits the nodes being drained at once.
+  bool drained = false;
 };
 
 enum class UnderuseVerdict {

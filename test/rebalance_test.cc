@@ -253,6 +253,21 @@ TEST(Underuse, UnknownLoadRestartsTheWaitButKeepsAMark) {
   EXPECT_TRUE(t.Step(nodes, c, kNow + 1200).mark.empty()) << "m holds the one place (maxNodes 1)";
 }
 
+TEST(Underuse, ADrainedNodeKeepsItsMarkButNotItsPlace) {
+  UnderusedConfig c = Underused();
+  c.for_seconds = 0;
+  UnderuseTracker t;
+  std::vector<UnderuseNode> nodes = {Idle("daemons-only", 2, 2), Idle("next", 5, 5)};
+  nodes[0].ours = true;
+  UnderusePlan p = t.Step(nodes, c, kNow);
+  EXPECT_TRUE(p.mark.empty()) << "maxNodes 1: the marked node is being drained";
+  nodes[0].drained = true;  // its last drain found nothing it may move
+  p = t.Step(nodes, c, kNow + 10);
+  EXPECT_EQ(p.mark, std::vector<std::string>{"next"});
+  EXPECT_EQ(p.drain, std::vector<std::string>{"daemons-only"}) << "still looked at, now and then";
+  EXPECT_TRUE(p.unmark.empty());
+}
+
 TEST(Underuse, AboveABoundOrIneligibleUnmarksAndTakenNodesAreNeverMarked) {
   UnderusedConfig c = Underused();
   c.for_seconds = 0;
