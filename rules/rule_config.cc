@@ -161,6 +161,16 @@ class Parser {
     }
     if (n["target"]) {
       ASSIGN_OR_RETURN(r.target, Number(n["target"], "rebalance.target"));
+      // The floor must leave room under the goal (a rule's clear threshold): at or above it, no
+      // eviction could ever be planned for that rule.
+      for (const Rule& rule : cfg->rules) {
+        if (rule.resource == Rule::Resource::kNone || r.target < rule.clear_threshold) continue;
+        std::ostringstream why;
+        why << "must be below the clear threshold of rule " << rule.name << " ("
+            << rule.clear_threshold << "): the rebalancer plans a node's load down to that "
+            << "threshold and never below the target";
+        return Error(n["target"], "rebalance.target", why.str());
+      }
     }
     if (const YAML::Node u = n["podUsage"]) {
       RETURN_NOT_OK(CheckKeys(u, "rebalance.podUsage", {"cpu", "memory"}));

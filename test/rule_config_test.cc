@@ -181,6 +181,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "rule \"m\": resource: needs operator \">\""},
         BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
                 "rebalance.effectWindow: must be longer than 0 s"},
+        BadCase{"target_over_clear", R1C "rebalance: {target: 80}\n",
+                "rules.yaml:3:21: rebalance.target: must be below the clear threshold of rule cpu "
+                "(80)"},
         BadCase{"underused_no_bound", R1C "rebalance:\n  underused: {for: 1h}\n",
                 "rules.yaml:4:14: rebalance.underused: needs cpuBelow, memoryBelow or both"},
         BadCase{"underused_unmeasured", R1C "rebalance:\n  underused: {memoryBelow: 20}\n",
