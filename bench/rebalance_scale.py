@@ -459,6 +459,7 @@ def main():
         json.dump(deploy_rbac(), f)
     cluster.stack.sim_args = ["-rbac", tmp_rbac, "-pod_start_seconds", "1", "-pod_grace_seconds", "1"]
     proxy = load = None
+    ctl = None
     try:
         t = time.monotonic()
         cluster.start()
@@ -566,6 +567,10 @@ def main():
         res["run"] = run
         ctl.stop()
         print("run: %s" % json.dumps({k: v for k, v in run.items() if k not in ("pod_lists", "evictions")}), flush=True)
+    except BaseException:
+        if ctl is not None:
+            print("controller log (tail):\n" + ctl.proc.output()[-3000:], file=sys.stderr)
+        raise
     finally:
         if load is not None and not load.stopping.is_set():
             load.stopping.set()
