@@ -48,8 +48,8 @@ HOT_PERCENT = 95.0
 RULE = """
 missingDataGrace: 60s
 rules:
-  - {{name: cpu, query: "max by (node) (bench_cpu)", operator: ">", threshold: 80, clearThreshold: 70,
-     resource: cpu}}
+  - {name: cpu, query: "max by (node) (bench_cpu)", operator: ">", threshold: 80, clearThreshold: 70,
+     resource: cpu}
 """
 REBALANCE = """rebalance:
   after: 0s
@@ -164,11 +164,11 @@ def classify(method, target):
             return method + " pods"
         if watch:
             return "WATCH pods"
-        scope = "cluster" if p == "/api/v1/pods" else "namespace"
+        scope = "all namespaces" if p == "/api/v1/pods" else "one namespace"
         sel = [s for s in ("fieldSelector", "labelSelector") if s in q]
         if not sel:
-            return "LIST pods, %s-wide, NO selector" % scope
-        return "LIST pods (%s, %s)" % (scope, "+".join(sel))
+            return "LIST pods, %s, NO selector" % scope
+        return "LIST pods, %s, %s" % (scope, "+".join(sel))
     if p.endswith("/eviction"):
         return "POST eviction"
     if "/events" in p:
@@ -376,6 +376,14 @@ def create_filler(sim, nodes_in_order, per_node, budget_seconds, want):
 
 
 # --------------------------------------------------------------------------------------------
+def ready(ctl, timeout=180):
+    def ok():
+        if not ctl.proc.alive():
+            raise RuntimeError("the controller exited: " + ctl.proc.output()[-2000:])
+        return ctl.get("/status")[0] == 200
+    wait_until(ok, timeout, what="controller /status 200")
+
+
 def proc_cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -390,27 +398,42 @@ def proc_status(pid, key):
     return 0
 
 
-def observe(ctl, seconds, proxy=None, sim=None, poll=1.0):
-    """Polls the controller once a second for `seconds`: cycles, per-cycle CPU (its own
-    figure), process CPU, RSS. Returns the samples and the cycle-end times."""
+def observe(ctl, seconds, info):
+    """Polls the controller from its start for `seconds`: cycles, its own per-cycle CPU figure,
+    process CPU (utime+stime), RSS; every 0.25 s for the first 3 cycles (their ends date the
+    first evictions), then once a second. info gets the RSS and time when /status first answers
+    200 (after the initial sync)."""
     pid = ctl.proc.proc.pid
     rows = []
+    t_start = time.time()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        m = controller_metrics(ctl)
+        if not ctl.proc.alive():
+            raise RuntimeError("the controller exited: " + ctl.proc.output()[-2000:])
+        try:
+            if "ready_seconds" not in info and ctl.get("/status")[0] == 200:
+                info["ready_seconds"] = time.time() - t_start
+                info["rss_after_sync_mb"] = rss_bytes(ctl) / 1e6
+                info["cpu_at_ready_s"] = proc_cpu_seconds(pid)
+            m = controller_metrics(ctl)
+        except OSError:
+            time.sleep(0.1)
+            continue
         rows.append({"t": time.time(), "cycles": m.get("dynamic_scheduler_cycles_total", 0),
                      "cycle_cpu": m.get("dynamic_scheduler_cycle_cpu_seconds", 0),
                      "cycle_wall": m.get("dynamic_scheduler_cycle_duration_seconds", 0),
-                     "proc_cpu": proc_cpu_seconds(pid), "rss": rss_bytes(ctl),
-                     "phases": {k: v for k, v in m.items() if k.startswith("dynamic_scheduler_cycle_phase_seconds")},
-                     "m": m})
-        time.sleep(poll)
+                     "proc_cpu": proc_cpu_seconds(pid), "rss": rss_bytes(ctl), "m": m})
+        time.sleep(0.25 if rows[-1]["cycles"] < 3 else 1.0)
+    info["rss_hwm_mb"] = proc_status(pid, "VmHWM") / 1e6
+    info["rss_end_mb"] = rows[-1]["rss"] / 1e6
+    info["initial_sync_seconds"] = rows[-1]["m"].get("dynamic_scheduler_node_cache_initial_sync_seconds")
     return rows
 
 
 def per_cycle(rows):
-    """Process CPU per cycle over the window, and the controller's own cycle CPU figures (one per
-    cycle seen)."""
+    """Process CPU per cycle from the first completed cycle on (the initial sync excluded), and
+    the controller's own cycle CPU figures (one per cycle seen)."""
+    rows = [r for r in rows if r["cycles"] >= 1] or rows
     first, last = rows[0], rows[-1]
     cycles = last["cycles"] - first["cycles"]
     own, seen = [], set()
@@ -418,10 +441,10 @@ def per_cycle(rows):
         if r["cycles"] not in seen and r["cycles"] > first["cycles"]:
             seen.add(r["cycles"])
             own.append(r["cycle_cpu"])
-    return {"cycles": cycles, "seconds": last["t"] - first["t"],
+    return {"cycles": cycles, "seconds": last["t"] - first["t"], "cycles_total": last["cycles"],
             "process_cpu_per_cycle_ms": 1000 * (last["proc_cpu"] - first["proc_cpu"]) / max(cycles, 1),
             "cycle_cpu_ms": {k: 1000 * v for k, v in summary(own).items() if k != "n"} | {"n": len(own)},
-            "rss_max_mb": max(r["rss"] for r in rows) / 1e6}
+            "rss_max_sampled_mb": max(r["rss"] for r in rows) / 1e6}
 
 
 def main():
@@ -509,17 +532,16 @@ def main():
 
         # Baseline: the same rule without the rebalance: section.
         if args.baseline_seconds > 0:
-            ctl = Controller(cluster.stack, RULE, args=common, kubeconfig=kubeconfig, name="controller-baseline")
-            ctl.wait_ready(180)
-            wait_until(lambda: len(cluster.labelled()) == n_hot, 120, interval=1, what="hot nodes marked")
-            ctl.wait_cycles(1, 60)
             t0 = time.time()
-            rows = observe(ctl, args.baseline_seconds)
-            res["baseline"] = per_cycle(rows)
-            res["baseline"]["requests"] = count_requests(proxy.since(t0, rows[-1]["t"]), res["baseline"]["cycles"])
-            res["baseline"]["rss_hwm_mb"] = proc_status(ctl.proc.proc.pid, "VmHWM") / 1e6
+            ctl = Controller(cluster.stack, RULE, args=common, kubeconfig=kubeconfig, name="controller-baseline")
+            info = {}
+            rows = observe(ctl, args.baseline_seconds, info)
+            res["baseline"] = per_cycle(rows) | info
+            res["baseline"]["requests"] = count_requests(proxy.since(t0, rows[-1]["t"]), rows[-1]["cycles"])
             ctl.stop()
+            ctl = None
             print("baseline: %s" % json.dumps(res["baseline"]), flush=True)
+            wait_until(lambda: len(cluster.labelled()) == n_hot, 30, interval=1, what="hot nodes marked")
             # The marks stay: the next controller (same identity) finds them with their records.
 
         # The rebalancer.
@@ -530,33 +552,33 @@ def main():
         load.start()
         t_start = time.time()
         ctl = Controller(cluster.stack, rule, args=common, kubeconfig=kubeconfig, name="controller-rebalance")
-        pid = ctl.proc.proc.pid
-        ctl.wait_ready(180)
-        res["ready_seconds"] = time.time() - t_start
-        res["rss_after_sync_mb"] = rss_bytes(ctl) / 1e6
-        m = controller_metrics(ctl)
-        res["initial_sync_seconds"] = m.get("dynamic_scheduler_node_cache_initial_sync_seconds")
-        t0 = time.time()
-        rows = observe(ctl, args.run_seconds)
+        info = {}
+        rows = observe(ctl, args.run_seconds, info)
+        res.update({k: info[k] for k in ("ready_seconds", "rss_after_sync_mb", "initial_sync_seconds") if k in info})
         run = per_cycle(rows)
-        run["rss_hwm_mb"] = proc_status(pid, "VmHWM") / 1e6
-        run["rss_end_mb"] = rows[-1]["rss"] / 1e6
-        reqs = proxy.since(t0, rows[-1]["t"])
-        run["requests"] = count_requests(reqs, run["cycles"])
+        run.update(info)
+        reqs = proxy.since(t_start, rows[-1]["t"])
+        run["requests"] = count_requests(reqs, rows[-1]["cycles"])
         run["pod_lists"] = [target for _, method, target in reqs
                             if classify(method, target).startswith("LIST pods")]
         m = rows[-1]["m"]
         run["controller_metrics"] = {k: v for k, v in m.items() if "evict" in k or "rebalance" in k or "skips" in k}
         # Cycle ends (for per-cycle eviction counts): the first sample that saw each new count.
-        ends = []
-        for a, b in zip(rows, rows[1:]):
-            if b["cycles"] > a["cycles"]:
-                ends.append((b["t"], b["cycles"]))
+        ends = [(b["t"], b["cycles"]) for a, b in zip(rows, rows[1:]) if b["cycles"] > a["cycles"]]
+        lists_by_cycle = {}
+        for t, method, target in reqs:
+            if classify(method, target).startswith("LIST pods"):
+                c = next((n for te, n in ends if te >= t), None)
+                lists_by_cycle[c] = lists_by_cycle.get(c, 0) + 1
+        run["pod_lists_per_cycle"] = {"max": max(lists_by_cycle.values(), default=0),
+                                      "cycles_with_lists": len(lists_by_cycle),
+                                      "histogram": {str(k): v for k, v in sorted(lists_by_cycle.items(),
+                                                                                 key=lambda kv: kv[0] or 0)}}
         time.sleep(1.5)
         load.follow()
         load.stop()
-        run["pacing"] = pacing(load.evictions, ends, t0, rows[-1]["t"], args)
-        run["evictions"] = [e for e in load.evictions if e["time"] >= t_start]
+        run["pacing"] = pacing(load.evictions, ends, t_start, args)
+        run["evictions"] = load.evictions
         run["replacements_created"] = load.replacements
         run["other_controller_writes"] = {}
         for _, verb, _, code in load.other_writes:
@@ -590,27 +612,39 @@ def count_requests(reqs, cycles):
     return {k: {"total": v, "per_cycle": v / max(cycles, 1)} for k, v in sorted(out.items())}
 
 
-def pacing(evictions, ends, t0, t1, args):
+def pacing(evictions, ends, t0, args):
     """Evictions against the limits: per cycle, in the run (under an hour: perHour), per node
-    per hour, and the gap between two evictions from one node (nodeCooldown)."""
+    per hour, and the gap between two cycles that evicted from one node (nodeCooldown: "the pods
+    one cycle picks for a node are one plan", rebalance/eviction_budget.cc)."""
     done = [e for e in evictions if e["code"] == 201]
+    for e in done:
+        e["cycle"] = next((n for t, n in ends if t >= e["time"]), None)
     per_cycle_counts = {}
     for e in done:
-        c = next((n for t, n in ends if t >= e["time"]), None)
-        per_cycle_counts[c] = per_cycle_counts.get(c, 0) + 1
+        per_cycle_counts[e["cycle"]] = per_cycle_counts.get(e["cycle"], 0) + 1
     by_node = {}
     for e in done:
-        by_node.setdefault(e["node"], []).append(e["time"])
-    gaps = [b - a for ts in by_node.values() for a, b in zip(sorted(ts), sorted(ts)[1:])]
+        by_node.setdefault(e["node"], []).append((e["time"], e["cycle"]))
+    gaps, same_cycle = [], 0
+    for evs in by_node.values():
+        evs.sort()
+        starts = []
+        for i, (t, c) in enumerate(evs):
+            if i and c == evs[i - 1][1]:
+                same_cycle += 1
+            else:
+                starts.append(t)
+        gaps += [b - a for a, b in zip(starts, starts[1:])]
     times = sorted(e["time"] for e in done)
-    first_hour = [t for t in times if times and t < times[0] + 3600]
+    first_hour = [t for t in times if t < times[0] + 3600] if times else []
     return {"evicted": len(done), "refused_or_failed": len(evictions) - len(done),
             "max_per_cycle": max(per_cycle_counts.values()) if per_cycle_counts else 0,
             "cycles_with_evictions": len(per_cycle_counts),
             "per_cycle_histogram": {str(k): v for k, v in sorted(per_cycle_counts.items(), key=lambda kv: kv[0] or 0)},
             "in_first_hour": len(first_hour), "nodes_relieved": len(by_node),
             "max_per_node": max((len(v) for v in by_node.values()), default=0),
-            "min_gap_same_node_s": min(gaps) if gaps else None,
+            "second_eviction_same_node_same_cycle": same_cycle,
+            "min_gap_same_node_between_cycles_s": min(gaps) if gaps else None,
             "first_s": times[0] - t0 if times else None, "last_s": times[-1] - t0 if times else None,
             "ok": {"perCycle": all(v <= args.per_cycle for v in per_cycle_counts.values()),
                    "perHour": len(first_hour) <= args.per_hour,
@@ -630,7 +664,8 @@ def table(res):
          "| podUsage query | `%s` (%d pod series) | |" % (res["usage_query"], res.get("pod_series", 0)),
          "| controller -s | %d s | |" % res["interval_s"]]
     if r:
-        L += ["| RSS after sync (ready) | %.1f MB | <= 80 MB |" % res["rss_after_sync_mb"],
+        L += ["| RSS after sync (/status 200, %.1f s after start) | %.1f MB | <= 80 MB |" % (
+                  res.get("ready_seconds", float("nan")), res.get("rss_after_sync_mb", float("nan"))),
               "| RSS max (VmHWM) / at the end | %.1f / %.1f MB | <= 80 MB |" % (r["rss_hwm_mb"], r["rss_end_mb"])]
     if b:
         L.append("| process CPU per cycle, no rebalance: | %.1f ms (%d cycles; own figure p50 %.1f ms) | |" % (
@@ -645,13 +680,16 @@ def table(res):
             L.append("| requests: %s | %d (%.2f per cycle) | %s |" % (
                 k, v["total"], v["per_cycle"], "0" if "NO selector" in k else ""))
         pc = r["pacing"]
+        L.append("| pod LISTs in one cycle (max; cycles with any) | %d; %d of %d |  |" % (
+            r["pod_lists_per_cycle"]["max"], r["pod_lists_per_cycle"]["cycles_with_lists"], r["cycles_total"]))
         L += ["| evictions (201) / refused | %d / %d | |" % (pc["evicted"], pc["refused_or_failed"]),
               "| max evictions in one cycle | %d | <= perCycle %d |" % (pc["max_per_cycle"], res["limits"]["perCycle"]),
               "| evictions in the run (< 1 h) | %d | <= perHour %d |" % (pc["in_first_hour"], res["limits"]["perHour"]),
               "| max evictions per node | %d | <= perNodePerHour %d |" % (pc["max_per_node"], res["limits"]["perNodePerHour"]),
-              "| min gap between evictions from one node | %s | >= nodeCooldown %d s |" % (
-                  "%.1f s" % pc["min_gap_same_node_s"] if pc["min_gap_same_node_s"] is not None else "-",
-                  res["limits"]["nodeCooldown_s"]),
+              "| min gap between two cycles evicting from one node | %s (same-cycle 2nd evictions: %d) | >= nodeCooldown %d s |" % (
+                  "%.1f s" % pc["min_gap_same_node_between_cycles_s"]
+                  if pc["min_gap_same_node_between_cycles_s"] is not None else "-",
+                  pc["second_eviction_same_node_same_cycle"], res["limits"]["nodeCooldown_s"]),
               "| pacing checks | %s | all true |" % pc["ok"]]
     return "\n".join(L)
 

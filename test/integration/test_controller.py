@@ -217,7 +217,7 @@ rules:
         self.stack.kubectl("label", "node", "node-00003", "team-")
 
     def test_webhook_triggers_immediate_evaluation(self):
-        c = self.start(CURRENT_RULES.format(metric=self.metric), args=["-s", "3600"])
+        c = self.start(CURRENT_RULES.format(metric=self.metric), interval=3600)
         c.wait_ready()
         self.push("node-00004", 97)
         self.stack.wait_value('%s{node="node-00004"}' % self.metric, 97)
