@@ -58,6 +58,7 @@ Status Controller::Start() {
     LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is "
                     "NOT verified";
   LOG(INFO) << DescribeStartup(o);
+  for (const std::string& w : o.rules.warnings) LOG(WARNING) << w;
   if (elector_ != nullptr) {
     const LeaderElectionOptions& le = o.leader_election;
     LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name

@@ -251,6 +251,7 @@ std::string DescribeConfig(const Options& o) {
   os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules)
      << " format), label " << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules)
      << "\n";
+  for (const std::string& w : o.rules.warnings) os << "  warning: " << w << "\n";
   for (const auto& r : o.rules.rules)
     os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
        << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query

@@ -324,11 +324,37 @@ class Parser {
     return Status::OK();
   }
 
+  // The original project read its files into Go structs, which drop unknown keys without a word:
+  // files written for it may carry keys it never used. They are ignored here too, with a warning
+  // (the current format refuses them, since there a typo would silently change behaviour).
+  inline static const std::set<std::string> kCurrentKeys = {
+      "prometheus", "interval", "missingDataGrace", "label", "nodeSelector", "rules", "rebalance"};
+
+  Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
+                       const std::set<std::string>& known, RuleConfig* cfg) const {
+    if (!map.IsMap()) return Error(map, field, "must be a mapping");
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (known.count(key)) continue;
+      cfg->warnings.push_back(Where(source_, kv.first) + ": " +
+                              (field.empty() ? key : field + "." + key) +
+                              ": unknown field, ignored (as the original project did)");
+    }
+    return Status::OK();
+  }
+
   Status ParseLegacy(const YAML::Node& root, RuleConfig* cfg) const {
-    RETURN_NOT_OK(CheckKeys(root, "", {"PromJob", "Rulename"}));
+    // A key of the current format means the file mixes the two: ignoring it would drop what
+    // its author meant to configure.
+    for (const auto& kv : root)
+      if (kCurrentKeys.count(kv.first.Scalar()))
+        return Error(kv.first, kv.first.Scalar(),
+                     "unknown field: a legacy file (PromJob/Rulename) cannot use the current "
+                     "format's keys; convert the whole file (README, rule.yaml)");
+    RETURN_NOT_OK(IgnoreUnknown(root, "", {"PromJob", "Rulename"}, cfg));
     cfg->legacy = true;
     if (const YAML::Node job = root["PromJob"]) {
-      RETURN_NOT_OK(CheckKeys(job, "PromJob", {"Name"}));
+      RETURN_NOT_OK(IgnoreUnknown(job, "PromJob", {"Name"}, cfg));
       if (job["Name"]) {
         ASSIGN_OR_RETURN(cfg->job_name, String(job["Name"], "PromJob.Name"));
       }
@@ -340,7 +366,7 @@ class Parser {
       Rule r;
       r.name = kv.first.Scalar();
       const std::string f = "Rulename." + r.name;
-      RETURN_NOT_OK(CheckKeys(kv.second, f, {"Promsql", "Threshold"}));
+      RETURN_NOT_OK(IgnoreUnknown(kv.second, f, {"Promsql", "Threshold"}, cfg));
       if (!kv.second["Promsql"]) return Error(kv.second, f + ".Promsql", "missing query");
       ASSIGN_OR_RETURN(r.query, String(kv.second["Promsql"], f + ".Promsql"));
       if (r.query.find_first_not_of(" \t\n") == std::string::npos)
@@ -419,9 +445,7 @@ class Parser {
   }
 
   Status ParseCurrent(const YAML::Node& root, RuleConfig* cfg) const {
-    RETURN_NOT_OK(CheckKeys(root, "",
-                            {"prometheus", "interval", "missingDataGrace", "label", "nodeSelector",
-                             "rules", "rebalance"}));
+    RETURN_NOT_OK(CheckKeys(root, "", kCurrentKeys));
     if (const YAML::Node p = root["prometheus"]) {
       RETURN_NOT_OK(CheckKeys(p, "prometheus", {"url", "timeout"}));
       if (p["url"]) {

@@ -28,6 +28,7 @@ Rulename:
   EXPECT_NE(cfg->rules[0].query.find("node_cpu_seconds_total{mode='idle'}"), std::string::npos);
   EXPECT_EQ(cfg->rules[0].threshold, 70);
   EXPECT_EQ(cfg->rules[0].clear_threshold, 70);
+  EXPECT_TRUE(cfg->warnings.empty());
   EXPECT_EQ(cfg->rules[0].op, Comparison::kGreater);
   EXPECT_EQ(cfg->mark.key, "status");
   EXPECT_EQ(cfg->mark.value, "presure");
@@ -73,6 +74,24 @@ rules:
 #define R1 "rules:\n  - {name: cpu, query: up, threshold: 80}\n"
 // One rule the rebalancer can relieve: its value is a percent of allocatable CPU.
 #define R1C "rules:\n  - {name: cpu, query: up, threshold: 80, resource: cpu}\n"
+
+// The original ignored keys it did not know (Go's YAML decoding): such files still load, with a
+// warning naming each key; a key of the current format is an error (a file mixing the two).
+TEST(RuleConfig, LegacyUnknownKeysAreIgnoredWithAWarning) {
+  auto cfg = ParseRuleConfig(
+      "PromJob: {Name: k8s, Port: 9090}\nRulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n"
+      "    Op: '<'\nVersion: 2\n",
+      "rule.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_EQ(cfg->rules.size(), 1u);
+  EXPECT_EQ(cfg->rules[0].op, Comparison::kGreater) << "Op was not a key of the original";
+  EXPECT_EQ(
+      cfg->warnings,
+      (std::vector<std::string>{
+          "rule.yaml:7:1: Version: unknown field, ignored (as the original project did)",
+          "rule.yaml:1:22: PromJob.Port: unknown field, ignored (as the original project did)",
+          "rule.yaml:6:5: Rulename.cpu.Op: unknown field, ignored (as the original project did)"}));
+}
 
 struct BadCase {
   const char* name;
@@ -139,9 +158,6 @@ INSTANTIATE_TEST_SUITE_P(
                 "nodeSelector"},
         BadCase{"legacy_missing_threshold", "Rulename:\n  cpu:\n    Promsql: up\n",
                 "Rulename.cpu.Threshold: missing"},
-        BadCase{"legacy_unknown",
-                "Rulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n    Op: '<'\n",
-                "Rulename.cpu.Op: unknown field"},
         BadCase{"legacy_mixed", "Rulename:\n  cpu: {Promsql: up, Threshold: 5}\nrules: []\n",
                 "rules: unknown field"},
         BadCase{"rebalance_unknown", R1 "rebalance:\n  afterr: 2m\n",
