@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "controller/version.h"
+
 namespace ds {
 namespace {
 
@@ -118,6 +120,8 @@ ControllerView Controller::View() const {
   v.seconds_since_progress = progress == TimePoint{} ? -1 : ToSeconds(clock_.Now() - progress);
   v.interval_seconds = options_.reconciler.interval_seconds;
   v.mark = options_.reconciler.mark;
+  v.version = Version();
+  v.commit = GitCommit();
   v.rss_bytes = ResidentBytes();
   if (rebalancer_ != nullptr) {
     v.rebalance = rebalancer_->Report();

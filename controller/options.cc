@@ -10,6 +10,7 @@
 
 #include "common/time_zone.h"
 #include "common/web_server.h"
+#include "controller/version.h"
 #include "promql/prometheus_client.h"
 
 DEFINE_string(prom, "",
@@ -98,6 +99,7 @@ std::string Managed(const RuleConfig& rules) {
 }  // namespace
 
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
+  gflags::SetVersionString(VersionString());
   gflags::SetUsageMessage(
       "makes kube-scheduler aware of real node load: labels nodes that PromQL rules find busy.\n"
       "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r "
@@ -215,7 +217,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
     if (std::string why = ValidateLeaderElection(le); !why.empty())
       return Status::InvalidArgument(why);
   }
-  o.user_agent = std::string("dynamic-scheduler/") + kVersion + " (" +
+  o.user_agent = std::string("dynamic-scheduler/") + Version() + "+" + GitCommit() + " (" +
                  (o.leader_elect ? le.identity : "single") + ")";
   return o;
 }

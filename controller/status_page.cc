@@ -257,6 +257,10 @@ std::string RenderMetrics(const ControllerView& v) {
     o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
   };
   const auto& c = v.counters;
+  metric("dynamic_scheduler_build_info", "gauge",
+         "Always 1; the labels say which build runs (the version and the git commit).");
+  o << "dynamic_scheduler_build_info{version=\"" << Escape(v.version) << "\",commit=\""
+    << Escape(v.commit) << "\"} 1\n";
   metric("dynamic_scheduler_cycles_total", "counter", "Evaluation cycles run.");
   o << "dynamic_scheduler_cycles_total " << c.cycles << "\n";
   metric("dynamic_scheduler_cycle_duration_seconds", "gauge",

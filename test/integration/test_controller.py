@@ -2,6 +2,7 @@
 and the Kubernetes API simulator."""
 import json
 import os
+import re
 import subprocess
 import unittest
 
@@ -164,6 +165,7 @@ class ControllerIT(ControllerBase):
         self.assertEqual(c.get("/nope")[0], 404)
         self.assertEqual(http("POST", c.url + "/nodes", b"{}")[0], 405)
         self.assertIn("dynamic_scheduler_cycles_total", c.get("/metrics")[1])
+        self.assertRegex(c.get("/metrics")[1], r'dynamic_scheduler_build_info\{version="[0-9.]+",commit="([0-9a-f]{12}|unknown)')
 
 
 class ControllerMoreIT(ControllerBase):
@@ -358,9 +360,20 @@ class StartupErrorsIT(unittest.TestCase):
         for flag in ("-prom", "-kubeconfig", "-r ", "-s ", "-webaddr", "-dry_run", "-write_qps"):
             self.assertIn(flag, out)
 
+    def test_version_names_the_release_and_the_commit(self):
+        r = subprocess.run([CONTROLLER, "--version"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(root, "CMakeLists.txt")) as f:
+            version = re.search(r"project\(dynamic_scheduler VERSION ([0-9.]+)", f.read()).group(1)
+        git = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+        # The commit CMake saw when it configured (this checkout's, unless committed to since).
+        commit = git.stdout.strip() if git.returncode == 0 else "unknown"
+        self.assertRegex(r.stdout, r"^dynamic-scheduler version %s \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)" %
+                         re.escape(version))
+        if os.environ.get("CI") and git.returncode == 0:
+            self.assertIn("(commit %s)" % commit, r.stdout, "a clean clone builds with its own commit")
 
-if __name__ == "__main__":
-    unittest.main()
 
 
 class KubeconfigRuntimeErrorsIT(unittest.TestCase):
@@ -429,3 +442,7 @@ class KubeconfigRuntimeErrorsIT(unittest.TestCase):
                 print("\n%s -> /status 503: %s" % (what, body.strip()))
             finally:
                 c.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()
