@@ -317,6 +317,11 @@ std::string RenderMetrics(const ControllerView& v) {
   metric("dynamic_scheduler_node_cache_synced", "gauge",
          "1 once the node cache has listed the cluster.");
   o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
+  metric("dynamic_scheduler_node_cache_seconds_since_progress", "gauge",
+         "Seconds since the node cache's last successful LIST, watch event or BOOKMARK (-1: "
+         "none yet); /status calls the cache stale above 300 s (or twice -watch_idle_timeout).");
+  o << "dynamic_scheduler_node_cache_seconds_since_progress " << v.cache_seconds_since_progress
+    << "\n";
   metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge",
          "Time from start to the first complete LIST.");
   o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds
