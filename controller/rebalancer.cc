@@ -311,12 +311,19 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
   return relieve;
 }
 
+bool Rebalancer::Ours(const Labels& labels) const {
+  const std::string* v = FindLabel(labels, mark_.key);
+  return v != nullptr &&
+         (*v == mark_.value || (cfg_.underused.enabled && *v == cfg_.underused.value));
+}
+
 std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<ReliefInput>& nodes,
                                                          int resource,
                                                          const std::set<std::string>& exclude) {
   // Tainted nodes (a dedicated pool, NotReady) are left out: an idle pool that takes every
-  // slot would make every pod "fit nowhere". So are nodes with our key at any value (hot,
-  // underused, an operator's): replacements are steered away from them.
+  // slot would make every pod "fit nowhere". So are nodes with either of our values (hot,
+  // underused): replacements are steered away from them. (Another value under our key is an
+  // operator's: the affinity term does not avoid it.)
   auto tainted = [](const NodeInfo& n) {
     return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
       return t.effect == "NoSchedule" || t.effect == "NoExecute";
@@ -324,8 +331,8 @@ std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<Relie
   };
   std::vector<const ReliefInput*> free;
   for (const ReliefInput& in : nodes)
-    if (!in.marked && FindLabel(in.node->labels, mark_.key) == nullptr && !in.node->unschedulable &&
-        !tainted(*in.node) && std::isfinite(in.load[resource]) && !exclude.count(in.node->name))
+    if (!in.marked && !Ours(in.node->labels) && !in.node->unschedulable && !tainted(*in.node) &&
+        std::isfinite(in.load[resource]) && !exclude.count(in.node->name))
       free.push_back(&in);
   const size_t keep = std::min(free.size(), kDestinations);
   std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),

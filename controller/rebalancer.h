@@ -175,7 +175,9 @@ class Rebalancer {
 
   // The limit that stops every eviction from `node` now (kNone: none).
   Limit NodeLimit(const std::string& node, double recorded_eviction_wall, double now);
-  // Up to kDestinations nodes where replacements may go: without our key at any value,
+  // Our key with our value or the underused one (when that mode is on).
+  bool Ours(const Labels& labels) const;
+  // Up to kDestinations nodes where replacements may go: without either of our values,
   // schedulable, untainted, with a known load of `resource` (0 cpu, 1 memory), the least loaded
   // first; not those in `exclude`.
   std::vector<const ReliefInput*> Destinations(const std::vector<ReliefInput>& nodes, int resource,

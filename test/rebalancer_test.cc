@@ -486,6 +486,22 @@ TEST_F(UnderusedTest, HotNodesComeFirstAndAHotMarkIsNeverOverwritten) {
   EXPECT_EQ(Value("node-1"), "presure") << "an underused mark never lands on a marked node";
 }
 
+TEST_F(UnderusedTest, ReplacementsAvoidBothOurValuesButNotAnOperatorsValue) {
+  cfg_.rebalance.underused.for_seconds = 3600;  // nothing newly marked underused in this test
+  NodeInfo n2 = api_.nodes()["node-2"];
+  n2.labels = {{"status", "maintenance"}};  // an operator's value under our key
+  api_.AddNode(n2);
+  NodeInfo n3 = api_.nodes()["node-3"];
+  n3.labels = {{"status", "underused"}};
+  api_.AddNode(n3);
+  Build();
+  Loads(95, 50, 50);
+  Loads(95, 50, 50);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(rebalancer_->Report().recent.at(0).to, "node-2")
+      << "node-3 is being drained; node-2's value is not ours, the affinity term does not avoid it";
+}
+
 TEST_F(UnderusedTest, DryRunNeitherMarksNorEvictsButReportsThePlan) {
   cfg_.rebalance.underused.for_seconds = 0;
   cfg_.rebalance.dry_run = true;
