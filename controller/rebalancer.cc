@@ -39,6 +39,13 @@ const char* ResultName(EvictionResult::Kind k) {
   return "error";
 }
 
+// Nothing new is scheduled onto it: a dedicated pool, or NotReady.
+bool Tainted(const NodeInfo& n) {
+  return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
+    return t.effect == "NoSchedule" || t.effect == "NoExecute";
+  });
+}
+
 // A pod that holds resources on its node: bound and not finished.
 bool Holds(const PodInfo& p) {
   return !p.node.empty() && p.phase != "Succeeded" && p.phase != "Failed";
@@ -324,14 +331,9 @@ std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<Relie
   // slot would make every pod "fit nowhere". So are nodes with either of our values (hot,
   // underused): replacements are steered away from them. (Another value under our key is an
   // operator's: the affinity term does not avoid it.)
-  auto tainted = [](const NodeInfo& n) {
-    return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
-      return t.effect == "NoSchedule" || t.effect == "NoExecute";
-    });
-  };
   std::vector<const ReliefInput*> free;
   for (const ReliefInput& in : nodes)
-    if (!in.marked && !Ours(in.node->labels) && !in.node->unschedulable && !tainted(*in.node) &&
+    if (!in.marked && !Ours(in.node->labels) && !in.node->unschedulable && !Tainted(*in.node) &&
         std::isfinite(in.load[resource]) && !exclude.count(in.node->name))
       free.push_back(&in);
   const size_t keep = std::min(free.size(), kDestinations);
@@ -558,14 +560,10 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
                           const Gate& gate, const Evicted& evicted,
                           std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
   const UnderusedConfig& uc = cfg_.underused;
-  auto tainted = [](const NodeInfo& n) {
-    return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
-      return t.effect == "NoSchedule" || t.effect == "NoExecute";
-    });
-  };
   std::vector<UnderuseNode> in;
   in.reserve(nodes.size());
   std::map<std::string, const ReliefInput*> by_name;
+  std::map<std::string, bool> eligible;
   for (const ReliefInput& r : nodes) {
     UnderuseNode u;
     u.name = r.node->name;
@@ -575,9 +573,10 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     u.ours = v != nullptr && *v == uc.value;
     u.taken = v != nullptr && !u.ours;
     u.eligible = (!selector_ || selector_->Matches(r.node->labels)) && !r.node->unschedulable &&
-                 !tainted(*r.node);
+                 !Tainted(*r.node);
     u.drained = u.ours && drained_.count(u.name) > 0;
     by_name.emplace(u.name, &r);
+    eligible.emplace(u.name, u.eligible);
     in.push_back(std::move(u));
   }
   UnderusePlan plan = underuse_.Step(in, uc, now);
@@ -620,6 +619,8 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     if (set)
       msg << " for " << uc.for_seconds << " s or more; its pods will be moved elsewhere so that "
           << "the node can be removed";
+    else if (!eligible.at(node))
+      msg << "; no longer a node to drain (cordoned, tainted, or rebalance.nodeSelector)";
     LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
     EventInfo e;
     e.kind = "Node";
