@@ -363,7 +363,7 @@ class ProcessFaultsIT(FaultsBase):
             got = [n for n, c in reps.items() if c.proc.alive() and c.metric("dynamic_scheduler_leader") == 1]
             return got[0] if len(got) == 1 else None
 
-        def writer(w):  # "dynamic-scheduler/0.1 (replica-a)" -> "a"
+        def writer(w):  # "dynamic-scheduler/0.2.0+3549a1a0c2f4 (replica-a)" -> "a"
             ua = w.get("userAgent", "")
             return ua[ua.find("(replica-") + 9:ua.find(")")] if "(replica-" in ua else "?"
 
