@@ -222,7 +222,7 @@ def controller_metrics(ctl):
 
 
 def start_controller(cluster, interval, extra=()):
-    c = Controller(cluster.stack, RULES, args=["-s", str(interval), "-write_qps", "200", "-write_burst", "200", *extra],
+    c = Controller(cluster.stack, RULES, interval=interval, args=["-write_qps", "200", "-write_burst", "200", *extra],
                    name="controller-%s" % int(time.time() * 1000))
     c.start_time = time.monotonic()
     return c
@@ -581,6 +581,8 @@ def main():
     ap.add_argument("--original-seconds", type=int, default=240)
     ap.add_argument("--out", default=HERE)
     args = ap.parse_args()
+    # A directory that does not exist yet is made now: minutes of measuring must not end in a crash.
+    os.makedirs(args.out, exist_ok=True)
     if args.smoke:
         args.sizes, args.flips, args.churn_seconds, args.steady_seconds, args.original_seconds = "200", 6, 15, 5, 8
     args.sizes = [int(x) for x in args.sizes.split(",")]

@@ -15,7 +15,14 @@ StatusOr<std::string> ToListeningPorts(const std::string& addr) {
       port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
     return Status::InvalidArgument("-webaddr \"" + addr + "\": port must be a number 0-65535");
   if (host.empty()) return port;
-  if (host.front() == '[') return "+" + addr;  // IPv6 literal
+  if (host.front() == '[') {
+    // CivetWeb's own syntax for one IPv6 address is the same, "[::1]:9000" ("+9000" would be
+    // every IPv4 and IPv6 address).
+    if (host.back() != ']' || host.size() < 3 ||
+        host.find_first_not_of("0123456789abcdefABCDEF:.", 1) != host.size() - 1)
+      return Status::InvalidArgument("-webaddr \"" + addr + "\": expected [IPv6 address]:port");
+    return addr;
+  }
   if (host.find_first_not_of("0123456789.") != std::string::npos && host != "localhost")
     return Status::InvalidArgument("-webaddr \"" + addr + "\": host must be an IP address");
   return (host == "localhost" ? std::string("127.0.0.1") : host) + ":" + port;
@@ -32,6 +39,14 @@ int LogMessage(const ::mg_connection*, const char* message) {
 
 Status WebServer::Start(const std::string& addr, Handler handler, int threads) {
   ASSIGN_OR_RETURN(std::string ports, ToListeningPorts(addr));
+  mg_init_library(0);
+  // Feature 8 is IPv6. Debian's civetweb 1.15 is built without it: say so rather than CivetWeb's
+  // "invalid port spec".
+  if (ports.front() == '[' && mg_check_feature(8) == 0)
+    return Status::InvalidArgument(
+        "-webaddr " + addr +
+        ": the CivetWeb library this binary uses was built without IPv6 (Debian's is); listen on "
+        "an IPv4 address instead, e.g. 127.0.0.1:9000, or :9000 for every IPv4 address");
   handler_ = std::move(handler);
   std::string nthreads = std::to_string(threads);
   const char* options[] = {"listening_ports",
@@ -48,7 +63,6 @@ Status WebServer::Start(const std::string& addr, Handler handler, int threads) {
   mg_callbacks cb;
   std::memset(&cb, 0, sizeof(cb));
   cb.log_message = LogMessage;
-  mg_init_library(0);
   ctx_ = mg_start(&cb, nullptr, options);
   if (ctx_ == nullptr)
     return Status::InvalidArgument("-webaddr " + addr + ": cannot listen (address in use?)");

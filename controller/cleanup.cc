@@ -6,15 +6,18 @@
 
 namespace ds {
 
-CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark) {
+CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark,
+                        const std::string& underused_value) {
   CleanupStep step;
   NodeEdit edit;
   edit.label.key = mark.key;
   edit.annotation.key = kHeldByAnnotation;
   const std::string* record_text = FindLabel(node.annotations, kHeldByAnnotation);
-  if (mark.IsOn(node.labels)) {
+  const std::string* value = FindLabel(node.labels, mark.key);
+  if (mark.IsOn(node.labels) ||
+      (value != nullptr && !underused_value.empty() && *value == underused_value)) {
     edit.label.op = NodeEdit::Op::kRemove;
-    edit.label.value = mark.value;
+    edit.label.value = *value;
   } else if (record_text != nullptr) {
     // The mark an earlier configuration set (another key or value), if the node still has it.
     if (auto record = ParseOwnership(*record_text); record.ok()) {
@@ -45,7 +48,7 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
     ASSIGN_OR_RETURN(NodeListPage page, kube->ListNodes("", 500, cont));
     for (const NodeInfo& n : page.items) {
       ++c.nodes;
-      CleanupStep step = PlanCleanup(n, o.mark);
+      CleanupStep step = PlanCleanup(n, o.mark, o.underused_value);
       if (!step.note.empty()) {
         ++c.kept;
         out << "node " << n.name << ": " << step.note << "\n";
@@ -90,9 +93,12 @@ int RunCleanupCommand(const Options& options, std::ostream& out) {
                    options.user_agent);
   CleanupOptions co;
   co.mark = options.reconciler.mark;
+  if (options.rules.rebalance.underused.enabled)
+    co.underused_value = options.rules.rebalance.underused.value;
   co.dry_run = options.reconciler.writes.dry_run;
   co.qps = options.reconciler.writes.qps;
   out << "cleanup: " << options.rest.description << "; mark " << co.mark.ToString()
+      << (co.underused_value.empty() ? "" : ", " + co.mark.key + "=" + co.underused_value)
       << " and annotation " << kHeldByAnnotation << "\n";
   auto counts = RunCleanup(&kube, &clock, co, out);
   if (!counts.ok()) {

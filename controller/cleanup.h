@@ -35,12 +35,16 @@ struct CleanupStep {
   std::optional<NodeEdit> edit;
   std::string note;
 };
-CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark);
+// `underused_value` (rebalance.underused's, "" when the mode is off): our key with that value is
+// the mirror mode's mark, removed too.
+CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark,
+                        const std::string& underused_value = "");
 
 struct CleanupOptions {
   Mark mark;
-  bool dry_run = false;  // print what would be done, write nothing
-  double qps = 100;      // writes per second (and burst)
+  std::string underused_value;  // see PlanCleanup
+  bool dry_run = false;         // print what would be done, write nothing
+  double qps = 100;             // writes per second (and burst)
 };
 
 // Lists all nodes (paged) and applies PlanCleanup to each, printing one line per node it acts on

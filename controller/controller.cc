@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "controller/version.h"
+
 namespace ds {
 namespace {
 
@@ -58,6 +60,7 @@ Status Controller::Start() {
     LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is "
                     "NOT verified";
   LOG(INFO) << DescribeStartup(o);
+  for (const std::string& w : o.rules.warnings) LOG(WARNING) << w;
   if (elector_ != nullptr) {
     const LeaderElectionOptions& le = o.leader_election;
     LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name
@@ -117,6 +120,8 @@ ControllerView Controller::View() const {
   v.seconds_since_progress = progress == TimePoint{} ? -1 : ToSeconds(clock_.Now() - progress);
   v.interval_seconds = options_.reconciler.interval_seconds;
   v.mark = options_.reconciler.mark;
+  v.version = Version();
+  v.commit = GitCommit();
   v.rss_bytes = ResidentBytes();
   if (rebalancer_ != nullptr) {
     v.rebalance = rebalancer_->Report();

@@ -10,6 +10,7 @@
 
 #include "common/time_zone.h"
 #include "common/web_server.h"
+#include "controller/version.h"
 #include "promql/prometheus_client.h"
 
 DEFINE_string(prom, "",
@@ -98,6 +99,7 @@ std::string Managed(const RuleConfig& rules) {
 }  // namespace
 
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
+  gflags::SetVersionString(VersionString());
   gflags::SetUsageMessage(
       "makes kube-scheduler aware of real node load: labels nodes that PromQL rules find busy.\n"
       "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r "
@@ -215,7 +217,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
     if (std::string why = ValidateLeaderElection(le); !why.empty())
       return Status::InvalidArgument(why);
   }
-  o.user_agent = std::string("dynamic-scheduler/") + kVersion + " (" +
+  o.user_agent = std::string("dynamic-scheduler/") + Version() + "+" + GitCommit() + " (" +
                  (o.leader_elect ? le.identity : "single") + ")";
   return o;
 }
@@ -232,6 +234,15 @@ std::string DescribeRebalance(const RuleConfig& c) {
       os << " " << rule.name << " (" << (rule.resource == Rule::Resource::kCpu ? "cpu" : "memory")
          << ")";
   os << "; at most " << r.limits.per_cycle << " per cycle, " << r.limits.per_hour << " per hour";
+  if (r.underused.enabled) {
+    const UnderusedConfig& u = r.underused;
+    os << "; drains nodes below";
+    if (!std::isnan(u.below[0])) os << " cpu " << u.below[0] << " %";
+    if (!std::isnan(u.below[0]) && !std::isnan(u.below[1])) os << " and";
+    if (!std::isnan(u.below[1])) os << " memory " << u.below[1] << " %";
+    os << " for " << u.for_seconds << " s (marked " << c.mark.key << "=" << u.value << ", "
+       << u.max_nodes << " at once)";
+  }
   return os.str();
 }
 
@@ -242,6 +253,7 @@ std::string DescribeConfig(const Options& o) {
   os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules)
      << " format), label " << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules)
      << "\n";
+  for (const std::string& w : o.rules.warnings) os << "  warning: " << w << "\n";
   for (const auto& r : o.rules.rules)
     os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
        << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query

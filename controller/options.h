@@ -16,8 +16,6 @@
 
 namespace ds {
 
-inline constexpr const char* kVersion = "0.1";
-
 struct Options {
   std::string rule_file;
   RuleConfig rules;

@@ -39,6 +39,13 @@ const char* ResultName(EvictionResult::Kind k) {
   return "error";
 }
 
+// Nothing new is scheduled onto it: a dedicated pool, or NotReady.
+bool Tainted(const NodeInfo& n) {
+  return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
+    return t.effect == "NoSchedule" || t.effect == "NoExecute";
+  });
+}
+
 // A pod that holds resources on its node: bound and not finished.
 bool Holds(const PodInfo& p) {
   return !p.node.empty() && p.phase != "Succeeded" && p.phase != "Failed";
@@ -205,15 +212,7 @@ void Rebalancer::FollowReplacements(double now) {
   if (pending_.empty() || replaced_seen_.size() > 10000) replaced_seen_.clear();
 }
 
-void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
-                         const std::set<std::string>& alerted, const std::function<bool()>& gate,
-                         const std::function<void(const std::string&, double)>& evicted,
-                         const std::vector<std::string>& reference_hot) {
-  const double now = clock_->WallSeconds();
-  int weekday = 0, minute = 0;
-  zone_.LocalWeekdayMinute(now, &weekday, &minute);
-  budget_.StartCycle(now, weekday, minute);
-
+void Rebalancer::TrackInFlight(double now) {
   // Evictions in flight: a node's evicted pods until they are gone from it (a LIST of that
   // node's pods only, served from the API server's cache).
   for (auto it = state_.begin(); it != state_.end();) {
@@ -244,8 +243,10 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     }
     ++it;
   }
-  FollowReplacements(now);
+}
 
+void Rebalancer::TrackEpisodes(const std::vector<ReliefInput>& nodes, double now,
+                               const std::vector<std::string>& reference_hot) {
   // Episodes: a node qualifies, is relieved, cools, and its mark goes.
   std::set<std::string> marked;
   for (const ReliefInput& in : nodes) {
@@ -257,10 +258,22 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     if (!marked.count(n)) effect_.OnUnmarked(n);
   was_marked_ = marked;
   effect_.OnCycle(now, reference_hot, marked);
+}
 
-  // Which nodes to relieve, and how far; the limits are checked before any pod is listed.
-  std::vector<RebalanceNodeReport> reports;
-  std::map<std::string, std::pair<const ReliefInput*, Relief>> relieve;
+Limit Rebalancer::NodeLimit(const std::string& node, double recorded_eviction_wall, double now) {
+  PodInfo probe;
+  probe.node = node;
+  Limit lim = budget_.Check(probe);
+  // An eviction an earlier term recorded on the node: its cool-down holds here too.
+  if (lim == Limit::kNone && now - recorded_eviction_wall < cfg_.limits.node_cooldown_seconds)
+    lim = Limit::kNodeCooldown;
+  return lim;
+}
+
+std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
+    const std::vector<ReliefInput>& nodes, const std::set<std::string>& alerted, double now,
+    std::vector<RebalanceNodeReport>* reports) {
+  std::map<std::string, Hot> relieve;
   for (const ReliefInput& in : nodes) {
     if (!in.marked) continue;
     RebalanceNodeReport r;
@@ -290,220 +303,447 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     }
     if (q == Qualification::kYes && relief) {
       effect_.OnQualified(r.name, now);
-      PodInfo probe;
-      probe.node = r.name;
-      Limit lim = budget_.Check(probe);
-      // An eviction an earlier term recorded on the node: its cool-down holds here too.
-      if (lim == Limit::kNone &&
-          now - in.recorded_eviction_wall < cfg_.limits.node_cooldown_seconds)
-        lim = Limit::kNodeCooldown;
-      if (lim != Limit::kNone) {
+      if (Limit lim = NodeLimit(r.name, in.recorded_eviction_wall, now); lim != Limit::kNone) {
         r.limit = LimitName(lim);
         Count(&RebalanceCounters::skips, r.limit);
       } else if (auto w = retry_at_.find(r.name); w != retry_at_.end() && now < w->second) {
         r.limit = "retry_wait";  // nothing could be evicted last time: not listed every cycle
         Count(&RebalanceCounters::skips, r.limit);
       } else {
-        relieve.emplace(r.name, std::make_pair(&in, std::move(*relief)));
+        relieve.emplace(r.name, Hot{&in, std::move(*relief)});
       }
     }
-    reports.push_back(std::move(r));
+    reports->push_back(std::move(r));
   }
+  return relieve;
+}
 
+bool Rebalancer::Ours(const Labels& labels) const {
+  const std::string* v = FindLabel(labels, mark_.key);
+  return v != nullptr &&
+         (*v == mark_.value || (cfg_.underused.enabled && *v == cfg_.underused.value));
+}
+
+std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<ReliefInput>& nodes,
+                                                         int resource,
+                                                         const std::set<std::string>& exclude) {
+  // Tainted nodes (a dedicated pool, NotReady) are left out: an idle pool that takes every
+  // slot would make every pod "fit nowhere". So are nodes with either of our values (hot,
+  // underused): replacements are steered away from them. (Another value under our key is an
+  // operator's: the affinity term does not avoid it.)
+  std::vector<const ReliefInput*> free;
+  for (const ReliefInput& in : nodes)
+    if (!in.marked && !Ours(in.node->labels) && !in.node->unschedulable && !Tainted(*in.node) &&
+        std::isfinite(in.load[resource]) && !exclude.count(in.node->name))
+      free.push_back(&in);
+  const size_t keep = std::min(free.size(), kDestinations);
+  std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
+                    [&](const ReliefInput* a, const ReliefInput* b) {
+                      if (a->load[resource] != b->load[resource])
+                        return a->load[resource] < b->load[resource];
+                      return a->node->name < b->node->name;
+                    });
+  free.resize(keep);
+  return free;
+}
+
+Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, Cluster* cluster) {
+  std::vector<PlacementNode> places;
+  places.reserve(dest.size());
+  for (const ReliefInput* in : dest) {
+    PlacementNode p;
+    p.name = in->node->name;
+    p.labels = in->node->labels;
+    p.unschedulable = in->node->unschedulable;
+    p.taints = in->node->taints;
+    p.allocatable_cpu = in->node->allocatable_cpu;
+    p.allocatable_memory = in->node->allocatable_memory;
+    p.requested_cpu = cluster->requested[p.name].first;
+    p.requested_memory = cluster->requested[p.name].second;
+    places.push_back(std::move(p));
+  }
+  return Placement(std::move(places));
+}
+
+std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods, double now) {
+  std::vector<const PodInfo*> out;
+  for (const PodInfo& p : pods) {
+    if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
+      Count(&RebalanceCounters::kept, KeepName(k));
+      continue;
+    }
+    // A pod a limit forbids now (its workload's or namespace's) is no candidate: the plan is
+    // made of pods that can move, and with none the usage query is not sent at all.
+    if (Limit lim = budget_.Check(p); lim != Limit::kNone) {
+      Count(&RebalanceCounters::skips, LimitName(lim));
+      continue;
+    }
+    out.push_back(&p);
+  }
+  return out;
+}
+
+size_t Rebalancer::RoomThisCycle() const {
+  return cfg_.limits.per_cycle > budget_.evicted_this_cycle()
+             ? cfg_.limits.per_cycle - budget_.evicted_this_cycle()
+             : 0;
+}
+
+void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now,
+                        const Evicted& evicted) {
+  budget_.Record(pod);
+  NodeState& s = state_[node];
+  s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, now);
+  s.last_eviction_wall = now;
+  if (evicted) evicted(node, now);
+}
+
+bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& gate,
+                          const Evicted& evicted, std::map<std::string, size_t>* acted) {
+  const std::string& name = rec.node;
+  const double now = rec.at_wall;
+  if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
+    Count(&RebalanceCounters::skips, LimitName(lim));
+    return true;
+  }
+  if (cfg_.dry_run) {
+    // Paced by the same limits as real evictions, so the report is what would happen.
+    budget_.Record(pod);
+    rec.result = "dry_run";
+    LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
+              << Why(rec) << UsageNote(rec) << "); its replacement fits on " << rec.to;
+  } else {
+    if (gate && !gate()) return false;  // not the leader of this term any more, or stopping
+    EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
+    rec.result = ResultName(res.kind);
+    switch (res.kind) {
+      case EvictionResult::Kind::kEvicted:
+        Charge(pod, name, now, evicted);
+        if (rec.rule != kUnderusedRule) {  // the effect figures are about hot nodes
+          if (!pod.Workload().empty() && !pod.labels.empty())
+            pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
+          effect_.OnEviction(name, pod.Workload(), now);
+        }
+        Announce(rec, gate);
+        LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " (" << Why(rec)
+                  << UsageNote(rec) << "); its replacement fits on " << rec.to;
+        break;
+      case EvictionResult::Kind::kMultipleBudgets:
+        if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
+        if (multiple_budgets_logged_.insert(pod.Key()).second)
+          LOG(WARNING) << "rebalance: " << rec.pod
+                       << " is selected by more than one PodDisruptionBudget; the API server "
+                          "refuses to evict it: "
+                       << res.status.ToString();
+        break;
+      case EvictionResult::Kind::kBlockedByBudget:
+        VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of " << rec.pod;
+        break;
+      case EvictionResult::Kind::kGone:
+        break;
+      case EvictionResult::Kind::kError:
+        // An error after the request may have left (a timeout, a 5xx, an abandoned answer) may
+        // still have evicted the pod: it is charged to every limit and holds the mark like an
+        // eviction, so a retry or a new leader cannot exceed the limits. Only a request never
+        // sent is free.
+        if (res.status.code() != StatusCode::kCancelled) Charge(pod, name, now, evicted);
+        if (throttle_.ShouldLog("evict-error", clock_->Now()))
+          LOG(WARNING) << "rebalance: evicting " << rec.pod << " failed: " << res.status.ToString();
+        break;
+    }
+  }
+  if (rec.result == "evicted" || rec.result == "dry_run") ++(*acted)[name];
+  Count(&RebalanceCounters::evictions, rec.result);
+  Remember(std::move(rec));
+  return true;
+}
+
+std::string Rebalancer::UsageNote(const EvictionRecord& r) {
+  if (r.rule == kUnderusedRule) return "";  // a drain moves every pod, whatever it uses
+  std::ostringstream note;
+  note.precision(4);
+  note << "; the pod uses " << r.usage << " %";
+  return note.str();
+}
+
+std::string Rebalancer::Why(const EvictionRecord& r) {
+  std::ostringstream why;
+  why.precision(4);
+  if (r.rule == kUnderusedRule)
+    why << "the node has stayed underused, at " << r.load << " % of allocatable, below " << r.goal
+        << " %";
+  else
+    why << "rule " << r.rule << " at " << r.load << " % is over its clear threshold " << r.goal
+        << " %";
+  return why.str();
+}
+
+bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
+                            std::map<std::string, Hot> relieve, double now, const Gate& gate,
+                            const Evicted& evicted, std::vector<RebalanceNodeReport>* reports,
+                            std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
   // The nodes furthest over their goal first, as many as this cycle's evictions allow: each is
   // listed and queried, so the work per cycle is bounded by the limits, not by the hot nodes.
   std::vector<std::string> order;
   for (const auto& [name, entry] : relieve) order.push_back(name);
   std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-    const NodeLoad& x = relieve.at(a).second.load;
-    const NodeLoad& y = relieve.at(b).second.load;
+    const NodeLoad& x = relieve.at(a).relief.load;
+    const NodeLoad& y = relieve.at(b).relief.load;
     return x.load - x.goal > y.load - y.goal;
   });
-  const size_t room = cfg_.limits.per_cycle;
-  if (order.size() > room) {
-    for (size_t i = room; i < order.size(); ++i) {
+  if (order.size() > cfg_.limits.per_cycle) {
+    for (size_t i = cfg_.limits.per_cycle; i < order.size(); ++i) {
       relieve.erase(order[i]);
       Count(&RebalanceCounters::skips, LimitName(Limit::kCycle));
     }
-    order.resize(room);
+    order.resize(cfg_.limits.per_cycle);
   }
+  if (relieve.empty()) return true;
+  // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
+  // the resource to relieve (kDestinations of them), with the requests bound to each.
+  const int ri = relieve.at(order.front()).relief.resource == Rule::Resource::kCpu ? 0 : 1;
+  const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, {});
+  std::vector<std::string> dest_names;
+  for (const ReliefInput* in : dest) dest_names.push_back(in->node->name);
+  auto cluster = ListNodes(order, dest_names);
+  if (!cluster) return true;
+  Placement placement = PlacementOn(dest, &*cluster);
+  // The evictable pods of each node, then one usage query per resource for all of them.
+  std::map<std::string, std::vector<const PodInfo*>> evictable;
+  std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
+  for (auto& [name, entry] : relieve) {
+    evictable[name] = Evictable(cluster->on[name], now);
+    for (const PodInfo* p : evictable[name])
+      wanted[entry.relief.resource == Rule::Resource::kCpu ? 0 : 1].insert(p->Key());
+  }
+  std::map<std::string, double> usage[2];
+  if (!wanted[0].empty()) usage[0] = PodUsage(Rule::Resource::kCpu, wanted[0], order);
+  if (!wanted[1].empty()) usage[1] = PodUsage(Rule::Resource::kMemory, wanted[1], order);
+  for (const std::string& name : order) {
+    const Hot& hot = relieve.at(name);
+    const Relief& relief = hot.relief;
+    auto rep = std::find_if(reports->begin(), reports->end(),
+                            [&](const RebalanceNodeReport& r) { return r.name == name; });
+    const auto& used = usage[relief.resource == Rule::Resource::kCpu ? 0 : 1];
+    std::vector<Candidate> candidates;
+    for (const PodInfo* p : evictable[name])
+      if (auto u = used.find(p->Key()); u != used.end())
+        candidates.push_back(Candidate{p, relief.Share(u->second)});
+    rep->candidates = candidates.size();
+    const size_t room = RoomThisCycle();
+    if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
+    tried->insert(name);
+    PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement);
+    rep->picks = choice.picks.size();
+    rep->no_fit = choice.no_fit;
+    rep->load_after = choice.load_after;
+    if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
+    for (const PodChoice::Pick& pick : choice.picks) {
+      EvictionRecord rec;
+      rec.pod = pick.pod->Key();
+      rec.node = name;
+      rec.to = pick.to;
+      rec.rule = relief.rule;
+      rec.usage = pick.usage;
+      rec.load = relief.load.load;
+      rec.goal = relief.load.goal;
+      rec.at_wall = now;
+      rec.pod_uid = pick.pod->uid;
+      rec.node_uid = hot.in->node->uid;
+      if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) return false;
+    }
+  }
+  return true;
+}
 
-  std::map<std::string, size_t> acted;  // evictions (or dry-run plans) per node this cycle
-  std::set<std::string> tried;          // nodes that had room for an eviction this cycle
-  if (!relieve.empty()) {
-    // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
-    // the resource to relieve (kDestinations of them), with the requests bound to each.
-    const Rule::Resource res = relieve.at(order.front()).second.resource;
-    const int ri = res == Rule::Resource::kCpu ? 0 : 1;
-    std::vector<const ReliefInput*> free;
-    // Tainted nodes (a dedicated pool, NotReady) are left out: an idle pool that takes every
-    // slot would make every pod "fit nowhere".
-    auto tainted = [](const NodeInfo& n) {
-      return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
-        return t.effect == "NoSchedule" || t.effect == "NoExecute";
-      });
-    };
-    for (const ReliefInput& in : nodes)
-      if (!in.marked && !mark_.IsOn(in.node->labels) && !in.node->unschedulable &&
-          !tainted(*in.node) && std::isfinite(in.load[ri]))
-        free.push_back(&in);
-    const size_t keep = std::min(free.size(), kDestinations);
-    std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
-                      [&](const ReliefInput* a, const ReliefInput* b) {
-                        if (a->load[ri] != b->load[ri]) return a->load[ri] < b->load[ri];
-                        return a->node->name < b->node->name;
-                      });
-    free.resize(keep);
-    std::vector<std::string> dest;
-    for (const ReliefInput* in : free) dest.push_back(in->node->name);
-    if (auto cluster = ListNodes(order, dest)) {
-      std::vector<PlacementNode> places;
-      places.reserve(free.size());
-      for (const ReliefInput* in : free) {
-        PlacementNode p;
-        p.name = in->node->name;
-        p.labels = in->node->labels;
-        p.unschedulable = in->node->unschedulable;
-        p.taints = in->node->taints;
-        p.allocatable_cpu = in->node->allocatable_cpu;
-        p.allocatable_memory = in->node->allocatable_memory;
-        p.requested_cpu = cluster->requested[p.name].first;
-        p.requested_memory = cluster->requested[p.name].second;
-        places.push_back(std::move(p));
-      }
-      Placement placement(std::move(places));
-      // The evictable pods of each node, then one usage query per resource for all of them.
-      std::map<std::string, std::vector<const PodInfo*>> evictable;
-      std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
-      for (auto& [name, entry] : relieve) {
-        for (const PodInfo& p : cluster->on[name]) {
-          if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
-            Count(&RebalanceCounters::kept, KeepName(k));
-            continue;
-          }
-          // A pod a limit forbids now (its workload's or namespace's) is no candidate: the plan
-          // is made of pods that can move, and with none the usage query is not sent at all.
-          if (Limit lim = budget_.Check(p); lim != Limit::kNone) {
-            Count(&RebalanceCounters::skips, LimitName(lim));
-            continue;
-          }
-          evictable[name].push_back(&p);
-          wanted[entry.second.resource == Rule::Resource::kCpu ? 0 : 1].insert(p.Key());
-        }
-      }
-      std::map<std::string, double> usage[2];
-      if (!wanted[0].empty()) usage[0] = PodUsage(Rule::Resource::kCpu, wanted[0], order);
-      if (!wanted[1].empty()) usage[1] = PodUsage(Rule::Resource::kMemory, wanted[1], order);
-      bool stopped = false;
-      for (const std::string& name : order) {
-        if (stopped) break;
-        const Relief& relief = relieve.at(name).second;
-        auto rep = std::find_if(reports.begin(), reports.end(),
-                                [&](const RebalanceNodeReport& r) { return r.name == name; });
-        const auto& used = usage[relief.resource == Rule::Resource::kCpu ? 0 : 1];
-        std::vector<Candidate> candidates;
-        for (const PodInfo* p : evictable[name])
-          if (auto u = used.find(p->Key()); u != used.end())
-            candidates.push_back(Candidate{p, relief.Share(u->second)});
-        rep->candidates = candidates.size();
-        const size_t room = cfg_.limits.per_cycle > budget_.evicted_this_cycle()
-                                ? cfg_.limits.per_cycle - budget_.evicted_this_cycle()
-                                : 0;
-        if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
-        tried.insert(name);
-        PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement);
-        rep->picks = choice.picks.size();
-        rep->no_fit = choice.no_fit;
-        rep->load_after = choice.load_after;
+void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now,
+                          const Gate& gate, const Evicted& evicted,
+                          std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
+  const UnderusedConfig& uc = cfg_.underused;
+  std::vector<UnderuseNode> in;
+  in.reserve(nodes.size());
+  std::map<std::string, const ReliefInput*> by_name;
+  std::map<std::string, bool> eligible;
+  for (const ReliefInput& r : nodes) {
+    UnderuseNode u;
+    u.name = r.node->name;
+    u.load[0] = r.load[0];
+    u.load[1] = r.load[1];
+    const std::string* v = FindLabel(r.node->labels, mark_.key);
+    u.ours = v != nullptr && *v == uc.value;
+    u.taken = v != nullptr && !u.ours;
+    u.eligible = (!selector_ || selector_->Matches(r.node->labels)) && !r.node->unschedulable &&
+                 !Tainted(*r.node);
+    u.drained = u.ours && drained_.count(u.name) > 0;
+    by_name.emplace(u.name, &r);
+    eligible.emplace(u.name, u.eligible);
+    in.push_back(std::move(u));
+  }
+  UnderusePlan plan = underuse_.Step(in, uc, now);
+
+  // The marks first: a node is drained only once the node cache has seen its mark (a later
+  // cycle), so the scheduler already steers the replacements elsewhere.
+  auto write = [&](const std::string& node, bool set) {
+    NodeEdit edit;
+    edit.label.op = set ? NodeEdit::Op::kSet : NodeEdit::Op::kRemove;
+    edit.label.key = mark_.key;
+    edit.label.value = uc.value;  // a removal only if the value is still ours
+    if (cfg_.dry_run) {
+      LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on " << node;
+      return;
+    }
+    if (gate && !gate()) return;
+    auto res = kube_->PatchNode(node, edit, gate);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.underused_marks[!res.ok() ? "failed" : set ? "set" : "removed"];
+    }
+    if (!res.ok()) {
+      if (throttle_.ShouldLog("underused-" + node, clock_->Now()))
+        LOG(WARNING) << "rebalance: could not " << DescribeNodeEdit(edit) << " on " << node << ": "
+                     << res.status().ToString();
+      return;
+    }
+    const ReliefInput* r = by_name.at(node);
+    std::ostringstream msg;
+    msg.precision(4);
+    msg << (set ? "Marked " : "Unmarked ") << mark_.key << "=" << uc.value << ": ";
+    const char* names[2] = {"CPU", "memory"};
+    bool first = true;
+    for (int k = 0; k < 2; ++k) {
+      if (std::isnan(uc.below[k])) continue;
+      msg << (first ? "" : ", ") << names[k] << " at " << r->load[k] << " % of allocatable"
+          << (set ? " (below " : " (bound ") << uc.below[k] << " %)";
+      first = false;
+    }
+    if (set)
+      msg << " for " << uc.for_seconds << " s or more; its pods will be moved elsewhere so that "
+          << "the node can be removed";
+    else if (!eligible.at(node))
+      msg << "; no longer a node to drain (cordoned, tainted, or rebalance.nodeSelector)";
+    LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
+    EventInfo e;
+    e.kind = "Node";
+    e.name = node;
+    e.uid = r->node->uid;
+    e.reason = set ? "MarkedUnderused" : "UnmarkedUnderused";
+    e.at_wall = now;
+    e.message = msg.str();
+    if (Status st = kube_->CreateEvent(e, gate); !st.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.event_errors;
+    }
+  };
+  for (const std::string& n : plan.unmark) {
+    write(n, false);
+    drained_.erase(n);
+  }
+  for (auto it = drained_.begin(); it != drained_.end();)
+    it = by_name.count(*it) ? std::next(it) : drained_.erase(it);  // deleted nodes
+  for (const std::string& n : plan.mark) write(n, true);
+
+  std::vector<UnderusedNodeReport> reports;
+  auto report = [&](const std::string& n, const char* state) {
+    const ReliefInput* r = by_name.at(n);
+    UnderusedNodeReport u;
+    u.name = n;
+    u.state = state;
+    u.load[0] = r->load[0];
+    u.load[1] = r->load[1];
+    if (auto s = plan.below_since.find(n); s != plan.below_since.end())
+      u.below_since_wall = s->second;
+    reports.push_back(std::move(u));
+  };
+  for (const std::string& n : plan.drain) report(n, drained_.count(n) ? "drained" : "draining");
+  for (const std::string& n : plan.mark) report(n, "marked");
+  for (const std::string& n : plan.unmark) report(n, "unmarked");
+  for (const std::string& n : plan.capped) report(n, "capped");
+
+  // Draining: relief of hot nodes comes first; a drain waits for a cycle that relieved none.
+  // In dry-run the nodes that would be marked are planned too (they are never marked there).
+  std::vector<std::string> drain = plan.drain;
+  if (cfg_.dry_run) drain.insert(drain.end(), plan.mark.begin(), plan.mark.end());
+  std::vector<std::string> order;
+  for (const std::string& n : drain) {
+    UnderusedNodeReport* rep = nullptr;
+    for (auto& r : reports)
+      if (r.name == n) rep = &r;
+    if (relieving) {
+      rep->limit = "hot_nodes_first";
+    } else if (Limit lim = NodeLimit(n, 0, now); lim != Limit::kNone) {
+      rep->limit = LimitName(lim);
+      Count(&RebalanceCounters::skips, rep->limit);
+    } else if (auto w = retry_at_.find(n); w != retry_at_.end() && now < w->second) {
+      rep->limit = "retry_wait";
+      Count(&RebalanceCounters::skips, rep->limit);
+    } else if (order.size() < cfg_.limits.per_cycle) {
+      order.push_back(n);
+    }
+  }
+  if (!order.empty()) {
+    const int ri = std::isnan(uc.below[0]) ? 1 : 0;
+    std::set<std::string> exclude(plan.mark.begin(), plan.mark.end());
+    const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, exclude);
+    std::vector<std::string> dest_names;
+    for (const ReliefInput* d : dest) dest_names.push_back(d->node->name);
+    if (auto cluster = ListNodes(order, dest_names)) {
+      Placement placement = PlacementOn(dest, &*cluster);
+      for (const std::string& n : order) {
+        const size_t room = RoomThisCycle();
+        if (room == 0) break;
+        tried->insert(n);
+        const ReliefInput* r = by_name.at(n);
+        const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now);
+        if (movable.empty())
+          drained_.insert(n);
+        else
+          drained_.erase(n);
+        PodChoice choice = ChooseDrain(n, movable, room, &placement);
         if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
+        for (auto& rep : reports)
+          if (rep.name == n) rep.picks = choice.picks.size();
         for (const PodChoice::Pick& pick : choice.picks) {
-          const PodInfo& pod = *pick.pod;
-          EvictionRecord rec{pod.Key(),
-                             name,
-                             pick.to,
-                             relief.rule,
-                             "",
-                             pick.usage,
-                             relief.load.load,
-                             relief.load.goal,
-                             now,
-                             pod.uid,
-                             relieve.at(name).first->node->uid};
-          if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
-            Count(&RebalanceCounters::skips, LimitName(lim));
-            continue;
-          }
-          if (cfg_.dry_run) {
-            // Paced by the same limits as real evictions, so the report is what would happen.
-            budget_.Record(pod);
-            rec.result = "dry_run";
-            LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
-                      << relief.rule << " " << relief.load.load << " % > clear " << relief.load.goal
-                      << " %; the pod uses " << pick.usage << " %); its replacement fits on "
-                      << pick.to;
-          } else {
-            if (gate && !gate()) {  // not the leader of this term any more, or stopping
-              stopped = true;
-              break;
-            }
-            EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
-            rec.result = ResultName(res.kind);
-            // An error after the request may have left (a timeout, a 5xx, an abandoned answer)
-            // may still have evicted the pod: it is charged to every limit and holds the mark
-            // like an eviction, so a retry or a new leader cannot exceed the limits. Only a
-            // request never sent is free.
-            if (res.kind == EvictionResult::Kind::kError &&
-                res.status.code() != StatusCode::kCancelled) {
-              budget_.Record(pod);
-              NodeState& s = state_[name];
-              s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, now);
-              s.last_eviction_wall = now;
-              if (evicted) evicted(name, now);
-            }
-            switch (res.kind) {
-              case EvictionResult::Kind::kEvicted: {
-                budget_.Record(pod);
-                NodeState& s = state_[name];
-                s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, now);
-                s.last_eviction_wall = now;
-                if (!pod.Workload().empty() && !pod.labels.empty())
-                  pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
-                effect_.OnEviction(name, pod.Workload(), now);
-                if (evicted) evicted(name, now);
-                Announce(rec, gate);
-                LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " ("
-                          << relief.rule << " " << relief.load.load << " % > clear "
-                          << relief.load.goal << " %; the pod used " << pick.usage
-                          << " %); its replacement fits on " << pick.to;
-                break;
-              }
-              case EvictionResult::Kind::kMultipleBudgets:
-                if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
-                if (multiple_budgets_logged_.insert(pod.Key()).second)
-                  LOG(WARNING) << "rebalance: " << rec.pod
-                               << " is selected by more than one PodDisruptionBudget; the API "
-                                  "server refuses to evict it: "
-                               << res.status.ToString();
-                break;
-              case EvictionResult::Kind::kBlockedByBudget:
-                VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of " << rec.pod;
-                break;
-              case EvictionResult::Kind::kGone:
-                break;
-              case EvictionResult::Kind::kError:
-                if (throttle_.ShouldLog("evict-error", clock_->Now()))
-                  LOG(WARNING) << "rebalance: evicting " << rec.pod
-                               << " failed: " << res.status.ToString();
-                break;
-            }
-          }
-          if (rec.result == "evicted" || rec.result == "dry_run") ++acted[name];
-          Count(&RebalanceCounters::evictions, rec.result);
-          Remember(std::move(rec));
+          EvictionRecord rec;
+          rec.pod = pick.pod->Key();
+          rec.node = n;
+          rec.to = pick.to;
+          rec.rule = kUnderusedRule;
+          rec.load = std::max(std::isfinite(r->load[0]) ? r->load[0] : 0,
+                              std::isfinite(r->load[1]) ? r->load[1] : 0);
+          rec.goal = uc.below[ri];
+          rec.at_wall = now;
+          rec.pod_uid = pick.pod->uid;
+          rec.node_uid = r->node->uid;
+          if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) break;
         }
       }
     }
   }
+  std::lock_guard<std::mutex> l(mu_);
+  report_.underused = std::move(reports);
+}
+
+void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
+                         const std::set<std::string>& alerted, const Gate& gate,
+                         const Evicted& evicted, const std::vector<std::string>& reference_hot) {
+  const double now = clock_->WallSeconds();
+  int weekday = 0, minute = 0;
+  zone_.LocalWeekdayMinute(now, &weekday, &minute);
+  budget_.StartCycle(now, weekday, minute);
+  TrackInFlight(now);
+  FollowReplacements(now);
+  TrackEpisodes(nodes, now, reference_hot);
+
+  // Which nodes to relieve, and how far; the limits are checked before any pod is listed.
+  std::vector<RebalanceNodeReport> reports;
+  std::map<std::string, Hot> relieve = QualifyHot(nodes, alerted, now, &reports);
+  const bool relieving = !relieve.empty();
+  std::map<std::string, size_t> acted;  // evictions (or dry-run plans) per node this cycle
+  std::set<std::string> tried;          // nodes that had room for an eviction this cycle
+  const bool open =
+      RelieveHot(nodes, std::move(relieve), now, gate, evicted, &reports, &acted, &tried);
+  if (cfg_.underused.enabled && open)
+    Underuse(nodes, relieving, now, gate, evicted, &acted, &tried);
 
   // A node that was listed and queried but gave nothing to evict (nothing fits, PDBs, no usage,
   // an error) waits its cool-down before the next try, so that a node nothing can relieve does
@@ -517,33 +757,35 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   report_.figures = effect_.Figures();
 }
 
-void Rebalancer::Announce(const EvictionRecord& r, const std::function<bool()>& gate) {
-  std::ostringstream why;
-  why.precision(4);
-  why << "rule " << r.rule << " at " << r.load << " % is over its clear threshold " << r.goal
-      << " %";
+void Rebalancer::Announce(const EvictionRecord& r, const Gate& gate) {
+  const bool drain = r.rule == kUnderusedRule;
   const auto slash = r.pod.find('/');
   EventInfo pod;
   pod.kind = "Pod";
   pod.name = r.pod.substr(slash + 1);
   pod.object_namespace = r.pod.substr(0, slash);
   pod.uid = r.pod_uid;
-  pod.reason = "RebalanceEviction";
+  pod.reason = drain ? "UnderusedDrain" : "RebalanceEviction";
   pod.at_wall = r.at_wall;
-  std::ostringstream pm;
+  std::ostringstream pm, nm;
   pm.precision(4);
-  pm << "Evicted to relieve node " << r.node << " (" << why.str() << "; this pod used " << r.usage
-     << " % of it); its replacement should fit on " << r.to;
+  nm.precision(4);
+  if (drain) {
+    pm << "Evicted to drain node " << r.node << " (" << Why(r) << ")";
+    nm << "Evicted " << r.pod << " to drain the node: " << Why(r);
+  } else {
+    pm << "Evicted to relieve node " << r.node << " (" << Why(r) << "; this pod used " << r.usage
+       << " % of it)";
+    nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << Why(r);
+  }
+  pm << "; its replacement should fit on " << r.to;
   pod.message = pm.str();
   EventInfo node;
   node.kind = "Node";
   node.name = r.node;
   node.uid = r.node_uid;
-  node.reason = "RebalanceEviction";
+  node.reason = pod.reason;
   node.at_wall = r.at_wall;
-  std::ostringstream nm;
-  nm.precision(4);
-  nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << why.str();
   node.message = nm.str();
   for (const EventInfo* e : {&pod, &node}) {
     Status st = kube_->CreateEvent(*e, gate);

@@ -15,6 +15,10 @@
 //   evict     POST .../pods/NAME/eviction, never DELETE; or only reported, in dry-run; an
 //             Event on the pod and on the node for each
 //   effect    evictions, bounce-backs and relief (rebalance/effect.h)
+//   underused the mirror mode (rebalance.underused): nodes below every bound for long enough get
+//             our key with the underused value (rebalance/underuse.h), and once the node cache
+//             has seen that mark their pods are moved, in a cycle that relieves no hot node and
+//             within the same limits, so a cluster autoscaler can remove them
 #pragma once
 
 #include <cmath>
@@ -38,7 +42,9 @@
 #include "rebalance/effect.h"
 #include "rebalance/eviction_budget.h"
 #include "rebalance/node_relief.h"
+#include "rebalance/placement.h"
 #include "rebalance/qualify.h"
+#include "rebalance/underuse.h"
 #include "rules/rule_config.h"
 
 namespace ds {
@@ -72,10 +78,19 @@ struct RebalanceNodeReport {
   bool held = false;  // the mark stays for the evictions
 };
 
+// A node of the mirror mode in the last cycle: marked, draining, unmarked or capped.
+struct UnderusedNodeReport {
+  std::string name, state, limit;
+  double load[2] = {std::nan(""), std::nan("")};  // cpu, memory percent
+  double below_since_wall = 0;                    // 0: not below its bounds now
+  size_t picks = 0;
+};
+
 struct RebalanceReport {
   bool enabled = false, dry_run = false;
-  std::vector<RebalanceNodeReport> nodes;  // the marked nodes of the last cycle
-  std::deque<EvictionRecord> recent;       // the last kRecentEvictions, oldest first
+  std::vector<RebalanceNodeReport> nodes;      // the marked nodes of the last cycle
+  std::vector<UnderusedNodeReport> underused;  // rebalance.underused: its nodes of the last cycle
+  std::deque<EvictionRecord> recent;           // the last kRecentEvictions, oldest first
   EffectFigures figures;
   size_t pod_lists = 0;  // per-node pod LISTs since start
 };
@@ -85,6 +100,7 @@ struct RebalanceCounters {
   std::map<std::string, uint64_t> skips;      // by reason: no_fit and the limits' names
   std::map<std::string, uint64_t> kept;       // pods never evicted, by reason (evictable.h)
   uint64_t list_errors = 0, usage_errors = 0, event_errors = 0;
+  std::map<std::string, uint64_t> underused_marks;  // set, removed, failed
 };
 
 class Rebalancer {
@@ -99,6 +115,11 @@ class Rebalancer {
   static constexpr size_t kPodPage = 500;
   // An evicted pod still listed this long after its eviction holds the node's mark no longer.
   static constexpr double kInFlightLimitSeconds = 600;
+  // The `rule` of an eviction that drains an underused node.
+  static constexpr const char* kUnderusedRule = "underused";
+
+  using Gate = std::function<bool()>;
+  using Evicted = std::function<void(const std::string& node, double at_wall)>;
 
   // All pointers must outlive the Rebalancer. `zone` gives the windows' local time.
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
@@ -117,8 +138,7 @@ class Rebalancer {
   // `reference_hot`: the nodes rebalance.referenceQuery calls hot this cycle (for the discovery
   // rate; empty without the query).
   void Relieve(const std::vector<ReliefInput>& nodes, const std::set<std::string>& alerted,
-               const std::function<bool()>& gate,
-               const std::function<void(const std::string& node, double at_wall)>& evicted = {},
+               const Gate& gate, const Evicted& evicted = {},
                const std::vector<std::string>& reference_hot = {});
 
   // Thread-safe copies for /metrics and /rebalance.
@@ -131,6 +151,51 @@ class Rebalancer {
     double last_eviction_wall = 0;
   };
   struct Cluster;  // what one LIST of the cluster's pods gave
+  struct Hot {     // a hot node to relieve this cycle
+    const ReliefInput* in = nullptr;
+    Relief relief;
+  };
+
+  // The stages of Relieve, in order.
+  void TrackInFlight(double now);
+  void TrackEpisodes(const std::vector<ReliefInput>& nodes, double now,
+                     const std::vector<std::string>& reference_hot);
+  std::map<std::string, Hot> QualifyHot(const std::vector<ReliefInput>& nodes,
+                                        const std::set<std::string>& alerted, double now,
+                                        std::vector<RebalanceNodeReport>* reports);
+  // False when the gate closed (no longer the leader, stopping): nothing more this cycle.
+  bool RelieveHot(const std::vector<ReliefInput>& nodes, std::map<std::string, Hot> relieve,
+                  double now, const Gate& gate, const Evicted& evicted,
+                  std::vector<RebalanceNodeReport>* reports, std::map<std::string, size_t>* acted,
+                  std::set<std::string>* tried);
+  // The mirror mode: its marks, then (when `relieving` is false) its drains.
+  void Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now, const Gate& gate,
+                const Evicted& evicted, std::map<std::string, size_t>* acted,
+                std::set<std::string>* tried);
+
+  // The limit that stops every eviction from `node` now (kNone: none).
+  Limit NodeLimit(const std::string& node, double recorded_eviction_wall, double now);
+  // Our key with our value or the underused one (when that mode is on).
+  bool Ours(const Labels& labels) const;
+  // Up to kDestinations nodes where replacements may go: without either of our values,
+  // schedulable, untainted, with a known load of `resource` (0 cpu, 1 memory), the least loaded
+  // first; not those in `exclude`.
+  std::vector<const ReliefInput*> Destinations(const std::vector<ReliefInput>& nodes, int resource,
+                                               const std::set<std::string>& exclude);
+  static Placement PlacementOn(const std::vector<const ReliefInput*>& dest, Cluster* cluster);
+  // The pods of `pods` that may be evicted now (evictable.h, and no limit forbids them).
+  std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, double now);
+  size_t RoomThisCycle() const;
+  // One chosen pod: its limits, then the eviction (or its dry-run report) and its bookkeeping.
+  // False when the gate closed before it was sent.
+  bool EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& gate, const Evicted& evicted,
+                std::map<std::string, size_t>* acted);
+  // An eviction that happened, or may have: charged to every limit, holding the node's mark.
+  void Charge(const PodInfo& pod, const std::string& node, double now, const Evicted& evicted);
+  // Why the pod of `r` is evicted, for logs and Events.
+  static std::string Why(const EvictionRecord& r);
+  // "; the pod uses N %" for a relief, "" for a drain.
+  static std::string UsageNote(const EvictionRecord& r);
 
   // The pods of the nodes to relieve and of the candidate destinations, one LIST per node.
   std::optional<Cluster> ListNodes(const std::vector<std::string>& relieve,
@@ -146,7 +211,7 @@ class Rebalancer {
              uint64_t n = 1);
   void Remember(EvictionRecord r);
   // Events on the pod and on the node (kube/event.h), with the rule, its load and its goal.
-  void Announce(const EvictionRecord& r, const std::function<bool()>& gate);
+  void Announce(const EvictionRecord& r, const Gate& gate);
 
   const RebalanceConfig cfg_;
   const Mark mark_;
@@ -157,6 +222,8 @@ class Rebalancer {
   std::optional<LabelSelector> selector_;  // rebalance.nodeSelector; empty: every node
   EvictionBudget budget_;
   EffectTracker effect_;
+  UnderuseTracker underuse_;
+  std::set<std::string> drained_;  // underused nodes whose last drain found nothing to move
   LogThrottle throttle_{300};
   std::map<std::string, NodeState> state_;  // nodes evicted from, while they matter
   std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes

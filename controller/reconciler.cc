@@ -19,9 +19,16 @@ double ProcessCpuSeconds() {
 
 const char* OpName(Comparison op) { return op == Comparison::kGreater ? ">" : "<"; }
 
+// 91.5, 0.25; large values (bytes: memory.available) whole, "159992000" rather than
+// "1.59992e+08", which reads badly in a log line and hides digits.
 std::string Num(double v) {
   std::ostringstream os;
-  os.precision(6);
+  if (std::abs(v) >= 1e6 && std::abs(v) < 1e15) {
+    os << std::fixed;
+    os.precision(0);
+  } else {
+    os.precision(6);
+  }
   os << v;
   return os.str();
 }

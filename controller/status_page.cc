@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <sstream>
 
 #include "common/json_util.h"
@@ -133,6 +134,31 @@ std::string RenderRebalanceJson(const ControllerView& view) {
       w.EndObject();
     }
     w.EndArray();
+    w.Key("underused");
+    w.StartArray();
+    for (const UnderusedNodeReport& u : r.underused) {
+      w.StartObject();
+      w.Key("name");
+      WriteString(w, u.name);
+      w.Key("state");
+      WriteString(w, u.state);
+      w.Key("cpu");
+      WriteNumber(w, u.load[0]);
+      w.Key("memory");
+      WriteNumber(w, u.load[1]);
+      if (u.below_since_wall > 0) {
+        w.Key("belowSince");
+        WriteString(w, FormatRfc3339(u.below_since_wall));
+      }
+      if (!u.limit.empty()) {
+        w.Key("limitedBy");
+        WriteString(w, u.limit);
+      }
+      w.Key("picks");
+      w.Uint64(u.picks);
+      w.EndObject();
+    }
+    w.EndArray();
     const EffectFigures& f = r.figures;
     w.Key("figures");
     w.StartObject();
@@ -231,6 +257,10 @@ std::string RenderMetrics(const ControllerView& v) {
     o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
   };
   const auto& c = v.counters;
+  metric("dynamic_scheduler_build_info", "gauge",
+         "Always 1; the labels say which build runs (the version and the git commit).");
+  o << "dynamic_scheduler_build_info{version=\"" << Escape(v.version) << "\",commit=\""
+    << Escape(v.commit) << "\"} 1\n";
   metric("dynamic_scheduler_cycles_total", "counter", "Evaluation cycles run.");
   o << "dynamic_scheduler_cycles_total " << c.cycles << "\n";
   metric("dynamic_scheduler_cycle_duration_seconds", "gauge",
@@ -287,6 +317,11 @@ std::string RenderMetrics(const ControllerView& v) {
   metric("dynamic_scheduler_node_cache_synced", "gauge",
          "1 once the node cache has listed the cluster.");
   o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
+  metric("dynamic_scheduler_node_cache_seconds_since_progress", "gauge",
+         "Seconds since the node cache's last successful LIST, watch event or BOOKMARK (-1: "
+         "none yet); /status calls the cache stale above 300 s (or twice -watch_idle_timeout).");
+  o << "dynamic_scheduler_node_cache_seconds_since_progress " << v.cache_seconds_since_progress
+    << "\n";
   metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge",
          "Time from start to the first complete LIST.");
   o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds
@@ -330,6 +365,23 @@ std::string RenderMetrics(const ControllerView& v) {
     for (const auto& [reason, n] : rc.skips)
       o << "dynamic_scheduler_eviction_skips_total{reason=\"" << Escape(reason) << "\"} " << n
         << "\n";
+    metric("dynamic_scheduler_underused_nodes", "gauge",
+           "Nodes of rebalance.underused in the last cycle, by state (marked: this cycle; "
+           "draining: marked before and still below the bounds; drained: nothing left it may "
+           "move; capped: would be marked but maxNodes are being drained).");
+    std::map<std::string, size_t> states = {
+        {"marked", 0}, {"draining", 0}, {"drained", 0}, {"capped", 0}};
+    for (const UnderusedNodeReport& u : v.rebalance->underused)
+      if (states.count(u.state)) ++states[u.state];
+    for (const auto& [state, n] : states)
+      o << "dynamic_scheduler_underused_nodes{state=\"" << state << "\"} " << n << "\n";
+    metric("dynamic_scheduler_underused_marks_total", "counter",
+           "Writes of the underused mark, by result (set, removed, failed).");
+    for (const char* r : {"set", "removed", "failed"}) {
+      auto it = rc.underused_marks.find(r);
+      o << "dynamic_scheduler_underused_marks_total{result=\"" << r << "\"} "
+        << (it == rc.underused_marks.end() ? 0 : it->second) << "\n";
+    }
     metric("dynamic_scheduler_pods_kept_total", "counter",
            "Pods on nodes being relieved that are never evicted, by reason.");
     for (const auto& [reason, n] : rc.kept)

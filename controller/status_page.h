@@ -36,7 +36,8 @@ struct ControllerView {
   double seconds_since_progress = -1;  // since the loop last moved on (Reconciler::LastProgress)
   double interval_seconds = 10;
   Mark mark;
-  double rss_bytes = 0;  // resident memory of the process, 0 if unknown
+  std::string version, commit;  // controller/version.h
+  double rss_bytes = 0;         // resident memory of the process, 0 if unknown
   // Leader election (all false/empty when it is off: a single replica always acts).
   bool leader_election = false;
   bool is_leader = false;

@@ -39,4 +39,25 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
   return out;
 }
 
+PodChoice ChooseDrain(const std::string& node, const std::vector<const PodInfo*>& candidates,
+                      size_t max_pods, Placement* placement) {
+  std::vector<const PodInfo*> order = candidates;
+  std::sort(order.begin(), order.end(), [](const PodInfo* a, const PodInfo* b) {
+    if (a->cpu_request != b->cpu_request) return a->cpu_request > b->cpu_request;
+    if (a->memory_request != b->memory_request) return a->memory_request > b->memory_request;
+    return a->Key() < b->Key();
+  });
+  PodChoice out;
+  for (const PodInfo* p : order) {
+    if (out.picks.size() >= max_pods) break;
+    std::string to = placement->Reserve(*p, node);
+    if (to.empty()) {
+      ++out.no_fit;
+      continue;
+    }
+    out.picks.push_back(PodChoice::Pick{p, 0, std::move(to)});
+  }
+  return out;
+}
+
 }  // namespace ds

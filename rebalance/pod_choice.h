@@ -42,4 +42,10 @@ struct PodChoice {
 PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
                      Placement* placement);
 
+// Draining an underused node (rebalance.underused): every candidate may go, the largest
+// requests first (the hardest to place, while the most room is left), each only where its
+// replacement fits. At most `max_pods` picks; `usage` is left 0 (no usage query is needed).
+PodChoice ChooseDrain(const std::string& node, const std::vector<const PodInfo*>& candidates,
+                      size_t max_pods, Placement* placement);
+
 }  // namespace ds

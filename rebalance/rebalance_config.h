@@ -23,14 +23,36 @@
 //     effectWindow: 10m         # how long after an eviction its effect is judged
 //     referenceQuery: ""        # nodes hot by your own standard (each series names one), for
 //                               # the discovery rate; empty: not measured
+//     underused:                # the mirror mode (UnderusedConfig); absent: off
+//       cpuBelow: 15            # percent of allocatable CPU (a rule with resource: cpu)
+//       memoryBelow: 25         # percent of allocatable memory (resource: memory)
+//       for: 1h
+//       value: underused        # the mark's value on such nodes (our label key)
+//       maxNodes: 1             # nodes being drained at once
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <string>
 
 #include "rebalance/evictable.h"
 #include "rebalance/eviction_budget.h"
 
 namespace ds {
+
+// The mirror mode, HighNodeUtilization on real usage: a node whose load stays below every given
+// bound for `for` is marked with our key and a value of its own, so the affinity term keeps new
+// pods off it too, and drained within the same limits, so a cluster autoscaler can remove it.
+// The two modes cannot meet on a node: our key holds one value at a time, a hot node's load is
+// above every bound (the bounds must be below the rules' clear thresholds), and the labeller's
+// mark replaces this one on a node that turns hot.
+struct UnderusedConfig {
+  bool enabled = false;                            // the section is present
+  double below[2] = {std::nan(""), std::nan("")};  // cpu, memory percent; NaN: not a condition
+  double for_seconds = 3600;
+  std::string value = "underused";
+  size_t max_nodes = 1;  // nodes being drained at once: many would herd their pods onto the rest
+};
 
 struct RebalanceConfig {
   bool enabled = false;  // the section is present
@@ -50,6 +72,7 @@ struct RebalanceConfig {
   std::string reference_query;  // empty: the discovery rate is not measured
   EvictablePolicy pods;
   EvictionLimits limits;
+  UnderusedConfig underused;
 };
 
 }  // namespace ds

@@ -138,7 +138,7 @@ class Parser {
         n, "rebalance",
         {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge", "evictBarePods",
          "evictLocalStorage", "priorityThreshold", "namespaces", "nodeSelector", "limits",
-         "windows", "timeZone", "effectWindow", "referenceQuery"}));
+         "windows", "timeZone", "effectWindow", "referenceQuery", "underused"}));
     r.enabled = true;
     if (n["referenceQuery"]) {
       ASSIGN_OR_RETURN(r.reference_query, String(n["referenceQuery"], "rebalance.referenceQuery"));
@@ -161,6 +161,16 @@ class Parser {
     }
     if (n["target"]) {
       ASSIGN_OR_RETURN(r.target, Number(n["target"], "rebalance.target"));
+      // The floor must leave room under the goal (a rule's clear threshold): at or above it, no
+      // eviction could ever be planned for that rule.
+      for (const Rule& rule : cfg->rules) {
+        if (rule.resource == Rule::Resource::kNone || r.target < rule.clear_threshold) continue;
+        std::ostringstream why;
+        why << "must be below the clear threshold of rule " << rule.name << " ("
+            << rule.clear_threshold << "): the rebalancer plans a node's load down to that "
+            << "threshold and never below the target";
+        return Error(n["target"], "rebalance.target", why.str());
+      }
     }
     if (const YAML::Node u = n["podUsage"]) {
       RETURN_NOT_OK(CheckKeys(u, "rebalance.podUsage", {"cpu", "memory"}));
@@ -254,14 +264,97 @@ class Parser {
         return Error(n["timeZone"], "rebalance.timeZone",
                      "\"" + r.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
     }
+    if (const YAML::Node u = n["underused"]) RETURN_NOT_OK(ParseUnderused(u, cfg));
+    return Status::OK();
+  }
+
+  // rebalance.underused (rebalance_config.h). The rules are parsed already: each bound needs a
+  // rule measuring its resource, and must lie below the clear threshold of every such rule, or
+  // one node could be underused and hot at once.
+  Status ParseUnderused(const YAML::Node& u, RuleConfig* cfg) const {
+    UnderusedConfig& c = cfg->rebalance.underused;
+    RETURN_NOT_OK(CheckKeys(u, "rebalance.underused",
+                            {"cpuBelow", "memoryBelow", "for", "value", "maxNodes"}));
+    c.enabled = true;
+    const char* keys[2] = {"cpuBelow", "memoryBelow"};
+    const Rule::Resource resources[2] = {Rule::Resource::kCpu, Rule::Resource::kMemory};
+    for (int i = 0; i < 2; ++i) {
+      const YAML::Node b = u[keys[i]];
+      if (!b) continue;
+      const std::string field = std::string("rebalance.underused.") + keys[i];
+      ASSIGN_OR_RETURN(c.below[i], Number(b, field));
+      if (!(c.below[i] > 0 && c.below[i] < 100))
+        return Error(b, field, "must be a percent between 0 and 100");
+      bool measured = false;
+      for (const Rule& rule : cfg->rules) {
+        if (rule.resource != resources[i]) continue;
+        measured = true;
+        if (c.below[i] >= rule.clear_threshold) {  // resource rules all compare with '>'
+          std::ostringstream why;
+          why << "must be below the clear threshold of rule " << rule.name << " ("
+              << rule.clear_threshold << "), or a node could be both hot and underused";
+          return Error(b, field, why.str());
+        }
+      }
+      if (!measured)
+        return Error(b, field,
+                     std::string("no rule measures ") + (i == 0 ? "cpu" : "memory") +
+                         " (resource: " + (i == 0 ? "cpu" : "memory") + " on a rule)");
+    }
+    if (std::isnan(c.below[0]) && std::isnan(c.below[1]))
+      return Error(u, "rebalance.underused", "needs cpuBelow, memoryBelow or both");
+    if (u["for"]) {
+      ASSIGN_OR_RETURN(c.for_seconds, Seconds(u["for"], "rebalance.underused.for"));
+    }
+    if (u["value"]) {
+      ASSIGN_OR_RETURN(c.value, String(u["value"], "rebalance.underused.value"));
+      if (auto why = ValidateLabelValue(c.value); !why.empty())
+        return Error(u["value"], "rebalance.underused.value", why);
+      if (c.value.empty())
+        return Error(u["value"], "rebalance.underused.value", "must not be empty");
+    }
+    if (c.value == cfg->mark.value)
+      return Error(u["value"] ? u["value"] : u, "rebalance.underused.value",
+                   "must differ from the mark's value \"" + cfg->mark.value + "\"");
+    if (u["maxNodes"]) {
+      ASSIGN_OR_RETURN(c.max_nodes, Count(u["maxNodes"], "rebalance.underused.maxNodes"));
+      if (c.max_nodes == 0)
+        return Error(u["maxNodes"], "rebalance.underused.maxNodes", "must be at least 1");
+    }
+    return Status::OK();
+  }
+
+  // The original project read its files into Go structs, which drop unknown keys without a word:
+  // files written for it may carry keys it never used. They are ignored here too, with a warning
+  // (the current format refuses them, since there a typo would silently change behaviour).
+  inline static const std::set<std::string> kCurrentKeys = {
+      "prometheus", "interval", "missingDataGrace", "label", "nodeSelector", "rules", "rebalance"};
+
+  Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
+                       const std::set<std::string>& known, RuleConfig* cfg) const {
+    if (!map.IsMap()) return Error(map, field, "must be a mapping");
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (known.count(key)) continue;
+      cfg->warnings.push_back(Where(source_, kv.first) + ": " +
+                              (field.empty() ? key : field + "." + key) +
+                              ": unknown field, ignored (as the original project did)");
+    }
     return Status::OK();
   }
 
   Status ParseLegacy(const YAML::Node& root, RuleConfig* cfg) const {
-    RETURN_NOT_OK(CheckKeys(root, "", {"PromJob", "Rulename"}));
+    // A key of the current format means the file mixes the two: ignoring it would drop what
+    // its author meant to configure.
+    for (const auto& kv : root)
+      if (kCurrentKeys.count(kv.first.Scalar()))
+        return Error(kv.first, kv.first.Scalar(),
+                     "unknown field: a legacy file (PromJob/Rulename) cannot use the current "
+                     "format's keys; convert the whole file (README, rule.yaml)");
+    RETURN_NOT_OK(IgnoreUnknown(root, "", {"PromJob", "Rulename"}, cfg));
     cfg->legacy = true;
     if (const YAML::Node job = root["PromJob"]) {
-      RETURN_NOT_OK(CheckKeys(job, "PromJob", {"Name"}));
+      RETURN_NOT_OK(IgnoreUnknown(job, "PromJob", {"Name"}, cfg));
       if (job["Name"]) {
         ASSIGN_OR_RETURN(cfg->job_name, String(job["Name"], "PromJob.Name"));
       }
@@ -273,7 +366,7 @@ class Parser {
       Rule r;
       r.name = kv.first.Scalar();
       const std::string f = "Rulename." + r.name;
-      RETURN_NOT_OK(CheckKeys(kv.second, f, {"Promsql", "Threshold"}));
+      RETURN_NOT_OK(IgnoreUnknown(kv.second, f, {"Promsql", "Threshold"}, cfg));
       if (!kv.second["Promsql"]) return Error(kv.second, f + ".Promsql", "missing query");
       ASSIGN_OR_RETURN(r.query, String(kv.second["Promsql"], f + ".Promsql"));
       if (r.query.find_first_not_of(" \t\n") == std::string::npos)
@@ -352,9 +445,7 @@ class Parser {
   }
 
   Status ParseCurrent(const YAML::Node& root, RuleConfig* cfg) const {
-    RETURN_NOT_OK(CheckKeys(root, "",
-                            {"prometheus", "interval", "missingDataGrace", "label", "nodeSelector",
-                             "rules", "rebalance"}));
+    RETURN_NOT_OK(CheckKeys(root, "", kCurrentKeys));
     if (const YAML::Node p = root["prometheus"]) {
       RETURN_NOT_OK(CheckKeys(p, "prometheus", {"url", "timeout"}));
       if (p["url"]) {

@@ -60,6 +60,9 @@ struct RuleConfig {
   double query_timeout_seconds = 0;       // 0 = not set here
   double missing_data_grace_seconds = 0;  // 0 = three intervals
   RebalanceConfig rebalance;              // the `rebalance:` section; off when absent
+  // What was accepted but deserves a word, each "<source>:<line>:<col>: <field>: <why>": keys of
+  // the legacy format the original project ignored (it still ignores them, and says so).
+  std::vector<std::string> warnings;
 };
 
 // Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.

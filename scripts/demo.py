@@ -6,6 +6,7 @@ rebalancer marks it, moves pods off it through the Eviction API and lets the mar
 Ctrl-C stops everything (or DEMO_DURATION=seconds)."""
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -71,21 +72,22 @@ def main():
                            {"node": n, "ip": "10.0.0.%d" % (i + 2)})
         push_all()
         stack.wait_value('count(node_cpu_usage_percent)', len(NODES))
-        controller = Controller(stack, RULES, args=["-s", "2"], name="dynamic-scheduler")
+        controller = Controller(stack, RULES, interval=2, name="dynamic-scheduler")
         print("  dynamic-scheduler %s  (/status /nodes /metrics)\n" % controller.url, flush=True)
-        print("rules: cpu > 80%% (clears <= 65%%, for 2s) | memory > 85%% (clears <= 75%%) | "
-              "memory.available < 500MB (clears >= 800MB)\n", flush=True)
+        print("rules: cpu > 80% (clears <= 65%, for 2s) | memory > 85% (clears <= 75%) | "
+              "memory.available < 500 MB (clears >= 800 MB)\n", flush=True)
         seen_lines = 0
         last_view = 0
         while not stop["now"] and (duration <= 0 or time.monotonic() - t0 < duration):
             push_all()
             # The controller logs every label change once, with the rule, value and threshold.
             lines = [l for l in controller.proc.output().splitlines()
-                     if "set status=presure" in l or "removed status" in l]
+                     if "set status=presure" in l or "remove status (if still presure)" in l]
             for l in lines[seen_lines:]:
-                msg = l.split("] ", 1)[-1]
+                msg = readable(l.split("] ", 1)[-1])
                 print("%s  %s %s" % (time.strftime("%H:%M:%S"),
-                                      "LABELLED  " if msg.startswith("set") else "UNLABELLED", msg), flush=True)
+                                      "LABELLED  " if "set status=presure" in msg else "UNLABELLED", msg),
+                      flush=True)
             seen_lines = len(lines)
             if time.monotonic() - last_view >= 6:
                 last_view = time.monotonic()
@@ -98,10 +100,24 @@ def main():
         if controller:
             controller.stop()
             out = controller.proc.output()
-            print(out.count("set status=presure"), "labels set and", out.count("removed status"),
+            print(out.count("set status=presure"), "labels set and", out.count("remove status (if still presure)"),
                   "removed during the demo")
         stack.stop()
         print("stopped; no process left behind.")
+
+
+def readable(line):
+    """The controller logs bytes whole ("value 159992000 < 500000000"): shown as MB here."""
+    return re.sub(r"\b\d{7,}(\.\d+)?\b", lambda m: number(float(m.group(0))), line)
+
+
+def number(v):
+    """91.5 as '91.5'; byte counts (memory.available) as '107 MB' rather than '1.074e+08'."""
+    if abs(v) >= 1e6:
+        for unit, scale in (("GB", 1e9), ("MB", 1e6)):
+            if abs(v) >= scale:
+                return "%.3g %s" % (v / scale, unit)
+    return "%.4g" % v
 
 
 def describe(hold):
@@ -109,8 +125,8 @@ def describe(hold):
     v, op, th, clear = hold["value"], hold["operator"], hold["threshold"], hold["clearThreshold"]
     over = v > th if op == ">" else v < th
     if over:
-        return "%s %.4g %s %.4g" % (hold["rule"], v, op, th)
-    return "%s %.4g (held until %s %.4g)" % (hold["rule"], v, "<=" if op == ">" else ">=", clear)
+        return "%s %s %s %s" % (hold["rule"], number(v), op, number(th))
+    return "%s %s (held until %s %s)" % (hold["rule"], number(v), "<=" if op == ">" else ">=", number(clear))
 
 
 def view(stack, controller, t):
@@ -174,7 +190,7 @@ def rebalance_demo(duration, stop):
         load.set("demo", "web", 0.85)  # 4 x 0.85 cores of 3.92: 87 % of the node they share
         load.start()
         wait_until(lambda: len(stack.query("it_pod_cpu > 0")) == 4, 30, what="the pods' usage in Prometheus")
-        controller = Controller(stack, REBALANCE_RULES, args=["-s", "2"], name="dynamic-scheduler")
+        controller = Controller(stack, REBALANCE_RULES, interval=2, name="dynamic-scheduler")
         print("  dynamic-scheduler %s  (/nodes /rebalance /metrics)\n" % controller.url, flush=True)
         print("web: 4 pods using 0.85 cores each, packed onto node-00002 (the other workers are full by "
               "requests)\nrule: cpu > 80% (clears <= 60%); rebalance after 4 s marked, one eviction per "
@@ -191,7 +207,7 @@ def rebalance_demo(duration, stop):
                 print("%s  TRAFFIC PEAK: every web pod now uses 1.7 cores" % time.strftime("%H:%M:%S"),
                       flush=True)
             lines = [l.split("] ", 1)[-1] for l in controller.proc.output().splitlines()
-                     if "set status=presure" in l or "removed status" in l or "rebalance: evicted" in l
+                     if "set status=presure" in l or "remove status (if still presure)" in l or "rebalance: evicted" in l
                      or "bounce-back" in l]
             for l in lines[seen:]:
                 kind = ("EVICTED   " if "evicted" in l else "MARKED    " if l.startswith("set")

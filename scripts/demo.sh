@@ -4,7 +4,7 @@
 # turning hot and cold. Ctrl-C stops it and everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "${DEMO_NO_INSTALL:-0}" = 1 ] || scripts/install-deps.sh
+[ "${DEMO_NO_INSTALL:-0}" = 1 ] || scripts/install-deps.sh --demo
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target dynamic-scheduler kube-sim >/dev/null
 export DS_BUILD_DIR="$PWD/build"

@@ -68,6 +68,18 @@ TEST(Cleanup, RemovesOursKeepsTheirs) {
       << text;
 }
 
+TEST(Cleanup, TheUnderusedMarkIsOursWhenTheMirrorModeIsConfigured) {
+  const NodeInfo idle = Node("idle", {{"status", "underused"}});
+  CleanupStep off = PlanCleanup(idle, Mark{});
+  EXPECT_FALSE(off.edit) << "without rebalance.underused the value is someone else's";
+  EXPECT_EQ(off.note, "kept status=underused (not ours)");
+  CleanupStep on = PlanCleanup(idle, Mark{}, "underused");
+  ASSERT_TRUE(on.edit);
+  EXPECT_EQ(on.edit->label.op, NodeEdit::Op::kRemove);
+  EXPECT_EQ(on.edit->label.value, "underused") << "removed only if it still has that value";
+  EXPECT_TRUE(on.note.empty());
+}
+
 TEST(Cleanup, DryRunWritesNothing) {
   FakeKubeApi api;
   api.AddNode(Node("marked", {{"status", "presure"}}, RecordOf("status", "presure")));

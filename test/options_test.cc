@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 
+#include "controller/version.h"
+
 namespace ds {
 namespace {
 
@@ -68,7 +70,9 @@ TEST_F(OptionsTest, AssemblesEveryPartInOnePass) {
   EXPECT_EQ(o->reconciler.mark.ToString(), "status=presure");
   EXPECT_EQ(o->cache.keep_label_keys, std::vector<std::string>{"status"});
   EXPECT_EQ(o->cache.label_selector, kDefaultNodeSelector);
-  EXPECT_EQ(o->user_agent, "dynamic-scheduler/0.1 (single)");
+  EXPECT_EQ(o->user_agent,
+            std::string("dynamic-scheduler/") + Version() + "+" + GitCommit() + " (single)")
+      << "the build in the User-Agent: an API server's audit log says which binary wrote";
   EXPECT_EQ(o->leader_election.lease_namespace, "from-kubeconfig");
 }
 

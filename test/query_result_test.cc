@@ -230,8 +230,10 @@ TEST(FastVectorDecoder, AgreesWithReference) {
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":1},"value":[1,"2"]}]}})",
       R"({"status":"error","errorType":"bad_data","error":"x"})",
       R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})",
-      // Strings are scanned eight bytes at a time: quotes, escapes and control characters at
-      // every offset of a word, and numbers on and off the exact short-decimal path.
+      // Bytes of 0x80 and above (UTF-8) are no stop, in the sixteen-byte scan as in the bytewise.
+      R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"néééééééééé-é"},"value":[1,"2"]}]}})",
+      // Strings are scanned sixteen or eight bytes at a time: quotes, escapes and control
+      // characters at every offset of a word, and numbers on and off the exact short-decimal path.
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"abcdefg\"hijklmnop\\q","instance":"0123456789abcdef"},"value":[1795303219.437,"12345678.87654321"]}]}})",
       "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":"
       "{\"node\":\"abcdefghij\tk\"},\"value\":[1,\"2\"]}]}}",
@@ -239,9 +241,9 @@ TEST(FastVectorDecoder, AgreesWithReference) {
       "{\"node\":\"abc\x01\"},\"value\":[1,\"2\"]}]}}",
       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"a"},"value":[-0.0,"-0.0"]},{"metric":{"node":"b"},"value":[12345678901234567890.5,"0.30000000000000004"]},{"metric":{"node":"c"},"value":[1.5E+3,"123456789012345678901234567890"]}]}})",
   };
-  for (int at = 0; at < 20; ++at) {  // a stop byte at each position of a long label value
+  for (int at = 0; at < 36; ++at) {  // a stop byte at each position of a long label value
     for (const char* stop : {"\\\"", "\\n", "\x1f", "\""}) {
-      std::string value(20, 'x');
+      std::string value(36, 'x');
       value.insert(static_cast<size_t>(at), stop);
       QueryResult r;
       const std::string body =

@@ -13,6 +13,7 @@
 #include "rebalance/pod_choice.h"
 #include "rebalance/pod_usage.h"
 #include "rebalance/qualify.h"
+#include "rebalance/underuse.h"
 
 namespace ds {
 namespace {
@@ -158,6 +159,130 @@ TEST(PodChoice, NeverBelowTheFloorAndOnlyWhatFits) {
   PodChoice capped = ChoosePods({"hot", 95, 10, 0}, {{&pods[1], 20}, {&pods[0], 70}}, 1, &place);
   ASSERT_EQ(capped.picks.size(), 1u) << "at most max_pods";
   EXPECT_FALSE(capped.reached);
+}
+
+TEST(PodChoice, ADrainTakesEveryPodThatFitsLargestRequestsFirst) {
+  std::vector<PodInfo> pods = {Pod("small"), Pod("big"), Pod("nofit"), Pod("mid")};
+  pods[0].cpu_request = 0.1;
+  pods[1].cpu_request = 1.5;
+  pods[2].cpu_request = 8;  // fits nowhere
+  pods[3].cpu_request = 1;
+  std::vector<const PodInfo*> c = {&pods[0], &pods[1], &pods[2], &pods[3]};
+  Placement place({Node("a", 2), Node("b", 1)});
+  PodChoice ch = ChooseDrain("idle", c, 10, &place);
+  ASSERT_EQ(ch.picks.size(), 3u);
+  EXPECT_EQ(ch.picks[0].pod->name, "big") << "the hardest to place first, while room is left";
+  EXPECT_EQ(ch.picks[0].to, "a");
+  EXPECT_EQ(ch.picks[1].pod->name, "mid");
+  EXPECT_EQ(ch.picks[1].to, "b") << "a has 0.5 left after big";
+  EXPECT_EQ(ch.picks[2].pod->name, "small");
+  EXPECT_EQ(ch.no_fit, 1u);
+  Placement again({Node("a", 4)});
+  EXPECT_EQ(ChooseDrain("idle", c, 1, &again).picks.size(), 1u) << "at most max_pods";
+}
+
+UnderuseNode Idle(const std::string& name, double cpu, double memory) {
+  UnderuseNode n;
+  n.name = name;
+  n.load[0] = cpu;
+  n.load[1] = memory;
+  return n;
+}
+
+UnderusedConfig Underused() {
+  UnderusedConfig c;
+  c.enabled = true;
+  c.below[0] = 20;
+  c.below[1] = 30;
+  c.for_seconds = 600;
+  c.max_nodes = 1;
+  return c;
+}
+
+TEST(Underuse, EveryBoundMustHoldAndAKnownBreachDecides) {
+  const UnderusedConfig c = Underused();
+  const double below[2] = {10, 10}, cpu_high[2] = {20, 10}, unknown[2] = {std::nan(""), 10},
+               unknown_but_high[2] = {std::nan(""), 50};
+  EXPECT_EQ(ClassifyUnderuse(below, c), UnderuseVerdict::kBelow);
+  EXPECT_EQ(ClassifyUnderuse(cpu_high, c), UnderuseVerdict::kAbove) << "at the bound is not below";
+  EXPECT_EQ(ClassifyUnderuse(unknown, c), UnderuseVerdict::kUnknown);
+  EXPECT_EQ(ClassifyUnderuse(unknown_but_high, c), UnderuseVerdict::kAbove);
+  UnderusedConfig cpu_only = c;
+  cpu_only.below[1] = std::nan("");
+  EXPECT_EQ(ClassifyUnderuse(unknown, cpu_only), UnderuseVerdict::kUnknown);
+  const double memory_unknown[2] = {5, std::nan("")};
+  EXPECT_EQ(ClassifyUnderuse(memory_unknown, cpu_only), UnderuseVerdict::kBelow)
+      << "a resource without a bound is no condition";
+}
+
+TEST(Underuse, MarksAfterForTheEmptiestFirstUpToMaxNodes) {
+  const UnderusedConfig c = Underused();
+  UnderuseTracker t;
+  std::vector<UnderuseNode> nodes = {Idle("a", 10, 10), Idle("b", 5, 5), Idle("busy", 50, 50)};
+  UnderusePlan p = t.Step(nodes, c, kNow);
+  EXPECT_TRUE(p.mark.empty()) << "not below for 10 minutes yet";
+  EXPECT_EQ(p.below_since.size(), 2u);
+  p = t.Step(nodes, c, kNow + 599);
+  EXPECT_TRUE(p.mark.empty());
+  p = t.Step(nodes, c, kNow + 600);
+  EXPECT_EQ(p.mark, std::vector<std::string>{"b"}) << "the emptiest, and only maxNodes";
+  EXPECT_EQ(p.capped, std::vector<std::string>{"a"});
+  EXPECT_DOUBLE_EQ(p.below_since.at("a"), kNow);
+  // b now carries the mark (the cache saw it): it is drained, a still waits for room.
+  nodes[1].ours = true;
+  p = t.Step(nodes, c, kNow + 610);
+  EXPECT_EQ(p.drain, std::vector<std::string>{"b"});
+  EXPECT_TRUE(p.mark.empty());
+  EXPECT_EQ(p.capped, std::vector<std::string>{"a"});
+}
+
+TEST(Underuse, UnknownLoadRestartsTheWaitButKeepsAMark) {
+  const UnderusedConfig c = Underused();
+  UnderuseTracker t;
+  std::vector<UnderuseNode> nodes = {Idle("a", 10, 10), Idle("m", 10, 10)};
+  nodes[1].ours = true;
+  t.Step(nodes, c, kNow);
+  nodes[0].load[0] = nodes[1].load[0] = std::nan("");  // Prometheus lost the series
+  UnderusePlan p = t.Step(nodes, c, kNow + 300);
+  EXPECT_TRUE(p.unmark.empty()) << "unknown never removes a mark";
+  EXPECT_TRUE(p.drain.empty()) << "nor drains on no evidence";
+  nodes[0].load[0] = nodes[1].load[0] = 10;
+  p = t.Step(nodes, c, kNow + 600);
+  EXPECT_TRUE(p.mark.empty()) << "the wait started again at " << p.below_since.at("a");
+  EXPECT_EQ(p.drain, std::vector<std::string>{"m"});
+  EXPECT_TRUE(t.Step(nodes, c, kNow + 1200).mark.empty()) << "m holds the one place (maxNodes 1)";
+}
+
+TEST(Underuse, ADrainedNodeKeepsItsMarkButNotItsPlace) {
+  UnderusedConfig c = Underused();
+  c.for_seconds = 0;
+  UnderuseTracker t;
+  std::vector<UnderuseNode> nodes = {Idle("daemons-only", 2, 2), Idle("next", 5, 5)};
+  nodes[0].ours = true;
+  UnderusePlan p = t.Step(nodes, c, kNow);
+  EXPECT_TRUE(p.mark.empty()) << "maxNodes 1: the marked node is being drained";
+  nodes[0].drained = true;  // its last drain found nothing it may move
+  p = t.Step(nodes, c, kNow + 10);
+  EXPECT_EQ(p.mark, std::vector<std::string>{"next"});
+  EXPECT_EQ(p.drain, std::vector<std::string>{"daemons-only"}) << "still looked at, now and then";
+  EXPECT_TRUE(p.unmark.empty());
+}
+
+TEST(Underuse, AboveABoundOrIneligibleUnmarksAndTakenNodesAreNeverMarked) {
+  UnderusedConfig c = Underused();
+  c.for_seconds = 0;
+  c.max_nodes = 5;
+  UnderuseTracker t;
+  std::vector<UnderuseNode> nodes = {Idle("warm", 25, 10), Idle("cordoned", 5, 5),
+                                     Idle("hot-marked", 5, 5), Idle("free", 5, 5)};
+  nodes[0].ours = true;
+  nodes[1].ours = true;
+  nodes[1].eligible = false;
+  nodes[2].taken = true;  // our key with another value: the hot mark, or an operator's
+  UnderusePlan p = t.Step(nodes, c, kNow);
+  EXPECT_EQ(p.unmark, (std::vector<std::string>{"warm", "cordoned"}));
+  EXPECT_EQ(p.mark, std::vector<std::string>{"free"});
+  EXPECT_TRUE(p.drain.empty());
 }
 
 TEST(EvictionWindow, DaysHoursAndMidnight) {

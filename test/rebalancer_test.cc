@@ -405,5 +405,114 @@ TEST_F(RebalancerTest, WithoutUsageNothingIsEvicted) {
   EXPECT_EQ(rebalancer_->Counters().usage_errors, 1u);
 }
 
+// The mirror mode (rebalance.underused): node-3 idles with two small pods, node-2 a little less
+// idle and empty, node-1 busy but cool.
+class UnderusedTest : public RebalancerTest {
+ protected:
+  void SetUp() override {
+    RebalancerTest::SetUp();
+    AddPod("w1", "node-3", 0.1);
+    AddPod("w2", "node-3", 0.1);
+    UnderusedConfig& u = cfg_.rebalance.underused;
+    u.enabled = true;
+    u.below[0] = 20;
+    u.for_seconds = 60;
+  }
+  void Loads(double node1, double node2, double node3) {
+    prom_.SetValues("cpu_pct", {{"node-1", node1}, {"node-2", node2}, {"node-3", node3}});
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+    ASSERT_TRUE(cache_->ListOnce().ok());  // what the watch would bring before the next cycle
+  }
+  std::string Value(const std::string& node) {
+    const NodeInfo n = api_.nodes()[node];
+    const std::string* v = FindLabel(n.labels, "status");
+    return v == nullptr ? "" : *v;
+  }
+};
+
+TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
+  Build();
+  for (int i = 0; i < 6; ++i) Loads(40, 15, 5);
+  EXPECT_EQ(Value("node-3"), "") << "below 20 % for 50 s, not yet 60 s";
+  Loads(40, 15, 5);
+  EXPECT_EQ(Value("node-3"), "underused") << "the emptiest of the two idle nodes (maxNodes 1)";
+  EXPECT_EQ(Value("node-2"), "");
+  EXPECT_TRUE(api_.evictions().empty()) << "the cache had not seen the mark in that cycle";
+  auto events = api_.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "MarkedUnderused");
+  EXPECT_EQ(events[0].name, "node-3");
+  auto report = rebalancer_->Report();
+  ASSERT_EQ(report.underused.size(), 2u);
+  EXPECT_EQ(report.underused[0].state, "marked");
+  EXPECT_EQ(report.underused[1].state, "capped") << "node-2 waits for node-3";
+
+  Loads(40, 15, 5);
+  EXPECT_EQ(api_.evictions(), (std::vector<std::string>{"shop/w1", "shop/w2"}))
+      << "every evictable pod, within perCycle (2)";
+  EXPECT_EQ(rebalancer_->Report().recent.at(0).rule, Rebalancer::kUnderusedRule);
+  EXPECT_NE(rebalancer_->Report().recent.at(0).to, "node-3");
+  EXPECT_EQ(rebalancer_->Counters().underused_marks["set"], 1u);
+  events = api_.events();
+  ASSERT_EQ(events.size(), 5u) << "the mark, then a pod and a node event per eviction";
+  EXPECT_EQ(events[1].reason, "UnderusedDrain");
+  EXPECT_NE(events[1].message.find("Evicted to drain node node-3"), std::string::npos)
+      << events[1].message;
+  EXPECT_FALSE(Labelled("node-3")) << "the hot mark is another value";
+
+  Loads(40, 15, 25);  // busy again (pods landed on it anyway: the affinity term is soft)
+  EXPECT_EQ(Value("node-3"), "");
+  EXPECT_EQ(rebalancer_->Counters().underused_marks["removed"], 1u);
+  auto patches = api_.patches();
+  ASSERT_EQ(patches.size(), 3u);
+  EXPECT_EQ(patches[1].node, "node-3");
+  EXPECT_FALSE(patches[1].set);
+  EXPECT_EQ(patches[1].edit.label.value, "underused") << "removed only if still ours";
+  EXPECT_EQ(patches[2].node, "node-2") << "the place it held goes to the next idle node";
+  EXPECT_EQ(Value("node-2"), "underused");
+}
+
+TEST_F(UnderusedTest, HotNodesComeFirstAndAHotMarkIsNeverOverwritten) {
+  cfg_.rebalance.underused.for_seconds = 0;
+  Build();
+  Loads(95, 15, 5);  // node-1 hot: marked by the labeller; node-3 marked underused
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_EQ(Value("node-3"), "underused");
+  Loads(95, 15, 5);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"})
+      << "relief of the hot node; the drain waits for a cycle without one";
+  EXPECT_EQ(rebalancer_->Report().underused.at(0).limit, "hot_nodes_first");
+  EXPECT_EQ(Value("node-1"), "presure") << "an underused mark never lands on a marked node";
+}
+
+TEST_F(UnderusedTest, ReplacementsAvoidBothOurValuesButNotAnOperatorsValue) {
+  cfg_.rebalance.underused.for_seconds = 3600;  // nothing newly marked underused in this test
+  NodeInfo n2 = api_.nodes()["node-2"];
+  n2.labels = {{"status", "maintenance"}};  // an operator's value under our key
+  api_.AddNode(n2);
+  NodeInfo n3 = api_.nodes()["node-3"];
+  n3.labels = {{"status", "underused"}};
+  api_.AddNode(n3);
+  Build();
+  Loads(95, 50, 50);
+  Loads(95, 50, 50);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(rebalancer_->Report().recent.at(0).to, "node-2")
+      << "node-3 is being drained; node-2's value is not ours, the affinity term does not avoid it";
+}
+
+TEST_F(UnderusedTest, DryRunNeitherMarksNorEvictsButReportsThePlan) {
+  cfg_.rebalance.underused.for_seconds = 0;
+  cfg_.rebalance.dry_run = true;
+  Build();
+  Loads(40, 15, 5);
+  Loads(40, 15, 5);
+  EXPECT_EQ(Value("node-3"), "");
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_GE(Evictions("dry_run"), 2u) << "the drain it would do, paced by the limits";
+}
+
 }  // namespace
 }  // namespace ds

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 namespace ds {
@@ -27,6 +28,7 @@ Rulename:
   EXPECT_NE(cfg->rules[0].query.find("node_cpu_seconds_total{mode='idle'}"), std::string::npos);
   EXPECT_EQ(cfg->rules[0].threshold, 70);
   EXPECT_EQ(cfg->rules[0].clear_threshold, 70);
+  EXPECT_TRUE(cfg->warnings.empty());
   EXPECT_EQ(cfg->rules[0].op, Comparison::kGreater);
   EXPECT_EQ(cfg->mark.key, "status");
   EXPECT_EQ(cfg->mark.value, "presure");
@@ -72,6 +74,24 @@ rules:
 #define R1 "rules:\n  - {name: cpu, query: up, threshold: 80}\n"
 // One rule the rebalancer can relieve: its value is a percent of allocatable CPU.
 #define R1C "rules:\n  - {name: cpu, query: up, threshold: 80, resource: cpu}\n"
+
+// The original ignored keys it did not know (Go's YAML decoding): such files still load, with a
+// warning naming each key; a key of the current format is an error (a file mixing the two).
+TEST(RuleConfig, LegacyUnknownKeysAreIgnoredWithAWarning) {
+  auto cfg = ParseRuleConfig(
+      "PromJob: {Name: k8s, Port: 9090}\nRulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n"
+      "    Op: '<'\nVersion: 2\n",
+      "rule.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_EQ(cfg->rules.size(), 1u);
+  EXPECT_EQ(cfg->rules[0].op, Comparison::kGreater) << "Op was not a key of the original";
+  EXPECT_EQ(
+      cfg->warnings,
+      (std::vector<std::string>{
+          "rule.yaml:7:1: Version: unknown field, ignored (as the original project did)",
+          "rule.yaml:1:22: PromJob.Port: unknown field, ignored (as the original project did)",
+          "rule.yaml:6:5: Rulename.cpu.Op: unknown field, ignored (as the original project did)"}));
+}
 
 struct BadCase {
   const char* name;
@@ -138,9 +158,6 @@ INSTANTIATE_TEST_SUITE_P(
                 "nodeSelector"},
         BadCase{"legacy_missing_threshold", "Rulename:\n  cpu:\n    Promsql: up\n",
                 "Rulename.cpu.Threshold: missing"},
-        BadCase{"legacy_unknown",
-                "Rulename:\n  cpu:\n    Promsql: up\n    Threshold: 5\n    Op: '<'\n",
-                "Rulename.cpu.Op: unknown field"},
         BadCase{"legacy_mixed", "Rulename:\n  cpu: {Promsql: up, Threshold: 5}\nrules: []\n",
                 "rules: unknown field"},
         BadCase{"rebalance_unknown", R1 "rebalance:\n  afterr: 2m\n",
@@ -179,7 +196,30 @@ INSTANTIATE_TEST_SUITE_P(
                 "rules:\n  - {name: m, query: up, operator: '<', threshold: 1, resource: memory}\n",
                 "rule \"m\": resource: needs operator \">\""},
         BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
-                "rebalance.effectWindow: must be longer than 0 s"}),
+                "rebalance.effectWindow: must be longer than 0 s"},
+        BadCase{"target_over_clear", R1C "rebalance: {target: 80}\n",
+                "rules.yaml:3:21: rebalance.target: must be below the clear threshold of rule cpu "
+                "(80)"},
+        BadCase{"underused_no_bound", R1C "rebalance:\n  underused: {for: 1h}\n",
+                "rules.yaml:4:14: rebalance.underused: needs cpuBelow, memoryBelow or both"},
+        BadCase{"underused_unmeasured", R1C "rebalance:\n  underused: {memoryBelow: 20}\n",
+                "rebalance.underused.memoryBelow: no rule measures memory"},
+        BadCase{"underused_over_clear",
+                "rules:\n  - {name: cpu, query: up, threshold: 80, clearThreshold: 30, resource: "
+                "cpu}\nrebalance:\n  underused: {cpuBelow: 30}\n",
+                "rebalance.underused.cpuBelow: must be below the clear threshold of rule cpu (30)"},
+        BadCase{"underused_percent", R1C "rebalance:\n  underused: {cpuBelow: 0}\n",
+                "rebalance.underused.cpuBelow: must be a percent between 0 and 100"},
+        BadCase{"underused_same_value",
+                R1C "rebalance:\n  underused: {cpuBelow: 10, value: presure}\n",
+                "rebalance.underused.value: must differ from the mark's value \"presure\""},
+        BadCase{"underused_bad_value",
+                R1C "rebalance:\n  underused: {cpuBelow: 10, value: 'not ok'}\n",
+                "rebalance.underused.value"},
+        BadCase{"underused_max_nodes", R1C "rebalance:\n  underused: {cpuBelow: 10, maxNodes: 0}\n",
+                "rebalance.underused.maxNodes: must be at least 1"},
+        BadCase{"underused_unknown", R1C "rebalance:\n  underused: {cpuBelow: 10, below: 3}\n",
+                "rebalance.underused.below: unknown field"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RuleConfig, RebalanceSection) {
@@ -238,6 +278,17 @@ TEST(RuleConfig, RebalanceSection) {
   EXPECT_EQ(r.limits.windows[1].end_minute, 24 * 60);
   EXPECT_EQ(r.time_zone, "Europe/Berlin");
   EXPECT_EQ(r.effect_window_seconds, 900);
+  EXPECT_FALSE(r.underused.enabled) << "the mirror mode is off unless asked for";
+  auto mirror = ParseRuleConfig(
+      R1C "rebalance:\n  underused: {cpuBelow: 15, for: 2h, value: idle, maxNodes: 2}\n", "r.yaml");
+  ASSERT_TRUE(mirror.ok()) << mirror.status().ToString();
+  const UnderusedConfig& u = mirror->rebalance.underused;
+  EXPECT_TRUE(u.enabled);
+  EXPECT_EQ(u.below[0], 15);
+  EXPECT_TRUE(std::isnan(u.below[1])) << "no memory bound";
+  EXPECT_EQ(u.for_seconds, 7200);
+  EXPECT_EQ(u.value, "idle");
+  EXPECT_EQ(u.max_nodes, 2u);
   EXPECT_EQ(r.reference_query, "node_cpu_pct > 90");
   EXPECT_EQ(cfg->rules[0].resource, Rule::Resource::kCpu);
   EXPECT_EQ(off->rules[0].resource, Rule::Resource::kNone) << "no resource: marks only";

@@ -151,6 +151,8 @@ TEST(StatusPage, MetricsText) {
 ControllerView FullView() {
   ControllerView v = ReadyView();
   v.cache_stats = NodeCacheStats{4, 1, 9, 1234, 56, 0.75};
+  v.version = "0.2.0";
+  v.commit = "0123456789ab";
   v.last_cycle.duration_seconds = 0.125;
   v.last_cycle.cpu_seconds = 0.0625;
   v.last_cycle.phases = CyclePhases{0.1, 0.01, 0.002, 0.001, 0.012};

@@ -245,7 +245,7 @@ def removes_mark(write, key="status"):
 class Controller:
     """The real dynamic-scheduler binary."""
 
-    def __init__(self, stack, rule_yaml, args=(), kubeconfig=None, prom=None, name="controller"):
+    def __init__(self, stack, rule_yaml, args=(), kubeconfig=None, prom=None, name="controller", interval=1):
         self.stack = stack
         self.rule_file = os.path.join(stack.dir, name + "-rule.yaml")
         with open(self.rule_file, "w") as f:
@@ -253,7 +253,7 @@ class Controller:
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         cmd = [CONTROLLER, "-prom", prom or stack.prom, "-kubeconfig", kubeconfig or stack.kubeconfig,
-               "-r", self.rule_file, "-s", "1", "-webaddr", "127.0.0.1:%d" % self.port, *args]
+               "-r", self.rule_file, "-s", str(interval), "-webaddr", "127.0.0.1:%d" % self.port, *args]
         self.proc = Process(name, cmd, stack.dir)
 
     def get(self, path):

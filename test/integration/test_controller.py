@@ -2,6 +2,7 @@
 and the Kubernetes API simulator."""
 import json
 import os
+import re
 import subprocess
 import unittest
 
@@ -34,7 +35,10 @@ def controller_writes(stack):
     return [w for w in stack.writes()["writes"] if w["user"] == "dynamic-scheduler"]
 
 
-class ControllerIT(unittest.TestCase):
+class ControllerBase(unittest.TestCase):
+    """One stack per class; the tests are in two classes so that CTest runs them side by side
+    (test/CMakeLists.txt): under ThreadSanitizer one class of all of them was the longest test."""
+
     @classmethod
     def setUpClass(cls):
         cls.stack = Stack(nodes=8, control_plane=1).start()
@@ -66,6 +70,8 @@ class ControllerIT(unittest.TestCase):
     def wait_labelled(self, nodes, timeout=20):
         wait_until(lambda: self.stack.labelled() == sorted(nodes), timeout, what="labelled == %s" % nodes)
 
+
+class ControllerIT(ControllerBase):
     def test_hot_node_labelled_then_cleared_with_hysteresis(self):
         for n, v in [("node-00002", 95), ("node-00003", 20), ("node-00004", 20)]:
             self.push(n, v)
@@ -104,6 +110,65 @@ class ControllerIT(unittest.TestCase):
                           {"op": "remove", "path": "/metadata/annotations/dynamic-scheduler.io~1held-by"}])
         self.assertIsNone(held_by(self.stack, "node-00002"), "the record went with the mark")
 
+    def test_steady_cluster_sees_no_writes(self):
+        self.push("node-00002", 99)
+        self.push("node-00003", 99)
+        self.push("node-00004", 10)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00002", "node-00003"])
+        before = len(controller_writes(self.stack))
+        self.assertEqual(before, 2)
+        c.wait_cycles(6)
+        self.assertEqual(len(controller_writes(self.stack)), before, "a steady cluster gets zero writes")
+        self.assertEqual(c.metric('dynamic_scheduler_label_writes_total{op="set"}'), 2)
+
+    def test_prometheus_unreachable_reports_not_ready_and_writes_nothing(self):
+        dead = "http://127.0.0.1:%d" % free_port()
+        self.stack.kubectl("label", "node", "node-00002", "status=presure")
+        self.stack.sim_admin("DELETE", "/sim/writes")
+        c = self.start(CURRENT_RULES.format(metric=self.metric), prom=dead)
+        wait_until(lambda: "Prometheus" in c.get("/status")[1], 20, what="/status naming Prometheus")
+        code, body = c.get("/status")
+        self.assertEqual(code, 503)
+        self.assertEqual(c.get("/healthz")[0], 200)
+        c.wait_cycles(4)
+        self.assertEqual(controller_writes(self.stack), [], "an outage never removes labels")
+        self.assertEqual(self.stack.labelled(), ["node-00002"])
+
+    def test_token_auth_and_forbidden_writes(self):
+        self.push("node-00006", 99)
+        token_kc = os.path.join(self.stack.sim_dir, "kubeconfig-token")
+        c = self.start(CURRENT_RULES.format(metric=self.metric), kubeconfig=token_kc)
+        self.wait_labelled(["node-00006"])
+        c.stop()
+        self.stack.kubectl("label", "node", "node-00006", "status-")
+        ro = self.start(CURRENT_RULES.format(metric=self.metric), name="readonly",
+                        kubeconfig=os.path.join(self.stack.sim_dir, "kubeconfig-readonly"))
+        ro.wait_ready()
+        ro.wait_cycles(4)
+        self.assertEqual(self.stack.labelled(), [])
+        log = ro.proc.output()
+        self.assertEqual(log.count('cannot patch resource \\"nodes\\"') + log.count('cannot patch resource "nodes"'), 1,
+                         "a 403 is logged once, not every cycle:\n" + log)
+        for secret in ("sim-token", "sim-readonly-token"):
+            self.assertNotIn(secret, log + c.proc.output())
+
+    def test_clean_shutdown(self):
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        c.wait_ready()
+        self.assertEqual(c.stop(), 0)
+
+    def test_http_endpoints(self):
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        c.wait_ready()
+        self.assertEqual(c.get("/status"), (200, "ok\n"))
+        self.assertEqual(c.get("/nope")[0], 404)
+        self.assertEqual(http("POST", c.url + "/nodes", b"{}")[0], 405)
+        self.assertIn("dynamic_scheduler_cycles_total", c.get("/metrics")[1])
+        self.assertRegex(c.get("/metrics")[1], r'dynamic_scheduler_build_info\{version="[0-9.]+",commit="([0-9a-f]{12}|unknown)')
+
+
+class ControllerMoreIT(ControllerBase):
     def test_legacy_rule_file_and_instance_matching(self):
         legacy = ('PromJob:\n  Name: "k8s-nodes"\nRulename:\n  Node_cpu1:\n    Promsql: "%s"\n    Threshold: 70\n'
                   % self.metric)
@@ -133,18 +198,6 @@ rules:
         self.push("node-00006", 9e8, node="node-00006", ip="10.0.0.6")
         self.wait_labelled([])
 
-    def test_steady_cluster_sees_no_writes(self):
-        self.push("node-00002", 99)
-        self.push("node-00003", 99)
-        self.push("node-00004", 10)
-        c = self.start(CURRENT_RULES.format(metric=self.metric))
-        self.wait_labelled(["node-00002", "node-00003"])
-        before = len(controller_writes(self.stack))
-        self.assertEqual(before, 2)
-        c.wait_cycles(6)
-        self.assertEqual(len(controller_writes(self.stack)), before, "a steady cluster gets zero writes")
-        self.assertEqual(c.metric('dynamic_scheduler_label_writes_total{op="set"}'), 2)
-
     def test_label_removed_by_hand_comes_back_and_foreign_labels_untouched(self):
         self.push("node-00003", 95)
         c = self.start(CURRENT_RULES.format(metric=self.metric))
@@ -166,7 +219,7 @@ rules:
         self.stack.kubectl("label", "node", "node-00003", "team-")
 
     def test_webhook_triggers_immediate_evaluation(self):
-        c = self.start(CURRENT_RULES.format(metric=self.metric), args=["-s", "3600"])
+        c = self.start(CURRENT_RULES.format(metric=self.metric), interval=3600)
         c.wait_ready()
         self.push("node-00004", 97)
         self.stack.wait_value('%s{node="node-00004"}' % self.metric, 97)
@@ -175,19 +228,6 @@ rules:
         code, _ = http("POST", c.url + "/webhook", payload.encode(), {"Content-Type": "application/json"})
         self.assertEqual(code, 202)
         self.wait_labelled(["node-00004"], timeout=5)
-
-    def test_prometheus_unreachable_reports_not_ready_and_writes_nothing(self):
-        dead = "http://127.0.0.1:%d" % free_port()
-        self.stack.kubectl("label", "node", "node-00002", "status=presure")
-        self.stack.sim_admin("DELETE", "/sim/writes")
-        c = self.start(CURRENT_RULES.format(metric=self.metric), prom=dead)
-        wait_until(lambda: "Prometheus" in c.get("/status")[1], 20, what="/status naming Prometheus")
-        code, body = c.get("/status")
-        self.assertEqual(code, 503)
-        self.assertEqual(c.get("/healthz")[0], 200)
-        c.wait_cycles(4)
-        self.assertEqual(controller_writes(self.stack), [], "an outage never removes labels")
-        self.assertEqual(self.stack.labelled(), ["node-00002"])
 
     def test_watch_expired_relists_and_keeps_working(self):
         c = self.start(CURRENT_RULES.format(metric=self.metric))
@@ -212,24 +252,6 @@ rules:
         # A change made after the relist reaches the cache through the new watch.
         self.stack.kubectl("label", "node", "node-00005", "status-")
         self.wait_labelled(["node-00005"])
-
-    def test_token_auth_and_forbidden_writes(self):
-        self.push("node-00006", 99)
-        token_kc = os.path.join(self.stack.sim_dir, "kubeconfig-token")
-        c = self.start(CURRENT_RULES.format(metric=self.metric), kubeconfig=token_kc)
-        self.wait_labelled(["node-00006"])
-        c.stop()
-        self.stack.kubectl("label", "node", "node-00006", "status-")
-        ro = self.start(CURRENT_RULES.format(metric=self.metric), name="readonly",
-                        kubeconfig=os.path.join(self.stack.sim_dir, "kubeconfig-readonly"))
-        ro.wait_ready()
-        ro.wait_cycles(4)
-        self.assertEqual(self.stack.labelled(), [])
-        log = ro.proc.output()
-        self.assertEqual(log.count('cannot patch resource \\"nodes\\"') + log.count('cannot patch resource "nodes"'), 1,
-                         "a 403 is logged once, not every cycle:\n" + log)
-        for secret in ("sim-token", "sim-readonly-token"):
-            self.assertNotIn(secret, log + c.proc.output())
 
     def test_a_node_that_leaves_the_managed_set_loses_our_mark(self):
         self.push("node-00004", 95)
@@ -291,19 +313,6 @@ rules:
         self.start(CURRENT_RULES.format(metric=self.metric))
         self.wait_labelled(["node-00002"])
 
-    def test_clean_shutdown(self):
-        c = self.start(CURRENT_RULES.format(metric=self.metric))
-        c.wait_ready()
-        self.assertEqual(c.stop(), 0)
-
-    def test_http_endpoints(self):
-        c = self.start(CURRENT_RULES.format(metric=self.metric))
-        c.wait_ready()
-        self.assertEqual(c.get("/status"), (200, "ok\n"))
-        self.assertEqual(c.get("/nope")[0], 404)
-        self.assertEqual(http("POST", c.url + "/nodes", b"{}")[0], 405)
-        self.assertIn("dynamic_scheduler_cycles_total", c.get("/metrics")[1])
-
 
 class StartupErrorsIT(unittest.TestCase):
     """Bad configuration stops start-up with exit code 2 and one clear message."""
@@ -351,9 +360,20 @@ class StartupErrorsIT(unittest.TestCase):
         for flag in ("-prom", "-kubeconfig", "-r ", "-s ", "-webaddr", "-dry_run", "-write_qps"):
             self.assertIn(flag, out)
 
+    def test_version_names_the_release_and_the_commit(self):
+        r = subprocess.run([CONTROLLER, "--version"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(root, "CMakeLists.txt")) as f:
+            version = re.search(r"project\(dynamic_scheduler VERSION ([0-9.]+)", f.read()).group(1)
+        git = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+        # The commit CMake saw when it configured (this checkout's, unless committed to since).
+        commit = git.stdout.strip() if git.returncode == 0 else "unknown"
+        self.assertRegex(r.stdout, r"^dynamic-scheduler version %s \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)" %
+                         re.escape(version))
+        if os.environ.get("CI") and git.returncode == 0:
+            self.assertIn("(commit %s)" % commit, r.stdout, "a clean clone builds with its own commit")
 
-if __name__ == "__main__":
-    unittest.main()
 
 
 class KubeconfigRuntimeErrorsIT(unittest.TestCase):
@@ -422,3 +442,7 @@ class KubeconfigRuntimeErrorsIT(unittest.TestCase):
                 print("\n%s -> /status 503: %s" % (what, body.strip()))
             finally:
                 c.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()

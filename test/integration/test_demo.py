@@ -16,6 +16,9 @@ class DemoIT(unittest.TestCase):
         self.assertIn("LABELLED", r.stdout)
         self.assertIn("UNLABELLED", r.stdout)
         self.assertIn("no process left behind", r.stdout)
+        self.assertIn("rules: cpu > 80% (clears <= 65%", r.stdout)
+        self.assertNotIn("%%", r.stdout)
+        self.assertNotRegex(r.stdout, r"\d\.\d+e\+\d\d", "byte values in MB or GB, not 1.074e+08")
         # Only this demo's processes: other suites may run their own stacks in parallel.
         work_dir = [l.split()[-1] for l in r.stdout.splitlines() if l.strip().startswith("work dir")][0]
         ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout

@@ -166,7 +166,9 @@ class ExamplesTest(unittest.TestCase):
     def test_sample_rule_files_load(self):
         for name, want in [("rule-legacy.yaml", "legacy format"), ("rule-hysteresis.yaml", "current format"),
                            ("rule-memory-available.yaml", "current format"),
-                           ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s")]:
+                           ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
+                           ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
+                                                   "(marked status=underused, 1 at once)")]:
             r = subprocess.run([CONTROLLER, "-r", os.path.join(ROOT, "examples", name), "-check_config"],
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, name + ": " + r.stderr)
@@ -597,6 +599,234 @@ class RbacIT(unittest.TestCase):
 def socket_hostname():
     import socket
     return socket.gethostname()
+
+
+# --- The controller's own monitoring: deploy/prometheus/alerts.yml and deploy/grafana/. ---
+
+PROM_DIR = os.path.join(DEPLOY, "prometheus")
+DASHBOARD = os.path.join(DEPLOY, "grafana", "dynamic-scheduler.json")
+# Labels a scrape adds (kubernetes_sd, the Prometheus Operator); any selector may use them.
+TARGET_LABELS = {"job", "instance", "namespace", "pod", "service", "endpoint", "container"}
+GROUPING = {"by", "without", "on", "ignoring", "group_left", "group_right"}
+KEYWORDS = GROUPING | {"and", "or", "unless", "bool", "offset", "inf", "nan"}
+RATE_FUNCTIONS = {"rate", "irate", "increase"}
+PROMQL_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\{[^}]*\}|[A-Za-z_:][\w:]*|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\S')
+
+
+def exported_metrics():
+    """{name: (type, label names)} for every metric the /metrics handler writes, read from its source:
+    each `metric("NAME", "TYPE", ...)` call, and the label keys of the `NAME{key=\"` lines it writes."""
+    with open(os.path.join(ROOT, "controller", "status_page.cc")) as f:
+        src = f.read()
+    types = dict(re.findall(r'metric\("([A-Za-z_:][\w:]*)",\s*"(\w+)"', src))
+    labels = {name: set() for name in types}
+    for name, key in re.findall(r'"([A-Za-z_:][\w:]*)\{(\w+)=\\"', src):
+        labels.setdefault(name, set()).add(key)
+    return {name: (types[name], labels[name]) for name in types}
+
+
+def promql_problems(expr, exported):
+    """What is wrong with one PromQL expression of ours: a metric the controller does not export (`up`
+    aside), a label that neither the metric nor the scrape has, a counter outside rate()/increase(), or a
+    gauge inside one. Histogram and summary series may carry _bucket, _sum or _count."""
+    known = dict(exported)
+    known["up"] = ("gauge", set())
+    toks = PROMQL_TOKEN.findall(expr.replace("$__rate_interval", "5m").replace("$job", "x"))
+    problems, used_labels, grouping_labels = [], set(), set()
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if t in GROUPING and nxt == "(":
+            j = toks.index(")", i)
+            grouping_labels.update(x for x in toks[i + 2:j] if x != ",")
+            i = j + 1
+            continue
+        # Not a metric: an operator or keyword, a function or an aggregation (`sum(`, `sum by (...) (`).
+        if not re.fullmatch(r"[A-Za-z_:][\w:]*", t) or t in KEYWORDS or nxt in ("(", "by", "without"):
+            if t.startswith("{"):
+                problems.append("a selector without a metric name: %s" % t)
+            i += 1
+            continue
+        name = t
+        base = re.sub(r"_(bucket|sum|count)$", "", name)
+        if name not in known and base in known and known[base][0] in ("histogram", "summary"):
+            name = base
+        if name not in known:
+            problems.append("%s is not exported" % t)
+            i += 1
+            continue
+        kind, labels = known[name]
+        used_labels |= labels
+        if nxt.startswith("{"):
+            for key in re.findall(r'(\w+)\s*(?:=~|!~|!=|=)', nxt):
+                if key not in labels | TARGET_LABELS:
+                    problems.append("%s has no label %s" % (name, key))
+        in_rate = i >= 2 and toks[i - 1] == "(" and toks[i - 2] in RATE_FUNCTIONS
+        if kind == "counter" and not in_rate:
+            problems.append("counter %s outside rate()/increase()" % name)
+        if kind != "counter" and in_rate:
+            problems.append("%s %s inside rate()/increase()" % (kind, name))
+        i += 2 if nxt.startswith("{") else 1
+    for key in grouping_labels - used_labels - TARGET_LABELS:
+        problems.append("no metric of the expression has the label %s" % key)
+    return problems
+
+
+def load_yaml(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def load_dashboard():
+    with open(DASHBOARD) as f:
+        return json.load(f)
+
+
+def dashboard_exprs(dash):
+    """(panel id, refId, expr) of every query of every panel."""
+    return [(p["id"], t["refId"], t["expr"]) for p in dash["panels"] for t in p.get("targets", [])]
+
+
+class ExportedMetricsParseTest(unittest.TestCase):
+    def test_the_source_parse_finds_the_metrics_and_their_labels(self):
+        m = exported_metrics()
+        self.assertGreaterEqual(len(m), 30, sorted(m))
+        self.assertEqual(m["dynamic_scheduler_leader"], ("gauge", set()))
+        self.assertEqual(m["dynamic_scheduler_label_writes_total"], ("counter", {"op"}))
+        self.assertEqual(m["dynamic_scheduler_query_errors_total"], ("counter", {"rule"}))
+        self.assertEqual(m["dynamic_scheduler_evictions_total"], ("counter", {"result"}))
+        self.assertEqual(m["process_resident_memory_bytes"], ("gauge", set()))
+
+    def test_the_checker_finds_each_kind_of_mistake(self):
+        m = exported_metrics()
+        for expr, want in [
+                ('sum by (op) (rate(dynamic_scheduler_label_writes_total{job=~"$job"}[$__rate_interval]))', []),
+                ('up{job="dynamic-scheduler"} == 0', []),
+                ("absent(up == 1) and on (instance) dynamic_scheduler_leader > bool 0", []),
+                ("rate(dynamic_scheduler_label_writes_failed_total[5m])",
+                 ["dynamic_scheduler_label_writes_failed_total is not exported"]),
+                ('rate(dynamic_scheduler_label_writes_total{result="ok"}[5m])',
+                 ["dynamic_scheduler_label_writes_total has no label result"]),
+                ("sum by (result) (rate(dynamic_scheduler_label_writes_total[5m]))",
+                 ["no metric of the expression has the label result"]),
+                ("dynamic_scheduler_cycles_total", ["counter dynamic_scheduler_cycles_total outside rate()/increase()"]),
+                ("rate(dynamic_scheduler_hot_nodes[5m])", ["gauge dynamic_scheduler_hot_nodes inside rate()/increase()"]),
+                ('{__name__="dynamic_scheduler_leader"}', ['a selector without a metric name: {__name__="dynamic_scheduler_leader"}']),
+                ("dynamic_scheduler_cycle_duration_seconds_bucket",
+                 ["dynamic_scheduler_cycle_duration_seconds_bucket is not exported"])]:
+            self.assertEqual(promql_problems(expr, m), want, expr)
+
+
+class AlertRulesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.groups = load_yaml(os.path.join(PROM_DIR, "alerts.yml"))["groups"]
+        cls.alerts = [r for g in cls.groups for r in g["rules"]]
+
+    def test_alerts_pass_promtool(self):
+        for cmd in (["check", "rules", "alerts.yml"], ["test", "rules", "alerts_test.yml"]):
+            r = subprocess.run(["promtool"] + cmd, cwd=PROM_DIR, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_every_alert_is_complete_and_tested_firing(self):
+        names = [a["alert"] for a in self.alerts]
+        self.assertEqual(len(names), len(set(names)))
+        for a in self.alerts:
+            self.assertRegex(a["for"], r"^\d+m$", a["alert"])
+            self.assertIn(a["labels"]["severity"], ("critical", "warning"), a["alert"])
+            self.assertEqual(set(a["annotations"]), {"summary", "description"}, a["alert"])
+        cases = [c for t in load_yaml(os.path.join(PROM_DIR, "alerts_test.yml"))["tests"] for c in t["alert_rule_test"]]
+        fired = {c["alertname"] for c in cases if c.get("exp_alerts")}
+        silent = {c["alertname"] for c in cases if not c.get("exp_alerts")}
+        self.assertEqual(fired, set(names), "every alert has a case that makes it fire")
+        self.assertEqual(silent, set(names), "and one where it stays silent")
+
+    def test_prometheusrule_has_the_same_groups(self):
+        pr = load_yaml(os.path.join(PROM_DIR, "prometheusrule.yaml"))
+        self.assertEqual((pr["apiVersion"], pr["kind"]), ("monitoring.coreos.com/v1", "PrometheusRule"))
+        self.assertEqual(pr["metadata"]["namespace"], "dynamic-scheduler")
+        self.assertEqual(pr["spec"]["groups"], self.groups)
+
+    def test_alerts_name_only_exported_metrics(self):
+        m = exported_metrics()
+        for a in self.alerts:
+            self.assertEqual(promql_problems(a["expr"], m), [], a["alert"])
+
+    def test_up_alerts_and_readme_agree_on_the_job(self):
+        jobs = {j for a in self.alerts for j in re.findall(r'\bup\{job="([^"]+)"\}', a["expr"])}
+        self.assertEqual(jobs, {"dynamic-scheduler"})
+        with open(os.path.join(ROOT, "README.md")) as f:
+            self.assertTrue('job="dynamic-scheduler"' in f.read(), "README.md names the job the alerts assume")
+
+
+class DashboardTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dash = load_dashboard()
+
+    def test_shape(self):
+        d = self.dash
+        self.assertGreaterEqual(d["schemaVersion"], 36)
+        variables = {v["name"]: v for v in d["templating"]["list"]}
+        self.assertEqual((variables["datasource"]["type"], variables["datasource"]["query"]), ("datasource", "prometheus"))
+        ds = {"type": "prometheus", "uid": "${datasource}"}
+        ids = [p["id"] for p in d["panels"]]
+        self.assertEqual(len(ids), len(set(ids)), "panel ids are unique")
+        cells = {}
+        for p in d["panels"]:
+            g = p["gridPos"]
+            self.assertLessEqual(g["x"] + g["w"], 24, p["title"])
+            for x in range(g["x"], g["x"] + g["w"]):
+                for y in range(g["y"], g["y"] + g["h"]):
+                    self.assertNotIn((x, y), cells, "%s overlaps %s" % (p["title"], cells.get((x, y))))
+                    cells[(x, y)] = p["title"]
+            if p["type"] == "row":
+                continue
+            self.assertIn(p["type"], ("timeseries", "stat"), p["title"])
+            self.assertEqual(p["datasource"], ds, p["title"])
+            self.assertTrue(p["targets"], p["title"])
+            refs = [t["refId"] for t in p["targets"]]
+            self.assertEqual(len(refs), len(set(refs)), p["title"])
+            for t in p["targets"]:
+                self.assertEqual(t.get("datasource", ds), ds, p["title"])
+        for v in variables.values():
+            if v["type"] == "query":
+                self.assertEqual(v["datasource"], ds, v["name"])
+
+    def test_exprs_parse(self):
+        # promtool parses PromQL only in rule files: each query becomes a recording rule.
+        rules = [{"record": "dashboard:panel_%d_%s" % (pid, ref),
+                  "expr": expr.replace("$__rate_interval", "5m").replace("$job", ".*")}
+                 for pid, ref, expr in dashboard_exprs(self.dash)]
+        self.assertGreaterEqual(len(rules), 20)
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "dashboard.yml")
+            with open(p, "w") as f:
+                yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}, f)
+            r = subprocess.run(["promtool", "check", "rules", p], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("SUCCESS: %d rules found" % len(rules), r.stdout)
+
+    def test_every_query_names_metrics_the_controller_exports(self):
+        m = exported_metrics()
+        used = set()
+        for pid, ref, expr in dashboard_exprs(self.dash):
+            self.assertEqual(promql_problems(expr, m), [], "panel %d %s: %s" % (pid, ref, expr))
+            used |= set(re.findall(r"\b(?:dynamic_scheduler_\w+|process_\w+)", expr))
+        for v in self.dash["templating"]["list"]:
+            if v["type"] == "query":
+                metric, label = re.fullmatch(r"label_values\((\w+), *(\w+)\)", v["query"]["query"]).groups()
+                self.assertIn(metric, m)
+                self.assertIn(label, TARGET_LABELS | m[metric][1])
+        # What the dashboard is for: marks, cycles, queries, writes, errors, leader, cache, rebalancing.
+        for want in ("hot_nodes", "managed_nodes", "cycle_duration_seconds", "rule_query_duration_seconds",
+                     "label_writes_total", "label_write_errors_total", "query_errors_total", "leader",
+                     "node_cache_lists_total", "node_cache_expired_relists_total", "node_cache_watch_restarts_total",
+                     "evictions_total", "eviction_skips_total", "rebalance_bounce_backs_total",
+                     "rebalance_discovery_rate", "rebalance_eviction_rate", "rebalance_effectiveness",
+                     "underused_nodes"):
+            self.assertIn("dynamic_scheduler_" + want, used)
 
 
 if __name__ == "__main__":

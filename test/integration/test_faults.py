@@ -52,8 +52,9 @@ class FaultsBase(unittest.TestCase):
             c.stop()
         self.stack.clear_faults()
 
-    def start(self, rules=None, args=(), name="controller"):
-        c = Controller(self.stack, rules or RULES % self.metric, args=list(args), name=name + self._testMethodName)
+    def start(self, rules=None, args=(), name="controller", interval=1):
+        c = Controller(self.stack, rules or RULES % self.metric, args=list(args), name=name + self._testMethodName,
+                       interval=interval)
         self.controllers.append(c)
         return c
 
@@ -298,7 +299,7 @@ rules:
             return 'label_replace(%s, "pad", "%s", "a", "(.*)")' % (inner, "$1" * mult)
         rules = "rules:\n  - {name: big50, query: '%s', threshold: 80}\n  - {name: big70, query: '%s', threshold: 80}\n" % (
             big("node-00005", 5000), big("node-00006", 7000))
-        c = self.start(rules, args=["-query_timeout", "30", "-s", "3"])
+        c = self.start(rules, args=["-query_timeout", "30"], interval=3)
         wait_until(lambda: self.sim_labelled() == ["node-00005"], 60, what="the 50 MB answer decoded and acted on")
         metrics = c.get("/metrics")[1]
         self.assertRegex(metrics, r'dynamic_scheduler_query_errors_total\{rule="big70"\} [1-9]')
@@ -362,7 +363,7 @@ class ProcessFaultsIT(FaultsBase):
             got = [n for n, c in reps.items() if c.proc.alive() and c.metric("dynamic_scheduler_leader") == 1]
             return got[0] if len(got) == 1 else None
 
-        def writer(w):  # "dynamic-scheduler/0.1 (replica-a)" -> "a"
+        def writer(w):  # "dynamic-scheduler/0.2.0+3549a1a0c2f4 (replica-a)" -> "a"
             ua = w.get("userAgent", "")
             return ua[ua.find("(replica-") + 9:ua.find(")")] if "(replica-" in ua else "?"
 

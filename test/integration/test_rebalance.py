@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 import unittest
@@ -41,14 +42,16 @@ DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "d
 
 
 def deploy_rbac():
-    """Exactly what deploy/ grants the controller with rebalancing on (rbac.yaml and
-    rbac-rebalance.yaml's ClusterRoles), in the simulator's -rbac form: nodes, list pods, create
-    pods/eviction and events -- no delete on pods, so an eviction can only go through the eviction
-    subresource, where PodDisruptionBudgets are honoured."""
+    """What deploy/ grants the controller with rebalancing on (rbac.yaml and rbac-rebalance.yaml),
+    in the simulator's -rbac form: nodes, list pods, create pods/eviction and events, and the leader
+    lease (a namespaced Role there; the simulator's rules have no namespaces) -- no delete on pods,
+    so an eviction can only go through the eviction subresource, where PodDisruptionBudgets are
+    honoured."""
     rules = []
     for name in ("rbac.yaml", "rbac-rebalance.yaml"):
         with open(os.path.join(DEPLOY, name)) as f:
-            rules += [r for d in yaml.safe_load_all(f) if d and d["kind"] == "ClusterRole" for r in d["rules"]]
+            rules += [r for d in yaml.safe_load_all(f) if d and d["kind"] in ("ClusterRole", "Role")
+                      for r in d["rules"]]
     return {"users": {"dynamic-scheduler": rules}}
 
 
@@ -69,7 +72,7 @@ rebalance:
 
 AFFINITY = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
     {"weight": 100, "preference": {"matchExpressions": [
-        {"key": "status", "operator": "NotIn", "values": ["presure"]}]}}]}}
+        {"key": "status", "operator": "NotIn", "values": ["presure", "underused"]}]}}]}}
 
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]  # datetime.weekday() order
 
@@ -240,9 +243,11 @@ class RebalanceIT(unittest.TestCase):
         return self.api.get("/apis/policy/v1/namespaces/%s/poddisruptionbudgets/%s" % (self.ns, name))["status"]
 
     # --- controller helpers ---
-    def start(self, limits, dry_run=False, hold="6s", windows=""):
+    def start(self, limits, dry_run=False, hold="6s", windows="", args=(), name=None):
+        """A controller; `windows` may also carry other lines of the rebalance section."""
         c = Controller(self.stack, RULE_YAML.format(limits=limits, dry_run=str(dry_run).lower(), hold=hold,
-                                                    windows=windows), name="controller-" + self.ns)
+                                                    windows=windows), args=args,
+                       name=name or "controller-" + self.ns)
         self.controllers.append(c)
         return c
 
@@ -434,6 +439,109 @@ class RebalanceIT(unittest.TestCase):
                                     (l, v) for n, l, v in parse_metrics(c.get("/metrics")[1])
                                     if n == "dynamic_scheduler_eviction_skips_total" and v]))
         self.assertEqual(self.stack.labelled(), [HOT])
+
+    def test_leader_change_mid_rebalance_does_not_double_evict(self):
+        """Two replicas; the leader is killed (SIGKILL: no goodbye) right after its first eviction.
+        The new leader learns the eviction from the node's record: it keeps the node's cool-down,
+        never evicts the same pod again, and stops at the fewest pods that cool the node."""
+        before = self.setup_hot(affinity=True)
+        lease, renew, retry = 4, 3, 1
+        common = ["-leader_elect", "-leader_elect_namespace", self.ns,
+                  "-leader_elect_lease_duration", str(lease), "-leader_elect_renew_deadline", str(renew),
+                  "-leader_elect_retry_period", str(retry)]
+        # A cool-down longer than the failover: the second eviction must wait for it.
+        limits = "{perCycle: 1, perHour: 50, perNodePerHour: 20, nodeCooldown: 8s, perWorkload: 5}"
+        reps = {n: self.start(limits, args=common + ["-leader_elect_identity", "replica-" + n],
+                              name="controller-%s-%s" % (self.ns, n)) for n in ("a", "b")}
+
+        def leader():
+            got = [n for n, c in reps.items() if c.proc.alive() and metric(c, "dynamic_scheduler_leader") == 1]
+            return got[0] if len(got) == 1 else None
+        first = wait_until(leader, 20, what="one leader")
+        other = "b" if first == "a" else "a"
+        self.wait_marked([HOT])
+        wait_until(lambda: len(self.evicted()) >= 1, 30, what="the first eviction")
+        reps[first].proc.stop(sig=signal.SIGKILL)
+        killed = time.time()
+        wait_until(lambda: metric(reps[other], "dynamic_scheduler_leader") == 1, lease + 3 * retry + 10,
+                   what="replica-%s takes over" % other)
+        wait_until(lambda: len(self.evicted()) >= 2, 40, what="the second eviction, by the new leader")
+        wait_until(lambda: (self.node_cpu(HOT) or 100) < 60, 20, what="%s below its clear threshold" % HOT)
+        self.wait_marked([], timeout=40)
+        reps[other].wait_cycles(3)
+
+        ev = self.evicted()
+        names = [w["name"].split("/", 1)[1] for w in ev]
+        self.assertEqual(len(ev), 2, "the fewest pods that cool the node, across the failover: %s" % ev)
+        self.assertEqual(len(set(names)), 2, "no pod evicted twice: %s" % names)
+        self.assertTrue(set(names) <= set(before))
+        self.assertLess(ev[0]["time"], killed)
+        self.assertGreaterEqual(ev[1]["time"] - ev[0]["time"], 8 - 0.5,
+                                "the new leader kept the node's cool-down, known from the record")
+        self.assertEqual(metric(reps[other], "dynamic_scheduler_evictions_total", result="evicted"), 1)
+        self.assertEqual([w for w in self.evictions() if w["code"] != 201], [])
+        self.running_pods("hot", REPLICAS)
+
+    def test_underused_node_is_marked_then_drained(self):
+        """The mirror mode: the light workload's node idles below 20 % CPU, the other workers are
+        busy. It is marked status=underused once it has idled for `for`, and only then drained
+        through the eviction API; the affinity term steers the replacements elsewhere, and the
+        node keeps its mark with nothing left to move (for a cluster autoscaler)."""
+        for n in OTHERS:  # busy workers: 1.5 of 3.92 cores (38 %), 3 CPUs requested
+            code, obj = self.api.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, {
+                "metadata": {"name": "filler-" + n, "labels": {"app": "filler"}},
+                "spec": {"nodeName": n, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                         "resources": {"requests": {"cpu": "3", "memory": "128Mi"}}}]}})
+            self.assertEqual(code, 201, obj)
+        self.load.set(self.ns, "filler", 1.5)
+        self.stack.sim_admin("POST", "/sim/workloads", {
+            "namespace": self.ns, "name": "light", "replicas": 2,
+            "template": {"metadata": {"labels": {"app": "light"}}, "spec": {
+                "affinity": AFFINITY, "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
+                                                      "resources": {"requests": {"cpu": "100m"}}}]}}})
+        self.running_pods("filler", len(OTHERS))
+        light = self.running_pods("light", 2)
+        self.assertEqual({p["spec"]["nodeName"] for p in light}, {HOT})
+        self.load.set(self.ns, "light", 0.2)  # 2 x 0.2 of 3.92 cores: 10.2 %
+        wait_until(lambda: all(abs((self.node_cpu(n) or 0) - 38.27) < 0.1 for n in OTHERS) and
+                   abs((self.node_cpu(HOT) or 0) - 10.2) < 0.1, 20, what="Prometheus: the loads")
+        c = self.start("{perCycle: 2, perHour: 50, perNodePerHour: 20, nodeCooldown: 2s, perWorkload: 5}",
+                       windows="  underused: {cpuBelow: 20, for: 3s}\n")
+        wait_until(lambda: len(self.evicted()) >= 2, 30, what="the two light pods evicted")
+        c.wait_cycles(3)
+
+        patches = [w for w in self.controller_writes("PATCH") if w["name"] == HOT]
+        self.assertEqual([touched(w).get(("labels", "status")) for w in patches], ["underused"], patches)
+        ev = self.evicted()
+        self.assertEqual(len(ev), 2, ev)
+        self.assertLess(patches[0]["time"], ev[0]["time"], "marked before the first eviction")
+        self.assertEqual(sorted(w["name"].split("/", 1)[1] for w in ev),
+                         sorted(p["metadata"]["name"] for p in light))
+        moved = self.running_pods("light", 2)
+        self.assertTrue(all(p["spec"]["nodeName"] in OTHERS for p in moved),
+                        "the replacements avoid the underused node: %s" % [p["spec"]["nodeName"] for p in moved])
+        self.assertEqual(self.node_labels(HOT).get("status"), "underused", "kept while it idles")
+        for n in OTHERS:
+            self.assertNotIn("status", self.node_labels(n))
+        self.assertEqual(metric(c, "dynamic_scheduler_underused_marks_total", result="set"), 1)
+        self.assertEqual(metric(c, "dynamic_scheduler_evictions_total", result="evicted"), 2)
+        wait_until(lambda: metric(c, "dynamic_scheduler_underused_nodes", state="drained") == 1, 15,
+                   what="the node reported drained")
+        rb = self.rebalance()
+        self.assertEqual([(u["name"], u["state"]) for u in rb["underused"]], [(HOT, "drained")])
+        self.assertEqual({e["rule"] for e in rb["evictions"]}, {"underused"})
+        # Busy again (pods land on it anyway: the term is soft): the mark goes.
+        self.load.set(self.ns, "filler", 1.5)
+        self.stack.sim_admin("DELETE", "/sim/workloads/%s/light" % self.ns)
+        code, obj = self.api.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, {
+            "metadata": {"name": "busy", "labels": {"app": "filler"}},
+            "spec": {"nodeName": HOT, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]}})
+        self.assertEqual(code, 201, obj)
+        wait_until(lambda: "status" not in self.node_labels(HOT), 20, what="the underused mark removed")
+        self.assertEqual(metric(c, "dynamic_scheduler_underused_marks_total", result="removed"), 1)
+
+    def node_labels(self, node):
+        return self.api.get("/api/v1/nodes/" + node)["metadata"].get("labels", {})
 
 
 if __name__ == "__main__":

@@ -36,6 +36,9 @@ DEFINE_double(bookmark_seconds, 5, "Seconds between BOOKMARK events on watches t
 DEFINE_double(heartbeat_seconds, 0,
               "If > 0, every node's heartbeat is updated this often (MODIFIED events).");
 DEFINE_int32(threads, 64, "HTTP worker threads (each open watch holds one).");
+DEFINE_bool(keep_alive, false,
+            "Keep connections open between requests as API servers do (for benchmarks; a "
+            "simulated watch drop then may not reach the client).");
 DEFINE_int32(server_cert_days, 3650,
              "Validity of the generated server certificate in days; negative: already "
              "expired (to test clients' verification).");
@@ -148,6 +151,7 @@ int main(int argc, char** argv) {
   sim::ServerOptions opts;
   opts.listen = "127.0.0.1:" + std::to_string(FLAGS_port);
   opts.threads = FLAGS_threads;
+  opts.keep_alive = FLAGS_keep_alive;
   opts.bookmark_seconds = FLAGS_bookmark_seconds;
   opts.write_log_file = FLAGS_dir + "/writes.jsonl";
   opts.tokens[FLAGS_token] = sim::User{"dynamic-scheduler", false};
