@@ -365,7 +365,8 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
   return Placement(std::move(places));
 }
 
-std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods, double now) {
+std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods, double now,
+                                                  size_t* limited) {
   std::vector<const PodInfo*> out;
   for (const PodInfo& p : pods) {
     if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
@@ -376,6 +377,7 @@ std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& po
     // made of pods that can move, and with none the usage query is not sent at all.
     if (Limit lim = budget_.Check(p); lim != Limit::kNone) {
       Count(&RebalanceCounters::skips, LimitName(lim));
+      if (limited != nullptr) ++*limited;
       continue;
     }
     out.push_back(&p);
@@ -638,8 +640,13 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     write(n, false);
     drained_.erase(n);
   }
+  // Only nodes that still carry the underused mark: one deleted, or whose mark the hot one
+  // replaced, must count against maxNodes again if it is ever marked anew.
+  std::set<std::string> ours;
+  for (const UnderuseNode& u : in)
+    if (u.ours) ours.insert(u.name);
   for (auto it = drained_.begin(); it != drained_.end();)
-    it = by_name.count(*it) ? std::next(it) : drained_.erase(it);  // deleted nodes
+    it = ours.count(*it) ? std::next(it) : drained_.erase(it);
   for (const std::string& n : plan.mark) write(n, true);
 
   std::vector<UnderusedNodeReport> reports;
@@ -670,31 +677,41 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
       if (r.name == n) rep = &r;
     if (relieving) {
       rep->limit = "hot_nodes_first";
-    } else if (Limit lim = NodeLimit(n, 0, now); lim != Limit::kNone) {
+    } else if (Limit lim = NodeLimit(n, by_name.at(n)->recorded_eviction_wall, now);
+               lim != Limit::kNone) {
       rep->limit = LimitName(lim);
       Count(&RebalanceCounters::skips, rep->limit);
     } else if (auto w = retry_at_.find(n); w != retry_at_.end() && now < w->second) {
       rep->limit = "retry_wait";
-      Count(&RebalanceCounters::skips, rep->limit);
+      // A drained node is looked at again now and then (pods may land on it); that is no skip.
+      if (!drained_.count(n)) Count(&RebalanceCounters::skips, rep->limit);
     } else if (order.size() < cfg_.limits.per_cycle) {
       order.push_back(n);
+    } else {
+      rep->limit = LimitName(Limit::kCycle);  // more nodes than this cycle's evictions
     }
   }
   if (!order.empty()) {
     const int ri = std::isnan(uc.below[0]) ? 1 : 0;
+    // Not onto nodes that idle too (waiting out `for`, capped, being marked): their pods would
+    // only move again when their turn comes. Consolidation means the busier nodes take them.
     std::set<std::string> exclude(plan.mark.begin(), plan.mark.end());
+    for (const auto& [name, since] : plan.below_since) exclude.insert(name);
     const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, exclude);
     std::vector<std::string> dest_names;
     for (const ReliefInput* d : dest) dest_names.push_back(d->node->name);
     if (auto cluster = ListNodes(order, dest_names)) {
       Placement placement = PlacementOn(dest, &*cluster);
+      bool stopped = false;
       for (const std::string& n : order) {
         const size_t room = RoomThisCycle();
         if (room == 0) break;
         tried->insert(n);
         const ReliefInput* r = by_name.at(n);
-        const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now);
-        if (movable.empty())
+        size_t limited = 0;
+        const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now, &limited);
+        // Drained: nothing it may ever move is left; pods a limit holds back for now still count.
+        if (movable.empty() && limited == 0)
           drained_.insert(n);
         else
           drained_.erase(n);
@@ -714,8 +731,12 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
           rec.at_wall = now;
           rec.pod_uid = pick.pod->uid;
           rec.node_uid = r->node->uid;
-          if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) break;
+          if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) {
+            stopped = true;  // no longer the leader, or stopping: nothing more this cycle
+            break;
+          }
         }
+        if (stopped) break;
       }
     }
   }

@@ -184,7 +184,9 @@ class Rebalancer {
                                                const std::set<std::string>& exclude);
   static Placement PlacementOn(const std::vector<const ReliefInput*>& dest, Cluster* cluster);
   // The pods of `pods` that may be evicted now (evictable.h, and no limit forbids them).
-  std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, double now);
+  // `limited` (optional) counts the pods left out only because a limit forbids them now.
+  std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, double now,
+                                        size_t* limited = nullptr);
   size_t RoomThisCycle() const;
   // One chosen pod: its limits, then the eviction (or its dry-run report) and its bookkeeping.
   // False when the gate closed before it was sent.
