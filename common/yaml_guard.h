@@ -3,9 +3,13 @@
 // yaml-cpp and rejects nesting beyond a sane depth, naming the line.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/status.h"
 
 namespace ds {
 
@@ -64,6 +68,22 @@ inline std::string YamlNestingProblem(std::string_view text, int max_depth = 64)
     if (eol == text.size()) break;
   }
   return "";
+}
+
+// The nesting check, then yaml-cpp: the parsed document, or an error that starts with `source`
+// ("rule.yaml:3:7: not valid YAML: ..."). The caller checks the document's shape.
+inline StatusOr<YAML::Node> LoadYaml(const std::string& text, const std::string& source) {
+  if (std::string why = YamlNestingProblem(text); !why.empty())
+    return Status::InvalidArgument(source + ": " + why);
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                   std::to_string(e.mark.column + 1) +
+                                   ": not valid YAML: " + e.msg);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(source + ": not valid YAML: " + e.what());
+  }
 }
 
 }  // namespace ds

@@ -543,18 +543,7 @@ StatusOr<double> ParseDuration(const std::string& text) {
 }
 
 StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::string& source) {
-  if (std::string why = YamlNestingProblem(yaml_text); !why.empty())
-    return Status::InvalidArgument(source + ": " + why);
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                   std::to_string(e.mark.column + 1) +
-                                   ": not valid YAML: " + e.msg);
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(source + ": not valid YAML: " + e.what());
-  }
+  ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(yaml_text, source));
   if (!root || root.IsNull()) return Status::InvalidArgument(source + ": empty rule file");
   if (!root.IsMap())
     return Status::InvalidArgument(Where(source, root) + ": the top level must be a mapping");

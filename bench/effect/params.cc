@@ -123,18 +123,7 @@ const std::vector<std::string>& KnownScenarios() {
 
 StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std::string& source,
                                          const std::string& dir) {
-  if (std::string why = ds::YamlNestingProblem(yaml_text); !why.empty())
-    return Status::InvalidArgument(source + ": " + why);
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                   std::to_string(e.mark.column + 1) +
-                                   ": not valid YAML: " + e.msg);
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(source + ": not valid YAML: " + e.what());
-  }
+  ASSIGN_OR_RETURN(YAML::Node root, ds::LoadYaml(yaml_text, source));
   if (!root || !root.IsMap())
     return Status::InvalidArgument(source + ": the top level must be a mapping");
   EffectParams p;
