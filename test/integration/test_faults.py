@@ -254,9 +254,10 @@ rules:
         t0 = time.monotonic()
         wait_until(lambda: "node-00005" not in self.sim_labelled(), 30, what="dropped after grace")
         after = time.monotonic() - t0
-        # The value was last seen no earlier than the deletion, so the mark may not go before the
-        # 4 s grace has run from there (the cycles in between saw the series absent).
-        self.assertGreaterEqual(after, 4 - 0.2, "kept for the whole grace time")
+        # The grace runs from the last cycle that saw the value. That cycle may come up to one
+        # interval (-s 1) before the deletion when the next scrape already misses the series (seen
+        # once in CI: dropped 3.62 s after the deletion), so the mark may not go before 4 - 1 s.
+        self.assertGreaterEqual(after, 4 - 1 - 0.2, "kept for the whole grace time")
         report("series disappearing", unlabelled_after_seconds=round(after, 1), grace_seconds=4)
 
     # 6. Someone else edits the same nodes meanwhile.
