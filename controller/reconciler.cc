@@ -40,6 +40,7 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
                        const Leadership* leadership, Rebalancer* rebalancer)
     : rules_(rules.rules),
       options_(std::move(options)),
+      herd_cap_{rules.max_marked_fraction, rules.max_marked},
       cache_(cache),
       prom_(prom),
       clock_(clock),
@@ -73,6 +74,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const NodeMarks marks = ReadMarks(*snap);
   std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
   const std::vector<bool> cold = HoldForRebalance(marks, &decisions);
+  CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(*snap, &writes);
   Write(writes, stop, &report);
@@ -360,6 +362,28 @@ std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
   return cold;
 }
 
+void Reconciler::CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,
+                          std::vector<NodeDecision>* decisions, CycleReport* report) {
+  std::vector<bool> marked(marks.plan.size());
+  for (size_t i = 0; i < marked.size(); ++i) marked[i] = marks.plan[i].marked;
+  const CapOutcome out = ApplyHerdCap(herd_cap_, rules_, marked, decisions);
+  report->mark_limit = out.limit;
+  if (out.capped.empty()) return;
+  for (size_t i : out.capped) report->capped.push_back(snap.nodes[i]->name);
+  if (throttle_.ShouldLog("herd-cap", clock_->Now())) {
+    std::string ex;
+    for (size_t k = 0; k < report->capped.size() && k < 5; ++k) ex += " " + report->capped[k];
+    LOG(WARNING) << report->capped.size() << " hot nodes left unmarked: " << out.marked
+                 << " nodes already carry or get the mark, the most the herd cap allows ("
+                 << "maxMarkedFraction " << herd_cap_.max_fraction << " of " << snap.nodes.size()
+                 << " managed nodes"
+                 << (herd_cap_.max_marked > 0
+                         ? ", maxMarked " + std::to_string(herd_cap_.max_marked)
+                         : std::string())
+                 << "); the hottest go first. e.g." << ex;
+  }
+}
+
 std::vector<std::string> Reconciler::ReferenceHot(const NodeSnapshot& snap) {
   std::vector<std::string> hot;
   if (reference_query_.empty()) return hot;
@@ -458,6 +482,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
 void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,
                              TimePoint now, CycleReport* report) const {
   const double now_wall = clock_->WallSeconds();
+  report->hot_nodes = report->capped.size();  // hot, but left unmarked by the herd cap
   for (size_t i = 0; i < snap.nodes.size(); ++i) {
     // An Unknown verdict may carry stale holds (every query failed): they still explain the mark
     // the node keeps, so they are shown, but the node is not counted as hot.

@@ -26,6 +26,7 @@
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
 #include "rules/decider.h"
+#include "rules/herd_cap.h"
 #include "rules/mark.h"
 #include "rules/node_matcher.h"
 #include "rules/ownership.h"
@@ -86,6 +87,10 @@ struct CycleReport {
   bool standby = false;  // another replica holds the leader lease: nothing queried or written
   std::vector<RuleReport> rules;
   std::map<std::string, std::vector<HoldReport>> holds;  // hot nodes -> why
+  // The herd cap (rules/herd_cap.h): how many nodes may carry the mark, and the hot nodes left
+  // unmarked because that many already do (hottest first; they are in `holds` and hot_nodes).
+  size_t mark_limit = 0;
+  std::vector<std::string> capped;
 };
 
 struct ReconcilerCounters {
@@ -172,6 +177,9 @@ class Reconciler {
   // the node's load, not its mark).
   std::vector<bool> HoldForRebalance(const NodeMarks& marks,
                                      std::vector<NodeDecision>* decisions) const;
+  // The herd cap: hot nodes beyond it are not marked (their verdict becomes unknown).
+  void CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,
+                std::vector<NodeDecision>* decisions, CycleReport* report);
   void Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                const std::atomic<bool>* stop);
@@ -194,6 +202,7 @@ class Reconciler {
 
   const std::vector<Rule> rules_;
   const ReconcilerOptions options_;
+  const HerdCap herd_cap_;
   NodeCache* const cache_;
   PrometheusClient* const prom_;
   const Clock* const clock_;

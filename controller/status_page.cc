@@ -208,15 +208,11 @@ std::string RenderNodesJson(const ControllerView& view) {
   w.StartArray();
   for (const auto* n : labelled) WriteString(w, n->name);
   w.EndArray();
-  w.Key("nodes");
-  w.StartArray();
-  for (const auto* n : labelled) {
-    w.StartObject();
-    w.Key("name");
-    WriteString(w, n->name);
+  // Why a node is (or was last seen) hot: the rules that hold it.
+  auto write_rules = [&](const std::string& node) {
     w.Key("rules");
     w.StartArray();
-    auto it = view.last_cycle.holds.find(n->name);
+    auto it = view.last_cycle.holds.find(node);
     if (it != view.last_cycle.holds.end()) {
       for (const auto& h : it->second) {
         w.StartObject();
@@ -238,6 +234,27 @@ std::string RenderNodesJson(const ControllerView& view) {
       }
     }
     w.EndArray();
+  };
+  w.Key("nodes");
+  w.StartArray();
+  for (const auto* n : labelled) {
+    w.StartObject();
+    w.Key("name");
+    WriteString(w, n->name);
+    write_rules(n->name);
+    w.EndObject();
+  }
+  w.EndArray();
+  // Hot but unmarked: the herd cap allows no more marks (rules/herd_cap.h).
+  w.Key("mark_limit");
+  w.Uint64(view.last_cycle.mark_limit);
+  w.Key("capped");
+  w.StartArray();
+  for (const auto& name : view.last_cycle.capped) {
+    w.StartObject();
+    w.Key("name");
+    WriteString(w, name);
+    write_rules(name);
     w.EndObject();
   }
   w.EndArray();
@@ -314,6 +331,12 @@ std::string RenderMetrics(const ControllerView& v) {
   o << "dynamic_scheduler_managed_nodes " << v.last_cycle.managed_nodes << "\n";
   metric("dynamic_scheduler_hot_nodes", "gauge", "Nodes under pressure in the last cycle.");
   o << "dynamic_scheduler_hot_nodes " << v.last_cycle.hot_nodes << "\n";
+  metric("dynamic_scheduler_mark_limit", "gauge",
+         "The most nodes that may carry the mark at once (maxMarkedFraction, maxMarked).");
+  o << "dynamic_scheduler_mark_limit " << v.last_cycle.mark_limit << "\n";
+  metric("dynamic_scheduler_capped_nodes", "gauge",
+         "Hot nodes left unmarked in the last cycle because the herd cap was reached.");
+  o << "dynamic_scheduler_capped_nodes " << v.last_cycle.capped.size() << "\n";
   metric("dynamic_scheduler_node_cache_synced", "gauge",
          "1 once the node cache has listed the cluster.");
   o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";

@@ -328,7 +328,8 @@ class Parser {
   // files written for it may carry keys it never used. They are ignored here too, with a warning
   // (the current format refuses them, since there a typo would silently change behaviour).
   inline static const std::set<std::string> kCurrentKeys = {
-      "prometheus", "interval", "missingDataGrace", "label", "nodeSelector", "rules", "rebalance"};
+      "prometheus", "interval",          "missingDataGrace", "label",    "nodeSelector",
+      "rules",      "maxMarkedFraction", "maxMarked",        "rebalance"};
 
   Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
                        const std::set<std::string>& known, RuleConfig* cfg) const {
@@ -483,6 +484,16 @@ class Parser {
       ASSIGN_OR_RETURN(cfg->node_selector, String(root["nodeSelector"], "nodeSelector"));
       auto sel = LabelSelector::Parse(cfg->node_selector);
       if (!sel.ok()) return Error(root["nodeSelector"], "nodeSelector", sel.status().message());
+    }
+    if (const YAML::Node f = root["maxMarkedFraction"]) {
+      ASSIGN_OR_RETURN(cfg->max_marked_fraction, Number(f, "maxMarkedFraction"));
+      if (!(cfg->max_marked_fraction > 0 && cfg->max_marked_fraction <= 1))
+        return Error(f, "maxMarkedFraction",
+                     "must be a share of the managed nodes, above 0 and at most 1 (1: no limit)");
+    }
+    if (const YAML::Node m = root["maxMarked"]) {
+      ASSIGN_OR_RETURN(cfg->max_marked, Count(m, "maxMarked"));
+      if (cfg->max_marked == 0) return Error(m, "maxMarked", "must be at least 1");
     }
     const YAML::Node rules = root["rules"];
     if (!rules) return Error(root, "rules", "missing: at least one rule is needed");

@@ -11,6 +11,8 @@
 //   missingDataGrace: 30s          # default: 3 intervals
 //   label: {key: status, value: presure}
 //   nodeSelector: "!node-role.kubernetes.io/control-plane"
+//   maxMarkedFraction: 0.5         # the herd cap (rules/herd_cap.h): a share of the managed
+//   maxMarked: 20                  # nodes and/or a number; default 0.5 and no number
 //   rules:
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
 //        nodeLabel: instance}
@@ -62,7 +64,11 @@ struct RuleConfig {
   RebalanceConfig rebalance;              // the `rebalance:` section; off when absent
   // What was accepted but deserves a word, each "<source>:<line>:<col>: <field>: <why>": keys of
   // the legacy format the original project ignored (it still ignores them, and says so).
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // maxMarkedFraction / maxMarked: at most this many managed
+                                      // nodes carry the mark at once
+  // (rules/herd_cap.h). The legacy format has no keys for them and gets the defaults.
+  double max_marked_fraction = 0.5;
+  size_t max_marked = 0;  // 0 = no limit by number
 };
 
 // Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.

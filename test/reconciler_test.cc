@@ -32,6 +32,8 @@ class ReconcilerTest : public ::testing::Test {
     mem.threshold = 100;
     mem.clear_threshold = 200;
     cfg_.rules = {cpu, mem};
+    // Three nodes, often two hot: the herd cap (its own tests below) would leave one unmarked.
+    cfg_.max_marked_fraction = 1;
     opts_.interval_seconds = 10;
     opts_.grace_seconds = 30;
     opts_.writes.qps = 0;  // unlimited in unit tests
@@ -507,6 +509,38 @@ TEST_F(ReconcilerTest, ARecordOfAnotherMarkIsLeftForCleanup) {
   Cycle();
   EXPECT_EQ(api_.patches().size(), 1u) << "only the set-up's write";
   EXPECT_EQ(api_.nodes()["node-1"].annotations.size(), 1u);
+}
+
+TEST_F(ReconcilerTest, TheHerdCapMarksTheHottestAndReportsTheRest) {
+  NodeInfo n4;
+  n4.name = "node-4";
+  api_.AddNode(n4);
+  cfg_.max_marked_fraction = 0.5;  // 4 nodes: 2 marks
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 85}, {"node-2", 99}, {"node-3", 90}, {"node-4", 10}});
+  prom_.SetValues("mem_avail", {}, "instance");
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1")) << "the least hot waits";
+  EXPECT_TRUE(Labelled("node-2"));
+  EXPECT_TRUE(Labelled("node-3"));
+  auto report = rec_->LastReport();
+  EXPECT_EQ(report.mark_limit, 2u);
+  EXPECT_EQ(report.capped, (std::vector<std::string>{"node-1"}));
+  EXPECT_EQ(report.hot_nodes, 3u) << "a capped node is hot, only not marked";
+  ASSERT_EQ(report.holds.count("node-1"), 1u) << "/nodes says why it is hot";
+
+  // node-1 is now the hottest, but the marks already set keep their places.
+  prom_.SetValues("cpu_pct", {{"node-1", 99}, {"node-2", 85}, {"node-3", 85}, {"node-4", 10}});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  EXPECT_EQ(api_.patches().size(), 2u);
+
+  // node-3 cools: its place goes to node-1 in the same cycle, with no `for` to wait again.
+  prom_.SetValues("cpu_pct", {{"node-1", 99}, {"node-2", 85}, {"node-3", 20}, {"node-4", 10}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-3"));
+  EXPECT_TRUE(rec_->LastReport().capped.empty());
 }
 
 }  // namespace

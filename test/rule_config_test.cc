@@ -75,6 +75,17 @@ rules:
 // One rule the rebalancer can relieve: its value is a percent of allocatable CPU.
 #define R1C "rules:\n  - {name: cpu, query: up, threshold: 80, resource: cpu}\n"
 
+TEST(RuleConfig, TheHerdCapDefaultsToHalfTheNodes) {
+  auto cfg = ParseRuleConfig(R1, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->max_marked_fraction, 0.5);
+  EXPECT_EQ(cfg->max_marked, 0u);
+  cfg = ParseRuleConfig(R1 "maxMarkedFraction: 0.3\nmaxMarked: 12\n", "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->max_marked_fraction, 0.3);
+  EXPECT_EQ(cfg->max_marked, 12u);
+}
+
 // The original ignored keys it did not know (Go's YAML decoding): such files still load, with a
 // warning naming each key; a key of the current format is an error (a file mixing the two).
 TEST(RuleConfig, LegacyUnknownKeysAreIgnoredWithAWarning) {
@@ -118,6 +129,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"not_mapping", "- a\n- b\n", "top level must be a mapping"},
         BadCase{"unknown_top", "rules: []\nfoo: 1\n", "foo: unknown field"},
         BadCase{"no_rules", "interval: 5s\n", "rules: missing"},
+        BadCase{"herd_fraction_zero", R1 "maxMarkedFraction: 0\n",
+                "rules.yaml:3:20: maxMarkedFraction: must be a share of the managed nodes"},
+        BadCase{"herd_fraction_over_one", R1 "maxMarkedFraction: 1.5\n",
+                "maxMarkedFraction: must be a share"},
+        BadCase{"herd_fraction_text", R1 "maxMarkedFraction: half\n",
+                "maxMarkedFraction: \"half\" is not a number"},
+        BadCase{"herd_max_zero", R1 "maxMarked: 0\n",
+                "rules.yaml:3:12: maxMarked: must be at least 1"},
+        BadCase{"herd_max_fraction", R1 "maxMarked: 2.5\n", "maxMarked: must be a whole number"},
         BadCase{"empty_rules", "rules: []\n", "non-empty list"},
         BadCase{"missing_query", "rules:\n  - name: a\n    threshold: 1\n",
                 "rules.yaml:2:5: rule \"a\": query: missing query"},

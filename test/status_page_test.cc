@@ -166,6 +166,10 @@ ControllerView FullView() {
                         RuleReport{"mem", false, "Unavailable: timeout", 0, 0, 0, 0, 5, {}}};
   v.last_cycle.holds["node-7"] = {HoldReport{"cpu", ">", 85, 80, 60, 1795303100, false},
                                   HoldReport{"mem", "<", 1e8, 2e8, 3e8, 1795303150, true}};
+  // Hot, left unmarked by the herd cap.
+  v.last_cycle.mark_limit = 2;
+  v.last_cycle.capped = {"node-9"};
+  v.last_cycle.holds["node-9"] = {HoldReport{"cpu", ">", 82, 80, 60, 1795303160, false}};
   v.counters.cycles = 12;
   v.counters.label_sets = 5;
   v.counters.label_removals = 2;

@@ -89,6 +89,7 @@ void WriteFigures(W* w, const Run& r) {
   num("pending_end", static_cast<double>(f.pending_end));
   num("pods_bound", static_cast<double>(f.pods_bound));
   num("label_writes", static_cast<double>(f.label_writes));
+  num("capped_node_cycles", static_cast<double>(f.capped_node_cycles));
   num("marked_node_minutes", f.marked_node_minutes);
   num("spread_cpu", f.spread_cpu);
   num("spread_memory", f.spread_memory);

@@ -12,6 +12,7 @@
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
 #include "rebalance/qualify.h"
+#include "rules/herd_cap.h"
 #include "rules/planner.h"
 
 namespace effect {
@@ -404,7 +405,7 @@ void Simulation::SetMark(uint32_t k, bool on) {
 }
 
 // One reconcile cycle, as controller/reconciler.cc runs it: the rule values of every node, the
-// Decider's verdicts, the rebalancer's hold on cooled nodes, the planner's changes (written at
+// Decider's verdicts, the rebalancer's hold on cooled nodes, the herd cap, the planner's changes (written at
 // once: a PATCH takes milliseconds), then the rebalancer.
 void Simulation::RunController() {
   Controller& c = *ctl_;
@@ -438,6 +439,12 @@ void Simulation::RunController() {
     if (ds::HoldsMark(rn, p_.rules.rebalance, kEpoch + now_))
       decisions[k].verdict = ds::Verdict::kUnknown;
   }
+  std::vector<bool> marked(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k) marked[k] = nodes_[k].marked;
+  figures_.capped_node_cycles +=
+      ds::ApplyHerdCap(ds::HerdCap{p_.rules.max_marked_fraction, p_.rules.max_marked}, rules,
+                       marked, &decisions)
+          .capped.size();
   for (const ds::LabelChange& ch : ds::PlanChanges(plan, decisions)) {
     Node& n = nodes_[ch.node];
     ++figures_.label_writes;

@@ -51,6 +51,7 @@ struct Figures {
   size_t pending_max = 0, pending_end = 0;
   size_t pods_bound = 0;
   size_t label_writes = 0;
+  size_t capped_node_cycles = 0;  // hot nodes the herd cap left unmarked, summed over cycles
   double marked_node_minutes = 0;
   double spread_cpu = 0, spread_memory = 0;  // time average of the std dev of node usage (%)
   ds::EffectFigures effect;  // the rebalancer's figures (scenarios with the controller)
