@@ -41,6 +41,7 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
     : rules_(rules.rules),
       options_(std::move(options)),
       herd_cap_{rules.max_marked_fraction, rules.max_marked},
+      outage_policy_{rules.release_on_outage, rules.release_after_seconds},
       cache_(cache),
       prom_(prom),
       clock_(clock),
@@ -73,6 +74,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const TimePoint now = clock_->Now();
   const NodeMarks marks = ReadMarks(*snap);
   std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
+  ReleaseOnOutage(now, &decisions, &report);
   const std::vector<bool> cold = HoldForRebalance(marks, &decisions);
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
@@ -112,6 +114,7 @@ bool Reconciler::MayRun(CycleReport* report) {
     if (term_ != 0)
       LOG(INFO) << "leader again (term " << term << "): starting from the labels in the cluster";
     decider_.Reset();
+    outage_.Reset();
     term_ = term;
   }
   return true;
@@ -257,7 +260,11 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
         break;
       case ChangeKind::kUnmark:
         w.had_record = marks.plan[c.node].has_record;
-        w.reason = "every rule is below its clear threshold";
+        w.reason = report->releasing
+                       ? "Prometheus has not answered for " +
+                             std::to_string(static_cast<int64_t>(report->outage_seconds)) +
+                             " s (onPrometheusDown: release)"
+                       : "every rule is below its clear threshold";
         break;
       case ChangeKind::kForget:
         w.reason = "a record without our mark";
@@ -360,6 +367,19 @@ std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
       d.verdict = Verdict::kUnknown;
   }
   return cold;
+}
+
+void Reconciler::ReleaseOnOutage(TimePoint now, std::vector<NodeDecision>* decisions,
+                                 CycleReport* report) {
+  outage_.Observe(report->all_queries_failed, now);
+  report->outage_seconds = outage_.DownSeconds(now);
+  if (!outage_.Releasing(outage_policy_, now)) return;
+  report->releasing = true;
+  if (ReleaseVerdicts(decisions) > 0 && throttle_.ShouldLog("outage-release", now))
+    LOG(WARNING) << "no query has answered for " << static_cast<int64_t>(report->outage_seconds)
+                 << " s (onPrometheusDown: release, releaseAfter "
+                 << outage_policy_.release_after_seconds
+                 << " s): removing the marks, within the write limits";
 }
 
 void Reconciler::CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,

@@ -27,6 +27,7 @@
 #include "promql/prometheus_client.h"
 #include "rules/decider.h"
 #include "rules/herd_cap.h"
+#include "rules/outage.h"
 #include "rules/mark.h"
 #include "rules/node_matcher.h"
 #include "rules/ownership.h"
@@ -91,6 +92,10 @@ struct CycleReport {
   // unmarked because that many already do (hottest first; they are in `holds` and hot_nodes).
   size_t mark_limit = 0;
   std::vector<std::string> capped;
+  // Seconds every query has been failing (0 while Prometheus answers), and whether the marks
+  // are being released for it (onPrometheusDown: release, rules/outage.h).
+  double outage_seconds = 0;
+  bool releasing = false;
 };
 
 struct ReconcilerCounters {
@@ -177,6 +182,8 @@ class Reconciler {
   // the node's load, not its mark).
   std::vector<bool> HoldForRebalance(const NodeMarks& marks,
                                      std::vector<NodeDecision>* decisions) const;
+  // onPrometheusDown: release: after releaseAfter without any answer, the marks go.
+  void ReleaseOnOutage(TimePoint now, std::vector<NodeDecision>* decisions, CycleReport* report);
   // The herd cap: hot nodes beyond it are not marked (their verdict becomes unknown).
   void CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,
                 std::vector<NodeDecision>* decisions, CycleReport* report);
@@ -203,6 +210,8 @@ class Reconciler {
   const std::vector<Rule> rules_;
   const ReconcilerOptions options_;
   const HerdCap herd_cap_;
+  const OutagePolicy outage_policy_;
+  OutageClock outage_;
   NodeCache* const cache_;
   PrometheusClient* const prom_;
   const Clock* const clock_;

@@ -59,7 +59,9 @@ std::string NotReadyReason(const ControllerView& v) {
            std::to_string(static_cast<long>(v.seconds_since_cycle)) + " s ago";
   if (v.last_cycle.all_queries_failed) {
     std::string err = v.last_cycle.rules.empty() ? "" : v.last_cycle.rules.front().error;
-    return "every rule's query failed in the last cycle (Prometheus unreachable?): " + err;
+    return std::string("every rule's query failed in the last cycle (Prometheus unreachable?)") +
+           (v.last_cycle.releasing ? ", releasing the marks (onPrometheusDown: release)" : "") +
+           ": " + err;
   }
   return "";
 }
@@ -334,6 +336,12 @@ std::string RenderMetrics(const ControllerView& v) {
   metric("dynamic_scheduler_mark_limit", "gauge",
          "The most nodes that may carry the mark at once (maxMarkedFraction, maxMarked).");
   o << "dynamic_scheduler_mark_limit " << v.last_cycle.mark_limit << "\n";
+  metric("dynamic_scheduler_prometheus_outage_seconds", "gauge",
+         "Seconds every rule's query has been failing (0 while Prometheus answers).");
+  o << "dynamic_scheduler_prometheus_outage_seconds " << v.last_cycle.outage_seconds << "\n";
+  metric("dynamic_scheduler_releasing_marks", "gauge",
+         "1 while the marks are removed for an outage (onPrometheusDown: release).");
+  o << "dynamic_scheduler_releasing_marks " << (v.last_cycle.releasing ? 1 : 0) << "\n";
   metric("dynamic_scheduler_capped_nodes", "gauge",
          "Hot nodes left unmarked in the last cycle because the herd cap was reached.");
   o << "dynamic_scheduler_capped_nodes " << v.last_cycle.capped.size() << "\n";

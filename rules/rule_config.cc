@@ -328,8 +328,9 @@ class Parser {
   // files written for it may carry keys it never used. They are ignored here too, with a warning
   // (the current format refuses them, since there a typo would silently change behaviour).
   inline static const std::set<std::string> kCurrentKeys = {
-      "prometheus", "interval",          "missingDataGrace", "label",    "nodeSelector",
-      "rules",      "maxMarkedFraction", "maxMarked",        "rebalance"};
+      "prometheus", "interval",  "missingDataGrace", "label",
+      "nodeSelector", "rules", "maxMarkedFraction", "maxMarked",
+      "rebalance", "onPrometheusDown", "releaseAfter"};
 
   Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
                        const std::set<std::string>& known, RuleConfig* cfg) const {
@@ -494,6 +495,18 @@ class Parser {
     if (const YAML::Node m = root["maxMarked"]) {
       ASSIGN_OR_RETURN(cfg->max_marked, Count(m, "maxMarked"));
       if (cfg->max_marked == 0) return Error(m, "maxMarked", "must be at least 1");
+    }
+    if (const YAML::Node o = root["onPrometheusDown"]) {
+      ASSIGN_OR_RETURN(std::string action, String(o, "onPrometheusDown"));
+      if (action != "hold" && action != "release")
+        return Error(o, "onPrometheusDown", "\"" + action + "\" is neither hold nor release");
+      cfg->release_on_outage = action == "release";
+    }
+    if (const YAML::Node a = root["releaseAfter"]) {
+      if (!cfg->release_on_outage)
+        return Error(a, "releaseAfter", "only with onPrometheusDown: release (marks are held)");
+      ASSIGN_OR_RETURN(cfg->release_after_seconds, Seconds(a, "releaseAfter"));
+      if (cfg->release_after_seconds <= 0) return Error(a, "releaseAfter", "must be > 0");
     }
     const YAML::Node rules = root["rules"];
     if (!rules) return Error(root, "rules", "missing: at least one rule is needed");

@@ -13,6 +13,8 @@
 //   nodeSelector: "!node-role.kubernetes.io/control-plane"
 //   maxMarkedFraction: 0.5         # the herd cap (rules/herd_cap.h): a share of the managed
 //   maxMarked: 20                  # nodes and/or a number; default 0.5 and no number
+//   onPrometheusDown: release      # or hold (the default): rules/outage.h
+//   releaseAfter: 10m              # with release; default 10m
 //   rules:
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
 //        nodeLabel: instance}
@@ -69,6 +71,9 @@ struct RuleConfig {
   // (rules/herd_cap.h). The legacy format has no keys for them and gets the defaults.
   double max_marked_fraction = 0.5;
   size_t max_marked = 0;  // 0 = no limit by number
+  // onPrometheusDown / releaseAfter (rules/outage.h).
+  bool release_on_outage = false;
+  double release_after_seconds = 600;
 };
 
 // Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.

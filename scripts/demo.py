@@ -131,14 +131,17 @@ def describe(hold):
 
 def view(stack, controller, t):
     try:
-        nodes = {n["name"]: n for n in controller.nodes().get("nodes", [])}
+        answer = controller.nodes()
+        nodes = {n["name"]: n for n in answer.get("nodes", [])}
+        # Hot, but the herd cap (maxMarkedFraction) allows no more marks.
+        capped = {n["name"]: n for n in answer.get("capped", [])}
     except Exception:  # the controller may still be starting
-        nodes = {}
+        nodes, capped = {}, {}
     print("\n%-11s %6s %6s %9s  %-15s %s" % ("NODE", "CPU%", "MEM%", "MEM.AVAIL", "LABEL", "WHY"))
     for i, n in enumerate(NODES):
         cpu, mem, avail = load(i, t)
-        why = ", ".join(describe(r) for r in nodes.get(n, {}).get("rules", []))
-        label = "status=presure" if n in nodes else "-"
+        why = ", ".join(describe(r) for r in nodes.get(n, capped.get(n, {})).get("rules", []))
+        label = "status=presure" if n in nodes else "- (herd cap)" if n in capped else "-"
         print("%-11s %6.1f %6.1f %7.2fGB  %-15s %s" % (n, cpu, mem, avail / 1e9, label, why))
     print(flush=True)
 

@@ -163,6 +163,34 @@ TEST_F(ReconcilerTest, PrometheusOutageWritesNothing) {
   EXPECT_EQ(rec_->Counters().query_errors.at("cpu"), 10u);
 }
 
+TEST_F(ReconcilerTest, OnPrometheusDownReleaseRemovesTheMarksAfterReleaseAfter) {
+  cfg_.release_on_outage = true;
+  cfg_.release_after_seconds = 60;
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  ASSERT_TRUE(Labelled("node-2"));
+  prom_.SetError("cpu_pct", Status::Unavailable("connection refused"));
+  prom_.SetError("mem_avail", Status::Unavailable("connection refused"));
+  for (int i = 0; i < 6; ++i) Cycle();  // the first failed cycle starts the count: 50 s
+  EXPECT_TRUE(Labelled("node-1")) << "held until releaseAfter";
+  EXPECT_EQ(rec_->LastReport().outage_seconds, 50);
+  EXPECT_FALSE(rec_->LastReport().releasing);
+  Cycle();
+  EXPECT_TRUE(rec_->LastReport().releasing);
+  EXPECT_FALSE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-2"));
+  EXPECT_EQ(FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation), nullptr)
+      << "the record goes with the mark";
+  // Prometheus is back: the node is judged afresh.
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  prom_.SetValues("mem_avail", {}, "instance");
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_EQ(rec_->LastReport().outage_seconds, 0);
+}
+
 TEST_F(ReconcilerTest, RestoresLabelRemovedByHand) {
   Build();
   prom_.SetValues("cpu_pct", {{"node-2", 95}});

@@ -86,6 +86,19 @@ TEST(RuleConfig, TheHerdCapDefaultsToHalfTheNodes) {
   EXPECT_EQ(cfg->max_marked, 12u);
 }
 
+TEST(RuleConfig, MarksAreHeldThroughAnOutageUnlessReleaseIsAsked) {
+  auto cfg = ParseRuleConfig(R1, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_FALSE(cfg->release_on_outage);
+  cfg = ParseRuleConfig(R1 "onPrometheusDown: release\n", "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_TRUE(cfg->release_on_outage);
+  EXPECT_EQ(cfg->release_after_seconds, 600);
+  cfg = ParseRuleConfig(R1 "onPrometheusDown: release\nreleaseAfter: 90s\n", "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->release_after_seconds, 90);
+}
+
 // The original ignored keys it did not know (Go's YAML decoding): such files still load, with a
 // warning naming each key; a key of the current format is an error (a file mixing the two).
 TEST(RuleConfig, LegacyUnknownKeysAreIgnoredWithAWarning) {
@@ -135,6 +148,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "maxMarkedFraction: must be a share"},
         BadCase{"herd_fraction_text", R1 "maxMarkedFraction: half\n",
                 "maxMarkedFraction: \"half\" is not a number"},
+        BadCase{"outage_action", R1 "onPrometheusDown: drop\n",
+                "rules.yaml:3:19: onPrometheusDown: \"drop\" is neither hold nor release"},
+        BadCase{"outage_after_with_hold", R1 "releaseAfter: 5m\n",
+                "rules.yaml:3:15: releaseAfter: only with onPrometheusDown: release"},
+        BadCase{"outage_after_zero", R1 "onPrometheusDown: release\nreleaseAfter: 0s\n",
+                "releaseAfter: must be > 0"},
+        BadCase{"outage_after_bad", R1 "onPrometheusDown: release\nreleaseAfter: soon\n",
+                "releaseAfter:"},
         BadCase{"herd_max_zero", R1 "maxMarked: 0\n",
                 "rules.yaml:3:12: maxMarked: must be at least 1"},
         BadCase{"herd_max_fraction", R1 "maxMarked: 2.5\n", "maxMarked: must be a whole number"},

@@ -84,6 +84,16 @@ TEST(SimulationTest, EvictionLimitsAreKeptWhenTight) {
   EXPECT_LE(sim.figures().evictions, 2u * 6 + 2);  // at most 2 an hour over 6 hours
 }
 
+TEST(SimulationTest, TheHerdCapHoldsWhenTight) {
+  EffectParams p = Smoke();
+  p.days = 0.25;
+  p.rules.max_marked = 1;  // the invariants check it every step
+  Simulation sim(p, ScenarioNamed("marks-rebalance", p), true);
+  sim.Run();
+  EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
+  EXPECT_GT(sim.figures().capped_node_cycles, 0u) << "the smoke cluster reaches the cap";
+}
+
 TEST(WorkloadTest, DeploymentsReachTheDensityAndSpreadBothWays) {
   WorkloadParams w;
   Rng rng(3);

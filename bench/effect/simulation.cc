@@ -439,11 +439,11 @@ void Simulation::RunController() {
     if (ds::HoldsMark(rn, p_.rules.rebalance, kEpoch + now_))
       decisions[k].verdict = ds::Verdict::kUnknown;
   }
-  std::vector<bool> marked(nodes_.size());
-  for (size_t k = 0; k < nodes_.size(); ++k) marked[k] = nodes_[k].marked;
+  std::vector<bool> was_marked(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k) was_marked[k] = nodes_[k].marked;
   figures_.capped_node_cycles +=
       ds::ApplyHerdCap(ds::HerdCap{p_.rules.max_marked_fraction, p_.rules.max_marked}, rules,
-                       marked, &decisions)
+                       was_marked, &decisions)
           .capped.size();
   for (const ds::LabelChange& ch : ds::PlanChanges(plan, decisions)) {
     Node& n = nodes_[ch.node];
@@ -677,6 +677,13 @@ void Simulation::CheckInvariants() {
         r.pods > sched_nodes_[k].pods || r.pods != static_cast<int64_t>(nodes_[k].pods.size()))
       fail(sched_nodes_[k].name + " is over its allocatable by requests");
   }
+  // The herd cap holds (it is never lowered during a run, so no mark predates it).
+  size_t marked = 0;
+  for (const Node& n : nodes_) marked += n.marked ? 1 : 0;
+  const ds::HerdCap cap{p_.rules.max_marked_fraction, p_.rules.max_marked};
+  if (marked > cap.Limit(nodes_.size()))
+    fail(std::to_string(marked) + " nodes marked, over the herd cap of " +
+         std::to_string(cap.Limit(nodes_.size())));
   // The rebalancer keeps its limits: per cycle, per hour, per node per hour.
   while (!eviction_log_.empty() && eviction_log_.front().first <= now_ - 3600)
     eviction_log_.pop_front();

@@ -177,11 +177,18 @@ class Stack:
 
     def restart_prometheus(self, down_seconds):
         """Kills Prometheus (SIGKILL), keeps it down, then starts it again on the same port and data."""
-        import signal as sig
-        prom = [p for p in self.procs if p.name == "prometheus" and p.alive()][0]
-        prom.stop(sig.SIGKILL)
+        args = self.kill_prometheus()
         time.sleep(down_seconds)
-        again = Process("prometheus", prom.args, self.dir)
+        return self.start_prometheus(args)
+
+    def kill_prometheus(self):
+        """Kills Prometheus (SIGKILL); returns what start_prometheus needs to bring it back."""
+        prom = [p for p in self.procs if p.name == "prometheus" and p.alive()][0]
+        prom.stop(signal.SIGKILL)
+        return prom.args
+
+    def start_prometheus(self, args):
+        again = Process("prometheus", args, self.dir)
         self.procs.append(again)
         wait_until(lambda: "pushgateway" in self.query_raw('up{job="pushgateway"}==1'), 60,
                    what="Prometheus scraping again")

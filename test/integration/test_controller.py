@@ -4,6 +4,7 @@ import json
 import os
 import re
 import subprocess
+import time
 import unittest
 
 from harness import CONTROLLER, Controller, Stack, free_port, http, removes_mark, touched, wait_until
@@ -134,6 +135,46 @@ class ControllerIT(ControllerBase):
         c.wait_cycles(4)
         self.assertEqual(controller_writes(self.stack), [], "an outage never removes labels")
         self.assertEqual(self.stack.labelled(), ["node-00002"])
+
+    def test_on_prometheus_down_release_removes_the_marks_after_release_after(self):
+        self.push("node-00004", 95)
+        c = self.start("onPrometheusDown: release\nreleaseAfter: 3s\n" + CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00004"])
+        args = self.stack.kill_prometheus()
+        try:
+            t0 = time.monotonic()
+            self.wait_labelled([])
+            held = time.monotonic() - t0
+            self.assertGreaterEqual(held, 3, "held for releaseAfter first")
+            self.assertEqual(c.metric("dynamic_scheduler_releasing_marks"), 1)
+            self.assertIn("releasing the marks", c.get("/status")[1])
+            removal = [w for w in controller_writes(self.stack) if removes_mark(w)]
+            self.assertEqual([w["name"] for w in removal], ["node-00004"])
+        finally:
+            self.stack.start_prometheus(args)
+        # Prometheus is back and the node still hot: marked again, and the outage is over.
+        self.wait_labelled(["node-00004"], timeout=40)
+        self.assertEqual(c.metric("dynamic_scheduler_releasing_marks"), 0)
+
+    def test_the_herd_cap_marks_the_hottest_and_reports_the_rest(self):
+        # 7 managed nodes (node-00001 is the control plane): at most 3 marks. Six are hot.
+        values = {"node-00002": 91, "node-00003": 99, "node-00004": 95, "node-00005": 85,
+                  "node-00006": 97, "node-00007": 93, "node-00008": 10}
+        for n, v in values.items():
+            self.push(n, v)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00003", "node-00004", "node-00006"])
+        wait_until(lambda: c.metric("dynamic_scheduler_capped_nodes") == 3, 20, what="3 capped")
+        nodes = c.nodes()
+        self.assertEqual(nodes["mark_limit"], 3)
+        self.assertEqual([n["name"] for n in nodes["capped"]], ["node-00007", "node-00002", "node-00005"],
+                         "hottest first")
+        self.assertEqual(nodes["capped"][0]["rules"][0]["value"], 93)
+        self.assertIn("herd cap", c.proc.output())
+        # One marked node cools: its place goes to the hottest capped node.
+        self.push("node-00004", 20)
+        self.wait_labelled(["node-00003", "node-00006", "node-00007"])
+        self.assertEqual([n["name"] for n in c.nodes()["capped"]], ["node-00002", "node-00005"])
 
     def test_token_auth_and_forbidden_writes(self):
         self.push("node-00006", 99)
