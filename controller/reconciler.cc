@@ -79,7 +79,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(*snap, &writes);
-  Write(writes, stop, &report);
+  PostMarkEvents(*snap, Write(writes, stop, &report), stop);
   Relieve(*snap, marks, evidence, decisions, cold, stop);
   ReportHolds(*snap, decisions, now, &report);
 
@@ -315,16 +315,23 @@ void Reconciler::PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>
               [](const MarkWrite& a, const MarkWrite& b) { return a.node < b.node; });
 }
 
-void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
-                       CycleReport* report) {
+std::vector<MarkWrite> Reconciler::Write(const std::vector<MarkWrite>& writes,
+                                         const std::atomic<bool>* stop, CycleReport* report) {
   const Stopwatch t;
+  std::mutex written_mu;  // on_done runs on the writer's threads
+  std::vector<MarkWrite> written;
   WriteHooks hooks;
   // Every write belongs to the term it was planned in: a write phase that outlives its term
   // must not write decisions from before another leader's term, even once the lease is back.
   hooks.gate = [this, stop, planned_in = term_] { return MaySend(stop, planned_in); };
   hooks.on_written = [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); };
   hooks.on_progress = [this] { MarkProgress(); };
-  hooks.on_done = [this](const MarkWrite& w, WriteEnd end) {
+  hooks.on_done = [&, this](const MarkWrite& w, WriteEnd end) {
+    if (end == WriteEnd::kWritten &&
+        (w.kind == ChangeKind::kMark || w.kind == ChangeKind::kUnmark)) {
+      std::lock_guard<std::mutex> l(written_mu);
+      written.push_back(w);
+    }
     if (end == WriteEnd::kRetryLater) return;
     std::lock_guard<std::mutex> l(departed_mu_);
     auto it = departed_.find(w.node);
@@ -346,6 +353,56 @@ void Reconciler::Write(const std::vector<MarkWrite>& writes, const std::atomic<b
   report->deferred = out.deferred;
   report->held_back = out.held_back;
   report->phases.write = t.Seconds();
+  return written;
+}
+
+void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<MarkWrite>& written,
+                                const std::atomic<bool>* stop) {
+  if (written.empty()) return;
+  std::vector<const MarkWrite*> sorted;
+  for (const MarkWrite& w : written) sorted.push_back(&w);
+  // Node order, not the writer threads' finishing order: the same cycle gives the same Events.
+  std::sort(sorted.begin(), sorted.end(),
+            [](const MarkWrite* a, const MarkWrite* b) { return a->node < b->node; });
+  events_.NewCycle();
+  const double now_wall = clock_->WallSeconds();
+  uint64_t posted = 0, suppressed = 0, failed = 0;
+  for (const MarkWrite* w : sorted) {
+    if (!MaySend(stop, term_)) break;
+    const std::optional<size_t> held = events_.Admit(w->node, clock_->Now());
+    if (!held) {
+      ++suppressed;
+      continue;
+    }
+    EventInfo e;
+    e.kind = "Node";
+    e.name = w->node;
+    auto pos = std::lower_bound(snap.nodes.begin(), snap.nodes.end(), w->node,
+                                [](const std::shared_ptr<const NodeInfo>& p,
+                                   const std::string& name) { return p->name < name; });
+    if (pos != snap.nodes.end() && (*pos)->name == w->node) e.uid = (*pos)->uid;
+    const bool set = w->kind == ChangeKind::kMark;
+    e.reason = set ? "Marked" : "Unmarked";
+    e.at_wall = now_wall;
+    e.message =
+        std::string(set ? "Marked " : "Unmarked ") + options_.mark.ToString() + ": " + w->reason;
+    if (*held > 0)
+      e.message += " (" + std::to_string(*held) +
+                   " earlier changes of this node's mark were not reported: Event rate limit)";
+    if (Status st = kube_->CreateEvent(e, [this, stop, t = term_] { return MaySend(stop, t); });
+        st.ok()) {
+      ++posted;
+    } else {
+      ++failed;
+      if (throttle_.ShouldLog("mark-event", clock_->Now()))
+        LOG(WARNING) << "the Event for node " << w->node
+                     << " could not be written: " << st.ToString();
+    }
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  counters_.events_posted += posted;
+  counters_.events_suppressed += suppressed;
+  counters_.event_errors += failed;
 }
 
 bool Reconciler::MaySend(const std::atomic<bool>* stop, uint64_t planned_in) const {

@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "controller/event_limiter.h"
 #include "controller/label_writer.h"
 #include "controller/leadership.h"
 #include "controller/rebalancer.h"
@@ -27,9 +28,9 @@
 #include "promql/prometheus_client.h"
 #include "rules/decider.h"
 #include "rules/herd_cap.h"
-#include "rules/outage.h"
 #include "rules/mark.h"
 #include "rules/node_matcher.h"
+#include "rules/outage.h"
 #include "rules/ownership.h"
 #include "rules/planner.h"
 #include "rules/rule_config.h"
@@ -103,7 +104,8 @@ struct ReconcilerCounters {
   uint64_t label_sets = 0, label_removals = 0, write_errors = 0, write_retries = 0;
   uint64_t record_writes = 0;     // the held-by annotation written or removed alone
   uint64_t removals_changed = 0;  // removals not written: the node changed since planned
-  std::map<std::string, uint64_t> query_errors;  // by rule
+  uint64_t events_posted = 0, events_suppressed = 0, event_errors = 0;  // mark Events
+  std::map<std::string, uint64_t> query_errors;                         // by rule
 };
 
 class Reconciler {
@@ -174,8 +176,12 @@ class Reconciler {
   // Adds the removals of our mark from nodes that left the managed set (NodeCache::
   // TakeDepartures), kept until written or refused; keeps `writes` sorted by node name.
   void PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes);
-  void Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
-             CycleReport* report);
+  // Returns the marks set and removed (for their Events).
+  std::vector<MarkWrite> Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
+                               CycleReport* report);
+  // Events on the nodes whose mark was set or removed, within the EventLimiter's limits.
+  void PostMarkEvents(const NodeSnapshot& snap, const std::vector<MarkWrite>& written,
+                      const std::atomic<bool>* stop);
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
   // term as the record says): a cold verdict on such a node becomes unknown, which changes nothing.
   // Returns, per node, whether the verdict was cold before the hold (the effect figures judge
@@ -209,6 +215,7 @@ class Reconciler {
 
   const std::vector<Rule> rules_;
   const ReconcilerOptions options_;
+  EventLimiter events_;  // cycle thread only
   const HerdCap herd_cap_;
   const OutagePolicy outage_policy_;
   OutageClock outage_;

@@ -307,6 +307,12 @@ std::string RenderMetrics(const ControllerView& v) {
          "Label removals not written because the node's label or record changed since the cycle "
          "read it (someone else's value is never removed).");
   o << "dynamic_scheduler_label_removals_changed_total " << c.removals_changed << "\n";
+  metric("dynamic_scheduler_mark_events_total", "counter",
+         "Events on nodes whose mark was set or removed: posted, suppressed by the Event rate "
+         "limit, or failed.");
+  o << "dynamic_scheduler_mark_events_total{result=\"posted\"} " << c.events_posted << "\n";
+  o << "dynamic_scheduler_mark_events_total{result=\"suppressed\"} " << c.events_suppressed << "\n";
+  o << "dynamic_scheduler_mark_events_total{result=\"failed\"} " << c.event_errors << "\n";
   metric("dynamic_scheduler_label_write_errors_total", "counter",
          "Label writes that failed for good.");
   o << "dynamic_scheduler_label_write_errors_total " << c.write_errors << "\n";

@@ -328,9 +328,9 @@ class Parser {
   // files written for it may carry keys it never used. They are ignored here too, with a warning
   // (the current format refuses them, since there a typo would silently change behaviour).
   inline static const std::set<std::string> kCurrentKeys = {
-      "prometheus", "interval",  "missingDataGrace", "label",
-      "nodeSelector", "rules", "maxMarkedFraction", "maxMarked",
-      "rebalance", "onPrometheusDown", "releaseAfter"};
+      "prometheus",  "interval",          "missingDataGrace", "label",     "nodeSelector",
+      "rules",       "maxMarkedFraction", "maxMarked",        "rebalance", "onPrometheusDown",
+      "releaseAfter"};
 
   Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
                        const std::set<std::string>& known, RuleConfig* cfg) const {

@@ -191,6 +191,43 @@ TEST_F(ReconcilerTest, OnPrometheusDownReleaseRemovesTheMarksAfterReleaseAfter) 
   EXPECT_EQ(rec_->LastReport().outage_seconds, 0);
 }
 
+TEST_F(ReconcilerTest, MarkAndUnmarkPostEventsOnTheNodeWithinTheirRateLimit) {
+  Build();
+  auto flap = [&](double cpu) {
+    prom_.SetValues("cpu_pct", {{"node-1", cpu}});
+    Cycle();
+  };
+  flap(95);
+  ASSERT_TRUE(Labelled("node-1"));
+  auto ev = api_.events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ((ev[0].kind + "/" + ev[0].name), "Node/node-1");
+  EXPECT_EQ(ev[0].reason, "Marked");
+  EXPECT_EQ(ev[0].message, "Marked status=presure: rule cpu value 95 > 80");
+  flap(20);
+  ev = api_.events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[1].reason, "Unmarked");
+  EXPECT_EQ(ev[1].message, "Unmarked status=presure: every rule is below its clear threshold");
+  // A metric flapping around its threshold: 5 Events in all (the burst), then none, although
+  // every cycle writes the label.
+  for (int i = 0; i < 4; ++i) {
+    flap(95);
+    flap(20);
+  }
+  EXPECT_EQ(api_.events().size(), 5u);
+  EXPECT_EQ(api_.patches().size(), 10u);
+  EXPECT_EQ(rec_->Counters().events_suppressed, 5u);
+  // Five minutes later the next change is reported, with the count of those that were not.
+  clock_.AdvanceSeconds(300);
+  flap(95);
+  ev = api_.events();
+  ASSERT_EQ(ev.size(), 6u);
+  EXPECT_NE(ev.back().message.find("(5 earlier changes of this node's mark were not reported"),
+            std::string::npos)
+      << ev.back().message;
+}
+
 TEST_F(ReconcilerTest, RestoresLabelRemovedByHand) {
   Build();
   prom_.SetValues("cpu_pct", {{"node-2", 95}});

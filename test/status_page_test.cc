@@ -177,6 +177,8 @@ ControllerView FullView() {
   v.counters.write_retries = 4;
   v.counters.record_writes = 6;
   v.counters.removals_changed = 7;
+  v.counters.events_posted = 8;
+  v.counters.events_suppressed = 2;
   v.counters.query_errors["mem"] = 3;
   v.rss_bytes = 12345678;
   v.leader_election = true;

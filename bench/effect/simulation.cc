@@ -405,8 +405,8 @@ void Simulation::SetMark(uint32_t k, bool on) {
 }
 
 // One reconcile cycle, as controller/reconciler.cc runs it: the rule values of every node, the
-// Decider's verdicts, the rebalancer's hold on cooled nodes, the herd cap, the planner's changes (written at
-// once: a PATCH takes milliseconds), then the rebalancer.
+// Decider's verdicts, the rebalancer's hold on cooled nodes, the herd cap, the planner's changes
+// (written at once: a PATCH takes milliseconds), then the rebalancer.
 void Simulation::RunController() {
   Controller& c = *ctl_;
   const std::vector<ds::Rule>& rules = p_.rules.rules;

@@ -59,8 +59,9 @@ class ManifestsTest(unittest.TestCase):
     def test_rbac_is_least_privilege(self):
         role = find(self.docs, "ClusterRole")
         self.assertEqual(role["rules"], [{"apiGroups": [""], "resources": ["nodes"],
-                                          "verbs": ["get", "list", "watch", "patch"]}])
-        text = json.dumps(role)
+                                          "verbs": ["get", "list", "watch", "patch"]},
+                                         {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}])
+        text = json.dumps(role["rules"][0])
         for forbidden in ("secrets", "*", "delete", "update", "create"):
             self.assertNotIn('"%s"' % forbidden, text)
         binding = find(self.docs, "ClusterRoleBinding")
@@ -549,7 +550,7 @@ class RbacIT(unittest.TestCase):
                 if k.startswith("forbidden")}
 
     def test_controller_works_within_the_deploy_rbac(self):
-        self.assertEqual(len(self.rules), 3, self.rules)
+        self.assertEqual(len(self.rules), 4, self.rules)
         before = self.forbidden()
         rules = "rules:\n  - {name: cpu, query: 'max by (node) (rbac_cpu)', threshold: 80, clearThreshold: 60}\n"
         c = Controller(self.stack, rules, args=["-leader_elect", "-leader_elect_namespace", self.ns,
@@ -561,6 +562,10 @@ class RbacIT(unittest.TestCase):
             wait_until(lambda: self.stack.labelled() == ["node-00002"], 30, what="labelled")
             self.stack.push("rbac_cpu", "n2", 10, {"node": "node-00002"})
             wait_until(lambda: self.stack.labelled() == [], 30, what="unlabelled")
+            events = json.loads(self.stack.kubectl("get", "events", "-n", "default", "-o", "json").stdout)["items"]
+            self.assertEqual([(e["involvedObject"]["name"], e["reason"]) for e in events
+                              if e["reason"] in ("Marked", "Unmarked")],
+                             [("node-00002", "Marked"), ("node-00002", "Unmarked")])
             self.assertEqual(self.stack.kubectl("get", "lease", "-n", self.ns, "dynamic-scheduler", "-o",
                                                 "jsonpath={.spec.holderIdentity}").stdout.split("_")[0],
                              socket_hostname())
