@@ -34,6 +34,13 @@ std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, Prom
   return std::make_unique<Rebalancer>(o.rules, kube, prom, clock, std::move(*zone));
 }
 
+// The text the rules were loaded from: a reload compares the file with it. Read again here
+// (Options keeps the parsed rules); a file changed in between is reloaded at the first check.
+std::string RunningText(const Options& o) {
+  auto text = ReadRuleFile(o.rule_file);
+  return text.ok() ? *text : std::string();
+}
+
 }  // namespace
 
 Controller::Controller(const Options& options)
@@ -47,7 +54,10 @@ Controller::Controller(const Options& options)
       elector_(MakeElector(options, &kube_, &clock_)),
       rebalancer_(MakeRebalancer(options, &kube_, &prom_, &clock_)),
       reconciler_(options.rules, options.reconciler, &cache_, &prom_, &kube_, &clock_,
-                  elector_.get(), rebalancer_.get()) {
+                  elector_.get(), rebalancer_.get()),
+      rule_watcher_(
+          options.rule_file, RunningText(options),
+          [this](const RuleConfig& rules) { reconciler_.Reload(rules); }, &clock_) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
 }
 
@@ -79,6 +89,7 @@ Status Controller::Start() {
 
   cache_thread_ = std::thread([this] { cache_.Run(&stop_); });
   loop_thread_ = std::thread([this] { reconciler_.Run(&stop_); });
+  reload_thread_ = std::thread([this] { rule_watcher_.Run(&stop_, kRuleFilePollSeconds); });
   if (elector_ != nullptr)
     election_thread_ = std::thread([this] {
       elector_->Run(&stop_election_, [this](bool leader) {
@@ -96,7 +107,9 @@ void Controller::Stop() {
   if (elector_ != nullptr) elector_->Release();
   stop_ = true;
   reconciler_.Wake();
+  rule_watcher_.Wake();
   if (loop_thread_.joinable()) loop_thread_.join();
+  if (reload_thread_.joinable()) reload_thread_.join();
   stop_election_ = true;
   if (election_thread_.joinable()) election_thread_.join();
   if (cache_thread_.joinable()) cache_thread_.join();
@@ -123,6 +136,7 @@ ControllerView Controller::View() const {
   v.version = Version();
   v.commit = GitCommit();
   v.rss_bytes = ResidentBytes();
+  v.reload = rule_watcher_.GetView();
   if (rebalancer_ != nullptr) {
     v.rebalance = rebalancer_->Report();
     v.rebalance_counters = rebalancer_->Counters();

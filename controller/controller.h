@@ -13,12 +13,16 @@
 #include "controller/leader_elector.h"
 #include "controller/options.h"
 #include "controller/reconciler.h"
+#include "controller/rule_file_watcher.h"
 #include "controller/status_page.h"
 #include "kube/kube_api.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
 
 namespace ds {
+
+// How often rule.yaml is read for changes (SIGHUP reads it at once).
+inline constexpr double kRuleFilePollSeconds = 2;
 
 class Controller {
  public:
@@ -33,6 +37,9 @@ class Controller {
   Status Start();
   // Stops everything; returns once every thread has ended. Idempotent.
   void Stop();
+
+  // SIGHUP: read rule.yaml again now (controller/rule_file_watcher.h). Thread-safe.
+  void ReloadRules() { rule_watcher_.Poke(); }
 
   // What the HTTP endpoints show, gathered now. Thread-safe.
   ControllerView View() const;
@@ -49,13 +56,14 @@ class Controller {
   std::unique_ptr<LeaderElector> elector_;  // null without -leader_elect
   std::unique_ptr<Rebalancer> rebalancer_;  // null without a `rebalance:` section
   Reconciler reconciler_;
+  RuleFileWatcher rule_watcher_;
   WebServer web_;
 
   std::atomic<bool> stop_{false};
   // Stop() releases the lease first (a leader's Run then ends by itself); this flag ends a
   // standby's Run, after the evaluation loop has stopped.
   std::atomic<bool> stop_election_{false};
-  std::thread cache_thread_, loop_thread_, election_thread_;
+  std::thread cache_thread_, loop_thread_, election_thread_, reload_thread_;
 };
 
 }  // namespace ds

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP);  // reload rule.yaml now
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   auto options = ds::ParseOptions(&argc, &argv);
@@ -42,7 +43,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   int sig = 0;
-  sigwait(&sigs, &sig);
+  while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+    LOG(INFO) << "SIGHUP: reading " << options->rule_file << " again";
+    controller->ReloadRules();
+  }
   LOG(INFO) << "received signal " << sig << ", stopping";
   controller->Stop();
   LOG(INFO) << "stopped";

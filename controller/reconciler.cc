@@ -55,6 +55,38 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
   for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
 }
 
+void Reconciler::Reload(const RuleConfig& rules) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    pending_reload_ = rules;
+  }
+  Trigger();
+}
+
+void Reconciler::ApplyReload() {
+  std::optional<RuleConfig> next;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    next.swap(pending_reload_);
+  }
+  if (!next) return;
+  size_t kept = 0;
+  for (const Rule& r : next->rules) kept += std::count(rules_.begin(), rules_.end(), r) > 0 ? 1 : 0;
+  // As options.cc derives it at start-up: missingDataGrace, else three intervals.
+  const double grace = next->missing_data_grace_seconds > 0 ? next->missing_data_grace_seconds
+                                                            : 3 * options_.interval_seconds;
+  decider_.Rebase(next->rules, FromSeconds(grace));
+  rules_ = next->rules;
+  label_filters_.clear();
+  rule_index_.clear();
+  for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
+  for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
+  herd_cap_ = HerdCap{next->max_marked_fraction, next->max_marked};
+  outage_policy_ = OutagePolicy{next->release_on_outage, next->release_after_seconds};
+  LOG(INFO) << next->source << " reloaded: " << rules_.size() << " rules, " << kept
+            << " of them unchanged (they keep their state); grace " << grace << " s";
+}
+
 void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const Stopwatch cycle_time;
   const double cpu0 = ProcessCpuSeconds();
@@ -64,6 +96,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
     std::lock_guard<std::mutex> l(mu_);
     report.cycle = ++counters_.cycles;
   }
+  ApplyReload();
   if (!MayRun(&report)) return Publish(std::move(report));
 
   auto snap = cache_->Snapshot();

@@ -135,6 +135,11 @@ class Reconciler {
   // Thread-safe.
   void Alerted(std::vector<Labels> alerts);
 
+  // A reloaded rule.yaml (rules/rule_reload.h: only its reloadable parts differ). It takes
+  // effect at the start of the next cycle, on the cycle's thread; rules defined as before keep
+  // their state (Decider::Rebase). Thread-safe.
+  void Reload(const RuleConfig& rules);
+
   // Thread-safe copies for the HTTP endpoints.
   CycleReport LastReport() const;
   ReconcilerCounters Counters() const;
@@ -164,6 +169,7 @@ class Reconciler {
   };
 
   // The stages of RunCycle, in order.
+  void ApplyReload();                // a pending Reload, if any
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
   Evidence QueryAndMatch(CycleReport* report);
@@ -213,11 +219,13 @@ class Reconciler {
   std::string RecordFor(const NodeDecision& d, const std::optional<Ownership>& old, TimePoint now,
                         double now_wall) const;
 
-  const std::vector<Rule> rules_;
+  // Replaced only by ApplyReload, on the cycle's thread.
+  std::vector<Rule> rules_;
   const ReconcilerOptions options_;
   EventLimiter events_;  // cycle thread only
-  const HerdCap herd_cap_;
-  const OutagePolicy outage_policy_;
+  HerdCap herd_cap_;
+  OutagePolicy outage_policy_;
+  std::optional<RuleConfig> pending_reload_;  // GUARDED_BY(mu_)
   OutageClock outage_;
   NodeCache* const cache_;
   PrometheusClient* const prom_;

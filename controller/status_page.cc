@@ -307,6 +307,13 @@ std::string RenderMetrics(const ControllerView& v) {
          "Label removals not written because the node's label or record changed since the cycle "
          "read it (someone else's value is never removed).");
   o << "dynamic_scheduler_label_removals_changed_total " << c.removals_changed << "\n";
+  metric("dynamic_scheduler_rule_reloads_total", "counter",
+         "Changes of the rule file: applied, or refused (the running rules were kept).");
+  o << "dynamic_scheduler_rule_reloads_total{result=\"applied\"} " << v.reload.reloads << "\n";
+  o << "dynamic_scheduler_rule_reloads_total{result=\"refused\"} " << v.reload.refused << "\n";
+  metric("dynamic_scheduler_rule_reload_last_success", "gauge",
+         "0 while the last change of the rule file is refused, else 1.");
+  o << "dynamic_scheduler_rule_reload_last_success " << (v.reload.last_ok ? 1 : 0) << "\n";
   metric("dynamic_scheduler_mark_events_total", "counter",
          "Events on nodes whose mark was set or removed: posted, suppressed by the Event rate "
          "limit, or failed.");
@@ -519,11 +526,18 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   if (req.path == "/status") {
     std::string why = NotReadyReason(view);
     if (!why.empty()) return Text(503, why);
+    // Still ready: the running rules keep working. But whoever looks should learn that the
+    // file they changed is not what runs.
+    const std::string note =
+        view.reload.last_ok
+            ? ""
+            : "; rule file change refused (the running rules are kept): " + view.reload.last_error;
     if (view.leader_election && !view.is_leader)
       return Text(
           200, "ok: standby, the lease is held by " +
-                   (view.leader_holder.empty() ? std::string("nobody yet") : view.leader_holder));
-    return Text(200, "ok");
+                   (view.leader_holder.empty() ? std::string("nobody yet") : view.leader_holder) +
+                   note);
+    return Text(200, "ok" + note);
   }
   if (req.path == "/healthz") {
     // Judged on the loop's progress, not on whole cycles: a long write phase (hundreds of

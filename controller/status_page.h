@@ -17,6 +17,7 @@
 
 #include "common/web_server.h"
 #include "controller/reconciler.h"
+#include "controller/rule_file_watcher.h"
 #include "kube/node_cache.h"
 #include "rules/mark.h"
 
@@ -47,6 +48,7 @@ struct ControllerView {
   // The rebalancer (both empty when rebalance: is absent).
   std::optional<RebalanceReport> rebalance;
   RebalanceCounters rebalance_counters;
+  RuleReloadView reload;  // rule.yaml reloads (controller/rule_file_watcher.h)
 };
 
 // Routes one request. `trigger` is called for a valid webhook POST.

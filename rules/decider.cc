@@ -7,6 +7,33 @@ namespace ds {
 Decider::Decider(std::vector<Rule> rules, Duration grace)
     : rules_(std::move(rules)), grace_(grace) {}
 
+void Decider::Rebase(std::vector<Rule> rules, Duration grace) {
+  // Per new rule: the old one defined exactly alike, or else the old one of the same name.
+  std::vector<int> same(rules.size(), -1), renamed(rules.size(), -1);
+  for (size_t j = 0; j < rules.size(); ++j)
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      if (rules[j] == rules_[i]) same[j] = static_cast<int>(i);
+      if (rules[j].name == rules_[i].name) renamed[j] = static_cast<int>(i);
+    }
+  for (auto& [name, ns] : states_) {
+    std::vector<RuleState> next(rules.size());
+    for (size_t j = 0; j < rules.size(); ++j) {
+      if (same[j] >= 0) {
+        next[j] = ns.rules[static_cast<size_t>(same[j])];
+      } else if (renamed[j] >= 0) {
+        // Changed (a new threshold, say): it starts over, but if it held the node, its first
+        // value still in its band or above keeps the (still set) mark without a new `for`,
+        // as after a gap in the data.
+        const RuleState& was = ns.rules[static_cast<size_t>(renamed[j])];
+        next[j].held_before_gap = was.hot || was.held_before_gap;
+      }
+    }
+    ns.rules = std::move(next);
+  }
+  rules_ = std::move(rules);
+  grace_ = grace;
+}
+
 bool Decider::Over(const Rule& r, double v) const {
   return r.op == Comparison::kGreater ? v > r.threshold : v < r.threshold;
 }

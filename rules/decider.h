@@ -82,6 +82,12 @@ class Decider {
   // Forgets every node's state, as a new Decider would (a new leadership term: another replica
   // may have decided meanwhile).
   void Reset() { states_.clear(); }
+  // A reloaded rule.yaml: from now on these rules and this grace. A rule defined exactly as
+  // before (same name, query, thresholds, `for`, ...) keeps every node's state -- its `for`
+  // timer, hysteresis and last value -- so a reload that changes one rule does not restart the
+  // others' timers or drop their holds. A new or changed rule starts fresh, as after a restart:
+  // a node it held under its old definition is adopted again through the ownership record.
+  void Rebase(std::vector<Rule> rules, Duration grace);
 
   const std::vector<Rule>& rules() const { return rules_; }
   size_t tracked_nodes() const { return states_.size(); }
@@ -112,8 +118,8 @@ class Decider {
   bool Over(const Rule& r, double v) const;
   bool Cleared(const Rule& r, double v) const;
 
-  const std::vector<Rule> rules_;
-  const Duration grace_;
+  std::vector<Rule> rules_;
+  Duration grace_;
   uint64_t generation_ = 0;
   std::unordered_map<std::string, NodeState> states_;
 };

@@ -587,7 +587,7 @@ StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::st
   return cfg;
 }
 
-StatusOr<RuleConfig> LoadRuleConfigFile(const std::string& path) {
+StatusOr<std::string> ReadRuleFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument(path + ": cannot open rule file");
   std::string text;
@@ -596,6 +596,11 @@ StatusOr<RuleConfig> LoadRuleConfigFile(const std::string& path) {
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxRuleFileBytes)
     return Status::InvalidArgument(path + ": rule file is larger than 1 MiB");
+  return text;
+}
+
+StatusOr<RuleConfig> LoadRuleConfigFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadRuleFile(path));
   return ParseRuleConfig(text, path);
 }
 

@@ -46,6 +46,9 @@ struct Rule {
   // memory in use (`resource: cpu | memory`), so each pod's real usage can be put in the same
   // unit. kNone: the rule marks nodes but its value cannot be relieved by moving pods.
   enum class Resource { kNone, kCpu, kMemory } resource = Resource::kNone;
+
+  // Every field: a reload keeps the state of a rule only if nothing in it changed.
+  bool operator==(const Rule&) const = default;
 };
 
 // The default set of managed nodes: every node but the control plane.
@@ -82,6 +85,9 @@ StatusOr<double> ParseDuration(const std::string& text);
 // Parses and validates YAML text. `source` names the file in every error, which has the form
 // "<source>:<line>:<col>: <rule or field>: <problem>".
 StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::string& source);
+
+// Reads a rule file's text (at most 1 MiB). Errors name the file.
+StatusOr<std::string> ReadRuleFile(const std::string& path);
 
 // Reads and parses a file. Errors name the file.
 StatusOr<RuleConfig> LoadRuleConfigFile(const std::string& path);

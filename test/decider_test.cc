@@ -53,6 +53,7 @@ class OneNode {
     if (d[0].verdict == Verdict::kCold) labelled_ = false;
     return d[0].verdict;
   }
+  void Rebase(std::vector<Rule> rules) { decider_.Rebase(std::move(rules), FromSeconds(30)); }
   bool labelled_ = false;
   const std::vector<size_t>* owners_ = nullptr;  // the node's ownership record, if any
   NodeDecision last_;
@@ -61,6 +62,39 @@ class OneNode {
   FakeClock clock_;
   Decider decider_;
 };
+
+TEST(Decider, AReloadKeepsTheStateOfTheRulesItDidNotChange) {
+  const Rule cpu = MakeRule("cpu", Comparison::kGreater, 80, 60, /*for_s=*/30);
+  const Rule mem = MakeRule("mem", Comparison::kGreater, 90, 70, /*for_s=*/30);
+  OneNode n({cpu, mem});
+  EXPECT_EQ(n.Step({95, 10}), Verdict::kCold);
+  EXPECT_EQ(n.Step({95, 10}), Verdict::kCold);  // cpu's `for`: 10 of 30 s
+  // mem's threshold changes, and a new rule comes first; cpu is as it was.
+  Rule mem2 = mem;
+  mem2.threshold = 85;
+  n.Rebase({MakeRule("disk", Comparison::kGreater, 95, 90), cpu, mem2});
+  EXPECT_EQ(n.Step({0, 95, 10}), Verdict::kCold);
+  EXPECT_EQ(n.Step({0, 95, 10}), Verdict::kHot) << "cpu's `for` went on, not from the reload";
+  EXPECT_EQ(n.last_.holds.at(0).rule, 1u) << "the hold names cpu's new index";
+}
+
+TEST(Decider, AChangedRuleThatHeldTheNodeKeepsTheMarkWithoutANewFor) {
+  const Rule cpu = MakeRule("cpu", Comparison::kGreater, 80, 60, /*for_s=*/60);
+  OneNode n({cpu});
+  for (int i = 0; i < 7; ++i) n.Step({95});
+  ASSERT_EQ(n.last_.verdict, Verdict::kHot);
+  Rule stricter = cpu;
+  stricter.threshold = 90;
+  stricter.clear_threshold = 75;
+  n.Rebase({stricter});
+  EXPECT_EQ(n.Step({85}), Verdict::kHot) << "in the new band: the mark stays, no 60 s `for`";
+  EXPECT_EQ(n.Step({70}), Verdict::kCold) << "the new clear threshold lets go";
+  // A rule that is removed takes its holds with it.
+  for (int i = 0; i < 8; ++i) n.Step({95});
+  ASSERT_EQ(n.last_.verdict, Verdict::kHot);
+  n.Rebase({MakeRule("mem", Comparison::kGreater, 90, 70)});
+  EXPECT_EQ(n.Step({10}), Verdict::kCold);
+}
 
 TEST(Decider, ThresholdAndHysteresisGreater) {
   OneNode n({MakeRule("cpu", Comparison::kGreater, 80, 60)});

@@ -204,6 +204,19 @@ void ExpectGolden(const std::string& name, const std::string& got) {
   EXPECT_EQ(got, want.str()) << "rendered output differs from " << path;
 }
 
+TEST(StatusPage, ARefusedRuleFileChangeIsSaidButStaysReady) {
+  ControllerView v = ReadyView();
+  v.reload.last_ok = false;
+  v.reload.last_error = "r.yaml:2:5: rule \"cpu\": threshold: \"high\" is not a number";
+  auto r = HandleRequest(Get("/status"), v, [] {});
+  EXPECT_EQ(r.status, 200) << "the running rules still work: no restart, no rollout stuck";
+  EXPECT_EQ(r.body,
+            "ok; rule file change refused (the running rules are kept): r.yaml:2:5: rule \"cpu\": "
+            "threshold: \"high\" is not a number\n");
+  EXPECT_NE(RenderMetrics(v).find("dynamic_scheduler_rule_reload_last_success 0\n"),
+            std::string::npos);
+}
+
 TEST(StatusPage, NodesGolden) { ExpectGolden("nodes.json", RenderNodesJson(FullView())); }
 
 TEST(StatusPage, MetricsGolden) { ExpectGolden("metrics.txt", RenderMetrics(FullView())); }

@@ -3,6 +3,7 @@ and the Kubernetes API simulator."""
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 import unittest
@@ -175,6 +176,44 @@ class ControllerIT(ControllerBase):
         self.push("node-00004", 20)
         self.wait_labelled(["node-00003", "node-00006", "node-00007"])
         self.assertEqual([n["name"] for n in c.nodes()["capped"]], ["node-00002", "node-00005"])
+
+    def test_rule_file_changes_take_effect_without_a_restart(self):
+        self.push("node-00005", 75)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        c.wait_ready()
+        c.wait_cycles(2)
+        self.assertEqual(self.stack.labelled(), [])
+
+        def edit(text):
+            # As an editor or a ConfigMap update does: a new file renamed over the old one.
+            with open(c.rule_file + ".new", "w") as f:
+                f.write(text)
+            os.rename(c.rule_file + ".new", c.rule_file)
+
+        edit(CURRENT_RULES.format(metric=self.metric).replace("threshold: 80", "threshold: 70"))
+        self.wait_labelled(["node-00005"])
+        self.assertEqual(c.metric('dynamic_scheduler_rule_reloads_total{result="applied"}'), 1)
+        # A broken file, then one that changes the label key (a restart's business): both refused,
+        # the running rules stay, and /status says so while staying ready.
+        edit("rules:\n  - {name: cpu, query: x, threshold: high}\n")
+        wait_until(lambda: c.metric("dynamic_scheduler_rule_reload_last_success") == 0, 10, what="refused")
+        code, body = c.get("/status")
+        self.assertEqual(code, 200)
+        self.assertIn('rule file change refused (the running rules are kept): %s:2:38: rule "cpu": threshold' % c.rule_file, body)
+        edit("label: {key: pressure}\n" + CURRENT_RULES.format(metric=self.metric))
+        wait_until(lambda: "label changed: that takes a restart" in c.get("/status")[1], 10, what="label refused")
+        self.push("node-00005", 65)  # below 70 but above the clear threshold: still held
+        self.stack.wait_value('%s{node="node-00005"}' % self.metric, 65)
+        c.wait_cycles(2)
+        self.assertEqual(self.stack.labelled(), ["node-00005"])
+        self.assertEqual(c.metric('dynamic_scheduler_rule_reloads_total{result="refused"}'), 2)
+        # SIGHUP reads the file at once, even one already refused (after fixing what it reads).
+        with open(c.rule_file, "w") as f:
+            f.write(CURRENT_RULES.format(metric=self.metric).replace("clearThreshold: 60", "clearThreshold: 66"))
+        c.proc.proc.send_signal(signal.SIGHUP)
+        self.wait_labelled([])
+        self.assertEqual(c.metric("dynamic_scheduler_rule_reload_last_success"), 1)
+        self.assertTrue(c.proc.alive(), "SIGHUP does not stop the controller")
 
     def test_token_auth_and_forbidden_writes(self):
         self.push("node-00006", 99)

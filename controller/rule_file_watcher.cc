@@ -1,0 +1,92 @@
+#include "controller/rule_file_watcher.h"
+
+#include <glog/logging.h>
+
+#include "rules/rule_reload.h"
+
+namespace ds {
+
+RuleFileWatcher::RuleFileWatcher(std::string path, std::string running_text,
+                                 std::function<void(const RuleConfig&)> apply, const Clock* clock)
+    : path_(std::move(path)),
+      apply_(std::move(apply)),
+      clock_(clock),
+      running_text_(std::move(running_text)),
+      seen_text_(running_text_) {}
+
+void RuleFileWatcher::Check(bool forced) {
+  auto text = ReadRuleFile(path_);
+  if (!text.ok()) {
+    // Mid-swap, or removed for good: the running rules stay either way. Said once per outage
+    // of the file, and only on SIGHUP again.
+    if (!unreadable_ || forced)
+      LOG(WARNING) << "rule file: " << text.status().message() << "; the running rules are kept";
+    unreadable_ = true;
+    return;
+  }
+  unreadable_ = false;
+  if (*text == seen_text_ && !forced) return;
+  seen_text_ = *text;
+  if (*text == running_text_) {
+    // Back to the running text (a refused edit undone): nothing to apply, nothing refused.
+    std::lock_guard<std::mutex> l(mu_);
+    if (forced) LOG(INFO) << path_ << ": unchanged; nothing to reload";
+    view_.last_ok = true;
+    view_.last_error.clear();
+    return;
+  }
+  auto next = ParseReload(running_text_, *text, path_);
+  const double now = clock_->WallSeconds();
+  if (!next.ok()) {
+    LOG(ERROR) << "rule file not reloaded: " << next.status().message();
+    std::lock_guard<std::mutex> l(mu_);
+    ++view_.refused;
+    view_.last_ok = false;
+    view_.last_error = next.status().message();
+    view_.last_wall = now;
+    return;
+  }
+  for (const std::string& w : next->warnings) LOG(WARNING) << w;
+  running_text_ = *text;
+  apply_(*next);
+  std::lock_guard<std::mutex> l(mu_);
+  ++view_.reloads;
+  view_.last_ok = true;
+  view_.last_error.clear();
+  view_.last_wall = now;
+}
+
+void RuleFileWatcher::Run(const std::atomic<bool>* stop, double period_seconds) {
+  while (!stop->load()) {
+    bool forced = false;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      clock_->WaitUntil(l, cv_, clock_->Now() + FromSeconds(period_seconds),
+                        [&] { return poked_ || stop->load(); });
+      forced = poked_;
+      poked_ = false;
+    }
+    if (stop->load()) break;
+    Check(forced);
+  }
+}
+
+void RuleFileWatcher::Poke() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    poked_ = true;
+  }
+  cv_.notify_all();
+}
+
+void RuleFileWatcher::Wake() {
+  std::lock_guard<std::mutex> l(mu_);
+  cv_.notify_all();
+}
+
+RuleReloadView RuleFileWatcher::GetView() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return view_;
+}
+
+}  // namespace ds

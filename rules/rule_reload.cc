@@ -1,0 +1,73 @@
+#include "rules/rule_reload.h"
+
+#include <map>
+#include <set>
+
+#include "common/yaml_guard.h"
+
+namespace ds {
+namespace {
+
+// Read anew on a reload (both formats' keys; the legacy PromJob is only shown in logs).
+const std::set<std::string> kReloadable = {"rules",     "missingDataGrace", "maxMarkedFraction",
+                                           "maxMarked", "onPrometheusDown", "releaseAfter",
+                                           "Rulename",  "PromJob"};
+
+// A node in one text form: comments, quoting, flow or block style and key order are no change.
+// (LoadYaml bounds the nesting, so the recursion is bounded too.)
+std::string Canonical(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence: {
+      std::string out = "[";
+      for (const auto& item : n) out += Canonical(item) + ",";
+      return out + "]";
+    }
+    case YAML::NodeType::Map: {
+      std::map<std::string, std::string> sorted;
+      for (const auto& kv : n) sorted[Canonical(kv.first)] = Canonical(kv.second);
+      std::string out = "{";
+      for (const auto& [k, v] : sorted) out += k + ":" + v + ",";
+      return out + "}";
+    }
+    default:
+      return "~";
+  }
+}
+
+// The top-level keys and their values, each in that form.
+std::map<std::string, std::string> TopLevel(const YAML::Node& root) {
+  std::map<std::string, std::string> out;
+  if (!root.IsMap()) return out;
+  for (const auto& kv : root) out[kv.first.Scalar()] = Canonical(kv.second);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<RuleConfig> ParseReload(const std::string& running_text, const std::string& next_text,
+                                 const std::string& source) {
+  ASSIGN_OR_RETURN(RuleConfig next, ParseRuleConfig(next_text, source));
+  ASSIGN_OR_RETURN(YAML::Node was, LoadYaml(running_text, source));
+  ASSIGN_OR_RETURN(YAML::Node now, LoadYaml(next_text, source));
+  const auto before = TopLevel(was), after = TopLevel(now);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : before) keys.insert(k);
+  for (const auto& [k, v] : after) keys.insert(k);
+  std::string changed;
+  for (const std::string& k : keys) {
+    if (kReloadable.count(k)) continue;
+    auto b = before.find(k), a = after.find(k);
+    if (b != before.end() && a != after.end() && b->second == a->second) continue;
+    changed += (changed.empty() ? "" : ", ") + k;
+  }
+  if (!changed.empty())
+    return Status::InvalidArgument(
+        source + ": " + changed +
+        " changed: that takes a restart (only rules, missingDataGrace, maxMarkedFraction, "
+        "maxMarked, onPrometheusDown and releaseAfter are reloaded); the running rules are kept");
+  return next;
+}
+
+}  // namespace ds

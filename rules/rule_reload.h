@@ -1,0 +1,23 @@
+// Which changes of rule.yaml take effect while the controller runs. The rules themselves, the
+// missing-data grace, the herd cap and the outage policy are read anew: they are inputs of the
+// pure decisions. The rest shapes what was built at start-up -- the Prometheus client
+// (`prometheus`), the cycle timer (`interval`), the mark every node carries (`label`), the node
+// cache's server-side selector (`nodeSelector`) and the rebalancer (`rebalance`) -- so a change
+// there refuses the whole file, names the keys, and the running rules stay: applying half a file
+// would run a configuration nobody wrote.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "rules/rule_config.h"
+
+namespace ds {
+
+// Parses and validates `next_text` as ParseRuleConfig does, then compares it with the file the
+// controller runs (`running_text`, which parsed before). The error says what is wrong with the
+// new file, or which keys changed that need a restart.
+StatusOr<RuleConfig> ParseReload(const std::string& running_text, const std::string& next_text,
+                                 const std::string& source);
+
+}  // namespace ds

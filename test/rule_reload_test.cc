@@ -1,0 +1,64 @@
+#include "rules/rule_reload.h"
+
+#include <gtest/gtest.h>
+
+namespace ds {
+namespace {
+
+const char* kRunning = R"(# running
+interval: 10s
+label: {key: status, value: presure}
+rebalance:
+  after: 2m
+rules:
+  - {name: cpu, query: cpu_pct, threshold: 80, clearThreshold: 60, resource: cpu}
+)";
+
+TEST(RuleReload, RulesAndTheDecisionsKeysAreReloaded) {
+  const std::string next = std::string(kRunning) +
+                           "  - {name: mem, query: mem_pct, threshold: 90}\n"
+                           "maxMarkedFraction: 0.3\nmissingDataGrace: 1m\n"
+                           "onPrometheusDown: release\n";
+  auto cfg = ParseReload(kRunning, next, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules.size(), 2u);
+  EXPECT_EQ(cfg->max_marked_fraction, 0.3);
+  EXPECT_TRUE(cfg->release_on_outage);
+}
+
+TEST(RuleReload, LayoutAndCommentsAreNoChange) {
+  const char* same = R"(interval: "10s"   # the same, quoted
+label:
+  key: status
+  value: presure
+rebalance: {after: 2m}
+rules:
+  - {name: cpu, query: cpu_pct, threshold: 75, clearThreshold: 60, resource: cpu}
+)";
+  auto cfg = ParseReload(kRunning, same, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules.at(0).threshold, 75);
+}
+
+TEST(RuleReload, WhatWasBuiltAtStartUpTakesARestart) {
+  std::string next = kRunning;
+  next.replace(next.find("presure"), 7, "busy");
+  next.replace(next.find("2m"), 2, "5m");
+  next += "nodeSelector: pool=gpu\n";
+  auto cfg = ParseReload(kRunning, next, "r.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().message(),
+            "r.yaml: label, nodeSelector, rebalance changed: that takes a restart (only rules, "
+            "missingDataGrace, maxMarkedFraction, maxMarked, onPrometheusDown and releaseAfter "
+            "are reloaded); the running rules are kept");
+}
+
+TEST(RuleReload, AnInvalidFileIsRefusedWithItsLine) {
+  const std::string next = std::string(kRunning) + "  - {name: cpu, query: other, threshold: 1}\n";
+  auto cfg = ParseReload(kRunning, next, "r.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_NE(cfg.status().message().find("r.yaml:8:"), std::string::npos) << cfg.status().message();
+}
+
+}  // namespace
+}  // namespace ds
