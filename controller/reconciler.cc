@@ -176,6 +176,10 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
       // it counts as failed (verdicts kept for the grace time), not as having no values.
       auto age = age_futures[r].get();
       if (res.ok() && !age.ok()) res = age.status().Prepend("ageQuery");
+      if (age.ok()) {
+        report->phases.query = std::max(report->phases.query, age->fetch_seconds);
+        report->phases.decode += age->decode_seconds;
+      }
     }
     rr.query_seconds = started[r].Seconds();
     if (!res.ok()) {

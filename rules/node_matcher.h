@@ -76,7 +76,7 @@ struct MatchedValues {
 };
 
 // Folds samples into MatchedValues one at a time (a SampleSink for streaming decoders).
-class MatchAccumulator : public SampleSink {
+class MatchAccumulator final : public SampleSink {
  public:
   // `matcher` and `rule` must outlive the accumulator. `now` (Unix seconds) is what the age of a
   // sample's timestamp is measured against when the rule has a maxAge and no ageQuery; a sample
@@ -108,7 +108,7 @@ class MatchAccumulator : public SampleSink {
 // push_time_seconds), so the clocks of Prometheus and this controller need not agree. Several
 // series for one node: the newest update counts. Series are matched to nodes as the rule's own
 // (its nodeLabel, or the default labels).
-class UpdateAgeAccumulator : public SampleSink {
+class UpdateAgeAccumulator final : public SampleSink {
  public:
   // `matcher` and `rule` must outlive the accumulator.
   UpdateAgeAccumulator(const NodeMatcher* matcher, const Rule* rule);
