@@ -116,9 +116,10 @@ class StalePushIT(unittest.TestCase):
         wait_until(lambda: self.stack.labelled() == [CONTROL], MAX_AGE + GRACE + 20,
                    what="%s unmarked after maxAge + grace" % STALE)
         took = time.monotonic() - killed
-        # The last push may precede the kill by one push interval, and the decider's grace counts
-        # from the last cycle that saw a fresh value, which may precede the age limit by one cycle.
-        self.assertGreaterEqual(took, MAX_AGE + GRACE - 2.5, "unmarked before its value was maxAge + grace old")
+        # The last push may precede the kill by a push interval (more on a loaded machine), and the
+        # decider's grace counts from the last cycle that saw a fresh value, which may precede the
+        # age limit by a cycle: a bound with room for both, which an early drop still breaks.
+        self.assertGreaterEqual(took, MAX_AGE + GRACE - 4, "unmarked before its value was maxAge + grace old")
         # Its value is still there, as hot as ever: the age alone took the mark off.
         self.assertEqual(self.value_in_prometheus(STALE), AVAILABLE)
         self.assertGreater(self.push_age(STALE), MAX_AGE)
