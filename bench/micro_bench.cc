@@ -87,8 +87,8 @@ void BM_ScanMatch10k(benchmark::State& state) {
   NodeMatcher m(Identities());
   for (auto _ : state) {
     MatchAccumulator acc(&m, &rule);
-    bool ok =
-        ScanVector(body, &keep, [&](const LabelViews& l, double v, double) { acc.Add(l, v); });
+    bool ok = ScanVector(body, &keep,
+                         [&](const LabelViews& l, double v, double t) { acc.AddAt(l, v, t); });
     if (!ok) state.SkipWithError("scan failed");
     benchmark::DoNotOptimize(acc.result());
   }
@@ -140,10 +140,13 @@ BENCHMARK(BM_DecidePlan10kx4)->Unit(benchmark::kMillisecond);
 
 // Everything a cycle computes for 4 rules once the bodies have arrived, on one thread (the
 // controller runs the 4 scans in parallel, so its wall time is lower on 2+ cores).
-void BM_CycleCompute10kx4(benchmark::State& state) {
+// max_age > 0: every rule judges its samples' timestamps (all fresh), the maxAge path without an
+// ageQuery.
+void CycleCompute(benchmark::State& state, double max_age) {
   std::vector<std::string> bodies;
   for (int r = 0; r < kRules; ++r) bodies.push_back(VectorBody(r));
   auto rules = Rules();
+  for (Rule& r : rules) r.max_age_seconds = max_age;
   const LabelFilter keep = MatchLabels(rules[0]);
   NodeMatcher matcher(Identities());
   Decider decider(rules, FromSeconds(30));
@@ -160,8 +163,9 @@ void BM_CycleCompute10kx4(benchmark::State& state) {
     std::vector<MatchedValues> mv(kRules);
     std::vector<RuleInput> inputs(kRules);
     for (int r = 0; r < kRules; ++r) {
-      MatchAccumulator acc(&matcher, &rules[r]);
-      ScanVector(bodies[r], &keep, [&](const LabelViews& l, double v, double) { acc.Add(l, v); });
+      MatchAccumulator acc(&matcher, &rules[r], 1795303219.437 + 10);
+      ScanVector(bodies[r], &keep,
+                 [&](const LabelViews& l, double v, double t) { acc.AddAt(l, v, t); });
       mv[r] = std::move(acc.result());
       inputs[r] = RuleInput{false, &mv[r].values};
     }
@@ -170,7 +174,10 @@ void BM_CycleCompute10kx4(benchmark::State& state) {
     benchmark::DoNotOptimize(PlanChanges(plan_nodes, d));
   }
 }
+void BM_CycleCompute10kx4(benchmark::State& state) { CycleCompute(state, 0); }
 BENCHMARK(BM_CycleCompute10kx4)->Unit(benchmark::kMillisecond);
+void BM_CycleCompute10kx4MaxAge(benchmark::State& state) { CycleCompute(state, 120); }
+BENCHMARK(BM_CycleCompute10kx4MaxAge)->Unit(benchmark::kMillisecond);
 
 // The rebalancer's step at scale: 10,000 nodes, 300,000 pods (30 per node), 1 % of the nodes
 // marked and qualifying every cycle. Pods are served per node (as the API server answers a

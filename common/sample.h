@@ -21,6 +21,11 @@ class SampleSink {
   virtual void Reset() = 0;
   // labels: the series' (kept) labels, valid only during the call.
   virtual void Add(const LabelViews& labels, double value) = 0;
+  // The same with the sample's timestamp (Unix seconds), which the decoders pass on: a sink that
+  // judges a sample's age (a rule's maxAge) needs it; the others need not know it exists.
+  virtual void AddAt(const LabelViews& labels, double value, double /*timestamp*/) {
+    Add(labels, value);
+  }
 };
 
 }  // namespace ds

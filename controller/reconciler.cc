@@ -33,6 +33,21 @@ std::string Num(double v) {
   return os.str();
 }
 
+// "node-3 (312 s), node-9 (no update time)", the first few of a rule's stale values.
+std::string DescribeStale(const std::vector<std::pair<size_t, double>>& stale,
+                          const NodeSnapshot& snap) {
+  constexpr size_t kExamples = 5;
+  std::string s;
+  for (size_t k = 0; k < stale.size() && k < kExamples; ++k) {
+    const auto& [node, age] = stale[k];
+    if (!s.empty()) s += ", ";
+    s += node < snap.nodes.size() ? snap.nodes[node]->name : "#" + std::to_string(node);
+    s += std::isnan(age) ? " (no update time)" : " (" + Num(std::round(age)) + " s)";
+  }
+  if (stale.size() > kExamples) s += ", ...";
+  return s;
+}
+
 }  // namespace
 
 Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
@@ -102,7 +117,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   auto snap = cache_->Snapshot();
   report.managed_nodes = snap->nodes.size();
   RefreshMatcher(*snap);
-  Evidence evidence = QueryAndMatch(&report);
+  Evidence evidence = QueryAndMatch(*snap, &report);
   MarkProgress();
   const TimePoint now = clock_->Now();
   const NodeMarks marks = ReadMarks(*snap);
@@ -162,19 +177,28 @@ void Reconciler::RefreshMatcher(const NodeSnapshot& snap) {
   matcher_topology_ = snap.topology;
 }
 
-Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
+Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleReport* report) {
   // One query per rule, all at once: the cycle waits for the slowest, not the sum. Samples
-  // stream straight into per-node values (decode and match fused, no Sample objects).
+  // stream straight into per-node values (decode and match fused, no Sample objects). A rule's
+  // ageQuery runs alongside its query.
+  const double now_wall = clock_->WallSeconds();
   std::vector<std::unique_ptr<MatchAccumulator>> acc;
+  std::vector<std::unique_ptr<UpdateAgeAccumulator>> ages(rules_.size());
   for (const auto& rule : rules_)
-    acc.push_back(std::make_unique<MatchAccumulator>(matcher_.get(), &rule));
+    acc.push_back(std::make_unique<MatchAccumulator>(matcher_.get(), &rule, now_wall));
   std::vector<std::future<StatusOr<QueryResult>>> futures;
+  std::vector<std::future<StatusOr<QueryResult>>> age_futures(rules_.size());
   std::vector<Stopwatch> started(rules_.size());
   for (size_t r = 0; r < rules_.size(); ++r) {
     started[r] = Stopwatch();
     futures.push_back(std::async(std::launch::async, [this, r, a = acc[r].get()] {
       return prom_->Query(rules_[r].query, &label_filters_[r], a);
     }));
+    if (rules_[r].age_query.empty()) continue;
+    ages[r] = std::make_unique<UpdateAgeAccumulator>(matcher_.get(), &rules_[r]);
+    age_futures[r] = std::async(std::launch::async, [this, r, a = ages[r].get()] {
+      return prom_->Query(rules_[r].age_query, &label_filters_[r], a);
+    });
   }
   Evidence ev;
   ev.matched.resize(rules_.size());
@@ -185,6 +209,16 @@ Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
     auto res = futures[r].get();
     RuleReport& rr = report->rules[r];
     rr.name = rules_[r].name;
+    if (age_futures[r].valid()) {
+      // Without its nodes' update times the rule cannot tell a fresh value from a dead pusher's:
+      // it counts as failed (verdicts kept for the grace time), not as having no values.
+      auto age = age_futures[r].get();
+      if (res.ok() && !age.ok()) res = age.status().Prepend("ageQuery");
+      if (age.ok()) {
+        report->phases.query = std::max(report->phases.query, age->fetch_seconds);
+        report->phases.decode += age->decode_seconds;
+      }
+    }
     rr.query_seconds = started[r].Seconds();
     if (!res.ok()) {
       ++failed;
@@ -205,9 +239,12 @@ Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
     report->phases.query = std::max(report->phases.query, res->fetch_seconds);
     report->phases.decode += res->decode_seconds;  // includes matching: they are one pass
     ev.matched[r] = std::move(acc[r]->result());
+    if (ages[r] != nullptr)
+      DropStaleValues(ages[r]->ages(), rules_[r].max_age_seconds, &ev.matched[r]);
     rr.unmatched = ev.matched[r].unmatched;
     rr.duplicates = ev.matched[r].duplicates;
     rr.matched = rr.samples - rr.unmatched;
+    rr.too_old = ev.matched[r].stale.size();
     ev.inputs[r].values = &ev.matched[r].values;
     if (!res->warnings.empty() && throttle_.ShouldLog("warn:" + rr.name, clock_->Now()))
       LOG(WARNING) << "rule " << rr.name << ": Prometheus warnings: " << res->warnings.front();
@@ -217,6 +254,11 @@ Reconciler::Evidence Reconciler::QueryAndMatch(CycleReport* report) {
       LOG(WARNING) << "rule " << rr.name << ": " << rr.unmatched
                    << " series name no known node; they are ignored. e.g." << ex;
     }
+    if (rr.too_old > 0 && throttle_.ShouldLog("too-old:" + rr.name, clock_->Now()))
+      LOG(WARNING) << "rule " << rr.name << ": " << rr.too_old
+                   << " node value(s) older than maxAge " << Num(rules_[r].max_age_seconds)
+                   << " s count as missing data (the pusher or exporter stopped?): "
+                   << DescribeStale(ev.matched[r].stale, snap);
   }
   report->all_queries_failed = !rules_.empty() && failed == rules_.size();
   return ev;

@@ -57,6 +57,9 @@ struct RuleReport {
   size_t samples = 0, matched = 0, unmatched = 0, duplicates = 0;
   double query_seconds = 0;
   std::vector<std::string> warnings;
+  // maxAge: node values dropped this cycle because their last update was too old (or, with an
+  // ageQuery, unknown); they count as missing data.
+  size_t too_old = 0;
 };
 
 struct HoldReport {
@@ -172,7 +175,7 @@ class Reconciler {
   void ApplyReload();                // a pending Reload, if any
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
-  Evidence QueryAndMatch(CycleReport* report);
+  Evidence QueryAndMatch(const NodeSnapshot& snap, CycleReport* report);
   NodeMarks ReadMarks(const NodeSnapshot& snap);
   std::vector<NodeDecision> Decide(const std::vector<NodeInput>& nodes, const Evidence& evidence,
                                    TimePoint now, CycleReport* report);

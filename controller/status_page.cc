@@ -342,6 +342,11 @@ std::string RenderMetrics(const ControllerView& v) {
   for (const auto& r : v.last_cycle.rules)
     o << "dynamic_scheduler_rule_unmatched_series{rule=\"" << Escape(r.name) << "\"} "
       << r.unmatched << "\n";
+  metric("dynamic_scheduler_rule_stale_values", "gauge",
+         "Node values of the last cycle older than the rule's maxAge, counted as missing data.");
+  for (const auto& r : v.last_cycle.rules)
+    o << "dynamic_scheduler_rule_stale_values{rule=\"" << Escape(r.name) << "\"} " << r.too_old
+      << "\n";
   metric("dynamic_scheduler_managed_nodes", "gauge", "Nodes the controller manages.");
   o << "dynamic_scheduler_managed_nodes " << v.last_cycle.managed_nodes << "\n";
   metric("dynamic_scheduler_hot_nodes", "gauge", "Nodes under pressure in the last cycle.");

@@ -47,7 +47,7 @@ void DrainToSink(QueryResult* result, SampleSink* sink) {
   for (const auto& s : result->samples) {
     views.clear();
     for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
-    sink->Add(views, s.value);
+    sink->AddAt(views, s.value, s.timestamp);
   }
   result->sample_count = result->samples.size();
   result->samples.clear();

@@ -32,8 +32,8 @@ using LabelFilter = std::vector<std::string>;
 // not a number, including the "inf"/"nan" spellings Prometheus never sends.
 bool ParsePromValue(std::string_view s, double* out);
 
-// Hands every sample of `result` to `sink` (once each), then leaves `samples` empty and
-// `sample_count` set: the form a sink-fed query returns.
+// Hands every sample of `result` to `sink` (once each, with its timestamp), then leaves `samples`
+// empty and `sample_count` set: the form a sink-fed query returns.
 void DrainToSink(QueryResult* result, SampleSink* sink);
 
 }  // namespace ds

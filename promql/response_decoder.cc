@@ -18,8 +18,8 @@ StatusOr<QueryResult> DecodeQueryResponse(std::string body, int http_status,
   if (http_status == 200) {
     if (sink != nullptr) {
       size_t n = 0;
-      auto add = [sink, &n](const LabelViews& labels, double value, double /*timestamp*/) {
-        sink->Add(labels, value);
+      auto add = [sink, &n](const LabelViews& labels, double value, double timestamp) {
+        sink->AddAt(labels, value, timestamp);
         ++n;
       };
       if (ScanVector(body, keep, add)) {

@@ -18,11 +18,11 @@ namespace ds {
 // Success: as DecodeQueryResponseReference (vector -> one sample per series, scalar -> one
 // sample without labels, matrix -> the newest point of each series; warnings collected).
 // - Without a `sink`, the result's `samples` hold the samples (with timestamps).
-// - With a `sink`, every sample goes to sink->Add exactly once after the last sink->Reset()
-//   made by this call, the result's `samples` stay empty and `sample_count` says how many were
-//   added. A plain vector is streamed straight from the body without building Sample objects;
-//   should the scanner decline partway (e.g. "warnings" after "data"), the sink is Reset and
-//   fed again from the reference decoder's samples.
+// - With a `sink`, every sample goes to sink->AddAt (with its timestamp) exactly once after the
+//   last sink->Reset() made by this call, the result's `samples` stay empty and `sample_count`
+//   says how many were added. A plain vector is streamed straight from the body without
+//   building Sample objects; should the scanner decline partway (e.g. "warnings" after "data"),
+//   the sink is Reset and fed again from the reference decoder's samples.
 // Errors (the sink then holds nothing from this body):
 // - a 5xx answer whose body has no JSON "status" (a proxy's error page): kUnavailable
 //   "Prometheus answered HTTP <n>";

@@ -148,35 +148,106 @@ std::vector<std::string> MatchLabels(const Rule& rule) {
   return std::vector<std::string>(std::begin(kDefaultNodeLabels), std::end(kDefaultNodeLabels));
 }
 
+namespace {
+
+// The index of the node the series names, or -1 after counting it (with an example) unmatched.
+int MatchOrCount(const NodeMatcher& matcher, const std::string& node_label,
+                 const LabelViews& labels, size_t* unmatched, std::vector<std::string>* examples) {
+  const int i = matcher.Match(labels, node_label);
+  if (i >= 0) return i;
+  ++*unmatched;
+  if (examples != nullptr && examples->size() < kMaxExamples) {
+    std::string name;
+    for (const auto& [k, v] : labels) {  // only the matching labels are decoded
+      if (k == "__name__") continue;
+      // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for the
+      // equivalent chain of operator+ on temporaries.
+      if (!name.empty()) name += ',';
+      name.append(k).append("=").append(v);
+    }
+    examples->push_back("{" + name + "}");
+  }
+  return -1;
+}
+
+double OldestFresh(const Rule& rule, double now) {
+  if (rule.max_age_seconds <= 0 || !rule.age_query.empty() || std::isnan(now))
+    return -std::numeric_limits<double>::infinity();
+  return now - rule.max_age_seconds;
+}
+
+}  // namespace
+
+MatchAccumulator::MatchAccumulator(const NodeMatcher* matcher, const Rule* rule, double now)
+    : matcher_(matcher), rule_(rule), now_(now), oldest_(OldestFresh(*rule, now)) {
+  Reset();
+}
+
 void MatchAccumulator::Reset() {
   out_ = MatchedValues{};
   out_.values.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
+  if (std::isfinite(oldest_))
+    newest_too_old_.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
 }
 
 void MatchAccumulator::Add(const LabelViews& labels, double value) {
-  int i = matcher_->Match(labels, rule_->node_label);
-  if (i < 0) {
-    ++out_.unmatched;
-    if (out_.unmatched_names.size() < kMaxExamples) {
-      std::string name;
-      for (const auto& [k, v] : labels) {  // only the matching labels are decoded
-        if (k == "__name__") continue;
-        // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for the
-        // equivalent chain of operator+ on temporaries.
-        if (!name.empty()) name += ',';
-        name.append(k).append("=").append(v);
-      }
-      out_.unmatched_names.push_back("{" + name + "}");
-    }
-    return;
-  }
-  if (std::isnan(value)) return;
+  const int i =
+      MatchOrCount(*matcher_, rule_->node_label, labels, &out_.unmatched, &out_.unmatched_names);
+  if (i < 0 || std::isnan(value)) return;
   double& slot = out_.values[static_cast<size_t>(i)];
   if (std::isnan(slot)) {
     slot = value;
   } else {
     ++out_.duplicates;
     slot = rule_->op == Comparison::kGreater ? std::max(slot, value) : std::min(slot, value);
+  }
+}
+
+void MatchAccumulator::AddAt(const LabelViews& labels, double value, double timestamp) {
+  if (!(timestamp < oldest_)) return Add(labels, value);
+  // Too old: absent, as a series missing from the answer would be; its time is kept to say so.
+  const int i =
+      MatchOrCount(*matcher_, rule_->node_label, labels, &out_.unmatched, &out_.unmatched_names);
+  if (i < 0 || std::isnan(value)) return;
+  double& newest = newest_too_old_[static_cast<size_t>(i)];
+  if (std::isnan(newest) || timestamp > newest) newest = timestamp;
+}
+
+MatchedValues& MatchAccumulator::result() {
+  out_.stale.clear();
+  for (size_t i = 0; i < newest_too_old_.size(); ++i)
+    if (std::isnan(out_.values[i]) && !std::isnan(newest_too_old_[i]))
+      out_.stale.emplace_back(i, now_ - newest_too_old_[i]);
+  return out_;
+}
+
+UpdateAgeAccumulator::UpdateAgeAccumulator(const NodeMatcher* matcher, const Rule* rule)
+    : matcher_(matcher), rule_(rule) {
+  Reset();
+}
+
+void UpdateAgeAccumulator::Reset() {
+  ages_.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
+  unmatched_ = 0;
+}
+
+void UpdateAgeAccumulator::Add(const LabelViews& /*labels*/, double /*value*/) {}
+
+void UpdateAgeAccumulator::AddAt(const LabelViews& labels, double value, double timestamp) {
+  const int i = MatchOrCount(*matcher_, rule_->node_label, labels, &unmatched_, nullptr);
+  const double age = timestamp - value;
+  if (i < 0 || !std::isfinite(age)) return;  // a NaN or infinite update time says nothing
+  double& slot = ages_[static_cast<size_t>(i)];
+  if (std::isnan(slot) || age < slot) slot = age;
+}
+
+void DropStaleValues(const std::vector<double>& ages, double max_age_seconds, MatchedValues* m) {
+  for (size_t i = 0; i < m->values.size(); ++i) {
+    if (std::isnan(m->values[i])) continue;
+    // Not `age > max`: a node without an update time (NaN) is as unknown as one too old.
+    if (ages[i] <= max_age_seconds) continue;
+    m->values[i] = std::numeric_limits<double>::quiet_NaN();
+    m->stale.emplace_back(i, ages[i]);
   }
 }
 
@@ -187,7 +258,7 @@ MatchedValues MatchSamples(const NodeMatcher& matcher, const std::vector<Sample>
   for (const auto& s : samples) {
     views.clear();
     for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
-    acc.Add(views, s.value);
+    acc.AddAt(views, s.value, s.timestamp);
   }
   return std::move(acc.result());
 }

@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/sample.h"
@@ -68,24 +70,68 @@ struct MatchedValues {
   size_t unmatched = 0;                      // series naming no known node
   std::vector<std::string> unmatched_names;  // up to a few examples, for the log
   size_t duplicates = 0;                     // extra series for an already-matched node
+  // The rule's maxAge: the nodes whose value was dropped as too old (their values are NaN), each
+  // with the age in seconds of its newest update; NaN when an ageQuery gave it no update time.
+  std::vector<std::pair<size_t, double>> stale;
 };
 
 // Folds samples into MatchedValues one at a time (a SampleSink for streaming decoders).
-class MatchAccumulator : public SampleSink {
+class MatchAccumulator final : public SampleSink {
  public:
-  // `matcher` and `rule` must outlive the accumulator.
-  MatchAccumulator(const NodeMatcher* matcher, const Rule* rule) : matcher_(matcher), rule_(rule) {
-    Reset();
-  }
+  // `matcher` and `rule` must outlive the accumulator. `now` (Unix seconds) is what the age of a
+  // sample's timestamp is measured against when the rule has a maxAge and no ageQuery; a sample
+  // older than maxAge then counts as absent. NaN (or no maxAge, or an ageQuery): ages are not
+  // judged here.
+  MatchAccumulator(const NodeMatcher* matcher, const Rule* rule,
+                   double now = std::numeric_limits<double>::quiet_NaN());
   void Reset() override;
+  // A sample without a timestamp is taken as fresh.
   void Add(const LabelViews& labels, double value) override;
-  MatchedValues& result() { return out_; }
+  void AddAt(const LabelViews& labels, double value, double timestamp) override;
+  // What was folded so far, with `stale` filled in: the nodes left without a fresh value that
+  // had a too old one.
+  MatchedValues& result();
 
  private:
   const NodeMatcher* matcher_;
   const Rule* rule_;
+  const double now_;
+  // Samples with an older timestamp are too old; -Inf when ages are not judged, so that the one
+  // comparison per sample is all a rule without maxAge pays.
+  const double oldest_;
   MatchedValues out_;
+  std::vector<double> newest_too_old_;  // per node, only when ages are judged; NaN: none
 };
+
+// Folds an ageQuery's samples into the age of each node's newest update: a sample's timestamp
+// (the evaluation time Prometheus reports) minus its value (the Unix time of the update, e.g.
+// push_time_seconds), so the clocks of Prometheus and this controller need not agree. Several
+// series for one node: the newest update counts. Series are matched to nodes as the rule's own
+// (its nodeLabel, or the default labels).
+class UpdateAgeAccumulator final : public SampleSink {
+ public:
+  // `matcher` and `rule` must outlive the accumulator.
+  UpdateAgeAccumulator(const NodeMatcher* matcher, const Rule* rule);
+  void Reset() override;
+  // Without a timestamp there is no evaluation time to measure against: ignored.
+  void Add(const LabelViews& labels, double value) override;
+  void AddAt(const LabelViews& labels, double value, double timestamp) override;
+  // ages()[i]: seconds since node i's newest update; NaN when no series named it.
+  const std::vector<double>& ages() const { return ages_; }
+  size_t unmatched() const { return unmatched_; }
+
+ private:
+  const NodeMatcher* matcher_;
+  const Rule* rule_;
+  std::vector<double> ages_;
+  size_t unmatched_ = 0;
+};
+
+// Applies a rule's maxAge with update ages from its ageQuery (UpdateAgeAccumulator::ages): a
+// node's value whose update is older than max_age_seconds, or that has no update age at all,
+// becomes NaN (missing data) and is listed in m->stale. Nodes without a value are left alone.
+// REQUIRES: ages.size() == m->values.size(); max_age_seconds > 0.
+void DropStaleValues(const std::vector<double>& ages, double max_age_seconds, MatchedValues* m);
 
 // Aligns a query's samples to nodes. When several series name one node the most severe value
 // wins (max for '>', min for '<'); NaN samples count as absent.

@@ -385,7 +385,7 @@ class Parser {
     std::string f = "rules[" + std::to_string(i) + "]";
     RETURN_NOT_OK(CheckKeys(n, f,
                             {"name", "query", "operator", "threshold", "clearThreshold", "for",
-                             "nodeLabel", "resource"}));
+                             "nodeLabel", "resource", "maxAge", "ageQuery"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -441,6 +441,20 @@ class Parser {
       if (r.op != Comparison::kGreater)
         return Error(n["resource"], f + ": resource",
                      "needs operator \">\" (a percent in use; relieving raises nothing)");
+    }
+    if (n["maxAge"]) {
+      ASSIGN_OR_RETURN(r.max_age_seconds, Seconds(n["maxAge"], f + ": maxAge"));
+      if (r.max_age_seconds <= 0)
+        return Error(n["maxAge"], f + ": maxAge", "must be longer than 0 s");
+    }
+    if (n["ageQuery"]) {
+      ASSIGN_OR_RETURN(r.age_query, String(n["ageQuery"], f + ": ageQuery"));
+      if (r.age_query.find_first_not_of(" \t\n") == std::string::npos)
+        return Error(n["ageQuery"], f + ": ageQuery", "empty query");
+      // Without maxAge nothing would read the update times: a forgotten maxAge, not a choice.
+      if (r.max_age_seconds == 0)
+        return Error(n["ageQuery"], f + ": ageQuery",
+                     "needs maxAge (how old a node's last update may be)");
     }
     cfg->rules.push_back(std::move(r));
     return Status::OK();

@@ -17,7 +17,7 @@
 //   releaseAfter: 10m              # with release; default 10m
 //   rules:
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
-//        nodeLabel: instance}
+//        nodeLabel: instance, maxAge: 2m, ageQuery: 'push_time_seconds{job="..."}'}
 //   rebalance: {...}               # rebalance/rebalance_config.h
 #pragma once
 
@@ -46,6 +46,14 @@ struct Rule {
   // memory in use (`resource: cpu | memory`), so each pod's real usage can be put in the same
   // unit. kNone: the rule marks nodes but its value cannot be relieved by moving pods.
   enum class Resource { kNone, kCpu, kMemory } resource = Resource::kNone;
+  // `maxAge`: a node's value whose last update is older than this counts as missing data (not
+  // as its last value), so a node whose exporter or push.sh died lets go of its hold after the
+  // grace. 0: off. The update time is the value of `age_query` per node (e.g. the
+  // pushgateway's push_time_seconds), its age measured against the evaluation time Prometheus
+  // reports with it; without `age_query`, the sample's own timestamp against this controller's
+  // clock.
+  double max_age_seconds = 0;
+  std::string age_query;  // `ageQuery`; only with maxAge
 
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;

@@ -150,5 +150,110 @@ TEST_F(MatcherTest, MatchSamplesUnmanagedNodeLabelIsUnmatched) {
   EXPECT_EQ(mv.unmatched_names[0], "{node=cp-1,instance=10.0.0.1:9100}");
 }
 
+// Feeds `samples` with their timestamps, as the decoders do.
+MatchedValues Fold(MatchAccumulator* acc, const std::vector<Sample>& samples) {
+  LabelViews views;
+  for (const auto& s : samples) {
+    views.clear();
+    for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
+    acc->AddAt(views, s.value, s.timestamp);
+  }
+  return acc->result();
+}
+
+TEST_F(MatcherTest, MaxAgeWithoutAgeQueryDropsSamplesOlderThanItsTimestamp) {
+  Rule r;
+  r.op = Comparison::kLess;
+  r.max_age_seconds = 120;
+  const double now = 1795303300;
+  std::vector<Sample> samples = {
+      {{{"node", "node-1"}}, 5, now - 10},   // fresh
+      {{{"node", "node-2"}}, 1, now - 121},  // too old and the worst value: must not count
+      {{{"node", "node-2"}}, 9, now - 30},   // node-2's fresh series
+      {{{"node", "node-3"}}, 2, now - 300},  // only too old
+      {{{"node", "node-3"}}, 3, now - 200},
+      {{{"node", "gone"}}, 1, now - 500}};  // unmatched, old or not
+  MatchAccumulator acc(&m_, &r, now);
+  MatchedValues mv = Fold(&acc, samples);
+  EXPECT_EQ(mv.values[0], 5);
+  EXPECT_EQ(mv.values[1], 9) << "the too old series is absent, not the minimum";
+  EXPECT_TRUE(std::isnan(mv.values[2])) << "missing data, not its last value";
+  EXPECT_EQ(mv.unmatched, 1u);
+  ASSERT_EQ(mv.stale.size(), 1u) << "node-2 kept a fresh value";
+  EXPECT_EQ(mv.stale[0].first, 2u);
+  EXPECT_EQ(mv.stale[0].second, 200) << "the age of its newest sample";
+  // At exactly maxAge a sample still counts.
+  MatchAccumulator edge(&m_, &r, now);
+  EXPECT_EQ(Fold(&edge, {{{{"node", "node-1"}}, 4, now - 120}}).values[0], 4);
+
+  // No maxAge (or no clock given): timestamps are not judged.
+  Rule plain = r;
+  plain.max_age_seconds = 0;
+  MatchAccumulator off(&m_, &plain, now);
+  MatchedValues all = Fold(&off, samples);
+  EXPECT_EQ(all.values[1], 1);
+  EXPECT_EQ(all.values[2], 2);
+  EXPECT_TRUE(all.stale.empty());
+  MatchAccumulator no_clock(&m_, &r);
+  EXPECT_EQ(Fold(&no_clock, samples).values[2], 2);
+  // Reset forgets the too old samples too.
+  acc.Reset();
+  EXPECT_TRUE(acc.result().stale.empty());
+}
+
+TEST_F(MatcherTest, MaxAgeWithAnAgeQueryLeavesTheSamplesToIt) {
+  Rule r;
+  r.max_age_seconds = 120;
+  r.age_query = "push_time_seconds";
+  const double now = 1795303300;
+  MatchAccumulator acc(&m_, &r, now);
+  EXPECT_EQ(Fold(&acc, {{{{"node", "node-1"}}, 5, now - 1000}}).values[0], 5)
+      << "an instant query's timestamp is its evaluation time: the ageQuery judges the age";
+}
+
+TEST_F(MatcherTest, UpdateAgesMeasureAgainstTheReportedEvaluationTime) {
+  Rule r;
+  r.max_age_seconds = 120;
+  r.age_query = "push_time_seconds";
+  // Prometheus evaluates at 1000 by its own clock, whatever ours says.
+  std::vector<Sample> pushes = {{{{"instance", "node-1"}, {"job", "push"}}, 950, 1000},
+                                {{{"instance", "node-2"}, {"job", "push"}}, 700, 1000},
+                                {{{"instance", "node-2"}, {"job", "other"}}, 990, 1000},
+                                {{{"instance", "gone"}, {"job", "push"}}, 999, 1000},
+                                {{{"instance", "node-3"}, {"job", "push"}}, NAN, 1000}};
+  UpdateAgeAccumulator ages(&m_, &r);
+  LabelViews views;
+  for (const auto& s : pushes) {
+    views.clear();
+    for (const auto& [k, v] : s.metric) views.emplace_back(k, v);
+    ages.AddAt(views, s.value, s.timestamp);
+    ages.Add(views, 0);  // without an evaluation time nothing can be judged
+  }
+  ASSERT_EQ(ages.ages().size(), 3u);
+  EXPECT_EQ(ages.ages()[0], 50);
+  EXPECT_EQ(ages.ages()[1], 10) << "the newest update of a node counts";
+  EXPECT_TRUE(std::isnan(ages.ages()[2])) << "a NaN update time is none";
+  EXPECT_EQ(ages.unmatched(), 1u);
+  ages.Reset();
+  EXPECT_TRUE(std::isnan(ages.ages()[0]));
+  EXPECT_EQ(ages.unmatched(), 0u);
+}
+
+TEST(DropStaleValues, TooOldOrUndatedValuesBecomeMissing) {
+  MatchedValues m;
+  m.values = {1, 2, 3, NAN, 5};
+  const std::vector<double> ages = {119.5, 120, 121, 500, NAN};
+  DropStaleValues(ages, 120, &m);
+  EXPECT_EQ(m.values[0], 1);
+  EXPECT_EQ(m.values[1], 2) << "exactly maxAge still counts";
+  EXPECT_TRUE(std::isnan(m.values[2]));
+  EXPECT_TRUE(std::isnan(m.values[3]));
+  EXPECT_TRUE(std::isnan(m.values[4])) << "no update time at all: unknown age, not fresh";
+  ASSERT_EQ(m.stale.size(), 2u) << "a node without a value was not dropped";
+  EXPECT_EQ(m.stale[0], (std::pair<size_t, double>{2, 121}));
+  EXPECT_EQ(m.stale[1].first, 4u);
+  EXPECT_TRUE(std::isnan(m.stale[1].second));
+}
+
 }  // namespace
 }  // namespace ds

@@ -326,10 +326,11 @@ class RecordingSink : public SampleSink {
     samples.clear();
     ++resets;
   }
-  void Add(const LabelViews& labels, double value) override {
+  void Add(const LabelViews& labels, double value) override { AddAt(labels, value, -1); }
+  void AddAt(const LabelViews& labels, double value, double timestamp) override {
     Labels copy;
     for (const auto& [k, v] : labels) copy.emplace_back(std::string(k), std::string(v));
-    samples.push_back(Sample{std::move(copy), value, 0});
+    samples.push_back(Sample{std::move(copy), value, timestamp});
   }
   std::vector<Sample> samples;
   int resets = 0;
@@ -348,6 +349,7 @@ TEST(DecodeQueryResponse, SinkSeesEachSampleOnceOnEitherPath) {
     ASSERT_EQ(sink.samples.size(), 1u);
     EXPECT_EQ(sink.samples[0].metric, (Labels{{"ip", "10.0.0.2"}}));
     EXPECT_EQ(sink.samples[0].value, 4e9);
+    EXPECT_EQ(sink.samples[0].timestamp, 1795303219.437) << "a rule's maxAge needs it";
   }
   {
     // "warnings" follows "data": the scanner has fed the sample before it declines, so the sink
@@ -361,6 +363,7 @@ TEST(DecodeQueryResponse, SinkSeesEachSampleOnceOnEitherPath) {
     EXPECT_GE(sink.resets, 1);
     ASSERT_EQ(sink.samples.size(), 1u);
     EXPECT_TRUE(sink.samples[0].metric.empty()) << "that series has no \"ip\" label";
+    EXPECT_EQ(sink.samples[0].timestamp, 1795303241.099) << "the fallback keeps it too";
   }
   {
     RecordingSink sink;  // an error leaves nothing in the sink

@@ -608,5 +608,114 @@ TEST_F(ReconcilerTest, TheHerdCapMarksTheHottestAndReportsTheRest) {
   EXPECT_TRUE(rec_->LastReport().capped.empty());
 }
 
+// A pushed value never goes stale by itself: the pushgateway serves it for ever. With maxAge and
+// an ageQuery (push_time_seconds), a node whose pusher died is missing data after maxAge, and
+// loses the mark after the grace; without maxAge it would keep it for ever.
+class DeadPusherTest : public ReconcilerTest {
+ protected:
+  // node-1 is hot and never pushed, node-2 is hot and its pusher dies after the first cycle,
+  // node-3 is hot and pushed all along; 30 cycles of 10 s.
+  void Run(bool max_age) {
+    if (max_age) {
+      cfg_.rules[1].max_age_seconds = 120;
+      cfg_.rules[1].age_query = "push_time";
+    }
+    Build();
+    // Prometheus' clock is 1000 s ahead of ours: ages are measured on its clock alone.
+    const double skew = 1000;
+    const double dead_at = clock_.WallSeconds() + 10 + skew;
+    auto push = [&] {
+      const double eval = clock_.WallSeconds() + 10 + skew;  // the coming cycle's
+      prom_.SetSamples("push_time", {Sample{{{"instance", "node-2"}}, dead_at, eval},
+                                     Sample{{{"instance", "node-3"}}, eval - 5, eval}});
+    };
+    prom_.SetValues("mem_avail", {{"node-1", 50}, {"node-2", 50}, {"node-3", 50}});
+    push();
+    Cycle();
+    EXPECT_EQ(Labelled("node-1"), !max_age) << "no update time at all: unknown, not hot";
+    EXPECT_TRUE(Labelled("node-2"));
+    EXPECT_TRUE(Labelled("node-3"));
+    // The value stays on the pushgateway; the push time stops moving.
+    for (int cycle = 2; cycle <= 30; ++cycle) {
+      push();
+      Cycle();
+      const double age = clock_.WallSeconds() + skew - dead_at;
+      const RuleReport mem = rec_->LastReport().rules.at(1);
+      ASSERT_TRUE(mem.ok) << mem.error;
+      if (!max_age) {
+        EXPECT_EQ(mem.too_old, 0u);
+        continue;
+      }
+      EXPECT_EQ(mem.too_old, age > 120 ? 2u : 1u) << "node-1 (undated); node-2 past 120 s";
+      // Within maxAge + grace the hold stays (the decider's missing data); past it, cold.
+      if (age <= 120 + 30) {
+        EXPECT_TRUE(Labelled("node-2")) << age;
+      } else if (age > 120 + 30 + 10) {
+        EXPECT_FALSE(Labelled("node-2")) << age;
+      }
+    }
+    EXPECT_TRUE(Labelled("node-3")) << "pushed all along";
+    EXPECT_EQ(prom_.calls("push_time"), max_age ? 30 : 0) << "beside the rule's query";
+  }
+};
+
+// A pushed value never goes stale by itself: the pushgateway serves it for ever. With maxAge and
+// an ageQuery (push_time_seconds), a node whose pusher died is missing data after maxAge, and
+// loses the mark after the grace.
+TEST_F(DeadPusherTest, MaxAgeDropsTheValueOfAStoppedPusher) {
+  Run(true);
+  EXPECT_FALSE(Labelled("node-2"));
+}
+
+TEST_F(DeadPusherTest, WithoutMaxAgeTheLastPushHoldsForEver) {
+  Run(false);
+  EXPECT_TRUE(Labelled("node-2"));
+}
+
+TEST_F(ReconcilerTest, AFailedAgeQueryFailsItsRule) {
+  cfg_.rules[1].max_age_seconds = 120;
+  cfg_.rules[1].age_query = "push_time";
+  Build();
+  const double eval = clock_.WallSeconds() + 10;
+  prom_.SetValues("mem_avail", {{"node-2", 50}});
+  prom_.SetSamples("push_time", {Sample{{{"instance", "node-2"}}, eval, eval}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-2"));
+  prom_.SetError("push_time", Status::Unavailable("timeout"));
+  for (int i = 0; i < 2; ++i) Cycle();
+  const RuleReport mem = rec_->LastReport().rules.at(1);
+  EXPECT_FALSE(mem.ok);
+  EXPECT_EQ(mem.error, "Unavailable: ageQuery: timeout");
+  EXPECT_EQ(rec_->Counters().query_errors.at("mem"), 2u);
+  EXPECT_TRUE(Labelled("node-2")) << "could not ask is not cold: within the grace, the hold stays";
+  // Past the grace it goes, as with any rule whose query keeps failing while others answer.
+  for (int i = 0; i < 3; ++i) Cycle();
+  EXPECT_FALSE(Labelled("node-2"));
+}
+
+// Without an ageQuery the samples' own timestamps are judged, against our clock: for queries
+// whose answer carries the time of the data (timestamp(), a backend returning sample times).
+TEST_F(ReconcilerTest, MaxAgeWithoutAgeQueryJudgesSampleTimestamps) {
+  cfg_.rules[1].max_age_seconds = 120;
+  Build();
+  auto answer = [&](double node2_age) {
+    const double now = clock_.WallSeconds() + 10;  // the cycle's time
+    prom_.SetSamples("mem_avail", {Sample{{{"node", "node-2"}}, 50, now - node2_age},
+                                   Sample{{{"node", "node-3"}}, 50, now - 1}});
+  };
+  answer(100);
+  Cycle();
+  EXPECT_TRUE(Labelled("node-2"));
+  EXPECT_TRUE(Labelled("node-3"));
+  EXPECT_EQ(rec_->LastReport().rules.at(1).too_old, 0u);
+  for (int i = 0; i < 5; ++i) {
+    answer(121);
+    Cycle();
+  }
+  EXPECT_EQ(rec_->LastReport().rules.at(1).too_old, 1u);
+  EXPECT_FALSE(Labelled("node-2")) << "too old for 50 s: past the 30 s grace";
+  EXPECT_TRUE(Labelled("node-3"));
+}
+
 }  // namespace
 }  // namespace ds

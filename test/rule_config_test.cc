@@ -68,6 +68,26 @@ rules:
   EXPECT_EQ(r.clear_threshold, 8e8);
   EXPECT_EQ(r.for_seconds, 30);
   EXPECT_EQ(r.node_label, "ip");
+  EXPECT_EQ(r.max_age_seconds, 0) << "no maxAge: a value counts however old it is";
+  EXPECT_TRUE(r.age_query.empty());
+}
+
+TEST(RuleConfig, MaxAgeAndAgeQuery) {
+  auto cfg = ParseRuleConfig(R"(rules:
+  - name: memory_available
+    query: k8s_node_memory_available_bytes
+    operator: "<"
+    threshold: 500000000
+    maxAge: 2m30s
+    ageQuery: push_time_seconds{job="CollectK8sCgroupsMem"}
+  - {name: cpu, query: timestamp(up), threshold: 80, maxAge: 90}
+)",
+                             "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules[0].max_age_seconds, 150);
+  EXPECT_EQ(cfg->rules[0].age_query, "push_time_seconds{job=\"CollectK8sCgroupsMem\"}");
+  EXPECT_EQ(cfg->rules[1].max_age_seconds, 90) << "a bare number is seconds";
+  EXPECT_TRUE(cfg->rules[1].age_query.empty()) << "the samples' own timestamps then";
 }
 
 // One valid rule, before a section under test.
@@ -260,7 +280,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"underused_max_nodes", R1C "rebalance:\n  underused: {cpuBelow: 10, maxNodes: 0}\n",
                 "rebalance.underused.maxNodes: must be at least 1"},
         BadCase{"underused_unknown", R1C "rebalance:\n  underused: {cpuBelow: 10, below: 3}\n",
-                "rebalance.underused.below: unknown field"}),
+                "rebalance.underused.below: unknown field"},
+        BadCase{"max_age_zero", "rules:\n  - {name: m, query: up, threshold: 5, maxAge: 0s}\n",
+                "rules.yaml:2:48: rule \"m\": maxAge: must be longer than 0 s"},
+        BadCase{"max_age_negative", "rules:\n  - {name: m, query: up, threshold: 5, maxAge: -1m}\n",
+                "rules.yaml:2:48: rule \"m\": maxAge: \"-1m\" is not a duration"},
+        BadCase{"max_age_not_duration",
+                "rules:\n  - {name: m, query: up, threshold: 5, maxAge: [2m]}\n",
+                "rule \"m\": maxAge: must be a duration"},
+        BadCase{"age_query_without_max_age",
+                "rules:\n  - {name: m, query: up, threshold: 5, ageQuery: push_time_seconds}\n",
+                "rules.yaml:2:50: rule \"m\": ageQuery: needs maxAge"},
+        BadCase{"age_query_empty",
+                "rules:\n  - {name: m, query: up, threshold: 5, maxAge: 2m, ageQuery: ' '}\n",
+                "rules.yaml:2:62: rule \"m\": ageQuery: empty query"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RuleConfig, RebalanceSection) {

@@ -46,7 +46,8 @@ TEST(StatusPage, StatusReadyAndReasons) {
   EXPECT_NE(r.body.find("node cache not synced: Unavailable"), std::string::npos);
   v = ReadyView();
   v.last_cycle.all_queries_failed = true;
-  v.last_cycle.rules.push_back(RuleReport{"cpu", false, "Unavailable: refused", 0, 0, 0, 0, 0, {}});
+  v.last_cycle.rules.push_back(
+      RuleReport{"cpu", false, "Unavailable: refused", 0, 0, 0, 0, 0, {}, 0});
   r = HandleRequest(Get("/status"), v, noop);
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(r.body.find("Prometheus"), std::string::npos);
@@ -162,8 +163,8 @@ ControllerView FullView() {
   v.last_cycle.writes_failed = 1;
   v.last_cycle.deferred = 3;
   v.last_cycle.held_back = 1;
-  v.last_cycle.rules = {RuleReport{"cpu", true, "", 4, 3, 1, 0, 0.1, {}},
-                        RuleReport{"mem", false, "Unavailable: timeout", 0, 0, 0, 0, 5, {}}};
+  v.last_cycle.rules = {RuleReport{"cpu", true, "", 4, 3, 1, 0, 0.1, {}, 2},
+                        RuleReport{"mem", false, "Unavailable: timeout", 0, 0, 0, 0, 5, {}, 0}};
   v.last_cycle.holds["node-7"] = {HoldReport{"cpu", ">", 85, 80, 60, 1795303100, false},
                                   HoldReport{"mem", "<", 1e8, 2e8, 3e8, 1795303150, true}};
   // Hot, left unmarked by the herd cap.
