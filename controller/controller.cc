@@ -46,10 +46,11 @@ std::string RunningText(const Options& o) {
 Controller::Controller(const Options& options)
     : options_(options),
       kube_transport_(options.rest.tls),
+      prom_transport_(options.prometheus_tls),
       kube_(&kube_transport_, options.rest, &clock_, options.api_timeout_seconds,
             options.user_agent),
       prom_(&prom_transport_, options.prometheus_url, options.query_timeout_seconds,
-            options.prometheus_token),
+            options.prometheus_auth),
       cache_(&kube_, &clock_, options.cache),
       elector_(MakeElector(options, &kube_, &clock_)),
       rebalancer_(MakeRebalancer(options, &kube_, &prom_, &clock_)),
@@ -70,6 +71,9 @@ Status Controller::Start() {
     LOG(WARNING) << "kubeconfig asks for insecure-skip-tls-verify: the API server's certificate is "
                     "NOT verified";
   LOG(INFO) << DescribeStartup(o);
+  if (o.prometheus_tls.insecure_skip_verify)
+    LOG(WARNING) << "Prometheus' TLS certificate is NOT verified (insecure skip verify): anyone on "
+                    "the path can read the credentials sent to it";
   for (const std::string& w : o.rules.warnings) LOG(WARNING) << w;
   if (elector_ != nullptr) {
     const LeaderElectionOptions& le = o.leader_election;

@@ -1,13 +1,18 @@
 #include "controller/options.h"
 
 #include <gflags/gflags.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "common/file_secret.h"
 #include "common/time_zone.h"
 #include "common/web_server.h"
 #include "controller/version.h"
@@ -17,7 +22,27 @@ DEFINE_string(prom, "",
               "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
               "Required unless rule.yaml sets prometheus.url; the flag wins when both are given.");
 DEFINE_string(prom_token_file, "",
-              "File holding a bearer token for Prometheus (re-read on start only).");
+              "File holding a bearer token for Prometheus, sent as \"Authorization: Bearer\"; "
+              "re-read when it changes (tokens rotate). Excludes -prom_basic_auth_user.");
+DEFINE_string(
+    prom_basic_auth_user, "",
+    "User name for HTTP basic auth to Prometheus (needs -prom_basic_auth_password_file).");
+DEFINE_string(prom_basic_auth_password_file, "",
+              "File holding the basic auth password; re-read when it changes.");
+DEFINE_string(prom_header, "",
+              "Extra header for every Prometheus request, \"Name: value\" (e.g. "
+              "\"X-Scope-OrgID: team-a\" for Mimir, Cortex or Loki-style tenants). Repeat the flag "
+              "for more than one header. The values are never logged.");
+DEFINE_string(prom_ca_file, "",
+              "PEM bundle of the CA(s) that signed Prometheus' certificate (https://). Default: "
+              "the system's CAs.");
+DEFINE_string(prom_cert_file, "",
+              "Client certificate (PEM) for Prometheus' TLS client authentication; needs "
+              "-prom_key_file.");
+DEFINE_string(prom_key_file, "", "Private key (PEM, unencrypted) of -prom_cert_file.");
+DEFINE_bool(prom_insecure_skip_verify, false,
+            "Do not verify Prometheus' TLS certificate (testing only: anyone on the path can "
+            "read the credentials). Excludes -prom_ca_file.");
 DEFINE_double(query_timeout, 5,
               "Seconds each PromQL query may take (rule.yaml prometheus.timeout if set and "
               "this flag is not).");
@@ -91,6 +116,109 @@ StatusOr<std::string> ReadTokenFile(const std::string& flag, const std::string& 
   return token;
 }
 
+// gflags keeps only the last value of a repeated flag, and a header value may contain commas, so
+// the repeatable -prom_header is collected from argv before gflags parses it.
+std::vector<std::string> RepeatedFlag(int argc, char** argv, std::string_view name) {
+  std::vector<std::string> out;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) == 0) {
+      a.remove_prefix(2);
+    } else if (a.rfind('-', 0) == 0) {
+      a.remove_prefix(1);
+    } else {
+      continue;
+    }
+    if (a == name && i + 1 < argc) {
+      out.emplace_back(argv[++i]);
+    } else if (a.size() > name.size() && a.substr(0, name.size()) == name &&
+               a[name.size()] == '=') {
+      out.emplace_back(a.substr(name.size() + 1));
+    }
+  }
+  return out;
+}
+
+std::string HeaderName(const std::string& line) { return line.substr(0, line.find(':')); }
+
+// The -prom_* flags over rule.yaml's prometheus section (whose paths are relative to the rule
+// file's folder). `names` receives, for each file, the flag or field it came from, for messages:
+// token, password, ca, cert, key.
+StatusOr<HttpAuthConfig> PrometheusAuth(const RuleConfig& rules, const std::string& rule_file,
+                                        const std::vector<std::string>& header_flags,
+                                        std::string (&names)[5]) {
+  const std::string dir = rule_file.find('/') == std::string::npos
+                              ? std::string()
+                              : rule_file.substr(0, rule_file.rfind('/') + 1);
+  auto resolve = [&dir](const std::string& p) { return p.empty() || p[0] == '/' ? p : dir + p; };
+  HttpAuthConfig a = rules.prometheus_auth;
+  a.bearer_token_file = resolve(a.bearer_token_file);
+  a.basic_auth_password_file = resolve(a.basic_auth_password_file);
+  a.ca_file = resolve(a.ca_file);
+  a.cert_file = resolve(a.cert_file);
+  a.key_file = resolve(a.key_file);
+  const std::string yaml = rule_file + ": prometheus.";
+  names[0] = yaml + "bearerTokenFile";
+  names[1] = yaml + "basicAuth.passwordFile";
+  names[2] = yaml + "tls.caFile";
+  names[3] = yaml + "tls.certFile";
+  names[4] = yaml + "tls.keyFile";
+
+  // Credentials: any credential flag replaces the rule file's credentials as a whole.
+  const bool basic_flags =
+      !FLAGS_prom_basic_auth_user.empty() || !FLAGS_prom_basic_auth_password_file.empty();
+  if (!FLAGS_prom_token_file.empty() && basic_flags)
+    return Status::InvalidArgument(
+        "-prom_token_file and -prom_basic_auth_user/-prom_basic_auth_password_file exclude each "
+        "other: give one kind of credentials");
+  if (basic_flags &&
+      (FLAGS_prom_basic_auth_user.empty() || FLAGS_prom_basic_auth_password_file.empty()))
+    return Status::InvalidArgument(
+        "-prom_basic_auth_user and -prom_basic_auth_password_file go together");
+  if (FLAGS_prom_basic_auth_user.find(':') != std::string::npos)
+    return Status::InvalidArgument("-prom_basic_auth_user must not contain ':'");
+  if (!FLAGS_prom_token_file.empty() || basic_flags) {
+    a.bearer_token_file = FLAGS_prom_token_file;
+    a.basic_auth_user = FLAGS_prom_basic_auth_user;
+    a.basic_auth_password_file = FLAGS_prom_basic_auth_password_file;
+    names[0] = "-prom_token_file";
+    names[1] = "-prom_basic_auth_password_file";
+  }
+
+  // Headers: a flag replaces the rule file's header of the same name.
+  for (const std::string& h : header_flags) {
+    auto line = CheckHeaderLine(h);
+    if (!line.ok()) return line.status().Prepend("-prom_header");
+    const std::string name = HeaderName(*line);
+    std::erase_if(a.headers, [&name](const std::string& old) {
+      return strcasecmp(HeaderName(old).c_str(), name.c_str()) == 0;
+    });
+    a.headers.push_back(std::move(*line));
+  }
+
+  // TLS.
+  if (!FLAGS_prom_ca_file.empty()) {
+    a.ca_file = FLAGS_prom_ca_file;
+    names[2] = "-prom_ca_file";
+  }
+  if (FLAGS_prom_cert_file.empty() != FLAGS_prom_key_file.empty())
+    return Status::InvalidArgument("-prom_cert_file and -prom_key_file go together");
+  if (!FLAGS_prom_cert_file.empty()) {
+    a.cert_file = FLAGS_prom_cert_file;
+    a.key_file = FLAGS_prom_key_file;
+    names[3] = "-prom_cert_file";
+    names[4] = "-prom_key_file";
+  }
+  if (FLAGS_prom_insecure_skip_verify) a.insecure_skip_verify = true;
+  if (a.insecure_skip_verify && !a.ca_file.empty())
+    return Status::InvalidArgument(
+        (FLAGS_prom_insecure_skip_verify ? std::string("-prom_insecure_skip_verify")
+                                         : yaml + "tls.insecureSkipVerify") +
+        " with " + names[2] + ": a CA that is not checked is a mistake; drop one");
+  return a;
+}
+
 const char* Format(const RuleConfig& rules) { return rules.legacy ? "legacy" : "current"; }
 std::string Managed(const RuleConfig& rules) {
   return rules.node_selector.empty() ? "all" : rules.node_selector;
@@ -105,7 +233,10 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
       "usage: dynamic-scheduler -prom http://prometheus:9090 -kubeconfig ~/.kube/config -r "
       "rule.yaml -s 10 "
       "-webaddr :9000");
+  std::vector<std::string> header_flags = RepeatedFlag(*argc, *argv, "prom_header");
   gflags::ParseCommandLineFlags(argc, argv, true);
+  // Set another way than on the command line (--flagfile, --fromenv): one header.
+  if (header_flags.empty() && !FLAGS_prom_header.empty()) header_flags.push_back(FLAGS_prom_header);
   if (*argc > 1)
     return Status::InvalidArgument(std::string("unexpected argument \"") + (*argv)[1] + "\"");
   Options o;
@@ -131,6 +262,15 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (!url.ok())
     return url.status().Prepend(FLAGS_prom.empty() ? FLAGS_r + ": prometheus.url" : "-prom");
   o.prometheus_url = *url;
+  std::string auth_names[5];
+  ASSIGN_OR_RETURN(o.prometheus_auth, PrometheusAuth(o.rules, FLAGS_r, header_flags, auth_names));
+  const bool url_given = !FLAGS_prom.empty() || !o.rules.prometheus_url.empty();
+  if (url_given && o.prometheus_url.rfind("http://", 0) == 0 &&
+      (o.prometheus_auth.has_tls_files() || o.prometheus_auth.insecure_skip_verify))
+    return Status::InvalidArgument(
+        "Prometheus TLS settings (CA, client certificate, insecure skip verify) need an https:// "
+        "URL, not " +
+        o.prometheus_url);
   o.query_timeout_seconds = FLAGS_query_timeout;
   if (IsDefault("query_timeout") && o.rules.query_timeout_seconds > 0)
     o.query_timeout_seconds = o.rules.query_timeout_seconds;
@@ -203,8 +343,18 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   }
   if (o.check_only) return o;
 
-  if (!FLAGS_prom_token_file.empty()) {
-    ASSIGN_OR_RETURN(o.prometheus_token, ReadTokenFile("prom_token_file", FLAGS_prom_token_file));
+  {
+    // Read once now so that a wrong path stops the start; the client reads them again when
+    // they change.
+    const HttpAuthConfig& a = o.prometheus_auth;
+    for (const auto& [path, name] : {std::pair{a.bearer_token_file, auth_names[0]},
+                                     std::pair{a.basic_auth_password_file, auth_names[1]}}) {
+      if (path.empty()) continue;
+      if (auto secret = FileSecret(path, name).Get(); !secret.ok())
+        return Status::InvalidArgument(secret.status().message());
+    }
+    const std::string tls_names[3] = {auth_names[2], auth_names[3], auth_names[4]};
+    ASSIGN_OR_RETURN(o.prometheus_tls, LoadTlsFiles(a, tls_names));
   }
   ASSIGN_OR_RETURN(o.rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
   if (le.lease_namespace.empty()) {
@@ -262,12 +412,33 @@ std::string DescribeConfig(const Options& o) {
   return os.str();
 }
 
+std::string DescribePrometheusAuth(const HttpAuthConfig& a) {
+  std::ostringstream os;
+  if (!a.bearer_token_file.empty()) {
+    os << "bearer token from " << a.bearer_token_file;
+  } else if (!a.basic_auth_user.empty()) {
+    os << "basic auth as " << a.basic_auth_user << " (password from " << a.basic_auth_password_file
+       << ")";
+  } else {
+    os << "no credentials";
+  }
+  if (!a.headers.empty()) {
+    os << ", headers";
+    for (const std::string& h : a.headers) os << " " << HeaderName(h);  // values may be secrets
+  }
+  if (!a.ca_file.empty()) os << ", CA " << a.ca_file;
+  if (!a.cert_file.empty()) os << ", client certificate " << a.cert_file;
+  if (a.insecure_skip_verify) os << ", certificate NOT verified";
+  return os.str();
+}
+
 std::string DescribeStartup(const Options& o) {
   std::ostringstream os;
-  os << "prometheus: " << o.prometheus_url << "; rules from " << o.rule_file << " ("
-     << o.rules.rules.size() << " rules, " << Format(o.rules) << " format); interval "
-     << o.reconciler.interval_seconds << " s; label " << o.reconciler.mark.ToString()
-     << "; managed nodes: " << Managed(o.rules) << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
+  os << "prometheus: " << o.prometheus_url << " (" << DescribePrometheusAuth(o.prometheus_auth)
+     << "); rules from " << o.rule_file << " (" << o.rules.rules.size() << " rules, "
+     << Format(o.rules) << " format); interval " << o.reconciler.interval_seconds << " s; label "
+     << o.reconciler.mark.ToString() << "; managed nodes: " << Managed(o.rules)
+     << (o.reconciler.writes.dry_run ? "; DRY RUN" : "");
   if (o.rules.rebalance.enabled) os << "; " << DescribeRebalance(o.rules);
   return os.str();
 }

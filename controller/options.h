@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "common/http_auth.h"
 #include "common/status.h"
 #include "controller/leader_elector.h"
 #include "controller/reconciler.h"
@@ -23,8 +24,12 @@ struct Options {
   bool cleanup = false;     // -cleanup: remove what this controller put on nodes, exit
 
   // Prometheus.
-  std::string prometheus_url;    // normalized (no trailing slash)
-  std::string prometheus_token;  // read from -prom_token_file; "" = none
+  std::string prometheus_url;  // normalized (no trailing slash)
+  // Credentials, headers and TLS files: the -prom_* flags over rule.yaml's prometheus section,
+  // paths resolved, every file found readable at start-up (the secrets are re-read by the client
+  // when they change; see HttpPrometheusClient).
+  HttpAuthConfig prometheus_auth;
+  TlsOptions prometheus_tls;  // prometheus_auth's TLS files, loaded
   double query_timeout_seconds = 5;
 
   // Kubernetes. `rest` is resolved only when !check_only (checking a rule file needs no cluster).
@@ -55,9 +60,9 @@ struct Options {
 // Where ParseOptions reads the environment (tests substitute their own).
 using GetEnv = std::function<const char*(const char*)>;
 
-// Parses argv (gflags; single- and double-dash forms), loads the rule file, reads the token file,
-// resolves the kubeconfig and validates everything. On error returns a message that names the
-// flag, file or field.
+// Parses argv (gflags; single- and double-dash forms; -prom_header may be repeated), loads the
+// rule file, checks that the token, password and TLS files can be read, resolves the kubeconfig and
+// validates everything. On error returns a message that names the flag, file or field.
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv = ::getenv);
 
 // The -check_config summary: the rules, the mark and the managed nodes, one rule a line.

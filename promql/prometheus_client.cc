@@ -21,12 +21,46 @@ StatusOr<std::string> NormalizePrometheusUrl(const std::string& url) {
   return u;
 }
 
+namespace {
+
+std::unique_ptr<FileSecret> SecretOrNull(const std::string& path, const char* what) {
+  return path.empty() ? nullptr : std::make_unique<FileSecret>(path, what);
+}
+
+}  // namespace
+
 HttpPrometheusClient::HttpPrometheusClient(HttpTransport* transport, std::string base_url,
-                                           double timeout_seconds, std::string bearer_token)
+                                           double timeout_seconds, const HttpAuthConfig& auth)
     : transport_(transport),
       base_url_(std::move(base_url)),
       timeout_seconds_(timeout_seconds),
-      bearer_token_(std::move(bearer_token)) {}
+      extra_headers_(auth.headers),
+      basic_auth_user_(auth.basic_auth_user),
+      token_(SecretOrNull(auth.bearer_token_file, "Prometheus bearer token file")),
+      password_(auth.basic_auth_user.empty()
+                    ? nullptr
+                    : SecretOrNull(auth.basic_auth_password_file,
+                                   "Prometheus basic auth password file")) {}
+
+StatusOr<std::vector<std::string>> HttpPrometheusClient::Headers() {
+  std::vector<std::string> h{"Accept: application/json"};
+  h.insert(h.end(), extra_headers_.begin(), extra_headers_.end());
+  std::string token, password;
+  if (token_ != nullptr) {
+    ASSIGN_OR_RETURN(token, token_->Get());
+  } else if (password_ != nullptr) {
+    ASSIGN_OR_RETURN(password, password_->Get());
+  }
+  if (std::string auth = AuthorizationHeader(token, basic_auth_user_, password); !auth.empty())
+    h.push_back(std::move(auth));
+  return h;
+}
+
+std::string HttpPrometheusClient::CredentialsSent() const {
+  if (token_ != nullptr) return "the bearer token";
+  if (password_ != nullptr) return "basic auth for user \"" + basic_auth_user_ + "\"";
+  return "no credentials";
+}
 
 StatusOr<QueryResult> HttpPrometheusClient::Query(const std::string& expr, const LabelFilter* keep,
                                                   SampleSink* sink) {
@@ -35,8 +69,7 @@ StatusOr<QueryResult> HttpPrometheusClient::Query(const std::string& expr, const
   std::string form = "query=" + UrlEncode(expr) + "&timeout=" + timeout;
   HttpRequest req;
   req.timeout_seconds = timeout_seconds_ + 1;  // let Prometheus report its own timeout first
-  req.headers.push_back("Accept: application/json");
-  if (!bearer_token_.empty()) req.headers.push_back("Authorization: Bearer " + bearer_token_);
+  ASSIGN_OR_RETURN(req.headers, Headers());
   if (form.size() <= kMaxGetQueryBytes) {
     req.url = base_url_ + "/api/v1/query?" + form;
   } else {
@@ -49,6 +82,13 @@ StatusOr<QueryResult> HttpPrometheusClient::Query(const std::string& expr, const
   Stopwatch fetch;
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
   const double fetch_seconds = fetch.Seconds();
+  // An auth proxy's or Prometheus' own refusal is plain text, not the API's JSON: say what was
+  // refused rather than "malformed response".
+  if (resp.status == 401 || resp.status == 403)
+    return Status::Unavailable("Prometheus answered HTTP " + std::to_string(resp.status) +
+                               (resp.status == 401 ? " Unauthorized" : " Forbidden") + " to " +
+                               CredentialsSent())
+        .set_http_status(resp.status);
   const size_t body_bytes = resp.body.size();
   Stopwatch decode;
   ASSIGN_OR_RETURN(QueryResult result,

@@ -2,8 +2,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "common/file_secret.h"
+#include "common/http_auth.h"
 #include "common/http_transport.h"
 #include "common/sample.h"
 #include "common/status.h"
@@ -35,20 +39,35 @@ inline constexpr size_t kMaxGetQueryBytes = 4000;
 // longer than the query's so that Prometheus reports its own timeout first, and decodes the
 // answer with DecodeQueryResponse (promql/response_decoder.h). Transport errors are returned
 // as they come. Fills fetch_seconds, decode_seconds (real elapsed time) and body_bytes.
+//
+// Every request carries auth.headers and, from auth's bearer token file or basic auth user and
+// password file, an Authorization header; the files are re-read when they change (FileSecret),
+// so a rotated token is used from the next query on. A file that cannot be read fails the query
+// (kUnavailable naming the file): the rules' verdicts turn unknown, which removes no label. A 401
+// or 403 answer is kUnavailable saying which credentials were refused. (auth's TLS files are the
+// transport's business.)
 class HttpPrometheusClient : public PrometheusClient {
  public:
-  // REQUIRES: base_url passed NormalizePrometheusUrl. `transport` must outlive this client.
-  // An empty bearer_token sends no Authorization header.
+  // REQUIRES: base_url passed NormalizePrometheusUrl; auth.headers passed CheckHeaderLine.
+  // `transport` must outlive this client.
   HttpPrometheusClient(HttpTransport* transport, std::string base_url, double timeout_seconds,
-                       std::string bearer_token = "");
+                       const HttpAuthConfig& auth = {});
   StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* keep = nullptr,
                               SampleSink* sink = nullptr) override;
 
  private:
+  // The headers every request carries, credentials included.
+  StatusOr<std::vector<std::string>> Headers();
+  // What a 401/403 answer refused, for its message (never the secret itself).
+  std::string CredentialsSent() const;
+
   HttpTransport* const transport_;
   const std::string base_url_;
   const double timeout_seconds_;
-  const std::string bearer_token_;
+  const std::vector<std::string> extra_headers_;
+  const std::string basic_auth_user_;
+  const std::unique_ptr<FileSecret> token_;     // null without a bearer token file
+  const std::unique_ptr<FileSecret> password_;  // null without basic auth
 };
 
 }  // namespace ds

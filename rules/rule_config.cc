@@ -460,10 +460,74 @@ class Parser {
     return Status::OK();
   }
 
+  StatusOr<std::string> NonEmptyString(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string v, String(n, field));
+    if (v.empty()) return Error(n, field, "must not be empty");
+    return v;
+  }
+
+  // prometheus.bearerTokenFile / basicAuth / headers / tls: the same choices as the -prom_*
+  // flags, refused in the same combinations.
+  Status ParsePrometheusAuth(const YAML::Node& p, HttpAuthConfig* auth) const {
+    if (p["bearerTokenFile"]) {
+      ASSIGN_OR_RETURN(auth->bearer_token_file,
+                       NonEmptyString(p["bearerTokenFile"], "prometheus.bearerTokenFile"));
+    }
+    if (const YAML::Node b = p["basicAuth"]) {
+      RETURN_NOT_OK(CheckKeys(b, "prometheus.basicAuth", {"username", "passwordFile"}));
+      if (p["bearerTokenFile"])
+        return Error(b, "prometheus.basicAuth",
+                     "give either bearerTokenFile or basicAuth, not both");
+      if (!b["username"] || !b["passwordFile"])
+        return Error(b, "prometheus.basicAuth", "needs both username and passwordFile");
+      ASSIGN_OR_RETURN(auth->basic_auth_user,
+                       NonEmptyString(b["username"], "prometheus.basicAuth.username"));
+      if (auth->basic_auth_user.find(':') != std::string::npos)
+        return Error(b["username"], "prometheus.basicAuth.username", "must not contain ':'");
+      ASSIGN_OR_RETURN(auth->basic_auth_password_file,
+                       NonEmptyString(b["passwordFile"], "prometheus.basicAuth.passwordFile"));
+    }
+    if (const YAML::Node h = p["headers"]) {
+      if (!h.IsMap()) return Error(h, "prometheus.headers", "must be a mapping of name: value");
+      for (const auto& kv : h) {
+        const std::string field = "prometheus.headers." + kv.first.Scalar();
+        ASSIGN_OR_RETURN(std::string value, String(kv.second, field));
+        auto line = CheckHeaderLine(kv.first.Scalar() + ": " + value);
+        if (!line.ok()) return Error(kv.first, field, line.status().message());
+        auth->headers.push_back(std::move(*line));
+      }
+    }
+    if (const YAML::Node t = p["tls"]) {
+      RETURN_NOT_OK(
+          CheckKeys(t, "prometheus.tls", {"caFile", "certFile", "keyFile", "insecureSkipVerify"}));
+      if (t["caFile"]) {
+        ASSIGN_OR_RETURN(auth->ca_file, NonEmptyString(t["caFile"], "prometheus.tls.caFile"));
+      }
+      if (t["certFile"]) {
+        ASSIGN_OR_RETURN(auth->cert_file, NonEmptyString(t["certFile"], "prometheus.tls.certFile"));
+      }
+      if (t["keyFile"]) {
+        ASSIGN_OR_RETURN(auth->key_file, NonEmptyString(t["keyFile"], "prometheus.tls.keyFile"));
+      }
+      if (t["certFile"].IsDefined() != t["keyFile"].IsDefined())
+        return Error(t, "prometheus.tls", "certFile and keyFile go together");
+      if (t["insecureSkipVerify"]) {
+        ASSIGN_OR_RETURN(auth->insecure_skip_verify,
+                         Bool(t["insecureSkipVerify"], "prometheus.tls.insecureSkipVerify"));
+        if (auth->insecure_skip_verify && !auth->ca_file.empty())
+          return Error(t["insecureSkipVerify"], "prometheus.tls.insecureSkipVerify",
+                       "true with caFile: a CA that is not checked is a mistake; drop one");
+      }
+    }
+    return Status::OK();
+  }
+
   Status ParseCurrent(const YAML::Node& root, RuleConfig* cfg) const {
     RETURN_NOT_OK(CheckKeys(root, "", kCurrentKeys));
     if (const YAML::Node p = root["prometheus"]) {
-      RETURN_NOT_OK(CheckKeys(p, "prometheus", {"url", "timeout"}));
+      RETURN_NOT_OK(CheckKeys(
+          p, "prometheus", {"url", "timeout", "bearerTokenFile", "basicAuth", "headers", "tls"}));
+      RETURN_NOT_OK(ParsePrometheusAuth(p, &cfg->prometheus_auth));
       if (p["url"]) {
         ASSIGN_OR_RETURN(cfg->prometheus_url, String(p["url"], "prometheus.url"));
       }

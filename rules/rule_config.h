@@ -7,6 +7,12 @@
 //
 // Current (all keys optional except rules[].name/query/threshold):
 //   prometheus: {url: "http://prometheus:9090", timeout: 5s}
+//   # or, with credentials and TLS (file paths relative to rule.yaml's folder):
+//   prometheus:
+//     url: https://thanos-query:10902
+//     bearerTokenFile: /var/run/secrets/prometheus/token    # or basicAuth: {username,
+//     passwordFile} headers: {X-Scope-OrgID: team-a} tls: {caFile: ca.crt, certFile: tls.crt,
+//     keyFile: tls.key, insecureSkipVerify: false}
 //   interval: 10s
 //   missingDataGrace: 30s          # default: 3 intervals
 //   label: {key: status, value: presure}
@@ -24,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "common/http_auth.h"
 #include "common/status.h"
 #include "rebalance/rebalance_config.h"
 #include "rules/mark.h"
@@ -77,8 +84,11 @@ struct RuleConfig {
   RebalanceConfig rebalance;              // the `rebalance:` section; off when absent
   // What was accepted but deserves a word, each "<source>:<line>:<col>: <field>: <why>": keys of
   // the legacy format the original project ignored (it still ignores them, and says so).
-  std::vector<std::string> warnings;  // maxMarkedFraction / maxMarked: at most this many managed
-                                      // nodes carry the mark at once
+  std::vector<std::string> warnings;
+  // prometheus.bearerTokenFile, .basicAuth, .headers and .tls, checked for shape and conflicts
+  // (the files are read by the controller's options); paths as written.
+  HttpAuthConfig prometheus_auth;
+  // maxMarkedFraction / maxMarked: at most this many managed nodes carry the mark at once
   // (rules/herd_cap.h). The legacy format has no keys for them and gets the defaults.
   double max_marked_fraction = 0.5;
   size_t max_marked = 0;  // 0 = no limit by number

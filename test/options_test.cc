@@ -123,12 +123,128 @@ TEST_F(OptionsTest, LeaseNamespacePrecedence) {
   EXPECT_NE(bad.status().message().find("-leader_elect_namespace"), std::string::npos);
 }
 
-TEST_F(OptionsTest, PrometheusTokenFileIsReadAndTrimmed) {
+constexpr char kPem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
+TEST_F(OptionsTest, PrometheusTokenFileIsCheckedAndKeptForTheClient) {
   auto args = Base();
   args.insert(args.end(), {"-prom_token_file", Write("token", "s3cret\n")});
   auto o = Parse(args);
-  ASSERT_TRUE(o.ok());
-  EXPECT_EQ(o->prometheus_token, "s3cret");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->prometheus_auth.bearer_token_file, (dir_ / "token").string())
+      << "the path, not the token: the client re-reads it when it rotates";
+  EXPECT_EQ(DescribeStartup(*o).find("s3cret"), std::string::npos) << "never log secrets";
+}
+
+TEST_F(OptionsTest, PrometheusAuthFlags) {
+  auto args = Base();
+  args[1] = "https://prom:9090";
+  args.insert(args.end(), {"-prom_basic_auth_user", "ds", "-prom_basic_auth_password_file",
+                           Write("password", "pw\n"), "-prom_header", "X-Scope-OrgID: team-a",
+                           "--prom_header=X-Api-Key: k1, k2", "-prom_ca_file",
+                           Write("ca.crt", kPem), "-prom_cert_file", Write("tls.crt", kPem),
+                           "-prom_key_file", Write("tls.key", kPem)});
+  auto o = Parse(args);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  const HttpAuthConfig& a = o->prometheus_auth;
+  EXPECT_EQ(a.bearer_token_file, "");
+  EXPECT_EQ(a.basic_auth_user, "ds");
+  EXPECT_EQ(a.basic_auth_password_file, (dir_ / "password").string());
+  EXPECT_EQ(a.headers, (std::vector<std::string>{"X-Scope-OrgID: team-a", "X-Api-Key: k1, k2"}))
+      << "repeated, both forms; a comma stays inside its value";
+  EXPECT_EQ(o->prometheus_tls.ca_pem, kPem);
+  EXPECT_EQ(o->prometheus_tls.client_cert_pem, kPem);
+  EXPECT_EQ(o->prometheus_tls.client_key_pem, kPem);
+  EXPECT_FALSE(o->prometheus_tls.insecure_skip_verify);
+  std::string startup = DescribeStartup(*o);
+  EXPECT_NE(startup.find("basic auth as ds"), std::string::npos) << startup;
+  EXPECT_NE(startup.find("headers X-Scope-OrgID X-Api-Key"), std::string::npos) << startup;
+  EXPECT_EQ(startup.find("team-a"), std::string::npos) << "header values may be secrets";
+  EXPECT_EQ(startup.find("k1"), std::string::npos) << "header values may be secrets";
+
+  auto insecure = Base();
+  insecure[1] = "https://prom:9090";
+  insecure.push_back("-prom_insecure_skip_verify");
+  auto i = Parse(insecure);
+  ASSERT_TRUE(i.ok()) << i.status().ToString();
+  EXPECT_TRUE(i->prometheus_tls.insecure_skip_verify);
+  EXPECT_FALSE(Parse(Base())->prometheus_tls.insecure_skip_verify) << "only when asked";
+}
+
+TEST_F(OptionsTest, PrometheusSectionOfTheRuleFileAndFlagsOverIt) {
+  std::filesystem::create_directories(dir_ / "conf");
+  std::ofstream(dir_ / "conf" / "password") << "pw\n";
+  std::ofstream(dir_ / "conf" / "ca.crt") << kPem;
+  rules_ = Write("conf/rule.yaml",
+                 "prometheus:\n  url: https://thanos:10902\n"
+                 "  basicAuth: {username: ds, passwordFile: password}\n"
+                 "  headers: {X-Scope-OrgID: from-file, X-Keep: yes}\n"
+                 "  tls: {caFile: ca.crt}\n"
+                 "rules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  auto from_file = Parse({"-r", rules_, "-kubeconfig", kubeconfig_});
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  const HttpAuthConfig& a = from_file->prometheus_auth;
+  EXPECT_EQ(a.basic_auth_password_file, (dir_ / "conf" / "password").string())
+      << "relative to the rule file's folder";
+  EXPECT_EQ(from_file->prometheus_tls.ca_pem, kPem);
+  EXPECT_EQ(a.headers, (std::vector<std::string>{"X-Scope-OrgID: from-file", "X-Keep: yes"}));
+
+  auto over = Parse({"-r", rules_, "-kubeconfig", kubeconfig_, "-prom_token_file",
+                     Write("token", "t"), "-prom_header", "x-scope-orgid: from-flag"});
+  ASSERT_TRUE(over.ok()) << over.status().ToString();
+  const HttpAuthConfig& b = over->prometheus_auth;
+  EXPECT_EQ(b.bearer_token_file, (dir_ / "token").string());
+  EXPECT_EQ(b.basic_auth_user, "") << "a credential flag replaces the file's credentials";
+  EXPECT_EQ(b.headers, (std::vector<std::string>{"X-Keep: yes", "x-scope-orgid: from-flag"}))
+      << "a flag replaces the file's header of the same name";
+
+  std::filesystem::remove(dir_ / "conf" / "password");
+  auto gone = Parse({"-r", rules_, "-kubeconfig", kubeconfig_});
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().message(), rules_ + ": prometheus.basicAuth.passwordFile: cannot read " +
+                                         (dir_ / "conf" / "password").string() +
+                                         ": No such file or directory");
+}
+
+TEST_F(OptionsTest, PrometheusAuthErrorsNameTheFlagAndFile) {
+  const std::string token = Write("token", "t\n");
+  const std::string pem = Write("ca.crt", kPem);
+  const std::string https = "https://prom:9090";
+  struct Case {
+    std::vector<std::string> extra;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"-prom_token_file", token, "-prom_basic_auth_user", "u",
+             "-prom_basic_auth_password_file", token},
+            "-prom_token_file and -prom_basic_auth_user/-prom_basic_auth_password_file exclude"},
+           {{"-prom_basic_auth_user", "u"},
+            "-prom_basic_auth_user and -prom_basic_auth_password_file go together"},
+           {{"-prom_basic_auth_password_file", token}, "go together"},
+           {{"-prom_basic_auth_user", "a:b", "-prom_basic_auth_password_file", token},
+            "must not contain ':'"},
+           {{"-prom_basic_auth_user", "u", "-prom_basic_auth_password_file", "/nonexistent/pw"},
+            "-prom_basic_auth_password_file: cannot read /nonexistent/pw: No such file"},
+           {{"-prom_token_file", Write("empty", "\n")},
+            "-prom_token_file: cannot read " + (dir_ / "empty").string() + ": the file is empty"},
+           {{"-prom_header", "X-Scope-OrgID team-a"}, "-prom_header: header must be"},
+           {{"-prom_header", "X-Ok: 1", "-prom_header", "Authorization: Bearer x"},
+            "-prom_header: header Authorization"},
+           {{"-prom", https, "-prom_cert_file", pem},
+            "-prom_cert_file and -prom_key_file go together"},
+           {{"-prom", https, "-prom_ca_file", pem, "-prom_insecure_skip_verify"},
+            "-prom_insecure_skip_verify with -prom_ca_file"},
+           {{"-prom", https, "-prom_ca_file", "/nonexistent/ca.crt"},
+            "-prom_ca_file: cannot read /nonexistent/ca.crt"},
+           {{"-prom", https, "-prom_ca_file", token}, "-prom_ca_file: " + token + " is not PEM"},
+           {{"-prom_ca_file", pem}, "need an https:// URL, not http://prom:9090"},
+       }) {
+    auto args = Base();
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    auto o = Parse(args);
+    ASSERT_FALSE(o.ok()) << c.expect;
+    EXPECT_NE(o.status().message().find(c.expect), std::string::npos)
+        << "want \"" << c.expect << "\" in: " << o.status().message();
+  }
 }
 
 TEST_F(OptionsTest, WebhookTokenAndSpacing) {

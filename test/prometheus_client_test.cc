@@ -1,8 +1,11 @@
 #include "promql/prometheus_client.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -98,18 +101,127 @@ TEST(HttpPrometheusClient, LongQueryIsPostedAsForm) {
   }
 }
 
+// A scratch folder for credential files, removed at the end of the test.
+class ScratchDir {
+ public:
+  ScratchDir()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("prom-client-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::trunc) << text;
+    return p;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 TEST(HttpPrometheusClient, BearerTokenOnlyWhenConfigured) {
+  ScratchDir dir;
   FakeHttpTransport t;
   t.AddResponse(200, kVector);
   t.AddResponse(200, kVector);
+  HttpAuthConfig auth;
+  auth.bearer_token_file = dir.Write("token", "s3cret\n");
   HttpPrometheusClient anonymous(&t, kBase, 10);
-  HttpPrometheusClient with_token(&t, kBase, 10, "s3cret");
+  HttpPrometheusClient with_token(&t, kBase, 10, auth);
   ASSERT_TRUE(anonymous.Query("up").ok());
   ASSERT_TRUE(with_token.Query("up").ok());
   auto reqs = t.requests();
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_FALSE(reqs[0].Header("Authorization").has_value());
   EXPECT_EQ(reqs[1].Header("Authorization"), "Bearer s3cret");
+}
+
+TEST(HttpPrometheusClient, RotatedTokenIsUsedFromTheNextQuery) {
+  ScratchDir dir;
+  FakeHttpTransport t;
+  for (int i = 0; i < 3; ++i) t.AddResponse(200, kVector);
+  HttpAuthConfig auth;
+  auth.bearer_token_file = dir.Write("token", "token-1\n");
+  HttpPrometheusClient client(&t, kBase, 10, auth);
+  ASSERT_TRUE(client.Query("up").ok());
+  ASSERT_TRUE(client.Query("up").ok());
+  dir.Write("token", "token-2\n");
+  ASSERT_TRUE(client.Query("up").ok());
+  auto reqs = t.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].Header("Authorization"), "Bearer token-1");
+  EXPECT_EQ(reqs[1].Header("Authorization"), "Bearer token-1");
+  EXPECT_EQ(reqs[2].Header("Authorization"), "Bearer token-2");
+}
+
+TEST(HttpPrometheusClient, BasicAuthAndHeadersOnEveryRequest) {
+  ScratchDir dir;
+  FakeHttpTransport t;
+  t.AddResponse(200, kVector);
+  t.AddResponse(200, kVector);
+  HttpAuthConfig auth;
+  auth.basic_auth_user = "Aladdin";
+  auth.basic_auth_password_file = dir.Write("password", "open sesame\n");
+  auth.headers = {"X-Scope-OrgID: team-a", "X-Extra: 1"};
+  HttpPrometheusClient client(&t, kBase, 10, auth);
+  ASSERT_TRUE(client.Query("up").ok());
+  dir.Write("password", "changed\n");
+  // Long enough to be POSTed: the headers go with the form too.
+  ASSERT_TRUE(client.Query("up + " + std::string(kMaxGetQueryBytes, ' ') + "1").ok());
+  auto reqs = t.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].Header("Authorization"), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+  EXPECT_EQ(reqs[1].request.method, "POST");
+  EXPECT_EQ(reqs[1].Header("Authorization"), "Basic QWxhZGRpbjpjaGFuZ2Vk") << "Aladdin:changed";
+  for (const auto& r : reqs) {
+    EXPECT_EQ(r.Header("X-Scope-OrgID"), "team-a");
+    EXPECT_EQ(r.Header("X-Extra"), "1");
+    EXPECT_EQ(r.Header("Accept"), "application/json");
+  }
+}
+
+TEST(HttpPrometheusClient, UnreadableSecretFailsTheQueryWithoutSendingIt) {
+  ScratchDir dir;
+  FakeHttpTransport t;
+  HttpAuthConfig auth;
+  auth.bearer_token_file = dir.Write("token", "t");
+  std::filesystem::remove(auth.bearer_token_file);
+  HttpPrometheusClient client(&t, kBase, 10, auth);
+  auto r = client.Query("up");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << "unknown verdicts, no label removed";
+  EXPECT_NE(r.status().message().find(auth.bearer_token_file), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(t.request_count(), 0u) << "nothing sent without the credentials";
+}
+
+TEST(HttpPrometheusClient, RefusedCredentialsAreNamedNotTheSecret) {
+  ScratchDir dir;
+  FakeHttpTransport t;
+  t.AddResponse(401, "Unauthorized\n");
+  t.AddResponse(403, "forbidden\n");
+  t.AddResponse(401, "Unauthorized\n");
+  HttpAuthConfig basic;
+  basic.basic_auth_user = "ds";
+  basic.basic_auth_password_file = dir.Write("password", "hunter2");
+  HttpAuthConfig token;
+  token.bearer_token_file = dir.Write("token", "tok-secret");
+  HttpPrometheusClient with_basic(&t, kBase, 10, basic);
+  HttpPrometheusClient with_token(&t, kBase, 10, token);
+  HttpPrometheusClient anonymous(&t, kBase, 10);
+  auto a = with_basic.Query("up");
+  auto b = with_token.Query("up");
+  auto c = anonymous.Query("up");
+  ASSERT_FALSE(a.ok());
+  ASSERT_FALSE(b.ok());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(a.status().message(),
+            "Prometheus answered HTTP 401 Unauthorized to basic auth for user \"ds\"");
+  EXPECT_EQ(b.status().message(), "Prometheus answered HTTP 403 Forbidden to the bearer token");
+  EXPECT_EQ(c.status().message(), "Prometheus answered HTTP 401 Unauthorized to no credentials");
+  EXPECT_EQ(a.status().code(), StatusCode::kUnavailable);
 }
 
 TEST(HttpPrometheusClient, RequestTimeoutIsQueryTimeoutPlusOne) {

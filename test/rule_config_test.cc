@@ -435,5 +435,71 @@ TEST(RuleConfig, TenMegabyteFileIsRefused) {
   EXPECT_NE(r.status().message().find("larger than 1 MiB"), std::string::npos);
 }
 
+TEST(RuleConfig, PrometheusCredentialsHeadersAndTls) {
+  auto cfg = ParseRuleConfig(
+      "prometheus:\n"
+      "  url: https://mimir:8080/prometheus\n"
+      "  basicAuth: {username: ds, passwordFile: /secrets/password}\n"
+      "  headers: {X-Scope-OrgID: team-a}\n"
+      "  tls: {caFile: ca.crt, certFile: tls.crt, keyFile: tls.key}\n"
+      "rules:\n  - {name: cpu, query: q, threshold: 80}\n",
+      "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const HttpAuthConfig& a = cfg->prometheus_auth;
+  EXPECT_EQ(a.basic_auth_user, "ds");
+  EXPECT_EQ(a.basic_auth_password_file, "/secrets/password");
+  EXPECT_EQ(a.headers, std::vector<std::string>{"X-Scope-OrgID: team-a"});
+  EXPECT_EQ(a.ca_file, "ca.crt") << "paths as written; the options resolve them";
+  EXPECT_EQ(a.cert_file, "tls.crt");
+  EXPECT_EQ(a.key_file, "tls.key");
+  EXPECT_FALSE(a.insecure_skip_verify);
+  auto token = ParseRuleConfig(
+      "prometheus: {bearerTokenFile: /t, tls: {insecureSkipVerify: true}}\n"
+      "rules:\n  - {name: cpu, query: q, threshold: 80}\n",
+      "r.yaml");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(token->prometheus_auth.bearer_token_file, "/t");
+  EXPECT_TRUE(token->prometheus_auth.insecure_skip_verify);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PrometheusAuth, RuleConfigErrors,
+    ::testing::Values(
+        BadCase{"token_and_basic",
+                "prometheus:\n  bearerTokenFile: /t\n  basicAuth: {username: u, passwordFile: /p}\n"
+                "rules:\n  - {name: a, query: q, threshold: 1}\n",
+                "rules.yaml:3:14: prometheus.basicAuth: give either bearerTokenFile or basicAuth"},
+        BadCase{"basic_without_password",
+                "prometheus:\n  basicAuth: {username: u}\nrules:\n  - {name: a, query: q, "
+                "threshold: 1}\n",
+                "rules.yaml:2:14: prometheus.basicAuth: needs both username and passwordFile"},
+        BadCase{
+            "empty_token_file",
+            "prometheus: {bearerTokenFile: ''}\nrules:\n  - {name: a, query: q, threshold: 1}\n",
+            "prometheus.bearerTokenFile: must not be empty"},
+        BadCase{"bad_header",
+                "prometheus:\n  headers: {Bad Name: v}\nrules:\n  - {name: a, query: q, threshold: "
+                "1}\n",
+                "rules.yaml:2:13: prometheus.headers.Bad Name: header name"},
+        BadCase{"authorization_header",
+                "prometheus:\n  headers:\n    Authorization: Bearer x\n"
+                "rules:\n  - {name: a, query: q, threshold: 1}\n",
+                "rules.yaml:3:5: prometheus.headers.Authorization: header Authorization"},
+        BadCase{"headers_not_map",
+                "prometheus:\n  headers: [a]\nrules:\n  - {name: a, query: q, threshold: 1}\n",
+                "prometheus.headers: must be a mapping"},
+        BadCase{
+            "cert_without_key",
+            "prometheus:\n  tls: {certFile: c}\nrules:\n  - {name: a, query: q, threshold: 1}\n",
+            "rules.yaml:2:8: prometheus.tls: certFile and keyFile go together"},
+        BadCase{"insecure_with_ca",
+                "prometheus:\n  tls: {caFile: c, insecureSkipVerify: true}\n"
+                "rules:\n  - {name: a, query: q, threshold: 1}\n",
+                "prometheus.tls.insecureSkipVerify: true with caFile"},
+        BadCase{"unknown_tls_key",
+                "prometheus:\n  tls: {ca: c}\nrules:\n  - {name: a, query: q, threshold: 1}\n",
+                "prometheus.tls.ca: unknown field"}),
+    [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
+
 }  // namespace
 }  // namespace ds

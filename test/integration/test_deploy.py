@@ -167,6 +167,7 @@ class ExamplesTest(unittest.TestCase):
     def test_sample_rule_files_load(self):
         for name, want in [("rule-legacy.yaml", "legacy format"), ("rule-hysteresis.yaml", "current format"),
                            ("rule-memory-available.yaml", "current format"),
+                           ("rule-mimir.yaml", "current format"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
                            ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
                                                    "(marked status=underused, 1 at once)")]:
