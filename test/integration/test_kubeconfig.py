@@ -25,6 +25,10 @@ state = os.environ["PLUGIN_STATE"]
 token = open(os.path.join(state, "token")).read().strip()
 ttl = open(os.path.join(state, "ttl")).read().strip()
 status = {"token": token}
+if token.startswith("cert:"):  # a client certificate instead: cert:<file prefix>
+    prefix = token[len("cert:"):]
+    status = {"clientCertificateData": open(prefix + ".crt").read(),
+              "clientKeyData": open(prefix + ".key").read()}
 if ttl != "none":
     exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=float(ttl))
     status["expirationTimestamp"] = exp.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -90,7 +94,7 @@ class ExecCredentialIT(unittest.TestCase):
     # --- the plugin's state and the simulator's tokens ---
     def plugin_prints(self, token, ttl):
         """What the plugin answers from now on; `ttl` seconds until expirationTimestamp, or None."""
-        if token != "fail":
+        if token != "fail" and not token.startswith("cert:"):
             self.stack.sim_admin("POST", "/sim/tokens", {"token": token, "user": "dynamic-scheduler"})
         for name, value in (("ttl", "none" if ttl is None else str(ttl)), ("token", token)):
             with open(os.path.join(self.state, name + ".tmp"), "w") as f:
@@ -168,6 +172,17 @@ class ExecCredentialIT(unittest.TestCase):
         log = c.output()
         for secret in ("exec-token-1", "exec-token-2", "exec-token-3"):
             self.assertNotIn(secret, log)
+
+    def test_client_certificate_from_the_plugin(self):
+        # The simulator's certificate for CN=dynamic-scheduler, handed out by the plugin.
+        self.plugin_prints("cert:" + os.path.join(self.stack.sim_dir, "client"), ttl=None)
+        self.push("node-00006", 95)
+        c = self.start()
+        self.wait_labelled(["node-00006"])
+        writes = [w for w in self.stack.writes()["writes"] if w["name"] == "node-00006"]
+        self.assertEqual([w["user"] for w in writes], ["dynamic-scheduler"], "authenticated by the certificate")
+        self.assertEqual(len(self.runs()), 1)
+        self.assertTrue(c.alive())
 
     def test_failing_plugin_is_reported_and_the_controller_recovers(self):
         self.plugin_prints("fail", ttl=None)
