@@ -12,6 +12,8 @@ namespace ds {
 
 namespace {
 constexpr double kTokenRereadSeconds = 60;
+// client-go gives no limit; a plugin stuck on a prompt nobody sees must not stall the controller.
+constexpr double kExecTimeoutSeconds = 30;
 
 }  // namespace
 
@@ -21,12 +23,48 @@ HttpKubeApi::HttpKubeApi(HttpTransport* transport, RestConfig config, const Cloc
       config_(std::move(config)),
       clock_(clock),
       timeout_(request_timeout_seconds),
-      user_agent_(std::move(user_agent)) {}
+      user_agent_(std::move(user_agent)) {
+  if (!config_.exec.command.empty()) {
+    SetExecCredentialSource(
+        [exec = config_.exec, cluster = config_] {
+          return ObtainExecCredential(exec, cluster, kExecTimeoutSeconds);
+        },
+        {});
+  }
+}
 
-std::vector<std::string> HttpKubeApi::Headers(const char* accept) {
-  std::vector<std::string> h{std::string("Accept: ") + accept, "User-Agent: " + user_agent_};
+void HttpKubeApi::SetExecCredentialSource(ExecCredentialCache::Obtain obtain,
+                                          TransportFactory transport_factory) {
+  exec_ = std::make_unique<ExecCredentialCache>(std::move(obtain), clock_);
+  transport_factory_ = transport_factory
+                           ? std::move(transport_factory)
+                           : [](const TlsOptions& tls) -> std::unique_ptr<HttpTransport> {
+    return std::make_unique<CurlTransport>(tls);
+  };
+}
+
+StatusOr<HttpKubeApi::Auth> HttpKubeApi::Authorize() {
+  Auth a;
+  a.headers = {"Accept: application/json", "User-Agent: " + user_agent_};
+  a.transport = transport_;
   std::string token = config_.token;
-  if (!config_.token_file.empty()) {
+  if (exec_) {
+    ASSIGN_OR_RETURN(a.credential, exec_->Get());
+    a.from_exec = true;
+    token = a.credential.token;
+    if (!a.credential.client_cert_pem.empty()) {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!cert_transport_ || cert_transport_pem_ != a.credential.client_cert_pem) {
+        TlsOptions tls = config_.tls;
+        tls.client_cert_pem = a.credential.client_cert_pem;
+        tls.client_key_pem = a.credential.client_key_pem;
+        cert_transport_ = transport_factory_(tls);
+        cert_transport_pem_ = a.credential.client_cert_pem;
+      }
+      a.keep = cert_transport_;
+      a.transport = a.keep.get();
+    }
+  } else if (!config_.token_file.empty()) {
     std::lock_guard<std::mutex> l(mu_);
     TimePoint now = clock_->Now();
     if (file_token_.empty() || now - token_read_at_ > FromSeconds(kTokenRereadSeconds)) {
@@ -41,11 +79,40 @@ std::vector<std::string> HttpKubeApi::Headers(const char* accept) {
     token = file_token_;
   }
   if (!token.empty()) {
-    h.push_back("Authorization: Bearer " + token);
+    a.headers.push_back("Authorization: Bearer " + token);
   } else if (!config_.username.empty()) {
-    h.push_back("Authorization: Basic " + Base64Encode(config_.username + ":" + config_.password));
+    a.headers.push_back("Authorization: Basic " +
+                        Base64Encode(config_.username + ":" + config_.password));
   }
-  return h;
+  return a;
+}
+
+StatusOr<HttpResponse> HttpKubeApi::Do(HttpRequest req) {
+  const std::vector<std::string> extra = std::move(req.headers);
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(Auth auth, Authorize());
+    req.headers = auth.headers;
+    req.headers.insert(req.headers.end(), extra.begin(), extra.end());
+    ASSIGN_OR_RETURN(HttpResponse resp, auth.transport->Do(req));
+    // A 401 means the request was not applied, so sending it again is safe.
+    if (resp.status != 401 || !auth.from_exec || attempt > 0) return resp;
+    exec_->Invalidate(auth.credential);
+  }
+}
+
+StatusOr<StreamResult> HttpKubeApi::Stream(HttpRequest req,
+                                           const std::function<bool(std::string_view)>& on_data,
+                                           const std::function<bool()>& cancelled) {
+  const std::vector<std::string> extra = std::move(req.headers);
+  for (int attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(Auth auth, Authorize());
+    req.headers = auth.headers;
+    req.headers.insert(req.headers.end(), extra.begin(), extra.end());
+    ASSIGN_OR_RETURN(StreamResult r, auth.transport->Stream(req, on_data, cancelled));
+    // A 401 arrives before any event, so on_data has seen nothing of this attempt.
+    if (r.status != 401 || !auth.from_exec || attempt > 0) return r;
+    exec_->Invalidate(auth.credential);
+  }
 }
 
 StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector, size_t limit,
@@ -54,10 +121,9 @@ StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector,
   req.url = config_.server + "/api/v1/nodes?limit=" + std::to_string(limit);
   if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
   if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
-  req.headers = Headers("application/json");
   req.timeout_seconds = timeout_;
   req.accept_compressed = true;  // a page of 500 full Node objects is large
-  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list nodes");
   return DecodeNodeList(std::move(resp.body));
@@ -75,10 +141,9 @@ StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, s
   if (!field_selector.empty()) req.url += "&fieldSelector=" + UrlEncode(field_selector);
   if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
   if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
-  req.headers = Headers("application/json");
   req.timeout_seconds = timeout_;
   req.accept_compressed = true;
-  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list pods");
   return DecodePodList(std::move(resp.body));
@@ -92,13 +157,12 @@ Status HttpKubeApi::CreateEvent(const EventInfo& event, const std::function<bool
   HttpRequest req;
   req.method = "POST";
   req.url = config_.server + "/api/v1/namespaces/" + UrlEncode(EventNamespace(event)) + "/events";
-  req.headers = Headers("application/json");
   req.headers.push_back("Content-Type: application/json");
   req.body = EncodeEvent(event, "dynamic-scheduler", instance);
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
   const std::string what = "create event for " + event.kind + " " + event.name;
-  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 201 && resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
   return Status::OK();
@@ -146,13 +210,12 @@ EvictionResult HttpKubeApi::EvictPod(const std::string& ns, const std::string& n
   req.method = "POST";
   req.url = config_.server + "/api/v1/namespaces/" + UrlEncode(ns) + "/pods/" + UrlEncode(name) +
             "/eviction";
-  req.headers = Headers("application/json");
   req.headers.push_back("Content-Type: application/json");
   req.body = sb.GetString();
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
   const std::string what = "evict pod " + ns + "/" + name;
-  auto resp = transport_->Do(req);
+  auto resp = Do(std::move(req));
   if (!resp.ok()) return EvictionResult{EvictionResult::Kind::kError, resp.status().Prepend(what)};
   return EvictionResultFromResponse(resp->status, resp->body, resp->Header("retry-after"), what);
 }
@@ -165,7 +228,6 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector,
   req.url = config_.server + "/api/v1/nodes?watch=1&allowWatchBookmarks=true&resourceVersion=" +
             UrlEncode(resource_version) + "&timeoutSeconds=" + std::to_string(timeout_seconds);
   if (!label_selector.empty()) req.url += "&labelSelector=" + UrlEncode(label_selector);
-  req.headers = Headers("application/json");
   // The server ends the watch after timeoutSeconds; one that does not is cut a minute later.
   req.timeout_seconds = timeout_seconds + 60;
   req.idle_timeout_seconds = watch_idle_timeout_;
@@ -193,7 +255,7 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector,
     lines.clear();
     return true;
   };
-  ASSIGN_OR_RETURN(StreamResult r, transport_->Stream(req, on_data, cancelled));
+  ASSIGN_OR_RETURN(StreamResult r, Stream(std::move(req), on_data, cancelled));
   if (line_too_long)
     return Status::Unavailable("watch nodes: an event line exceeds the size limit");
   if (!stream_status.ok()) return stream_status;
@@ -213,12 +275,11 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNode(const std::string& node, const NodeEdi
   HttpRequest req;
   req.method = "PATCH";
   req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);
-  req.headers = Headers("application/json");
   req.headers.push_back("Content-Type: " + patch.content_type);
   req.body = std::move(patch.body);
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
-  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
                               "patch node " + node);
@@ -236,9 +297,8 @@ StatusOr<LeaseRecord> HttpKubeApi::GetLease(const std::string& ns, const std::st
                                             double timeout_seconds) {
   HttpRequest req;
   req.url = config_.server + LeasePath(ns, name);
-  req.headers = Headers("application/json");
   req.timeout_seconds = timeout_seconds;
-  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
                               "get lease " + ns + "/" + name);
@@ -251,11 +311,10 @@ StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::
   HttpRequest req;
   req.method = create ? "POST" : "PUT";
   req.url = config_.server + LeasePath(ns, create ? "" : name);
-  req.headers = Headers("application/json");
   req.headers.push_back("Content-Type: application/json");
   req.body = EncodeLease(ns, name, record);
   req.timeout_seconds = timeout_seconds;
-  ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 200 && resp.status != 201)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
                               (create ? "create lease " : "update lease ") + ns + "/" + name);

@@ -4,12 +4,15 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/http_transport.h"
 #include "kube/event.h"
+#include "kube/exec_credential.h"
 #include "kube/kubeconfig.h"
 #include "kube/lease.h"
 #include "kube/node_edit.h"
@@ -91,7 +94,10 @@ class HttpKubeApi : public KubeApi {
  public:
   // `transport` must outlive this object and be configured with config.tls.
   // `user_agent` goes into every request (audit logs and the simulator's write log show which
-  // replica wrote).
+  // replica wrote). With config.exec set, credentials come from the exec plugin
+  // (kube/exec_credential.h): run before the first request, again when the credential expires,
+  // and again when the server answers 401 -- that request is then sent once more with the new
+  // credential (once: a second 401 is the answer). A plugin that fails fails the request.
   HttpKubeApi(HttpTransport* transport, RestConfig config, const Clock* clock,
               double request_timeout_seconds = 30,
               std::string user_agent = "dynamic-scheduler/0.1");
@@ -118,9 +124,33 @@ class HttpKubeApi : public KubeApi {
                                    const LeaseRecord& record, double timeout_seconds) override;
   Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) override;
 
+  // Where exec credentials come from (default: running config.exec with a 30 s limit) and how a
+  // transport for a client certificate from the plugin is made (default: a CurlTransport with
+  // config.tls plus that certificate). Tests substitute both. Call before the first request.
+  using TransportFactory = std::function<std::unique_ptr<HttpTransport>(const TlsOptions&)>;
+  void SetExecCredentialSource(ExecCredentialCache::Obtain obtain,
+                               TransportFactory transport_factory = {});
+  // How many times the exec plugin has been run (0 without one), for tests and logs.
+  int exec_runs() const { return exec_ ? exec_->runs() : 0; }
+
  private:
-  // Authorization header (if any); re-reads a token file at most once a minute.
-  std::vector<std::string> Headers(const char* accept);
+  // What one attempt of a request carries: its headers and the transport to send it on.
+  struct Auth {
+    std::vector<std::string> headers;
+    HttpTransport* transport = nullptr;
+    std::shared_ptr<HttpTransport> keep;  // holds a plugin certificate's transport in use
+    bool from_exec = false;
+    ExecCredential credential;  // what was sent, when from_exec
+  };
+  // Accept, User-Agent and Authorization headers (a token file is re-read at most once a minute;
+  // an exec credential comes from the cache). Fails only when the exec plugin fails.
+  StatusOr<Auth> Authorize();
+  // The request with Auth's headers put in front, on Auth's transport; after a 401 to an exec
+  // credential, once more with a fresh one.
+  StatusOr<HttpResponse> Do(HttpRequest req);
+  StatusOr<StreamResult> Stream(HttpRequest req,
+                                const std::function<bool(std::string_view)>& on_data,
+                                const std::function<bool()>& cancelled);
 
   HttpTransport* const transport_;
   const RestConfig config_;
@@ -128,9 +158,14 @@ class HttpKubeApi : public KubeApi {
   const double timeout_;
   const std::string user_agent_;
   double watch_idle_timeout_ = 150;
+  std::unique_ptr<ExecCredentialCache> exec_;  // set when config_.exec is
+  TransportFactory transport_factory_;
   std::mutex mu_;
   std::string file_token_;     // GUARDED_BY(mu_)
   TimePoint token_read_at_{};  // GUARDED_BY(mu_)
+  // The transport for the exec plugin's current client certificate.
+  std::string cert_transport_pem_;                 // GUARDED_BY(mu_)
+  std::shared_ptr<HttpTransport> cert_transport_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace ds

@@ -39,14 +39,6 @@ std::string Resolve(const std::string& base_dir, const std::string& p) {
   return base_dir + "/" + p;
 }
 
-// Finds the entry named `name` in a list like clusters: [{name, cluster: {...}}].
-YAML::Node FindNamed(const YAML::Node& list, const std::string& name, const char* inner) {
-  if (!list || !list.IsSequence()) return YAML::Node();
-  for (const auto& e : list)
-    if (e.IsMap() && e["name"] && e["name"].Scalar() == name) return e[inner];
-  return YAML::Node();
-}
-
 std::string Scalar(const YAML::Node& map, const char* key) {
   if (!map || !map.IsMap() || !map[key] || !map[key].IsScalar()) return "";
   return map[key].Scalar();
@@ -117,99 +109,251 @@ Status CheckClientCertificate(const std::string& cert_pem, const std::string& ke
 
 }  // namespace
 
-StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string& path,
-                                     const std::string& context_override) {
-  if (std::string why = YamlNestingProblem(text); !why.empty())
-    return Status::InvalidArgument(path + ": " + why);
-  if (text.size() > (16u << 20)) return Status::InvalidArgument(path + ": larger than 16 MiB");
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) +
-                                   ": not valid YAML: " + e.msg);
+namespace {
+
+// Where a node was written, for errors: "file:line".
+std::string At(const std::string& path, const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  return m.is_null() ? path : path + ":" + std::to_string(m.line + 1);
+}
+
+// users[].user.exec, checked field by field (client-go's rules for v1 and v1beta1).
+StatusOr<ExecConfig> ParseExec(const YAML::Node& exec, const std::string& path,
+                               const std::string& field, const std::string& base_dir) {
+  auto bad = [&](const YAML::Node& at, const std::string& sub, const std::string& problem) {
+    return Status::InvalidArgument(At(path, at ? at : exec) + ": " + field + sub + ": " + problem);
+  };
+  if (!exec.IsMap()) return bad(exec, "", "must be a mapping (apiVersion, command, ...)");
+  auto scalar = [&](const char* key, std::string* out) -> Status {
+    const YAML::Node v = exec[key];
+    if (!v || v.IsNull()) return Status::OK();
+    if (!v.IsScalar()) return bad(v, std::string(".") + key, "must be a string");
+    *out = v.Scalar();
+    return Status::OK();
+  };
+  ExecConfig e;
+  RETURN_NOT_OK(scalar("apiVersion", &e.api_version));
+  RETURN_NOT_OK(scalar("command", &e.command));
+  RETURN_NOT_OK(scalar("installHint", &e.install_hint));
+  RETURN_NOT_OK(scalar("interactiveMode", &e.interactive_mode));
+  const bool v1 = e.api_version == "client.authentication.k8s.io/v1";
+  if (e.api_version.empty()) return bad(exec["apiVersion"], ".apiVersion", "is not set");
+  if (!v1 && e.api_version != "client.authentication.k8s.io/v1beta1")
+    return bad(
+        exec["apiVersion"], ".apiVersion",
+        "\"" + e.api_version + "\" is not supported (client.authentication.k8s.io/v1 or /v1beta1)");
+  if (e.command.empty()) return bad(exec["command"], ".command", "is not set");
+  // A path with a separator is the kubeconfig author's file, next to the kubeconfig; a bare
+  // name is looked up in $PATH when the plugin runs.
+  if (e.command.find('/') != std::string::npos) e.command = Resolve(base_dir, e.command);
+  if (const YAML::Node args = exec["args"]; args && !args.IsNull()) {
+    if (!args.IsSequence()) return bad(args, ".args", "must be a list of strings");
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].IsScalar())
+        return bad(args[i], ".args[" + std::to_string(i) + "]", "must be a string");
+      e.args.push_back(args[i].Scalar());
+    }
   }
-  if (!root || !root.IsMap())
-    return Status::InvalidArgument(path + ": not a kubeconfig (no mapping)");
-  try {
-    std::string ctx_name =
-        context_override.empty() ? Scalar(root, "current-context") : context_override;
-    if (ctx_name.empty())
-      return Status::InvalidArgument(path + ": current-context is not set (and no -context given)");
-    YAML::Node ctx = FindNamed(root["contexts"], ctx_name, "context");
-    if (!ctx || !ctx.IsMap())
-      return Status::InvalidArgument(path + ": contexts: no context named \"" + ctx_name + "\"");
-    std::string cluster_name = Scalar(ctx, "cluster");
-    std::string user_name = Scalar(ctx, "user");
-    const std::string cwhere = path + ": context \"" + ctx_name + "\"";
-    if (cluster_name.empty())
-      return Status::InvalidArgument(cwhere + ": context.cluster is not set");
-    YAML::Node cluster = FindNamed(root["clusters"], cluster_name, "cluster");
-    if (!cluster || !cluster.IsMap())
-      return Status::InvalidArgument(cwhere + " names cluster \"" + cluster_name +
-                                     "\", which is not in clusters");
-    RestConfig cfg;
-    const std::string base = Dir(path);
-    const std::string where = path + ": clusters[" + cluster_name + "].cluster";
-    cfg.server = Scalar(cluster, "server");
-    while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
-    if (cfg.server.empty()) return Status::InvalidArgument(where + ".server is not set");
-    if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
-      return Status::InvalidArgument(where + ".server \"" + cfg.server +
-                                     "\" must start with https:// (or http://)");
-    if (Scalar(cluster, "proxy-url") != "")
-      return Status::InvalidArgument(where + ".proxy-url is not supported");
-    if (Scalar(cluster, "tls-server-name") != "")
-      return Status::InvalidArgument(where + ".tls-server-name is not supported");
-    cfg.tls.insecure_skip_verify = Scalar(cluster, "insecure-skip-tls-verify") == "true";
-    RETURN_NOT_OK(LoadPem(cluster, "certificate-authority", where, base, &cfg.tls.ca_pem));
-    if (!user_name.empty()) {
-      YAML::Node user = FindNamed(root["users"], user_name, "user");
-      const std::string uwhere = path + ": users[" + user_name + "].user";
-      if (!user)
-        return Status::InvalidArgument(cwhere + " names user \"" + user_name +
-                                       "\", which is not in users");
-      if (user.IsMap()) {
-        if (user["exec"])
-          return Status::InvalidArgument(uwhere +
-                                         ".exec: exec credential plugins are not supported");
-        if (user["auth-provider"])
-          return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
-        RETURN_NOT_OK(LoadPem(user, "client-certificate", uwhere, base, &cfg.tls.client_cert_pem));
-        RETURN_NOT_OK(LoadPem(user, "client-key", uwhere, base, &cfg.tls.client_key_pem));
-        if (cfg.tls.client_cert_pem.empty() != cfg.tls.client_key_pem.empty())
-          return Status::InvalidArgument(
-              uwhere + ": client-certificate and client-key must be given together");
-        if (!cfg.tls.client_cert_pem.empty())
-          RETURN_NOT_OK(
-              CheckClientCertificate(cfg.tls.client_cert_pem, cfg.tls.client_key_pem, uwhere));
-        cfg.token = Scalar(user, "token");
-        std::string tf = Scalar(user, "tokenFile");
-        if (!tf.empty()) {
-          cfg.token_file = Resolve(base, tf);
-          if (!FileExists(cfg.token_file))
-            return Status::InvalidArgument(uwhere + ".tokenFile: cannot read file \"" +
-                                           cfg.token_file + "\"");
-        }
-        cfg.username = Scalar(user, "username");
-        cfg.password = Scalar(user, "password");
+  if (const YAML::Node env = exec["env"]; env && !env.IsNull()) {
+    if (!env.IsSequence()) return bad(env, ".env", "must be a list of {name, value}");
+    for (size_t i = 0; i < env.size(); ++i) {
+      const std::string sub = ".env[" + std::to_string(i) + "]";
+      const YAML::Node item = env[i];
+      if (!item.IsMap()) return bad(item, sub, "must be a mapping with name and value");
+      std::string name = Scalar(item, "name");
+      if (name.empty() || name.find('=') != std::string::npos)
+        return bad(item, sub + ".name", "must be a non-empty variable name without '='");
+      if (item["value"] && !item["value"].IsNull() && !item["value"].IsScalar())
+        return bad(item["value"], sub + ".value", "must be a string");
+      e.env.emplace_back(name, Scalar(item, "value"));
+    }
+  }
+  if (const YAML::Node pci = exec["provideClusterInfo"]; pci && !pci.IsNull()) {
+    if (!pci.IsScalar() || (pci.Scalar() != "true" && pci.Scalar() != "false"))
+      return bad(pci, ".provideClusterInfo", "must be true or false");
+    e.provide_cluster_info = pci.Scalar() == "true";
+  }
+  if (e.interactive_mode.empty()) {
+    if (v1)
+      return bad(exec["interactiveMode"], ".interactiveMode",
+                 "is required with client.authentication.k8s.io/v1 (Never or IfAvailable)");
+    e.interactive_mode = "IfAvailable";
+  } else if (e.interactive_mode == "Always") {
+    return bad(exec["interactiveMode"], ".interactiveMode",
+               "Always needs a terminal, and the controller never has one: use Never or "
+               "IfAvailable");
+  } else if (e.interactive_mode != "Never" && e.interactive_mode != "IfAvailable") {
+    return bad(exec["interactiveMode"], ".interactiveMode",
+               "\"" + e.interactive_mode + "\" is not one of Never, IfAvailable, Always");
+  }
+  e.where = At(path, exec) + ": " + field;
+  return e;
+}
+
+// A parsed file of the merge.
+struct Loaded {
+  std::string path;
+  YAML::Node root;  // a map, or null for an empty file of several
+};
+
+// The first file's entry named `name` in list `list` (clusters, users, contexts): kubectl's merge
+// keeps the first definition of each name. Returns the entry's `inner` node and sets *path to
+// the defining file; leaves *path alone when no file defines the name.
+YAML::Node FindFirst(const std::vector<Loaded>& files, const char* list, const std::string& name,
+                     const char* inner, std::string* path) {
+  for (const auto& f : files) {
+    if (!f.root.IsMap()) continue;
+    const YAML::Node l = f.root[list];
+    if (!l || !l.IsSequence()) continue;
+    for (const auto& e : l) {
+      if (e.IsMap() && e["name"] && e["name"].IsScalar() && e["name"].Scalar() == name) {
+        *path = f.path;
+        return e[inner];
       }
     }
-    bool has_credentials = !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty();
-    if (has_credentials && cfg.server.rfind("http://", 0) == 0)
-      return Status::InvalidArgument(
-          where + ".server is plain http://; refusing to send credentials without TLS");
-    cfg.namespace_name = Scalar(ctx, "namespace");
-    cfg.description = path + " (context " + ctx_name + ", server " + cfg.server + ")";
-    return cfg;
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
+  return YAML::Node();
+}
+
+StatusOr<RestConfig> ResolveContext(const std::vector<Loaded>& files,
+                                    const std::string& context_override,
+                                    const std::string& all_paths) {
+  std::string ctx_name = context_override;
+  for (size_t i = 0; ctx_name.empty() && i < files.size(); ++i)
+    ctx_name = Scalar(files[i].root, "current-context");
+  if (ctx_name.empty())
+    return Status::InvalidArgument(all_paths +
+                                   ": current-context is not set (and no -context given)");
+  std::string ctx_path = all_paths;
+  YAML::Node ctx = FindFirst(files, "contexts", ctx_name, "context", &ctx_path);
+  if (!ctx || !ctx.IsMap())
+    return Status::InvalidArgument(ctx_path + ": contexts: no context named \"" + ctx_name + "\"");
+  std::string cluster_name = Scalar(ctx, "cluster");
+  std::string user_name = Scalar(ctx, "user");
+  const std::string cwhere = ctx_path + ": context \"" + ctx_name + "\"";
+  if (cluster_name.empty()) return Status::InvalidArgument(cwhere + ": context.cluster is not set");
+  std::string cluster_path;
+  YAML::Node cluster = FindFirst(files, "clusters", cluster_name, "cluster", &cluster_path);
+  if (!cluster || !cluster.IsMap())
+    return Status::InvalidArgument(cwhere + " names cluster \"" + cluster_name +
+                                   "\", which is not in clusters");
+  RestConfig cfg;
+  const std::string where = cluster_path + ": clusters[" + cluster_name + "].cluster";
+  cfg.server = Scalar(cluster, "server");
+  while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
+  if (cfg.server.empty()) return Status::InvalidArgument(where + ".server is not set");
+  if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
+    return Status::InvalidArgument(where + ".server \"" + cfg.server +
+                                   "\" must start with https:// (or http://)");
+  if (Scalar(cluster, "proxy-url") != "")
+    return Status::InvalidArgument(where + ".proxy-url is not supported");
+  if (Scalar(cluster, "tls-server-name") != "")
+    return Status::InvalidArgument(where + ".tls-server-name is not supported");
+  cfg.tls.insecure_skip_verify = Scalar(cluster, "insecure-skip-tls-verify") == "true";
+  RETURN_NOT_OK(
+      LoadPem(cluster, "certificate-authority", where, Dir(cluster_path), &cfg.tls.ca_pem));
+  if (!user_name.empty()) {
+    std::string user_path;
+    YAML::Node user = FindFirst(files, "users", user_name, "user", &user_path);
+    const std::string uwhere = user_path + ": users[" + user_name + "].user";
+    const std::string base = Dir(user_path);
+    if (user_path.empty())  // (a missing entry's Node() still counts as defined)
+      return Status::InvalidArgument(cwhere + " names user \"" + user_name +
+                                     "\", which is not in users");
+    if (user.IsMap()) {
+      if (user["auth-provider"])
+        return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
+      RETURN_NOT_OK(LoadPem(user, "client-certificate", uwhere, base, &cfg.tls.client_cert_pem));
+      RETURN_NOT_OK(LoadPem(user, "client-key", uwhere, base, &cfg.tls.client_key_pem));
+      if (cfg.tls.client_cert_pem.empty() != cfg.tls.client_key_pem.empty())
+        return Status::InvalidArgument(
+            uwhere + ": client-certificate and client-key must be given together");
+      if (!cfg.tls.client_cert_pem.empty())
+        RETURN_NOT_OK(
+            CheckClientCertificate(cfg.tls.client_cert_pem, cfg.tls.client_key_pem, uwhere));
+      cfg.token = Scalar(user, "token");
+      std::string tf = Scalar(user, "tokenFile");
+      if (!tf.empty()) {
+        cfg.token_file = Resolve(base, tf);
+        if (!FileExists(cfg.token_file))
+          return Status::InvalidArgument(uwhere + ".tokenFile: cannot read file \"" +
+                                         cfg.token_file + "\"");
+      }
+      cfg.username = Scalar(user, "username");
+      cfg.password = Scalar(user, "password");
+      if (const YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
+        ASSIGN_OR_RETURN(cfg.exec,
+                         ParseExec(exec, user_path, "users[" + user_name + "].user.exec", base));
+        // Which credential would be sent is then a guess (client-go lets a static one win
+        // silently); say so instead.
+        if (!cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty() ||
+            !cfg.tls.client_cert_pem.empty())
+          return Status::InvalidArgument(
+              cfg.exec.where +
+              ": cannot be combined with token, tokenFile, username or client-certificate in "
+              "the same user");
+      }
+    }
+  }
+  bool has_credentials = !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty() ||
+                         !cfg.exec.command.empty();
+  if (has_credentials && cfg.server.rfind("http://", 0) == 0)
+    return Status::InvalidArgument(
+        where + ".server is plain http://; refusing to send credentials without TLS");
+  cfg.namespace_name = Scalar(ctx, "namespace");
+  cfg.description = all_paths + " (context " + ctx_name + ", server " + cfg.server + ")";
+  return cfg;
+}
+
+}  // namespace
+
+StatusOr<RestConfig> ParseKubeconfigs(const std::vector<KubeconfigText>& texts,
+                                      const std::string& context_override) {
+  std::vector<Loaded> files;
+  std::string all_paths;
+  for (const auto& t : texts) {
+    const std::string& path = t.path;
+    all_paths += (all_paths.empty() ? "" : ":") + path;
+    if (std::string why = YamlNestingProblem(t.text); !why.empty())
+      return Status::InvalidArgument(path + ": " + why);
+    if (t.text.size() > (16u << 20)) return Status::InvalidArgument(path + ": larger than 16 MiB");
+    Loaded f{path, YAML::Node()};
+    try {
+      f.root = YAML::Load(t.text);
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) +
+                                     ": not valid YAML: " + e.msg);
+    }
+    // kubectl merges an empty file as an empty config; one of several may well be empty.
+    if (!f.root.IsMap() && !(f.root.IsNull() && texts.size() > 1))
+      return Status::InvalidArgument(path + ": not a kubeconfig (no mapping)");
+    files.push_back(std::move(f));
+  }
+  try {
+    return ResolveContext(files, context_override, all_paths);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(all_paths + ":" + std::to_string(e.mark.line + 1) + ": " +
+                                   e.msg);
+  }
+}
+
+StatusOr<RestConfig> ParseKubeconfig(const std::string& text, const std::string& path,
+                                     const std::string& context_override) {
+  return ParseKubeconfigs({KubeconfigText{path, text}}, context_override);
 }
 
 StatusOr<RestConfig> LoadKubeconfigFile(const std::string& path, const std::string& context) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path, "kubeconfig"));
   return ParseKubeconfig(text, path, context);
+}
+
+std::vector<std::string> KubeconfigPathList(const std::string& env_value) {
+  std::vector<std::string> out;
+  std::stringstream ss(env_value);
+  std::string p;
+  while (std::getline(ss, p, ':'))
+    if (!p.empty() && FileExists(p)) out.push_back(p);
+  return out;
 }
 
 StatusOr<RestConfig> InClusterConfig(const std::string& sa_dir) {
@@ -241,10 +385,12 @@ StatusOr<RestConfig> InClusterConfig(const std::string& sa_dir) {
 StatusOr<RestConfig> ResolveRestConfig(const std::string& flag_path, const std::string& context) {
   if (!flag_path.empty()) return LoadKubeconfigFile(flag_path, context);
   if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
-    std::stringstream ss(env);
-    std::string p;
-    while (std::getline(ss, p, ':'))
-      if (!p.empty() && FileExists(p)) return LoadKubeconfigFile(p, context);
+    std::vector<KubeconfigText> texts;
+    for (const auto& p : KubeconfigPathList(env)) {
+      ASSIGN_OR_RETURN(std::string text, ReadFile(p, "kubeconfig"));
+      texts.push_back({p, std::move(text)});
+    }
+    if (!texts.empty()) return ParseKubeconfigs(texts, context);
   }
   if (const char* home = std::getenv("HOME"); home != nullptr) {
     std::string p = std::string(home) + "/.kube/config";

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,6 +164,114 @@ TEST(HttpKubeApi, AuthorizationHeader) {
     ASSERT_TRUE(api.ListNodes("", 1, "").ok());
     EXPECT_EQ(t.last_request().Header("Authorization"), c.want) << c.token << c.username;
   }
+}
+
+// An exec plugin's token is sent; a 401 reruns the plugin and sends the request once more --
+// once: a second 401 is the answer, not a loop of plugin runs.
+TEST(HttpKubeApi, ExecCredentialRefreshedOnceAfter401) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  RestConfig config = Config();
+  config.token = "";
+  HttpKubeApi api(&t, config, &clock);
+  int runs = 0;
+  api.SetExecCredentialSource([&]() -> StatusOr<ExecCredential> {
+    ExecCredential c;
+    c.token = "exec-" + std::to_string(++runs);
+    return c;
+  });
+  const std::string list = R"({"metadata":{"resourceVersion":"1"},"items":[]})";
+  t.AddResponse(200, list);
+  ASSERT_TRUE(api.ListNodes("", 1, "").ok());
+  EXPECT_EQ(t.last_request().Header("Authorization"), "Bearer exec-1");
+
+  t.AddResponse(401, KubeStatus(401, "Unauthorized", "Unauthorized"));
+  t.AddResponse(200, R"({"kind":"Node","metadata":{"name":"n1","resourceVersion":"8"}})");
+  NodeEdit edit;
+  edit.label = {NodeEdit::Op::kSet, "status", "presure"};
+  auto patched = api.PatchNode("n1", edit);
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  auto reqs = t.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[1].Header("Authorization"), "Bearer exec-1");
+  EXPECT_EQ(reqs[2].Header("Authorization"), "Bearer exec-2");
+  EXPECT_EQ(reqs[2].request.method, "PATCH");
+  EXPECT_EQ(reqs[2].request.body, reqs[1].request.body);
+  EXPECT_EQ(reqs[2].Header("Content-Type"), reqs[1].Header("Content-Type"));
+  EXPECT_EQ(runs, 2);
+
+  t.AddResponse(401, KubeStatus(401, "Unauthorized", "Unauthorized"));
+  t.AddResponse(401, KubeStatus(401, "Unauthorized", "Unauthorized"));
+  auto denied = api.ListNodes("", 1, "");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(t.request_count(), 5u) << "one retry, no loop";
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(api.exec_runs(), 3);
+
+  // A watch refused with 401 is retried the same way.
+  t.AddResponse(401, KubeStatus(401, "Unauthorized", "Unauthorized"));
+  t.AddResponse(200, "");
+  EXPECT_TRUE(api.WatchNodes(
+                     "", "1", 10, [](WatchEvent&&) {}, [] { return false; })
+                  .ok());
+  EXPECT_EQ(t.last_request().Header("Authorization"), "Bearer exec-4");
+}
+
+TEST(HttpKubeApi, ExecPluginFailureFailsTheRequestUnsent) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  RestConfig config = Config();
+  config.token = "";
+  HttpKubeApi api(&t, config, &clock);
+  api.SetExecCredentialSource(
+      []() -> StatusOr<ExecCredential> { return Status::Unavailable("plugin \"aws\": exit 1"); });
+  auto r = api.ListNodes("", 1, "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("plugin \"aws\": exit 1"), std::string::npos);
+  EXPECT_EQ(t.request_count(), 0u);
+}
+
+// A plugin that answers with a client certificate gets a transport that presents it (and keeps
+// the kubeconfig's CA); the same certificate reuses that transport.
+TEST(HttpKubeApi, ExecClientCertificateGetsItsOwnTransport) {
+  FakeHttpTransport unused;
+  FakeClock clock;
+  RestConfig config = Config();
+  config.token = "";
+  config.tls.ca_pem = "CA";
+  HttpKubeApi api(&unused, config, &clock);
+  std::vector<TlsOptions> made;
+  FakeHttpTransport* cert_transport = nullptr;
+  int runs = 0;
+  api.SetExecCredentialSource(
+      [&]() -> StatusOr<ExecCredential> {
+        ExecCredential c;
+        c.client_cert_pem = "-----BEGIN CERTIFICATE-----" + std::to_string(++runs);
+        c.client_key_pem = "-----BEGIN PRIVATE KEY-----";
+        return c;
+      },
+      [&](const TlsOptions& tls) -> std::unique_ptr<HttpTransport> {
+        made.push_back(tls);
+        auto t = std::make_unique<FakeHttpTransport>();
+        t->SetHandler([](const HttpRequest&) -> StatusOr<HttpResponse> {
+          HttpResponse r;
+          r.status = 200;
+          r.body = R"({"metadata":{"resourceVersion":"1"},"items":[]})";
+          return r;
+        });
+        cert_transport = t.get();
+        return t;
+      });
+  ASSERT_TRUE(api.ListNodes("", 1, "").ok());
+  ASSERT_TRUE(api.ListNodes("", 1, "").ok());
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].client_cert_pem, "-----BEGIN CERTIFICATE-----1");
+  EXPECT_EQ(made[0].client_key_pem, "-----BEGIN PRIVATE KEY-----");
+  EXPECT_EQ(made[0].ca_pem, "CA");
+  ASSERT_NE(cert_transport, nullptr);
+  EXPECT_EQ(cert_transport->request_count(), 2u);
+  EXPECT_FALSE(cert_transport->last_request().Header("Authorization").has_value());
+  EXPECT_EQ(unused.request_count(), 0u);
 }
 
 TEST(HttpKubeApi, TokenFileIsReReadAfterSixtySeconds) {

@@ -5,6 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "common/base64.h"
 
@@ -33,6 +37,13 @@ class KubeconfigTest : public ::testing::Test {
            "users:\n- name: u\n  user:\n" + user +
            "contexts:\n- name: ctx\n  context: {cluster: c, user: u}\n" + extra +
            "current-context: ctx\n";
+  }
+  static std::optional<std::string> ReadAll(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
   }
   std::filesystem::path dir_;
 };
@@ -120,8 +131,6 @@ TEST_F(KubeconfigTest, ErrorsNameTheField) {
        "certificate-authority: cannot read file \"/nonexistent/ca.crt\""},
       {Config(ok_cluster, "    client-certificate-data: " + Base64Encode(kCa) + "\n"),
        "client-certificate and client-key must be given together"},
-      {Config(ok_cluster, "    exec:\n      command: aws\n"),
-       "exec credential plugins are not supported"},
       {Config("    server: http://k:8080\n", "    token: t\n"), "refusing to send credentials"},
       {"clusters: [\n", "not valid YAML"},
   };
@@ -131,6 +140,160 @@ TEST_F(KubeconfigTest, ErrorsNameTheField) {
     EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
     EXPECT_EQ(r.status().message().rfind("/home/u/.kube/config", 0), 0u) << r.status().message();
   }
+}
+
+TEST_F(KubeconfigTest, ExecStanza) {
+  std::filesystem::create_directories(dir_ / "bin");
+  std::string path = Write("config", Config("    server: https://k:6443\n",
+                                            "    exec:\n"
+                                            "      apiVersion: client.authentication.k8s.io/v1\n"
+                                            "      command: ./bin/get-token\n"
+                                            "      args: [--cluster, prod]\n"
+                                            "      env:\n"
+                                            "      - {name: AWS_PROFILE, value: ops}\n"
+                                            "      - name: EMPTY\n"
+                                            "      installHint: install get-token\n"
+                                            "      provideClusterInfo: true\n"
+                                            "      interactiveMode: Never\n"));
+  auto c = LoadKubeconfigFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->exec.api_version, "client.authentication.k8s.io/v1");
+  EXPECT_EQ(c->exec.command, (dir_ / "./bin/get-token").string())
+      << "a command with a '/' is relative to the kubeconfig's directory";
+  EXPECT_EQ(c->exec.args, (std::vector<std::string>{"--cluster", "prod"}));
+  ASSERT_EQ(c->exec.env.size(), 2u);
+  EXPECT_EQ(c->exec.env[0], (std::pair<std::string, std::string>{"AWS_PROFILE", "ops"}));
+  EXPECT_EQ(c->exec.env[1], (std::pair<std::string, std::string>{"EMPTY", ""}));
+  EXPECT_EQ(c->exec.install_hint, "install get-token");
+  EXPECT_TRUE(c->exec.provide_cluster_info);
+  EXPECT_EQ(c->exec.interactive_mode, "Never");
+  EXPECT_EQ(c->exec.where, path + ":11: users[u].user.exec");
+  EXPECT_TRUE(c->token.empty());
+
+  // v1beta1 defaults interactiveMode; a bare command name is left for $PATH.
+  auto b = ParseKubeconfig(Config("    server: https://k:6443\n",
+                                  "    exec:\n"
+                                  "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                                  "      command: aws\n"),
+                           "/x/config");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->exec.command, "aws");
+  EXPECT_EQ(b->exec.interactive_mode, "IfAvailable");
+  EXPECT_FALSE(b->exec.provide_cluster_info);
+}
+
+TEST_F(KubeconfigTest, ExecErrorsNameFileLineAndField) {
+  struct Case {
+    std::string exec;  // the lines under "    exec:" (the first at line 11)
+    std::string want;
+  };
+  const std::string v1 = "      apiVersion: client.authentication.k8s.io/v1\n";
+  const std::vector<Case> cases = {
+      {"      command: aws\n", ":11: users[u].user.exec.apiVersion: is not set"},
+      {"      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n",
+       ":11: users[u].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not "
+       "supported"},
+      {v1 + "      interactiveMode: Never\n", ":11: users[u].user.exec.command: is not set"},
+      {v1 + "      command: [aws]\n", ":12: users[u].user.exec.command: must be a string"},
+      {v1 + "      command: aws\n      interactiveMode: Never\n      args: --x\n",
+       ":14: users[u].user.exec.args: must be a list of strings"},
+      {v1 + "      command: aws\n      interactiveMode: Never\n      args: [a, {b: c}]\n",
+       ":14: users[u].user.exec.args[1]: must be a string"},
+      {v1 + "      command: aws\n      interactiveMode: Never\n      env:\n      - value: x\n",
+       ":15: users[u].user.exec.env[0].name: must be a non-empty variable name"},
+      {v1 + "      command: aws\n      interactiveMode: Never\n      env: {A: b}\n",
+       ":14: users[u].user.exec.env: must be a list of {name, value}"},
+      {v1 + "      command: aws\n",
+       ":11: users[u].user.exec.interactiveMode: is required with "
+       "client.authentication.k8s.io/v1"},
+      {v1 + "      command: aws\n      interactiveMode: Always\n",
+       ":13: users[u].user.exec.interactiveMode: Always needs a terminal"},
+      {v1 + "      command: aws\n      interactiveMode: Sometimes\n",
+       ":13: users[u].user.exec.interactiveMode: \"Sometimes\" is not one of"},
+      {v1 + "      command: aws\n      interactiveMode: Never\n      provideClusterInfo: yes\n",
+       ":14: users[u].user.exec.provideClusterInfo: must be true or false"},
+      {"      [aws]\n", ":11: users[u].user.exec: must be a mapping"},
+  };
+  for (const auto& c : cases) {
+    std::string text = Config("    server: https://k:6443\n", "    exec:\n" + c.exec);
+    auto r = ParseKubeconfig(text, "/home/u/.kube/config");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().message().rfind("/home/u/.kube/config" + c.want, 0), 0u)
+        << r.status().message() << "\nwant: " << c.want << "\n"
+        << text;
+  }
+  const std::string ok_exec =
+      "    exec:\n" + v1 + "      command: aws\n      interactiveMode: Never\n";
+  auto both = ParseKubeconfig(Config("    server: https://k:6443\n", "    token: t\n" + ok_exec),
+                              "/x/config");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find(
+                "/x/config:12: users[u].user.exec: cannot be combined with token"),
+            std::string::npos)
+      << both.status().message();
+  auto plain = ParseKubeconfig(Config("    server: http://k:8080\n", ok_exec), "/x/config");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("refusing to send credentials"), std::string::npos)
+      << plain.status().message();
+}
+
+// kubectl's $KUBECONFIG merge: the first definition of a name wins, current-context comes from
+// the first file that sets it, relative paths follow the file that holds them.
+TEST_F(KubeconfigTest, MergesFilesAsKubectlDoes) {
+  std::filesystem::create_directories(dir_ / "a");
+  std::filesystem::create_directories(dir_ / "b");
+  Write("b/ca.crt", kCa);
+  Write("b/token", "b-file-token\n");
+  const std::string a = Write("a/config",
+                              "contexts:\n"
+                              "- name: ctx\n  context: {cluster: c, user: u, namespace: from-a}\n"
+                              "users:\n- name: u\n  user: {tokenFile: token}\n");
+  Write("a/token", "a-file-token\n");
+  const std::string b =
+      Write("b/config",
+            "clusters:\n- name: c\n  cluster:\n"
+            "    server: https://b:6443\n    certificate-authority: ca.crt\n"
+            "contexts:\n"
+            "- name: ctx\n  context: {cluster: c, user: other, namespace: from-b}\n"
+            "users:\n- name: u\n  user: {tokenFile: token}\n"
+            "current-context: ctx\n");
+  const std::string empty = Write("empty", "");
+  auto c = ParseKubeconfigs({{a, *ReadAll(a)}, {empty, ""}, {b, *ReadAll(b)}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server, "https://b:6443") << "the cluster only b defines";
+  EXPECT_EQ(c->tls.ca_pem, kCa) << "b's ca.crt, next to b";
+  EXPECT_EQ(c->namespace_name, "from-a") << "the first file's context ctx wins";
+  EXPECT_EQ(c->token_file, (dir_ / "a/token").string()) << "a's user u, with a's directory";
+  EXPECT_NE(c->description.find(a + ":" + empty + ":" + b), std::string::npos) << c->description;
+
+  // current-context from the first file that sets it.
+  const std::string first = Write("first", "current-context: nope\n");
+  auto nope = ParseKubeconfigs({{first, *ReadAll(first)}, {b, *ReadAll(b)}});
+  ASSERT_FALSE(nope.ok());
+  EXPECT_NE(nope.status().message().find("no context named \"nope\""), std::string::npos)
+      << nope.status().message();
+
+  // An error in a merged entry names the file it came from.
+  auto other = ParseKubeconfigs({{b, *ReadAll(b)}, {a, *ReadAll(a)}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message().rfind(b + ": context \"ctx\" names user \"other\"", 0), 0u)
+      << other.status().message();
+}
+
+TEST_F(KubeconfigTest, KubeconfigEnvironmentListSkipsMissingFiles) {
+  const std::string a = Write("a", Config("    server: https://a:1\n", "    token: from-a\n"));
+  const std::string b = Write("b", "users:\n- name: u\n  user: {token: from-b}\n");
+  EXPECT_EQ(KubeconfigPathList(":" + (dir_ / "missing").string() + ":" + b + "::" + a + ":"),
+            (std::vector<std::string>{b, a}));
+  setenv("KUBECONFIG", ((dir_ / "missing").string() + ":" + b + ":" + a).c_str(), 1);
+  auto merged = ResolveRestConfig("", "");
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->token, "from-b") << "b comes first in $KUBECONFIG, so its user u wins";
+  EXPECT_EQ(merged->server, "https://a:1");
+  auto only = ResolveRestConfig(a, "");
+  ASSERT_TRUE(only.ok()) << only.status().ToString();
+  EXPECT_EQ(only->token, "from-a") << "an explicit -kubeconfig is that file alone";
+  unsetenv("KUBECONFIG");
 }
 
 TEST_F(KubeconfigTest, InCluster) {

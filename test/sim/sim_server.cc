@@ -183,7 +183,11 @@ void Server::Refuse(double seconds) {
 }
 
 Server::Server(Store* store, ServerOptions options, PodStore* pods, EventStore* events)
-    : store_(store), pods_(pods), events_(events), options_(std::move(options)) {}
+    : store_(store),
+      pods_(pods),
+      events_(events),
+      options_(std::move(options)),
+      tokens_(options_.tokens) {}
 
 Server::~Server() { Stop(); }
 
@@ -351,6 +355,30 @@ int Server::Dispatch(mg_connection* conn) {
       }
       ++fault_epoch_;
       Send(conn, 200, "{}");
+    } else if (path == "/sim/tokens" && method == "POST") {
+      // {"token":"t","user":"dynamic-scheduler","readOnly":false}: the token authenticates as
+      // that user from now on.
+      rapidjson::Document d;
+      std::string body = ReadBody(conn);
+      d.Parse(body.c_str());
+      if (d.HasParseError() || !d.IsObject() || ds::JsonString(d, "token").empty() ||
+          ds::JsonString(d, "user").empty()) {
+        Send(conn, 400, "{\"error\":\"want a JSON object with token and user\"}");
+        return 1;
+      }
+      const auto* ro = ds::JsonMember(d, "readOnly");
+      std::lock_guard<std::mutex> l(token_mu_);
+      tokens_[ds::JsonString(d, "token")] =
+          User{ds::JsonString(d, "user"), ro != nullptr && ro->IsBool() && ro->GetBool()};
+      Send(conn, 200, "{}");
+    } else if (path == "/sim/tokens" && method == "DELETE") {
+      // ?token=t: revoked; requests that carry it get 401 from now on.
+      size_t n;
+      {
+        std::lock_guard<std::mutex> l(token_mu_);
+        n = tokens_.erase(QueryParam(query, "token"));
+      }
+      Send(conn, 200, "{\"revoked\":" + std::to_string(n) + "}");
     } else if (path == "/sim/refuse" && method == "POST") {
       double seconds = std::strtod(QueryParam(query, "seconds").c_str(), nullptr);
       Send(conn, 200, "{}");
@@ -430,8 +458,9 @@ int Server::Dispatch(mg_connection* conn) {
   if (const char* auth = mg_get_header(conn, "Authorization"); auth != nullptr) {
     std::string a = auth;
     if (a.rfind("Bearer ", 0) == 0) {
-      auto it = options_.tokens.find(a.substr(7));
-      if (it != options_.tokens.end()) {
+      std::lock_guard<std::mutex> l(token_mu_);
+      auto it = tokens_.find(a.substr(7));
+      if (it != tokens_.end()) {
         user = it->second;
         authed = true;
       } else {

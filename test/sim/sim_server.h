@@ -135,6 +135,10 @@ class Server {
   std::mutex fault_mu_;
   std::vector<Fault> faults_;             // GUARDED_BY(fault_mu_)
   std::atomic<uint64_t> fault_epoch_{0};  // bumps when faults are cleared (releases hung requests)
+  // Bearer tokens: options_.tokens, then what /sim/tokens adds and revokes (credential rotation
+  // and revocation, as an exec plugin's short-lived tokens see them).
+  std::mutex token_mu_;
+  std::map<std::string, User> tokens_;  // GUARDED_BY(token_mu_)
 };
 
 }  // namespace sim

@@ -1,0 +1,223 @@
+"""kubeconfig users with an `exec` credential plugin, and $KUBECONFIG lists merged as kubectl
+merges them: the real dynamic-scheduler (and real kubectl) against the simulator and real
+Prometheus. The plugin is a small script written here that prints an ExecCredential with a token
+the simulator accepts (tokens are added and revoked through its /sim/tokens admin hook) and
+counts its runs."""
+import json
+import os
+import time
+import unittest
+
+from harness import CONTROLLER, Process, Stack, free_port, wait_until
+
+RULES = """
+rules:
+  - name: cpu
+    query: {metric}
+    operator: ">"
+    threshold: 80
+    clearThreshold: 60
+"""
+
+PLUGIN = """#!/usr/bin/python3
+import datetime, json, os, sys
+state = os.environ["PLUGIN_STATE"]
+token = open(os.path.join(state, "token")).read().strip()
+ttl = open(os.path.join(state, "ttl")).read().strip()
+status = {"token": token}
+if token.startswith("cert:"):  # a client certificate instead: cert:<file prefix>
+    prefix = token[len("cert:"):]
+    status = {"clientCertificateData": open(prefix + ".crt").read(),
+              "clientKeyData": open(prefix + ".key").read()}
+if ttl != "none":
+    exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=float(ttl))
+    status["expirationTimestamp"] = exp.strftime("%Y-%m-%dT%H:%M:%SZ")
+with open(os.path.join(state, "runs"), "a") as f:
+    f.write(json.dumps({"token": token, "expires": status.get("expirationTimestamp"),
+                        "info": os.environ.get("KUBERNETES_EXEC_INFO"), "tty": os.isatty(0)}) + "\\n")
+if token == "fail":
+    sys.stderr.write("error: the SSO session has expired\\nrun 'login' again\\n")
+    sys.exit(1)
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                  "status": status}))
+"""
+
+
+class ExecCredentialIT(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=6, control_plane=1).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def setUp(self):
+        self.stack.kubectl("label", "nodes", "--all", "status-", check=False)
+        self.stack.kubectl("annotate", "nodes", "--all", "dynamic-scheduler.io/held-by-", check=False)
+        self.stack.sim_admin("DELETE", "/sim/writes")
+        self.metric = "kc_" + self._testMethodName
+        self.procs = []
+        # Two files, as $KUBECONFIG often has: the user (with the plugin next to it, named by a
+        # relative path) and its context in one, the cluster and current-context in another.
+        self.dir = os.path.join(self.stack.dir, self._testMethodName)
+        self.state = os.path.join(self.dir, "state")
+        os.makedirs(os.path.join(self.dir, "users", "bin"))
+        os.makedirs(os.path.join(self.dir, "clusters"))
+        os.makedirs(self.state)
+        plugin = os.path.join(self.dir, "users", "bin", "get-token")
+        with open(plugin, "w") as f:
+            f.write(PLUGIN)
+        os.chmod(plugin, 0o755)
+        self.users_kc = os.path.join(self.dir, "users", "config")
+        with open(self.users_kc, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "users:\n- name: sso\n  user:\n    exec:\n"
+                    "      apiVersion: client.authentication.k8s.io/v1\n"
+                    "      command: ./bin/get-token\n"
+                    "      env:\n      - {name: PLUGIN_STATE, value: '%s'}\n"
+                    "      installHint: the test writes get-token\n"
+                    "      provideClusterInfo: true\n"
+                    "      interactiveMode: Never\n"
+                    "contexts:\n- name: sim\n  context: {cluster: sim, user: sso}\n" % self.state)
+        self.clusters_kc = os.path.join(self.dir, "clusters", "config")
+        with open(self.clusters_kc, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "clusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority: %s\n"
+                    "current-context: sim\n" % (self.stack.sim_url, os.path.join(self.stack.sim_dir, "ca.crt")))
+        self.kubeconfig_env = ":".join([os.path.join(self.dir, "missing"), self.users_kc, self.clusters_kc])
+
+    def tearDown(self):
+        for p in self.procs:
+            p.stop()
+
+    # --- the plugin's state and the simulator's tokens ---
+    def plugin_prints(self, token, ttl):
+        """What the plugin answers from now on; `ttl` seconds until expirationTimestamp, or None."""
+        if token != "fail" and not token.startswith("cert:"):
+            self.stack.sim_admin("POST", "/sim/tokens", {"token": token, "user": "dynamic-scheduler"})
+        for name, value in (("ttl", "none" if ttl is None else str(ttl)), ("token", token)):
+            with open(os.path.join(self.state, name + ".tmp"), "w") as f:
+                f.write(value)
+            os.replace(os.path.join(self.state, name + ".tmp"), os.path.join(self.state, name))
+
+    def runs(self):
+        path = os.path.join(self.state, "runs")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.endswith("\n")]
+
+    def start(self):
+        port = free_port()
+        rule_file = os.path.join(self.dir, "rule.yaml")
+        with open(rule_file, "w") as f:
+            f.write(RULES.format(metric=self.metric))
+        # No -kubeconfig: $KUBECONFIG's files, merged.
+        env = dict(os.environ, KUBECONFIG=self.kubeconfig_env)
+        p = Process("controller-" + self._testMethodName,
+                    [CONTROLLER, "-prom", self.stack.prom, "-r", rule_file, "-s", "1",
+                     "-webaddr", "127.0.0.1:%d" % port], self.stack.dir, env=env)
+        self.procs.append(p)
+        p.url = "http://127.0.0.1:%d" % port
+        return p
+
+    def push(self, node, value):
+        self.stack.push(self.metric, node, value, {"node": node})
+
+    def wait_labelled(self, nodes, timeout=30):
+        wait_until(lambda: self.stack.labelled() == sorted(nodes), timeout, what="labelled == %s" % nodes)
+
+    def test_token_cached_until_expiry_and_refreshed_once_after_401(self):
+        self.plugin_prints("exec-token-1", ttl=3)
+        self.push("node-00002", 95)
+        c = self.start()
+        self.wait_labelled(["node-00002"])
+        first = self.runs()
+        self.assertGreaterEqual(len(first), 1)
+        info = json.loads(first[0]["info"])
+        self.assertEqual((info["apiVersion"], info["kind"], info["spec"]["interactive"]),
+                         ("client.authentication.k8s.io/v1", "ExecCredential", False))
+        self.assertEqual(info["spec"]["cluster"]["server"], self.stack.sim_url, "provideClusterInfo")
+        self.assertFalse(first[0]["tty"])
+        writes = [w for w in self.stack.writes()["writes"] if w["name"] == "node-00002"]
+        self.assertEqual([w["user"] for w in writes], ["dynamic-scheduler"], "the plugin's token was used")
+
+        # Expiry: from now on the plugin hands out a token without expiry. Once the last one
+        # handed out has expired, the next write must run the plugin again.
+        self.plugin_prints("exec-token-2", ttl=None)
+        last_expiry = max(r["expires"] for r in self.runs() if r["expires"])
+        wait_until(lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > last_expiry, 10,
+                   what="the cached token's expirationTimestamp to pass")
+        self.push("node-00003", 95)
+        self.wait_labelled(["node-00002", "node-00003"])
+        self.assertIn("exec-token-2", [r["token"] for r in self.runs()], "rerun after expiry")
+
+        # A 401: the simulator stops accepting the cached token. The next request fails once,
+        # the plugin runs once, the request goes again with the new token, and the controller
+        # carries on.
+        before = len(self.runs())
+        self.plugin_prints("exec-token-3", ttl=None)
+        self.assertEqual(self.stack.sim_admin("DELETE", "/sim/tokens?token=exec-token-2"), {"revoked": 1})
+        self.push("node-00004", 95)
+        self.wait_labelled(["node-00002", "node-00003", "node-00004"])
+        after = self.runs()
+        self.assertEqual(len(after), before + 1, "one plugin run for the 401")
+        self.assertEqual(after[-1]["token"], "exec-token-3")
+        # No loop: more cycles (and the writes of a cooling node) need no further run.
+        self.push("node-00004", 10)
+        self.wait_labelled(["node-00002", "node-00003"])
+        self.assertEqual(len(self.runs()), before + 1)
+        self.assertTrue(c.alive())
+        log = c.output()
+        for secret in ("exec-token-1", "exec-token-2", "exec-token-3"):
+            self.assertNotIn(secret, log)
+
+    def test_client_certificate_from_the_plugin(self):
+        # The simulator's certificate for CN=dynamic-scheduler, handed out by the plugin.
+        self.plugin_prints("cert:" + os.path.join(self.stack.sim_dir, "client"), ttl=None)
+        self.push("node-00006", 95)
+        c = self.start()
+        self.wait_labelled(["node-00006"])
+        writes = [w for w in self.stack.writes()["writes"] if w["name"] == "node-00006"]
+        self.assertEqual([w["user"] for w in writes], ["dynamic-scheduler"], "authenticated by the certificate")
+        self.assertEqual(len(self.runs()), 1)
+        self.assertTrue(c.alive())
+
+    def test_failing_plugin_is_reported_and_the_controller_recovers(self):
+        self.plugin_prints("fail", ttl=None)
+        self.push("node-00005", 95)
+        c = self.start()
+        wait_until(lambda: "error: the SSO session has expired" in c.output(), 30,
+                   what="the plugin's stderr in the log")
+        log = c.output()
+        self.assertIn('users[sso].user.exec (command "%s")' % os.path.join(self.dir, "users", "./bin/get-token"), log)
+        self.assertIn(self.users_kc + ":", log, "the error names the kubeconfig file")
+        self.assertNotIn("run 'login' again", log, "only stderr's first line")
+        self.assertTrue(c.alive())
+        self.assertEqual(self.stack.labelled(), [])
+        self.plugin_prints("exec-token-ok", ttl=None)
+        self.wait_labelled(["node-00005"], timeout=60)
+        self.assertTrue(c.alive())
+
+    def test_kubectl_reads_the_same_kubeconfigs(self):
+        """Real kubectl with the same two files: our reading of the exec stanza, the merge and the
+        relative command path match kubectl's, and the simulator serves kubectl with the token."""
+        self.plugin_prints("exec-token-kubectl", ttl=60)
+        r = self.stack.kubectl("get", "nodes", "-o", "name", kubeconfig=self.kubeconfig_env)
+        self.assertEqual(r.stdout.count("node/"), 6, r.stdout + r.stderr)
+        # (kubectl may run it more than once: each of its clients keeps its own credential.)
+        self.assertEqual({x["token"] for x in self.runs()}, {"exec-token-kubectl"})
+        view = self.stack.kubectl("config", "view", "--minify", "-o", "json", kubeconfig=self.kubeconfig_env)
+        cfg = json.loads(view.stdout)
+        self.assertEqual(cfg["current-context"], "sim")
+        self.assertEqual(cfg["users"][0]["user"]["exec"]["command"], "./bin/get-token")
+        # Revoked: kubectl is refused too (the simulator answers 401 as an API server does).
+        self.stack.sim_admin("DELETE", "/sim/tokens?token=exec-token-kubectl")
+        r = self.stack.kubectl("get", "nodes", kubeconfig=self.kubeconfig_env, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("Unauthorized", r.stderr + r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
