@@ -39,7 +39,8 @@ AVAILABLE = 400_000_000  # below the 1 GiB threshold: both nodes are hot
 class StalePushIT(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.stack = Stack(nodes=4, control_plane=1).start()
+        # 5 managed nodes: the herd cap (half of them) allows the two marks the tests need.
+        cls.stack = Stack(nodes=6, control_plane=1).start()
         # A cgroup v1 tree and meminfo that give AVAILABLE bytes of memory.available.
         cls.tmp = tempfile.mkdtemp(prefix="ds-stale-")
         with open(os.path.join(cls.tmp, "meminfo"), "w") as f:
