@@ -48,12 +48,15 @@ void RuleFileWatcher::Check(bool forced) {
   }
   for (const std::string& w : next->warnings) LOG(WARNING) << w;
   running_text_ = *text;
+  {
+    // Counted before it is handed on: whoever sees the new rules act sees the reload counted.
+    std::lock_guard<std::mutex> l(mu_);
+    ++view_.reloads;
+    view_.last_ok = true;
+    view_.last_error.clear();
+    view_.last_wall = now;
+  }
   apply_(*next);
-  std::lock_guard<std::mutex> l(mu_);
-  ++view_.reloads;
-  view_.last_ok = true;
-  view_.last_error.clear();
-  view_.last_wall = now;
 }
 
 void RuleFileWatcher::Run(const std::atomic<bool>* stop, double period_seconds) {
