@@ -19,10 +19,32 @@ CONTROLLER = os.path.join(BUILD_DIR, "dynamic-scheduler")
 SIM = os.path.join(BUILD_DIR, "kube-sim")
 
 
+# Ports handed out by free_port, across every test process of a run. A port is free when it is
+# chosen, but it is bound only later, by the process it is given to; meanwhile a test running
+# side by side could be handed the same one, and its controller then talked to the other test's
+# Prometheus ("metric ... not found"). A reservation file per port keeps the test processes from
+# choosing the same one; reservations older than an hour are from an earlier run.
+PORT_DIR = os.path.join(tempfile.gettempdir(), "ds-it-ports")
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    os.makedirs(PORT_DIR, exist_ok=True)
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        path = os.path.join(PORT_DIR, str(port))
+        try:
+            if time.time() - os.path.getmtime(path) > 3600:
+                os.unlink(path)
+        except OSError:
+            pass
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return port
+        except FileExistsError:
+            continue  # another test process holds it
+    raise AssertionError("no free port found that no other test process reserved")
 
 
 def wait_until(pred, timeout=20.0, interval=0.1, what="condition"):
