@@ -289,8 +289,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   ReconcilerOptions& r = o.reconciler;
   r.mark = o.rules.mark;
   r.interval_seconds = interval;
-  r.grace_seconds =
-      o.rules.missing_data_grace_seconds > 0 ? o.rules.missing_data_grace_seconds : 3 * interval;
+  r.grace_seconds = MissingDataGraceSeconds(o.rules, interval);
   r.writes.dry_run = FLAGS_dry_run;
   // -dry_run writes nothing, and so evicts nothing: a mark left from an earlier run must not
   // start evictions while the operator only watches.

@@ -66,6 +66,12 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       reference_query_(rules.rebalance.reference_query),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       writer_(options_.writes, options_.mark, kube, clock) {
+  IndexRules();
+}
+
+void Reconciler::IndexRules() {
+  label_filters_.clear();
+  rule_index_.clear();
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
   for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
 }
@@ -87,15 +93,10 @@ void Reconciler::ApplyReload() {
   if (!next) return;
   size_t kept = 0;
   for (const Rule& r : next->rules) kept += std::count(rules_.begin(), rules_.end(), r) > 0 ? 1 : 0;
-  // As options.cc derives it at start-up: missingDataGrace, else three intervals.
-  const double grace = next->missing_data_grace_seconds > 0 ? next->missing_data_grace_seconds
-                                                            : 3 * options_.interval_seconds;
+  const double grace = MissingDataGraceSeconds(*next, options_.interval_seconds);
   decider_.Rebase(next->rules, FromSeconds(grace));
   rules_ = next->rules;
-  label_filters_.clear();
-  rule_index_.clear();
-  for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
-  for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
+  IndexRules();
   herd_cap_ = HerdCap{next->max_marked_fraction, next->max_marked};
   outage_policy_ = OutagePolicy{next->release_on_outage, next->release_after_seconds};
   LOG(INFO) << next->source << " reloaded: " << rules_.size() << " rules, " << kept
@@ -359,10 +360,7 @@ void Reconciler::PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>
   size_t added = 0;
   for (auto it = departed_.begin(); it != departed_.end();) {
     const NodeInfo& n = it->second;
-    auto pos = std::lower_bound(snap.nodes.begin(), snap.nodes.end(), n.name,
-                                [](const std::shared_ptr<const NodeInfo>& p,
-                                   const std::string& name) { return p->name < name; });
-    const bool back = pos != snap.nodes.end() && (*pos)->name == n.name;
+    const bool back = snap.Find(n.name) != nullptr;
     const std::string* text = FindLabel(n.annotations, kHeldByAnnotation);
     if (back || text == nullptr) {
       it = departed_.erase(it);  // managed again (the cycle decides), or no record of ours
@@ -452,10 +450,7 @@ void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<Mark
     EventInfo e;
     e.kind = "Node";
     e.name = w->node;
-    auto pos = std::lower_bound(snap.nodes.begin(), snap.nodes.end(), w->node,
-                                [](const std::shared_ptr<const NodeInfo>& p,
-                                   const std::string& name) { return p->name < name; });
-    if (pos != snap.nodes.end() && (*pos)->name == w->node) e.uid = (*pos)->uid;
+    if (const NodeInfo* n = snap.Find(w->node)) e.uid = n->uid;
     const bool set = w->kind == ChangeKind::kMark;
     e.reason = set ? "Marked" : "Unmarked";
     e.at_wall = now_wall;
@@ -558,11 +553,9 @@ void Reconciler::RecordEviction(const std::string& node, double at_wall,
                                 const std::atomic<bool>* stop) {
   // The node as the cache has it now: this cycle's own writes included.
   auto snap = cache_->Snapshot();
-  auto pos = std::lower_bound(
-      snap->nodes.begin(), snap->nodes.end(), node,
-      [](const std::shared_ptr<const NodeInfo>& p, const std::string& n) { return p->name < n; });
-  if (pos == snap->nodes.end() || (*pos)->name != node) return;
-  const std::string* text = FindLabel((*pos)->annotations, kHeldByAnnotation);
+  const NodeInfo* n = snap->Find(node);
+  if (n == nullptr) return;
+  const std::string* text = FindLabel(n->annotations, kHeldByAnnotation);
   if (text == nullptr) return;
   auto record = ParseOwnership(*text);
   if (!record.ok() || record->label_key != options_.mark.key ||

@@ -173,6 +173,7 @@ class Reconciler {
 
   // The stages of RunCycle, in order.
   void ApplyReload();                // a pending Reload, if any
+  void IndexRules();                 // label_filters_ and rule_index_ from rules_
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
   Evidence QueryAndMatch(const NodeSnapshot& snap, CycleReport* report);

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/base64.h"
+#include "common/http_auth.h"
 #include "common/json_util.h"
 
 namespace ds {
@@ -78,12 +78,8 @@ StatusOr<HttpKubeApi::Auth> HttpKubeApi::Authorize() {
     }
     token = file_token_;
   }
-  if (!token.empty()) {
-    a.headers.push_back("Authorization: Bearer " + token);
-  } else if (!config_.username.empty()) {
-    a.headers.push_back("Authorization: Basic " +
-                        Base64Encode(config_.username + ":" + config_.password));
-  }
+  if (std::string h = AuthorizationHeader(token, config_.username, config_.password); !h.empty())
+    a.headers.push_back(std::move(h));
   return a;
 }
 

@@ -16,6 +16,7 @@
 // opened from a fresh LIST, cannot drive the cache into a tight loop.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -43,9 +44,17 @@ struct NodeCacheOptions {
 
 // An immutable view of the cache at one moment. Nodes are sorted by name.
 struct NodeSnapshot {
-  std::vector<std::shared_ptr<const NodeInfo>> nodes;
-  uint64_t generation = 0;  // bumps on any change
-  uint64_t topology = 0;    // bumps when a node is added/removed or its addresses change
+  std::vector<std::shared_ptr<const NodeInfo>> nodes;  // sorted by name
+  uint64_t generation = 0;                             // bumps on any change
+  uint64_t topology = 0;  // bumps when a node is added/removed or its addresses change
+
+  // The node of this name, or null.
+  const NodeInfo* Find(const std::string& name) const {
+    auto pos = std::lower_bound(
+        nodes.begin(), nodes.end(), name,
+        [](const std::shared_ptr<const NodeInfo>& p, const std::string& n) { return p->name < n; });
+    return pos != nodes.end() && (*pos)->name == name ? pos->get() : nullptr;
+  }
 };
 
 struct NodeCacheStats {

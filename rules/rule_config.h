@@ -97,6 +97,11 @@ struct RuleConfig {
   double release_after_seconds = 600;
 };
 
+// missingDataGrace, or three intervals when the file does not set it.
+inline double MissingDataGraceSeconds(const RuleConfig& cfg, double interval_seconds) {
+  return cfg.missing_data_grace_seconds > 0 ? cfg.missing_data_grace_seconds : 3 * interval_seconds;
+}
+
 // Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.
 StatusOr<double> ParseDuration(const std::string& text);
 

@@ -8,10 +8,10 @@
 namespace ds {
 namespace {
 
-// Read anew on a reload (both formats' keys; the legacy PromJob is only shown in logs).
-const std::set<std::string> kReloadable = {"rules",     "missingDataGrace", "maxMarkedFraction",
-                                           "maxMarked", "onPrometheusDown", "releaseAfter",
-                                           "Rulename",  "PromJob"};
+// What was built from the file at start-up. Everything else is read anew on a reload (the keys
+// of the legacy format included, and those it ignores, which configure nothing).
+const std::set<std::string> kRestartOnly = {"prometheus", "interval", "label", "nodeSelector",
+                                            "rebalance"};
 
 // A node in one text form: comments, quoting, flow or block style and key order are no change.
 // (LoadYaml bounds the nesting, so the recursion is bounded too.)
@@ -52,15 +52,12 @@ StatusOr<RuleConfig> ParseReload(const std::string& running_text, const std::str
   ASSIGN_OR_RETURN(YAML::Node was, LoadYaml(running_text, source));
   ASSIGN_OR_RETURN(YAML::Node now, LoadYaml(next_text, source));
   const auto before = TopLevel(was), after = TopLevel(now);
-  std::set<std::string> keys;
-  for (const auto& [k, v] : before) keys.insert(k);
-  for (const auto& [k, v] : after) keys.insert(k);
   std::string changed;
-  for (const std::string& k : keys) {
-    if (kReloadable.count(k)) continue;
+  for (const std::string& k : kRestartOnly) {  // sorted: the message lists them in order
     auto b = before.find(k), a = after.find(k);
-    if (b != before.end() && a != after.end() && b->second == a->second) continue;
-    changed += (changed.empty() ? "" : ", ") + k;
+    const bool same =
+        b == before.end() ? a == after.end() : a != after.end() && b->second == a->second;
+    if (!same) changed += (changed.empty() ? "" : ", ") + k;
   }
   if (!changed.empty())
     return Status::InvalidArgument(

@@ -53,6 +53,14 @@ TEST(RuleReload, WhatWasBuiltAtStartUpTakesARestart) {
             "are reloaded); the running rules are kept");
 }
 
+TEST(RuleReload, ALegacyFileReloadsEvenWhereItsIgnoredKeysChange) {
+  const char* was = "PromJob: {Name: a}\nRulename:\n  c: {Promsql: up, Threshold: 70}\nExtra: 1\n";
+  const char* now = "PromJob: {Name: b}\nRulename:\n  c: {Promsql: up, Threshold: 60}\nExtra: 2\n";
+  auto cfg = ParseReload(was, now, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules.at(0).threshold, 60);
+}
+
 TEST(RuleReload, AnInvalidFileIsRefusedWithItsLine) {
   const std::string next = std::string(kRunning) + "  - {name: cpu, query: other, threshold: 1}\n";
   auto cfg = ParseReload(kRunning, next, "r.yaml");
