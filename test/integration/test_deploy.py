@@ -16,7 +16,8 @@ from harness import CONTROLLER, Controller, Stack, http, wait_until
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
-PUSH = os.path.join(DEPLOY, "push.sh")
+BASE = os.path.join(DEPLOY, "base")
+PUSH = os.path.join(BASE, "push.sh")
 
 
 def render():
@@ -82,7 +83,7 @@ class ManifestsTest(unittest.TestCase):
     def test_rebalance_rbac_is_opt_in_and_evicts_only_through_the_eviction_api(self):
         self.assertFalse([d for d in self.docs if "rebalance" in d["metadata"]["name"]],
                          "not installed unless rebalancing is turned on")
-        with open(os.path.join(DEPLOY, "rbac-rebalance.yaml")) as f:
+        with open(os.path.join(DEPLOY, "overlays", "rebalance", "rbac-rebalance.yaml")) as f:
             docs = [d for d in yaml.safe_load_all(f) if d]
         role = find(docs, "ClusterRole", "dynamic-scheduler-rebalance")
         self.assertEqual(role["rules"], [
@@ -122,12 +123,7 @@ class ManifestsTest(unittest.TestCase):
 
     def test_configmap_rules_load_in_the_real_binary(self):
         cm = find(self.docs, "ConfigMap", "dynamic-scheduler-rules")
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-            f.write(cm["data"]["rule.yaml"])
-            f.flush()
-            r = subprocess.run([CONTROLLER, "-r", f.name, "-check_config"], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("3 rules", r.stdout)
+        self.assertIn("3 rules", check_config(self, cm["data"]["rule.yaml"]))
 
     def test_pushgateway_and_daemonset(self):
         gw = find(self.docs, "Deployment", "pushgateway")
@@ -205,14 +201,85 @@ class PrometheusConfigTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_default_rules_query_the_recording_rules(self):
-        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+        with open(os.path.join(BASE, "rule.yaml")) as f:
             queries = {r["query"] for r in yaml.safe_load(f)["rules"]}
         with open(os.path.join(DEPLOY, "prometheus", "recording-rules.yml")) as f:
             recorded = {r["record"] for g in yaml.safe_load(f)["groups"] for r in g["rules"]}
         self.assertEqual(queries, recorded)
 
 
+def render_overlay(name):
+    out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "overlays", name)], capture_output=True,
+                         text=True, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def check_config(test, rule_text):
+    """-check_config of the real binary on a rule file's text: its stdout."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write(rule_text)
+        f.flush()
+        r = subprocess.run([CONTROLLER, "-r", f.name, "-check_config"], capture_output=True, text=True)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    return r.stdout
+
+
+class OverlaysTest(unittest.TestCase):
+    """deploy/overlays/: each variant renders offline on top of deploy/base and changes only what it
+    says."""
+
+    def test_every_overlay_renders_with_the_whole_base(self):
+        base = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
+                for d in render()}
+        names = sorted(os.listdir(os.path.join(DEPLOY, "overlays")))
+        self.assertTrue({"dry-run", "rebalance"} <= set(names), names)
+        for name in names:
+            with self.subTest(overlay=name):
+                got = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
+                       for d in render_overlay(name)}
+                self.assertLessEqual(base, got, "an overlay keeps every resource of the base")
+
+    def test_dry_run_only_adds_the_flag_and_runs_one_replica(self):
+        base, dry = find(render(), "Deployment", "dynamic-scheduler"), find(render_overlay("dry-run"), "Deployment",
+                                                                             "dynamic-scheduler")
+        args = dry["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.assertEqual(args, base["spec"]["template"]["spec"]["containers"][0]["args"] + ["-dry_run"])
+        self.assertEqual(dry["spec"]["replicas"], 1)
+        dry["spec"]["replicas"] = base["spec"]["replicas"]
+        dry["spec"]["template"]["spec"]["containers"][0]["args"] = args[:-1]
+        self.assertEqual(dry, base)
+
+    def test_rebalance_adds_its_rbac_and_rules_and_starts_dry(self):
+        docs = render_overlay("rebalance")
+        role = find(docs, "ClusterRole", "dynamic-scheduler-rebalance")
+        self.assertNotIn("delete", [v for r in role["rules"] for v in r["verbs"]])
+        binding = find(docs, "ClusterRoleBinding", "dynamic-scheduler-rebalance")
+        self.assertEqual(binding["subjects"][0]["namespace"], "dynamic-scheduler")
+        cms = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("dynamic-scheduler-rules")]
+        self.assertEqual(len(cms), 1, "the overlay's rule file replaces the base's")
+        dep = find(docs, "Deployment", "dynamic-scheduler")
+        mounted = [v["configMap"]["name"] for v in dep["spec"]["template"]["spec"]["volumes"] if "configMap" in v]
+        self.assertIn(cms[0]["metadata"]["name"], mounted)
+        text = cms[0]["data"]["rule.yaml"]
+        self.assertIn("rebalance: DRY RUN", check_config(self, text))
+        rules = yaml.safe_load(text)
+        with open(os.path.join(BASE, "rule.yaml")) as f:
+            base_rules = yaml.safe_load(f)
+        del rules["rebalance"]
+        self.assertEqual(rules, base_rules, "the same rules as deploy/base/rule.yaml, plus rebalance:")
+
+
 class DockerfileTest(unittest.TestCase):
+    def test_the_build_stage_copies_every_folder_the_binary_is_built_from(self):
+        with open(os.path.join(DEPLOY, "Dockerfile")) as f:
+            copied = set(re.findall(r"^COPY (\S+) ", f.read(), re.M))
+        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+            cmake = f.read().split("if(NOT DS_BUILD_TESTS)")[0]  # what a build without tests reads
+        folders = set(re.findall(r"\b([a-z]+)/\w+\.cc\b", cmake)) | set(re.findall(r"add_subdirectory\((\w+)\)", cmake))
+        folders -= {"test"}  # the fuzz targets (DS_FUZZ only)
+        self.assertTrue(folders, "no source folder found in CMakeLists.txt")
+        self.assertLessEqual(folders, copied)
+
     def test_runtime_stage_has_every_library_the_binary_needs(self):
         with open(os.path.join(DEPLOY, "Dockerfile")) as f:
             text = f.read()
@@ -342,7 +409,7 @@ class PushScriptTest(unittest.TestCase):
         self.assertEqual(self.run_push(low, node="node-00004", ip="10.0.0.4").returncode, 0)
         self.assertEqual(self.run_push(high, node="node-00003", ip="10.0.0.3").returncode, 0)
         self.stack.wait_value('node:dynamic_scheduler_memory_available:bytes{node="node-00004"}', 400_000_000, 20)
-        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+        with open(os.path.join(BASE, "rule.yaml")) as f:
             rules = f.read()
         c = Controller(self.stack, rules)  # -prom and -s 1 on the command line win over rule.yaml
         try:
@@ -374,7 +441,7 @@ class AdmissionPolicyTest(unittest.TestCase):
         cond = policy["spec"]["matchConditions"][0]["expression"]
         sa = find(render(), "ServiceAccount")["metadata"]
         self.assertIn("system:serviceaccount:%s:%s" % (sa["namespace"], sa["name"]), cond)
-        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+        with open(os.path.join(BASE, "rule.yaml")) as f:
             key = yaml.safe_load(f)["label"]["key"]
         variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
         self.assertEqual(variables["key"], "'%s'" % key)

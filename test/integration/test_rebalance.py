@@ -19,6 +19,7 @@ least-allocated scoring puts it right back (a bounce-back)."""
 import datetime
 import json
 import os
+import subprocess
 import re
 import shutil
 import signal
@@ -42,16 +43,14 @@ DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "d
 
 
 def deploy_rbac():
-    """What deploy/ grants the controller with rebalancing on (rbac.yaml and rbac-rebalance.yaml),
+    """What deploy/overlays/rebalance grants the controller (the base's RBAC and rbac-rebalance.yaml),
     in the simulator's -rbac form: nodes, list pods, create pods/eviction and events, and the leader
     lease (a namespaced Role there; the simulator's rules have no namespaces) -- no delete on pods,
     so an eviction can only go through the eviction subresource, where PodDisruptionBudgets are
     honoured."""
-    rules = []
-    for name in ("rbac.yaml", "rbac-rebalance.yaml"):
-        with open(os.path.join(DEPLOY, name)) as f:
-            rules += [r for d in yaml.safe_load_all(f) if d and d["kind"] in ("ClusterRole", "Role")
-                      for r in d["rules"]]
+    out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "overlays", "rebalance")],
+                         capture_output=True, text=True, check=True).stdout
+    rules = [r for d in yaml.safe_load_all(out) if d and d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
     return {"users": {"dynamic-scheduler": rules}}
 
 

@@ -1,4 +1,4 @@
-"""A rule's maxAge end to end: deploy/push.sh pushes two nodes' memory.available to the real
+"""A rule's maxAge end to end: deploy/base/push.sh pushes two nodes' memory.available to the real
 pushgateway, real Prometheus scrapes it, and the real controller marks both. Then one push.sh dies.
 The pushgateway serves its last value for ever and Prometheus keeps scraping it with a fresh
 timestamp, so only push_time_seconds (the rule's ageQuery) shows the node went silent."""
@@ -13,7 +13,7 @@ import unittest
 from harness import Controller, Stack, http, removes_mark, wait_until
 
 DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
-PUSH = os.path.join(DEPLOY, "push.sh")
+PUSH = os.path.join(DEPLOY, "base", "push.sh")
 
 MAX_AGE = 6  # seconds; push.sh pushes every second here
 GRACE = 3

@@ -14,7 +14,7 @@
 #   k8_node_cgroups_mem_available     MiB, the metric rule files written for the original project use
 # The pushgateway keeps serving the last push when this script stops (a node that died, a pod that
 # was removed); its push_time_seconds{job="CollectK8sCgroupsMem",instance=<node>} says when that
-# was, which is what the memory_available rule's maxAge/ageQuery in deploy/rule.yaml reads.
+# was, which is what the memory_available rule's maxAge/ageQuery in deploy/base/rule.yaml reads.
 #
 # Environment:
 #   PUSHGATEWAY_URL  e.g. http://pushgateway.dynamic-scheduler:9091   (required)
