@@ -273,11 +273,11 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
         what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
         continue;  // at once: the edit now has the current resourceVersion
       }
-      // The read failed (brownout): back off below and retry the old edit, which will 409 and
-      // read again.
+      // The read failed (a brownout): the old edit is sent again, answered 409 again, and the
+      // read tried again, within the attempts.
     }
-    // A conflict is retried at once (the merge patch has no precondition); anything else backs
-    // off, at least as long as the server asked.
+    // A conflict is retried at once (a label's merge patch has no precondition, and a taint edit
+    // was made afresh above); anything else backs off, at least as long as the server asked.
     Duration wait = st.code() == StatusCode::kConflict ? Duration::zero() : backoff.Next();
     if (st.retry_after_seconds() > 0) wait = std::max(wait, FromSeconds(st.retry_after_seconds()));
     if (!clock_->SleepFor(wait, stop)) return Result::kStopped;

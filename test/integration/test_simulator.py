@@ -112,8 +112,9 @@ class SimulatorIT(unittest.TestCase):
         self.kubectl("taint", "nodes", node, "gpu=yes:NoSchedule")
         self.kubectl("taint", "nodes", node, "example.com/hot=presure:PreferNoSchedule")
         taints = lambda: json.loads(self.kubectl("get", "node", node, "-o", "jsonpath={.spec.taints}").stdout or "[]")
+        # kubectl puts the taints it adds first and keeps the others after them.
         self.assertEqual([(t["key"], t["effect"]) for t in taints()],
-                         [("gpu", "NoSchedule"), ("example.com/hot", "PreferNoSchedule")])
+                         [("example.com/hot", "PreferNoSchedule"), ("gpu", "NoSchedule")])
         r = self.kubectl("taint", "nodes", node, "gpu=other:NoSchedule", check=False)
         self.assertNotEqual(r.returncode, 0, "kubectl refuses to overwrite without --overwrite")
         self.kubectl("taint", "nodes", node, "example.com/hot:PreferNoSchedule-")
@@ -127,7 +128,7 @@ class SimulatorIT(unittest.TestCase):
             self.api.patch_node(node, {"metadata": {"resourceVersion": rv}, "spec": {"taints": mine}})
         self.assertEqual(ctx.exception.status, 409)
         self.assertEqual(json.loads(ctx.exception.body)["reason"], "Conflict")
-        self.assertEqual([t["key"] for t in taints()], ["gpu", "drain"], "nothing changed")
+        self.assertEqual([t["key"] for t in taints()], ["drain", "gpu"], "nothing changed")
         fresh = self.api.read_node(node).metadata.resource_version
         self.api.patch_node(node, {"metadata": {"resourceVersion": fresh},
                                    "spec": {"taints": mine[:1] + [{"key": "drain", "value": "1", "effect": "NoSchedule"}]
