@@ -646,6 +646,31 @@ class RbacIT(unittest.TestCase):
             self.assertEqual(c.stop(), 0)
         self.assertIn("released lease", c.proc.output())
 
+    def test_taint_mode_works_within_the_deploy_rbac(self):
+        """Taint mode needs nothing more: the taint goes on and off with `patch`, and the fresh read
+        after a 409 (injected here) with `get`."""
+        before = self.forbidden()
+        rules = ("mark: taint\nrules:\n  - {name: cpu, query: 'max by (node) (rbac_taint_cpu)', threshold: 80, "
+                 "clearThreshold: 60}\n")
+        self.stack.fault(match="patch", status=409, count=1)
+        c = Controller(self.stack, rules, name="rbac-taint")
+        node = "node-00003"
+
+        def ours():
+            taints = json.loads(self.stack.kubectl("get", "node", node, "-o", "json").stdout)["spec"].get("taints", [])
+            return [t for t in taints if t["key"] == "dynamic-scheduler.io/pressure"]
+        try:
+            self.stack.push("rbac_taint_cpu", "n3", 95, {"node": node})
+            wait_until(lambda: len(ours()) == 1, 30, what="tainted")
+            wait_until(lambda: c.metric('dynamic_scheduler_taint_writes_total{op="conflict"}') == 1, 10,
+                       what="the injected 409 was met with a fresh read")
+            self.stack.push("rbac_taint_cpu", "n3", 10, {"node": node})
+            wait_until(lambda: ours() == [], 30, what="taint removed")
+            self.assertEqual(self.forbidden(), before, "nothing the controller did was refused")
+        finally:
+            self.stack.clear_faults()
+            self.assertEqual(c.stop(), 0)
+
     def test_everything_else_is_refused(self):
         sa_kc = self.stack.kubeconfig  # the controller's own credentials (client certificate)
         for args, want in [
