@@ -14,7 +14,7 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark,
   edit.annotation.key = kHeldByAnnotation;
   const std::string* record_text = FindLabel(node.annotations, kHeldByAnnotation);
   const std::string* value = FindLabel(node.labels, mark.key);
-  if (mark.IsOn(node.labels) ||
+  if (mark.LabelOn(node.labels) ||
       (value != nullptr && !underused_value.empty() && *value == underused_value)) {
     edit.label.op = NodeEdit::Op::kRemove;
     edit.label.value = *value;
@@ -29,11 +29,26 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark,
       }
     }
   }
+  // A taint goes only where a record names it (ours, or an earlier configuration's): a taint
+  // with the same key and value that this controller did not set is never removed. The list is
+  // edited at the listed resourceVersion; a node changed since answers 409 and is reported.
+  if (record_text != nullptr) {
+    if (auto record = ParseOwnership(*record_text); record.ok() && !record->taint.key.empty()) {
+      Mark recorded;
+      recorded.taint = record->taint;
+      if (recorded.TaintOn(node.taints)) {
+        edit.set_taints = true;
+        edit.resource_version = node.resource_version;
+        edit.taints = recorded.WithoutTaint(node.taints);
+      }
+    }
+  }
   if (record_text != nullptr) edit.annotation.op = NodeEdit::Op::kRemove;
   if (const std::string* v = FindLabel(node.labels, mark.key);
       v != nullptr && !(edit.label.op == NodeEdit::Op::kRemove && edit.label.key == mark.key))
     step.note = "kept " + mark.key + "=" + *v + " (not ours)";
-  if (edit.label.op != NodeEdit::Op::kKeep || edit.annotation.op != NodeEdit::Op::kKeep)
+  if (edit.label.op != NodeEdit::Op::kKeep || edit.annotation.op != NodeEdit::Op::kKeep ||
+      edit.set_taints)
     step.edit = std::move(edit);
   return step;
 }
@@ -62,10 +77,12 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
       limiter.Acquire(&never);
       auto res = kube->PatchNode(n.name, *step.edit);
       if (res.ok()) {
-        ++(step.edit->label.op == NodeEdit::Op::kRemove ? c.unmarked : c.forgotten);
+        ++(step.edit->label.op == NodeEdit::Op::kRemove || step.edit->set_taints ? c.unmarked
+                                                                                 : c.forgotten);
         out << "node " << n.name << ": " << what << ": done\n";
-      } else if (step.edit->label.op == NodeEdit::Op::kRemove &&
-                 RemovalFoundChanges(res.status())) {
+      } else if ((step.edit->label.op == NodeEdit::Op::kRemove &&
+                  RemovalFoundChanges(res.status())) ||
+                 (step.edit->set_taints && res.status().code() == StatusCode::kConflict)) {
         ++c.changed;
         out << "node " << n.name
             << ": changed since it was listed; left alone (run again): " << res.status().message()

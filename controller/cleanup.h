@@ -2,9 +2,11 @@
 // uninstall or before changing the label key. Looks at every node (no label selector: nodes that
 // left the managed set too). What is ours: our mark (the rule file's key with its value), the
 // mark an ownership record names (the key and value of an earlier configuration) while the node
-// still has it, and the record itself. A foreign value under our key is kept. Removals are
-// conditional (kube/node_edit.h): a value changed meanwhile is left alone and reported.
-// Run it with the controller stopped (scaled to zero): a running leader would mark nodes again.
+// still has it, the taint a record names while the node has it (never a taint without a record:
+// this controller may not have set it), and the record itself. A foreign value under our key is
+// kept. Removals are conditional (kube/node_edit.h): a value changed meanwhile is left alone and
+// reported. Run it with the controller stopped (scaled to zero): a running leader would mark nodes
+// again.
 #pragma once
 
 #include <atomic>

@@ -22,20 +22,32 @@ NodeEdit EditFor(const MarkWrite& w, const Mark& mark) {
   e.label.value = mark.value;
   e.annotation.key = kHeldByAnnotation;
   e.annotation.value = w.record;
+  const NodeEdit::Op label = mark.UsesLabel() ? NodeEdit::Op::kSet : NodeEdit::Op::kKeep;
   switch (w.kind) {
     case ChangeKind::kMark:
-      e.label.op = e.annotation.op = NodeEdit::Op::kSet;
+      e.label.op = label;
+      e.annotation.op = NodeEdit::Op::kSet;
       break;
     case ChangeKind::kRecord:
       e.annotation.op = NodeEdit::Op::kSet;
       break;
     case ChangeKind::kUnmark:
-      e.label.op = NodeEdit::Op::kRemove;
+      if (mark.UsesLabel()) e.label.op = NodeEdit::Op::kRemove;
       if (w.had_record) e.annotation.op = NodeEdit::Op::kRemove;
       break;
     case ChangeKind::kForget:
       e.annotation.op = NodeEdit::Op::kRemove;
       break;
+  }
+  if (mark.UsesTaint() && (w.kind == ChangeKind::kMark || w.kind == ChangeKind::kUnmark)) {
+    e.set_taints = true;
+    e.resource_version = w.read.resource_version;
+    e.taints = w.kind == ChangeKind::kMark ? mark.WithTaint(w.read.taints)
+                                           : mark.WithoutTaint(w.read.taints);
+    // The precondition replaces the label's `test`: the label is removed only if it had our
+    // value at the resourceVersion the edit was made from.
+    if (w.kind == ChangeKind::kUnmark && !mark.LabelOn(w.read.labels))
+      e.label.op = NodeEdit::Op::kKeep;
   }
   return e;
 }
@@ -162,10 +174,11 @@ void LabelWriter::RecordFailure(const std::string& node) {
   b.until = clock_->Now() + b.delay;
 }
 
-LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& hooks,
+LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteHooks& hooks,
                                           const std::atomic<bool>* stop) {
-  const NodeEdit edit = EditFor(w, mark_);
-  const std::string what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
+  MarkWrite w = planned;  // w.read is replaced by a fresh read after a taint edit's 409
+  NodeEdit edit = EditFor(w, mark_);
+  std::string what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
   Backoff backoff(0.2, 5);
   auto gate_closed = [&] {
     if (!hooks.gate || hooks.gate()) return false;
@@ -191,6 +204,8 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
       ++(w.kind == ChangeKind::kMark     ? counters_.sets
          : w.kind == ChangeKind::kUnmark ? counters_.removals
                                          : counters_.records);
+      if (edit.set_taints)
+        ++(w.kind == ChangeKind::kMark ? counters_.taint_sets : counters_.taint_removals);
       failing_.erase(w.node);
       return Result::kOk;
     }
@@ -234,10 +249,35 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& w, const WriteHooks& 
     {
       std::lock_guard<std::mutex> l(mu_);
       ++counters_.retries;
+      if (edit.set_taints && st.code() == StatusCode::kConflict) ++counters_.taint_conflicts;
     }
     if (hooks.on_progress) hooks.on_progress();
-    // A conflict is retried at once (the merge patch has no precondition); anything else backs
-    // off, at least as long as the server asked.
+    if (edit.set_taints && st.code() == StatusCode::kConflict) {
+      // Someone wrote the node after it was read (another taint added, say): read it again and
+      // make the edit afresh from what is there now, so that their change is kept.
+      auto fresh = kube_->GetNode(w.node);
+      if (!fresh.ok() && fresh.status().code() == StatusCode::kNotFound) return Result::kGone;
+      if (fresh.ok()) {
+        w.read = MarkWrite::Read{fresh->resource_version, fresh->labels, fresh->taints};
+        if (w.kind == ChangeKind::kUnmark && !mark_.PartlyOn(fresh->labels, fresh->taints)) {
+          // Nothing of ours is left to remove (taken off by hand, or overwritten): as a failed
+          // removal test, the next cycle plans from what the watch shows.
+          if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
+            LOG(INFO) << "node " << w.node << ": not unmarked: " << mark_.ToString()
+                      << " is gone since the cycle began";
+          std::lock_guard<std::mutex> l(mu_);
+          ++counters_.changed;
+          return Result::kChanged;
+        }
+        edit = EditFor(w, mark_);
+        what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
+        continue;  // at once: the edit now has the current resourceVersion
+      }
+      // The read failed (a brownout): the old edit is sent again, answered 409 again, and the
+      // read tried again, within the attempts.
+    }
+    // A conflict is retried at once (a label's merge patch has no precondition, and a taint edit
+    // was made afresh above); anything else backs off, at least as long as the server asked.
     Duration wait = st.code() == StatusCode::kConflict ? Duration::zero() : backoff.Next();
     if (st.retry_after_seconds() > 0) wait = std::max(wait, FromSeconds(st.retry_after_seconds()));
     if (!clock_->SleepFor(wait, stop)) return Result::kStopped;

@@ -48,9 +48,20 @@ struct MarkWrite {
   std::string record;       // kMark, kRecord: the ownership annotation's new value
   bool had_record = false;  // kUnmark: the node carries the annotation, removed with the mark
   std::string reason;       // for the log line of the change
+  // Taint mode (kMark, kUnmark): the node as the plan read it. The taint is a read-modify-write
+  // of the whole list at this resourceVersion (kube/node_edit.h); when the API server answers
+  // 409 (someone wrote the node since), the writer reads the node again and edits afresh.
+  struct Read {
+    std::string resource_version;
+    Labels labels;  // our key's value decides whether a label removal is ours (with `both`)
+    std::vector<Taint> taints;
+  };
+  Read read;
 };
 
-// The PATCH for one change: kUnmark is conditional (only if the mark is still ours).
+// The PATCH for one change: kUnmark is conditional (only if the mark is still ours). With a
+// taint, kMark and kUnmark carry the node's whole taint list as it must become, ours added or
+// removed and every other taint kept, conditional on w.read.resource_version.
 NodeEdit EditFor(const MarkWrite& w, const Mark& mark);
 
 // How one write ended, for a caller that keeps changes of its own (WriteHooks::on_done).
@@ -75,6 +86,8 @@ struct WriteCounters {
   uint64_t sets = 0, removals = 0, errors = 0, retries = 0;
   uint64_t records = 0;  // ownership records written or removed without a change of the mark
   uint64_t changed = 0;  // removals not written: the node changed since they were planned
+  uint64_t taint_sets = 0, taint_removals = 0;  // of sets and removals: those with our taint
+  uint64_t taint_conflicts = 0;  // 409s on a taint edit (someone wrote the node): read again
 };
 
 // What the caller hooks into a batch; each may be empty.

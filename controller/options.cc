@@ -400,8 +400,8 @@ std::string DescribeRebalance(const RuleConfig& c) {
 std::string DescribeConfig(const Options& o) {
   std::ostringstream os;
   os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules)
-     << " format), label " << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules)
-     << "\n";
+     << " format), " << (o.rules.mark.mode == Mark::Mode::kLabel ? "label " : "mark ")
+     << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules) << "\n";
   for (const std::string& w : o.rules.warnings) os << "  warning: " << w << "\n";
   for (const auto& r : o.rules.rules)
     os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold

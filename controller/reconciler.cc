@@ -274,10 +274,21 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
   m.owners.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const NodeInfo& node = *snap.nodes[i];
-    const bool marked = options_.mark.IsOn(node.labels);
+    const Mark& mark = options_.mark;
+    // Which of the node's marks are ours. A taint counts only where our record names it: one
+    // that no record of ours names (put there by hand, or by another tool) is never removed.
+    // (A hot node carries it anyway; that node's record then names it.)
+    auto read_marks = [&](bool taint_recorded) {
+      const std::vector<Taint> taints =
+          taint_recorded || !mark.UsesTaint() ? node.taints : mark.WithoutTaint(node.taints);
+      const bool marked = mark.IsOn(node.labels, taints);
+      m.decide[i].labelled = m.plan[i].marked = marked;
+      m.plan[i].partly = !marked && mark.PartlyOn(node.labels, taints);
+    };
     const std::string* text = FindLabel(node.annotations, kHeldByAnnotation);
-    m.decide[i] = NodeInput{node.name, marked, nullptr};
-    m.plan[i] = PlanNode{node.name, marked, text != nullptr, nullptr};
+    m.decide[i] = NodeInput{node.name, false, nullptr};
+    m.plan[i] = PlanNode{node.name, false, text != nullptr, nullptr, false};
+    read_marks(false);
     if (text == nullptr) continue;
     auto record = ParseOwnership(*text);
     if (!record.ok()) {
@@ -286,12 +297,13 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
                      << "; it is treated as having no record";
       continue;
     }
-    // A record of another mark (the label key or value was changed in rule.yaml) says nothing
-    // about ours, and is left alone: it is how `-cleanup` finds that mark.
-    if (record->label_key != options_.mark.key || record->label_value != options_.mark.value) {
+    // A record of another mark (the label or taint, or the mode, was changed in rule.yaml) says
+    // nothing about ours, and is left alone: it is how `-cleanup` finds that mark.
+    if (!RecordNamesMark(*record, options_.mark)) {
       m.plan[i].has_record = false;
       continue;
     }
+    read_marks(true);
     for (const OwnerRule& r : record->rules)
       if (auto it = rule_index_.find(r.rule); it != rule_index_.end())
         m.owners[i].push_back(it->second);
@@ -325,8 +337,11 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
   std::vector<MarkWrite> writes;
   for (const LabelChange& c : PlanChanges(marks.plan, decisions)) {
     MarkWrite w;
-    w.node = snap.nodes[c.node]->name;
+    const NodeInfo& node = *snap.nodes[c.node];
+    w.node = node.name;
     w.kind = c.kind;
+    if (options_.mark.UsesTaint())
+      w.read = MarkWrite::Read{node.resource_version, node.labels, node.taints};
     const NodeDecision& d = decisions[c.node];
     switch (c.kind) {
       case ChangeKind::kMark:
@@ -370,8 +385,9 @@ void Reconciler::PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>
     MarkWrite w;
     w.node = n.name;
     // Ours only where the record says so: the record names our mark and the node still has it.
-    if (record.ok() && record->label_key == options_.mark.key &&
-        record->label_value == options_.mark.value && options_.mark.IsOn(n.labels)) {
+    if (options_.mark.UsesTaint()) w.read = MarkWrite::Read{n.resource_version, n.labels, n.taints};
+    if (record.ok() && RecordNamesMark(*record, options_.mark) &&
+        options_.mark.PartlyOn(n.labels, n.taints)) {
       w.kind = ChangeKind::kUnmark;
       w.had_record = true;
       w.reason = "the node left the managed set";
@@ -416,6 +432,7 @@ std::vector<MarkWrite> Reconciler::Write(const std::vector<MarkWrite>& writes,
       labels.erase(std::remove_if(labels.begin(), labels.end(),
                                   [&](const auto& kv) { return kv.first == options_.mark.key; }),
                    labels.end());
+      it->second.taints = options_.mark.WithoutTaint(it->second.taints);
       return;
     }
     departed_.erase(it);
@@ -558,9 +575,7 @@ void Reconciler::RecordEviction(const std::string& node, double at_wall,
   const std::string* text = FindLabel(n->annotations, kHeldByAnnotation);
   if (text == nullptr) return;
   auto record = ParseOwnership(*text);
-  if (!record.ok() || record->label_key != options_.mark.key ||
-      record->label_value != options_.mark.value)
-    return;
+  if (!record.ok() || !RecordNamesMark(*record, options_.mark)) return;
   record->last_eviction_wall = at_wall;
   NodeEdit edit;
   edit.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, FormatOwnership(*record)};
@@ -657,7 +672,8 @@ TimePoint Reconciler::LastProgress() const { return TimePoint(Duration(progress_
 
 std::string Reconciler::RecordFor(const NodeDecision& d, const std::optional<Ownership>& old,
                                   TimePoint now, double now_wall) const {
-  Ownership o{options_.mark.key, options_.mark.value, {}};
+  Ownership o;
+  SetRecordedMark(options_.mark, &o);
   for (size_t r : HoldingRules(d)) {
     OwnerRule owner{rules_[r].name, now_wall};
     for (const Hold& h : d.holds)
@@ -757,6 +773,9 @@ ReconcilerCounters Reconciler::Counters() const {
   c.write_retries = w.retries;
   c.record_writes = w.records;
   c.removals_changed = w.changed;
+  c.taint_sets = w.taint_sets;
+  c.taint_removals = w.taint_removals;
+  c.taint_conflicts = w.taint_conflicts;
   return c;
 }
 

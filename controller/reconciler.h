@@ -107,6 +107,9 @@ struct ReconcilerCounters {
   uint64_t label_sets = 0, label_removals = 0, write_errors = 0, write_retries = 0;
   uint64_t record_writes = 0;     // the held-by annotation written or removed alone
   uint64_t removals_changed = 0;  // removals not written: the node changed since planned
+  // Taint mode: sets and removals that carried our taint, and 409s on a taint edit (someone
+  // wrote the node between our read and our write: read again, edited afresh).
+  uint64_t taint_sets = 0, taint_removals = 0, taint_conflicts = 0;
   uint64_t events_posted = 0, events_suppressed = 0, event_errors = 0;  // mark Events
   std::map<std::string, uint64_t> query_errors;                         // by rule
 };

@@ -196,14 +196,15 @@ std::string RenderNodesJson(const ControllerView& view) {
   std::vector<const NodeInfo*> labelled;
   if (view.nodes != nullptr) {
     for (const auto& n : view.nodes->nodes) {
-      if (view.mark.IsOn(n->labels)) labelled.push_back(n.get());
+      if (view.mark.IsOn(n->labels, n->taints)) labelled.push_back(n.get());
     }
   }
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
   w.Key("type");
-  WriteString(w, "Label " + view.mark.ToString() + " Nodes");
+  WriteString(w, (view.mark.mode == Mark::Mode::kLabel ? "Label " : "Mark ") +
+                     view.mark.ToString() + " Nodes");
   w.Key("num");
   w.Uint64(labelled.size());
   w.Key("node_names");
@@ -307,6 +308,12 @@ std::string RenderMetrics(const ControllerView& v) {
          "Label removals not written because the node's label or record changed since the cycle "
          "read it (someone else's value is never removed).");
   o << "dynamic_scheduler_label_removals_changed_total " << c.removals_changed << "\n";
+  metric("dynamic_scheduler_taint_writes_total", "counter",
+         "Taint mode: writes that set or removed our taint, and taint edits refused with 409 "
+         "because the node changed after it was read (read again and edited afresh).");
+  o << "dynamic_scheduler_taint_writes_total{op=\"set\"} " << c.taint_sets << "\n";
+  o << "dynamic_scheduler_taint_writes_total{op=\"remove\"} " << c.taint_removals << "\n";
+  o << "dynamic_scheduler_taint_writes_total{op=\"conflict\"} " << c.taint_conflicts << "\n";
   metric("dynamic_scheduler_rule_reloads_total", "counter",
          "Changes of the rule file: applied, or refused (the running rules were kept).");
   o << "dynamic_scheduler_rule_reloads_total{result=\"applied\"} " << v.reload.reloads << "\n";

@@ -282,6 +282,17 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNode(const std::string& node, const NodeEdi
   return DecodeNode(std::move(resp.body));
 }
 
+StatusOr<NodeInfo> HttpKubeApi::GetNode(const std::string& node) {
+  HttpRequest req;
+  req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);
+  req.timeout_seconds = timeout_;
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
+  if (resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
+                              "get node " + node);
+  return DecodeNode(std::move(resp.body));
+}
+
 namespace {
 std::string LeasePath(const std::string& ns, const std::string& name) {
   return "/apis/coordination.k8s.io/v1/namespaces/" + UrlEncode(ns) + "/leases" +

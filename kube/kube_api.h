@@ -62,6 +62,9 @@ class KubeApi {
   // kCancelled, the request abandoned; it may still have been applied).
   virtual StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
                                        const std::function<bool()>& send_if = {}) = 0;
+  // GET /api/v1/nodes/NAME: the node as the server has it now (kNotFound when deleted). A taint
+  // edit whose precondition failed (409) reads the node afresh with it before editing again.
+  virtual StatusOr<NodeInfo> GetNode(const std::string& node) = 0;
   // One page of GET /api/v1/pods (all namespaces). `field_selector`, e.g. "spec.nodeName=n1",
   // narrows it on the server; resourceVersion=0 lets the API server answer from its watch cache
   // (an index on spec.nodeName), so a per-node list is cheap.
@@ -109,6 +112,7 @@ class HttpKubeApi : public KubeApi {
                     const std::function<bool()>& cancelled) override;
   StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
                                const std::function<bool()>& send_if = {}) override;
+  StatusOr<NodeInfo> GetNode(const std::string& node) override;
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
                                  const std::string& continue_token, const std::string& ns = "",
                                  const std::string& label_selector = "") override;

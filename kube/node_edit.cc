@@ -55,7 +55,40 @@ EncodedPatch EncodeNodeEdit(const NodeEdit& edit) {
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   EncodedPatch out;
-  if (edit.label.op == NodeEdit::Op::kRemove) {
+  if (edit.set_taints) {
+    out.content_type = "application/merge-patch+json";
+    w.StartObject();
+    w.Key("metadata");
+    w.StartObject();
+    w.Key("resourceVersion");  // the precondition: 409 Conflict if the node changed since
+    WriteString(w, edit.resource_version);
+    MergeKey(w, "labels", edit.label);
+    MergeKey(w, "annotations", edit.annotation);
+    w.EndObject();
+    w.Key("spec");
+    w.StartObject();
+    w.Key("taints");
+    if (edit.taints.empty()) {
+      w.Null();  // merge patch: null deletes the list
+    } else {
+      w.StartArray();
+      for (const Taint& t : edit.taints) {
+        w.StartObject();
+        w.Key("key");
+        WriteString(w, t.key);
+        if (!t.value.empty()) {  // optional in the API: an empty value is sent as none
+          w.Key("value");
+          WriteString(w, t.value);
+        }
+        w.Key("effect");
+        WriteString(w, t.effect);
+        w.EndObject();
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+    w.EndObject();
+  } else if (edit.label.op == NodeEdit::Op::kRemove) {
     out.content_type = "application/json-patch+json";
     const std::string label = "/metadata/labels/" + EscapeJsonPointerToken(edit.label.key);
     w.StartArray();
@@ -90,8 +123,18 @@ std::string DescribeNodeEdit(const NodeEdit& edit) {
     if (k.op == NodeEdit::Op::kSet && *what == '\0') s += "=" + k.value;
   };
   one(edit.label, "");
-  if (edit.label.op == NodeEdit::Op::kRemove) s += " (if still " + edit.label.value + ")";
+  if (edit.label.op == NodeEdit::Op::kRemove && !edit.set_taints)
+    s += " (if still " + edit.label.value + ")";
   one(edit.annotation, "annotation ");
+  if (edit.set_taints) {
+    if (!s.empty()) s += " and ";
+    s += "set taints [";
+    for (size_t i = 0; i < edit.taints.size(); ++i) {
+      const Taint& t = edit.taints[i];
+      s += (i > 0 ? ", " : "") + t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
+    }
+    s += "] (if still at resourceVersion " + edit.resource_version + ")";
+  }
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "common/labels.h"
 #include "common/status.h"
+#include "common/taint.h"
 
 namespace ds {
 
@@ -16,10 +17,6 @@ struct Toleration {
   std::string op = "Equal";  // Equal or Exists
   std::string value;
   std::string effect;  // empty: every effect
-};
-
-struct Taint {
-  std::string key, value, effect;  // effect: NoSchedule, PreferNoSchedule, NoExecute
 };
 
 struct PodInfo {

@@ -43,7 +43,7 @@ enum class Verdict { kHot, kCold, kUnknown };
 
 struct NodeInput {
   std::string_view name;
-  bool labelled = false;  // carries our key with our value
+  bool labelled = false;  // carries our mark (rules/mark.h: the label, the taint or both)
   // The rules (indices) the node's ownership record names, or null when it has no readable
   // record for our mark (empty: it names none of the current rules; treated as null). Read only
   // when the node is first seen, to adopt it.

@@ -1,13 +1,23 @@
-// The mark: the one label this controller owns on a Node. Every decision about whether a node
-// carries it goes through here, so "is this label ours" has one definition: our key *with our
-// value*. Our key with any other value (an operator's `status=maintenance`) is someone else's: the
-// planner never removes it, but a node that is hot gets our value over it (the node is busy, and
-// the affinity term must see that), after which it is ours.
+// The mark: what this controller puts on a hot Node, and nothing else. It is a label (the
+// default), a taint, or both. Every decision about whether a node carries it goes through here,
+// so "is this ours" has one definition.
+//
+// Label: our key *with our value*. Our key with any other value (an operator's
+// `status=maintenance`) is someone else's: the planner never removes it, but a node that is hot
+// gets our value over it (the node is busy, and the affinity term must see that), after which it
+// is ours.
+//
+// Taint (`PreferNoSchedule`, so that workloads avoid marked nodes with no change to their
+// templates): our key, value and effect. Kubernetes allows one taint per key and effect on a
+// node, so a taint with our key and effect but another value is someone else's, and is treated
+// like a foreign label value. Every other taint is kept as it is, in its place.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/labels.h"
+#include "common/taint.h"
 
 namespace ds {
 
@@ -16,17 +26,51 @@ struct Mark {
   // name them, so they stay the defaults.
   static constexpr const char* kDefaultKey = "status";
   static constexpr const char* kDefaultValue = "presure";
+  static constexpr const char* kDefaultTaintKey = "dynamic-scheduler.io/pressure";
+  static constexpr const char* kDefaultTaintValue = "presure";
+  // The only effect allowed: the mark is a preference. NoSchedule would make an outage of the
+  // metrics pipeline (marks held) block scheduling, which a soft mark never does.
+  static constexpr const char* kTaintEffect = "PreferNoSchedule";
 
-  std::string key = kDefaultKey;
+  enum class Mode { kLabel, kTaint, kBoth };
+
+  std::string key = kDefaultKey;  // the label
   std::string value = kDefaultValue;
+  Mode mode = Mode::kLabel;
+  Taint taint{kDefaultTaintKey, kDefaultTaintValue, kTaintEffect};
+
+  bool UsesLabel() const { return mode != Mode::kTaint; }
+  bool UsesTaint() const { return mode != Mode::kLabel; }
 
   // True when `labels` hold our key with our value.
-  bool IsOn(const Labels& labels) const {
+  bool LabelOn(const Labels& labels) const {
     const std::string* v = FindLabel(labels, key);
     return v != nullptr && *v == value;
   }
-  // "key=value", for messages.
-  std::string ToString() const { return key + "=" + value; }
+  // True when `taints` hold our taint: key, value and effect.
+  bool TaintOn(const std::vector<Taint>& taints) const;
+  // True when the node carries every part of the mark its mode sets.
+  bool IsOn(const Labels& labels, const std::vector<Taint>& taints) const {
+    return (!UsesLabel() || LabelOn(labels)) && (!UsesTaint() || TaintOn(taints));
+  }
+  // True when the node carries some part of the mark its mode sets (all of it, or, with `both`,
+  // one of the two: the other was removed or overwritten by someone else).
+  bool PartlyOn(const Labels& labels, const std::vector<Taint>& taints) const {
+    return (UsesLabel() && LabelOn(labels)) || (UsesTaint() && TaintOn(taints));
+  }
+
+  // The node's taints with ours in them: a taint with our key and effect takes our value in its
+  // place; otherwise ours is appended. Every other taint stays as it is, in its order. Idempotent.
+  std::vector<Taint> WithTaint(const std::vector<Taint>& taints) const;
+  // The node's taints without ours (key, value and effect all ours): a foreign value under our
+  // key and effect, and every other taint, stay.
+  std::vector<Taint> WithoutTaint(const std::vector<Taint>& taints) const;
+
+  // "key=value", for messages; with a taint "key=value:PreferNoSchedule" (taint) or both.
+  std::string ToString() const;
+  std::string TaintString() const { return taint.key + "=" + taint.value + ":" + taint.effect; }
 };
+
+const char* MarkModeName(Mark::Mode mode);  // "label", "taint", "both"
 
 }  // namespace ds

@@ -11,10 +11,23 @@ std::string FormatOwnership(const Ownership& o) {
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
-  w.Key("label");
-  WriteString(w, o.label_key);
-  w.Key("value");
-  WriteString(w, o.label_value);
+  if (!o.label_key.empty()) {
+    w.Key("label");
+    WriteString(w, o.label_key);
+    w.Key("value");
+    WriteString(w, o.label_value);
+  }
+  if (!o.taint.key.empty()) {
+    w.Key("taint");
+    w.StartObject();
+    w.Key("key");
+    WriteString(w, o.taint.key);
+    w.Key("value");
+    WriteString(w, o.taint.value);
+    w.Key("effect");
+    WriteString(w, o.taint.effect);
+    w.EndObject();
+  }
   w.Key("rules");
   w.StartArray();
   for (const auto& r : o.rules) {
@@ -34,6 +47,19 @@ std::string FormatOwnership(const Ownership& o) {
   return sb.GetString();
 }
 
+void SetRecordedMark(const Mark& mark, Ownership* o) {
+  o->label_key = mark.UsesLabel() ? mark.key : "";
+  o->label_value = mark.UsesLabel() ? mark.value : "";
+  o->taint = mark.UsesTaint() ? mark.taint : Taint{};
+}
+
+bool RecordNamesMark(const Ownership& o, const Mark& mark) {
+  Ownership want;
+  SetRecordedMark(mark, &want);
+  return o.label_key == want.label_key && o.label_value == want.label_value &&
+         o.taint == want.taint;
+}
+
 StatusOr<Ownership> ParseOwnership(std::string_view text) {
   auto bad = [](const std::string& why) {
     return Status::InvalidArgument(std::string(kHeldByAnnotation) + ": " + why);
@@ -46,13 +72,30 @@ StatusOr<Ownership> ParseOwnership(std::string_view text) {
   doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (doc.HasParseError() || !doc.IsObject()) return bad("not a JSON object");
   Ownership o;
+  if (const auto* t = JsonMember(doc, "taint"); t != nullptr) {
+    if (!t->IsObject()) return bad("\"taint\" must be an object");
+    const auto* tk = JsonMember(*t, "key");
+    const auto* tv = JsonMember(*t, "value");
+    const auto* te = JsonMember(*t, "effect");
+    if (tk == nullptr || !tk->IsString() || tk->GetStringLength() == 0)
+      return bad("taint.key must be a non-empty string");
+    if (tv == nullptr || !tv->IsString()) return bad("taint.value must be a string");
+    if (te == nullptr || !te->IsString() || te->GetStringLength() == 0)
+      return bad("taint.effect must be a non-empty string");
+    o.taint.key.assign(tk->GetString(), tk->GetStringLength());
+    o.taint.value.assign(tv->GetString(), tv->GetStringLength());
+    o.taint.effect.assign(te->GetString(), te->GetStringLength());
+  }
   const auto* key = JsonMember(doc, "label");
   const auto* value = JsonMember(doc, "value");
-  if (key == nullptr || !key->IsString() || key->GetStringLength() == 0)
-    return bad("\"label\" must be a non-empty string");
-  if (value == nullptr || !value->IsString()) return bad("\"value\" must be a string");
-  o.label_key.assign(key->GetString(), key->GetStringLength());
-  o.label_value.assign(value->GetString(), value->GetStringLength());
+  // A record names a label, a taint or both; only a taint mode record may go without a label.
+  if (key != nullptr || o.taint.key.empty()) {
+    if (key == nullptr || !key->IsString() || key->GetStringLength() == 0)
+      return bad("\"label\" must be a non-empty string");
+    if (value == nullptr || !value->IsString()) return bad("\"value\" must be a string");
+    o.label_key.assign(key->GetString(), key->GetStringLength());
+    o.label_value.assign(value->GetString(), value->GetStringLength());
+  }
   const auto* rules = JsonMember(doc, "rules");
   if (rules == nullptr || !rules->IsArray()) return bad("\"rules\" must be a list");
   for (const auto& r : rules->GetArray()) {

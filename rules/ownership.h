@@ -7,6 +7,9 @@
 //   dynamic-scheduler.io/held-by:
 //     {"label":"status","value":"presure","rules":[{"rule":"cpu","since":"2026-11-23T12:00:00Z"}]}
 //   (plus "lastEviction":"2026-11-23T12:05:00Z" once the rebalancer evicted from the node)
+//   In taint mode the record names the taint it set, "taint":{"key":..,"value":..,"effect":..},
+//   and ("both") the label as well; a taint mode record without a label has no "label"/"value".
+//   A taint is removed only where a record names it: one this controller did not set never is.
 #pragma once
 
 #include <string>
@@ -14,6 +17,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/taint.h"
+#include "rules/mark.h"
 
 namespace ds {
 
@@ -28,17 +33,23 @@ struct OwnerRule {
 };
 
 struct Ownership {
-  std::string label_key;  // the mark we set: key and value
+  std::string label_key;  // the label we set: key and value (empty: no label, taint mode)
   std::string label_value;
   std::vector<OwnerRule> rules;
   // The rebalancer's last eviction from the node (epoch seconds; 0: none), so that a new leader
   // or a restarted controller keeps holding the mark and waits out the node's cool-down instead
   // of evicting again at once. Written as "lastEviction" only when set.
   double last_eviction_wall = 0;
+  Taint taint = {};  // the taint we set (key empty: none, label mode)
   bool operator==(const Ownership&) const = default;
 };
 
 std::string FormatOwnership(const Ownership& o);
+// The record's fields for `mark` (what a mark set in its mode is recorded as).
+void SetRecordedMark(const Mark& mark, Ownership* o);
+// True when the record names exactly the mark `mark` sets (its mode's label and/or taint): a
+// record of another mark (the key, value or mode changed in rule.yaml) is left for `-cleanup`.
+bool RecordNamesMark(const Ownership& o, const Mark& mark);
 // Errors say what is wrong (not JSON, a missing field, a bad time); the caller then treats the
 // node as having no record.
 StatusOr<Ownership> ParseOwnership(std::string_view text);

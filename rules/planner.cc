@@ -28,7 +28,7 @@ std::vector<LabelChange> PlanChanges(const std::vector<PlanNode>& nodes,
         break;
       case Verdict::kCold:
         // Absent, or someone else's value: not ours to remove.
-        if (n.marked)
+        if (n.marked || n.partly)
           changes.push_back(LabelChange{i, ChangeKind::kUnmark});
         else if (n.has_record)
           changes.push_back(LabelChange{i, ChangeKind::kForget});

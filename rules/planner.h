@@ -21,6 +21,9 @@ struct PlanNode {
   // The rules the record names (sorted indices), or null when it has no readable record for
   // our mark.
   const std::vector<size_t>* recorded = nullptr;
+  // Not marked, but carries a part of our mark (Mark::PartlyOn: with mark `both`, the label
+  // without the taint or the reverse): a hot node gets the whole mark, a cold one loses the part.
+  bool partly = false;
 };
 
 enum class ChangeKind {

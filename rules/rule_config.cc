@@ -327,10 +327,19 @@ class Parser {
   // The original project read its files into Go structs, which drop unknown keys without a word:
   // files written for it may carry keys it never used. They are ignored here too, with a warning
   // (the current format refuses them, since there a typo would silently change behaviour).
-  inline static const std::set<std::string> kCurrentKeys = {
-      "prometheus",  "interval",          "missingDataGrace", "label",     "nodeSelector",
-      "rules",       "maxMarkedFraction", "maxMarked",        "rebalance", "onPrometheusDown",
-      "releaseAfter"};
+  inline static const std::set<std::string> kCurrentKeys = {"prometheus",
+                                                            "interval",
+                                                            "missingDataGrace",
+                                                            "label",
+                                                            "nodeSelector",
+                                                            "rules",
+                                                            "maxMarkedFraction",
+                                                            "maxMarked",
+                                                            "rebalance",
+                                                            "onPrometheusDown",
+                                                            "releaseAfter",
+                                                            "mark",
+                                                            "taint"};
 
   Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
                        const std::set<std::string>& known, RuleConfig* cfg) const {
@@ -559,6 +568,41 @@ class Parser {
         if (cfg->mark.value.empty()) return Error(l["value"], "label.value", "must not be empty");
       }
     }
+    if (const YAML::Node m = root["mark"]) {
+      ASSIGN_OR_RETURN(std::string mode, String(m, "mark"));
+      if (mode == "label")
+        cfg->mark.mode = Mark::Mode::kLabel;
+      else if (mode == "taint")
+        cfg->mark.mode = Mark::Mode::kTaint;
+      else if (mode == "both")
+        cfg->mark.mode = Mark::Mode::kBoth;
+      else
+        return Error(m, "mark", "\"" + mode + "\" is not label, taint or both");
+    }
+    if (const YAML::Node t = root["taint"]) {
+      RETURN_NOT_OK(CheckKeys(t, "taint", {"key", "value", "effect"}));
+      if (!cfg->mark.UsesTaint())
+        return Error(t, "taint", "only with mark: taint or both (the mark is the label alone)");
+      if (t["key"]) {
+        ASSIGN_OR_RETURN(cfg->mark.taint.key, String(t["key"], "taint.key"));
+        // A taint key is a qualified name, as a label key (apimachinery's validation of both).
+        if (auto why = ValidateLabelKey(cfg->mark.taint.key); !why.empty())
+          return Error(t["key"], "taint.key", why);
+      }
+      if (t["value"]) {
+        ASSIGN_OR_RETURN(cfg->mark.taint.value, String(t["value"], "taint.value"));
+        if (auto why = ValidateLabelValue(cfg->mark.taint.value); !why.empty())
+          return Error(t["value"], "taint.value", why);
+      }
+      if (t["effect"]) {
+        ASSIGN_OR_RETURN(std::string effect, String(t["effect"], "taint.effect"));
+        if (effect != Mark::kTaintEffect)
+          return Error(t["effect"], "taint.effect",
+                       "\"" + effect +
+                           "\": only PreferNoSchedule (the mark is a preference: it must never "
+                           "keep a pod from being scheduled)");
+      }
+    }
     if (root["nodeSelector"]) {
       ASSIGN_OR_RETURN(cfg->node_selector, String(root["nodeSelector"], "nodeSelector"));
       auto sel = LabelSelector::Parse(cfg->node_selector);
@@ -592,6 +636,9 @@ class Parser {
       return Error(rules, "rules", "must be a non-empty list of rules");
     for (size_t i = 0; i < rules.size(); ++i) RETURN_NOT_OK(ParseRule(rules[i], i, cfg));
     if (const YAML::Node r = root["rebalance"]) {
+      // The rebalancer reads and writes the label (its underused mark shares the label's key).
+      if (!cfg->mark.UsesLabel())
+        return Error(r, "rebalance", "needs the label: mark: label or both, not taint");
       RETURN_NOT_OK(ParseRebalance(r, cfg));
       bool relievable = false;
       for (const Rule& rule : cfg->rules) relievable |= rule.resource != Rule::Resource::kNone;

@@ -16,6 +16,8 @@
 //   interval: 10s
 //   missingDataGrace: 30s          # default: 3 intervals
 //   label: {key: status, value: presure}
+//   mark: label                    # or taint, or both (rules/mark.h); default label
+//   taint: {key: dynamic-scheduler.io/pressure, value: presure, effect: PreferNoSchedule}
 //   nodeSelector: "!node-role.kubernetes.io/control-plane"
 //   maxMarkedFraction: 0.5         # the herd cap (rules/herd_cap.h): a share of the managed
 //   maxMarked: 20                  # nodes and/or a number; default 0.5 and no number
@@ -75,7 +77,7 @@ struct RuleConfig {
   bool legacy = false;
   std::string job_name;  // legacy PromJob.Name; informational
   std::vector<Rule> rules;
-  Mark mark;  // label.key / label.value
+  Mark mark;  // mark (the mode), label.key / label.value, taint.key / taint.value
   std::string node_selector = kDefaultNodeSelector;
   std::string prometheus_url;             // "" = take it from -prom
   double interval_seconds = 0;            // 0 = not set here

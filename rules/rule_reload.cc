@@ -10,8 +10,10 @@ namespace {
 
 // What was built from the file at start-up. Everything else is read anew on a reload (the keys
 // of the legacy format included, and those it ignores, which configure nothing).
-const std::set<std::string> kRestartOnly = {"prometheus", "interval", "label", "nodeSelector",
-                                            "rebalance"};
+// `mark` and `taint` shape the mark itself, as `label` does: changing them while marks are set
+// would strand the old ones (a restart's -cleanup, or the records, deal with that).
+const std::set<std::string> kRestartOnly = {"prometheus", "interval",     "label",    "mark",
+                                            "taint",      "nodeSelector", "rebalance"};
 
 // A node in one text form: comments, quoting, flow or block style and key order are no change.
 // (LoadYaml bounds the nesting, so the recursion is bounded too.)

@@ -119,5 +119,48 @@ TEST(Cleanup, AValueChangedMeanwhileIsLeftAndFailuresAreCounted) {
   EXPECT_FALSE(RunCleanup(&api, &clock, CleanupOptions{}, out).ok());
 }
 
+// Taint mode: a taint goes only where a record names it, and every other taint stays. One with
+// our key, value and effect that no record names was not set by this controller.
+TEST(Cleanup, RemovesOnlyARecordedTaintAndKeepsTheOthers) {
+  Mark mark;
+  mark.mode = Mark::Mode::kTaint;
+  const Taint gpu{"nvidia.com/gpu", "present", "NoSchedule"};
+  Ownership o;
+  SetRecordedMark(mark, &o);
+  FakeKubeApi api;
+  NodeInfo ours = Node("ours", {}, FormatOwnership(o));
+  ours.taints = {gpu, mark.taint};
+  api.AddNode(ours);
+  NodeInfo by_hand = Node("by-hand", {});
+  by_hand.taints = {mark.taint};
+  api.AddNode(by_hand);
+  FakeClock clock;
+  std::ostringstream out;
+  CleanupOptions co;
+  co.mark = mark;
+  auto c = RunCleanup(&api, &clock, co, out);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->unmarked, 1u) << out.str();
+  EXPECT_EQ(api.nodes()["ours"].taints, std::vector<Taint>{gpu});
+  EXPECT_TRUE(api.nodes()["ours"].annotations.empty());
+  EXPECT_EQ(api.nodes()["by-hand"].taints, std::vector<Taint>{mark.taint}) << out.str();
+
+  // A node tainted again after the LIST: the edit of the stale list is refused (409), reported.
+  NodeInfo again = Node("again", {}, FormatOwnership(o));
+  again.taints = {mark.taint};
+  api.AddNode(again);
+  api.on_patch = [a = &api, gpu](const std::string& node) {
+    FakeKubeApi* fake = a;  // clearing on_patch destroys this lambda: copy its captures first
+    const Taint added = gpu;
+    fake->on_patch = nullptr;
+    fake->EditNode(node, [&](NodeInfo* n) { n->taints.push_back(added); });
+  };
+  std::ostringstream out2;
+  c = RunCleanup(&api, &clock, co, out2);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->changed, 1u) << out2.str();
+  EXPECT_EQ(api.nodes()["again"].taints, (std::vector<Taint>{mark.taint, gpu}));
+}
+
 }  // namespace
 }  // namespace ds

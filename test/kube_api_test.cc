@@ -491,6 +491,24 @@ TEST(HttpKubeApi, FailedTestIs422InvalidArgument) {
   EXPECT_FALSE(r.status().IsRetryable());
 }
 
+// Taint mode reads a node afresh after a 409: GET /api/v1/nodes/NAME, decoded with its taints
+// and resourceVersion; a node deleted meanwhile is kNotFound.
+TEST(HttpKubeApi, GetNodeReadsOneNode) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, R"({"kind":"Node","metadata":{"name":"n/1","resourceVersion":"77"},)"
+                     R"("spec":{"taints":[{"key":"gpu","effect":"NoSchedule"}]}})");
+  auto n = api.GetNode("n/1");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->resource_version, "77");
+  EXPECT_EQ(n->taints, (std::vector<Taint>{{"gpu", "", "NoSchedule"}}));
+  EXPECT_EQ(t.last_request().request.method, "GET");
+  EXPECT_EQ(t.last_request().request.url, std::string(kServer) + "/api/v1/nodes/n%2F1");
+  t.AddResponse(404, KubeStatus(404, "NotFound", "nodes \"n1\" not found"));
+  EXPECT_EQ(api.GetNode("n1").status().code(), StatusCode::kNotFound);
+}
+
 TEST(HttpKubeApi, PatchLabelValueWithQuotesStaysValidJson) {
   FakeHttpTransport t;
   FakeClock clock;

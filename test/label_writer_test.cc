@@ -321,5 +321,126 @@ TEST_F(LabelWriterTest, OnDoneSaysHowEachWriteEnded) {
   EXPECT_EQ(done.count("n4"), 0u) << "over the budget: not tried, so no end to report";
 }
 
+// Taint mode: the taint is a read-modify-write of the node's taints. Someone taints the node
+// between the cycle's read and the write: the API server refuses the stale edit (409), the writer
+// reads the node again and edits afresh, and both their taint and every older one are kept.
+class TaintWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mark_.mode = Mark::Mode::kTaint;
+    NodeInfo n;
+    n.name = "n1";
+    n.taints = {kGpu};
+    api_.AddNode(n);
+    limits_.qps = 0;
+    limits_.concurrency = 1;
+  }
+  MarkWrite Planned(ChangeKind kind) {  // as the reconciler plans it, from the node as read
+    const NodeInfo n = api_.nodes()["n1"];
+    MarkWrite w;
+    w.node = "n1";
+    w.kind = kind;
+    w.record = "{}";
+    w.had_record = true;
+    w.reason = "test";
+    w.read = MarkWrite::Read{n.resource_version, n.labels, n.taints};
+    return w;
+  }
+  WriteOutcome Write(const MarkWrite& w) {
+    LabelWriter writer(limits_, mark_, &api_, &clock_);
+    WriteOutcome out = writer.Write({w}, {}, &stop_);
+    counters_ = writer.Counters();
+    return out;
+  }
+  // `kubectl taint nodes n1 <taint>` from another client, as our PATCH is on its way.
+  void TaintMeanwhile(const Taint& t) {
+    api_.on_patch = [api = &api_, t](const std::string& node) {
+      // Clearing on_patch destroys this lambda and its captures: copy them first.
+      FakeKubeApi* a = api;
+      const Taint added = t;
+      a->on_patch = nullptr;
+      a->EditNode(node, [&](NodeInfo* n) { n->taints.push_back(added); });
+    };
+  }
+  std::vector<Taint> Taints() { return api_.nodes()["n1"].taints; }
+
+  const Taint kGpu{"nvidia.com/gpu", "present", "NoSchedule"};
+  const Taint kDrain{"example.com/drain", "", "NoSchedule"};
+  Mark mark_;
+  FakeKubeApi api_;
+  FakeClock clock_;
+  WriteLimits limits_;
+  std::atomic<bool> stop_{false};
+  WriteCounters counters_;
+};
+
+TEST_F(TaintWriterTest, AConcurrentTaintEditIsKept) {
+  const MarkWrite w = Planned(ChangeKind::kMark);
+  TaintMeanwhile(kDrain);
+  WriteOutcome out = Write(w);
+  EXPECT_EQ(out.ok, 1u);
+  EXPECT_EQ(Taints(), (std::vector<Taint>{kGpu, kDrain, mark_.taint}));
+  EXPECT_EQ(api_.patches().size(), 2u) << "the stale edit, then the one made afresh";
+  EXPECT_EQ(api_.get_calls(), 1);
+  EXPECT_EQ(counters_.taint_conflicts, 1u);
+  EXPECT_EQ(counters_.taint_sets, 1u);
+  EXPECT_EQ(counters_.sets, 1u);
+  EXPECT_TRUE(api_.nodes()["n1"].labels.empty()) << "taint mode sets no label";
+
+  const MarkWrite off = Planned(ChangeKind::kUnmark);
+  TaintMeanwhile(Taint{"example.com/late", "", "PreferNoSchedule"});
+  out = Write(off);
+  EXPECT_EQ(out.ok, 1u);
+  EXPECT_EQ(Taints(),
+            (std::vector<Taint>{kGpu, kDrain, Taint{"example.com/late", "", "PreferNoSchedule"}}));
+  EXPECT_EQ(counters_.taint_removals, 1u);
+}
+
+TEST_F(TaintWriterTest, ARemovalFindingOurTaintGoneChangesNothing) {
+  Write(Planned(ChangeKind::kMark));
+  const MarkWrite off = Planned(ChangeKind::kUnmark);
+  // `kubectl taint nodes n1 example.com/...-` meanwhile, and an operator's own value put there.
+  Taint theirs = mark_.taint;
+  theirs.value = "maintenance";
+  api_.on_patch = [api = &api_, now = std::vector<Taint>{kGpu, theirs}](const std::string& node) {
+    FakeKubeApi* a = api;  // clearing on_patch destroys this lambda: copy its captures first
+    const std::vector<Taint> taints = now;
+    a->on_patch = nullptr;
+    a->EditNode(node, [&](NodeInfo* n) { n->taints = taints; });
+  };
+  WriteOutcome out = Write(off);
+  EXPECT_EQ(out.changed, 1u);
+  EXPECT_EQ(out.failed, 0u);
+  EXPECT_EQ(Taints(), (std::vector<Taint>{kGpu, theirs})) << "their value is not ours to remove";
+}
+
+TEST_F(TaintWriterTest, WithBothTheLabelGoesOnlyIfStillOurs) {
+  mark_.mode = Mark::Mode::kBoth;
+  Write(Planned(ChangeKind::kMark));
+  EXPECT_EQ(*FindLabel(api_.nodes()["n1"].labels, "status"), "presure");
+  EXPECT_EQ(Taints(), (std::vector<Taint>{kGpu, mark_.taint}));
+  const MarkWrite off = Planned(ChangeKind::kUnmark);
+  api_.on_patch = [api = &api_](const std::string& node) {  // `kubectl label ... =maintenance`
+    FakeKubeApi* a = api;  // clearing on_patch destroys this lambda: copy its capture first
+    a->on_patch = nullptr;
+    a->EditNode(node, [](NodeInfo* n) { n->labels = {{"status", "maintenance"}}; });
+  };
+  EXPECT_EQ(Write(off).ok, 1u);
+  EXPECT_EQ(*FindLabel(api_.nodes()["n1"].labels, "status"), "maintenance");
+  EXPECT_EQ(Taints(), std::vector<Taint>{kGpu}) << "our taint still goes";
+}
+
+TEST_F(TaintWriterTest, ConflictsThatNeverEndUseUpTheAttempts) {
+  limits_.attempts = 3;
+  api_.on_patch = [this](const std::string& node) {  // a node that changes under every write
+    api_.EditNode(node, [](NodeInfo*) {});
+  };
+  WriteOutcome out = Write(Planned(ChangeKind::kMark));
+  api_.on_patch = nullptr;
+  EXPECT_EQ(out.failed, 1u);
+  EXPECT_EQ(api_.patches().size(), 3u);
+  EXPECT_EQ(Taints(), std::vector<Taint>{kGpu}) << "nothing written";
+}
+
 }  // namespace
 }  // namespace ds

@@ -131,6 +131,33 @@ TEST(NodeEdit, RemovalIsAJsonPatchThatTestsTheValueFirst) {
   EXPECT_EQ(DescribeNodeEdit(e), "remove example.com/busy~x (if still presure)");
 }
 
+// Taint mode: the whole taints list, conditional on the resourceVersion it was read at (a merge
+// patch with metadata.resourceVersion: 409 if the node changed). The label's removal rides along
+// as a null: the precondition stands for its test.
+TEST(NodeEdit, ATaintEditReplacesTheListOnlyIfTheNodeIsUnchanged) {
+  NodeEdit e;
+  e.set_taints = true;
+  e.resource_version = "42";
+  e.taints = {{"gpu", "", "NoSchedule"}, {"example.com/hot", "yes", "PreferNoSchedule"}};
+  e.annotation = {NodeEdit::Op::kSet, "dynamic-scheduler.io/held-by", "{}"};
+  EncodedPatch p = EncodeNodeEdit(e);
+  EXPECT_EQ(p.content_type, "application/merge-patch+json");
+  EXPECT_EQ(p.body, R"({"metadata":{"resourceVersion":"42","annotations":)"
+                    R"({"dynamic-scheduler.io/held-by":"{}"}},"spec":{"taints":[)"
+                    R"({"key":"gpu","effect":"NoSchedule"},)"
+                    R"({"key":"example.com/hot","value":"yes","effect":"PreferNoSchedule"}]}})");
+  EXPECT_EQ(DescribeNodeEdit(e),
+            "set annotation dynamic-scheduler.io/held-by and set taints [gpu:NoSchedule, "
+            "example.com/hot=yes:PreferNoSchedule] (if still at resourceVersion 42)");
+  NodeEdit off;
+  off.set_taints = true;
+  off.resource_version = "43";
+  off.label = {NodeEdit::Op::kRemove, "status", "presure"};
+  EXPECT_EQ(EncodeNodeEdit(off).body,
+            R"({"metadata":{"resourceVersion":"43","labels":{"status":null}},)"
+            R"("spec":{"taints":null}})");
+}
+
 TEST(NodeEdit, AFailedTestIsAChangeButAnAdmissionDenialIsNot) {
   EXPECT_TRUE(RemovalFoundChanges(
       StatusFromResponse(422,

@@ -11,10 +11,10 @@ TEST(Planner, OnlyChangesAndOnlyOurs) {
   Mark mark;
   Labels ours = {{"status", "presure"}}, foreign = {{"status", "maintenance"}}, none;
   std::vector<PlanNode> nodes = {
-      {"hot-unlabelled", mark.IsOn(none)},  {"hot-labelled", mark.IsOn(ours)},
-      {"cold-labelled", mark.IsOn(ours)},   {"cold-clean", mark.IsOn(none)},
-      {"cold-foreign", mark.IsOn(foreign)}, {"unknown-labelled", mark.IsOn(ours)},
-      {"hot-foreign", mark.IsOn(foreign)}};
+      {"hot-unlabelled", mark.LabelOn(none)},  {"hot-labelled", mark.LabelOn(ours)},
+      {"cold-labelled", mark.LabelOn(ours)},   {"cold-clean", mark.LabelOn(none)},
+      {"cold-foreign", mark.LabelOn(foreign)}, {"unknown-labelled", mark.LabelOn(ours)},
+      {"hot-foreign", mark.LabelOn(foreign)}};
   std::vector<NodeDecision> d(7);
   d[0].verdict = d[1].verdict = d[6].verdict = Verdict::kHot;
   d[2].verdict = d[3].verdict = d[4].verdict = Verdict::kCold;
@@ -78,13 +78,13 @@ TEST(Planner, SteadyStatePlansNothing) {
 
 TEST(Mark, OursOnlyWithOurValue) {
   Mark m;
-  EXPECT_TRUE(m.IsOn({{"a", "b"}, {"status", "presure"}}));
-  EXPECT_FALSE(m.IsOn({{"status", "maintenance"}})) << "a foreign value under our key";
-  EXPECT_FALSE(m.IsOn({{"x", "presure"}}));
-  EXPECT_FALSE(m.IsOn({}));
+  EXPECT_TRUE(m.LabelOn({{"a", "b"}, {"status", "presure"}}));
+  EXPECT_FALSE(m.LabelOn({{"status", "maintenance"}})) << "a foreign value under our key";
+  EXPECT_FALSE(m.LabelOn({{"x", "presure"}}));
+  EXPECT_FALSE(m.LabelOn({}));
   Mark custom{"example.com/busy", "true"};
-  EXPECT_TRUE(custom.IsOn({{"example.com/busy", "true"}}));
-  EXPECT_FALSE(custom.IsOn({{"status", "presure"}}));
+  EXPECT_TRUE(custom.LabelOn({{"example.com/busy", "true"}}));
+  EXPECT_FALSE(custom.LabelOn({{"status", "presure"}}));
 }
 
 }  // namespace

@@ -717,5 +717,61 @@ TEST_F(ReconcilerTest, MaxAgeWithoutAgeQueryJudgesSampleTimestamps) {
   EXPECT_TRUE(Labelled("node-3"));
 }
 
+// Taint mode end to end through a cycle: a hot node gets our PreferNoSchedule taint next to its
+// own, the steady state writes nothing, and the taint (only ours) goes when the node cools.
+class TaintModeTest : public ReconcilerTest {
+ protected:
+  void SetUp() override {
+    ReconcilerTest::SetUp();
+    opts_.mark.mode = Mark::Mode::kTaint;
+    api_.EditNode("node-1", [this](NodeInfo* n) { n->taints = {kGpu}; });
+  }
+  std::vector<Taint> Taints(const std::string& node) { return api_.nodes()[node].taints; }
+  const Taint kGpu{"nvidia.com/gpu", "present", "NoSchedule"};
+};
+
+TEST_F(TaintModeTest, AHotNodeIsTaintedAndTheTaintGoesWhenItCools) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), (std::vector<Taint>{kGpu, opts_.mark.taint}));
+  EXPECT_FALSE(Labelled("node-1")) << "taint mode: no label";
+  EXPECT_EQ(Record("node-1").taint, opts_.mark.taint);
+  EXPECT_TRUE(Record("node-1").label_key.empty());
+  for (int i = 0; i < 3; ++i) Cycle();
+  EXPECT_EQ(api_.patches().size(), 1u) << "steady: no writes";
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), std::vector<Taint>{kGpu});
+  EXPECT_TRUE(api_.nodes()["node-1"].annotations.empty());
+}
+
+// A restart finds its taint and its record: the node is adopted as marked (no write while it
+// stays hot); a taint with our key that no record names is someone else's and never removed.
+TEST_F(TaintModeTest, ARestartRecognisesItsTaintAndLeavesOneItDidNotSet) {
+  Ownership o;
+  SetRecordedMark(opts_.mark, &o);
+  o.rules = {OwnerRule{"cpu", 1795435200}};
+  api_.EditNode("node-1", [&](NodeInfo* n) {
+    n->taints.push_back(opts_.mark.taint);
+    n->annotations = {{kHeldByAnnotation, FormatOwnership(o)}};
+  });
+  api_.EditNode("node-2", [&](NodeInfo* n) { n->taints = {opts_.mark.taint}; });  // by hand
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 70}, {"node-2", 20}, {"node-3", 20}});  // node-1: band
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 500}, {"10.0.0.3", 500}},
+                  "instance");
+  Cycle();
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), (std::vector<Taint>{kGpu, opts_.mark.taint})) << "adopted";
+  EXPECT_TRUE(api_.patches().empty()) << "nothing to change";
+  EXPECT_EQ(rec_->LastReport().hot_nodes, 1u);
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 20}, {"node-3", 20}});
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), std::vector<Taint>{kGpu});
+  EXPECT_EQ(Taints("node-2"), std::vector<Taint>{opts_.mark.taint})
+      << "no record of ours names it: not ours to remove";
+}
+
 }  // namespace
 }  // namespace ds

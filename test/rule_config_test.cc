@@ -95,6 +95,25 @@ TEST(RuleConfig, MaxAgeAndAgeQuery) {
 // One rule the rebalancer can relieve: its value is a percent of allocatable CPU.
 #define R1C "rules:\n  - {name: cpu, query: up, threshold: 80, resource: cpu}\n"
 
+TEST(RuleConfig, TheMarkIsTheLabelUnlessTaintModeIsAsked) {
+  auto cfg = ParseRuleConfig(R1, "rules.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->mark.mode, Mark::Mode::kLabel);
+  cfg = ParseRuleConfig(R1 "mark: taint\n", "rules.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->mark.mode, Mark::Mode::kTaint);
+  EXPECT_EQ(cfg->mark.taint,
+            (Taint{"dynamic-scheduler.io/pressure", "presure", "PreferNoSchedule"}));
+  cfg = ParseRuleConfig(R1
+                        "mark: both\ntaint: {key: example.com/hot, value: '', effect: "
+                        "PreferNoSchedule}\n",
+                        "rules.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->mark.mode, Mark::Mode::kBoth);
+  EXPECT_EQ(cfg->mark.taint, (Taint{"example.com/hot", "", "PreferNoSchedule"}));
+  EXPECT_EQ(cfg->mark.key, "status");
+}
+
 TEST(RuleConfig, TheHerdCapDefaultsToHalfTheNodes) {
   auto cfg = ParseRuleConfig(R1, "r.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -208,6 +227,20 @@ INSTANTIATE_TEST_SUITE_P(
                 "for:"},
         BadCase{"negative_interval",
                 "interval: -5\nrules:\n  - {name: a, query: up, threshold: 5}\n", "interval"},
+        BadCase{"mark_mode", R1 "mark: taints\n",
+                "rules.yaml:3:7: mark: \"taints\" is not label, taint or both"},
+        BadCase{"taint_without_mode", R1 "taint: {key: a/b}\n",
+                "rules.yaml:3:8: taint: only with mark: taint or both"},
+        BadCase{"taint_bad_key", R1 "mark: taint\ntaint: {key: 'bad key'}\n",
+                "rules.yaml:4:14: taint.key:"},
+        BadCase{"taint_bad_value", R1 "mark: both\ntaint:\n  value: 'x/y'\n",
+                "rules.yaml:5:10: taint.value:"},
+        BadCase{"taint_no_schedule", R1 "mark: taint\ntaint: {effect: NoSchedule}\n",
+                "rules.yaml:4:17: taint.effect: \"NoSchedule\": only PreferNoSchedule"},
+        BadCase{"taint_unknown", R1 "mark: taint\ntaint: {key: a, operator: Exists}\n",
+                "taint.operator: unknown field"},
+        BadCase{"taint_rebalance", R1C "mark: taint\nrebalance: {}\n",
+                "rules.yaml:4:12: rebalance: needs the label: mark: label or both"},
         BadCase{"bad_label_key",
                 "label: {key: 'bad key'}\nrules:\n  - {name: a, query: up, threshold: 5}\n",
                 "label.key"},

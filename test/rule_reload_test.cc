@@ -53,6 +53,17 @@ TEST(RuleReload, WhatWasBuiltAtStartUpTakesARestart) {
             "are reloaded); the running rules are kept");
 }
 
+// The mark's mode and taint shape the mark itself, as the label does: switching to taint mode
+// while marks are set would strand them.
+TEST(RuleReload, TaintModeTakesARestart) {
+  auto cfg = ParseReload(kRunning, std::string(kRunning) + "mark: both\ntaint: {key: a.io/hot}\n",
+                         "r.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().message().rfind("r.yaml: mark, taint changed: that takes a restart", 0),
+            0u)
+      << cfg.status().message();
+}
+
 TEST(RuleReload, ALegacyFileReloadsEvenWhereItsIgnoredKeysChange) {
   const char* was = "PromJob: {Name: a}\nRulename:\n  c: {Promsql: up, Threshold: 70}\nExtra: 1\n";
   const char* now = "PromJob: {Name: b}\nRulename:\n  c: {Promsql: up, Threshold: 60}\nExtra: 2\n";

@@ -52,6 +52,26 @@ INSTANTIATE_TEST_SUITE_P(All, ScenarioTest, ::testing::ValuesIn(KnownScenarios()
                            return n;
                          });
 
+// Taint mode: the pods carry no affinity term, and TaintToleration (weight 3) steers them off
+// the marked nodes as fully as the NotIn term (NodeAffinity, weight 2) does: both outweigh the
+// resource scores, so the same history follows.
+TEST(SimulationTest, ATaintSteersAsTheAffinityTermDoes) {
+  const EffectParams p = Smoke();
+  Simulation label(p, ScenarioNamed("marks-w100", p));
+  Simulation taint(p, ScenarioNamed("marks-taint", p), /*check=*/true);
+  Simulation none(p, ScenarioNamed("none", p));
+  label.Run();
+  taint.Run();
+  none.Run();
+  EXPECT_TRUE(taint.violations().empty()) << taint.violations().front();
+  EXPECT_GT(taint.figures().marked_node_minutes, 0);
+  EXPECT_EQ(taint.figures().node_minutes_cpu, label.figures().node_minutes_cpu);
+  EXPECT_EQ(taint.figures().label_writes, label.figures().label_writes);
+  EXPECT_EQ(taint.figures().pods_bound, label.figures().pods_bound);
+  EXPECT_NE(taint.figures().node_minutes_cpu, none.figures().node_minutes_cpu)
+      << "the taint changes where pods go";
+}
+
 TEST(SimulationTest, OneHistoryPerSeed) {
   EffectParams p = Smoke();
   p.days = 0.2;
@@ -148,7 +168,7 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
             "p.yaml:2:17: nodes.memory: \"lots\" is not a number or quantity");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, magic]\n"),
             "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
-            "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance)");
+            "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint)");
   EXPECT_EQ(bad("seed: 1\n"), "p.yaml: controller.ruleFile: required (a rule.yaml)");
   EXPECT_NE(bad("controller: {ruleFile: missing.yaml}\n").find("p.yaml:1:24: controller.ruleFile"),
             std::string::npos);

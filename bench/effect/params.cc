@@ -115,9 +115,9 @@ class Parser {
 }  // namespace
 
 const std::vector<std::string>& KnownScenarios() {
-  static const std::vector<std::string> kNames = {"none",           "marks-w10",   "marks-w50",
-                                                  "marks-w100",     "lownodeutil", "evict-usage",
-                                                  "marks-rebalance"};
+  static const std::vector<std::string> kNames = {
+      "none",        "marks-w10",   "marks-w50",       "marks-w100",
+      "lownodeutil", "evict-usage", "marks-rebalance", "marks-taint"};
   return kNames;
 }
 

@@ -41,6 +41,9 @@ Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
   if (name.rfind("marks-w", 0) == 0) {
     s.controller = s.marks_visible = true;
     s.affinity_weight = std::stoi(name.substr(7));
+  } else if (name == "marks-taint") {
+    // Taint mode: the pods carry no affinity term; TaintToleration scores marked nodes lower.
+    s.controller = s.marks_visible = s.taint = true;
   } else if (name == "lownodeutil") {
     s.descheduler = true;
   } else if (name == "evict-usage") {
@@ -346,10 +349,13 @@ void Simulation::KubeletEvictions() {
     n.breached = breach;
     if (breach) n.pressure_until = now_ + kPressureTransition;
     auto& taints = sched_nodes_[k].taints;
-    const bool tainted = !taints.empty();
+    // Only the kubelet's taint: our PreferNoSchedule taint (marks-taint) may be there too.
+    auto pressure = std::find_if(taints.begin(), taints.end(),
+                                 [](const sim::Taint& t) { return t.key == kPressureTaint; });
+    const bool tainted = pressure != taints.end();
     if (now_ < n.pressure_until && !tainted) taints.push_back({kPressureTaint, "", "NoSchedule"});
     if (now_ >= n.pressure_until && tainted) {
-      taints.clear();
+      taints.erase(pressure);
       retry_ = true;
     }
     if (!breach || n.pods.empty()) continue;
@@ -396,6 +402,13 @@ void Simulation::SetMark(uint32_t k, bool on) {
   n.marked = on;
   if (on) n.marked_since = now_;
   if (!s_.marks_visible) return;
+  if (s_.taint) {
+    const ds::Taint& ours = p_.rules.mark.taint;
+    auto& taints = sched_nodes_[k].taints;
+    std::erase_if(taints, [&](const sim::Taint& t) { return t.key == ours.key; });
+    if (on) taints.push_back({ours.key, ours.value, ds::Mark::kTaintEffect});
+    return;
+  }
   auto& labels = sched_nodes_[k].labels;
   if (on) {
     labels[p_.rules.mark.key] = p_.rules.mark.value;
@@ -537,7 +550,10 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
   const bool cpu = relieve.front().relief.resource == ds::Rule::Resource::kCpu;
   std::vector<size_t> free;
   for (size_t k = 0; k < nodes_.size(); ++k)
-    if (!nodes_[k].marked && sched_nodes_[k].taints.empty()) free.push_back(k);
+    if (!nodes_[k].marked &&
+        std::none_of(sched_nodes_[k].taints.begin(), sched_nodes_[k].taints.end(),
+                     [](const sim::Taint& t) { return t.key == kPressureTaint; }))
+      free.push_back(k);
   auto load = [&](size_t k) { return cpu ? nodes_[k].cpu_seen : nodes_[k].MemoryPercent(); };
   const size_t keep = std::min(free.size(), kDestinations);
   std::partial_sort(
@@ -684,6 +700,18 @@ void Simulation::CheckInvariants() {
   if (marked > cap.Limit(nodes_.size()))
     fail(std::to_string(marked) + " nodes marked, over the herd cap of " +
          std::to_string(cap.Limit(nodes_.size())));
+  // The scheduler sees exactly the marks the controller set: the label, or in taint mode our
+  // PreferNoSchedule taint and no label.
+  if (s_.marks_visible)
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      const auto& taints = sched_nodes_[k].taints;
+      const bool label = sched_nodes_[k].labels.count(p_.rules.mark.key) > 0;
+      const bool taint = std::any_of(taints.begin(), taints.end(), [&](const sim::Taint& t) {
+        return t.key == p_.rules.mark.taint.key && t.effect == ds::Mark::kTaintEffect;
+      });
+      if ((s_.taint ? taint : label) != nodes_[k].marked || (s_.taint && label))
+        fail(sched_nodes_[k].name + ": the mark the scheduler sees is not the controller's");
+    }
   // The rebalancer keeps its limits: per cycle, per hour, per node per hour.
   while (!eviction_log_.empty() && eviction_log_.front().first <= now_ - 3600)
     eviction_log_.pop_front();

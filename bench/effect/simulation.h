@@ -31,7 +31,8 @@ namespace effect {
 struct Scenario {
   std::string name;
   bool controller = false;     // the Decider and the planner mark nodes
-  bool marks_visible = false;  // the mark is a node label the pods' affinity term sees
+  bool marks_visible = false;  // the mark is a node label the pods' affinity term sees...
+  bool taint = false;          // ...or a PreferNoSchedule taint (taint mode), no affinity term
   int affinity_weight = 0;     // weight of the pods' preferred `status NotIn [presure]` term
   bool rebalance = false;      // our rebalancer evicts from marked nodes
   bool descheduler = false;    // LowNodeUtilization, by requests

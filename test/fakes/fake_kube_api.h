@@ -31,6 +31,26 @@ class FakeKubeApi : public KubeApi {
     n.resource_version = std::to_string(++rv_);
     nodes_[n.name] = std::move(n);
   }
+  // Changes a stored node as another client's write would (new resourceVersion), e.g. from
+  // on_patch: a concurrent `kubectl taint` between the controller's read and its write.
+  void EditNode(const std::string& name, const std::function<void(NodeInfo*)>& edit) {
+    std::lock_guard<std::mutex> l(mu_);
+    NodeInfo& n = nodes_.at(name);
+    edit(&n);
+    n.resource_version = std::to_string(++rv_);
+  }
+  int get_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return get_calls_;
+  }
+  StatusOr<NodeInfo> GetNode(const std::string& name) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++get_calls_;
+    auto it = nodes_.find(name);
+    if (it == nodes_.end())
+      return Status(StatusCode::kNotFound, "nodes \"" + name + "\" not found");
+    return it->second;
+  }
   void RemoveNode(const std::string& name) {
     std::lock_guard<std::mutex> l(mu_);
     nodes_.erase(name);
@@ -173,7 +193,15 @@ class FakeKubeApi : public KubeApi {
     if (it == nodes_.end())
       return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
     NodeInfo updated = it->second;
-    const bool json_patch = edit.label.op == NodeEdit::Op::kRemove;
+    // metadata.resourceVersion in a (merge) patch is a precondition, as in the API server.
+    if (edit.set_taints && edit.resource_version != updated.resource_version)
+      return Status(StatusCode::kConflict,
+                    "Operation cannot be fulfilled on nodes \"" + node +
+                        "\": the object has been modified; please apply your changes to the "
+                        "latest version and try again")
+          .set_http_status(409);
+    if (edit.set_taints) updated.taints = edit.taints;
+    const bool json_patch = edit.label.op == NodeEdit::Op::kRemove && !edit.set_taints;
     if (json_patch) {
       const std::string* v = FindLabel(updated.labels, edit.label.key);
       if (v == nullptr || *v != edit.label.value)
@@ -393,6 +421,7 @@ class FakeKubeApi : public KubeApi {
   std::deque<WatchScript> watches_;
   std::deque<Status> list_errors_;
   int list_calls_ = 0;
+  int get_calls_ = 0;
   std::vector<std::string> watch_rvs_;
   std::atomic<bool>* stop_when_done_ = nullptr;
 };

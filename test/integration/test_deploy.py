@@ -164,6 +164,7 @@ class ExamplesTest(unittest.TestCase):
         for name, want in [("rule-legacy.yaml", "legacy format"), ("rule-hysteresis.yaml", "current format"),
                            ("rule-memory-available.yaml", "current format"),
                            ("rule-mimir.yaml", "current format"),
+                           ("rule-taint.yaml", "mark status=presure and taint example.com/hot=true:PreferNoSchedule"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
                            ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
                                                    "(marked status=underused, 1 at once)")]:
@@ -171,6 +172,41 @@ class ExamplesTest(unittest.TestCase):
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, name + ": " + r.stderr)
             self.assertIn(want, r.stdout)
+
+
+class TaintOverlayTest(unittest.TestCase):
+    """examples/overlays/taint: the base install in taint mode. It renders offline, replaces only the
+    rule file (which the Deployment then mounts), marks with the taint the admission policy allows,
+    keeps the base's rules, and loads in the real binary."""
+
+    def test_overlay_renders_and_loads(self):
+        out = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "examples", "overlays", "taint")],
+                             capture_output=True, text=True, check=True).stdout
+        docs = [d for d in yaml.safe_load_all(out) if d]
+        base = render()
+        self.assertEqual(sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in docs),
+                         sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in base),
+                         "the same objects as the base")
+        cm = find(docs, "ConfigMap", "dynamic-scheduler-rules")
+        self.assertEqual(cm["metadata"]["namespace"], "dynamic-scheduler")
+        dep = find(docs, "Deployment", "dynamic-scheduler")
+        mounted = [v["configMap"]["name"] for v in dep["spec"]["template"]["spec"]["volumes"] if "configMap" in v]
+        self.assertIn(cm["metadata"]["name"], mounted, "the Deployment mounts the overlay's rule file")
+        rules = yaml.safe_load(cm["data"]["rule.yaml"])
+        self.assertEqual(rules["mark"], "taint")
+        self.assertEqual(rules["taint"]["effect"], "PreferNoSchedule")
+        with open(os.path.join(DEPLOY, "admission", "policy.yaml")) as f:
+            policy = next(d for d in yaml.safe_load_all(f) if d and d["kind"] == "ValidatingAdmissionPolicy")
+        variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+        self.assertEqual(variables["taintKey"], "'%s'" % rules["taint"]["key"])
+        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
+            self.assertEqual(rules["rules"], yaml.safe_load(f)["rules"], "keep the rules in step with deploy/")
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+            f.write(cm["data"]["rule.yaml"])
+            f.flush()
+            r = subprocess.run([CONTROLLER, "-r", f.name, "-check_config"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("taint dynamic-scheduler.io/pressure=presure:PreferNoSchedule", r.stdout)
 
 
 class PrometheusConfigTest(unittest.TestCase):
@@ -448,12 +484,19 @@ class AdmissionPolicyTest(unittest.TestCase):
         with open(os.path.join(ROOT, "rules", "ownership.h")) as f:
             held_by = re.search(r'kHeldByAnnotation = "([^"]+)"', f.read()).group(1)
         self.assertEqual(variables["annotation"], "'%s'" % held_by)
+        with open(os.path.join(ROOT, "rules", "mark.h")) as f:
+            mark_h = f.read()
+        self.assertEqual(variables["taintKey"],
+                         "'%s'" % re.search(r'kDefaultTaintKey = "([^"]+)"', mark_h).group(1))
+        self.assertEqual(variables["taintEffect"],
+                         "'%s'" % re.search(r'kTaintEffect = "([^"]+)"', mark_h).group(1))
         text = json.dumps(policy["spec"]["validations"])
         self.assertEqual(re.findall(r"'([^']*)'", text), [], "keys only through variables.key and variables.annotation")
         # A denial must be a 403: a 422 would look like a failed JSON Patch test to the controller.
         self.assertEqual({v.get("reason") for v in policy["spec"]["validations"]}, {"Forbidden"})
         for needle in ("variables.newLabels", "variables.oldLabels", "variables.newAnnotations",
-                       "variables.oldAnnotations", "variables.annotation", "object.spec == oldObject.spec"):
+                       "variables.oldAnnotations", "variables.annotation", "variables.taintsField",
+                       "variables.newTaints.filter", "variables.oldTaints.filter"):
             self.assertIn(needle, text)
         # Balanced parentheses and quotes in every CEL expression (a cheap syntax sanity check).
         for e in list(variables.values()) + [v["expression"] for v in policy["spec"]["validations"]] + [cond]:
@@ -480,11 +523,17 @@ class AdmissionPolicyTest(unittest.TestCase):
             return new
         labelled = edit(lambda n: n["metadata"]["labels"].update(status="presure"))
         bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "spec": {}}
-        labels_msg, remove_msg, ann_msg, remove_ann_msg, spec_msg = [v["message"] for v in policy["spec"]["validations"]]
+        labels_msg, remove_msg, ann_msg, remove_ann_msg, spec_msg, taint_msg = [
+            v["message"] for v in policy["spec"]["validations"]]
         held_by = "dynamic-scheduler.io/held-by"  # the controller's ownership annotation (rules/ownership.h)
         record = '{"label":"status","value":"presure","rules":[{"rule":"cpu","since":"2026-11-23T12:00:00Z"}]}'
         record2 = '{"label":"status","value":"presure","rules":[{"rule":"cpu","since":"2026-11-23T12:00:00Z"},' \
                   '{"rule":"memory","since":"2026-11-23T12:05:00Z"}]}'
+        ours = {"key": "dynamic-scheduler.io/pressure", "value": "presure", "effect": "PreferNoSchedule"}
+        gpu = {"key": "gpu", "effect": "NoSchedule"}
+        tainted = edit(lambda n: (n["spec"]["taints"].append(dict(ours)),
+                                  n["metadata"]["annotations"].update({held_by: record})))
+        untainted_bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n3"}, "spec": {"podCIDR": "x"}}
         # The node as the controller leaves it: our label and our record beside a foreign annotation.
         held = edit(lambda n: n["metadata"]["annotations"].update({held_by: record}), labelled)
         # A node with labels but no annotations field at all, and the same node once we hold it.
@@ -506,11 +555,33 @@ class AdmissionPolicyTest(unittest.TestCase):
              edit(lambda n: n["metadata"]["annotations"].update({"node.alpha.kubernetes.io/ttl": "30"})), [ann_msg]),
             ("add an annotation", me, base, edit(lambda n: n["metadata"]["annotations"].update(x="1")), [ann_msg]),
             ("add a taint", me, base, edit(lambda n: n["spec"]["taints"].append({"key": "hot", "effect": "NoSchedule"})),
+             [taint_msg]),
+            # Taint mode: our taint (key and effect) may come and go beside the others, nothing else.
+            ("add our taint and record beside a foreign taint", me, base, tainted, []),
+            ("remove our taint and record, the foreign taint kept", me, tainted, base, []),
+            ("add our taint to a node without taints", me, untainted_bare,
+             edit(lambda n: n["spec"].update(taints=[dict(ours)]), untainted_bare), []),
+            ("remove our only taint, no taints field left", me,
+             edit(lambda n: n["spec"].update(taints=[dict(ours)]), untainted_bare), untainted_bare, []),
+            ("change our taint's value", me, tainted,
+             edit(lambda n: n["spec"]["taints"][1].update(value="x"), tainted), []),
+            ("remove a foreign taint while adding ours", me, base,
+             edit(lambda n: n["spec"].update(taints=[dict(ours)])), [taint_msg]),
+            ("change a foreign taint's effect", me, base,
+             edit(lambda n: n["spec"]["taints"][0].update(effect="NoExecute")), [taint_msg]),
+            ("our key with another effect", me, base,
+             edit(lambda n: n["spec"]["taints"].append(dict(ours, effect="NoSchedule"))), [taint_msg]),
+            ("reorder the foreign taints", me,
+             edit(lambda n: n["spec"]["taints"].append({"key": "b", "effect": "NoSchedule"})),
+             edit(lambda n: n["spec"].update(taints=[{"key": "b", "effect": "NoSchedule"}, gpu])), [taint_msg]),
+            ("our taint and a cordon at once", me, base,
+             edit(lambda n: (n["spec"]["taints"].append(dict(ours)), n["spec"].update(unschedulable=True))),
              [spec_msg]),
+            ("drop the podCIDR", me, base, edit(lambda n: n["spec"].pop("podCIDR")), [spec_msg]),
             ("cordon", me, base, edit(lambda n: n["spec"].update(unschedulable=True)), [spec_msg]),
             ("foreign label, annotation and taint at once", me, base,
              edit(lambda n: (n["metadata"]["labels"].update(team="c"), n["metadata"]["annotations"].clear(),
-                             n["spec"].pop("taints"))), [labels_msg, remove_ann_msg, spec_msg]),
+                             n["spec"].pop("taints"))), [labels_msg, remove_ann_msg, taint_msg]),
             # The ownership annotation, written and removed with the label (and on its own).
             ("set our label and our annotation beside foreign annotations", me, base, held, []),
             ("change only our annotation", me, held,
@@ -641,6 +712,31 @@ class RbacIT(unittest.TestCase):
         finally:
             self.assertEqual(c.stop(), 0)
         self.assertIn("released lease", c.proc.output())
+
+    def test_taint_mode_works_within_the_deploy_rbac(self):
+        """Taint mode needs nothing more: the taint goes on and off with `patch`, and the fresh read
+        after a 409 (injected here) with `get`."""
+        before = self.forbidden()
+        rules = ("mark: taint\nrules:\n  - {name: cpu, query: 'max by (node) (rbac_taint_cpu)', threshold: 80, "
+                 "clearThreshold: 60}\n")
+        self.stack.fault(match="patch", status=409, count=1)
+        c = Controller(self.stack, rules, name="rbac-taint")
+        node = "node-00003"
+
+        def ours():
+            taints = json.loads(self.stack.kubectl("get", "node", node, "-o", "json").stdout)["spec"].get("taints", [])
+            return [t for t in taints if t["key"] == "dynamic-scheduler.io/pressure"]
+        try:
+            self.stack.push("rbac_taint_cpu", "n3", 95, {"node": node})
+            wait_until(lambda: len(ours()) == 1, 30, what="tainted")
+            wait_until(lambda: c.metric('dynamic_scheduler_taint_writes_total{op="conflict"}') == 1, 10,
+                       what="the injected 409 was met with a fresh read")
+            self.stack.push("rbac_taint_cpu", "n3", 10, {"node": node})
+            wait_until(lambda: ours() == [], 30, what="taint removed")
+            self.assertEqual(self.forbidden(), before, "nothing the controller did was refused")
+        finally:
+            self.stack.clear_faults()
+            self.assertEqual(c.stop(), 0)
 
     def test_everything_else_is_refused(self):
         sa_kc = self.stack.kubeconfig  # the controller's own credentials (client certificate)

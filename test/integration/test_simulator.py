@@ -104,6 +104,46 @@ class SimulatorIT(unittest.TestCase):
         self.kubectl("label", "node", "node-00006", "m-", "example.com/j-")
         self.kubectl("patch", "node", "node-00006", "--type=merge", "-p", '{"spec":{"taints":null}}')
 
+    def test_kubectl_taint_and_a_taint_edit_with_a_precondition(self):
+        """What taint mode relies on: `kubectl taint` adds and removes one taint and keeps the rest;
+        a merge patch of spec.taints that carries a stale metadata.resourceVersion is refused with
+        409 and changes nothing; the API server's taint validation (422)."""
+        node = "node-00004"
+        self.kubectl("taint", "nodes", node, "gpu=yes:NoSchedule")
+        self.kubectl("taint", "nodes", node, "example.com/hot=presure:PreferNoSchedule")
+        taints = lambda: json.loads(self.kubectl("get", "node", node, "-o", "jsonpath={.spec.taints}").stdout or "[]")
+        # kubectl puts the taints it adds first and keeps the others after them.
+        self.assertEqual([(t["key"], t["effect"]) for t in taints()],
+                         [("example.com/hot", "PreferNoSchedule"), ("gpu", "NoSchedule")])
+        r = self.kubectl("taint", "nodes", node, "gpu=other:NoSchedule", check=False)
+        self.assertNotEqual(r.returncode, 0, "kubectl refuses to overwrite without --overwrite")
+        self.kubectl("taint", "nodes", node, "example.com/hot:PreferNoSchedule-")
+        self.assertEqual([t["key"] for t in taints()], ["gpu"])
+        n = self.api.read_node(node)
+        rv = n.metadata.resource_version
+        mine = [{"key": "gpu", "value": "yes", "effect": "NoSchedule"},
+                {"key": "example.com/hot", "value": "presure", "effect": "PreferNoSchedule"}]
+        self.kubectl("taint", "nodes", node, "drain=1:NoSchedule")  # someone else, after our read
+        with self.assertRaises(ApiException) as ctx:
+            self.api.patch_node(node, {"metadata": {"resourceVersion": rv}, "spec": {"taints": mine}})
+        self.assertEqual(ctx.exception.status, 409)
+        self.assertEqual(json.loads(ctx.exception.body)["reason"], "Conflict")
+        self.assertEqual([t["key"] for t in taints()], ["drain", "gpu"], "nothing changed")
+        fresh = self.api.read_node(node).metadata.resource_version
+        self.api.patch_node(node, {"metadata": {"resourceVersion": fresh},
+                                   "spec": {"taints": mine[:1] + [{"key": "drain", "value": "1", "effect": "NoSchedule"}]
+                                            + mine[1:]}})
+        self.assertEqual([t["key"] for t in taints()], ["gpu", "drain", "example.com/hot"])
+        for bad, want in [([{"key": "a", "effect": "Sometimes"}], "Unsupported value"),
+                          ([{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "2", "effect": "NoSchedule"}],
+                           "unique by key and effect"),
+                          ([{"key": "bad key", "effect": "NoSchedule"}], "spec.taints[0].key")]:
+            with self.assertRaises(ApiException) as ctx:
+                self.api.patch_node(node, {"spec": {"taints": bad}})
+            self.assertEqual(ctx.exception.status, 422, bad)
+            self.assertIn(want, json.loads(ctx.exception.body)["message"])
+        self.kubectl("patch", "node", node, "--type=merge", "-p", '{"spec":{"taints":null}}')
+
     def test_kubectl_auth(self):
         token = os.path.join(self.stack.sim_dir, "kubeconfig-token")
         self.assertEqual(self.kubectl("get", "nodes", "-o", "name", kubeconfig=token).stdout.count("node/"), 6)

@@ -511,6 +511,7 @@ int Server::Dispatch(mg_connection* conn) {
       ApiError e{fault.status,
                  fault.status == 429   ? "TooManyRequests"
                  : fault.status == 410 ? "Expired"
+                 : fault.status == 409 ? "Conflict"
                  : fault.status >= 500 ? "ServiceUnavailable"
                                        : "BadRequest",
                  "injected fault", ""};

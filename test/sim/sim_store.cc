@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <set>
 
 #include "common/json_util.h"
 
@@ -51,11 +52,46 @@ ds::Labels LabelsOf(const Value& obj) {
 }
 
 // Validation the API server applies to a Node on every write: 422 Invalid with causes.
+// spec.taints as the API server's ValidateNodeSpec checks them: a qualified key, a label-value
+// value, one of the three effects, and one taint per key and effect.
+ApiError ValidateTaints(const Value& obj, const std::string& name) {
+  const Value* spec = ds::JsonMember(obj, "spec");
+  const Value* taints =
+      spec != nullptr && spec->IsObject() ? ds::JsonMember(*spec, "taints") : nullptr;
+  if (taints == nullptr || taints->IsNull()) return {};
+  auto invalid = [&](const std::string& what) {
+    return Err(422, "Invalid", "Node \"" + name + "\" is invalid: " + what);
+  };
+  if (!taints->IsArray()) return invalid("spec.taints: must be a list");
+  std::set<std::pair<std::string, std::string>> seen;
+  for (rapidjson::SizeType i = 0; i < taints->Size(); ++i) {
+    const Value& t = (*taints)[i];
+    const std::string field = "spec.taints[" + std::to_string(i) + "]";
+    if (!t.IsObject()) return invalid(field + ": must be an object");
+    const std::string key = ds::JsonString(t, "key"), effect = ds::JsonString(t, "effect");
+    if (std::string why = ds::ValidateLabelKey(key); !why.empty())
+      return invalid(field + ".key: Invalid value: \"" + key + "\": " + why);
+    if (std::string why = ds::ValidateLabelValue(ds::JsonString(t, "value")); !why.empty())
+      return invalid(field + ".value: Invalid value: \"" + ds::JsonString(t, "value") +
+                     "\": " + why);
+    if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
+      return invalid(field + ".effect: " +
+                     (effect.empty() ? std::string("Required value")
+                                     : "Unsupported value: \"" + effect +
+                                           "\": supported values: \"NoSchedule\", "
+                                           "\"PreferNoSchedule\", \"NoExecute\""));
+    if (!seen.insert({key, effect}).second)
+      return invalid(field + ": Duplicate value: taints must be unique by key and effect pair");
+  }
+  return {};
+}
+
 ApiError Validate(const Value& obj, const std::string& name) {
   if (!obj.IsObject()) return Err(400, "BadRequest", "the object is not a JSON object");
   const Value* meta = ds::JsonMember(obj, "metadata");
   if (meta == nullptr || !meta->IsObject())
     return Err(422, "Invalid", "Node \"" + name + "\" is invalid: metadata: Required value");
+  if (ApiError e = ValidateTaints(obj, name); !e.ok()) return e;
   const Value* l = ds::JsonMember(*meta, "labels");
   if (l == nullptr || l->IsNull()) return {};
   if (!l->IsObject())

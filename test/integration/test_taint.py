@@ -1,0 +1,126 @@
+"""Taint mode end to end: the real binary against real Prometheus + pushgateway and the Kubernetes
+API simulator. A hot node gets our PreferNoSchedule taint beside its own taints, a taint another
+client adds between the controller's read and its write is kept (the simulator answers the stale
+edit with 409, the controller reads the node again), the taint goes when the node cools, a
+restarted controller recognises its taint by its record, and a taint it did not set is never
+removed."""
+import json
+import unittest
+
+from harness import Controller, Stack, wait_until
+
+KEY = "dynamic-scheduler.io/pressure"
+OURS = {"key": KEY, "value": "presure", "effect": "PreferNoSchedule"}
+GPU = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
+DRAIN = {"key": "drain", "value": "1", "effect": "NoSchedule"}
+
+RULES = """
+maxMarkedFraction: 1   # no herd cap: two of the three managed nodes are hot at once here
+mark: taint
+taint: {key: %s, value: presure, effect: PreferNoSchedule}
+rules:
+  - name: cpu
+    query: {metric}
+    operator: ">"
+    threshold: 80
+    clearThreshold: 60
+""" % KEY
+
+
+class TaintModeIT(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(nodes=4, control_plane=1).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def setUp(self):
+        self.controllers = []
+        self.metric = "it_" + self._testMethodName
+
+    def tearDown(self):
+        for c in self.controllers:
+            c.stop()
+
+    def start(self, name="controller"):
+        c = Controller(self.stack, RULES.replace("{metric}", self.metric), name=name)
+        self.controllers.append(c)
+        return c
+
+    def push(self, node, value):
+        self.stack.push(self.metric, node, value, {"node": node})
+
+    def node(self, name):
+        return json.loads(self.stack.kubectl("get", "node", name, "-o", "json").stdout)
+
+    def taints(self, name):
+        return [{k: t[k] for k in ("key", "value", "effect") if k in t}
+                for t in self.node(name)["spec"].get("taints", [])]
+
+    def record(self, name):
+        text = self.node(name)["metadata"].get("annotations", {}).get("dynamic-scheduler.io/held-by")
+        return json.loads(text) if text is not None else None
+
+    def wait_taints(self, name, want, timeout=30):
+        wait_until(lambda: self.taints(name) == want, timeout, what="%s taints == %s" % (name, want))
+
+    def patches_received(self):
+        return self.stack.sim_admin("GET", "/sim/stats")["requests"].get("PATCH node", 0)
+
+    def test_taint_mode_end_to_end(self):
+        st = self.stack
+        st.kubectl("taint", "nodes", "node-00002", "gpu=yes:NoSchedule")
+        # Our taint, put there by hand: no record of ours names it, so it is never removed.
+        st.kubectl("taint", "nodes", "node-00004", "%s=presure:PreferNoSchedule" % KEY)
+        for n, v in [("node-00002", 95), ("node-00003", 20), ("node-00004", 20)]:
+            self.push(n, v)
+        c = self.start()
+        c.wait_ready()
+
+        # A hot node gets our taint after its own, which is kept; no label is written.
+        self.wait_taints("node-00002", [GPU, OURS])
+        self.assertEqual(self.record("node-00002")["taint"], OURS)
+        self.assertNotIn("label", self.record("node-00002"))
+        self.assertEqual(st.labelled(), [], "taint mode sets no label")
+        # /nodes lists the nodes that carry the mark, whoever put it there (it steers pods either way).
+        wait_until(lambda: c.nodes()["node_names"] == ["node-00002", "node-00004"], 10,
+                   what="/nodes lists the tainted nodes")
+        self.assertEqual(c.metric('dynamic_scheduler_taint_writes_total{op="set"}'), 1)
+
+        # Another client taints node-00003 while our PATCH is on its way: the simulator holds our
+        # PATCH for 3 s, and kubectl's write lands first. Our edit of the stale list is refused
+        # (409); the controller reads the node again and writes ours beside theirs.
+        st.sim_admin("POST", "/sim/faults", {"match": "patch", "latencyMs": 3000, "count": 1})
+        before = self.patches_received()
+        self.push("node-00003", 95)
+        wait_until(lambda: self.patches_received() > before, 30, what="the controller's PATCH arrived")
+        st.kubectl("taint", "nodes", "node-00003", "drain=1:NoSchedule")
+        self.wait_taints("node-00003", [DRAIN, OURS])
+        wait_until(lambda: c.metric('dynamic_scheduler_taint_writes_total{op="conflict"}') >= 1, 10,
+                   what="the 409 counted")
+
+        # A restart: the new process finds its taints and records, writes nothing while the nodes
+        # stay hot, and removes only its own taint when they cool.
+        self.assertEqual(c.stop(), 0)
+        self.controllers.remove(c)
+        st.sim_admin("DELETE", "/sim/writes")
+        c = self.start(name="restarted")
+        c.wait_ready()
+        c.wait_cycles(3)
+        self.assertEqual([w for w in st.writes()["writes"] if w["user"] == "dynamic-scheduler"], [],
+                         "adopted: nothing to write")
+        for n in ("node-00002", "node-00003"):
+            self.push(n, 10)
+        self.wait_taints("node-00002", [GPU])
+        self.wait_taints("node-00003", [DRAIN])
+        self.assertIsNone(self.record("node-00002"))
+        self.assertIsNone(self.record("node-00003"))
+        c.wait_cycles(2)
+        self.assertEqual(self.taints("node-00004"), [OURS], "a taint we did not set stays")
+        self.assertEqual(c.metric('dynamic_scheduler_taint_writes_total{op="remove"}'), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
