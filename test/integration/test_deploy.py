@@ -175,14 +175,12 @@ class ExamplesTest(unittest.TestCase):
 
 
 class TaintOverlayTest(unittest.TestCase):
-    """examples/overlays/taint: the base install in taint mode. It renders offline, replaces only the
+    """deploy/overlays/taint: the base install in taint mode. It renders offline, replaces only the
     rule file (which the Deployment then mounts), marks with the taint the admission policy allows,
     keeps the base's rules, and loads in the real binary."""
 
     def test_overlay_renders_and_loads(self):
-        out = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "examples", "overlays", "taint")],
-                             capture_output=True, text=True, check=True).stdout
-        docs = [d for d in yaml.safe_load_all(out) if d]
+        docs = render_overlay("taint")
         base = render()
         self.assertEqual(sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in docs),
                          sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in base),
@@ -199,14 +197,10 @@ class TaintOverlayTest(unittest.TestCase):
             policy = next(d for d in yaml.safe_load_all(f) if d and d["kind"] == "ValidatingAdmissionPolicy")
         variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
         self.assertEqual(variables["taintKey"], "'%s'" % rules["taint"]["key"])
-        with open(os.path.join(DEPLOY, "rule.yaml")) as f:
-            self.assertEqual(rules["rules"], yaml.safe_load(f)["rules"], "keep the rules in step with deploy/")
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-            f.write(cm["data"]["rule.yaml"])
-            f.flush()
-            r = subprocess.run([CONTROLLER, "-r", f.name, "-check_config"], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("taint dynamic-scheduler.io/pressure=presure:PreferNoSchedule", r.stdout)
+        with open(os.path.join(BASE, "rule.yaml")) as f:
+            self.assertEqual(rules["rules"], yaml.safe_load(f)["rules"], "keep the rules in step with deploy/base")
+        self.assertIn("taint dynamic-scheduler.io/pressure=presure:PreferNoSchedule",
+                      check_config(self, cm["data"]["rule.yaml"]))
 
 
 class PrometheusConfigTest(unittest.TestCase):
@@ -268,7 +262,7 @@ class OverlaysTest(unittest.TestCase):
         base = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
                 for d in render()}
         names = sorted(os.listdir(os.path.join(DEPLOY, "overlays")))
-        self.assertTrue({"dry-run", "rebalance"} <= set(names), names)
+        self.assertTrue({"dry-run", "rebalance", "taint"} <= set(names), names)
         for name in names:
             with self.subTest(overlay=name):
                 got = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
