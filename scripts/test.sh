@@ -4,7 +4,8 @@
 # unit, integration, fault and deployment tests and the benchmark smoke run; builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit and integration tests once more
 # (not the two script end-to-end runs, demo and bench smoke, nor the simulator's own fidelity
-# checks: that pass reuses the Release simulator); with ThreadSanitizer for the unit
+# checks: that pass reuses the Release simulator, nor the web page's headless-browser test, which
+# runs the page's script, not the controller's code); with ThreadSanitizer for the unit
 # tests and the controller's integration test; then builds the parsers' fuzz
 # targets and the controller with clang (warnings as errors) and fuzzes each parser for
 # FUZZ_SECONDS (default 10) with libFuzzer.
@@ -44,7 +45,7 @@ if [ "${1:-}" != "--fast" ]; then
   echo "=== again under ASan + UBSan ==="
   # The simulator is the Release pass's (test/CMakeLists.txt, DS_SIM_FROM): not built again here.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run build-asan "-LE slow|sim" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_SANITIZE=ON \
+    run build-asan "-LE slow|sim|browser" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_SANITIZE=ON \
     -DDS_SIM_FROM="$PWD/build-test/kube-sim"
   # Data races: the unit tests and the simulator-backed runs of the reconciler, cache and
   # elector (test_controller; the fault scenarios with two replicas stay in the passes above,
