@@ -206,15 +206,71 @@ class WebPageIT(unittest.TestCase):
         self.assertEqual(self.js("return window.dsPage.errors;"), 0)
         self.assertEqual([e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"], [])
 
-    def test_ten_thousand_nodes(self):
-        """The page with 10,000 nodes: a refresh, a sort and a filter stay well under a second."""
-        c = self.controller
+    def page_files(self):
+        """The page's files as the controller serves them."""
         files = {}
         for path, ctype in (("/", "text/html; charset=utf-8"), ("/ui/app.js", "text/javascript"),
                             ("/ui/app.css", "text/css")):
-            status, body = http("GET", c.url + path)
+            status, body = http("GET", self.controller.url + path)
             self.assertEqual(status, 200)
             files[path] = (ctype, body.encode())
+        return files
+
+    def test_rebalancing_and_text_from_the_cluster(self):
+        """Evictions and effect figures when rebalancing is on; markup in names and reasons stays
+        text (the simulator's API validates names, so synthetic state carries them here)."""
+        evil = '<img src=x onerror="window.__injected=1">'
+        state = synthetic_state(3)
+        state["rebalance"] = True
+        state["nodes"][0][0] = "node-" + evil
+        state["nodes"][1][1] = evil  # someone else's value under our key
+        state["changes"][0]["reason"] = "rule cpu value 91.5 > 80 " + evil
+        rebalance = {
+            "enabled": True, "dryRun": False,
+            "nodes": [{"name": "node-00000", "qualification": "relieving", "rule": "cpu", "load": 91.5,
+                       "goal": 70, "loadAfter": 75, "candidates": 4, "picks": 1, "noFit": 0,
+                       "markHeld": True}],
+            "evictions": [{"pod": "demo/web-1", "node": "node-00000", "result": "evicted", "to": "node-00001",
+                           "rule": "cpu", "usage": 0.85, "load": 91.5, "goal": 70,
+                           "at": "2026-11-21T23:20:00Z"},
+                          {"pod": "demo/" + evil, "node": "node-00000", "result": "blocked_by_pdb", "to": "",
+                           "rule": "cpu", "usage": 0.5, "load": 91.5, "goal": 70,
+                           "at": "2026-11-21T23:20:05Z"}],
+            "underused": [],
+            "figures": {"episodes": 3, "episodesEvicted": 2, "episodesJudged": 2, "episodesRelieved": 1,
+                        "evictions": 4, "replacements": 4, "bounceBacks": 0, "discoveryRate": 0.9,
+                        "evictionRate": 0.5, "effectiveness": 0.5},
+            "podLists": 7,
+        }
+        files = self.page_files()
+        files["/api/v1/state"] = ("application/json", json.dumps(state).encode())
+        files["/rebalance"] = ("application/json", json.dumps(rebalance).encode())
+        server = StaticServer(files)
+        try:
+            self.driver.get(server.url + "/")
+            wait_until(lambda: self.driver.find_element(By.ID, "rebalance-section").is_displayed(), 10,
+                       what="the rebalancing section")
+            figures = self.driver.find_element(By.ID, "figures").text
+            self.assertIn("50 %\neffectiveness", figures)
+            self.assertIn("4\nevictions", figures)
+            evictions = self.driver.find_elements(By.CSS_SELECTOR, "#evictions tr")
+            self.assertEqual(len(evictions), 2)
+            self.assertIn("demo/" + evil, evictions[0].text, "newest first, markup shown as text")
+            self.assertIn("blocked_by_pdb", evictions[0].text)
+            self.assertIn("relieving", self.driver.find_element(By.ID, "rb-nodes").text)
+            names = self.table()
+            self.assertIn("node-" + evil, names)
+            self.assertEqual(names["node-00001"][1], evil)
+            self.assertIn(evil, self.driver.find_element(By.ID, "changes").text)
+            self.assertEqual(self.js("return document.querySelectorAll('#rows img, #changes img, "
+                                     "#evictions img').length;"), 0)
+            self.assertIsNone(self.js("return window.__injected;"))
+        finally:
+            server.stop()
+
+    def test_ten_thousand_nodes(self):
+        """The page with 10,000 nodes: a refresh, a sort and a filter stay well under a second."""
+        files = self.page_files()
         files["/api/v1/state"] = ("application/json", json.dumps(synthetic_state()).encode())
         files["/rebalance"] = ("application/json", b'{"enabled":false}')
         server = StaticServer(files)
