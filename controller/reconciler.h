@@ -306,12 +306,12 @@ class Reconciler {
   bool trigger_spaced_ = false;  // GUARDED_BY(mu_): every pending trigger may wait the spacing
   // GUARDED_BY(mu_): firing alerts not yet seen by a cycle, with when they came.
   std::vector<std::pair<TimePoint, Labels>> alerts_;
-  CycleReport last_;  // GUARDED_BY(mu_)
-  // GUARDED_BY(mu_): replaced, never changed in place, so a published report may share it.
-  std::shared_ptr<const std::vector<MarkChange>> recent_changes_;
+  CycleReport last_;                        // GUARDED_BY(mu_)
   ReconcilerCounters counters_;             // GUARDED_BY(mu_); the write counters live in writer_
   TimePoint last_end_{};                    // GUARDED_BY(mu_)
   std::atomic<Duration::rep> progress_{0};  // LastProgress(), as ticks since the clock's epoch
+  // GUARDED_BY(mu_): replaced, never changed in place, so a published report may share it.
+  std::shared_ptr<const std::vector<MarkChange>> recent_changes_;
 };
 
 }  // namespace ds
