@@ -216,15 +216,21 @@ class WebPageIT(unittest.TestCase):
             files[path] = (ctype, body.encode())
         return files
 
-    def test_rebalancing_and_text_from_the_cluster(self):
-        """Evictions and effect figures when rebalancing is on; markup in names and reasons stays
-        text (the simulator's API validates names, so synthetic state carries them here)."""
+    def test_rebalancing_outage_and_text_from_the_cluster(self):
+        """Evictions and effect figures when rebalancing is on; the outage, reload and leader
+        state; markup in names and reasons stays text (the simulator's API validates names, so
+        synthetic state carries them here)."""
         evil = '<img src=x onerror="window.__injected=1">'
         state = synthetic_state(3)
         state["rebalance"] = True
         state["nodes"][0][0] = "node-" + evil
         state["nodes"][1][1] = evil  # someone else's value under our key
         state["changes"][0]["reason"] = "rule cpu value 91.5 > 80 " + evil
+        # An outage that releases the marks, a refused rule file, a standby.
+        state.update(ready=False, notReady="every rule's query failed in the last cycle",
+                     allQueriesFailed=True, outageSeconds=700, releasing=True, reloadOk=False,
+                     reloadError="rule.yaml:4:16: threshold: \"high\" is not a number",
+                     leaderElection=True, leader=False, leaseHolder="pod-b", standby=True)
         rebalance = {
             "enabled": True, "dryRun": False,
             "nodes": [{"name": "node-00000", "qualification": "relieving", "rule": "cpu", "load": 91.5,
@@ -265,6 +271,14 @@ class WebPageIT(unittest.TestCase):
             self.assertEqual(self.js("return document.querySelectorAll('#rows img, #changes img, "
                                      "#evictions img').length;"), 0)
             self.assertIsNone(self.js("return window.__injected;"))
+            banner = self.driver.find_element(By.ID, "banner").text
+            self.assertIn("Not ready: every rule's query failed", banner)
+            self.assertIn("the marks are being released", banner)
+            self.assertIn('Rule file change refused (the running rules are kept): rule.yaml:4:16', banner)
+            summary = self.driver.find_element(By.ID, "summary").text
+            self.assertIn("standby (pod-b leads)", summary)
+            self.assertIn("down 700 s", summary)
+            self.assertEqual(self.driver.find_element(By.ID, "status").text, "not ready")
         finally:
             server.stop()
 
