@@ -205,6 +205,17 @@ class WebPageIT(unittest.TestCase):
         self.assertEqual(self.driver.find_element(By.ID, "status").text, "ready")
         self.assertEqual(self.js("return window.dsPage.errors;"), 0)
         self.assertEqual([e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"], [])
+        # A tab in the background stops polling, and polls at once when shown again.
+        self.js("Object.defineProperty(document, 'hidden', {value: true, configurable: true});")
+        before = self.js("return window.dsPage.refreshes;")
+        time.sleep(4)  # longer than the page's 3 s poll interval: proving nothing happens takes a wait
+        self.assertLessEqual(self.js("return window.dsPage.refreshes;"), before + 1,
+                             "at most the poll that was in flight")
+        hidden = self.js("return window.dsPage.refreshes;")
+        self.js("Object.defineProperty(document, 'hidden', {value: false, configurable: true});"
+                "document.dispatchEvent(new Event('visibilitychange'));")
+        wait_until(lambda: self.js("return window.dsPage.refreshes;") > hidden, 2,
+                   what="a poll as soon as the tab is shown")
 
     def page_files(self):
         """The page's files as the controller serves them."""
