@@ -88,8 +88,9 @@ Status Controller::Start() {
         [this](std::vector<Labels> alerts) { reconciler_.Alerted(std::move(alerts)); });
   };
   RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
-  LOG(INFO) << "http: listening on port " << web_.port()
-            << " (/status /healthz /nodes /metrics /webhook)";
+  LOG(INFO)
+      << "http: listening on port " << web_.port()
+      << " (the page at /; /api/v1/state /status /healthz /nodes /metrics /rebalance /webhook)";
 
   cache_thread_ = std::thread([this] { cache_.Run(&stop_); });
   loop_thread_ = std::thread([this] { reconciler_.Run(&stop_); });

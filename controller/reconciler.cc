@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 namespace ds {
 namespace {
@@ -128,9 +130,12 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(*snap, &writes);
-  PostMarkEvents(*snap, Write(writes, stop, &report), stop);
+  const std::vector<MarkWrite> written = Write(writes, stop, &report);
+  RememberChanges(written);
+  PostMarkEvents(*snap, written, stop);
   Relieve(*snap, marks, evidence, decisions, cold, stop);
   ReportHolds(*snap, decisions, now, &report);
+  ReportTable(*snap, marks, evidence, decisions, cold, &report);
 
   report.duration_seconds = cycle_time.Seconds();
   report.cpu_seconds = ProcessCpuSeconds() - cpu0;
@@ -659,9 +664,92 @@ void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDec
   }
 }
 
+size_t NodeTable::Bytes() const {
+  size_t b = sizeof(NodeTable) + rules.capacity() * sizeof(Column) +
+             names.capacity() * sizeof(std::string) + values.capacity() * sizeof(double) +
+             states.capacity() * sizeof(State) + since_wall.capacity() * sizeof(double);
+  for (const Column& c : rules) b += c.rule.capacity() + c.op.capacity();
+  // Names longer than the small-string buffer live on the heap.
+  for (const std::string& n : names)
+    if (n.capacity() > std::string().capacity()) b += n.capacity() + 1;
+  return b;
+}
+
+void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
+                             const Evidence& evidence, const std::vector<NodeDecision>& decisions,
+                             const std::vector<bool>& cold, CycleReport* report) const {
+  auto t = std::make_shared<NodeTable>();
+  for (const Rule& r : rules_)
+    t->rules.push_back(NodeTable::Column{r.name, OpName(r.op), r.threshold, r.clear_threshold});
+  const size_t n = snap.nodes.size(), nr = rules_.size();
+  t->names.reserve(n);
+  t->values.assign(n * nr, std::nan(""));
+  t->states.resize(n);
+  t->since_wall.assign(n, 0);
+  std::set<std::string_view> capped(report->capped.begin(), report->capped.end());
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& name = snap.nodes[i]->name;
+    t->names.push_back(name);
+    for (size_t r = 0; r < nr; ++r)
+      if (const std::vector<double>* v = evidence.inputs[r].values; v != nullptr && i < v->size())
+        t->values[i * nr + r] = (*v)[i];
+    NodeTable::State& st = t->states[i];
+    switch (decisions[i].verdict) {
+      case Verdict::kHot:
+        st = NodeTable::State::kHot;
+        break;
+      case Verdict::kCold:
+        st = NodeTable::State::kCold;
+        break;
+      case Verdict::kUnknown:
+        // HoldForRebalance and CapMarks turn their nodes' verdicts unknown: say which.
+        st = capped.count(name) ? NodeTable::State::kCapped
+             : cold[i]          ? NodeTable::State::kHeld
+                                : NodeTable::State::kUnknown;
+        break;
+    }
+    // Since when: the holds of this cycle (the same times as the record), else the record of a
+    // mark kept without them (held by the rebalancer, adopting).
+    if (auto it = report->holds.find(name); it != report->holds.end()) {
+      for (const HoldReport& h : it->second)
+        if (t->since_wall[i] == 0 || h.since_wall < t->since_wall[i])
+          t->since_wall[i] = h.since_wall;
+    } else if (marks.records[i]) {
+      for (const OwnerRule& o : marks.records[i]->rules)
+        if (t->since_wall[i] == 0 || o.since_wall < t->since_wall[i])
+          t->since_wall[i] = o.since_wall;
+    }
+  }
+  report->table = std::move(t);
+}
+
+void Reconciler::RememberChanges(const std::vector<MarkWrite>& written) {
+  if (written.empty()) return;
+  std::vector<const MarkWrite*> sorted;
+  for (const MarkWrite& w : written) sorted.push_back(&w);
+  // Node order within a cycle, as the Events: the writer threads' order means nothing.
+  std::sort(sorted.begin(), sorted.end(),
+            [](const MarkWrite* a, const MarkWrite* b) { return a->node < b->node; });
+  const double now_wall = clock_->WallSeconds();
+  std::lock_guard<std::mutex> l(mu_);
+  auto next = std::make_shared<std::vector<MarkChange>>();
+  const size_t kept = recent_changes_ == nullptr ? 0 : recent_changes_->size();
+  // Bounded: the oldest go first. Copied, not changed in place, because published reports
+  // still share the old list.
+  const size_t total = kept + sorted.size();
+  const size_t drop = total > kRecentChanges ? total - kRecentChanges : 0;
+  next->reserve(std::min(total, kRecentChanges));
+  for (size_t k = drop; k < kept; ++k) next->push_back((*recent_changes_)[k]);
+  for (size_t k = drop > kept ? drop - kept : 0; k < sorted.size(); ++k)
+    next->push_back(MarkChange{now_wall, sorted[k]->node, sorted[k]->kind == ChangeKind::kMark,
+                               sorted[k]->reason});
+  recent_changes_ = std::move(next);
+}
+
 void Reconciler::Publish(CycleReport report) {
   MarkProgress();
   std::lock_guard<std::mutex> l(mu_);
+  report.recent_changes = recent_changes_;
   last_ = std::move(report);
   last_end_ = clock_->Now();
 }

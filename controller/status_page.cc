@@ -7,6 +7,7 @@
 
 #include "common/json_util.h"
 #include "common/rfc3339.h"
+#include "controller/web_page.h"
 
 namespace ds {
 namespace {
@@ -188,6 +189,165 @@ std::string RenderRebalanceJson(const ControllerView& view) {
     w.Key("podLists");
     w.Uint64(r.pod_lists);
   }
+  w.EndObject();
+  return std::string(sb.GetString(), sb.GetSize()) + "\n";
+}
+
+namespace {
+
+const char* StateName(NodeTable::State s) {
+  switch (s) {
+    case NodeTable::State::kHot:
+      return "hot";
+    case NodeTable::State::kCold:
+      return "cold";
+    case NodeTable::State::kCapped:
+      return "capped";
+    case NodeTable::State::kHeld:
+      return "held";
+    case NodeTable::State::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+// null for NaN and infinities: the page shows "no value" for them.
+void WriteValue(JsonWriter& w, double v) {
+  if (std::isfinite(v))
+    w.Double(v);
+  else
+    w.Null();
+}
+
+}  // namespace
+
+std::string RenderStateJson(const ControllerView& view) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  const CycleReport& c = view.last_cycle;
+  w.StartObject();
+  w.Key("mark");
+  WriteString(w, view.mark.ToString());
+  w.Key("version");
+  WriteString(w, view.version);
+  w.Key("cycle");
+  w.Uint64(c.cycle);
+  if (c.started_wall > 0) {
+    w.Key("evaluatedAt");
+    WriteString(w, FormatRfc3339(c.started_wall));
+  }
+  w.Key("intervalSeconds");
+  WriteNumber(w, view.interval_seconds);
+  const std::string why = NotReadyReason(view);
+  w.Key("ready");
+  w.Bool(why.empty());
+  w.Key("notReady");
+  WriteString(w, why);
+  w.Key("leaderElection");
+  w.Bool(view.leader_election);
+  w.Key("leader");
+  w.Bool(!view.leader_election || view.is_leader);
+  w.Key("identity");
+  WriteString(w, view.identity);
+  w.Key("leaseHolder");
+  WriteString(w, view.leader_holder);
+  w.Key("standby");
+  w.Bool(c.standby);
+  w.Key("allQueriesFailed");
+  w.Bool(c.all_queries_failed);
+  w.Key("outageSeconds");
+  WriteNumber(w, c.outage_seconds);
+  w.Key("releasing");
+  w.Bool(c.releasing);
+  w.Key("reloadOk");
+  w.Bool(view.reload.last_ok);
+  w.Key("reloadError");
+  WriteString(w, view.reload.last_error);
+  w.Key("markLimit");
+  w.Uint64(c.mark_limit);
+  w.Key("hotNodes");
+  w.Uint64(c.hot_nodes);
+  w.Key("rebalance");
+  w.Bool(view.rebalance.has_value());
+  const NodeTable* t = c.table.get();
+  w.Key("rules");
+  w.StartArray();
+  if (t != nullptr) {
+    for (size_t r = 0; r < t->rules.size(); ++r) {
+      const NodeTable::Column& col = t->rules[r];
+      w.StartObject();
+      w.Key("name");
+      WriteString(w, col.rule);
+      w.Key("operator");
+      WriteString(w, col.op);
+      w.Key("threshold");
+      WriteValue(w, col.threshold);
+      w.Key("clearThreshold");
+      WriteValue(w, col.clear_threshold);
+      if (r < c.rules.size() && !c.rules[r].ok) {
+        w.Key("error");
+        WriteString(w, c.rules[r].error);
+      }
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  // One array per node, not an object: at 10,000 nodes the keys would double the bytes. The
+  // nodes are the cache's now (so a mark written a moment ago shows), with the values and
+  // verdict of the last cycle (merged by name: both are sorted).
+  w.Key("nodeFields");
+  w.StartArray();
+  for (const char* f : {"name", "mark", "state", "since"}) w.String(f);
+  w.String("values");
+  w.EndArray();
+  w.Key("nodes");
+  w.StartArray();
+  size_t marked = 0;
+  if (view.nodes != nullptr) {
+    size_t k = 0;
+    const size_t nt = t == nullptr ? 0 : t->names.size();
+    for (const auto& n : view.nodes->nodes) {
+      while (k < nt && t->names[k] < n->name) ++k;
+      const bool known = k < nt && t->names[k] == n->name;
+      w.StartArray();
+      WriteString(w, n->name);
+      // Our key's value as the node carries it: ours, someone else's, or none ("").
+      const std::string* value = FindLabel(n->labels, view.mark.key);
+      WriteString(w, value == nullptr ? std::string_view() : std::string_view(*value));
+      if (view.mark.IsOn(n->labels)) ++marked;
+      w.String(known ? StateName(t->states[k]) : "new");
+      if (known && t->since_wall[k] > 0)
+        w.Int64(static_cast<int64_t>(t->since_wall[k]));
+      else
+        w.Null();
+      w.StartArray();
+      if (known)
+        for (size_t r = 0; r < t->rules.size(); ++r) WriteValue(w, t->Value(k, r));
+      w.EndArray();
+      w.EndArray();
+    }
+  }
+  w.EndArray();
+  w.Key("markedNodes");
+  w.Uint64(marked);
+  w.Key("changes");
+  w.StartArray();
+  if (c.recent_changes != nullptr) {
+    // Newest first: what the page shows on top.
+    for (auto it = c.recent_changes->rbegin(); it != c.recent_changes->rend(); ++it) {
+      w.StartObject();
+      w.Key("at");
+      WriteString(w, FormatRfc3339(it->at_wall));
+      w.Key("node");
+      WriteString(w, it->node);
+      w.Key("change");
+      w.String(it->marked ? "marked" : "unmarked");
+      w.Key("reason");
+      WriteString(w, it->reason);
+      w.EndObject();
+    }
+  }
+  w.EndArray();
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize()) + "\n";
 }
@@ -525,11 +685,15 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
     trigger();
     return Text(202, "evaluation triggered");
   }
-  static const char* kGetPaths[] = {"/status", "/healthz", "/nodes", "/metrics", "/rebalance"};
+  static const char* kGetPaths[] = {"/status",    "/healthz",    "/nodes",
+                                    "/metrics",   "/rebalance",  "/",
+                                    "/ui/app.js", "/ui/app.css", "/api/v1/state"};
   bool known = false;
   for (const char* p : kGetPaths) known = known || req.path == p;
   if (!known)
-    return Text(404, "not found; endpoints: /status /healthz /nodes /metrics /rebalance /webhook");
+    return Text(404,
+                "not found; endpoints: / /api/v1/state /status /healthz /nodes /metrics /rebalance "
+                "/webhook");
   if (req.method != "GET" && req.method != "HEAD") {
     WebResponse r = Text(405, "method not allowed; use GET");
     r.headers.push_back("Allow: GET, HEAD");
@@ -560,6 +724,24 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
     return Text(200, "ok");
   }
   WebResponse r;
+  if (const WebAsset* a = FindWebAsset(req.path)) {
+    r.content_type = a->content_type;
+    r.body = a->body;
+    // The page runs only its own script and talks only to this server: a node name that got
+    // past the page's escaping still could not load or send anything.
+    r.headers.push_back(
+        "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
+        "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'");
+    r.headers.push_back("X-Content-Type-Options: nosniff");
+    return r;
+  }
+  if (req.path == "/api/v1/state") {
+    r.content_type = "application/json";
+    r.body = RenderStateJson(view);
+    r.headers.push_back("Cache-Control: no-store");
+    return r;
+  }
   if (req.path == "/nodes") {
     r.content_type = "application/json";
     r.body = RenderNodesJson(view);

@@ -1,5 +1,10 @@
 // The HTTP endpoints as pure functions: a request and a view of the controller in, a response
 // out. CivetWeb sits behind WebServer; nothing here touches sockets or clocks.
+//   GET  /         the live web page (controller/web_page.h; with /ui/app.js and /ui/app.css),
+//                  which polls /api/v1/state and, with rebalancing, /rebalance
+//   GET  /api/v1/state  every managed node with its value per rule, state, mark and since
+//                  when; rules and thresholds; the newest mark changes with reasons; leader,
+//                  outage and reload state (RenderStateJson)
 //   GET  /status   200 "ok" when ready (a standby says whose lease it waits for), else 503 and a
 //                  one-line reason (readiness)
 //   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)
@@ -68,5 +73,11 @@ std::vector<Labels> FiringAlerts(const std::string& body);
 std::string RenderNodesJson(const ControllerView& view);
 std::string RenderMetrics(const ControllerView& view);
 std::string RenderRebalanceJson(const ControllerView& view);
+// The web page's data, as JSON. Nodes are arrays, [name, mark, state, since, [values]] (see
+// "nodeFields"): `mark` is the node's value under our label key ("" none; another value is
+// someone else's), `state` the last cycle's verdict (hot, cold, unknown, capped, held; "new" for a
+// node the cycle did not see), `since` epoch seconds since when its rules hold it (null: they
+// do not), `values` one per rule in the order of "rules" (null: no value). About 53 bytes a node.
+std::string RenderStateJson(const ControllerView& view);
 
 }  // namespace ds

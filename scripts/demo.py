@@ -73,7 +73,9 @@ def main():
         push_all()
         stack.wait_value('count(node_cpu_usage_percent)', len(NODES))
         controller = Controller(stack, RULES, interval=2, name="dynamic-scheduler")
-        print("  dynamic-scheduler %s  (/status /nodes /metrics)\n" % controller.url, flush=True)
+        print("  dynamic-scheduler %s  (/status /nodes /metrics)" % controller.url, flush=True)
+        print("  web page    %s/  (open it in a browser: the nodes, their values and marks, live)\n"
+              % controller.url, flush=True)
         print("rules: cpu > 80% (clears <= 65%, for 2s) | memory > 85% (clears <= 75%) | "
               "memory.available < 500 MB (clears >= 800 MB)\n", flush=True)
         seen_lines = 0
@@ -194,7 +196,9 @@ def rebalance_demo(duration, stop):
         load.start()
         wait_until(lambda: len(stack.query("it_pod_cpu > 0")) == 4, 30, what="the pods' usage in Prometheus")
         controller = Controller(stack, REBALANCE_RULES, interval=2, name="dynamic-scheduler")
-        print("  dynamic-scheduler %s  (/nodes /rebalance /metrics)\n" % controller.url, flush=True)
+        print("  dynamic-scheduler %s  (/nodes /rebalance /metrics)" % controller.url, flush=True)
+        print("  web page    %s/  (open it in a browser: marks, evictions and the effect, live)\n"
+              % controller.url, flush=True)
         print("web: 4 pods using 0.85 cores each, packed onto node-00002 (the other workers are full by "
               "requests)\nrule: cpu > 80% (clears <= 60%); rebalance after 4 s marked, one eviction per "
               "4 s, mark held 10 s after the last\n", flush=True)

@@ -9,6 +9,9 @@ PKGS=(build-essential cmake ninja-build pkg-config curl openssl libssl-dev procp
       libcivetweb-dev civetweb libgtest-dev libgmock-dev libbenchmark-dev clang clang-format libclang-rt-14-dev
       prometheus prometheus-pushgateway prometheus-alertmanager python3 python3-kubernetes python3-yaml
       tzdata)
+# The web page's browser test (test/integration/test_web.py): a real headless Chromium driven by
+# Selenium. The demo does not need them.
+[ "${1:-}" = "--demo" ] || PKGS+=(chromium chromium-driver python3-selenium)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

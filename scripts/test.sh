@@ -4,13 +4,13 @@
 # unit, integration, fault and deployment tests and the benchmark smoke run; then, with clang and
 # warnings as errors, AddressSanitizer + UndefinedBehaviorSanitizer (one tree that also holds the
 # parsers' libFuzzer targets) for the unit and integration tests once more (not the two script
-# end-to-end runs, demo and bench smoke, nor the simulator's own fidelity checks: that pass reuses
-# the Release simulator); ThreadSanitizer for the unit tests and the controller's integration
-# test; and fuzzes each parser for FUZZ_SECONDS (default 10) with libFuzzer.
-# Each sanitizer tree is compiled while the tests of the previous stage run, at idle CPU priority
-# (SCHED_IDLE: it only gets the cycles the tests leave, so their timing is not disturbed). The
-# integration tests mostly wait on processes and clocks, and this took the suite from 26 to
-# (see the closing figure) minutes on two cores.
+# end-to-end runs, demo and bench smoke; nor the simulator's own fidelity checks: that pass reuses
+# the Release simulator; nor the web page's headless-browser test, which runs the page's script);
+# ThreadSanitizer for the unit tests and the controller's integration test; and fuzzes each parser
+# for FUZZ_SECONDS (default 10) with libFuzzer.
+# Each sanitizer tree is compiled while the tests of the stage before it run, at idle CPU priority
+# (SCHED_IDLE: it only gets the cycles the tests leave, so their timing is not disturbed): the
+# integration tests mostly wait on processes and clocks.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --fast     only the first pass
 #   scripts/test.sh --long     everything, with the fault scenarios at full length (DS_LONG=1)
@@ -87,7 +87,7 @@ wait_for_build build-asan
 echo "=== again under ASan + UBSan (clang) ==="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$PWD/test/ubsan.supp" \
-  run_tests build-asan "-LE slow|sim"
+  run_tests build-asan "-LE slow|sim|browser"
 wait_for_build build-tsan
 # Data races: the unit tests and the simulator-backed runs of the reconciler, cache and elector
 # (test_controller; the fault scenarios with two replicas stay in the passes above, their timing

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/fake_prometheus.h"
@@ -132,6 +134,61 @@ TEST_F(ReconcilerTest, LabelsHotNodeAndOnlyWritesChanges) {
   auto report = rec_->LastReport();
   EXPECT_EQ(report.hot_nodes, 2u);
   EXPECT_EQ(report.holds.at("node-3")[0].rule, "mem");
+}
+
+// The web page's data: every node's value per rule and verdict of the last cycle, and the mark
+// changes with their reasons, newest last, bounded.
+TEST_F(ReconcilerTest, ReportsEveryNodesValuesAndTheRecentChanges) {
+  cfg_.max_marked = 1;  // node-2 and node-3 hot: one of them is capped
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 95}, {"node-3", 97}});
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 150}}, "instance");
+  Cycle();
+  const CycleReport r = rec_->LastReport();
+  ASSERT_NE(r.table, nullptr);
+  const NodeTable& t = *r.table;
+  ASSERT_EQ(t.rules.size(), 2u);
+  EXPECT_EQ(t.rules[1].rule, "mem");
+  EXPECT_EQ(t.rules[1].op, "<");
+  EXPECT_EQ(t.rules[1].clear_threshold, 200);
+  ASSERT_EQ(t.names, (std::vector<std::string>{"node-1", "node-2", "node-3"}));
+  EXPECT_EQ(t.Value(0, 0), 20);
+  EXPECT_EQ(t.Value(1, 1), 150);
+  EXPECT_TRUE(std::isnan(t.Value(2, 1))) << "no sample: no value";
+  EXPECT_EQ(t.states[0], NodeTable::State::kCold);
+  // The hottest (relative margin) gets the one place; the other is capped.
+  EXPECT_EQ(t.states[2], NodeTable::State::kHot);
+  EXPECT_EQ(t.states[1], NodeTable::State::kCapped);
+  EXPECT_EQ(t.since_wall[0], 0);
+  EXPECT_GT(t.since_wall[2], 0);
+  EXPECT_GT(t.Bytes(), 3 * sizeof(std::string));
+  ASSERT_NE(r.recent_changes, nullptr);
+  ASSERT_EQ(r.recent_changes->size(), 1u);
+  const MarkChange& c = r.recent_changes->front();
+  EXPECT_EQ(c.node, "node-3");
+  EXPECT_TRUE(c.marked);
+  EXPECT_EQ(c.reason, "rule cpu value 97 > 80");
+  // Cooled: the unmark joins the list, after the mark.
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 20}, {"node-3", 20}});
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 500}, {"10.0.0.3", 500}},
+                  "instance");
+  Cycle();
+  auto changes = rec_->LastReport().recent_changes;
+  ASSERT_EQ(changes->size(), 2u);
+  EXPECT_EQ((*changes)[1].node, "node-3");
+  EXPECT_FALSE((*changes)[1].marked);
+  EXPECT_EQ((*changes)[1].reason, "every rule is below its clear threshold");
+  EXPECT_EQ(r.recent_changes->size(), 1u) << "a published list is never changed in place";
+  // Bounded: flapping keeps only the newest kRecentChanges.
+  for (size_t i = 0; i < kRecentChanges; ++i) {
+    prom_.SetValues("cpu_pct", {{"node-1", i % 2 == 0 ? 95.0 : 20.0}});
+    Cycle();
+  }
+  changes = rec_->LastReport().recent_changes;
+  EXPECT_EQ(changes->size(), kRecentChanges);
+  EXPECT_EQ(changes->back().node, "node-1");
+  EXPECT_FALSE(changes->back().marked);
+  EXPECT_LE(changes->front().at_wall, changes->back().at_wall);
 }
 
 TEST_F(ReconcilerTest, RemovesLabelWhenCooledPastClearThreshold) {

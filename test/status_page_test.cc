@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -329,6 +332,196 @@ TEST(StatusPage, WebhookHandsTheFiringAlertsOver) {
   std::string many = R"({"alerts":[)";
   for (int i = 0; i < 1500; ++i) many += std::string(i ? "," : "") + R"({"labels":{"node":"n"}})";
   EXPECT_EQ(FiringAlerts(many + "]}").size(), kMaxAlerts);
+}
+
+// The last cycle's table for FullView's nodes (node-3, node-5, node-7, node-9).
+std::shared_ptr<NodeTable> TableFor(const std::vector<std::string>& names) {
+  auto t = std::make_shared<NodeTable>();
+  t->rules = {NodeTable::Column{"cpu", ">", 80, 60}, NodeTable::Column{"mem", "<", 2e8, 3e8}};
+  t->names = names;
+  t->values.assign(names.size() * 2, std::nan(""));
+  t->states.assign(names.size(), NodeTable::State::kCold);
+  t->since_wall.assign(names.size(), 0);
+  return t;
+}
+
+ControllerView StateView() {
+  ControllerView v = FullView();
+  // node-1 left since the cycle; node-5 is new in the cache (the cycle did not see it).
+  auto t = TableFor({"node-1", "node-3", "node-7", "node-9"});
+  t->values = {10, 4e8, 91.5, 2.5e8, 85, 1e8, 82, std::nan("")};
+  t->states = {NodeTable::State::kCold, NodeTable::State::kHot, NodeTable::State::kHeld,
+               NodeTable::State::kCapped};
+  t->since_wall = {0, 1795303200, 1795303100, 1795303160};
+  v.last_cycle.table = t;
+  v.last_cycle.recent_changes = std::make_shared<std::vector<MarkChange>>(
+      std::vector<MarkChange>{{1795303100, "node-7", true, "rule cpu value 85 > 80"},
+                              {1795303200, "node-3", true, "rule cpu value 91.5 > 80"}});
+  return v;
+}
+
+TEST(StatusPage, StateJson) {
+  auto r = HandleRequest(Get("/api/v1/state"), StateView(), [] {});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.headers, std::vector<std::string>{"Cache-Control: no-store"});
+  rapidjson::Document d;
+  d.Parse(r.body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << r.body;
+  EXPECT_STREQ(d["mark"].GetString(), "status=presure");
+  EXPECT_EQ(d["cycle"].GetInt(), 12);
+  EXPECT_TRUE(d["ready"].GetBool());
+  EXPECT_TRUE(d["leader"].GetBool());
+  EXPECT_EQ(d["markLimit"].GetInt(), 2);
+  EXPECT_EQ(d["markedNodes"].GetInt(), 2) << "node-3 and node-7 carry status=presure";
+  ASSERT_EQ(d["rules"].Size(), 2u);
+  EXPECT_STREQ(d["rules"][1]["operator"].GetString(), "<");
+  EXPECT_EQ(d["rules"][1]["clearThreshold"].GetDouble(), 3e8);
+  EXPECT_STREQ(d["rules"][1]["error"].GetString(), "Unavailable: timeout")
+      << "the rule whose query failed says why";
+  EXPECT_FALSE(d["rules"][0].HasMember("error"));
+  // The cache's nodes now (node-1 left, node-5 came), the cycle's values and verdicts.
+  const auto& nodes = d["nodes"];
+  ASSERT_EQ(nodes.Size(), 4u);
+  std::vector<std::string> names;
+  for (const auto& n : nodes.GetArray()) names.push_back(n[0].GetString());
+  EXPECT_EQ(names, (std::vector<std::string>{"node-3", "node-5", "node-7", "node-9"}));
+  EXPECT_STREQ(nodes[0][1].GetString(), "presure");
+  EXPECT_STREQ(nodes[0][2].GetString(), "hot");
+  EXPECT_EQ(nodes[0][3].GetInt64(), 1795303200);
+  EXPECT_EQ(nodes[0][4][0].GetDouble(), 91.5);
+  EXPECT_EQ(nodes[0][4][1].GetDouble(), 2.5e8);
+  EXPECT_STREQ(nodes[1][1].GetString(), "");
+  EXPECT_STREQ(nodes[1][2].GetString(), "new");
+  EXPECT_TRUE(nodes[1][3].IsNull());
+  EXPECT_EQ(nodes[1][4].Size(), 0u);
+  EXPECT_STREQ(nodes[2][2].GetString(), "held");
+  EXPECT_STREQ(nodes[3][1].GetString(), "other") << "someone else's value under our key";
+  EXPECT_STREQ(nodes[3][2].GetString(), "capped");
+  EXPECT_TRUE(nodes[3][4][1].IsNull()) << "no value: null, not NaN";
+  // Newest first.
+  const auto& changes = d["changes"];
+  ASSERT_EQ(changes.Size(), 2u);
+  EXPECT_STREQ(changes[0]["node"].GetString(), "node-3");
+  EXPECT_STREQ(changes[0]["change"].GetString(), "marked");
+  EXPECT_STREQ(changes[0]["reason"].GetString(), "rule cpu value 91.5 > 80");
+  EXPECT_STREQ(changes[0]["at"].GetString(), "2026-11-21T23:20:00Z");
+}
+
+TEST(StatusPage, StateJsonBeforeTheFirstCycleAndForAStandby) {
+  ControllerView v = ReadyView();
+  v.last_cycle.standby = true;
+  v.leader_election = true;
+  v.leader_holder = "pod-b";
+  rapidjson::Document d;
+  d.Parse(RenderStateJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_FALSE(d["leader"].GetBool());
+  EXPECT_TRUE(d["standby"].GetBool());
+  EXPECT_STREQ(d["leaseHolder"].GetString(), "pod-b");
+  EXPECT_EQ(d["rules"].Size(), 0u);
+  ASSERT_EQ(d["nodes"].Size(), 4u) << "a standby still shows the nodes and their marks";
+  EXPECT_STREQ(d["nodes"][0][2].GetString(), "new");
+  EXPECT_EQ(d["changes"].Size(), 0u);
+  v.nodes = nullptr;
+  d.Parse(RenderStateJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_EQ(d["nodes"].Size(), 0u);
+}
+
+TEST(StatusPage, StateJsonEscapesWhatNodesCarry) {
+  ControllerView v = ReadyView();
+  auto snap = std::make_shared<NodeSnapshot>(*v.nodes);
+  auto n = std::make_shared<NodeInfo>();
+  n->name = "x\"</script><img src=x onerror=alert(1)>";
+  n->labels.emplace_back("status", "a\"b\n");
+  snap->nodes.insert(snap->nodes.begin(), n);
+  v.nodes = snap;
+  rapidjson::Document d;
+  d.Parse(RenderStateJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError()) << "a quote in a name cannot break the JSON";
+  EXPECT_EQ(std::string(d["nodes"][0][0].GetString()), n->name);
+  EXPECT_EQ(std::string(d["nodes"][0][1].GetString()), "a\"b\n");
+}
+
+TEST(StatusPage, StateGolden) { ExpectGolden("state.json", RenderStateJson(StateView())); }
+
+// The page: HTML, script and style, served from the binary with a policy that allows nothing
+// from elsewhere.
+TEST(StatusPage, ServesThePageAndItsFiles) {
+  const ControllerView v = ReadyView();
+  auto page = HandleRequest(Get("/"), v, [] {});
+  ASSERT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<script src=\"/ui/app.js\"></script>"), std::string::npos);
+  EXPECT_NE(page.body.find("href=\"/ui/app.css\""), std::string::npos);
+  ASSERT_FALSE(page.headers.empty());
+  EXPECT_EQ(
+      page.headers[0].rfind("Content-Security-Policy: default-src 'none'; script-src 'self'", 0),
+      0u)
+      << page.headers[0];
+  auto js = HandleRequest(Get("/ui/app.js"), v, [] {});
+  ASSERT_EQ(js.status, 200);
+  EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
+  EXPECT_NE(js.body.find("'/api/v1/state'"), std::string::npos);
+  auto css = HandleRequest(Get("/ui/app.css"), v, [] {});
+  ASSERT_EQ(css.status, 200);
+  EXPECT_EQ(css.content_type, "text/css; charset=utf-8");
+  EXPECT_EQ(HandleRequest(WebRequest{"HEAD", "/", -1, "", ""}, v, [] {}).status, 200);
+  EXPECT_EQ(HandleRequest(WebRequest{"POST", "/", 0, "", ""}, v, [] {}).status, 405);
+  EXPECT_EQ(HandleRequest(Get("/ui/other.js"), v, [] {}).status, 404);
+  for (const auto* body : {&page.body, &js.body, &css.body}) {
+    // Air-gapped: nothing is loaded from another host.
+    EXPECT_EQ(body->find("http://"), std::string::npos);
+    EXPECT_EQ(body->find("https://"), std::string::npos);
+    EXPECT_EQ(body->find("//cdn"), std::string::npos);
+    // Text from the cluster never becomes HTML.
+    for (const char* sink : {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"})
+      EXPECT_EQ(body->find(sink), std::string::npos) << sink;
+  }
+}
+
+// 10,000 nodes and two rules, the benchmark's cluster: what one poll of the page costs.
+TEST(StatusPage, StateJsonAt10000Nodes) {
+  constexpr size_t kNodes = 10000;
+  ControllerView v = ReadyView();
+  auto snap = std::make_shared<NodeSnapshot>();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kNodes; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "node-%05zu", i);
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    if (i % 3 == 0) n->labels.emplace_back("status", "presure");
+    snap->nodes.push_back(n);
+    names.push_back(name);
+  }
+  v.nodes = snap;
+  auto t = TableFor(names);
+  for (size_t i = 0; i < kNodes; ++i) {
+    t->values[2 * i] = 50 + static_cast<double>(i % 500) / 10;
+    t->values[2 * i + 1] = 1.5e8 + static_cast<double>(i) * 1024;
+    t->states[i] = i % 3 == 0 ? NodeTable::State::kHot : NodeTable::State::kCold;
+    t->since_wall[i] = i % 3 == 0 ? 1795303200 : 0;
+  }
+  v.last_cycle.table = t;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string body = RenderStateJson(v);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_EQ(d["nodes"].Size(), kNodes);
+  EXPECT_EQ(d["markedNodes"].GetUint(), 3334u);
+  std::printf("state JSON at %zu nodes: %zu bytes, rendered in %.1f ms; table kept: %zu bytes\n",
+              kNodes, body.size(), ms, t->Bytes());
+  RecordProperty("state_json_bytes", static_cast<int>(body.size()));
+  RecordProperty("table_bytes", static_cast<int>(t->Bytes()));
+  // Bounds, not timings (the sanitizer passes run this too): under 64 bytes a node on the wire,
+  // and the table under 64 bytes a node.
+  EXPECT_LT(body.size(), 64 * kNodes);
+  EXPECT_LT(t->Bytes(), 64 * kNodes);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ class DemoIT(unittest.TestCase):
         self.assertIn("no process left behind", r.stdout)
         self.assertIn("rules: cpu > 80% (clears <= 65%", r.stdout)
         self.assertNotIn("%%", r.stdout)
+        self.assertRegex(r.stdout, r"web page +http://127\.0\.0\.1:\d+/ ", "the page's URL is printed")
         self.assertNotRegex(r.stdout, r"\d\.\d+e\+\d\d", "byte values in MB or GB, not 1.074e+08")
         # Only this demo's processes: other suites may run their own stacks in parallel.
         work_dir = [l.split()[-1] for l in r.stdout.splitlines() if l.strip().startswith("work dir")][0]
@@ -39,6 +40,7 @@ class DemoIT(unittest.TestCase):
         self.assertNotIn("BOUNCE", out)
         self.assertRegex(out, r"effect: [1-9]\d* evictions, \d+ replacements, 0 bounce-backs")
         self.assertIn("no process left behind", out)
+        self.assertRegex(out, r"web page +http://127\.0\.0\.1:\d+/ ")
 
 
 if __name__ == "__main__":

@@ -547,7 +547,7 @@ class HttpAbuseIT(unittest.TestCase):
 
             def client():
                 for _ in range(10):
-                    code, _ = http("GET", c.url + random.choice(["/status", "/nodes", "/metrics", "/healthz"]), timeout=30)
+                    code, _ = http("GET", c.url + random.choice(["/status", "/nodes", "/metrics", "/healthz", "/api/v1/state"]), timeout=30)
                     if code not in (200, 503):
                         errors.append(code)
                     done[0] += 1
@@ -575,7 +575,7 @@ class HttpAbuseIT(unittest.TestCase):
         try:
             c.wait_ready()
             c2.wait_ready()
-            outputs = [c.get(p)[1] + c2.get(p)[1] for p in ("/status", "/nodes", "/metrics", "/healthz")]
+            outputs = [c.get(p)[1] + c2.get(p)[1] for p in ("/status", "/nodes", "/metrics", "/healthz", "/api/v1/state")]
             outputs += [c.proc.output(), c2.proc.output()]
             key = open(os.path.join(self.stack.sim_dir, "client.key")).read().splitlines()[1]
             for secret in ("sim-token", key, "Authorization", "Bearer"):
