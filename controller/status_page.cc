@@ -228,6 +228,10 @@ std::string RenderStateJson(const ControllerView& view) {
   w.StartObject();
   w.Key("mark");
   WriteString(w, view.mark.ToString());
+  // What each node's mark column (below) holds when the mark is ours: the label's value, or in
+  // taint mode the taint's.
+  w.Key("markValue");
+  WriteString(w, view.mark.UsesLabel() ? view.mark.value : view.mark.taint.value);
   w.Key("version");
   WriteString(w, view.version);
   w.Key("cycle");
@@ -311,10 +315,18 @@ std::string RenderStateJson(const ControllerView& view) {
       const bool known = k < nt && t->names[k] == n->name;
       w.StartArray();
       WriteString(w, n->name);
-      // Our key's value as the node carries it: ours, someone else's, or none ("").
-      const std::string* value = FindLabel(n->labels, view.mark.key);
+      // Our key's value as the node carries it: ours, someone else's, or none (""); in taint
+      // mode the value of the taint with our key and effect.
+      const std::string* value = nullptr;
+      if (view.mark.UsesLabel()) {
+        value = FindLabel(n->labels, view.mark.key);
+      } else {
+        for (const Taint& taint : n->taints)
+          if (taint.key == view.mark.taint.key && taint.effect == view.mark.taint.effect)
+            value = &taint.value;
+      }
       WriteString(w, value == nullptr ? std::string_view() : std::string_view(*value));
-      if (view.mark.IsOn(n->labels)) ++marked;
+      if (view.mark.IsOn(n->labels, n->taints)) ++marked;
       w.String(known ? StateName(t->states[k]) : "new");
       if (known && t->since_wall[k] > 0)
         w.Int64(static_cast<int64_t>(t->since_wall[k]));

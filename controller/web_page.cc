@@ -188,7 +188,7 @@ constexpr std::string_view kAppJs = R"JS('use strict';
   window.dsPage = stats;  // read by the browser test
 
   function prepare(state) {
-    const ourValue = state.mark.slice(state.mark.indexOf('=') + 1);
+    const ourValue = state.markValue;
     return state.nodes.map((n) => ({
       name: n[0],
       lower: n[0].toLowerCase(),

@@ -56,10 +56,11 @@ def main():
     print("starting Prometheus, pushgateway and the Kubernetes API simulator on 127.0.0.1 ...", flush=True)
     stack = Stack(nodes=len(NODES) + 1, control_plane=1)
     controller = None
+    live = Live()
     try:
         stack.start()
-        print("  prometheus  %s\n  pushgateway %s\n  kubernetes  %s  (KUBECONFIG=%s)\n  work dir    %s"
-              % (stack.prom, stack.pgw, stack.sim_url, stack.admin_kubeconfig, stack.dir), flush=True)
+        live.note("  prometheus  %s\n  pushgateway %s\n  kubernetes  %s  (KUBECONFIG=%s)\n  work dir    %s"
+                  % (stack.prom, stack.pgw, stack.sim_url, stack.admin_kubeconfig, stack.dir))
         t0 = time.monotonic()
 
         def push_all():
@@ -73,11 +74,11 @@ def main():
         push_all()
         stack.wait_value('count(node_cpu_usage_percent)', len(NODES))
         controller = Controller(stack, RULES, interval=2, name="dynamic-scheduler")
-        print("  dynamic-scheduler %s  (/status /nodes /metrics)" % controller.url, flush=True)
-        print("  web page    %s/  (open it in a browser: the nodes, their values and marks, live)\n"
-              % controller.url, flush=True)
-        print("rules: cpu > 80% (clears <= 65%, for 2s) | memory > 85% (clears <= 75%) | "
-              "memory.available < 500 MB (clears >= 800 MB)\n", flush=True)
+        live.note("  dynamic-scheduler %s  (/status /nodes /metrics)" % controller.url)
+        live.note("  web page    %s/  (open it in a browser: the nodes, their values and marks, live)\n"
+                  % controller.url)
+        live.note("rules: cpu > 80% (clears <= 65%, for 2s) | memory > 85% (clears <= 75%) | "
+                  "memory.available < 500 MB (clears >= 800 MB)")
         seen_lines = 0
         last_view = 0
         while not stop["now"] and (duration <= 0 or time.monotonic() - t0 < duration):
@@ -87,13 +88,12 @@ def main():
                      if "set status=presure" in l or "remove status (if still presure)" in l]
             for l in lines[seen_lines:]:
                 msg = readable(l.split("] ", 1)[-1])
-                print("%s  %s %s" % (time.strftime("%H:%M:%S"),
-                                      "LABELLED  " if "set status=presure" in msg else "UNLABELLED", msg),
-                      flush=True)
+                live.change("%s %s" % ("LABELLED  " if "set status=presure" in msg else "UNLABELLED", msg))
             seen_lines = len(lines)
-            if time.monotonic() - last_view >= 6:
+            if live.tty or time.monotonic() - last_view >= 6:
                 last_view = time.monotonic()
-                view(stack, controller, time.monotonic() - t0)
+                live.table(view(stack, controller, time.monotonic() - t0))
+            live.draw()
             time.sleep(1)
     except KeyboardInterrupt:
         pass
@@ -122,6 +122,38 @@ def number(v):
     return "%.4g" % v
 
 
+class Live:
+    """What the demo shows. On a terminal, one screen redrawn in place every second: the addresses and
+    rules, the table of nodes, and the last changes with their reasons. Anywhere else (a pipe, a log
+    file, the tests) the same as lines that scroll: a table every few seconds, each change once."""
+
+    def __init__(self):
+        self.tty = sys.stdout.isatty() and os.environ.get("TERM", "dumb") != "dumb"
+        self.header, self.rows, self.changes = [], [], []
+
+    def note(self, text):
+        print(text, flush=True)
+        self.header += text.rstrip("\n").split("\n")
+
+    def change(self, text):
+        line = "%s  %s" % (time.strftime("%H:%M:%S"), text)
+        if self.tty:
+            self.changes = (self.changes + [line])[-12:]
+        else:
+            print(line, flush=True)
+
+    def table(self, rows):
+        self.rows = rows
+        if not self.tty:
+            print("\n" + "\n".join(rows) + "\n", flush=True)
+
+    def draw(self):
+        if self.tty:  # home, clear the screen, then the whole frame
+            frame = self.header + [""] + self.rows + ["", "recent changes (newest last):"] + self.changes
+            sys.stdout.write("\033[H\033[2J" + "\n".join(frame) + "\n")
+            sys.stdout.flush()
+
+
 def describe(hold):
     """'cpu 91 > 80', or for a value inside the hysteresis band 'cpu 71 (held until <= 65)'."""
     v, op, th, clear = hold["value"], hold["operator"], hold["threshold"], hold["clearThreshold"]
@@ -139,13 +171,13 @@ def view(stack, controller, t):
         capped = {n["name"]: n for n in answer.get("capped", [])}
     except Exception:  # the controller may still be starting
         nodes, capped = {}, {}
-    print("\n%-11s %6s %6s %9s  %-15s %s" % ("NODE", "CPU%", "MEM%", "MEM.AVAIL", "LABEL", "WHY"))
+    rows = ["%-11s %6s %6s %9s  %-15s %s" % ("NODE", "CPU%", "MEM%", "MEM.AVAIL", "LABEL", "WHY")]
     for i, n in enumerate(NODES):
         cpu, mem, avail = load(i, t)
         why = ", ".join(describe(r) for r in nodes.get(n, capped.get(n, {})).get("rules", []))
         label = "status=presure" if n in nodes else "- (herd cap)" if n in capped else "-"
-        print("%-11s %6.1f %6.1f %7.2fGB  %-15s %s" % (n, cpu, mem, avail / 1e9, label, why))
-    print(flush=True)
+        rows.append("%-11s %6.1f %6.1f %7.2fGB  %-15s %s" % (n, cpu, mem, avail / 1e9, label, why))
+    return rows
 
 
 REBALANCE_RULES = """# The rebalancing demo's rule.yaml: mark a hot node, then move pods off it.
@@ -174,10 +206,11 @@ def rebalance_demo(duration, stop):
     print("starting Prometheus, pushgateway and the Kubernetes API simulator (with pods) ...", flush=True)
     stack = Stack(nodes=5, control_plane=1, sim_args=["-pod_grace_seconds", "1", "-pod_start_seconds", "1"])
     controller = load = None
+    live = Live()
     try:
         stack.start()
-        print("  kubernetes  %s  (KUBECONFIG=%s: kubectl get pods -A -o wide)\n  work dir    %s"
-              % (stack.sim_url, stack.admin_kubeconfig, stack.dir), flush=True)
+        live.note("  kubernetes  %s  (KUBECONFIG=%s: kubectl get pods -A -o wide)\n  work dir    %s"
+                  % (stack.sim_url, stack.admin_kubeconfig, stack.dir))
         api = KubeAdmin(stack)
         workers = ["node-%05d" % i for i in range(2, 6)]
         for n in workers[1:]:
@@ -196,12 +229,12 @@ def rebalance_demo(duration, stop):
         load.start()
         wait_until(lambda: len(stack.query("it_pod_cpu > 0")) == 4, 30, what="the pods' usage in Prometheus")
         controller = Controller(stack, REBALANCE_RULES, interval=2, name="dynamic-scheduler")
-        print("  dynamic-scheduler %s  (/nodes /rebalance /metrics)" % controller.url, flush=True)
-        print("  web page    %s/  (open it in a browser: marks, evictions and the effect, live)\n"
-              % controller.url, flush=True)
-        print("web: 4 pods using 0.85 cores each, packed onto node-00002 (the other workers are full by "
-              "requests)\nrule: cpu > 80% (clears <= 60%); rebalance after 4 s marked, one eviction per "
-              "4 s, mark held 10 s after the last\n", flush=True)
+        live.note("  dynamic-scheduler %s  (/nodes /rebalance /metrics)" % controller.url)
+        live.note("  web page    %s/  (open it in a browser: marks, evictions and the effect, live)\n"
+                  % controller.url)
+        live.note("web: 4 pods using 0.85 cores each, packed onto node-00002 (the other workers are full by "
+                  "requests)\nrule: cpu > 80% (clears <= 60%); rebalance after 4 s marked, one eviction per "
+                  "4 s, mark held 10 s after the last")
         t0 = time.monotonic()
         seen = 0
         last_view = 0
@@ -211,27 +244,27 @@ def rebalance_demo(duration, stop):
                 # A traffic peak doubles every web pod's usage: a node left with two of them runs hot.
                 peaked = True
                 load.set("demo", "web", 1.7)
-                print("%s  TRAFFIC PEAK: every web pod now uses 1.7 cores" % time.strftime("%H:%M:%S"),
-                      flush=True)
+                live.change("TRAFFIC PEAK: every web pod now uses 1.7 cores")
             lines = [l.split("] ", 1)[-1] for l in controller.proc.output().splitlines()
                      if "set status=presure" in l or "remove status (if still presure)" in l or "rebalance: evicted" in l
                      or "bounce-back" in l]
             for l in lines[seen:]:
                 kind = ("EVICTED   " if "evicted" in l else "MARKED    " if l.startswith("set")
                         else "BOUNCE    " if "bounce-back" in l else "UNMARKED  ")
-                print("%s  %s %s" % (time.strftime("%H:%M:%S"), kind, l), flush=True)
+                live.change("%s %s" % (kind, l))
             seen = len(lines)
-            if time.monotonic() - last_view >= 5:
+            if live.tty or time.monotonic() - last_view >= 5:
                 last_view = time.monotonic()
                 pods = [p for p in api.get("/api/v1/namespaces/demo/pods?labelSelector=app%3Dweb")["items"]
                         if running(p)]
                 marked = stack.labelled()
-                print("\n%-11s %6s  %-15s %s" % ("NODE", "CPU%", "LABEL", "WEB PODS"))
+                rows = ["%-11s %6s  %-15s %s" % ("NODE", "CPU%", "LABEL", "WEB PODS")]
                 for n in workers:
                     names = sorted(p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == n)
-                    print("%-11s %6.1f  %-15s %s" % (n, load.last.get(n, 0), "status=presure" if n in marked
-                                                      else "-", " ".join(names)))
-                print(flush=True)
+                    rows.append("%-11s %6.1f  %-15s %s" % (n, load.last.get(n, 0), "status=presure" if n in marked
+                                                           else "-", " ".join(names)))
+                live.table(rows)
+            live.draw()
             time.sleep(1)
     except KeyboardInterrupt:
         pass

@@ -444,6 +444,28 @@ TEST(StatusPage, StateJsonEscapesWhatNodesCarry) {
   EXPECT_EQ(std::string(d["nodes"][0][1].GetString()), "a\"b\n");
 }
 
+TEST(StatusPage, StateJsonInTaintModeShowsTheTaint) {
+  ControllerView v = ReadyView();
+  v.mark.mode = Mark::Mode::kTaint;
+  auto snap = std::make_shared<NodeSnapshot>(*v.nodes);
+  for (auto& node : snap->nodes) {
+    auto n = std::make_shared<NodeInfo>(*node);
+    // The label is someone else's business in taint mode: only the taint counts.
+    n->labels = {{"status", "presure"}};
+    if (n->name == "node-3") n->taints = {Taint{"gpu", "", "NoSchedule"}, v.mark.taint};
+    node = n;
+  }
+  v.nodes = snap;
+  rapidjson::Document d;
+  d.Parse(RenderStateJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_STREQ(d["markValue"].GetString(), "presure");
+  EXPECT_EQ(d["markedNodes"].GetInt(), 1) << "node-3 alone carries our taint";
+  for (const auto& n : d["nodes"].GetArray())
+    EXPECT_STREQ(n[1].GetString(), std::string(n[0].GetString()) == "node-3" ? "presure" : "")
+        << n[0].GetString();
+}
+
 TEST(StatusPage, StateGolden) { ExpectGolden("state.json", RenderStateJson(StateView())); }
 
 // The page: HTML, script and style, served from the binary with a policy that allows nothing

@@ -1,18 +1,51 @@
 """The README's demo must keep working: run it briefly and check that it labels and unlabels
 nodes and leaves no process behind."""
 import os
+import pty
 import subprocess
+import threading
 import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
+def run_on_a_terminal(args, env, timeout):
+    """Runs args with stdout on a pseudo-terminal, as a person at a terminal sees it: (exit code,
+    everything written to the terminal, stderr)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(args, env=env, stdout=slave, stderr=subprocess.PIPE, text=False)
+    os.close(slave)
+    chunks = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: read_or_eof(master), b"")))
+    reader.start()
+    try:
+        _, err = p.communicate(timeout=timeout)
+    finally:
+        reader.join(10)
+        os.close(master)
+    return p.returncode, b"".join(chunks).decode(errors="replace").replace("\r\n", "\n"), err.decode(errors="replace")
+
+
+def read_or_eof(fd):
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the other side closed
+        return b""
+
+
 class DemoIT(unittest.TestCase):
     def test_demo_runs_labels_and_cleans_up(self):
-        env = dict(os.environ, DEMO_DURATION="45")
-        r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
-                           capture_output=True, text=True, timeout=240)
+        # On a terminal, as the README's first command runs it: the view is redrawn in place.
+        env = dict(os.environ, DEMO_DURATION="45", TERM="xterm")
+        code, out, err = run_on_a_terminal(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env, 240)
+        r = subprocess.CompletedProcess([], code, out, err)
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        frames = r.stdout.split("\033[H\033[2J")
+        self.assertGreater(len(frames), 20, "a frame a second, each drawn over the last")
+        last = frames[-1]
+        self.assertIn("NODE", last)
+        self.assertIn("recent changes", last)
+        self.assertRegex(last, r"UNLABELLED .*node-", "each change with its reason, on the screen")
         self.assertIn("LABELLED", r.stdout)
         self.assertIn("UNLABELLED", r.stdout)
         self.assertIn("no process left behind", r.stdout)

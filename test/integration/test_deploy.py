@@ -785,6 +785,9 @@ def exported_metrics():
     labels = {name: set() for name in types}
     for name, key in re.findall(r'"([A-Za-z_:][\w:]*)\{(\w+)=\\"', src):
         labels.setdefault(name, set()).add(key)
+    # Further labels of the same line: `\",key=\"` in the statement that wrote the first.
+    for name, rest in re.findall(r'"([A-Za-z_:][\w:]*)\{\w+=\\"([^;]*);', src):
+        labels[name] |= set(re.findall(r'\\",(\w+)=\\"', rest))
     return {name: (types[name], labels[name]) for name in types}
 
 
@@ -879,6 +882,16 @@ class ExportedMetricsParseTest(unittest.TestCase):
                 ("dynamic_scheduler_cycle_duration_seconds_bucket",
                  ["dynamic_scheduler_cycle_duration_seconds_bucket is not exported"])]:
             self.assertEqual(promql_problems(expr, m), want, expr)
+
+
+class ReadmeMetricsTest(unittest.TestCase):
+    def test_the_reference_lists_every_exported_metric_with_its_type_and_labels(self):
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+        table = readme.split("### Metrics", 1)[1].split("\n## ", 1)[0]
+        rows = re.findall(r"^\| `(\w+)` \| (\w+) \| ([^|]*)\|", table, re.M)
+        listed = {name: (kind, set(re.findall(r"`(\w+)`", labels))) for name, kind, labels in rows}
+        self.assertEqual(listed, exported_metrics())
 
 
 class AlertRulesTest(unittest.TestCase):

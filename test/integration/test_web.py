@@ -63,7 +63,7 @@ def synthetic_state(nodes=10000):
         rows.append(["node-%05d" % i, "presure" if hot else "", "hot" if hot else "cold",
                      1795303200 if hot else None, [50 + (i % 500) / 10, 1.5e8 + i * 1024]])
     return {
-        "mark": "status=presure", "version": "test", "cycle": 1, "evaluatedAt": "2026-11-21T23:20:00Z",
+        "mark": "status=presure", "markValue": "presure", "version": "test", "cycle": 1, "evaluatedAt": "2026-11-21T23:20:00Z",
         "intervalSeconds": 10, "ready": True, "notReady": "", "leaderElection": False, "leader": True,
         "identity": "", "leaseHolder": "", "standby": False, "allQueriesFailed": False,
         "outageSeconds": 0, "releasing": False, "reloadOk": True, "reloadError": "",
