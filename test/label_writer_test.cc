@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "test/fakes/fake_clock.h"
@@ -50,7 +51,10 @@ class LabelWriterTest : public ::testing::Test {
     if (!writer_) writer_.emplace(limits_, Mark{}, &api_, &clock_);
     WriteHooks hooks;
     hooks.gate = std::move(gate);
-    hooks.on_written = [&](const NodeInfo& n) { written_.push_back(n.name); };
+    hooks.on_written = [&](const NodeInfo& n) {  // from writer threads, several at once
+      std::lock_guard<std::mutex> l(written_mu_);
+      written_.push_back(n.name);
+    };
     hooks.on_progress = [&] { ++progress_; };
     WriteOutcome out = writer_->Write(w, hooks, &stop_);
     counters_ = writer_->Counters();
@@ -61,7 +65,8 @@ class LabelWriterTest : public ::testing::Test {
   FakeClock clock_;
   WriteLimits limits_;
   std::atomic<bool> stop_{false};
-  std::vector<std::string> written_;
+  std::mutex written_mu_;
+  std::vector<std::string> written_;  // read once the writes are done
   WriteCounters counters_;
   std::atomic<int> progress_{0};
   std::optional<LabelWriter> writer_;
