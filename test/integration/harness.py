@@ -18,6 +18,17 @@ BUILD_DIR = os.environ.get("DS_BUILD_DIR", os.path.join(os.path.dirname(__file__
 CONTROLLER = os.path.join(BUILD_DIR, "dynamic-scheduler")
 SIM = os.path.join(BUILD_DIR, "kube-sim")
 
+# The rule most tests need: one cpu rule, marked over 80 and cleared at 60. `{metric}` is the series
+# the test pushes (str.format it, or replace it where the text holds other braces).
+CPU_RULES = """
+rules:
+  - name: cpu
+    query: {metric}
+    operator: ">"
+    threshold: 80
+    clearThreshold: 60
+"""
+
 
 # Ports handed out by free_port, across every test process of a run. A port is free when it is
 # chosen, but it is bound only later, by the process it is given to; meanwhile a test running

@@ -8,18 +8,11 @@ import subprocess
 import time
 import unittest
 
-from harness import CONTROLLER, Controller, Stack, free_port, http, removes_mark, touched, wait_until
+from harness import CONTROLLER, CPU_RULES, Controller, Stack, free_port, http, removes_mark, touched, wait_until
 
 ROOT_RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
 
-CURRENT_RULES = """
-rules:
-  - name: cpu
-    query: {metric}
-    operator: ">"
-    threshold: 80
-    clearThreshold: 60
-"""
+CURRENT_RULES = CPU_RULES
 
 
 HELD_BY = "dynamic-scheduler.io/held-by"

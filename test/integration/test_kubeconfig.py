@@ -8,16 +8,9 @@ import os
 import time
 import unittest
 
-from harness import CONTROLLER, Process, Stack, free_port, wait_until
+from harness import CONTROLLER, CPU_RULES, Process, Stack, free_port, wait_until
 
-RULES = """
-rules:
-  - name: cpu
-    query: {metric}
-    operator: ">"
-    threshold: 80
-    clearThreshold: 60
-"""
+RULES = CPU_RULES
 
 PLUGIN = """#!/usr/bin/python3
 import datetime, json, os, sys

@@ -7,7 +7,7 @@ removed."""
 import json
 import unittest
 
-from harness import Controller, Stack, wait_until
+from harness import CPU_RULES, Controller, Stack, wait_until
 
 KEY = "dynamic-scheduler.io/pressure"
 OURS = {"key": KEY, "value": "presure", "effect": "PreferNoSchedule"}
@@ -17,14 +17,7 @@ DRAIN = {"key": "drain", "value": "1", "effect": "NoSchedule"}
 RULES = """
 maxMarkedFraction: 1   # no herd cap: two of the three managed nodes are hot at once here
 mark: taint
-taint: {key: %s, value: presure, effect: PreferNoSchedule}
-rules:
-  - name: cpu
-    query: {metric}
-    operator: ">"
-    threshold: 80
-    clearThreshold: 60
-""" % KEY
+taint: {key: %s, value: presure, effect: PreferNoSchedule}""" % KEY + CPU_RULES
 
 
 class TaintModeIT(unittest.TestCase):

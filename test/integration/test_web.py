@@ -13,7 +13,7 @@ import time
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import Controller, Stack, http, wait_until
+from harness import CPU_RULES, Controller, Stack, http, wait_until
 
 try:
     from selenium import webdriver
@@ -25,14 +25,7 @@ try:
 except ImportError:  # scripts/install-deps.sh installs python3-selenium
     webdriver = None
 
-RULES = """
-rules:
-  - name: cpu
-    query: {metric}
-    operator: ">"
-    threshold: 80
-    clearThreshold: 60
-"""
+RULES = CPU_RULES
 
 MANAGED = ["node-%05d" % i for i in range(2, 9)]  # node-00001 is the control plane
 
