@@ -60,6 +60,8 @@ Controller::Controller(const Options& options)
           options.rule_file, RunningText(options),
           [this](const RuleConfig& rules) { reconciler_.Reload(rules); }, &clock_) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
+  if (!options.marked_cache.label_selector.empty())
+    marked_cache_ = std::make_unique<NodeCache>(&kube_, &clock_, options.marked_cache);
 }
 
 Controller::~Controller() { Stop(); }
@@ -93,6 +95,8 @@ Status Controller::Start() {
       << " (the page at /; /api/v1/state /status /healthz /nodes /metrics /rebalance /webhook)";
 
   cache_thread_ = std::thread([this] { cache_.Run(&stop_); });
+  if (marked_cache_ != nullptr)
+    marked_cache_thread_ = std::thread([this] { marked_cache_->Run(&stop_); });
   loop_thread_ = std::thread([this] { reconciler_.Run(&stop_); });
   reload_thread_ = std::thread([this] { rule_watcher_.Run(&stop_, kRuleFilePollSeconds); });
   if (elector_ != nullptr)
@@ -118,6 +122,7 @@ void Controller::Stop() {
   stop_election_ = true;
   if (election_thread_.joinable()) election_thread_.join();
   if (cache_thread_.joinable()) cache_thread_.join();
+  if (marked_cache_thread_.joinable()) marked_cache_thread_.join();
   web_.Stop();
 }
 
@@ -130,6 +135,7 @@ ControllerView Controller::View() const {
     v.cache_seconds_since_progress = ToSeconds(clock_.Now() - p);
   v.cache_stale = cache_.Stale(clock_.Now(), FromSeconds(options_.cache_stale_after_seconds));
   v.nodes = cache_.Snapshot();
+  if (marked_cache_ != nullptr) v.marked_nodes = marked_cache_->Snapshot();
   v.last_cycle = reconciler_.LastReport();
   v.counters = reconciler_.Counters();
   TimePoint end = reconciler_.LastCycleEnd();

@@ -53,8 +53,9 @@ class Controller {
   HttpKubeApi kube_;
   HttpPrometheusClient prom_;
   NodeCache cache_;
-  std::unique_ptr<LeaderElector> elector_;  // null without -leader_elect
-  std::unique_ptr<Rebalancer> rebalancer_;  // null without a `rebalance:` section
+  std::unique_ptr<NodeCache> marked_cache_;  // Options::marked_cache; null when unused
+  std::unique_ptr<LeaderElector> elector_;   // null without -leader_elect
+  std::unique_ptr<Rebalancer> rebalancer_;   // null without a `rebalance:` section
   Reconciler reconciler_;
   RuleFileWatcher rule_watcher_;
   WebServer web_;
@@ -63,7 +64,7 @@ class Controller {
   // Stop() releases the lease first (a leader's Run then ends by itself); this flag ends a
   // standby's Run, after the evaluation loop has stopped.
   std::atomic<bool> stop_election_{false};
-  std::thread cache_thread_, loop_thread_, election_thread_, reload_thread_;
+  std::thread cache_thread_, marked_cache_thread_, loop_thread_, election_thread_, reload_thread_;
 };
 
 }  // namespace ds

@@ -309,6 +309,11 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.cache.resync_seconds = FLAGS_resync;
   // The selector runs on the server, so the cache only needs our own key.
   o.cache.keep_label_keys = {o.rules.mark.key};
+  if (o.rules.mark.UsesLabel() && !o.rules.node_selector.empty()) {
+    o.marked_cache = o.cache;
+    o.marked_cache.label_selector = o.rules.mark.key + "=" + o.rules.mark.value;
+    o.marked_cache.keep_departures = false;
+  }
 
   o.web_addr = FLAGS_webaddr;
   if (!(FLAGS_webhook_min_interval >= 0) || !std::isfinite(FLAGS_webhook_min_interval))

@@ -40,6 +40,11 @@ struct Options {
   // 300 s, or twice the watch idle timeout if that is longer).
   double cache_stale_after_seconds = 300;
   NodeCacheOptions cache;
+  // The nodes that carry our label whatever the nodeSelector says (a second, small watch, with
+  // the selector key=value), so /nodes lists every node carrying the mark, as the original did.
+  // Unused (empty selector) in taint mode, where no selector can find a taint, and when every
+  // node is managed.
+  NodeCacheOptions marked_cache;
   std::string user_agent;  // names the replica, so audit logs tell the replicas' writes apart
 
   // HTTP endpoints.

@@ -1,8 +1,10 @@
 #include "controller/status_page.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "common/json_util.h"
@@ -371,6 +373,18 @@ std::string RenderNodesJson(const ControllerView& view) {
       if (view.mark.IsOn(n->labels, n->taints)) labelled.push_back(n.get());
     }
   }
+  // And the nodes outside the managed set that carry our label (the original listed every node
+  // with it): marked by hand, by another tool, or before the nodeSelector changed.
+  std::set<const NodeInfo*> unmanaged;
+  if (view.marked_nodes != nullptr) {
+    for (const auto& n : view.marked_nodes->nodes) {
+      const bool managed = view.nodes != nullptr && view.nodes->Find(n->name) != nullptr;
+      if (!managed && view.mark.LabelOn(n->labels)) unmanaged.insert(n.get());
+    }
+    for (const NodeInfo* n : unmanaged) labelled.push_back(n);
+    std::sort(labelled.begin(), labelled.end(),
+              [](const NodeInfo* a, const NodeInfo* b) { return a->name < b->name; });
+  }
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
@@ -416,6 +430,10 @@ std::string RenderNodesJson(const ControllerView& view) {
     w.StartObject();
     w.Key("name");
     WriteString(w, n->name);
+    if (unmanaged.count(n)) {  // no rule of ours judges it: nothing holds it, nothing removes it
+      w.Key("managed");
+      w.Bool(false);
+    }
     write_rules(n->name);
     w.EndObject();
   }

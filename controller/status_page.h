@@ -8,7 +8,8 @@
 //   GET  /status   200 "ok" when ready (a standby says whose lease it waits for), else 503 and a
 //                  one-line reason (readiness)
 //   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)
-//   GET  /nodes    labelled nodes as JSON (the original's fields plus why each is labelled)
+//   GET  /nodes    nodes carrying the mark as JSON (the original's fields plus why each is marked;
+//                  with a label mark, also the unmanaged nodes carrying it: "managed": false)
 //   GET  /metrics  Prometheus text format
 //   GET  /rebalance  the rebalancer: the marked nodes of the last cycle, recent evictions, effect
 //   POST /webhook  Alertmanager webhook: triggers an evaluation at once (202)
@@ -36,6 +37,8 @@ struct ControllerView {
   bool cache_stale = false;                   // NodeCache::Stale with the configured bound: 503
   double cache_seconds_since_progress = -1;   // since the last successful LIST or watch event
   std::shared_ptr<const NodeSnapshot> nodes;  // may be null before the first sync
+  // Nodes carrying our label, managed or not (Options::marked_cache); null when not watched.
+  std::shared_ptr<const NodeSnapshot> marked_nodes;
   CycleReport last_cycle;
   ReconcilerCounters counters;
   double seconds_since_cycle = -1;     // -1: no cycle yet

@@ -142,7 +142,7 @@ void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
 }
 
 void NodeCache::NoteDeparture(const NodeInfo& node) {
-  if (!node.annotations.empty()) departed_[node.name] = node;
+  if (options_.keep_departures && !node.annotations.empty()) departed_[node.name] = node;
 }
 
 std::vector<NodeInfo> NodeCache::TakeDepartures() {

@@ -40,6 +40,8 @@ struct NodeCacheOptions {
   double resync_seconds = 600;  // full re-list period, kept while watching; 0 = never
   int watch_timeout_min = 300;  // each watch asks the server to end after a random time in
   int watch_timeout_max = 600;  // [min, max] so many clients do not reconnect in step
+  // Keep the nodes that left (TakeDepartures). Off for a cache nobody takes them from.
+  bool keep_departures = true;
 };
 
 // An immutable view of the cache at one moment. Nodes are sorted by name.

@@ -100,6 +100,31 @@ TEST(StatusPage, NodesJson) {
   EXPECT_STREQ(rules[0]["since"].GetString(), "2026-11-21T23:20:00Z");
 }
 
+TEST(StatusPage, NodesJsonListsUnmanagedNodesCarryingTheLabel) {
+  ControllerView v = ReadyView();
+  // The second watch (key=value) sees node-7 (managed: listed once), a control-plane node and a
+  // node whose label lost our value meanwhile (the watch had not said so yet).
+  auto marked = std::make_shared<NodeSnapshot>();
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"cp-1", "presure"}, {"node-7", "presure"}, {"old-8", "other"}}) {
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    n->labels.emplace_back("status", value);
+    marked->nodes.push_back(n);
+  }
+  v.marked_nodes = marked;
+  rapidjson::Document d;
+  d.Parse(RenderNodesJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_EQ(d["num"].GetInt(), 3);
+  std::vector<std::string> names;
+  for (const auto& n : d["node_names"].GetArray()) names.push_back(n.GetString());
+  EXPECT_EQ(names, (std::vector<std::string>{"cp-1", "node-3", "node-7"}));
+  EXPECT_FALSE(d["nodes"][0]["managed"].GetBool());
+  EXPECT_EQ(d["nodes"][0]["rules"].Size(), 0u);
+  EXPECT_FALSE(d["nodes"][1].HasMember("managed")) << "managed nodes look as before";
+}
+
 TEST(StatusPage, MethodsPathsAndWebhook) {
   int triggered = 0;
   auto trig = [&] { ++triggered; };

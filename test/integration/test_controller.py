@@ -388,6 +388,23 @@ rules:
         self.start(CURRENT_RULES.format(metric=self.metric))
         self.wait_labelled(["node-00002"])
 
+    def test_nodes_lists_an_unmanaged_node_carrying_the_label(self):
+        # node-00001, the control-plane node, is outside the managed set; someone labelled it.
+        self.stack.kubectl("label", "node", "node-00001", "status=presure")
+        self.push("node-00002", 99)
+        c = self.start(CURRENT_RULES.format(metric=self.metric))
+        self.wait_labelled(["node-00001", "node-00002"])
+        wait_until(lambda: c.nodes()["node_names"] == ["node-00001", "node-00002"], 20,
+                   what="/nodes lists the unmanaged node too")
+        nodes = {n["name"]: n for n in c.nodes()["nodes"]}
+        self.assertIs(nodes["node-00001"]["managed"], False)
+        self.assertEqual(nodes["node-00001"]["rules"], [])
+        self.assertNotIn("managed", nodes["node-00002"])
+        # Taken off by hand, it leaves /nodes as the watch says so; the controller never wrote it.
+        self.stack.kubectl("label", "node", "node-00001", "status-")
+        wait_until(lambda: c.nodes()["node_names"] == ["node-00002"], 20, what="/nodes follows the label")
+        self.assertNotIn("node-00001", [w["name"] for w in controller_writes(self.stack)])
+
 
 class StartupErrorsIT(unittest.TestCase):
     """Bad configuration stops start-up with exit code 2 and one clear message."""
