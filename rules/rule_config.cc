@@ -656,6 +656,8 @@ class Parser {
 
 }  // namespace
 
+const std::set<std::string>& CurrentFormatKeys() { return Parser::kCurrentKeys; }
+
 StatusOr<double> ParseDuration(const std::string& text) {
   if (text.empty()) return Status::InvalidArgument("empty duration");
   char* end = nullptr;

@@ -29,6 +29,7 @@
 //   rebalance: {...}               # rebalance/rebalance_config.h
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,9 @@ StatusOr<double> ParseDuration(const std::string& text);
 // Parses and validates YAML text. `source` names the file in every error, which has the form
 // "<source>:<line>:<col>: <rule or field>: <problem>".
 StatusOr<RuleConfig> ParseRuleConfig(const std::string& yaml_text, const std::string& source);
+
+// The top-level keys of the current format (the legacy format's are Rulename and PromJob).
+const std::set<std::string>& CurrentFormatKeys();
 
 // Reads a rule file's text (at most 1 MiB). Errors name the file.
 StatusOr<std::string> ReadRuleFile(const std::string& path);

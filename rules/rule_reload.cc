@@ -8,12 +8,14 @@
 namespace ds {
 namespace {
 
-// What was built from the file at start-up. Everything else is read anew on a reload (the keys
-// of the legacy format included, and those it ignores, which configure nothing).
-// `mark` and `taint` shape the mark itself, as `label` does: changing them while marks are set
-// would strand the old ones (a restart's -cleanup, or the records, deal with that).
-const std::set<std::string> kRestartOnly = {"prometheus", "interval",     "label",    "mark",
-                                            "taint",      "nodeSelector", "rebalance"};
+// The keys of the current format read anew on a reload: the inputs of the pure decisions. Every
+// other one of its keys (CurrentFormatKeys) was built into something at start-up, so a key added
+// to the format takes a restart until it is listed here. `mark` and `taint` shape the mark
+// itself, as `label` does: changing them while marks are set would strand the old ones (a
+// restart's -cleanup, or the records, deal with that). The legacy format's keys, and the keys it
+// ignores, configure nothing that was built: it always reloads.
+const std::set<std::string> kReloadable = {"rules",     "missingDataGrace", "maxMarkedFraction",
+                                           "maxMarked", "onPrometheusDown", "releaseAfter"};
 
 // A node in one text form: comments, quoting, flow or block style and key order are no change.
 // (LoadYaml bounds the nesting, so the recursion is bounded too.)
@@ -55,7 +57,8 @@ StatusOr<RuleConfig> ParseReload(const std::string& running_text, const std::str
   ASSIGN_OR_RETURN(YAML::Node now, LoadYaml(next_text, source));
   const auto before = TopLevel(was), after = TopLevel(now);
   std::string changed;
-  for (const std::string& k : kRestartOnly) {  // sorted: the message lists them in order
+  for (const std::string& k : CurrentFormatKeys()) {  // sorted: the message lists them in order
+    if (kReloadable.count(k)) continue;
     auto b = before.find(k), a = after.find(k);
     const bool same =
         b == before.end() ? a == after.end() : a != after.end() && b->second == a->second;

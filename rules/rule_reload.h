@@ -1,10 +1,10 @@
 // Which changes of rule.yaml take effect while the controller runs. The rules themselves, the
 // missing-data grace, the herd cap and the outage policy are read anew: they are inputs of the
-// pure decisions. The rest shapes what was built at start-up -- the Prometheus client
-// (`prometheus`), the cycle timer (`interval`), the mark every node carries (`label`), the node
-// cache's server-side selector (`nodeSelector`) and the rebalancer (`rebalance`) -- so a change
-// there refuses the whole file, names the keys, and the running rules stay: applying half a file
-// would run a configuration nobody wrote.
+// pure decisions. The rest of the current format shapes what was built at start-up -- the
+// Prometheus client (`prometheus`), the cycle timer (`interval`), the mark every node carries
+// (`label`, `mark`, `taint`), the node cache's server-side selector (`nodeSelector`) and the
+// rebalancer (`rebalance`) -- so a change there refuses the whole file, names the keys, and the
+// running rules stay: applying half a file would run a configuration nobody wrote.
 #pragma once
 
 #include <string>

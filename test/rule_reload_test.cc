@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace ds {
 namespace {
 
@@ -70,6 +72,15 @@ TEST(RuleReload, ALegacyFileReloadsEvenWhereItsIgnoredKeysChange) {
   auto cfg = ParseReload(was, now, "r.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
   EXPECT_EQ(cfg->rules.at(0).threshold, 60);
+}
+
+TEST(RuleReload, ANewKeyOfTheFormatIsDecidedOn) {
+  // A key added to the format takes a restart until rule_reload.cc's kReloadable lists it: this
+  // list changes with the format, so the one who adds a key decides whether it reloads.
+  EXPECT_EQ(CurrentFormatKeys(),
+            (std::set<std::string>{"interval", "label", "mark", "maxMarked", "maxMarkedFraction",
+                                   "missingDataGrace", "nodeSelector", "onPrometheusDown",
+                                   "prometheus", "rebalance", "releaseAfter", "rules", "taint"}));
 }
 
 TEST(RuleReload, AnInvalidFileIsRefusedWithItsLine) {
