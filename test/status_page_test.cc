@@ -100,6 +100,41 @@ TEST(StatusPage, NodesJson) {
   EXPECT_STREQ(rules[0]["since"].GetString(), "2026-11-21T23:20:00Z");
 }
 
+// relativeTo: mean: /nodes gives the thresholds the value was judged by and the mean they came
+// from; /metrics the mean per relative rule (none while too few nodes report).
+TEST(StatusPage, RelativeRulesShowTheirMean) {
+  ControllerView v = ReadyView();
+  HoldReport h{"cpu-skew", ">", 90, 85, 75, 1795303200, false};
+  h.relative = true;
+  h.mean = 65;
+  v.last_cycle.holds["node-3"] = {h};
+  RuleReport skew, few, fixed;
+  skew.name = "cpu-skew";
+  skew.ok = skew.relative = skew.mean_known = true;
+  skew.mean = 65;
+  few.name = "mem-skew";
+  few.ok = few.relative = true;
+  fixed.name = "cpu";
+  fixed.ok = true;
+  v.last_cycle.rules = {skew, few, fixed};
+  rapidjson::Document d;
+  const std::string body = HandleRequest(Get("/nodes"), v, [] {}).body;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << body;
+  const auto& rule = d["nodes"][0]["rules"][0];
+  EXPECT_EQ(rule["threshold"].GetDouble(), 85);
+  EXPECT_EQ(rule["clearThreshold"].GetDouble(), 75);
+  EXPECT_EQ(rule["mean"].GetDouble(), 65);
+  const std::string m = RenderMetrics(v);
+  EXPECT_NE(m.find("dynamic_scheduler_rule_mean{rule=\"cpu-skew\"} 65\n"), std::string::npos) << m;
+  EXPECT_EQ(m.find("dynamic_scheduler_rule_mean{rule=\"mem-skew\"}"), std::string::npos);
+  EXPECT_EQ(m.find("dynamic_scheduler_rule_mean{rule=\"cpu\"}"), std::string::npos);
+  // Without relative rules there is no such family, and an absolute hold has no mean.
+  EXPECT_EQ(RenderMetrics(ReadyView()).find("rule_mean"), std::string::npos);
+  d.Parse(HandleRequest(Get("/nodes"), ReadyView(), [] {}).body.c_str());
+  EXPECT_FALSE(d["nodes"][0]["rules"][0].HasMember("mean"));
+}
+
 TEST(StatusPage, MethodsPathsAndWebhook) {
   int triggered = 0;
   auto trig = [&] { ++triggered; };
