@@ -638,5 +638,30 @@ TEST(Decider, NodesWithoutAValueAreLeftOutOfTheMean) {
       << "mean 58.75: 70 is not 20 over it";
 }
 
+TEST(Decider, AReloadThatMakesARuleRelativeStartsItAfresh) {
+  // The fixed rule holds node 0 at 85 > 80. Made relative (mean 70 + 20 = 90), its mark is kept
+  // without a new `for` while the value is in the new band, then judged by the mean.
+  Rule fixed = MakeRule("skew", Comparison::kGreater, 80, 60, /*for_s=*/60);
+  Rule relative = Relative(Comparison::kGreater, 20, 10, /*for_s=*/60);
+  EXPECT_FALSE(fixed == relative) << "a changed rule, not the same one";
+  Decider d({fixed}, FromSeconds(30));
+  FakeClock clock;
+  std::vector<double> v{85, 65, 65, 65};
+  std::vector<NodeInput> nodes = {NodeInput{"a", false}, NodeInput{"b", false},
+                                  NodeInput{"c", false}, NodeInput{"d", false}};
+  d.Decide(clock.Now(), nodes, {RuleInput{false, &v}});
+  clock.AdvanceSeconds(60);
+  EXPECT_EQ(d.Decide(clock.Now(), nodes, {RuleInput{false, &v}})[0].verdict, Verdict::kHot);
+  nodes[0].labelled = true;
+  d.Rebase({relative}, FromSeconds(30));
+  clock.AdvanceSeconds(10);
+  auto out = d.Decide(clock.Now(), nodes, {RuleInput{false, &v}});
+  EXPECT_EQ(out[0].verdict, Verdict::kHot) << "85 is in the band (80, 90]: the mark is kept";
+  EXPECT_DOUBLE_EQ(out[0].holds.at(0).threshold, 90);
+  v = {78, 65, 65, 65};  // mean 68.25: clears at <= 78.25
+  clock.AdvanceSeconds(10);
+  EXPECT_EQ(d.Decide(clock.Now(), nodes, {RuleInput{false, &v}})[0].verdict, Verdict::kCold);
+}
+
 }  // namespace
 }  // namespace ds
