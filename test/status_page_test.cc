@@ -501,6 +501,27 @@ TEST(StatusPage, StateJsonInTaintModeShowsTheTaint) {
         << n[0].GetString();
 }
 
+TEST(StatusPage, StateJsonGivesARelativeRulesMean) {
+  ControllerView v = StateView();
+  auto t = std::make_shared<NodeTable>(*v.last_cycle.table);
+  t->rules[0].relative = true;  // cpu: mean 65, thresholds of this cycle
+  t->rules[0].mean = 65;
+  t->rules[0].threshold = 85;
+  t->rules[1].relative = true;  // mem: too few values, no mean and no thresholds
+  t->rules[1].mean = t->rules[1].threshold = t->rules[1].clear_threshold = std::nan("");
+  v.last_cycle.table = t;
+  rapidjson::Document d;
+  const std::string body = HandleRequest(Get("/api/v1/state"), v, [] {}).body;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << body;
+  EXPECT_EQ(d["rules"][0]["mean"].GetDouble(), 65);
+  EXPECT_EQ(d["rules"][0]["threshold"].GetDouble(), 85);
+  EXPECT_TRUE(d["rules"][1]["mean"].IsNull());
+  EXPECT_TRUE(d["rules"][1]["threshold"].IsNull());
+  d.Parse(HandleRequest(Get("/api/v1/state"), StateView(), [] {}).body.c_str());
+  EXPECT_FALSE(d["rules"][0].HasMember("mean")) << "an absolute rule has none";
+}
+
 TEST(StatusPage, StateGolden) { ExpectGolden("state.json", RenderStateJson(StateView())); }
 
 // The page: HTML, script and style, served from the binary with a policy that allows nothing
