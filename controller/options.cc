@@ -408,10 +408,17 @@ std::string DescribeConfig(const Options& o) {
      << " format), " << (o.rules.mark.mode == Mark::Mode::kLabel ? "label " : "mark ")
      << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules) << "\n";
   for (const std::string& w : o.rules.warnings) os << "  warning: " << w << "\n";
-  for (const auto& r : o.rules.rules)
-    os << "  " << r.name << ": " << (r.op == Comparison::kGreater ? ">" : "<") << " " << r.threshold
-       << " (clears at " << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query
-       << "\n";
+  for (const auto& r : o.rules.rules) {
+    const bool greater = r.op == Comparison::kGreater;
+    if (r.relative_to == Rule::Relative::kNone)
+      os << "  " << r.name << ": " << (greater ? ">" : "<") << " " << r.threshold << " (clears at "
+         << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query << "\n";
+    else  // the thresholds are offsets: say from what
+      os << "  " << r.name << ": " << (greater ? "> mean + " : "< mean - ") << r.threshold
+         << " (clears at mean " << (greater ? "+ " : "- ") << r.clear_threshold << ", for "
+         << r.for_seconds << " s; mean of the managed nodes' values, at least " << r.min_nodes
+         << "): " << r.query << "\n";
+  }
   if (o.rules.rebalance.enabled) os << "  " << DescribeRebalance(o.rules) << "\n";
   return os.str();
 }

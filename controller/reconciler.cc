@@ -50,6 +50,13 @@ std::string DescribeStale(const std::vector<std::pair<size_t, double>>& stale,
   return s;
 }
 
+// The mean a relative rule's effective threshold came from (rules/decider.h adds the offset in
+// the operator's direction); holds keep the threshold, not the mean.
+double RelativeMean(const Rule& r, double effective_threshold) {
+  return r.op == Comparison::kGreater ? effective_threshold - r.threshold
+                                      : effective_threshold + r.threshold;
+}
+
 }  // namespace
 
 Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
@@ -331,6 +338,19 @@ std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes
   const Stopwatch t;
   std::vector<NodeDecision> decisions = decider_.Decide(now, nodes, evidence.inputs);
   report->phases.decide = t.Seconds();
+  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  for (size_t r = 0; r < rules_.size() && r < eff.size() && r < report->rules.size(); ++r) {
+    if (rules_[r].relative_to == Rule::Relative::kNone) continue;
+    RuleReport& rr = report->rules[r];
+    rr.relative = true;
+    rr.mean_known = eff[r].known;
+    rr.mean = eff[r].mean;
+    rr.mean_values = eff[r].count;
+    if (rr.ok && !eff[r].known && throttle_.ShouldLog("mean:" + rr.name, now))
+      LOG(WARNING) << "rule " << rr.name << ": only " << eff[r].count
+                   << " node(s) have a value, fewer than minNodes " << rules_[r].min_nodes
+                   << ": no mean, so no verdicts this cycle (last ones kept for the grace time)";
+  }
   return decisions;
 }
 
@@ -658,8 +678,14 @@ void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDec
     auto& hv = report->holds[snap.nodes[i]->name];
     for (const auto& h : decisions[i].holds) {
       const Rule& r = rules_[h.rule];
-      hv.push_back(HoldReport{r.name, OpName(r.op), h.value, r.threshold, r.clear_threshold,
-                              now_wall - ToSeconds(now - h.since), h.stale});
+      HoldReport hr{r.name,      OpName(r.op),      h.value,
+                    h.threshold, h.clear_threshold, now_wall - ToSeconds(now - h.since),
+                    h.stale};
+      if (r.relative_to != Rule::Relative::kNone) {
+        hr.relative = true;
+        hr.mean = RelativeMean(r, h.threshold);
+      }
+      hv.push_back(std::move(hr));
     }
   }
 }
@@ -679,8 +705,19 @@ void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
                              const Evidence& evidence, const std::vector<NodeDecision>& decisions,
                              const std::vector<bool>& cold, CycleReport* report) const {
   auto t = std::make_shared<NodeTable>();
-  for (const Rule& r : rules_)
-    t->rules.push_back(NodeTable::Column{r.name, OpName(r.op), r.threshold, r.clear_threshold});
+  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    const Rule& rule = rules_[r];
+    NodeTable::Column c{rule.name, OpName(rule.op), rule.threshold, rule.clear_threshold};
+    if (rule.relative_to != Rule::Relative::kNone) {
+      c.relative = true;
+      const bool known = r < eff.size() && eff[r].known;
+      c.mean = known ? eff[r].mean : std::nan("");
+      c.threshold = known ? eff[r].threshold : std::nan("");
+      c.clear_threshold = known ? eff[r].clear_threshold : std::nan("");
+    }
+    t->rules.push_back(std::move(c));
+  }
   const size_t n = snap.nodes.size(), nr = rules_.size();
   t->names.reserve(n);
   t->values.assign(n * nr, std::nan(""));
@@ -781,7 +818,10 @@ std::string Reconciler::DescribeHolds(const NodeDecision& d) const {
   for (const auto& h : d.holds) {
     const Rule& r = rules_[h.rule];
     if (!s.empty()) s += "; ";
-    s += "rule " + r.name + " value " + Num(h.value) + " " + OpName(r.op) + " " + Num(r.threshold);
+    s += "rule " + r.name + " value " + Num(h.value) + " " + OpName(r.op) + " " + Num(h.threshold);
+    if (r.relative_to != Rule::Relative::kNone)
+      s += " (mean " + Num(RelativeMean(r, h.threshold)) +
+           (r.op == Comparison::kGreater ? " + " : " - ") + Num(r.threshold) + ")";
     if (h.stale) s += " (last seen value, data missing)";
   }
   return s;

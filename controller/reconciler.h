@@ -61,14 +61,23 @@ struct RuleReport {
   // maxAge: node values dropped this cycle because their last update was too old (or, with an
   // ageQuery, unknown); they count as missing data.
   size_t too_old = 0;
+  // relativeTo: mean: the mean of the cycle and how many values it took; `mean_known` false when
+  // fewer than minNodes nodes had a value (the rule then gave no verdicts).
+  bool relative = false, mean_known = false;
+  double mean = 0;
+  size_t mean_values = 0;
 };
 
 struct HoldReport {
   std::string rule;
   std::string op;
-  double value = 0, threshold = 0, clear_threshold = 0;
-  double since_wall = 0;  // epoch seconds
+  double value = 0, threshold = 0, clear_threshold = 0;  // the thresholds the value was judged by
+  double since_wall = 0;                                 // epoch seconds
   bool stale = false;
+  // relativeTo: mean: threshold and clear_threshold are that mean plus or minus the rule's
+  // offsets; the mean is shown so the threshold can be understood.
+  bool relative = false;
+  double mean = 0;
 };
 
 // Where a cycle's time went, for /metrics and the benchmarks.
@@ -93,7 +102,10 @@ struct NodeTable {
   };
   struct Column {
     std::string rule, op;
+    // This cycle's (a relative rule's: the mean's, NaN when too few nodes had a value).
     double threshold = 0, clear_threshold = 0;
+    double mean = 0;  // relative rules only
+    bool relative = false;
   };
   std::vector<Column> rules;
   std::vector<std::string> names;  // sorted, as the cycle's snapshot

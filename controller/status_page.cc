@@ -290,6 +290,10 @@ std::string RenderStateJson(const ControllerView& view) {
       WriteValue(w, col.threshold);
       w.Key("clearThreshold");
       WriteValue(w, col.clear_threshold);
+      if (col.relative) {  // the thresholds above are this mean's; null: too few values
+        w.Key("mean");
+        WriteValue(w, col.mean);
+      }
       if (r < c.rules.size() && !c.rules[r].ok) {
         w.Key("error");
         WriteString(w, c.rules[r].error);
@@ -415,6 +419,10 @@ std::string RenderNodesJson(const ControllerView& view) {
         WriteNumber(w, h.threshold);
         w.Key("clearThreshold");
         WriteNumber(w, h.clear_threshold);
+        if (h.relative) {  // relativeTo: mean: the thresholds above are this mean's
+          w.Key("mean");
+          WriteNumber(w, h.mean);
+        }
         w.Key("since");
         WriteString(w, FormatRfc3339(h.since_wall));
         w.Key("stale");
@@ -544,6 +552,17 @@ std::string RenderMetrics(const ControllerView& v) {
   for (const auto& r : v.last_cycle.rules)
     o << "dynamic_scheduler_rule_stale_values{rule=\"" << Escape(r.name) << "\"} " << r.too_old
       << "\n";
+  // Only with relative rules, so a configuration without them shows no empty family.
+  bool relative = false;
+  for (const auto& r : v.last_cycle.rules) relative = relative || r.relative;
+  if (relative) {
+    metric("dynamic_scheduler_rule_mean", "gauge",
+           "relativeTo: mean rules: the mean of the managed nodes' values in the last cycle "
+           "(absent while fewer than minNodes nodes have one).");
+    for (const auto& r : v.last_cycle.rules)
+      if (r.relative && r.mean_known)
+        o << "dynamic_scheduler_rule_mean{rule=\"" << Escape(r.name) << "\"} " << r.mean << "\n";
+  }
   metric("dynamic_scheduler_managed_nodes", "gauge", "Nodes the controller manages.");
   o << "dynamic_scheduler_managed_nodes " << v.last_cycle.managed_nodes << "\n";
   metric("dynamic_scheduler_hot_nodes", "gauge", "Nodes under pressure in the last cycle.");

@@ -253,7 +253,8 @@ constexpr std::string_view kAppJs = R"JS('use strict';
   function ruleHeader(rule) {
     const clearOp = rule.operator === '>' ? '\u2264' : '\u2265';
     return rule.name + ' ' + rule.operator + ' ' + fmtNum(rule.threshold) + ' (clear ' + clearOp +
-        ' ' + fmtNum(rule.clearThreshold) + ')';
+        ' ' + fmtNum(rule.clearThreshold) + ')' +
+        ('mean' in rule ? ' mean ' + fmtNum(rule.mean) : '');  // relativeTo: mean
   }
 
   function renderHead() {

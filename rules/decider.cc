@@ -32,22 +32,52 @@ void Decider::Rebase(std::vector<Rule> rules, Duration grace) {
   }
   rules_ = std::move(rules);
   grace_ = grace;
+  thresholds_.clear();
 }
 
-bool Decider::Over(const Rule& r, double v) const {
-  return r.op == Comparison::kGreater ? v > r.threshold : v < r.threshold;
+EffectiveThresholds ComputeThresholds(const Rule& rule, const std::vector<double>* values) {
+  EffectiveThresholds t;
+  t.threshold = rule.threshold;
+  t.clear_threshold = rule.clear_threshold;
+  if (rule.relative_to == Rule::Relative::kNone) return t;
+  t.known = false;
+  if (values == nullptr) return t;
+  double sum = 0;
+  for (double v : *values) {
+    if (!std::isfinite(v)) continue;
+    sum += v;
+    ++t.count;
+  }
+  if (t.count < rule.min_nodes || t.count == 0) return t;
+  t.known = true;
+  t.mean = sum / static_cast<double>(t.count);
+  const double sign = rule.op == Comparison::kGreater ? 1 : -1;
+  t.threshold = t.mean + sign * rule.threshold;
+  t.clear_threshold = t.mean + sign * rule.clear_threshold;
+  return t;
 }
 
-bool Decider::Cleared(const Rule& r, double v) const {
-  return r.op == Comparison::kGreater ? v <= r.clear_threshold : v >= r.clear_threshold;
+bool Decider::Over(const Rule& r, const EffectiveThresholds& t, double v) {
+  return r.op == Comparison::kGreater ? v > t.threshold : v < t.threshold;
+}
+
+bool Decider::Cleared(const Rule& r, const EffectiveThresholds& t, double v) {
+  return r.op == Comparison::kGreater ? v <= t.clear_threshold : v >= t.clear_threshold;
 }
 
 std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeInput>& nodes,
                                           const std::vector<RuleInput>& inputs) {
   ++generation_;
   const size_t nrules = rules_.size();
+  thresholds_.resize(nrules);
+  for (size_t r = 0; r < nrules; ++r)
+    thresholds_[r] = ComputeThresholds(rules_[r], inputs[r].failed ? nullptr : inputs[r].values);
+  // A rule answered when its query succeeded and, if relative, its mean is known.
+  auto answered_rule = [&](size_t r) {
+    return !inputs[r].failed && inputs[r].values != nullptr && thresholds_[r].known;
+  };
   bool answered_any = false;  // some query succeeded this cycle
-  for (const RuleInput& in : inputs) answered_any = answered_any || (!in.failed && in.values);
+  for (size_t r = 0; r < nrules; ++r) answered_any = answered_any || answered_rule(r);
   std::vector<NodeDecision> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto [it, created] = states_.try_emplace(std::string(nodes[i].name));
@@ -86,7 +116,9 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       const Rule& rule = rules_[r];
       RuleState& st = ns.rules[r];
       const RuleInput& in = inputs[r];
-      const bool answered = !in.failed && in.values != nullptr;
+      const EffectiveThresholds& t = thresholds_[r];
+      // A relative rule without its mean counts as failed: no evidence, `for` timers kept.
+      const bool answered = answered_rule(r);
       double v = std::nan("");
       if (answered) {
         evidence = true;
@@ -97,19 +129,21 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       if (st.awaited && (!nodes[i].labelled || !adopting_window)) st.awaited = false;
       if (fresh) {
         const bool adopt =
-            (st.awaited && (ns.owners_recorded ? !Cleared(rule, v) : Over(rule, v))) ||
-            (st.held_before_gap && nodes[i].labelled && !Cleared(rule, v));
+            (st.awaited && (ns.owners_recorded ? !Cleared(rule, t, v) : Over(rule, t, v))) ||
+            (st.held_before_gap && nodes[i].labelled && !Cleared(rule, t, v));
         st.awaited = st.held_before_gap = false;
         st.seen = true;
         st.last_seen = now;
         st.last_value = v;
+        st.last_threshold = t.threshold;
+        st.last_clear = t.clear_threshold;
         if (st.hot) {
-          if (Cleared(rule, v)) st.hot = st.pending = false;
+          if (Cleared(rule, t, v)) st.hot = st.pending = false;
         } else if (adopt) {
           // It held the node before and has not cooled: keep it without re-running `for`.
           st.hot = true;
           st.hot_since = now;
-        } else if (Over(rule, v)) {
+        } else if (Over(rule, t, v)) {
           if (!st.pending) {
             st.pending = true;
             st.pending_since = now;
@@ -138,7 +172,8 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       awaiting = awaiting || st.awaited;
       if (st.hot) {
         any_hot = true;
-        d.holds.push_back(Hold{r, st.last_value, st.hot_since, !fresh});
+        d.holds.push_back(
+            Hold{r, st.last_value, st.hot_since, !fresh, st.last_threshold, st.last_clear});
       }
     }
     if (!evidence) {

@@ -16,6 +16,10 @@
 //  - the `for` timer, as a pending Prometheus alert: a failed query keeps it (one timeout must
 //    not restart a long `for`), a series absent from a successful answer or a value not over
 //    the threshold restarts it, and it is dropped with the rest once data is missing past `grace`.
+// Relative rules (`relativeTo: mean`) are judged against thresholds recomputed each cycle from
+// the mean of the rule's values (EffectiveThresholds); `for`, hysteresis and grace work on those
+// as on fixed ones. With fewer than `minNodes` values the rule has no evidence that cycle, as if
+// its query had failed: a mean of one or two nodes says nothing about the cluster.
 // Per node, hot and cold both need evidence: at least one rule whose query succeeded this cycle.
 // With no evidence the verdict is unknown, even when rules still hold the node from before, so
 // no label is added or removed while Prometheus is down (a label removed by hand during an
@@ -55,12 +59,28 @@ struct RuleInput {
   const std::vector<double>* values = nullptr;  // per node, NaN = no sample; null when failed
 };
 
+// A rule's thresholds for one cycle. An absolute rule's are its own. A relative rule's are its
+// offsets applied to the mean of the finite values (NaN, no sample, and +-Inf, which would make
+// the mean infinite, are left out): '>' mean + offset, '<' mean - offset.
+struct EffectiveThresholds {
+  bool known = true;  // false: a relative rule without minNodes values (or its query failed)
+  double threshold = 0, clear_threshold = 0;
+  double mean = 0;   // relative rules: the mean used (when known)
+  size_t count = 0;  // relative rules: how many values went into the mean
+};
+
+// REQUIRES: values, when not null, holds one value per managed node (NaN = none).
+EffectiveThresholds ComputeThresholds(const Rule& rule, const std::vector<double>* values);
+
 // Why a rule holds a node.
 struct Hold {
   size_t rule = 0;
   double value = 0;    // last value seen
   TimePoint since;     // when the rule started holding the node
   bool stale = false;  // no fresh value this cycle; held through the grace time
+  // The thresholds `value` was judged against: the rule's own, or a relative rule's of the cycle
+  // that saw the value (they move with the mean).
+  double threshold = 0, clear_threshold = 0;
 };
 
 struct NodeDecision {
@@ -90,6 +110,8 @@ class Decider {
   void Rebase(std::vector<Rule> rules, Duration grace);
 
   const std::vector<Rule>& rules() const { return rules_; }
+  // The thresholds of the last Decide, one per rule (empty before the first and after Rebase).
+  const std::vector<EffectiveThresholds>& thresholds() const { return thresholds_; }
   size_t tracked_nodes() const { return states_.size(); }
 
  private:
@@ -102,6 +124,7 @@ class Decider {
     // its band or above, it holds the (still marked) node again without waiting for `for`.
     bool held_before_gap = false;
     double last_value = 0;
+    double last_threshold = 0, last_clear = 0;  // what last_value was judged against
     TimePoint last_seen{};
     TimePoint pending_since{};
     TimePoint hot_since{};
@@ -115,11 +138,12 @@ class Decider {
     uint64_t generation = 0;
   };
 
-  bool Over(const Rule& r, double v) const;
-  bool Cleared(const Rule& r, double v) const;
+  static bool Over(const Rule& r, const EffectiveThresholds& t, double v);
+  static bool Cleared(const Rule& r, const EffectiveThresholds& t, double v);
 
   std::vector<Rule> rules_;
   Duration grace_;
+  std::vector<EffectiveThresholds> thresholds_;
   uint64_t generation_ = 0;
   std::unordered_map<std::string, NodeState> states_;
 };

@@ -11,11 +11,10 @@ size_t HerdCap::Limit(size_t managed) const {
   return std::max<size_t>(by_share, 1);
 }
 
-double Margin(const Rule& rule, double value) {
-  const double past =
-      rule.op == Comparison::kGreater ? value - rule.threshold : rule.threshold - value;
+double Margin(Comparison op, double threshold, double value) {
+  const double past = op == Comparison::kGreater ? value - threshold : threshold - value;
   // A threshold of 0 has no scale: the distance itself orders the nodes.
-  return rule.threshold == 0 ? past : past / std::abs(rule.threshold);
+  return threshold == 0 ? past : past / std::abs(threshold);
 }
 
 CapOutcome ApplyHerdCap(const HerdCap& cap, const std::vector<Rule>& rules,
@@ -31,7 +30,8 @@ CapOutcome ApplyHerdCap(const HerdCap& cap, const std::vector<Rule>& rules,
     }
     if (d.verdict != Verdict::kHot) continue;
     double margin = -INFINITY;
-    for (const Hold& h : d.holds) margin = std::max(margin, Margin(rules[h.rule], h.value));
+    for (const Hold& h : d.holds)
+      margin = std::max(margin, Margin(rules[h.rule].op, h.threshold, h.value));
     candidates.emplace_back(margin, i);
   }
   // Hottest first; by index among equals, so the choice does not depend on sort internals.

@@ -29,7 +29,11 @@ struct HerdCap {
 
 // How far a value is past the rule's threshold, relative to the threshold (0.1 = 10 % past), so
 // rules in different units (percent, bytes) compare. Negative when not past it.
-double Margin(const Rule& rule, double value);
+// `threshold`: the one the value was judged against (a relative rule's moves with the mean).
+double Margin(Comparison op, double threshold, double value);
+inline double Margin(const Rule& rule, double value) {
+  return Margin(rule.op, rule.threshold, value);
+}
 
 struct CapOutcome {
   size_t limit = 0;
@@ -40,6 +44,7 @@ struct CapOutcome {
 // Turns the kHot verdict of unmarked nodes beyond the cap into kUnknown (no change is planned;
 // their holds stay, to say why they are hot). `marked[i]`: node i carries our mark now. A marked
 // node counts unless its verdict is kCold (it is about to lose the mark).
+// Margins are taken past each hold's own threshold (Hold::threshold).
 // REQUIRES: marked.size() == decisions->size(); holds name indices into `rules`.
 CapOutcome ApplyHerdCap(const HerdCap& cap, const std::vector<Rule>& rules,
                         const std::vector<bool>& marked, std::vector<NodeDecision>* decisions);

@@ -392,9 +392,10 @@ class Parser {
 
   Status ParseRule(const YAML::Node& n, size_t i, RuleConfig* cfg) const {
     std::string f = "rules[" + std::to_string(i) + "]";
-    RETURN_NOT_OK(CheckKeys(n, f,
-                            {"name", "query", "operator", "threshold", "clearThreshold", "for",
-                             "nodeLabel", "resource", "maxAge", "ageQuery"}));
+    RETURN_NOT_OK(
+        CheckKeys(n, f,
+                  {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel",
+                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -421,12 +422,49 @@ class Parser {
     r.clear_threshold = r.threshold;
     if (n["clearThreshold"]) {
       ASSIGN_OR_RETURN(r.clear_threshold, Number(n["clearThreshold"], f + ": clearThreshold"));
+    }
+    if (n["relativeTo"]) {
+      ASSIGN_OR_RETURN(std::string to, String(n["relativeTo"], f + ": relativeTo"));
+      if (to != "mean")
+        return Error(n["relativeTo"], f + ": relativeTo",
+                     "unknown \"" + to +
+                         "\" (use mean: thresholds are offsets from the mean of "
+                         "the managed nodes' values)");
+      r.relative_to = Rule::Relative::kMean;
+      // An offset against the rule's direction would call nodes on the cool side of the mean
+      // hot (about half the cluster); the operator already says which side is hot.
+      if (r.threshold < 0)
+        return Error(n["threshold"], f + ": threshold",
+                     "must be >= 0 with relativeTo: mean (an offset from the mean, in the "
+                     "operator's direction)");
+      if (r.clear_threshold < 0)
+        return Error(n["clearThreshold"], f + ": clearThreshold",
+                     "must be >= 0 with relativeTo: mean (an offset from the mean, in the "
+                     "operator's direction)");
+    }
+    if (n["clearThreshold"] && r.relative_to == Rule::Relative::kMean) {
+      // Offsets in the operator's direction: the clearing one is the smaller, for '<' as well.
+      if (r.clear_threshold > r.threshold)
+        return Error(n["clearThreshold"], f + ": clearThreshold",
+                     "must be <= threshold with relativeTo: mean (the node clears nearer the "
+                     "mean than it turned hot)");
+    } else if (n["clearThreshold"]) {
       if (r.op == Comparison::kGreater && r.clear_threshold > r.threshold)
         return Error(n["clearThreshold"], f + ": clearThreshold",
                      "must be <= threshold for operator \">\" (the node cools below it)");
       if (r.op == Comparison::kLess && r.clear_threshold < r.threshold)
         return Error(n["clearThreshold"], f + ": clearThreshold",
                      "must be >= threshold for operator \"<\" (the node recovers above it)");
+    }
+    if (n["minNodes"]) {
+      if (r.relative_to == Rule::Relative::kNone)
+        return Error(n["minNodes"], f + ": minNodes",
+                     "only with relativeTo: mean (how many values the mean needs)");
+      ASSIGN_OR_RETURN(double m, Number(n["minNodes"], f + ": minNodes"));
+      // The mean of one value is that value: no node could ever stand out from it.
+      if (m < 2 || m != std::floor(m) || m > 1e6)
+        return Error(n["minNodes"], f + ": minNodes", "must be a whole number >= 2");
+      r.min_nodes = static_cast<size_t>(m);
     }
     if (n["for"]) {
       ASSIGN_OR_RETURN(r.for_seconds, Seconds(n["for"], f + ": for"));
@@ -450,6 +488,11 @@ class Parser {
       if (r.op != Comparison::kGreater)
         return Error(n["resource"], f + ": resource",
                      "needs operator \">\" (a percent in use; relieving raises nothing)");
+      // The rebalancer plans a node's load down to the clear threshold as a percent; a relative
+      // one moves with every eviction it plans.
+      if (r.relative_to != Rule::Relative::kNone)
+        return Error(n["resource"], f + ": resource",
+                     "not with relativeTo (the rebalancer needs an absolute clear threshold)");
     }
     if (n["maxAge"]) {
       ASSIGN_OR_RETURN(r.max_age_seconds, Seconds(n["maxAge"], f + ": maxAge"));

@@ -26,6 +26,7 @@
 //   rules:
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
 //        nodeLabel: instance, maxAge: 2m, ageQuery: 'push_time_seconds{job="..."}'}
+//     - {name: cpu-skew, query: "...", relativeTo: mean, threshold: 20, minNodes: 3}
 //   rebalance: {...}               # rebalance/rebalance_config.h
 #pragma once
 
@@ -64,6 +65,15 @@ struct Rule {
   // clock.
   double max_age_seconds = 0;
   std::string age_query;  // `ageQuery`; only with maxAge
+  // `relativeTo: mean`: threshold and clear_threshold are offsets (>= 0) from the mean of the
+  // rule's values over the managed nodes that have one this cycle, in the rule's direction: for
+  // '>' a node is over at value > mean + threshold and clears at value <= mean + clear_threshold;
+  // for '<' over at value < mean - threshold, clears at value >= mean - clear_threshold
+  // (descheduler's useDeviationThresholds, with hysteresis). The node's own value is in the mean.
+  enum class Relative { kNone, kMean } relative_to = Relative::kNone;
+  // With relativeTo: the fewest nodes with a value for the mean to mean something (`minNodes`,
+  // >= 2). With fewer, the rule has no evidence that cycle (as if its query failed).
+  size_t min_nodes = 3;
 
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;

@@ -450,5 +450,218 @@ TEST(Decider, ForgetsNodesThatLeave) {
   EXPECT_EQ(d.tracked_nodes(), 1u);
 }
 
+// --- relativeTo: mean ---
+
+Rule Relative(Comparison op, double offset, double clear_offset, double for_s = 0,
+              size_t min_nodes = 3) {
+  Rule r = MakeRule("skew", op, offset, clear_offset, for_s);
+  r.relative_to = Rule::Relative::kMean;
+  r.min_nodes = min_nodes;
+  return r;
+}
+
+struct ThresholdCase {
+  const char* name;
+  Rule rule;
+  std::vector<double> values;  // empty with `no_values`: the query failed
+  bool no_values;
+  bool known;
+  double mean, threshold, clear;
+  size_t count;
+};
+
+TEST(Decider, EffectiveThresholdsAreOffsetsFromTheMean) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const ThresholdCase cases[] = {
+      {"greater: mean + offsets",
+       Relative(Comparison::kGreater, 20, 10),
+       {40, 50, 60},
+       false,
+       true,
+       50,
+       70,
+       60,
+       3},
+      {"less: mean - offsets",
+       Relative(Comparison::kLess, 20, 10),
+       {40, 50, 60},
+       false,
+       true,
+       50,
+       30,
+       40,
+       3},
+      {"NaN and infinities are left out of the mean",
+       Relative(Comparison::kGreater, 5, 5),
+       {10, kNone, 20, inf, -inf, 30},
+       false,
+       true,
+       20,
+       25,
+       25,
+       3},
+      {"fewer than minNodes values: unknown",
+       Relative(Comparison::kGreater, 20, 10),
+       {40, kNone, 60},
+       false,
+       false,
+       0,
+       20,
+       10,
+       2},
+      {"minNodes 2 is enough with two",
+       Relative(Comparison::kGreater, 20, 10, 0, 2),
+       {40, kNone, 60},
+       false,
+       true,
+       50,
+       70,
+       60,
+       2},
+      {"a failed query: unknown",
+       Relative(Comparison::kGreater, 20, 10),
+       {},
+       true,
+       false,
+       0,
+       20,
+       10,
+       0},
+      {"an absolute rule keeps its own",
+       MakeRule("cpu", Comparison::kGreater, 80, 70),
+       {40, 50, 60},
+       false,
+       true,
+       0,
+       80,
+       70,
+       0},
+  };
+  for (const ThresholdCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const EffectiveThresholds t = ComputeThresholds(c.rule, c.no_values ? nullptr : &c.values);
+    EXPECT_EQ(t.known, c.known);
+    EXPECT_EQ(t.count, c.count);
+    if (!c.known) continue;
+    EXPECT_DOUBLE_EQ(t.mean, c.mean);
+    EXPECT_DOUBLE_EQ(t.threshold, c.threshold);
+    EXPECT_DOUBLE_EQ(t.clear_threshold, c.clear);
+  }
+}
+
+// Drives a Decider over several nodes and one rule; the mark follows the verdicts.
+class Cluster {
+ public:
+  Cluster(Rule rule, size_t nodes, double grace = 30)
+      : decider_({std::move(rule)}, FromSeconds(grace)), labelled_(nodes, false) {
+    for (size_t i = 0; i < nodes; ++i) names_.push_back("n" + std::to_string(i));
+  }
+  std::vector<Verdict> Step(std::vector<double> values, bool failed = false) {
+    clock_.AdvanceSeconds(10);
+    std::vector<NodeInput> nodes;
+    for (size_t i = 0; i < names_.size(); ++i)
+      nodes.push_back(NodeInput{names_[i], labelled_[i], nullptr});
+    last_ = decider_.Decide(clock_.Now(), nodes, {RuleInput{failed, failed ? nullptr : &values}});
+    std::vector<Verdict> out;
+    for (size_t i = 0; i < last_.size(); ++i) {
+      if (last_[i].verdict == Verdict::kHot) labelled_[i] = true;
+      if (last_[i].verdict == Verdict::kCold) labelled_[i] = false;
+      out.push_back(last_[i].verdict);
+    }
+    return out;
+  }
+  const Decider& decider() const { return decider_; }
+  std::vector<NodeDecision> last_;
+
+ private:
+  FakeClock clock_;
+  Decider decider_;
+  std::vector<std::string> names_;
+  std::vector<bool> labelled_;
+};
+
+constexpr Verdict kH = Verdict::kHot, kC = Verdict::kCold, kU = Verdict::kUnknown;
+
+TEST(Decider, ARelativeRuleMarksTheNodeThatStandsOutNotAUniformlyHotCluster) {
+  // Mean 55 + 20 = 75: the node at 85 stands out.
+  Cluster skewed(Relative(Comparison::kGreater, 20, 10), 4);
+  EXPECT_EQ(skewed.Step({85, 45, 45, 45}), (std::vector<Verdict>{kH, kC, kC, kC}));
+  ASSERT_EQ(skewed.last_[0].holds.size(), 1u);
+  EXPECT_DOUBLE_EQ(skewed.last_[0].holds[0].threshold, 75) << "the effective threshold";
+  EXPECT_DOUBLE_EQ(skewed.last_[0].holds[0].clear_threshold, 65);
+  EXPECT_DOUBLE_EQ(skewed.decider().thresholds().at(0).mean, 55);
+  // The same 85 everywhere: nobody is above the mean.
+  Cluster uniform(Relative(Comparison::kGreater, 20, 10), 4);
+  EXPECT_EQ(uniform.Step({85, 85, 85, 85}), (std::vector<Verdict>{kC, kC, kC, kC}));
+}
+
+TEST(Decider, ARelativeLessRuleMarksTheNodeFarBelowTheMean) {
+  // memory available: mean 700 - 200 = 500.
+  Cluster c(Relative(Comparison::kLess, 200, 100), 4);
+  EXPECT_EQ(c.Step({400, 800, 800, 800}), (std::vector<Verdict>{kH, kC, kC, kC}));
+  // Mean 712.5, clears at >= 612.5: 550 is in the band, held.
+  EXPECT_EQ(c.Step({550, 800, 800, 700}), (std::vector<Verdict>{kH, kC, kC, kC}));
+  // Mean 737.5, clears at >= 637.5.
+  EXPECT_EQ(c.Step({650, 800, 800, 700}), (std::vector<Verdict>{kC, kC, kC, kC}));
+}
+
+TEST(Decider, HysteresisAndForWorkOnTheEffectiveThresholds) {
+  Cluster c(Relative(Comparison::kGreater, 20, 10, /*for_s=*/20), 4);
+  // Mean 55, over at > 75: `for` 20 s starts.
+  EXPECT_EQ(c.Step({85, 45, 45, 45}), (std::vector<Verdict>{kC, kC, kC, kC}));
+  EXPECT_EQ(c.Step({85, 45, 45, 45}), (std::vector<Verdict>{kC, kC, kC, kC}));
+  EXPECT_EQ(c.Step({85, 45, 45, 45}), (std::vector<Verdict>{kH, kC, kC, kC}));
+  // Mean 50: over at > 70, clears at <= 60; 68 is in the band: held.
+  EXPECT_EQ(c.Step({68, 44, 44, 44}), (std::vector<Verdict>{kH, kC, kC, kC}));
+  // The node has not changed, but the cluster caught up: mean 65.5, clears at <= 75.5.
+  EXPECT_EQ(c.Step({68, 65, 65, 64}), (std::vector<Verdict>{kC, kC, kC, kC}));
+}
+
+TEST(Decider, TooFewValuesForAMeanIsNoEvidenceAndKeepsTheMarks) {
+  Cluster c(Relative(Comparison::kGreater, 20, 10), 4, /*grace=*/30);
+  EXPECT_EQ(c.Step({85, 45, 45, 45}), (std::vector<Verdict>{kH, kC, kC, kC}));
+  // Only two nodes report (fewer than minNodes 3): no verdict at all, the mark stays, and the
+  // hold is kept, stale, as for a failed query.
+  EXPECT_EQ(c.Step({85, 10, kNone, kNone}), (std::vector<Verdict>{kU, kU, kU, kU}));
+  ASSERT_EQ(c.last_[0].holds.size(), 1u);
+  EXPECT_TRUE(c.last_[0].holds[0].stale);
+  EXPECT_FALSE(c.decider().thresholds().at(0).known);
+  EXPECT_EQ(c.decider().thresholds().at(0).count, 2u);
+  // Back to four: judged again, without a new `for` being needed for the hold.
+  EXPECT_EQ(c.Step({85, 45, 45, 45}), (std::vector<Verdict>{kH, kC, kC, kC}));
+}
+
+TEST(Decider, NodesWithoutAValueAreLeftOutOfTheMean) {
+  // With the silent node counted as 0, the mean would be 47 and 70 would stand 23 over it.
+  Cluster c(Relative(Comparison::kGreater, 20, 20), 5);
+  EXPECT_EQ(c.Step({70, 55, 55, 55, kNone}), (std::vector<Verdict>{kC, kC, kC, kC, kC}))
+      << "mean 58.75: 70 is not 20 over it";
+}
+
+TEST(Decider, AReloadThatMakesARuleRelativeStartsItAfresh) {
+  // The fixed rule holds node 0 at 85 > 80. Made relative (mean 70 + 20 = 90), its mark is kept
+  // without a new `for` while the value is in the new band, then judged by the mean.
+  Rule fixed = MakeRule("skew", Comparison::kGreater, 80, 60, /*for_s=*/60);
+  Rule relative = Relative(Comparison::kGreater, 20, 10, /*for_s=*/60);
+  EXPECT_FALSE(fixed == relative) << "a changed rule, not the same one";
+  Decider d({fixed}, FromSeconds(30));
+  FakeClock clock;
+  std::vector<double> v{85, 65, 65, 65};
+  std::vector<NodeInput> nodes = {NodeInput{"a", false}, NodeInput{"b", false},
+                                  NodeInput{"c", false}, NodeInput{"d", false}};
+  d.Decide(clock.Now(), nodes, {RuleInput{false, &v}});
+  clock.AdvanceSeconds(60);
+  EXPECT_EQ(d.Decide(clock.Now(), nodes, {RuleInput{false, &v}})[0].verdict, Verdict::kHot);
+  nodes[0].labelled = true;
+  d.Rebase({relative}, FromSeconds(30));
+  clock.AdvanceSeconds(10);
+  auto out = d.Decide(clock.Now(), nodes, {RuleInput{false, &v}});
+  EXPECT_EQ(out[0].verdict, Verdict::kHot) << "85 is in the band (80, 90]: the mark is kept";
+  EXPECT_DOUBLE_EQ(out[0].holds.at(0).threshold, 90);
+  v = {78, 65, 65, 65};  // mean 68.25: clears at <= 78.25
+  clock.AdvanceSeconds(10);
+  EXPECT_EQ(d.Decide(clock.Now(), nodes, {RuleInput{false, &v}})[0].verdict, Verdict::kCold);
+}
+
 }  // namespace
 }  // namespace ds

@@ -24,7 +24,10 @@ Rule MemAvailable() {  // bytes, lower is worse
 NodeDecision Hot(size_t rule, double value) {
   NodeDecision d;
   d.verdict = Verdict::kHot;
-  d.holds.push_back(Hold{rule, value, TimePoint{}, false});
+  // As the Decider does: each hold carries the threshold it was judged against (rule 0 cpu,
+  // rule 1 memory, the tests' order).
+  const Rule r = rule == 0 ? Cpu() : MemAvailable();
+  d.holds.push_back(Hold{rule, value, TimePoint{}, false, r.threshold, r.clear_threshold});
   return d;
 }
 NodeDecision Cold() {
@@ -109,6 +112,23 @@ TEST(HerdCapTest, EqualMarginsAreTakenInNodeOrder) {
   std::vector<NodeDecision> d = {Cold(), Hot(0, 90), Cold(), Hot(0, 90)};
   CapOutcome out = ApplyHerdCap(HerdCap{0.25, 0}, rules, std::vector<bool>(4, false), &d);
   EXPECT_EQ(out.capped, (std::vector<size_t>{3}));
+}
+
+TEST(HerdCapTest, MarginsArePastTheThresholdEachHoldWasJudgedBy) {
+  // A relative rule's threshold moves with the mean: the rule's own number (an offset, 20) says
+  // nothing about how far a node is past it; the hold's effective threshold does.
+  Rule skew = Cpu();
+  skew.threshold = 20;
+  skew.clear_threshold = 10;
+  skew.relative_to = Rule::Relative::kMean;
+  const std::vector<Rule> rules = {skew};
+  NodeDecision a, b;
+  a.verdict = b.verdict = Verdict::kHot;
+  a.holds.push_back(Hold{0, 90, TimePoint{}, false, 80, 70});  // 12.5 % past mean 60 + 20
+  b.holds.push_back(Hold{0, 88, TimePoint{}, false, 70, 60});  // 25.7 % past mean 50 + 20
+  std::vector<NodeDecision> d = {a, b};
+  CapOutcome out = ApplyHerdCap(HerdCap{0.5, 0}, rules, {false, false}, &d);
+  EXPECT_EQ(out.capped, (std::vector<size_t>{0})) << "node 1 stands further out";
 }
 
 }  // namespace

@@ -191,6 +191,81 @@ TEST_F(ReconcilerTest, ReportsEveryNodesValuesAndTheRecentChanges) {
   EXPECT_LE(changes->front().at_wall, changes->back().at_wall);
 }
 
+// relativeTo: mean. A node 25 points above the cluster's mean is marked; the same value in a
+// cluster that is uniformly as hot is not: only standing out counts.
+class RelativeRuleTest : public ReconcilerTest {
+ protected:
+  void SetUp() override {
+    ReconcilerTest::SetUp();
+    NodeInfo n;
+    n.name = "node-4";
+    n.addresses = {"10.0.0.4"};
+    api_.AddNode(n);
+    Rule skew;
+    skew.name = "cpu-skew";
+    skew.query = "cpu_pct";
+    skew.threshold = 20;
+    skew.clear_threshold = 10;
+    skew.relative_to = Rule::Relative::kMean;
+    cfg_.rules = {skew};
+  }
+};
+
+TEST_F(RelativeRuleTest, ANodeWellAboveTheMeanIsMarkedAUniformlyHotClusterIsNot) {
+  Build();
+  // Mean 65: node-1 at 90 is 25 over it, past the offset of 20.
+  prom_.SetValues("cpu_pct", {{"node-1", 90}, {"node-2", 55}, {"node-3", 55}, {"node-4", 60}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-2"));
+  EXPECT_FALSE(Labelled("node-4"));
+  EXPECT_EQ(api_.patches().size(), 1u);
+  CycleReport r = rec_->LastReport();
+  ASSERT_EQ(r.rules.size(), 1u);
+  EXPECT_TRUE(r.rules[0].relative);
+  EXPECT_TRUE(r.rules[0].mean_known);
+  EXPECT_DOUBLE_EQ(r.rules[0].mean, 65);
+  EXPECT_EQ(r.rules[0].mean_values, 4u);
+  // /nodes shows the threshold used and the mean it came from.
+  const HoldReport& h = r.holds.at("node-1").at(0);
+  EXPECT_DOUBLE_EQ(h.threshold, 85);
+  EXPECT_DOUBLE_EQ(h.clear_threshold, 75);
+  EXPECT_TRUE(h.relative);
+  EXPECT_DOUBLE_EQ(h.mean, 65);
+  ASSERT_NE(r.recent_changes, nullptr);
+  EXPECT_EQ(r.recent_changes->front().reason, "rule cpu-skew value 90 > 85 (mean 65 + 20)");
+  ASSERT_NE(r.table, nullptr);
+  EXPECT_DOUBLE_EQ(r.table->rules[0].threshold, 85) << "the page colours by this cycle's";
+  EXPECT_DOUBLE_EQ(r.table->rules[0].mean, 65);
+
+  // The whole cluster as hot as node-1 was: no node stands out, node-1 clears (mean 90).
+  prom_.SetValues("cpu_pct", {{"node-1", 90}, {"node-2", 90}, {"node-3", 88}, {"node-4", 92}});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-4"));
+  EXPECT_EQ(rec_->LastReport().hot_nodes, 0u);
+}
+
+TEST_F(RelativeRuleTest, TooFewNodesWithAValueDecideNothingAndKeepTheMarks) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 90}, {"node-2", 55}, {"node-3", 55}, {"node-4", 60}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  // Two series left (minNodes 3): a mean of two says nothing about the cluster. Node-1 reads
+  // low, but that is no evidence: its mark stays, and node-2 is not marked either.
+  prom_.SetValues("cpu_pct", {{"node-1", 10}, {"node-2", 99}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-2"));
+  EXPECT_EQ(api_.patches().size(), 1u);
+  CycleReport r = rec_->LastReport();
+  EXPECT_FALSE(r.rules[0].mean_known);
+  EXPECT_EQ(r.rules[0].mean_values, 2u);
+  ASSERT_NE(r.table, nullptr);
+  EXPECT_TRUE(std::isnan(r.table->rules[0].threshold)) << "no threshold without a mean";
+  EXPECT_EQ(r.table->states[0], NodeTable::State::kUnknown);
+}
+
 TEST_F(ReconcilerTest, RemovesLabelWhenCooledPastClearThreshold) {
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}});

@@ -90,6 +90,38 @@ TEST(RuleConfig, MaxAgeAndAgeQuery) {
   EXPECT_TRUE(cfg->rules[1].age_query.empty()) << "the samples' own timestamps then";
 }
 
+TEST(RuleConfig, RelativeThresholds) {
+  auto cfg = ParseRuleConfig(R"(rules:
+  - {name: cpu, query: up, threshold: 20, clearThreshold: 10, relativeTo: mean}
+  - name: mem
+    query: avail
+    operator: "<"
+    threshold: 200
+    clearThreshold: 100
+    relativeTo: mean
+    minNodes: 5
+  - {name: abs, query: up, threshold: 80}
+)",
+                             "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules[0].relative_to, Rule::Relative::kMean);
+  EXPECT_EQ(cfg->rules[0].threshold, 20);
+  EXPECT_EQ(cfg->rules[0].clear_threshold, 10);
+  EXPECT_EQ(cfg->rules[0].min_nodes, 3u) << "the default";
+  EXPECT_EQ(cfg->rules[1].relative_to, Rule::Relative::kMean);
+  EXPECT_EQ(cfg->rules[1].clear_threshold, 100) << "'<' offsets: the clearing one is smaller";
+  EXPECT_EQ(cfg->rules[1].min_nodes, 5u);
+  EXPECT_EQ(cfg->rules[2].relative_to, Rule::Relative::kNone);
+  // A reload that turns a rule relative is a changed rule (it starts afresh).
+  EXPECT_FALSE(cfg->rules[2] == cfg->rules[0]);
+  Rule a = cfg->rules[2], b = a;
+  b.relative_to = Rule::Relative::kMean;
+  EXPECT_FALSE(a == b);
+  a = b;
+  b.min_nodes = 4;
+  EXPECT_FALSE(a == b);
+}
+
 // One valid rule, before a section under test.
 #define R1 "rules:\n  - {name: cpu, query: up, threshold: 80}\n"
 // One rule the rebalancer can relieve: its value is a percent of allocatable CPU.
@@ -207,6 +239,32 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"nan", "rules:\n  - {name: a, query: up, threshold: .nan}\n", "not a number"},
         BadCase{"inf", "rules:\n  - {name: a, query: up, threshold: 1e999}\n",
                 "not a finite number"},
+        BadCase{"relative_unknown_mode",
+                "rules:\n  - {name: a, query: up, threshold: 5, relativeTo: median}\n",
+                "rules.yaml:2:52: rule \"a\": relativeTo: unknown \"median\" (use mean"},
+        BadCase{"relative_negative_offset",
+                "rules:\n  - {name: a, query: up, threshold: -5, relativeTo: mean}\n",
+                "rules.yaml:2:37: rule \"a\": threshold: must be >= 0 with relativeTo: mean"},
+        BadCase{"relative_negative_clear",
+                "rules:\n  - name: a\n    query: up\n    operator: '<'\n    threshold: 5\n"
+                "    clearThreshold: -1\n    relativeTo: mean\n",
+                "rules.yaml:6:21: rule \"a\": clearThreshold: must be >= 0 with relativeTo"},
+        BadCase{"relative_clear_past_offset",
+                "rules:\n  - {name: a, query: up, operator: '<', threshold: 5, clearThreshold: 7, "
+                "relativeTo: mean}\n",
+                "clearThreshold: must be <= threshold with relativeTo: mean"},
+        BadCase{"min_nodes_without_relative",
+                "rules:\n  - {name: a, query: up, threshold: 5, minNodes: 4}\n",
+                "rules.yaml:2:50: rule \"a\": minNodes: only with relativeTo: mean"},
+        BadCase{"min_nodes_one",
+                "rules:\n  - {name: a, query: up, threshold: 5, relativeTo: mean, minNodes: 1}\n",
+                "minNodes: must be a whole number >= 2"},
+        BadCase{"min_nodes_fraction",
+                "rules:\n  - {name: a, query: up, threshold: 5, relativeTo: mean, minNodes: 2.5}\n",
+                "minNodes: must be a whole number >= 2"},
+        BadCase{"relative_resource",
+                "rules:\n  - {name: a, query: up, threshold: 5, relativeTo: mean, resource: cpu}\n",
+                "resource: not with relativeTo"},
         BadCase{"clear_wrong_side_gt",
                 "rules:\n  - {name: a, query: up, threshold: 5, clearThreshold: 7}\n",
                 "clearThreshold: must be <= threshold"},

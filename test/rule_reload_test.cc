@@ -28,6 +28,24 @@ TEST(RuleReload, RulesAndTheDecisionsKeysAreReloaded) {
   EXPECT_TRUE(cfg->release_on_outage);
 }
 
+TEST(RuleReload, ARuleTurnedRelativeIsReloadedLikeAnyRuleField) {
+  const std::string next = std::string(kRunning) +
+                           "  - {name: skew, query: cpu_pct, threshold: 20, relativeTo: mean, "
+                           "minNodes: 4}\n";
+  auto cfg = ParseReload(kRunning, next, "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_EQ(cfg->rules.size(), 2u);
+  EXPECT_EQ(cfg->rules[1].relative_to, Rule::Relative::kMean);
+  EXPECT_EQ(cfg->rules[1].min_nodes, 4u);
+  // An invalid relative rule is refused with its line; the running rules stay.
+  auto bad = ParseReload(
+      kRunning,
+      std::string(kRunning) + "  - {name: skew, query: q, threshold: -1, relativeTo: mean}\n",
+      "r.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("r.yaml:8:"), std::string::npos) << bad.status().message();
+}
+
 TEST(RuleReload, LayoutAndCommentsAreNoChange) {
   const char* same = R"(interval: "10s"   # the same, quoted
 label:

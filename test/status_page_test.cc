@@ -125,6 +125,41 @@ TEST(StatusPage, NodesJsonListsUnmanagedNodesCarryingTheLabel) {
   EXPECT_FALSE(d["nodes"][1].HasMember("managed")) << "managed nodes look as before";
 }
 
+// relativeTo: mean: /nodes gives the thresholds the value was judged by and the mean they came
+// from; /metrics the mean per relative rule (none while too few nodes report).
+TEST(StatusPage, RelativeRulesShowTheirMean) {
+  ControllerView v = ReadyView();
+  HoldReport h{"cpu-skew", ">", 90, 85, 75, 1795303200, false};
+  h.relative = true;
+  h.mean = 65;
+  v.last_cycle.holds["node-3"] = {h};
+  RuleReport skew, few, fixed;
+  skew.name = "cpu-skew";
+  skew.ok = skew.relative = skew.mean_known = true;
+  skew.mean = 65;
+  few.name = "mem-skew";
+  few.ok = few.relative = true;
+  fixed.name = "cpu";
+  fixed.ok = true;
+  v.last_cycle.rules = {skew, few, fixed};
+  rapidjson::Document d;
+  const std::string body = HandleRequest(Get("/nodes"), v, [] {}).body;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << body;
+  const auto& rule = d["nodes"][0]["rules"][0];
+  EXPECT_EQ(rule["threshold"].GetDouble(), 85);
+  EXPECT_EQ(rule["clearThreshold"].GetDouble(), 75);
+  EXPECT_EQ(rule["mean"].GetDouble(), 65);
+  const std::string m = RenderMetrics(v);
+  EXPECT_NE(m.find("dynamic_scheduler_rule_mean{rule=\"cpu-skew\"} 65\n"), std::string::npos) << m;
+  EXPECT_EQ(m.find("dynamic_scheduler_rule_mean{rule=\"mem-skew\"}"), std::string::npos);
+  EXPECT_EQ(m.find("dynamic_scheduler_rule_mean{rule=\"cpu\"}"), std::string::npos);
+  // Without relative rules there is no such family, and an absolute hold has no mean.
+  EXPECT_EQ(RenderMetrics(ReadyView()).find("rule_mean"), std::string::npos);
+  d.Parse(HandleRequest(Get("/nodes"), ReadyView(), [] {}).body.c_str());
+  EXPECT_FALSE(d["nodes"][0]["rules"][0].HasMember("mean"));
+}
+
 TEST(StatusPage, MethodsPathsAndWebhook) {
   int triggered = 0;
   auto trig = [&] { ++triggered; };
@@ -489,6 +524,27 @@ TEST(StatusPage, StateJsonInTaintModeShowsTheTaint) {
   for (const auto& n : d["nodes"].GetArray())
     EXPECT_STREQ(n[1].GetString(), std::string(n[0].GetString()) == "node-3" ? "presure" : "")
         << n[0].GetString();
+}
+
+TEST(StatusPage, StateJsonGivesARelativeRulesMean) {
+  ControllerView v = StateView();
+  auto t = std::make_shared<NodeTable>(*v.last_cycle.table);
+  t->rules[0].relative = true;  // cpu: mean 65, thresholds of this cycle
+  t->rules[0].mean = 65;
+  t->rules[0].threshold = 85;
+  t->rules[1].relative = true;  // mem: too few values, no mean and no thresholds
+  t->rules[1].mean = t->rules[1].threshold = t->rules[1].clear_threshold = std::nan("");
+  v.last_cycle.table = t;
+  rapidjson::Document d;
+  const std::string body = HandleRequest(Get("/api/v1/state"), v, [] {}).body;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << body;
+  EXPECT_EQ(d["rules"][0]["mean"].GetDouble(), 65);
+  EXPECT_EQ(d["rules"][0]["threshold"].GetDouble(), 85);
+  EXPECT_TRUE(d["rules"][1]["mean"].IsNull());
+  EXPECT_TRUE(d["rules"][1]["threshold"].IsNull());
+  d.Parse(HandleRequest(Get("/api/v1/state"), StateView(), [] {}).body.c_str());
+  EXPECT_FALSE(d["rules"][0].HasMember("mean")) << "an absolute rule has none";
 }
 
 TEST(StatusPage, StateGolden) { ExpectGolden("state.json", RenderStateJson(StateView())); }

@@ -253,6 +253,34 @@ class ControllerMoreIT(ControllerBase):
         self.start(legacy)
         self.wait_labelled(["node-00005"])
 
+    def test_relative_threshold_marks_the_node_that_stands_out(self):
+        # 7 managed nodes, all at 90: nobody stands 20 over the mean, nobody is marked.
+        nodes = ["node-%05d" % i for i in range(2, 9)]
+        for n in nodes:
+            self.push(n, 90)
+        self.stack.wait_value('count(%s == 90)' % self.metric, 7)
+        c = self.start("""
+rules:
+  - name: cpu-skew
+    query: %s
+    relativeTo: mean
+    threshold: 20
+    clearThreshold: 10
+""" % self.metric)
+        c.wait_ready()
+        c.wait_cycles(2)
+        self.assertEqual(self.stack.labelled(), [])
+        self.assertEqual(c.metric('dynamic_scheduler_rule_mean{rule="cpu-skew"}'), 90)
+        # The others cool to 55: mean 60, node-00002 at 90 is 30 over it, and only it is marked.
+        for n in nodes[1:]:
+            self.push(n, 55)
+        self.wait_labelled(["node-00002"])
+        self.stack.wait_value('count(%s == 55)' % self.metric, 6)
+        wait_until(lambda: c.nodes()["nodes"][0]["rules"][0].get("mean") == 60, 10, what="mean 60 in /nodes")
+        hold = c.nodes()["nodes"][0]["rules"][0]
+        self.assertEqual((hold["rule"], hold["value"], hold["threshold"], hold["clearThreshold"]),
+                         ("cpu-skew", 90, 80, 70))
+
     def test_memory_available_less_than(self):
         rules = """
 rules:

@@ -164,6 +164,8 @@ class ExamplesTest(unittest.TestCase):
         for name, want in [("rule-legacy.yaml", "legacy format"), ("rule-hysteresis.yaml", "current format"),
                            ("rule-memory-available.yaml", "current format"),
                            ("rule-mimir.yaml", "current format"),
+                           ("rule-relative.yaml", "cpu-skew: > mean + 20 (clears at mean + 10, for 60 s"),
+                           ("rule-relative.yaml", "memory_available: < mean - "),
                            ("rule-taint.yaml", "mark status=presure and taint example.com/hot=true:PreferNoSchedule"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
                            ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
