@@ -114,6 +114,26 @@ class TaintModeIT(unittest.TestCase):
         self.assertEqual(self.taints("node-00004"), [OURS], "a taint we did not set stays")
         self.assertEqual(c.metric('dynamic_scheduler_taint_writes_total{op="remove"}'), 2)
 
+    def test_a_foreign_taints_time_added_survives_our_writes(self):
+        # The node lifecycle controller stamps its NoExecute taints with timeAdded. Our edit
+        # replaces the whole list, so each foreign taint must go back exactly as it was read:
+        # compared as whole dicts, not only key, value and effect.
+        st = self.stack
+        unreachable = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute",
+                       "timeAdded": "2026-11-26T01:02:03Z"}
+        st.kubectl("patch", "node", "node-00003", "--type=merge",
+                   "-p", json.dumps({"spec": {"taints": [unreachable]}}))
+        self.push("node-00003", 95)
+        c = self.start()
+        c.wait_ready()
+        wait_until(lambda: self.node("node-00003")["spec"].get("taints", []) == [unreachable, OURS], 30,
+                   what="our taint beside the stamped one, which is unchanged")
+        self.push("node-00003", 10)
+        wait_until(lambda: self.node("node-00003")["spec"].get("taints", []) == [unreachable], 30,
+                   what="our taint gone, the stamped one unchanged")
+        self.assertIsNone(self.record("node-00003"))
+        st.kubectl("taint", "nodes", "node-00003", "node.kubernetes.io/unreachable:NoExecute-")
+
 
 if __name__ == "__main__":
     unittest.main()
