@@ -1,5 +1,7 @@
 #include "controller/cleanup.h"
 
+#include <optional>
+
 #include "controller/options.h"
 #include "controller/rate_limiter.h"
 #include "rules/ownership.h"
@@ -13,35 +15,35 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark,
   edit.label.key = mark.key;
   edit.annotation.key = kHeldByAnnotation;
   const std::string* record_text = FindLabel(node.annotations, kHeldByAnnotation);
+  std::optional<Ownership> record;
+  if (record_text != nullptr)
+    if (auto parsed = ParseOwnership(*record_text); parsed.ok()) record = std::move(*parsed);
+  // What is ours decides as in a cycle (OwnedMarkParts): the label only in a mode that sets one
+  // (in taint mode our key with our value is someone else's), the taint only where our record
+  // names it.
+  const OwnedParts ours =
+      OwnedMarkParts(mark, node.labels, node.taints, record ? &*record : nullptr);
+  // The mark an earlier configuration set (another key, value, taint or mode), as its record
+  // names it, while the node still has it.
+  const Mark recorded = record ? RecordedMark(*record) : Mark{};
+  const OwnedParts earlier =
+      record ? OwnedMarkParts(recorded, node.labels, node.taints, &*record) : OwnedParts{};
   const std::string* value = FindLabel(node.labels, mark.key);
-  if (mark.LabelOn(node.labels) ||
-      (value != nullptr && !underused_value.empty() && *value == underused_value)) {
+  if (ours.label || (value != nullptr && !underused_value.empty() && *value == underused_value)) {
     edit.label.op = NodeEdit::Op::kRemove;
     edit.label.value = *value;
-  } else if (record_text != nullptr) {
-    // The mark an earlier configuration set (another key or value), if the node still has it.
-    if (auto record = ParseOwnership(*record_text); record.ok()) {
-      const std::string* v = FindLabel(node.labels, record->label_key);
-      if (v != nullptr && *v == record->label_value) {
-        edit.label.op = NodeEdit::Op::kRemove;
-        edit.label.key = record->label_key;
-        edit.label.value = record->label_value;
-      }
-    }
+  } else if (earlier.label) {
+    edit.label.op = NodeEdit::Op::kRemove;
+    edit.label.key = recorded.key;
+    edit.label.value = recorded.value;
   }
   // A taint goes only where a record names it (ours, or an earlier configuration's): a taint
   // with the same key and value that this controller did not set is never removed. The list is
   // edited at the listed resourceVersion; a node changed since answers 409 and is reported.
-  if (record_text != nullptr) {
-    if (auto record = ParseOwnership(*record_text); record.ok() && !record->taint.key.empty()) {
-      Mark recorded;
-      recorded.taint = record->taint;
-      if (recorded.TaintOn(node.taints)) {
-        edit.set_taints = true;
-        edit.resource_version = node.resource_version;
-        edit.taints = recorded.WithoutTaint(node.taints);
-      }
-    }
+  if (ours.taint || earlier.taint) {
+    edit.set_taints = true;
+    edit.resource_version = node.resource_version;
+    edit.taints = recorded.WithoutTaint(node.taints);
   }
   if (record_text != nullptr) edit.annotation.op = NodeEdit::Op::kRemove;
   if (const std::string* v = FindLabel(node.labels, mark.key);

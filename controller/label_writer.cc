@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "common/backoff.h"
@@ -32,22 +33,21 @@ NodeEdit EditFor(const MarkWrite& w, const Mark& mark) {
       e.annotation.op = NodeEdit::Op::kSet;
       break;
     case ChangeKind::kUnmark:
-      if (mark.UsesLabel()) e.label.op = NodeEdit::Op::kRemove;
+      if (w.owned.label) e.label.op = NodeEdit::Op::kRemove;
       if (w.had_record) e.annotation.op = NodeEdit::Op::kRemove;
       break;
     case ChangeKind::kForget:
       e.annotation.op = NodeEdit::Op::kRemove;
       break;
   }
-  if (mark.UsesTaint() && (w.kind == ChangeKind::kMark || w.kind == ChangeKind::kUnmark)) {
+  // A removal that leaves the taints alone (ours is not there, or no record names it) does not
+  // rewrite the list: the label's removal is then a conditional JSON Patch of its own.
+  if (mark.UsesTaint() &&
+      (w.kind == ChangeKind::kMark || (w.kind == ChangeKind::kUnmark && w.owned.taint))) {
     e.set_taints = true;
     e.resource_version = w.read.resource_version;
     e.taints = w.kind == ChangeKind::kMark ? mark.WithTaint(w.read.taints)
                                            : mark.WithoutTaint(w.read.taints);
-    // The precondition replaces the label's `test`: the label is removed only if it had our
-    // value at the resourceVersion the edit was made from.
-    if (w.kind == ChangeKind::kUnmark && !mark.LabelOn(w.read.labels))
-      e.label.op = NodeEdit::Op::kKeep;
   }
   return e;
 }
@@ -259,15 +259,38 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
       if (!fresh.ok() && fresh.status().code() == StatusCode::kNotFound) return Result::kGone;
       if (fresh.ok()) {
         w.read = MarkWrite::Read{fresh->resource_version, fresh->labels, fresh->taints};
-        if (w.kind == ChangeKind::kUnmark && !mark_.PartlyOn(fresh->labels, fresh->taints)) {
-          // Nothing of ours is left to remove (taken off by hand, or overwritten): as a failed
-          // removal test, the next cycle plans from what the watch shows.
-          if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
-            LOG(INFO) << "node " << w.node << ": not unmarked: " << mark_.ToString()
-                      << " is gone since the cycle began";
-          std::lock_guard<std::mutex> l(mu_);
-          ++counters_.changed;
-          return Result::kChanged;
+        std::optional<Ownership> record;
+        if (const std::string* text = FindLabel(fresh->annotations, kHeldByAnnotation))
+          if (auto parsed = ParseOwnership(*text); parsed.ok()) record = std::move(*parsed);
+        const OwnedParts now =
+            OwnedMarkParts(mark_, fresh->labels, fresh->taints, record ? &*record : nullptr);
+        if (w.kind == ChangeKind::kMark) {
+          // Whether a taint equal to ours is there but not ours (put there by hand) is what
+          // the fresh node says: the record must not adopt one added meanwhile, nor disown ours
+          // once theirs was taken off.
+          if (auto planned = ParseOwnership(w.record); planned.ok()) {
+            planned->taint_not_ours = mark_.TaintOn(fresh->taints) && !now.taint;
+            w.record = FormatOwnership(*planned);
+          }
+        }
+        if (w.kind == ChangeKind::kUnmark) {
+          // Ours is what the fresh node's record says now, and never more than was planned:
+          // a record gone meanwhile, or our taint taken off and put back by hand, leaves
+          // nothing of the taint ours.
+          w.owned.label = w.owned.label && now.label;
+          w.owned.taint = w.owned.taint && now.taint;
+          w.had_record = w.had_record && FindLabel(fresh->annotations, kHeldByAnnotation);
+          if (!w.owned.any()) {
+            // Nothing of ours is left to remove (taken off by hand, overwritten, or no longer
+            // named by our record): as a failed removal test, the next cycle plans from what
+            // the watch shows.
+            if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
+              LOG(INFO) << "node " << w.node << ": not unmarked: nothing of " << mark_.ToString()
+                        << " is ours any more since the cycle began";
+            std::lock_guard<std::mutex> l(mu_);
+            ++counters_.changed;
+            return Result::kChanged;
+          }
         }
         edit = EditFor(w, mark_);
         what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
@@ -275,6 +298,9 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
       }
       // The read failed (a brownout): the old edit is sent again, answered 409 again, and the
       // read tried again, within the attempts.
+      if (throttle_.ShouldLog("reread:" + w.node, clock_->Now()))
+        LOG(WARNING) << "node " << w.node << ": could not read it again after a conflict ("
+                     << fresh.status().ToString() << "); the stale edit is sent again";
     }
     // A conflict is retried at once (a label's merge patch has no precondition, and a taint edit
     // was made afresh above); anything else backs off, at least as long as the server asked.

@@ -53,15 +53,20 @@ struct MarkWrite {
   // 409 (someone wrote the node since), the writer reads the node again and edits afresh.
   struct Read {
     std::string resource_version;
-    Labels labels;  // our key's value decides whether a label removal is ours (with `both`)
+    Labels labels;
     std::vector<Taint> taints;
   };
   Read read;
+  // kUnmark: the parts of the mark that are ours (OwnedMarkParts, from the read that planned
+  // it): only these are removed. A taint no record of ours names stays, even when the label
+  // beside it goes.
+  OwnedParts owned;
 };
 
-// The PATCH for one change: kUnmark is conditional (only if the mark is still ours). With a
-// taint, kMark and kUnmark carry the node's whole taint list as it must become, ours added or
-// removed and every other taint kept, conditional on w.read.resource_version.
+// The PATCH for one change: kUnmark is conditional (only if the mark is still ours) and removes
+// only w.owned. With a taint, kMark, and a kUnmark that removes our taint, carry the node's whole
+// taint list as it must become, ours added or removed and every other taint kept as read,
+// conditional on w.read.resource_version.
 NodeEdit EditFor(const MarkWrite& w, const Mark& mark);
 
 // How one write ended, for a caller that keeps changes of its own (WriteHooks::on_done).

@@ -284,23 +284,27 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
   m.plan.resize(n);
   m.records.resize(n);
   m.owners.resize(n);
+  m.owned.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const NodeInfo& node = *snap.nodes[i];
     const Mark& mark = options_.mark;
-    // Which of the node's marks are ours. A taint counts only where our record names it: one
-    // that no record of ours names (put there by hand, or by another tool) is never removed.
-    // (A hot node carries it anyway; that node's record then names it.)
-    auto read_marks = [&](bool taint_recorded) {
-      const std::vector<Taint> taints =
-          taint_recorded || !mark.UsesTaint() ? node.taints : mark.WithoutTaint(node.taints);
-      const bool marked = mark.IsOn(node.labels, taints);
+    // Which parts of our mark on the node are ours (rules/ownership.h): a taint only where our
+    // record names it; one no record of ours names (put there by hand, or by another tool) is
+    // never removed. A hot node that carries one is marked with a record saying so
+    // (taintNotOurs): it then counts as marked, and the taint still is not ours.
+    auto read_marks = [&](const Ownership* record) {
+      const OwnedParts owned = OwnedMarkParts(mark, node.labels, node.taints, record);
+      const bool taint_on =
+          owned.taint || (record != nullptr && record->taint_not_ours && mark.TaintOn(node.taints));
+      const bool marked = (!mark.UsesLabel() || owned.label) && (!mark.UsesTaint() || taint_on);
       m.decide[i].labelled = m.plan[i].marked = marked;
-      m.plan[i].partly = !marked && mark.PartlyOn(node.labels, taints);
+      m.plan[i].partly = !marked && owned.any();
+      m.owned[i] = owned;
     };
     const std::string* text = FindLabel(node.annotations, kHeldByAnnotation);
     m.decide[i] = NodeInput{node.name, false, nullptr};
     m.plan[i] = PlanNode{node.name, false, text != nullptr, nullptr, false};
-    read_marks(false);
+    read_marks(nullptr);
     if (text == nullptr) continue;
     auto record = ParseOwnership(*text);
     if (!record.ok()) {
@@ -315,7 +319,7 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
       m.plan[i].has_record = false;
       continue;
     }
-    read_marks(true);
+    read_marks(&*record);
     for (const OwnerRule& r : record->rules)
       if (auto it = rule_index_.find(r.rule); it != rule_index_.end())
         m.owners[i].push_back(it->second);
@@ -371,11 +375,17 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
     switch (c.kind) {
       case ChangeKind::kMark:
       case ChangeKind::kRecord:
-        w.record = RecordFor(d, marks.records[c.node], now, now_wall);
+        // A taint equal to ours that is on the node but not ours (put there by hand) is
+        // recorded as such, not adopted: it is never removed.
+        w.record = RecordFor(d, marks.records[c.node],
+                             options_.mark.UsesTaint() && options_.mark.TaintOn(node.taints) &&
+                                 !marks.owned[c.node].taint,
+                             now, now_wall);
         w.reason = DescribeHolds(d);
         break;
       case ChangeKind::kUnmark:
         w.had_record = marks.plan[c.node].has_record;
+        w.owned = marks.owned[c.node];
         w.reason = report->releasing
                        ? "Prometheus has not answered for " +
                              std::to_string(static_cast<int64_t>(report->outage_seconds)) +
@@ -411,10 +421,13 @@ void Reconciler::PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>
     w.node = n.name;
     // Ours only where the record says so: the record names our mark and the node still has it.
     if (options_.mark.UsesTaint()) w.read = MarkWrite::Read{n.resource_version, n.labels, n.taints};
-    if (record.ok() && RecordNamesMark(*record, options_.mark) &&
-        options_.mark.PartlyOn(n.labels, n.taints)) {
+    const OwnedParts owned = record.ok() && RecordNamesMark(*record, options_.mark)
+                                 ? OwnedMarkParts(options_.mark, n.labels, n.taints, &*record)
+                                 : OwnedParts{};
+    if (owned.any()) {
       w.kind = ChangeKind::kUnmark;
       w.had_record = true;
+      w.owned = owned;
       w.reason = "the node left the managed set";
     } else {
       w.kind = ChangeKind::kForget;
@@ -796,9 +809,10 @@ void Reconciler::MarkProgress() { progress_.store(clock_->Now().time_since_epoch
 TimePoint Reconciler::LastProgress() const { return TimePoint(Duration(progress_.load())); }
 
 std::string Reconciler::RecordFor(const NodeDecision& d, const std::optional<Ownership>& old,
-                                  TimePoint now, double now_wall) const {
+                                  bool taint_not_ours, TimePoint now, double now_wall) const {
   Ownership o;
   SetRecordedMark(options_.mark, &o);
+  o.taint_not_ours = taint_not_ours;
   for (size_t r : HoldingRules(d)) {
     OwnerRule owner{rules_[r].name, now_wall};
     for (const Hold& h : d.holds)

@@ -225,6 +225,7 @@ class Reconciler {
     std::vector<PlanNode> plan;                     // per node; recorded points into `owners`
     std::vector<std::optional<Ownership>> records;  // per node: its readable record for our mark
     std::vector<std::vector<size_t>> owners;        // per node: the rules its record names
+    std::vector<OwnedParts> owned;  // per node: the parts of our mark that are ours to remove
   };
 
   // The stages of RunCycle, in order.
@@ -282,8 +283,9 @@ class Reconciler {
 
   std::string DescribeHolds(const NodeDecision& d) const;
   // The record for the rules that hold the node now; a rule already recorded keeps its `since`.
-  std::string RecordFor(const NodeDecision& d, const std::optional<Ownership>& old, TimePoint now,
-                        double now_wall) const;
+  // `taint_not_ours`: the node carries a taint equal to ours that is not ours (Ownership).
+  std::string RecordFor(const NodeDecision& d, const std::optional<Ownership>& old,
+                        bool taint_not_ours, TimePoint now, double now_wall) const;
 
   // Replaced only by ApplyReload, on the cycle's thread.
   std::vector<Rule> rules_;

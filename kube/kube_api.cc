@@ -267,7 +267,7 @@ Status HttpKubeApi::WatchNodes(const std::string& label_selector,
 
 StatusOr<NodeInfo> HttpKubeApi::PatchNode(const std::string& node, const NodeEdit& edit,
                                           const std::function<bool()>& send_if) {
-  EncodedPatch patch = EncodeNodeEdit(edit);
+  ASSIGN_OR_RETURN(EncodedPatch patch, EncodeNodeEdit(edit));
   HttpRequest req;
   req.method = "PATCH";
   req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);

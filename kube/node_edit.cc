@@ -51,7 +51,13 @@ void Operation(JsonWriter& w, const char* op, const std::string& path, const std
 
 }  // namespace
 
-EncodedPatch EncodeNodeEdit(const NodeEdit& edit) {
+StatusOr<EncodedPatch> EncodeNodeEdit(const NodeEdit& edit) {
+  // An empty resourceVersion is no precondition at all: the API server takes
+  // `"resourceVersion":""` as "unconditional", and the taints we read would overwrite any
+  // written since.
+  if (edit.set_taints && edit.resource_version.empty())
+    return Status(StatusCode::kInvalidArgument,
+                  "a taint edit needs the resourceVersion it was read at (none known): not sent");
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   EncodedPatch out;
@@ -82,6 +88,10 @@ EncodedPatch EncodeNodeEdit(const NodeEdit& edit) {
         }
         w.Key("effect");
         WriteString(w, t.effect);
+        if (!t.time_added.empty()) {  // as read: the list replaces the node's whole
+          w.Key("timeAdded");
+          WriteString(w, t.time_added);
+        }
         w.EndObject();
       }
       w.EndArray();

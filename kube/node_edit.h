@@ -51,8 +51,10 @@ struct EncodedPatch {
 };
 
 // REQUIRES: label.op or annotation.op is not kKeep, or set_taints; not (label kRemove and
-// annotation kSet) unless set_taints.
-EncodedPatch EncodeNodeEdit(const NodeEdit& edit);
+// annotation kSet) unless set_taints. Fails (InvalidArgument, never to be sent) for a taint edit
+// without a resource_version: on the wire that would be an unconditional write of a stale list.
+// Each taint is written with every field it was read with (timeAdded too).
+StatusOr<EncodedPatch> EncodeNodeEdit(const NodeEdit& edit);
 
 // True when a conditional removal's answer says the node changed since the removal was planned
 // (a failed `test`, or the annotation to remove gone): a 422 that is not an admission policy's

@@ -51,8 +51,8 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
       out->unschedulable = u->GetBool();
     if (const auto* taints = JsonMember(*spec, "taints"); taints != nullptr && taints->IsArray())
       for (const auto& t : taints->GetArray())
-        out->taints.push_back(
-            Taint{JsonString(t, "key"), JsonString(t, "value"), JsonString(t, "effect")});
+        out->taints.push_back(Taint{JsonString(t, "key"), JsonString(t, "value"),
+                                    JsonString(t, "effect"), JsonString(t, "timeAdded")});
   }
   if (const auto* status = JsonMember(obj, "status")) {
     if (const auto* alloc = JsonMember(*status, "allocatable"); alloc != nullptr) {

@@ -5,14 +5,14 @@
 namespace ds {
 
 bool Mark::TaintOn(const std::vector<Taint>& taints) const {
-  return std::find(taints.begin(), taints.end(), taint) != taints.end();
+  return std::any_of(taints.begin(), taints.end(), [&](const Taint& t) { return t.SameAs(taint); });
 }
 
 std::vector<Taint> Mark::WithTaint(const std::vector<Taint>& taints) const {
   std::vector<Taint> out = taints;
   for (Taint& t : out)
     if (t.key == taint.key && t.effect == taint.effect) {
-      t.value = taint.value;
+      t.value = taint.value;  // its timeAdded is kept: the taint is still in its place
       return out;
     }
   out.push_back(taint);
@@ -22,7 +22,7 @@ std::vector<Taint> Mark::WithTaint(const std::vector<Taint>& taints) const {
 std::vector<Taint> Mark::WithoutTaint(const std::vector<Taint>& taints) const {
   std::vector<Taint> out;
   for (const Taint& t : taints)
-    if (!(t == taint)) out.push_back(t);
+    if (!t.SameAs(taint)) out.push_back(t);
   return out;
 }
 

@@ -10,7 +10,9 @@
 // Taint (`PreferNoSchedule`, so that workloads avoid marked nodes with no change to their
 // templates): our key, value and effect. Kubernetes allows one taint per key and effect on a
 // node, so a taint with our key and effect but another value is someone else's, and is treated
-// like a foreign label value. Every other taint is kept as it is, in its place.
+// like a foreign label value. Every other taint is kept as it is, in its place. Unlike the label,
+// a taint equal to ours is ours to remove only where our record names it (OwnedMarkParts in
+// rules/ownership.h): a copy put there by hand never is.
 #pragma once
 
 #include <string>

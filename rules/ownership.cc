@@ -27,6 +27,10 @@ std::string FormatOwnership(const Ownership& o) {
     w.Key("effect");
     WriteString(w, o.taint.effect);
     w.EndObject();
+    if (o.taint_not_ours) {
+      w.Key("taintNotOurs");
+      w.Bool(true);
+    }
   }
   w.Key("rules");
   w.StartArray();
@@ -51,6 +55,27 @@ void SetRecordedMark(const Mark& mark, Ownership* o) {
   o->label_key = mark.UsesLabel() ? mark.key : "";
   o->label_value = mark.UsesLabel() ? mark.value : "";
   o->taint = mark.UsesTaint() ? mark.taint : Taint{};
+}
+
+OwnedParts OwnedMarkParts(const Mark& mark, const Labels& labels, const std::vector<Taint>& taints,
+                          const Ownership* record) {
+  OwnedParts p;
+  p.label = mark.UsesLabel() && mark.LabelOn(labels);
+  p.taint = mark.UsesTaint() && record != nullptr && RecordNamesMark(*record, mark) &&
+            !record->taint_not_ours && mark.TaintOn(taints);
+  return p;
+}
+
+Mark RecordedMark(const Ownership& o) {
+  Mark m;
+  const bool label = !o.label_key.empty(), taint = !o.taint.key.empty();
+  m.mode = label && taint ? Mark::Mode::kBoth : taint ? Mark::Mode::kTaint : Mark::Mode::kLabel;
+  if (label) {
+    m.key = o.label_key;
+    m.value = o.label_value;
+  }
+  if (taint) m.taint = o.taint;
+  return m;
 }
 
 bool RecordNamesMark(const Ownership& o, const Mark& mark) {
@@ -85,6 +110,10 @@ StatusOr<Ownership> ParseOwnership(std::string_view text) {
     o.taint.key.assign(tk->GetString(), tk->GetStringLength());
     o.taint.value.assign(tv->GetString(), tv->GetStringLength());
     o.taint.effect.assign(te->GetString(), te->GetStringLength());
+    if (const auto* n = JsonMember(doc, "taintNotOurs"); n != nullptr) {
+      if (!n->IsBool()) return bad("\"taintNotOurs\" must be true or false");
+      o.taint_not_ours = n->GetBool();
+    }
   }
   const auto* key = JsonMember(doc, "label");
   const auto* value = JsonMember(doc, "value");

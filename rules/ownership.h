@@ -10,6 +10,8 @@
 //   In taint mode the record names the taint it set, "taint":{"key":..,"value":..,"effect":..},
 //   and ("both") the label as well; a taint mode record without a label has no "label"/"value".
 //   A taint is removed only where a record names it: one this controller did not set never is.
+//   A node that already carried a taint equal to ours when it was marked gets "taintNotOurs":true:
+//   the record names the mark, but that taint stays someone else's.
 #pragma once
 
 #include <string>
@@ -41,6 +43,10 @@ struct Ownership {
   // of evicting again at once. Written as "lastEviction" only when set.
   double last_eviction_wall = 0;
   Taint taint = {};  // the taint we set (key empty: none, label mode)
+  // The node already carried a taint equal to ours when we marked it (put there by hand or by
+  // another tool): the node counts as marked, but that taint is not ours and is never removed,
+  // so it is not adopted. Written as "taintNotOurs":true only when set.
+  bool taint_not_ours = false;
   bool operator==(const Ownership&) const = default;
 };
 
@@ -50,6 +56,24 @@ void SetRecordedMark(const Mark& mark, Ownership* o);
 // True when the record names exactly the mark `mark` sets (its mode's label and/or taint): a
 // record of another mark (the key, value or mode changed in rule.yaml) is left for `-cleanup`.
 bool RecordNamesMark(const Ownership& o, const Mark& mark);
+// Which parts of `mark` a node carries that are ours to remove. The label: our key with our value
+// (as in label mode, where no record is needed: mark.h). The taint: only where `record`, a record
+// naming this mark (RecordNamesMark) and not saying taintNotOurs, names it and the node carries
+// it; a taint no record of ours names is never ours. `record` null: the node has no readable
+// record. Every reader of a node (a cycle, the re-read after a 409, `-cleanup`) decides with this,
+// so they cannot disagree.
+struct OwnedParts {
+  bool label = false;
+  bool taint = false;
+  bool any() const { return label || taint; }
+  bool operator==(const OwnedParts&) const = default;
+};
+OwnedParts OwnedMarkParts(const Mark& mark, const Labels& labels, const std::vector<Taint>& taints,
+                          const Ownership* record);
+// The mark a record names (its label and/or taint, and so its mode), for `-cleanup`, which
+// removes the mark an earlier configuration set. REQUIRES: the record names a label or a taint.
+Mark RecordedMark(const Ownership& o);
+
 // Errors say what is wrong (not JSON, a missing field, a bad time); the caller then treats the
 // node as having no record.
 StatusOr<Ownership> ParseOwnership(std::string_view text);

@@ -162,5 +162,26 @@ TEST(Cleanup, RemovesOnlyARecordedTaintAndKeepsTheOthers) {
   EXPECT_EQ(api.nodes()["again"].taints, (std::vector<Taint>{mark.taint, gpu}));
 }
 
+// In taint mode the controller sets no label: our key with our value on a node (the label mode's
+// mark, set by an earlier configuration without a record, or by hand) is not ours to remove.
+TEST(Cleanup, TaintModeLeavesTheLabelAlone) {
+  Mark mark;
+  mark.mode = Mark::Mode::kTaint;
+  Ownership o;
+  SetRecordedMark(mark, &o);
+  NodeInfo plain = Node("plain", {{"status", "presure"}});
+  plain.resource_version = "3";
+  EXPECT_FALSE(PlanCleanup(plain, mark).edit) << "nothing of ours on it";
+  NodeInfo tainted = Node("tainted", {{"status", "presure"}}, FormatOwnership(o));
+  tainted.resource_version = "4";
+  tainted.taints = {mark.taint};
+  CleanupStep step = PlanCleanup(tainted, mark);
+  ASSERT_TRUE(step.edit);
+  EXPECT_EQ(step.edit->label.op, NodeEdit::Op::kKeep);
+  EXPECT_TRUE(step.edit->set_taints);
+  EXPECT_TRUE(step.edit->taints.empty()) << "the recorded taint goes";
+  EXPECT_EQ(step.edit->annotation.op, NodeEdit::Op::kRemove);
+}
+
 }  // namespace
 }  // namespace ds

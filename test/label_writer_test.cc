@@ -26,6 +26,7 @@ MarkWrite Unset(const std::string& node) {
   w.node = node;
   w.kind = ChangeKind::kUnmark;
   w.reason = "cold";
+  w.owned.label = true;  // our key with our value (label mode: ours, record or not)
   return w;
 }
 
@@ -345,11 +346,22 @@ class TaintWriterTest : public ::testing::Test {
     MarkWrite w;
     w.node = "n1";
     w.kind = kind;
-    w.record = "{}";
-    w.had_record = true;
+    w.record = RecordText();
+    w.had_record = FindLabel(n.annotations, kHeldByAnnotation) != nullptr;
     w.reason = "test";
     w.read = MarkWrite::Read{n.resource_version, n.labels, n.taints};
+    if (kind == ChangeKind::kUnmark) {
+      auto record = ParseOwnership(w.had_record ? *FindLabel(n.annotations, kHeldByAnnotation)
+                                                : std::string("-"));
+      w.owned = OwnedMarkParts(mark_, n.labels, n.taints, record.ok() ? &*record : nullptr);
+    }
     return w;
+  }
+  std::string RecordText() const {  // our record of mark_, as a cycle writes it
+    Ownership o;
+    SetRecordedMark(mark_, &o);
+    o.rules = {OwnerRule{"cpu", 1795435200}};
+    return FormatOwnership(o);
   }
   WriteOutcome Write(const MarkWrite& w) {
     LabelWriter writer(limits_, mark_, &api_, &clock_);
@@ -445,6 +457,52 @@ TEST_F(TaintWriterTest, ConflictsThatNeverEndUseUpTheAttempts) {
   EXPECT_EQ(out.failed, 1u);
   EXPECT_EQ(api_.patches().size(), 3u);
   EXPECT_EQ(Taints(), std::vector<Taint>{kGpu}) << "nothing written";
+}
+
+// After a 409 the removal is planned again from the fresh node and its fresh record: our taint,
+// taken off by hand and put back as the operator's own with the record gone, is not ours any more.
+TEST_F(TaintWriterTest, AfterAConflictARemovalTakesOnlyWhatTheFreshRecordNames) {
+  Write(Planned(ChangeKind::kMark));
+  const MarkWrite off = Planned(ChangeKind::kUnmark);
+  ASSERT_TRUE(off.owned.taint);
+  api_.on_patch = [api = &api_](const std::string& node) {  // the record removed by hand
+    FakeKubeApi* a = api;  // clearing on_patch destroys this lambda: copy its capture first
+    a->on_patch = nullptr;
+    a->EditNode(node, [](NodeInfo* n) { n->annotations.clear(); });
+  };
+  WriteOutcome out = Write(off);
+  EXPECT_EQ(out.changed, 1u);
+  EXPECT_EQ(out.ok, 0u);
+  EXPECT_EQ(Taints(), (std::vector<Taint>{kGpu, mark_.taint})) << "no record names it now";
+  EXPECT_EQ(api_.patches().size(), 2u) << "the set, then the stale removal (409); nothing more";
+}
+
+// With `both`, a 409 whose fresh record is gone still removes the label (ours by its value) but
+// leaves the taint.
+TEST_F(TaintWriterTest, AfterAConflictWithBothTheLabelGoesAndAnUnrecordedTaintStays) {
+  mark_.mode = Mark::Mode::kBoth;
+  Write(Planned(ChangeKind::kMark));
+  const MarkWrite off = Planned(ChangeKind::kUnmark);
+  ASSERT_TRUE(off.owned.label && off.owned.taint);
+  api_.on_patch = [api = &api_](const std::string& node) {
+    FakeKubeApi* a = api;
+    a->on_patch = nullptr;
+    a->EditNode(node, [](NodeInfo* n) { n->annotations.clear(); });
+  };
+  EXPECT_EQ(Write(off).ok, 1u);
+  EXPECT_EQ(FindLabel(api_.nodes()["n1"].labels, "status"), nullptr);
+  EXPECT_EQ(Taints(), (std::vector<Taint>{kGpu, mark_.taint}));
+}
+
+// A taint edit without the resourceVersion it was read at would be unconditional on the wire:
+// it is never sent, and the node is backed off as for any refusal.
+TEST_F(TaintWriterTest, ATaintEditWithoutAResourceVersionIsNeverSent) {
+  MarkWrite w = Planned(ChangeKind::kMark);
+  w.read.resource_version.clear();
+  WriteOutcome out = Write(w);
+  EXPECT_EQ(out.failed, 1u);
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_EQ(Taints(), std::vector<Taint>{kGpu});
 }
 
 }  // namespace

@@ -106,13 +106,13 @@ TEST(NodeEdit, SettingIsAMergePatchOfOurKeysOnly) {
   NodeEdit e;
   e.label = {NodeEdit::Op::kSet, "status", "pre\"sure"};
   e.annotation = {NodeEdit::Op::kSet, "dynamic-scheduler.io/held-by", "{\"a\":1}"};
-  EncodedPatch p = EncodeNodeEdit(e);
+  EncodedPatch p = *EncodeNodeEdit(e);
   EXPECT_EQ(p.content_type, "application/merge-patch+json");
   EXPECT_EQ(p.body, R"({"metadata":{"labels":{"status":"pre\"sure"},)"
                     R"("annotations":{"dynamic-scheduler.io/held-by":"{\"a\":1}"}}})");
   NodeEdit forget;
   forget.annotation = {NodeEdit::Op::kRemove, "dynamic-scheduler.io/held-by", ""};
-  EXPECT_EQ(EncodeNodeEdit(forget).body,
+  EXPECT_EQ(EncodeNodeEdit(forget)->body,
             R"({"metadata":{"annotations":{"dynamic-scheduler.io/held-by":null}}})");
 }
 
@@ -120,14 +120,14 @@ TEST(NodeEdit, RemovalIsAJsonPatchThatTestsTheValueFirst) {
   NodeEdit e;
   e.label = {NodeEdit::Op::kRemove, "example.com/busy~x", "presure"};
   e.annotation = {NodeEdit::Op::kRemove, "dynamic-scheduler.io/held-by", ""};
-  EncodedPatch p = EncodeNodeEdit(e);
+  EncodedPatch p = *EncodeNodeEdit(e);
   EXPECT_EQ(p.content_type, "application/json-patch+json");
   EXPECT_EQ(p.body,
             R"([{"op":"test","path":"/metadata/labels/example.com~1busy~0x","value":"presure"},)"
             R"({"op":"remove","path":"/metadata/labels/example.com~1busy~0x"},)"
             R"({"op":"remove","path":"/metadata/annotations/dynamic-scheduler.io~1held-by"}])");
   e.annotation.op = NodeEdit::Op::kKeep;
-  EXPECT_EQ(EncodeNodeEdit(e).body.find("annotations"), std::string::npos);
+  EXPECT_EQ(EncodeNodeEdit(e)->body.find("annotations"), std::string::npos);
   EXPECT_EQ(DescribeNodeEdit(e), "remove example.com/busy~x (if still presure)");
 }
 
@@ -140,7 +140,7 @@ TEST(NodeEdit, ATaintEditReplacesTheListOnlyIfTheNodeIsUnchanged) {
   e.resource_version = "42";
   e.taints = {{"gpu", "", "NoSchedule"}, {"example.com/hot", "yes", "PreferNoSchedule"}};
   e.annotation = {NodeEdit::Op::kSet, "dynamic-scheduler.io/held-by", "{}"};
-  EncodedPatch p = EncodeNodeEdit(e);
+  EncodedPatch p = *EncodeNodeEdit(e);
   EXPECT_EQ(p.content_type, "application/merge-patch+json");
   EXPECT_EQ(p.body, R"({"metadata":{"resourceVersion":"42","annotations":)"
                     R"({"dynamic-scheduler.io/held-by":"{}"}},"spec":{"taints":[)"
@@ -153,7 +153,7 @@ TEST(NodeEdit, ATaintEditReplacesTheListOnlyIfTheNodeIsUnchanged) {
   off.set_taints = true;
   off.resource_version = "43";
   off.label = {NodeEdit::Op::kRemove, "status", "presure"};
-  EXPECT_EQ(EncodeNodeEdit(off).body,
+  EXPECT_EQ(EncodeNodeEdit(off)->body,
             R"({"metadata":{"resourceVersion":"43","labels":{"status":null}},)"
             R"("spec":{"taints":null}})");
 }
@@ -177,13 +177,17 @@ TEST(NodeEdit, AFailedTestIsAChangeButAnAdmissionDenialIsNot) {
 TEST(NodeObject, TaintsAndAllocatableForPlacement) {
   auto n = DecodeNode(
       R"({"metadata":{"name":"n1"},"spec":{"taints":[{"key":"gpu","value":"true",)"
-      R"("effect":"NoSchedule"},{"key":"node.kubernetes.io/unreachable","effect":"NoExecute"}]},)"
+      R"("effect":"NoSchedule"},{"key":"node.kubernetes.io/unreachable","effect":"NoExecute",)"
+      R"("timeAdded":"2026-11-26T01:02:03Z"}]},)"
       R"("status":{"allocatable":{"cpu":"3920m","memory":"15Gi","pods":"110"}}})");
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   ASSERT_EQ(n->taints.size(), 2u);
   EXPECT_EQ(n->taints[0].key, "gpu");
   EXPECT_EQ(n->taints[0].value, "true");
+  EXPECT_EQ(n->taints[0].time_added, "");
   EXPECT_EQ(n->taints[1].effect, "NoExecute");
+  // Kept to be written back unchanged with the rest of the list (kube/node_edit.h).
+  EXPECT_EQ(n->taints[1].time_added, "2026-11-26T01:02:03Z");
   EXPECT_DOUBLE_EQ(n->allocatable_cpu, 3.92);
   EXPECT_DOUBLE_EQ(n->allocatable_memory, 15.0 * 1073741824);
 }
@@ -241,6 +245,34 @@ TEST(DecodeNodeList, WrongTypesAreErrorsNotCrashes) {
   EXPECT_FALSE(
       DecodeNodeList(R"({"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":5}}]})")
           .ok());
+}
+
+// A foreign taint's timeAdded (the node lifecycle controller's NoExecute taints) goes back as it
+// was read: the edit replaces the whole list, and a list without it changes their taint.
+TEST(NodeEdit, ATaintEditKeepsEveryTaintsTimeAdded) {
+  NodeEdit e;
+  e.set_taints = true;
+  e.resource_version = "7";
+  e.taints = {{"node.kubernetes.io/unreachable", "", "NoExecute", "2026-11-26T01:02:03Z"},
+              {"dynamic-scheduler.io/pressure", "presure", "PreferNoSchedule"}};
+  EXPECT_EQ(EncodeNodeEdit(e)->body,
+            R"({"metadata":{"resourceVersion":"7"},"spec":{"taints":[)"
+            R"({"key":"node.kubernetes.io/unreachable","effect":"NoExecute",)"
+            R"("timeAdded":"2026-11-26T01:02:03Z"},)"
+            R"({"key":"dynamic-scheduler.io/pressure","value":"presure",)"
+            R"("effect":"PreferNoSchedule"}]}})");
+}
+
+// Without the resourceVersion it was read at, a taint edit would be unconditional on the wire
+// ("" means none to the API server): it is refused, never sent.
+TEST(NodeEdit, ATaintEditWithoutAResourceVersionIsRefused) {
+  NodeEdit e;
+  e.set_taints = true;
+  e.taints = {{"gpu", "", "NoSchedule"}};
+  auto p = EncodeNodeEdit(e);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(p.status().IsRetryable());
 }
 
 }  // namespace

@@ -74,5 +74,51 @@ TEST(Rfc3339, ParsesWhatKubernetesWrites) {
   EXPECT_EQ(FormatRfc3339(1795435200.9), "2026-11-23T12:00:00Z");
 }
 
+// Which parts of the mark are ours: the label by its value, the taint only by our record.
+TEST(Ownership, OwnedMarkPartsNeedARecordForTheTaint) {
+  Mark both;
+  both.mode = Mark::Mode::kBoth;
+  Ownership ours;
+  SetRecordedMark(both, &ours);
+  Mark label_only;  // a record of another mark: names no taint of `both`
+  Ownership other;
+  SetRecordedMark(label_only, &other);
+  const Labels labelled = {{"status", "presure"}};
+  const Labels theirs = {{"status", "maintenance"}};
+  const std::vector<Taint> tainted = {{"a", "", "NoExecute", "2026-11-26T01:02:03Z"}, both.taint};
+  struct Case {
+    const char* what;
+    const Mark* mark;
+    const Labels* labels;
+    bool taint_on;
+    const Ownership* record;
+    OwnedParts want;
+  } cases[] = {
+      {"both ours", &both, &labelled, true, &ours, {true, true}},
+      {"no record: the label only", &both, &labelled, true, nullptr, {true, false}},
+      {"another mark's record", &both, &labelled, true, &other, {true, false}},
+      {"their value", &both, &theirs, true, &ours, {false, true}},
+      {"the taint gone", &both, &labelled, false, &ours, {true, false}},
+  };
+  for (const Case& c : cases) {
+    const std::vector<Taint> taints = c.taint_on ? tainted : std::vector<Taint>{tainted.front()};
+    EXPECT_EQ(OwnedMarkParts(*c.mark, *c.labels, taints, c.record), c.want) << c.what;
+  }
+  Mark taint_only;
+  taint_only.mode = Mark::Mode::kTaint;
+  Ownership t;
+  SetRecordedMark(taint_only, &t);
+  EXPECT_EQ(OwnedMarkParts(taint_only, labelled, tainted, &t), (OwnedParts{false, true}))
+      << "taint mode sets no label: ours by value or not, it is not ours";
+  // A taint with our key, value and effect is ours whatever its timeAdded.
+  std::vector<Taint> stamped = {both.taint};
+  stamped[0].time_added = "2026-11-26T01:02:03Z";
+  EXPECT_TRUE(both.TaintOn(stamped));
+  EXPECT_TRUE(both.WithoutTaint(stamped).empty());
+  EXPECT_EQ(RecordedMark(ours).mode, Mark::Mode::kBoth);
+  EXPECT_EQ(RecordedMark(t).mode, Mark::Mode::kTaint);
+  EXPECT_EQ(RecordedMark(other).mode, Mark::Mode::kLabel);
+}
+
 }  // namespace
 }  // namespace ds

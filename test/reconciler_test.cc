@@ -907,3 +907,65 @@ TEST_F(TaintModeTest, ARestartRecognisesItsTaintAndLeavesOneItDidNotSet) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+// With `both`, a cooling node that carries our label and a copy of our taint put there by hand
+// (no record names it) loses the label only: the taint is not ours to remove.
+TEST_F(TaintModeTest, WithBothACoolingNodeKeepsATaintNoRecordNames) {
+  opts_.mark.mode = Mark::Mode::kBoth;
+  api_.EditNode("node-1", [&](NodeInfo* n) {
+    n->labels.emplace_back(opts_.mark.key, opts_.mark.value);
+    n->taints.push_back(opts_.mark.taint);  // `kubectl taint` by an operator
+  });
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 20}, {"node-3", 20}});
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 500}, {"10.0.0.2", 500}, {"10.0.0.3", 500}},
+                  "instance");
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1")) << "the label with our value is ours";
+  EXPECT_EQ(Taints("node-1"), (std::vector<Taint>{kGpu, opts_.mark.taint}))
+      << "no record of ours names the taint: never removed";
+}
+
+// A hot node that already carries a copy of our taint put there by hand is marked without
+// adopting it: the record says so (taintNotOurs), the steady state writes nothing, and the taint
+// stays when the node cools, as one no record names always does.
+TEST_F(TaintModeTest, AHandSetTaintOnAHotNodeIsNotAdopted) {
+  api_.EditNode("node-1", [&](NodeInfo* n) { n->taints.push_back(opts_.mark.taint); });
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), (std::vector<Taint>{kGpu, opts_.mark.taint}));
+  EXPECT_TRUE(Record("node-1").taint_not_ours);
+  EXPECT_EQ(Record("node-1").taint, opts_.mark.taint);
+  const size_t writes = api_.patches().size();
+  for (int i = 0; i < 3; ++i) Cycle();
+  EXPECT_EQ(api_.patches().size(), writes) << "marked: nothing to write";
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), (std::vector<Taint>{kGpu, opts_.mark.taint})) << "not ours";
+  EXPECT_TRUE(api_.nodes()["node-1"].annotations.empty()) << "our record goes";
+}
+
+// Once their copy is taken off while the node is still hot, the node gets our own taint, which
+// is ours and goes when it cools.
+TEST_F(TaintModeTest, OurTaintReplacesAHandSetOneTakenOff) {
+  api_.EditNode("node-1", [&](NodeInfo* n) { n->taints.push_back(opts_.mark.taint); });
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_TRUE(Record("node-1").taint_not_ours);
+  api_.EditNode("node-1", [&](NodeInfo* n) { n->taints = {kGpu}; });  // `kubectl taint ...-`
+  ASSERT_TRUE(cache_->ListOnce().ok());                               // the watch shows it
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), (std::vector<Taint>{kGpu, opts_.mark.taint}));
+  EXPECT_FALSE(Record("node-1").taint_not_ours);
+  prom_.SetValues("cpu_pct", {{"node-1", 20}});
+  Cycle();
+  EXPECT_EQ(Taints("node-1"), std::vector<Taint>{kGpu});
+}
+
+}  // namespace
+}  // namespace ds

@@ -173,6 +173,9 @@ class FakeKubeApi : public KubeApi {
     // Like the real transport: the gate is asked just before the request would leave.
     if (send_if && !send_if())
       return Status(StatusCode::kCancelled, "patch node " + node + ": not sent");
+    // Like HttpKubeApi: an edit that cannot be encoded (a taint edit without a resourceVersion)
+    // is refused before anything is sent, and not recorded as a patch.
+    if (auto encoded = EncodeNodeEdit(edit); !encoded.ok()) return encoded.status();
     if (on_patch) on_patch(node);
     std::lock_guard<std::mutex> l(mu_);
     PatchCall call;
@@ -193,8 +196,10 @@ class FakeKubeApi : public KubeApi {
     if (it == nodes_.end())
       return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
     NodeInfo updated = it->second;
-    // metadata.resourceVersion in a (merge) patch is a precondition, as in the API server.
-    if (edit.set_taints && edit.resource_version != updated.resource_version)
+    // metadata.resourceVersion in a (merge) patch is a precondition, as in the API server,
+    // where "" is none (unconditional).
+    if (edit.set_taints && !edit.resource_version.empty() &&
+        edit.resource_version != updated.resource_version)
       return Status(StatusCode::kConflict,
                     "Operation cannot be fulfilled on nodes \"" + node +
                         "\": the object has been modified; please apply your changes to the "

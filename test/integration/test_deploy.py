@@ -530,6 +530,8 @@ class AdmissionPolicyTest(unittest.TestCase):
         tainted = edit(lambda n: (n["spec"]["taints"].append(dict(ours)),
                                   n["metadata"]["annotations"].update({held_by: record})))
         untainted_bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n3"}, "spec": {"podCIDR": "x"}}
+        unreachable = edit(lambda n: n["spec"]["taints"].append(
+            {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": "2026-11-26T01:02:03Z"}))
         # The node as the controller leaves it: our label and our record beside a foreign annotation.
         held = edit(lambda n: n["metadata"]["annotations"].update({held_by: record}), labelled)
         # A node with labels but no annotations field at all, and the same node once we hold it.
@@ -561,6 +563,15 @@ class AdmissionPolicyTest(unittest.TestCase):
              edit(lambda n: n["spec"].update(taints=[dict(ours)]), untainted_bare), untainted_bare, []),
             ("change our taint's value", me, tainted,
              edit(lambda n: n["spec"]["taints"][1].update(value="x"), tainted), []),
+            # A foreign NoExecute taint the node lifecycle controller stamped with timeAdded: our
+            # write carries it back unchanged (allowed); one that drops the stamp changes their taint.
+            ("add our taint beside a foreign NoExecute taint, its timeAdded kept", me, unreachable,
+             edit(lambda n: n["spec"]["taints"].append(dict(ours)), unreachable), []),
+            ("remove our taint, a foreign NoExecute taint's timeAdded kept", me,
+             edit(lambda n: n["spec"]["taints"].append(dict(ours)), unreachable), unreachable, []),
+            ("add our taint, dropping a foreign taint's timeAdded", me, unreachable,
+             edit(lambda n: (n["spec"]["taints"][1].pop("timeAdded"), n["spec"]["taints"].append(dict(ours))),
+                  unreachable), [taint_msg]),
             ("remove a foreign taint while adding ours", me, base,
              edit(lambda n: n["spec"].update(taints=[dict(ours)])), [taint_msg]),
             ("change a foreign taint's effect", me, base,

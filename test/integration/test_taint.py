@@ -3,7 +3,8 @@ API simulator. A hot node gets our PreferNoSchedule taint beside its own taints,
 client adds between the controller's read and its write is kept (the simulator answers the stale
 edit with 409, the controller reads the node again), the taint goes when the node cools, a
 restarted controller recognises its taint by its record, and a taint it did not set is never
-removed."""
+removed (nor adopted, when the node it is on turns hot); a foreign taint's timeAdded survives our
+writes."""
 import json
 import unittest
 
@@ -113,6 +114,43 @@ class TaintModeIT(unittest.TestCase):
         c.wait_cycles(2)
         self.assertEqual(self.taints("node-00004"), [OURS], "a taint we did not set stays")
         self.assertEqual(c.metric('dynamic_scheduler_taint_writes_total{op="remove"}'), 2)
+
+    def test_a_foreign_taints_time_added_survives_our_writes(self):
+        # The node lifecycle controller stamps its NoExecute taints with timeAdded. Our edit
+        # replaces the whole list, so each foreign taint must go back exactly as it was read:
+        # compared as whole dicts, not only key, value and effect.
+        st = self.stack
+        unreachable = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute",
+                       "timeAdded": "2026-11-26T01:02:03Z"}
+        st.kubectl("patch", "node", "node-00003", "--type=merge",
+                   "-p", json.dumps({"spec": {"taints": [unreachable]}}))
+        self.push("node-00003", 95)
+        c = self.start()
+        c.wait_ready()
+        wait_until(lambda: self.node("node-00003")["spec"].get("taints", []) == [unreachable, OURS], 30,
+                   what="our taint beside the stamped one, which is unchanged")
+        self.push("node-00003", 10)
+        wait_until(lambda: self.node("node-00003")["spec"].get("taints", []) == [unreachable], 30,
+                   what="our taint gone, the stamped one unchanged")
+        self.assertIsNone(self.record("node-00003"))
+        st.kubectl("taint", "nodes", "node-00003", "node.kubernetes.io/unreachable:NoExecute-")
+
+    def test_a_hand_set_taint_on_a_hot_node_is_not_adopted(self):
+        # A copy of our taint put there by hand: the hot node counts as marked, its record says the
+        # taint is not ours, and the taint stays when the node cools (only the record goes).
+        st = self.stack
+        st.kubectl("taint", "nodes", "node-00003", "%s=presure:PreferNoSchedule" % KEY)
+        self.push("node-00003", 95)
+        c = self.start()
+        c.wait_ready()
+        wait_until(lambda: (self.record("node-00003") or {}).get("taintNotOurs") is True, 30,
+                   what="a record that does not adopt the taint")
+        self.assertEqual(self.taints("node-00003"), [OURS])
+        self.push("node-00003", 10)
+        wait_until(lambda: self.record("node-00003") is None, 30, what="the record gone")
+        c.wait_cycles(2)
+        self.assertEqual(self.taints("node-00003"), [OURS], "not ours: never removed")
+        st.kubectl("taint", "nodes", "node-00003", "%s:PreferNoSchedule-" % KEY)
 
 
 if __name__ == "__main__":
