@@ -205,6 +205,9 @@ class PodsByNode : public FakeKubeApi {
   Status CreateEvent(const EventInfo&, const std::function<bool()>& = {}) override {
     return Status::OK();
   }
+  Status PatchEventSeries(const EventInfo&, const std::function<bool()>& = {}) override {
+    return Status::OK();
+  }
   size_t lists = 0, evictions = 0;
 
  private:

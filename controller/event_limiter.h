@@ -2,8 +2,8 @@
 // metric that flaps around its threshold must not turn into a stream of them. As client-go's spam
 // filter does, each object (node) has a token bucket: a burst, then one Event per refill
 // interval; a cycle posts at most `per_cycle` in all (a cluster-wide load spike marks thousands of
-// nodes at once). What is held back is not lost: it is counted, and the object's next Event
-// says how many changes went unreported.
+// nodes at once). What is held back is not lost: it is counted here, and the EventRecorder
+// (event_recorder.h) counts it in its Event's series, which the next write carries.
 #pragma once
 
 #include <cstddef>

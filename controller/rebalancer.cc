@@ -629,6 +629,7 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     e.name = node;
     e.uid = r->node->uid;
     e.reason = set ? "MarkedUnderused" : "UnmarkedUnderused";
+    e.action = set ? "Mark" : "Unmark";
     e.at_wall = now;
     e.message = msg.str();
     if (Status st = kube_->CreateEvent(e, gate); !st.ok()) {
@@ -787,7 +788,12 @@ void Rebalancer::Announce(const EvictionRecord& r, const Gate& gate) {
   pod.object_namespace = r.pod.substr(0, slash);
   pod.uid = r.pod_uid;
   pod.reason = drain ? "UnderusedDrain" : "RebalanceEviction";
+  pod.action = "Evict";
   pod.at_wall = r.at_wall;
+  // Each names the other as `related`: the pod's Event says which node it left, the node's which
+  // pod went.
+  pod.related_kind = "Node";
+  pod.related_name = r.node;
   std::ostringstream pm, nm;
   pm.precision(4);
   nm.precision(4);
@@ -806,7 +812,11 @@ void Rebalancer::Announce(const EvictionRecord& r, const Gate& gate) {
   node.name = r.node;
   node.uid = r.node_uid;
   node.reason = pod.reason;
+  node.action = pod.action;
   node.at_wall = r.at_wall;
+  node.related_kind = "Pod";
+  node.related_name = pod.name;
+  node.related_namespace = pod.object_namespace;
   node.message = nm.str();
   for (const EventInfo* e : {&pod, &node}) {
     Status st = kube_->CreateEvent(*e, gate);

@@ -486,7 +486,7 @@ std::vector<MarkWrite> Reconciler::Write(const std::vector<MarkWrite>& writes,
 
 void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<MarkWrite>& written,
                                 const std::atomic<bool>* stop) {
-  if (written.empty()) return;
+  // No early return when nothing was written: a series that ended still gets its final count.
   std::vector<const MarkWrite*> sorted;
   for (const MarkWrite& w : written) sorted.push_back(&w);
   // Node order, not the writer threads' finishing order: the same cycle gives the same Events.
@@ -494,35 +494,46 @@ void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<Mark
             [](const MarkWrite* a, const MarkWrite* b) { return a->node < b->node; });
   events_.NewCycle();
   const double now_wall = clock_->WallSeconds();
+  const TimePoint now = clock_->Now();
   uint64_t posted = 0, suppressed = 0, failed = 0;
+  const auto send_if = [this, stop, t = term_] { return MaySend(stop, t); };
+  auto send = [&](const EventWrite& w) {
+    Status st = w.kind == EventWrite::Kind::kPatch ? kube_->PatchEventSeries(w.event, send_if)
+                                                   : kube_->CreateEvent(w.event, send_if);
+    // The first Event is gone (the API server's event TTL): created anew with the series, as
+    // client-go's recorder does.
+    if (w.kind == EventWrite::Kind::kPatch && st.code() == StatusCode::kNotFound)
+      st = kube_->CreateEvent(w.event, send_if);
+    if (st.ok()) {
+      ++posted;
+      return;
+    }
+    ++failed;
+    event_recorder_.Failed(w);
+    if (throttle_.ShouldLog("mark-event", now))
+      LOG(WARNING) << "the Event for node " << w.event.name
+                   << " could not be written: " << st.ToString();
+  };
   for (const MarkWrite* w : sorted) {
     if (!MaySend(stop, term_)) break;
-    const std::optional<size_t> held = events_.Admit(w->node, clock_->Now());
-    if (!held) {
-      ++suppressed;
-      continue;
-    }
+    // Held back by the limiter: still counted in its series, written with the next write.
+    const bool admitted = events_.Admit(w->node, now).has_value();
+    if (!admitted) ++suppressed;
     EventInfo e;
     e.kind = "Node";
     e.name = w->node;
     if (const NodeInfo* n = snap.Find(w->node)) e.uid = n->uid;
     const bool set = w->kind == ChangeKind::kMark;
     e.reason = set ? "Marked" : "Unmarked";
+    e.action = set ? "Mark" : "Unmark";
     e.at_wall = now_wall;
     e.message =
         std::string(set ? "Marked " : "Unmarked ") + options_.mark.ToString() + ": " + w->reason;
-    if (*held > 0)
-      e.message += " (" + std::to_string(*held) +
-                   " earlier changes of this node's mark were not reported: Event rate limit)";
-    if (Status st = kube_->CreateEvent(e, [this, stop, t = term_] { return MaySend(stop, t); });
-        st.ok()) {
-      ++posted;
-    } else {
-      ++failed;
-      if (throttle_.ShouldLog("mark-event", clock_->Now()))
-        LOG(WARNING) << "the Event for node " << w->node
-                     << " could not be written: " << st.ToString();
-    }
+    if (std::optional<EventWrite> write = event_recorder_.Observe(e, now, admitted)) send(*write);
+  }
+  for (const EventWrite& w : event_recorder_.Finish(now)) {
+    if (!MaySend(stop, term_)) break;
+    send(w);
   }
   std::lock_guard<std::mutex> l(mu_);
   counters_.events_posted += posted;

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log_throttle.h"
 #include "controller/event_limiter.h"
+#include "controller/event_recorder.h"
 #include "controller/label_writer.h"
 #include "controller/leadership.h"
 #include "controller/rebalancer.h"
@@ -246,7 +247,9 @@ class Reconciler {
   // Returns the marks set and removed (for their Events).
   std::vector<MarkWrite> Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
                                CycleReport* report);
-  // Events on the nodes whose mark was set or removed, within the EventLimiter's limits.
+  // Events on the nodes whose mark was set or removed, within the EventLimiter's limits; repeats
+  // counted in the first Event's series (EventRecorder), and series that ended get their final
+  // count.
   void PostMarkEvents(const NodeSnapshot& snap, const std::vector<MarkWrite>& written,
                       const std::atomic<bool>* stop);
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
@@ -290,7 +293,8 @@ class Reconciler {
   // Replaced only by ApplyReload, on the cycle's thread.
   std::vector<Rule> rules_;
   const ReconcilerOptions options_;
-  EventLimiter events_;  // cycle thread only
+  EventLimiter events_;           // cycle thread only
+  EventRecorder event_recorder_;  // cycle thread only
   HerdCap herd_cap_;
   OutagePolicy outage_policy_;
   std::optional<RuleConfig> pending_reload_;  // GUARDED_BY(mu_)

@@ -145,21 +145,51 @@ StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, s
   return DecodePodList(std::move(resp.body));
 }
 
-Status HttpKubeApi::CreateEvent(const EventInfo& event, const std::function<bool()>& send_if) {
+namespace {
+
+// This replica, as client-go's recorder names it: "<controller>-<hostname>" (the Pod's name).
+const std::string& EventInstance() {
   static const std::string instance = [] {
     char host[256] = {};
-    return gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string("unknown");
+    return "dynamic-scheduler-" +
+           (gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string("unknown"));
   }();
+  return instance;
+}
+
+std::string EventsUrl(const std::string& server, const EventInfo& event) {
+  return server + "/apis/events.k8s.io/v1/namespaces/" + UrlEncode(EventNamespace(event)) +
+         "/events";
+}
+
+}  // namespace
+
+Status HttpKubeApi::CreateEvent(const EventInfo& event, const std::function<bool()>& send_if) {
   HttpRequest req;
   req.method = "POST";
-  req.url = config_.server + "/api/v1/namespaces/" + UrlEncode(EventNamespace(event)) + "/events";
+  req.url = EventsUrl(config_.server, event);
   req.headers.push_back("Content-Type: application/json");
-  req.body = EncodeEvent(event, "dynamic-scheduler", instance);
+  req.body = EncodeEvent(event, "dynamic-scheduler", EventInstance());
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
   const std::string what = "create event for " + event.kind + " " + event.name;
   ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
   if (resp.status != 201 && resp.status != 200)
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
+  return Status::OK();
+}
+
+Status HttpKubeApi::PatchEventSeries(const EventInfo& event, const std::function<bool()>& send_if) {
+  HttpRequest req;
+  req.method = "PATCH";
+  req.url = EventsUrl(config_.server, event) + "/" + UrlEncode(event.event_name);
+  req.headers.push_back("Content-Type: application/strategic-merge-patch+json");
+  req.body = EncodeEventSeriesPatch(event.series_count, event.series_last_wall);
+  req.timeout_seconds = timeout_;
+  req.send_if = send_if;
+  const std::string what = "update the event series of " + event.kind + " " + event.name;
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
+  if (resp.status != 200)
     return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
   return Status::OK();
 }

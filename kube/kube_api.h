@@ -88,9 +88,15 @@ class KubeApi {
   // code does not know. Returns the stored record (object included) with its new resource_version.
   virtual StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
                                            const LeaseRecord& record, double timeout_seconds) = 0;
-  // POST a core/v1 Event (kube/event.h) in EventNamespace(event). Best effort for its callers:
-  // an event that cannot be written is logged, never retried. `send_if` as for PatchNode.
+  // POST an events.k8s.io/v1 Event (kube/event.h) in EventNamespace(event), named
+  // event.event_name (or a fresh EventName). Best effort for its callers: an event that cannot be
+  // written is logged, never retried. `send_if` as for PatchNode.
   virtual Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) = 0;
+  // PATCH the series of the Event event.event_name in EventNamespace(event) to
+  // {event.series_count, event.series_last_wall} (a strategic merge patch, as client-go's
+  // recorder sends). kNotFound when the Event is gone (expired: the caller creates it anew).
+  virtual Status PatchEventSeries(const EventInfo& event,
+                                  const std::function<bool()>& send_if = {}) = 0;
 };
 
 class HttpKubeApi : public KubeApi {
@@ -127,6 +133,8 @@ class HttpKubeApi : public KubeApi {
   StatusOr<LeaseRecord> WriteLease(const std::string& ns, const std::string& name,
                                    const LeaseRecord& record, double timeout_seconds) override;
   Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) override;
+  Status PatchEventSeries(const EventInfo& event,
+                          const std::function<bool()>& send_if = {}) override;
 
   // Where exec credentials come from (default: running config.exec with a 30 s limit) and how a
   // transport for a client certificate from the plugin is made (default: a CurlTransport with

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_http_transport.h"
+#include "test/fakes/make_event.h"
 
 namespace ds {
 namespace {
@@ -90,41 +92,56 @@ TEST(HttpKubeApi, ListPodsPagesTheClusterAndListsOneNodeWhole) {
             "https://api:6443/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dnode-1");
 }
 
-TEST(HttpKubeApi, CreateEventPostsACoreEventInTheObjectsNamespace) {
+TEST(HttpKubeApi, CreateEventPostsAnEventsV1EventInTheObjectsNamespace) {
   FakeHttpTransport t;
   FakeClock clock;
   HttpKubeApi api(&t, Config(), &clock);
   t.AddResponse(201, "{}");
-  EventInfo e{"Node",   "node-1",     "",     "RebalanceEviction", "Evicted shop/big",
-              "Normal", 1795435200.5, "n-uid"};
+  EventInfo e = MakeEvent("Node", "node-1", "", "RebalanceEviction", "Evicted shop/big", "Normal",
+                          1795435200.5, "n-uid");
+  e.action = "Evict";
   ASSERT_TRUE(api.CreateEvent(e).ok());
   auto req = t.last_request().request;
   EXPECT_EQ(req.method, "POST");
-  EXPECT_EQ(req.url, "https://api:6443/api/v1/namespaces/default/events")
+  EXPECT_EQ(req.url, "https://api:6443/apis/events.k8s.io/v1/namespaces/default/events")
       << "a cluster-scoped object's events live in default, as the kubelet's";
   rapidjson::Document d;
   ASSERT_FALSE(d.Parse(req.body.c_str()).HasParseError()) << req.body;
-  EXPECT_STREQ(d["metadata"]["name"].GetString(), "node-1.18eaaacd5f08e500");
-  EXPECT_STREQ(d["metadata"]["namespace"].GetString(), "default");
-  EXPECT_STREQ(d["involvedObject"]["kind"].GetString(), "Node");
-  EXPECT_FALSE(d["involvedObject"].HasMember("namespace"));
-  EXPECT_STREQ(d["involvedObject"]["uid"].GetString(), "n-uid");
-  EXPECT_TRUE(d["eventTime"].IsNull());
-  EXPECT_STREQ(d["reason"].GetString(), "RebalanceEviction");
-  EXPECT_STREQ(d["source"]["component"].GetString(), "dynamic-scheduler");
-  EXPECT_STREQ(d["firstTimestamp"].GetString(), "2026-11-23T12:00:00Z");
-  EXPECT_EQ(d["count"].GetInt(), 1);
+  EXPECT_STREQ(d["apiVersion"].GetString(), "events.k8s.io/v1");
+  EXPECT_EQ(std::string(d["metadata"]["name"].GetString()).rfind("node-1.18eaaacd5f08e5", 0), 0u)
+      << d["metadata"]["name"].GetString();
+  EXPECT_STREQ(d["regarding"]["kind"].GetString(), "Node");
+  EXPECT_FALSE(d["regarding"].HasMember("namespace"));
+  EXPECT_STREQ(d["reportingController"].GetString(), "dynamic-scheduler");
+  EXPECT_EQ(std::string(d["reportingInstance"].GetString()).rfind("dynamic-scheduler-", 0), 0u);
 
-  t.AddResponse(403, KubeStatus(403, "Forbidden", "events is forbidden"));
-  EventInfo pod{"Pod", "big", "shop", "RebalanceEviction", std::string(3000, 'x'), "Normal", 1, ""};
+  t.AddResponse(403, KubeStatus(403, "Forbidden", "events.events.k8s.io is forbidden"));
+  EventInfo pod = MakeEvent("Pod", "big", "shop", "RebalanceEviction", "m", "Normal", 1, "");
   Status st = api.CreateEvent(pod);
   EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
-  req = t.last_request().request;
-  EXPECT_EQ(req.url, "https://api:6443/api/v1/namespaces/shop/events");
-  ASSERT_FALSE(d.Parse(req.body.c_str()).HasParseError());
-  EXPECT_STREQ(d["involvedObject"]["namespace"].GetString(), "shop");
-  EXPECT_FALSE(d["involvedObject"].HasMember("uid")) << "unknown: left out";
-  EXPECT_EQ(d["message"].GetStringLength(), 1024u) << "the API server keeps 1 KiB of a message";
+  EXPECT_EQ(t.last_request().request.url,
+            "https://api:6443/apis/events.k8s.io/v1/namespaces/shop/events");
+}
+
+TEST(HttpKubeApi, PatchEventSeriesSendsAStrategicMergePatchOfTheSeries) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, "{}");
+  EventInfo e = MakeEvent("Node", "node-1", "", "Marked", "m", "Normal", 1795435200, "n-uid");
+  e.event_name = "node-1.abc";
+  e.series_count = 3;
+  e.series_last_wall = 1795435260.25;
+  ASSERT_TRUE(api.PatchEventSeries(e).ok());
+  auto req = t.last_request().request;
+  EXPECT_EQ(req.method, "PATCH");
+  EXPECT_EQ(req.url, "https://api:6443/apis/events.k8s.io/v1/namespaces/default/events/node-1.abc");
+  EXPECT_NE(std::find(req.headers.begin(), req.headers.end(),
+                      "Content-Type: application/strategic-merge-patch+json"),
+            req.headers.end());
+  EXPECT_EQ(req.body, R"({"series":{"count":3,"lastObservedTime":"2026-11-23T12:01:00.250000Z"}})");
+  t.AddResponse(404, KubeStatus(404, "NotFound", "events.events.k8s.io \"node-1.abc\" not found"));
+  EXPECT_EQ(api.PatchEventSeries(e).code(), StatusCode::kNotFound) << "the caller creates it";
 }
 
 TEST(HttpKubeApi, ListNodesErrorComesFromStatusBody) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -314,10 +315,25 @@ class FakeKubeApi : public KubeApi {
     events_.push_back(event);
     return Status::OK();
   }
+  // A series PATCH: recorded in series_patches(); kNotFound for a name in missing_events.
+  Status PatchEventSeries(const EventInfo& event,
+                          const std::function<bool()>& send_if = {}) override {
+    if (send_if && !send_if()) return Status(StatusCode::kCancelled, "event: not sent");
+    std::lock_guard<std::mutex> l(mu_);
+    if (missing_events.count(event.event_name))
+      return Status::NotFound("events.events.k8s.io \"" + event.event_name + "\" not found");
+    series_patches_.push_back(event);
+    return Status::OK();
+  }
   std::vector<EventInfo> events() {
     std::lock_guard<std::mutex> l(mu_);
     return events_;
   }
+  std::vector<EventInfo> series_patches() {
+    std::lock_guard<std::mutex> l(mu_);
+    return series_patches_;
+  }
+  std::set<std::string> missing_events;  // set before use; names PatchEventSeries finds gone
   int pod_list_calls() {
     std::lock_guard<std::mutex> l(mu_);
     return pod_list_calls_;
@@ -412,6 +428,7 @@ class FakeKubeApi : public KubeApi {
   std::map<std::string, PodInfo> pods_;  // GUARDED_BY(mu_)
   std::vector<std::string> evictions_;
   std::vector<EventInfo> events_;               // GUARDED_BY(mu_)
+  std::vector<EventInfo> series_patches_;       // GUARDED_BY(mu_)
   std::deque<EvictionResult> eviction_script_;  // GUARDED_BY(mu_)
   int pod_list_calls_ = 0;                      // GUARDED_BY(mu_)
   std::mutex mu_;

@@ -325,6 +325,21 @@ class RebalanceIT(unittest.TestCase):
         self.assertLess(self.node_cpu(HOT), 60)
         self.assertEqual(len(self.evicted()), 2, "no eviction after the node cooled")
 
+        # events.k8s.io/v1 Events, within the deploy RBAC: one on each evicted pod (in its namespace,
+        # the node related) and one on the node (in "default", the pod related).
+        def evict_events(ns):
+            out = self.stack.kubectl("get", "events.v1.events.k8s.io", "-n", ns, "-o", "json").stdout
+            return [e for e in json.loads(out)["items"] if e["reason"] == "RebalanceEviction"]
+        on_pods = evict_events(self.ns)
+        self.assertEqual(sorted(e["regarding"]["name"] for e in on_pods), sorted(names))
+        self.assertTrue(all((e["action"], e["related"]["kind"], e["related"]["name"], e["type"],
+                             e["reportingController"]) == ("Evict", "Node", HOT, "Normal", "dynamic-scheduler")
+                            for e in on_pods), on_pods)
+        on_node = [e for e in evict_events("default")  # earlier tests' too: this namespace's pods only
+                   if e["regarding"]["name"] == HOT and e["related"]["namespace"] == self.ns]
+        self.assertEqual(sorted(e["related"]["name"] for e in on_node), sorted(names))
+        self.assertTrue(all(e["eventTime"] and "namespace" not in e["regarding"] for e in on_node), on_node)
+
         # Controller side.
         self.assertEqual(metric(c, "dynamic_scheduler_evictions_total", result="evicted"), 2)
         self.assertEqual(metric0(c, "dynamic_scheduler_evictions_total", result="error"), 0)

@@ -573,5 +573,189 @@ class SimEventsIT(unittest.TestCase):
         self.assertEqual(names, ["p.%03d" % i for i in range(5, EVENTS_MAX + 5)], "the oldest five went")
 
 
+
+EVENTS_V1_RBAC = {"users": {"dynamic-scheduler": [
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+]}}
+
+
+class SimEventsV1IT(unittest.TestCase):
+    """events.k8s.io/v1 Events, as the controller posts them (client-go's events library form):
+    created and series-patched with the official Python client, listed with EventsV1Api and
+    kubectl, the same objects seen through core/v1, and the API server's strict validation."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.tmp = tempfile.mkdtemp(prefix="ds-simev1-")
+        rbac_file = os.path.join(cls.tmp, "rbac.json")
+        with open(rbac_file, "w") as f:
+            json.dump(EVENTS_V1_RBAC, f)
+        cls.stack = Stack(nodes=3, control_plane=1, sim_args=["-rbac", rbac_file])
+        cls.stack.dir = cls.tmp
+        cls.stack.start_sim()
+
+        def client(kubeconfig):
+            cfg = kubernetes.client.Configuration()
+            kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+            return kubernetes.client.ApiClient(cfg)
+        cls.admin = client(cls.stack.admin_kubeconfig)
+        cls.api = kubernetes.client.EventsV1Api(cls.admin)
+        cls.core = kubernetes.client.CoreV1Api(cls.admin)
+        cls.restricted_client = client(cls.stack.kubeconfig)  # CN=dynamic-scheduler: RBAC applies
+        cls.restricted = kubernetes.client.EventsV1Api(cls.restricted_client)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def kubectl(self, *args, **kw):
+        return self.stack.kubectl(*args, **kw)
+
+    @staticmethod
+    def event(name, node="node-00001", reason="Marked", action="Mark", **extra):
+        """What the controller posts when it marks a node."""
+        import datetime
+        c = kubernetes.client
+        return c.EventsV1Event(
+            metadata=c.V1ObjectMeta(name=name),
+            event_time=datetime.datetime.now(datetime.timezone.utc), action=action, reason=reason,
+            regarding=c.V1ObjectReference(api_version="v1", kind="Node", name=node),
+            note="Marked status=presure: rule cpu value 95 > 80", type="Normal",
+            reporting_controller="dynamic-scheduler", reporting_instance="dynamic-scheduler-pod-a", **extra)
+
+    def raw(self, method, path, body, client=None, content_type="application/json"):
+        """A request with a hand-made body (the typed client would refuse an invalid one): (status, body)."""
+        try:
+            r = (client or self.admin).call_api(
+                path, method, body=body, header_params={"Content-Type": content_type, "Accept": "application/json"},
+                auth_settings=["BearerToken"], _preload_content=False)
+            return r[0].status, json.loads(r[0].data)
+        except ApiException as e:
+            return e.status, json.loads(e.body)
+
+    def test_create_and_read_through_both_apis(self):
+        made = self.restricted.create_namespaced_event("default", self.event("node-00001.a1"))
+        self.assertEqual((made.metadata.name, made.metadata.namespace), ("node-00001.a1", "default"))
+        self.assertTrue(made.metadata.uid and int(made.metadata.resource_version) > 0)
+        self.assertEqual((made.action, made.reporting_controller), ("Mark", "dynamic-scheduler"))
+        self.assertIsNone(made.series)
+        listed = [e for e in self.api.list_event_for_all_namespaces().items if e.metadata.name == "node-00001.a1"]
+        self.assertEqual(len(listed), 1)
+        self.assertEqual((listed[0].regarding.kind, listed[0].regarding.name, listed[0].regarding.namespace),
+                         ("Node", "node-00001", None))
+        self.assertEqual(listed[0].note, "Marked status=presure: rule cpu value 95 > 80")
+        # The wire form, as Go writes events/v1.Event: the deprecated fields present but empty.
+        out = json.loads(self.kubectl("get", "events.v1.events.k8s.io", "-A", "-o", "json").stdout)
+        e = [i for i in out["items"] if i["metadata"]["name"] == "node-00001.a1"][0]
+        self.assertEqual((e["kind"], e["apiVersion"]), ("Event", "events.k8s.io/v1"))
+        self.assertRegex(e["eventTime"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+        self.assertEqual((e["deprecatedSource"], e["deprecatedFirstTimestamp"], e["deprecatedLastTimestamp"]),
+                         ({}, None, None))
+        self.assertNotIn("deprecatedCount", e)
+        self.assertNotIn("involvedObject", e)
+        # The same object through core/v1: converted field by field.
+        core = json.loads(self.kubectl("get", "event", "-n", "default", "node-00001.a1", "-o", "json").stdout)
+        self.assertEqual((core["apiVersion"], core["involvedObject"]["name"], core["message"],
+                          core["reportingComponent"], core["action"]),
+                         ("v1", "node-00001", e["note"], "dynamic-scheduler", "Mark"))
+        self.assertEqual(core["metadata"]["resourceVersion"], e["metadata"]["resourceVersion"])
+        table = self.kubectl("get", "events.v1.events.k8s.io", "-n", "default").stdout.splitlines()
+        self.assertEqual(table[0].split(), ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
+        row = [r for r in table if "node/node-00001" in r]
+        self.assertTrue(row and row[0].split()[1:4] == ["Normal", "Marked", "node/node-00001"], table)
+        self.assertIn("Marked", self.kubectl("events", "-n", "default").stdout)
+
+    def test_strict_validation_with_the_api_servers_words(self):
+        base = "/apis/events.k8s.io/v1/namespaces/default/events"
+        ref = {"apiVersion": "v1", "kind": "Node", "name": "node-00001"}
+        st, body = self.raw("POST", base, {"metadata": {"name": "bad.1"}, "reason": "Marked", "type": "Info",
+                                           "regarding": ref, "deprecatedCount": 3})
+        self.assertEqual((st, body["reason"]), (422, "Invalid"))
+        self.assertEqual(body["message"], 'Event.events.k8s.io "bad.1" is invalid: [eventTime: Required value, '
+                                          'type: Invalid value: "": has invalid value: Info, '
+                                          'count: Invalid value: "": needs to be unset]')
+        self.assertEqual(body["details"]["group"], "events.k8s.io")
+        self.assertEqual([c["field"] for c in body["details"]["causes"]], ["eventTime", "type", "count"])
+        now = "2026-11-23T12:00:00.123456Z"
+        st, body = self.raw("POST", base, {"metadata": {"name": "bad.2"}, "eventTime": now, "reason": "Marked",
+                                           "type": "Normal", "regarding": ref, "reportingController": "dynamic-scheduler",
+                                           "note": "x" * 1025, "series": {"count": 1}})
+        self.assertEqual(st, 422)
+        self.assertEqual(body["message"],
+                         'Event.events.k8s.io "bad.2" is invalid: [reportingInstance: Required value, '
+                         'action: Required value, message: Invalid value: "": can have at most 1024 characters, '
+                         'series.count: Invalid value: "": should be at least 2, '
+                         'series.lastObservedTime: Required value]')
+        st, body = self.raw("POST", base, {"metadata": {"name": "Bad_Name"}, "eventTime": now, "reason": "Marked",
+                                           "action": "Mark", "type": "Normal", "regarding": ref,
+                                           "reportingController": "dynamic-scheduler", "reportingInstance": "i"})
+        self.assertEqual(st, 422)
+        self.assertIn('metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain', body["message"])
+        # A Node's event belongs in "default" (or kube-system), not in a workload namespace.
+        st, body = self.raw("POST", "/apis/events.k8s.io/v1/namespaces/shop/events",
+                            {"metadata": {"name": "n.1"}, "eventTime": now, "reason": "Marked", "action": "Mark",
+                             "type": "Normal", "regarding": ref, "reportingController": "dynamic-scheduler",
+                             "reportingInstance": "i"})
+        self.assertEqual((st, body["message"]), (422, 'Event.events.k8s.io "n.1" is invalid: involvedObject.namespace: '
+                                                      'Invalid value: "": does not match event.namespace'))
+        with self.assertRaises(ApiException) as ctx:
+            self.api.read_namespaced_event("no-such", "default")
+        self.assertEqual(json.loads(ctx.exception.body)["message"], 'events.events.k8s.io "no-such" not found')
+        self.restricted.create_namespaced_event("default", self.event("node-00001.dup"))
+        with self.assertRaises(ApiException) as ctx:
+            self.restricted.create_namespaced_event("default", self.event("node-00001.dup"))
+        self.assertEqual((ctx.exception.status, json.loads(ctx.exception.body)["message"]),
+                         (409, 'events.events.k8s.io "node-00001.dup" already exists'))
+
+    def test_series_patch_is_watched_and_validated(self):
+        made = self.restricted.create_namespaced_event("default", self.event("node-00002.s1", node="node-00002"))
+        rv = made.metadata.resource_version
+        w = kubernetes.watch.Watch()
+        seen = []
+
+        def run():
+            for ev in w.stream(self.api.list_namespaced_event, "default", resource_version=rv, timeout_seconds=10):
+                seen.append((ev["type"], ev["object"].metadata.name,
+                             ev["object"].series.count if ev["object"].series else None))
+                w.stop()
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.3)
+        path = "/apis/events.k8s.io/v1/namespaces/default/events/node-00002.s1"
+        smp = "application/strategic-merge-patch+json"
+        st, body = self.raw("PATCH", path, {"series": {"count": 2, "lastObservedTime": "2026-11-23T12:05:00.5Z"}},
+                            client=self.restricted_client, content_type=smp)
+        self.assertEqual(st, 200, body)
+        self.assertEqual(body["series"], {"count": 2, "lastObservedTime": "2026-11-23T12:05:00.500000Z"})
+        self.assertGreater(int(body["metadata"]["resourceVersion"]), int(rv))
+        t.join(15)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(seen, [("MODIFIED", "node-00002.s1", 2)])
+        self.assertEqual(self.api.read_namespaced_event("node-00002.s1", "default").series.count, 2)
+        # Only the series may change, and it must count at least two.
+        st, body = self.raw("PATCH", path, {"series": {"count": 1, "lastObservedTime": "2026-11-23T12:06:00Z"},
+                                            "note": "changed"}, content_type=smp)
+        self.assertEqual((st, body["message"]),
+                         (422, 'Event.events.k8s.io "node-00002.s1" is invalid: [series.count: Invalid value: "": '
+                               'should be at least 2, message: Invalid value: "changed": field is immutable]'))
+        st, body = self.raw("PATCH", path.replace("s1", "gone"), {"series": {"count": 3}}, content_type=smp)
+        self.assertEqual((st, body["message"]), (404, 'events.events.k8s.io "node-00002.gone" not found'))
+        st, body = self.raw("PATCH", path, [{"op": "add"}], content_type="application/json-patch+json")
+        self.assertEqual(st, 415)
+
+    def test_rbac_names_the_group(self):
+        with self.assertRaises(ApiException) as ctx:
+            self.restricted.list_namespaced_event("default")
+        self.assertEqual((ctx.exception.status, json.loads(ctx.exception.body)["message"]),
+                         (403, 'events.events.k8s.io is forbidden: User "dynamic-scheduler" cannot list resource '
+                               '"events" in API group "events.k8s.io" in the namespace "default"'))
+        st, body = self.raw("POST", "/api/v1/namespaces/default/events", {"metadata": {"name": "x"}},
+                            client=self.restricted_client)
+        self.assertEqual((st, body["message"]),
+                         (403, 'events is forbidden: User "dynamic-scheduler" cannot create resource "events" '
+                               'in API group "" in the namespace "default"'))
+
 if __name__ == "__main__":
     unittest.main()

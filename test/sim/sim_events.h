@@ -1,4 +1,9 @@
-// core/v1 Events in the simulator, with kube-apiserver's semantics for what a client can see:
+// Events in the simulator, served as core/v1 and as events.k8s.io/v1, with kube-apiserver's
+// semantics for what a client can see. As in the real server, both APIs are views of one stored
+// object (the internal core.Event, kept here in its core/v1 form): an event created through one
+// is listed by the other, converted as pkg/apis/events/v1/conversion.go does (regarding <->
+// involvedObject, note <-> message, reportingController <-> reportingComponent, deprecated* <->
+// source, firstTimestamp, lastTimestamp, count). core/v1 Events:
 // create (name or generateName, the namespace checks of rest.BeforeCreate, the legacy validation
 // of pkg/apis/core/validation/events.go that core/v1 requests get), get, delete, list with label
 // and field selectors (the fields of pkg/registry/core/event/strategy.go ToSelectableFields),
@@ -25,6 +30,16 @@
 
 namespace sim {
 
+// The API a request came through; it picks the validation (events.k8s.io/v1 creates and updates
+// get the strict checks of ValidateEventCreate/Update in pkg/apis/core/validation/events.go), the
+// form of the objects returned, and the resource's name in errors.
+enum class EventApi { kCoreV1, kEventsV1 };
+
+// The events.k8s.io/v1 form of a stored (core/v1-shaped) event, with the fields in the order Go
+// serialises events/v1.Event: eventTime always (null when unset), deprecatedSource {} and the
+// deprecated timestamps (null) always, the rest only when set.
+std::string ToEventsV1(const std::string& core_json);
+
 // The fields an Event can be selected by, as the API server names them.
 const std::vector<std::string>& EventSelectableFields();
 
@@ -32,7 +47,7 @@ const std::vector<std::string>& EventSelectableFields();
 // record pods use for selection; FieldSelector matches it).
 struct EventChange {
   uint64_t rv = 0;
-  std::string type;  // ADDED, DELETED (events are never modified here)
+  std::string type;  // ADDED, MODIFIED (an events.k8s.io/v1 series patch), DELETED
   std::string json;
   PodKeys keys;
 };
@@ -53,11 +68,26 @@ class EventStore {
   // the API server's words: 400 (undecodable body or timestamp; metadata.namespace other than
   // NS), 422 Invalid (validation, see sim_events.cc), 409 AlreadyExists, 500 when the body sets
   // metadata.resourceVersion (as etcd3's store refuses it).
-  ApiError Create(const std::string& ns, const std::string& body, std::string* out);
-  // 404 NotFound `events "NAME" not found`.
-  ApiError Get(const std::string& ns, const std::string& name, std::string* out) const;
+  // With api kEventsV1 (POST /apis/events.k8s.io/v1/namespaces/NS/events) the body is an
+  // events.k8s.io/v1 Event, converted to the stored form, validated strictly as well (name a DNS
+  // subdomain, eventTime required, type Normal or Warning, series.count >= 2 with
+  // lastObservedTime, no deprecated* fields), and *out is in events.k8s.io/v1 form.
+  ApiError Create(const std::string& ns, const std::string& body, std::string* out,
+                  EventApi api = EventApi::kCoreV1);
+  // 404 NotFound `events "NAME" not found` (`events.events.k8s.io ...` for kEventsV1).
+  ApiError Get(const std::string& ns, const std::string& name, std::string* out,
+               EventApi api = EventApi::kCoreV1) const;
+  // PATCH /apis/events.k8s.io/v1/namespaces/NS/events/NAME with a merge or strategic merge
+  // patch (the same for the maps an Event has): applied to the events.k8s.io/v1 form, then
+  // ValidateEventUpdate's strict checks: the series, when changed, as on create, and every other
+  // field but metadata immutable (`field is immutable`, by its internal name, as the real server
+  // words it). A new resourceVersion and a MODIFIED watch event; *out in events.k8s.io/v1 form.
+  // 404 when missing; 400 when the patch is not a JSON object.
+  ApiError Patch(const std::string& ns, const std::string& name, const std::string& patch,
+                 std::string* out);
   // Deletes at once (events have no finalizers); *out is the deleted object. 404 when missing.
-  ApiError Delete(const std::string& ns, const std::string& name, std::string* out);
+  ApiError Delete(const std::string& ns, const std::string& name, std::string* out,
+                  EventApi api = EventApi::kCoreV1);
   // A page of matching events (ns "": all namespaces) in etcd key order (namespace, name) after
   // `after` ("ns/name"); *next is the last key returned when more remain.
   std::vector<std::string> List(const std::string& ns, const ds::LabelSelector& labels,

@@ -554,10 +554,27 @@ int Server::Dispatch(mg_connection* conn) {
   static const std::string kPolicyGroup =
       "{\"name\":\"policy\",\"versions\":[{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}],"
       "\"preferredVersion\":{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}}";
+  static const std::string kEventsGroup =
+      "{\"name\":\"events.k8s.io\",\"versions\":[{\"groupVersion\":\"events.k8s.io/v1\","
+      "\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"events.k8s.io/v1\","
+      "\"version\":\"v1\"}}";
   if (method == "GET" && path == "/apis") {
     Send(conn, 200,
          "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + kCoordinationGroup +
-             (pods_ != nullptr ? "," + kPolicyGroup : std::string()) + "]}");
+             (pods_ != nullptr ? "," + kPolicyGroup : std::string()) +
+             (events_ != nullptr ? "," + kEventsGroup : std::string()) + "]}");
+    return 1;
+  }
+  if (events_ != nullptr && method == "GET" && path == "/apis/events.k8s.io") {
+    Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + kEventsGroup.substr(1));
+    return 1;
+  }
+  if (events_ != nullptr && method == "GET" && path == "/apis/events.k8s.io/v1") {
+    Send(conn, 200,
+         "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":"
+         "\"events.k8s.io/v1\",\"resources\":[{\"name\":\"events\",\"singularName\":\"event\","
+         "\"namespaced\":true,\"kind\":\"Event\",\"verbs\":[\"create\",\"delete\",\"get\","
+         "\"list\",\"patch\",\"watch\"],\"shortNames\":[\"ev\"]}]}");
     return 1;
   }
   if (method == "GET" && path == "/apis/coordination.k8s.io") {
@@ -916,8 +933,8 @@ void Server::ServeWatch(mg_connection* conn, const std::string& query, bool tabl
     return "{\"type\":\"" + type + "\",\"object\":" + obj + "}\n";
   };
   auto bookmark = [&](uint64_t rv) {
-    return "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + src.kind +
-           "\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
+    return "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"" + src.kind + "\",\"apiVersion\":\"" +
+           src.api_version + "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
            "\"}}}\n";
   };
   bool alive = true;

@@ -67,6 +67,7 @@ struct WatchSource {
     bool is = false;   // the object after it matches them
   };
   std::string kind;  // "Node", "Pod": the bookmarks' kind; a cut stream ends inside it
+  std::string api_version = "v1";  // the bookmarks' apiVersion
   // The objects that match now (resourceVersion unset or "0"), and the rv of that list.
   std::function<std::vector<std::string>(uint64_t* list_rv)> list;
   // Events after `rv`, waiting up to `wait_ms` for one; `expired` when `rv` is compacted away.
@@ -105,8 +106,8 @@ class Server {
   bool HandleEvents(mg_connection* conn, const std::string& method, const std::string& path,
                     const std::string& query, const User& user, bool table, double drop_after,
                     size_t pad);
-  void EventWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool table,
-                  double drop_after, size_t pad);
+  void EventWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool v1,
+                  bool table, double drop_after, size_t pad);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
              size_t pad);
   // The chunked stream of a watch: resourceVersion, timeoutSeconds and allowWatchBookmarks from

@@ -1,5 +1,7 @@
-// HTTP front for core/v1 Events (the state and semantics live in sim_events.cc): create, get,
-// delete, list across or within namespaces with label and field selectors and paging, watch with
+// HTTP front for Events, core/v1 and events.k8s.io/v1 (the state and semantics live in
+// sim_events.cc; both APIs serve the same stored objects): create, get, delete, patch (the
+// events.k8s.io/v1 series update client-go's recorder sends), list across or within namespaces
+// with label and field selectors and paging, watch with
 // the same framing, bookmarks and 410s as Nodes, and server-side Table output for kubectl with
 // the API server's columns (pkg/printers/internalversion/printers.go printEvent).
 #include <rapidjson/document.h>
@@ -123,19 +125,20 @@ std::string EventTable(const std::vector<std::string>& events, uint64_t rv, cons
 }
 
 std::string EventListJson(const std::vector<std::string>& items, uint64_t rv,
-                          const std::string& cont, size_t remaining) {
-  std::string body =
-      "{\"kind\":\"EventList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" +
-      std::to_string(rv) + "\"";
+                          const std::string& cont, size_t remaining, bool v1) {
+  std::string body = std::string("{\"kind\":\"EventList\",\"apiVersion\":\"") +
+                     (v1 ? "events.k8s.io/v1" : "v1") + "\",\"metadata\":{\"resourceVersion\":\"" +
+                     std::to_string(rv) + "\"";
   if (!cont.empty())
     body += ",\"continue\":\"" + cont + "\",\"remainingItemCount\":" + std::to_string(remaining);
   body += "},\"items\":[";
-  for (size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
+  for (size_t i = 0; i < items.size(); ++i)
+    body += (i ? "," : "") + (v1 ? ToEventsV1(items[i]) : items[i]);
   return body + "]}";
 }
 
 // The Status a DELETE of an event answers (events are not returned when deleted).
-std::string DeletedStatus(const std::string& event_json) {
+std::string DeletedStatus(const std::string& event_json, bool v1) {
   rapidjson::Document d;
   d.Parse(event_json.c_str());
   const auto& meta = d["metadata"];
@@ -144,6 +147,10 @@ std::string DeletedStatus(const std::string& event_json) {
   w.StartObject();
   w.Key("name");
   ds::WriteString(w, ds::JsonString(meta, "name"));
+  if (v1) {
+    w.Key("group");
+    w.String("events.k8s.io");
+  }
   w.Key("kind");
   w.String("events");
   w.Key("uid");
@@ -161,10 +168,15 @@ const ApiError kNoMethod{405, "MethodNotAllowed",
 bool Server::HandleEvents(mg_connection* conn, const std::string& method, const std::string& path,
                           const std::string& query, const User& user, bool table, double drop_after,
                           size_t pad) {
-  // /api/v1/events (all namespaces: list, watch) or /api/v1/namespaces/NS/events[/NAME]
+  // /api/v1/events (all namespaces: list, watch) or /api/v1/namespaces/NS/events[/NAME], and
+  // the same under /apis/events.k8s.io/v1.
+  static const std::string kV1Prefix = "/apis/events.k8s.io/v1";
+  const bool v1 = path.rfind(kV1Prefix + "/", 0) == 0;
+  const EventApi api = v1 ? EventApi::kEventsV1 : EventApi::kCoreV1;
+  const std::string prefix = v1 ? kV1Prefix : "/api/v1";
   std::string ns, name;
-  if (path != "/api/v1/events") {
-    const std::string base = "/api/v1/namespaces/";
+  if (path != prefix + "/events") {
+    const std::string base = prefix + "/namespaces/";
     if (path.rfind(base, 0) != 0) return false;
     const size_t ns_end = path.find('/', base.size());
     if (ns_end == std::string::npos || ns_end == base.size()) return false;
@@ -191,7 +203,7 @@ bool Server::HandleEvents(mg_connection* conn, const std::string& method, const 
   std::string out;
   if (name.empty()) {
     if (method == "POST" && !ns.empty()) {
-      ApiError e = events_->Create(ns, ReadBody(conn), &out);
+      ApiError e = events_->Create(ns, ReadBody(conn), &out, api);
       if (!e.ok())
         SendError(conn, e);
       else
@@ -203,7 +215,7 @@ bool Server::HandleEvents(mg_connection* conn, const std::string& method, const 
       return true;
     }
     if (ParseBool(QueryParam(query, "watch"))) {
-      EventWatch(conn, ns, query, table, drop_after, pad);
+      EventWatch(conn, ns, query, v1, table, drop_after, pad);
       return true;
     }
     auto sel = LabelSelectorParam(conn, query);
@@ -227,14 +239,14 @@ bool Server::HandleEvents(mg_connection* conn, const std::string& method, const 
     if (table)
       Send(conn, 200, EventTable(items, list_rv, token, true));
     else
-      Send(conn, 200, EventListJson(items, list_rv, token, remaining));
+      Send(conn, 200, EventListJson(items, list_rv, token, remaining, v1));
     return true;
   }
   if (method == "GET") {
-    ApiError e = events_->Get(ns, name, &out);
+    ApiError e = events_->Get(ns, name, &out, api);
     if (!e.ok())
       SendError(conn, e);
-    else if (table)
+    else if (table && events_->Get(ns, name, &out).ok())  // the table reads the core form
       Send(conn, 200, EventTable({out}, store_->CurrentRv(), "", true));
     else
       Send(conn, 200, out);
@@ -242,11 +254,33 @@ bool Server::HandleEvents(mg_connection* conn, const std::string& method, const 
   }
   if (method == "DELETE") {
     ReadBody(conn);  // DeleteOptions: nothing in them changes how an event goes
-    ApiError e = events_->Delete(ns, name, &out);
+    ApiError e = events_->Delete(ns, name, &out, api);
     if (!e.ok())
       SendError(conn, e);
     else
-      Send(conn, 200, DeletedStatus(out));
+      Send(conn, 200, DeletedStatus(out, v1));
+    return true;
+  }
+  if (method == "PATCH" && v1) {
+    // Merge and strategic merge patches are the same for an Event (its only map-valued fields
+    // are objects; it has no merge-keyed lists); JSON patch and apply are not served here.
+    const char* ct = mg_get_header(conn, "Content-Type");
+    const std::string type = ct != nullptr ? ct : "";
+    if (type.rfind("application/merge-patch+json", 0) != 0 &&
+        type.rfind("application/strategic-merge-patch+json", 0) != 0) {
+      ReadBody(conn);
+      SendError(conn, ApiError{415, "UnsupportedMediaType",
+                               "the body of the request was in an unknown format - accepted "
+                               "media types include: application/merge-patch+json, "
+                               "application/strategic-merge-patch+json",
+                               ""});
+      return true;
+    }
+    ApiError e = events_->Patch(ns, name, ReadBody(conn), &out);
+    if (!e.ok())
+      SendError(conn, e);
+    else
+      Send(conn, 200, out);
     return true;
   }
   SendError(conn, kNoMethod);
@@ -254,7 +288,7 @@ bool Server::HandleEvents(mg_connection* conn, const std::string& method, const 
 }
 
 void Server::EventWatch(mg_connection* conn, const std::string& ns, const std::string& query,
-                        bool table, double drop_after, size_t pad) {
+                        bool v1, bool table, double drop_after, size_t pad) {
   auto sel = LabelSelectorParam(conn, query);
   if (!sel) return;
   FieldSelector fields;
@@ -270,17 +304,25 @@ void Server::EventWatch(mg_connection* conn, const std::string& ns, const std::s
   };
   WatchSource src;
   src.kind = "Event";
+  // The table is printed from the stored (core) form, so the objects are converted only for
+  // JSON watches.
+  const bool convert = v1 && !table;
+  if (v1) src.api_version = "events.k8s.io/v1";
   src.list = [&](uint64_t* list_rv) {
     std::string next;
     size_t rem;
-    return events_->List(ns, *sel, fields, 0, "", &next, list_rv, &rem);
+    auto items = events_->List(ns, *sel, fields, 0, "", &next, list_rv, &rem);
+    if (convert)
+      for (auto& j : items) j = ToEventsV1(j);
+    return items;
   };
   src.events = [&](uint64_t rv, int wait_ms, std::vector<WatchSource::Event>* out, bool* expired) {
     std::vector<EventChange> changes;
     events_->ChangesAfter(rv, wait_ms, &changes, expired);
-    for (auto& c : changes) {  // events never change: they match before and after alike
+    for (auto& c : changes) {  // a series patch changes no selectable field: was == is
       const bool m = matches(c.keys);
-      out->push_back({c.rv, std::move(c.type), std::move(c.json), m, m});
+      out->push_back(
+          {c.rv, std::move(c.type), convert ? ToEventsV1(c.json) : std::move(c.json), m, m});
     }
   };
   src.compacted_rv = [&] { return events_->compacted_rv(); };

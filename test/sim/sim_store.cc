@@ -131,31 +131,6 @@ ApiError Validate(const Value& obj, const std::string& name) {
   return e;
 }
 
-// RFC 7386 merge; strategic merge behaves the same for Node labels, annotations and (replaced
-// whole) lists such as spec.taints.
-void MergePatch(Value& target, const Value& patch, Document::AllocatorType& a) {
-  if (!patch.IsObject()) {
-    target.CopyFrom(patch, a);
-    return;
-  }
-  if (!target.IsObject()) target.SetObject();
-  for (auto it = patch.MemberBegin(); it != patch.MemberEnd(); ++it) {
-    std::string key = it->name.GetString();
-    if (key.rfind("$", 0) == 0) continue;  // strategic-merge directives: not needed for Nodes
-    auto existing = target.FindMember(it->name);
-    if (it->value.IsNull()) {
-      if (existing != target.MemberEnd()) target.RemoveMember(existing);
-    } else if (existing != target.MemberEnd()) {
-      MergePatch(existing->value, it->value, a);
-    } else {
-      Value k(it->name, a);
-      Value v(rapidjson::kObjectType);
-      MergePatch(v, it->value, a);
-      target.AddMember(k, v, a);
-    }
-  }
-}
-
 std::string Unescape(const std::string& token) {
   std::string out;
   for (size_t i = 0; i < token.size(); ++i) {
@@ -504,6 +479,31 @@ ApiError ValidateLease(const Value& obj, const std::string& name) {
 }
 
 }  // namespace
+
+// RFC 7386 merge; strategic merge behaves the same for Node labels, annotations and (replaced
+// whole) lists such as spec.taints.
+void MergePatch(Value& target, const Value& patch, Document::AllocatorType& a) {
+  if (!patch.IsObject()) {
+    target.CopyFrom(patch, a);
+    return;
+  }
+  if (!target.IsObject()) target.SetObject();
+  for (auto it = patch.MemberBegin(); it != patch.MemberEnd(); ++it) {
+    std::string key = it->name.GetString();
+    if (key.rfind("$", 0) == 0) continue;  // strategic-merge directives: not needed for Nodes
+    auto existing = target.FindMember(it->name);
+    if (it->value.IsNull()) {
+      if (existing != target.MemberEnd()) target.RemoveMember(existing);
+    } else if (existing != target.MemberEnd()) {
+      MergePatch(existing->value, it->value, a);
+    } else {
+      Value k(it->name, a);
+      Value v(rapidjson::kObjectType);
+      MergePatch(v, it->value, a);
+      target.AddMember(k, v, a);
+    }
+  }
+}
 
 std::string StatusJson(const ApiError& e) {
   rapidjson::StringBuffer sb;

@@ -3,6 +3,8 @@
 // patch flavours. Thread-safe; HTTP lives in sim_server.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -114,5 +116,11 @@ class Store {
 
 // Builds the Status object JSON for an error (or a success Status for deletes).
 std::string StatusJson(const ApiError& e);
+
+// RFC 7386 merge of `patch` into `target` (allocated by `a`). Strategic merge is the same for the
+// maps and replaced-whole lists the simulator patches (Node labels and taints, an Event's
+// series); its $-directives are skipped.
+void MergePatch(rapidjson::Value& target, const rapidjson::Value& patch,
+                rapidjson::Document::AllocatorType& a);
 
 }  // namespace sim
