@@ -195,14 +195,19 @@ def main():
     ctl_runs = [r for r in scen if r["name"] not in ("none", "lownodeutil")]
     if ctl_runs and "capped_node_cycles" in ctl_runs[0]:
         capped = sum(r["capped_node_cycles"] for r in ctl_runs)
+        binding = ["`%s` %g" % (r["param"], r["value"]) for r in res["runs"]
+                   if r["kind"] == "sweep" and r["param"] not in ("baseline", "maxMarkedFraction")
+                   and r.get("capped_node_cycles", 0) > 0]
         w("- The herd cap (`maxMarkedFraction`, default %g: at most %s of the %s nodes marked at "
-          "once) %s in these scenarios; the most nodes marked at once was %s. It binds only when "
-          "more nodes are hot at once: see `threshold` 60 and `maxMarkedFraction` in the sweep."
+          "once) %s in these scenarios; the most nodes marked at once was %s. %s"
           % (P.get("max_marked_fraction", 0.5),
              fmt(int(P.get("max_marked_fraction", 0.5) * P["nodes"])), fmt(P["nodes"]),
              "left no hot node unmarked" if capped == 0
              else "left hot nodes unmarked for %s node-cycles" % fmt(capped),
-             fmt(max(r.get("marked_max", 0) for r in ctl_runs))))
+             fmt(max(r.get("marked_max", 0) for r in ctl_runs)),
+             ("In the sweep at the default cap it binds at %s; the `maxMarkedFraction` rows show "
+              "the cap tightened and off." % ", ".join(binding)) if binding else
+             "The `maxMarkedFraction` rows of the sweep show the cap tightened and off."))
     if eu:
         w("- Eviction on real usage without marks: %s evictions, %s bounce-backs (%s of them) — the "
           "replacements return to the node they left, as the issue's loop predicts; hot "
@@ -300,10 +305,11 @@ def main():
                  100 * max(r["marked_node_minutes"] for r in rs) / node_min,
                  fmt(min(r["evictions"] for r in rs)), fmt(max(r["evictions"] for r in rs))))
         w("")
-        w("A threshold so low that most nodes carry the mark leaves the scheduler nothing to prefer "
-          "(herding onto the few unmarked nodes, then no preference at all); a per-hour limit "
-          "beyond what the hot episodes can use changes nothing. The rows above show where this "
-          "cluster reaches those points.")
+        w("A threshold so low that most nodes are over it marks nodes that are not in trouble and "
+          "herds new pods onto the rest; the herd cap stops the marks at its share (the most "
+          "marked at once is in brackets) and leaves the other hot nodes unmarked (capped). A "
+          "per-hour limit beyond what the hot episodes can use changes nothing. The rows above "
+          "show where this cluster reaches those points.")
         w("")
         w("![sweep](effect/sweep.png)")
         w("")
