@@ -91,6 +91,7 @@ void WriteFigures(W* w, const Run& r) {
   num("label_writes", static_cast<double>(f.label_writes));
   num("capped_node_cycles", static_cast<double>(f.capped_node_cycles));
   num("marked_node_minutes", f.marked_node_minutes);
+  num("marked_max", static_cast<double>(f.marked_max));
   num("spread_cpu", f.spread_cpu);
   num("spread_memory", f.spread_memory);
   num("discovery_rate", f.effect.DiscoveryRate());
@@ -207,6 +208,12 @@ int main(int argc, char** argv) {
       p.rules.rebalance.limits.per_hour = static_cast<size_t>(v);
       add("perHour", v, std::move(p));
     }
+    // The herd cap at the rule file's thresholds: 1 turns it off (every node may be marked).
+    for (double v : base.sweep.max_marked_fraction) {
+      effect::EffectParams p = small;
+      p.rules.max_marked_fraction = v;
+      add("maxMarkedFraction", v, std::move(p));
+    }
   }
 
   std::atomic<size_t> next{0};
@@ -298,6 +305,8 @@ int main(int argc, char** argv) {
   w.Double(base.measure_memory);
   w.Key("affinity_weight");
   w.Int(base.affinity_weight);
+  w.Key("max_marked_fraction");
+  w.Double(base.rules.max_marked_fraction);
   w.Key("rules");
   w.StartArray();
   for (const ds::Rule& r : base.rules.rules) {

@@ -112,6 +112,7 @@ TEST(SimulationTest, TheHerdCapHoldsWhenTight) {
   sim.Run();
   EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
   EXPECT_GT(sim.figures().capped_node_cycles, 0u) << "the smoke cluster reaches the cap";
+  EXPECT_EQ(sim.figures().marked_max, 1u);  // what EFFECT.md reports as the most marked at once
 }
 
 TEST(WorkloadTest, DeploymentsReachTheDensityAndSpreadBothWays) {
@@ -173,6 +174,8 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
   EXPECT_NE(bad("controller: {ruleFile: missing.yaml}\n").find("p.yaml:1:24: controller.ruleFile"),
             std::string::npos);
   EXPECT_NE(bad("nodes: [").find("not valid YAML"), std::string::npos);
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {maxMarkedFraction: [0.5, 0]}\n"),
+            "p.yaml:2:34: sweep.maxMarkedFraction[1]: must be from 0.001 to 1");
   auto ok = ParseEffectParams("controller: {ruleFile: rule.yaml}\nnodes: {memory: 8Gi}\n", "p.yaml",
                               EFFECT_DIR);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
@@ -186,6 +189,9 @@ TEST(ParamsTest, TheShippedParametersLoad) {
   EXPECT_EQ(p->nodes.count, 1000u);
   EXPECT_EQ(p->scenarios, KnownScenarios());
   EXPECT_TRUE(p->rules.rebalance.enabled);
+  // The sweep turns the herd cap off at 1 and compares it with the default 0.5.
+  EXPECT_EQ(p->sweep.max_marked_fraction, (std::vector<double>{0.1, 0.25, 0.5, 1}));
+  EXPECT_EQ(p->rules.max_marked_fraction, 0.5);
 }
 
 TEST(DeschedulerTest, MovesRequestsFromOverToUnderutilizedNodes) {

@@ -216,6 +216,7 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                             {"clearGap", ps.List(&p.sweep.clear_gap, 0, 100)},
                             {"affinityWeight", ps.List(&p.sweep.affinity_weight, 1, 100)},
                             {"perHour", ps.List(&p.sweep.per_hour, 0, 100000)},
+                            {"maxMarkedFraction", ps.List(&p.sweep.max_marked_fraction, 0.001, 1)},
                             {"seeds", ps.List(&p.sweep.seeds, 0, 9e15)}})}}));
     if (scenarios_given) {
       if (!scenarios_node.IsSequence() || scenarios_node.size() == 0)

@@ -69,6 +69,7 @@ struct SweepParams {
   size_t nodes = 200;  // the sweep runs on a smaller cluster...
   double days = 2;     // ...for a shorter time
   std::vector<double> threshold, clear_gap, affinity_weight, per_hour;
+  std::vector<double> max_marked_fraction;  // the herd cap (1 = off)
   std::vector<double> seeds;  // the main scenarios again, on other workloads of the same shape
 };
 

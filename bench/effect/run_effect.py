@@ -39,7 +39,9 @@ LABELS = {
     "lownodeutil": "LowNodeUtilization descheduler (requests)",
     "evict-usage": "eviction on real usage, no marks",
     "marks-rebalance": "marks + our rebalancer",
+    "marks-taint": "marks as a PreferNoSchedule taint",
 }
+SWEPT = ("threshold", "clearGap", "affinityWeight", "perHour", "maxMarkedFraction")
 
 
 def build(build_dir):
@@ -90,7 +92,7 @@ def plot_series(scenarios, path, step):
 
 
 def plot_sweep(sweep, base_none, path):
-    params = [p for p in ("threshold", "clearGap", "affinityWeight", "perHour")
+    params = [p for p in SWEPT
               if any(r["param"] == p for r in sweep)]
     fig, axes = plt.subplots(1, len(params), figsize=(3.2 * len(params), 3.2), dpi=80)
     if len(params) == 1:
@@ -182,6 +184,30 @@ def main():
           "kube-scheduler normalises NodeAffinity scores to 0-100 by the highest score among the "
           "feasible nodes (DefaultNormalizeScore), so any weight gives an unmarked node 100 and a "
           "marked one 0. The weight matters only against the pod's other preferred terms.")
+    if "marks-taint" in by and "marks-w100" in by:
+        t, a = by["marks-taint"], by["marks-w100"]
+        if t["hot_series"] == a["hot_series"] and hot(t) == hot(a):
+            w("- %s: the same history as affinity weight 100 (hot node-minutes %s): "
+              "TaintToleration (weight 3) and the NotIn term (NodeAffinity, weight 2) both "
+              "outweigh the resource scores." % (LABELS["marks-taint"], pct(hot(t), hot(none))))
+        else:
+            w("- %s: hot node-minutes %s." % (LABELS["marks-taint"], pct(hot(t), hot(none))))
+    ctl_runs = [r for r in scen if r["name"] not in ("none", "lownodeutil")]
+    if ctl_runs and "capped_node_cycles" in ctl_runs[0]:
+        capped = sum(r["capped_node_cycles"] for r in ctl_runs)
+        binding = ["`%s` %g" % (r["param"], r["value"]) for r in res["runs"]
+                   if r["kind"] == "sweep" and r["param"] not in ("baseline", "maxMarkedFraction")
+                   and r.get("capped_node_cycles", 0) > 0]
+        w("- The herd cap (`maxMarkedFraction`, default %g: at most %s of the %s nodes marked at "
+          "once) %s in these scenarios; the most nodes marked at once was %s. %s"
+          % (P.get("max_marked_fraction", 0.5),
+             fmt(int(P.get("max_marked_fraction", 0.5) * P["nodes"])), fmt(P["nodes"]),
+             "left no hot node unmarked" if capped == 0
+             else "left hot nodes unmarked for %s node-cycles" % fmt(capped),
+             fmt(max(r.get("marked_max", 0) for r in ctl_runs)),
+             ("In the sweep at the default cap it binds at %s; the `maxMarkedFraction` rows show "
+              "the cap tightened and off." % ", ".join(binding)) if binding else
+             "The `maxMarkedFraction` rows of the sweep show the cap tightened and off."))
     if eu:
         w("- Eviction on real usage without marks: %s evictions, %s bounce-backs (%s of them) — the "
           "replacements return to the node they left, as the issue's loop predicts; hot "
@@ -247,24 +273,26 @@ def main():
         w("Around marks + rebalancer, one setting changed at a time, on %d nodes for %g days "
           "(the default scheduler alone has %s hot node-minutes there). `threshold` sets every "
           "rule's threshold, keeping its gap to the clear threshold; `clearGap` sets threshold − "
-          "clear threshold; `perHour` is `rebalance.limits.perHour`."
+          "clear threshold; `perHour` is `rebalance.limits.perHour`; `maxMarkedFraction` is the herd "
+          "cap (1 = off). Capped: hot node-cycles the herd cap left unmarked."
           % (vary[0]["nodes"], vary[0]["days"], fmt(hot(sweep_base["none"]))))
         w("")
         w("| setting | value | hot node-min (cpu + mem) | vs none | evictions | bounce-backs | "
-          "kubelet evictions | marked node-min | pending pod-min |")
-        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "kubelet evictions | marked node-min (most at once) | capped | pending pod-min |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         base_rows = [sweep_base[n] for n in ("none", "marks-rebalance") if n in sweep_base]
         for r in base_rows + vary:
             if r["param"] == "baseline":
                 r = dict(r, param="(rule file: %s)" % LABELS.get(r["name"], r["name"]), value="–")
             else:
                 r = dict(r, value="%g" % r["value"])
-            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |"
+            w("| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s |"
               % (r["param"], r["value"], fmt(hot(r)), pct(hot(r), hot(sweep_base["none"])),
                  fmt(r["evictions"]), fmt(r["bounce_backs"]), fmt(r["kubelet_evictions"]),
-                 fmt(r["marked_node_minutes"]), fmt(r["pending_pod_minutes"])))
+                 fmt(r["marked_node_minutes"]), fmt(r.get("marked_max", 0)),
+                 fmt(r.get("capped_node_cycles", 0)), fmt(r["pending_pod_minutes"])))
         w("")
-        for p in ("threshold", "clearGap", "affinityWeight", "perHour"):
+        for p in SWEPT:
             rs = sorted([r for r in vary if r["param"] == p], key=lambda r: r["value"])
             if not rs:
                 continue
@@ -277,10 +305,11 @@ def main():
                  100 * max(r["marked_node_minutes"] for r in rs) / node_min,
                  fmt(min(r["evictions"] for r in rs)), fmt(max(r["evictions"] for r in rs))))
         w("")
-        w("A threshold so low that most nodes carry the mark leaves the scheduler nothing to prefer "
-          "(herding onto the few unmarked nodes, then no preference at all); a per-hour limit "
-          "beyond what the hot episodes can use changes nothing. The rows above show where this "
-          "cluster reaches those points.")
+        w("A threshold so low that most nodes are over it marks nodes that are not in trouble and "
+          "herds new pods onto the rest; the herd cap stops the marks at its share (the most "
+          "marked at once is in brackets) and leaves the other hot nodes unmarked (capped). A "
+          "per-hour limit beyond what the hot episodes can use changes nothing. The rows above "
+          "show where this cluster reaches those points.")
         w("")
         w("![sweep](effect/sweep.png)")
         w("")

@@ -636,7 +636,7 @@ void Simulation::RunDescheduler() {
 
 void Simulation::Measure() {
   const double minutes = p_.step_seconds / 60;
-  size_t hot = 0;
+  size_t hot = 0, marked = 0;
   double sum[2] = {0, 0}, sq[2] = {0, 0};
   for (const Node& n : nodes_) {
     const double c = n.CpuPercent(), m = n.MemoryPercent();
@@ -644,6 +644,7 @@ void Simulation::Measure() {
     figures_.node_minutes_cpu += hc ? minutes : 0;
     figures_.node_minutes_memory += hm ? minutes : 0;
     figures_.marked_node_minutes += n.marked ? minutes : 0;
+    marked += n.marked ? 1 : 0;
     hot += hc || hm;
     sum[0] += c;
     sq[0] += c * c;
@@ -661,6 +662,7 @@ void Simulation::Measure() {
   figures_.pending_pod_minutes += static_cast<double>(pending_.size()) * minutes;
   figures_.pending_max = std::max(figures_.pending_max, pending_.size());
   figures_.pending_end = pending_.size();
+  figures_.marked_max = std::max(figures_.marked_max, marked);
   series_hot_ = std::max(series_hot_, static_cast<double>(hot));
   const double period = figures_.series_seconds;
   if (std::floor((now_ + p_.step_seconds) / period) > std::floor(now_ / period)) {

@@ -54,6 +54,7 @@ struct Figures {
   size_t label_writes = 0;
   size_t capped_node_cycles = 0;  // hot nodes the herd cap left unmarked, summed over cycles
   double marked_node_minutes = 0;
+  size_t marked_max = 0;  // the most nodes marked at once (the herd cap bounds it)
   double spread_cpu = 0, spread_memory = 0;  // time average of the std dev of node usage (%)
   ds::EffectFigures effect;  // the rebalancer's figures (scenarios with the controller)
   double series_seconds = 600;
