@@ -662,7 +662,10 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
       if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
         r.marked_since_wall = o.since_wall;
     r.cold = cold[i];
-    r.recorded_eviction_wall = marks.records[i]->last_eviction_wall;
+    // The record keeps whole seconds (RFC 3339): the eviction was up to a second later than it
+    // says, and a cool-down counted from the truncated time would end up to a second early.
+    if (const double last = marks.records[i]->last_eviction_wall; last > 0)
+      r.recorded_eviction_wall = last + 1;
     for (const Hold& h : decisions[i].holds) {
       if (h.stale) continue;
       const Rule& rule = rules_[h.rule];

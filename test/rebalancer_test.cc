@@ -179,6 +179,22 @@ TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
   EXPECT_FALSE(Labelled("node-1"));
 }
 
+TEST_F(RebalancerTest, TheRecordsWholeSecondsNeverShortenTheCoolDown) {
+  Build();
+  // The eviction happens 0.9 s into a second; the record keeps the whole second only.
+  clock_.AdvanceSeconds(1.9 - std::fmod(clock_.WallSeconds(), 1.0));
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  api_.RemovePod("shop/big");
+  Build();  // another replica: it knows the eviction only from the record
+  // 29.5 s after the eviction (30.4 s after the second the record names), within the 30 s.
+  clock_.AdvanceSeconds(19.5);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "the cool-down counts from the end of that second";
+  EXPECT_EQ(Skips("node_cooldown"), 1u);
+}
+
 TEST_F(RebalancerTest, ReplacementsAreLookedForOnTheLeastLoadedNodesOnly) {
   // 20 more nodes; the least loaded are node-12 and up. Only kDestinations of them are listed.
   std::vector<std::pair<std::string, double>> cpu = {

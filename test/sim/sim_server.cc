@@ -148,7 +148,7 @@ std::string RequestClass(const std::string& method, const std::string& path,
 
 }  // namespace
 
-bool Server::TakeFault(const std::string& request_class, Fault* out) {
+bool Server::TakeFault(const std::string& request_class, const std::string& selector, Fault* out) {
   std::lock_guard<std::mutex> l(fault_mu_);
   double now = SteadySeconds();
   for (auto it = faults_.begin(); it != faults_.end();) {
@@ -156,7 +156,9 @@ bool Server::TakeFault(const std::string& request_class, Fault* out) {
       it = faults_.erase(it);
       continue;
     }
-    if (it->match == "all" || it->match == request_class) {
+    if ((it->match == "all" || it->match == request_class) &&
+        (it->selector_contains.empty() ||
+         selector.find(it->selector_contains) != std::string::npos)) {
       *out = *it;
       if (it->count > 0 && --it->count == 0) faults_.erase(it);
       return true;
@@ -323,7 +325,7 @@ int Server::Dispatch(mg_connection* conn) {
       Send(conn, 200, "{}");
     } else if (path == "/sim/faults" && method == "POST") {
       // {"match":"patch","status":503,"retryAfter":2,"latencyMs":0,"hang":false,
-      //  "dropWatchSeconds":0,"count":0,"seconds":0}
+      //  "dropWatchSeconds":0,"count":0,"seconds":0,"selectorContains":""}
       rapidjson::Document d;
       std::string body = ReadBody(conn);
       d.Parse(body.c_str());
@@ -333,6 +335,7 @@ int Server::Dispatch(mg_connection* conn) {
       }
       Fault f;
       f.match = ds::JsonString(d, "match", "all");
+      f.selector_contains = ds::JsonString(d, "selectorContains", "");
       auto num = [&](const char* k) {
         const auto* v = ds::JsonMember(d, k);
         return v && v->IsNumber() ? v->GetDouble() : 0.0;
@@ -496,7 +499,7 @@ int Server::Dispatch(mg_connection* conn) {
   // --- injected faults ---
   const std::string rclass = RequestClass(method, path, query);
   Fault fault;
-  bool faulted = TakeFault(rclass, &fault);
+  bool faulted = TakeFault(rclass, QueryParam(query, "labelSelector"), &fault);
   if (faulted) {
     if (fault.latency_ms > 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(fault.latency_ms));

@@ -38,6 +38,9 @@ struct Fault {
   size_t pad_bytes = 0;           // watches: every event carries an annotation this long
   int count = 0;                  // stop after this many requests (0: unlimited)
   double until = 0;               // steady-clock seconds after which the fault expires (0: never)
+  // Only requests whose labelSelector contains this (the controller watches the managed nodes
+  // and, apart, the nodes carrying its label).
+  std::string selector_contains;
 };
 
 struct ServerOptions {
@@ -115,7 +118,7 @@ class Server {
   void ServeWatch(mg_connection* conn, const std::string& query, bool table, double drop_after,
                   size_t pad, const WatchSource& src);
   // The fault that applies to a request of this class, if any (consumes one of its `count`).
-  bool TakeFault(const std::string& request_class, Fault* out);
+  bool TakeFault(const std::string& request_class, const std::string& selector, Fault* out);
   void Refuse(double seconds);  // stop listening for a while (connections are refused)
   void LogWrite(mg_connection* conn, const std::string& verb, const std::string& name,
                 const std::string& user, const std::string& content_type, const std::string& body,
