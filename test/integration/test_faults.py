@@ -4,6 +4,7 @@ DS_LONG=1 runs the full durations (60 s storms, 2 min Prometheus outage); CI run
 import json
 import os
 import random
+import re
 import signal
 import threading
 import time
@@ -249,8 +250,10 @@ rules:
         c = self.start(rules)
         wait_until(lambda: self.sim_labelled() == ["node-00003", "node-00004", "node-00005"], 30, what="labels")
         self.assertEqual(c.nodes()["num"], 3)
+        # The cycle that wrote the labels publishes its report after its writes: wait for it.
+        wait_until(lambda: 'dynamic_scheduler_rule_unmatched_series{rule="cpu"} 1\n' in c.get("/metrics")[1], 20,
+                   what="the ghost node counted as unmatched")
         metrics = c.get("/metrics")[1]
-        self.assertIn('dynamic_scheduler_rule_unmatched_series{rule="cpu"} 1\n', metrics, "the ghost node")
         self.assertRegex(metrics, r'dynamic_scheduler_query_errors_total\{rule="failing"\} [1-9]')
         # The series of node-00005 disappears: kept for the grace time, then dropped.
         http("DELETE", "%s/metrics/job/it/instance/node-00005" % self.stack.pgw)
@@ -305,8 +308,9 @@ rules:
             big("node-00005", 5000), big("node-00006", 7000))
         c = self.start(rules, args=["-query_timeout", "30"], interval=3)
         wait_until(lambda: self.sim_labelled() == ["node-00005"], 60, what="the 50 MB answer decoded and acted on")
-        metrics = c.get("/metrics")[1]
-        self.assertRegex(metrics, r'dynamic_scheduler_query_errors_total\{rule="big70"\} [1-9]')
+        # Published after the cycle's writes: wait for it.
+        wait_until(lambda: re.search(r'dynamic_scheduler_query_errors_total\{rule="big70"\} [1-9]', c.get("/metrics")[1]),
+                   20, what="the 70 MB answer counted as a query error")
         self.assertIn("response body exceeds", c.proc.output())
         rss_mb = c.metric("process_resident_memory_bytes") / 1e6
         # Watch lines of 10 MB are taken; 20 MB (over the 16 MB line limit) drop the stream, and the
