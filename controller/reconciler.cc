@@ -136,7 +136,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const std::vector<bool> cold = HoldForRebalance(marks, &decisions);
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
-  PlanDepartures(*snap, &writes);
+  PlanDepartures(&writes);
   const std::vector<MarkWrite> written = Write(writes, stop, &report);
   RememberChanges(written);
   PostMarkEvents(*snap, written, stop);
@@ -402,15 +402,19 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
   return writes;
 }
 
-void Reconciler::PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes) {
+void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
   std::vector<NodeInfo> left = cache_->TakeDepartures();
+  // Whether a node is back is asked of the cache as it is now, after the departures were taken:
+  // the cycle's snapshot is older, and a node that left since it was taken is in both (it was
+  // taken for back, its departure dropped, and our mark left on it for good).
+  const auto snap = cache_->Snapshot();
   std::lock_guard<std::mutex> l(departed_mu_);
   for (NodeInfo& n : left) departed_[n.name] = std::move(n);
   if (departed_.empty()) return;
   size_t added = 0;
   for (auto it = departed_.begin(); it != departed_.end();) {
     const NodeInfo& n = it->second;
-    const bool back = snap.Find(n.name) != nullptr;
+    const bool back = snap->Find(n.name) != nullptr;
     const std::string* text = FindLabel(n.annotations, kHeldByAnnotation);
     if (back || text == nullptr) {
       it = departed_.erase(it);  // managed again (the cycle decides), or no record of ours

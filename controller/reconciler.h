@@ -243,7 +243,7 @@ class Reconciler {
                               CycleReport* report) const;
   // Adds the removals of our mark from nodes that left the managed set (NodeCache::
   // TakeDepartures), kept until written or refused; keeps `writes` sorted by node name.
-  void PlanDepartures(const NodeSnapshot& snap, std::vector<MarkWrite>* writes);
+  void PlanDepartures(std::vector<MarkWrite>* writes);
   // Returns the marks set and removed (for their Events).
   std::vector<MarkWrite> Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
                                CycleReport* report);

@@ -714,6 +714,27 @@ TEST_F(ReconcilerTest, ANodeThatLeavesTheManagedSetLosesOurMark) {
   EXPECT_EQ(api_.patches().size(), writes) << "done once";
 }
 
+// The node leaves while the cycle queries Prometheus: after the cycle's snapshot was taken, before
+// its departures are. It must not count as back (its departure dropped, our mark left on it).
+TEST_F(ReconcilerTest, ANodeThatLeavesDuringTheCycleLosesOurMarkToo) {
+  cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  prom_.OnQuery("cpu_pct", [&] {
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kSet, "node-role.kubernetes.io/control-plane", ""};
+    ASSERT_TRUE(api_.PatchNode("node-1", e).ok());
+    ASSERT_TRUE(cache_->ListOnce().ok());  // the re-LIST no longer returns it
+  });
+  Cycle();
+  prom_.OnQuery("cpu_pct", [] {});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1")) << "its departure was kept";
+  EXPECT_TRUE(api_.nodes()["node-1"].annotations.empty());
+}
+
 TEST_F(ReconcilerTest, ADepartureDeferredByTheWriteBudgetIsWrittenLater) {
   cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
   opts_.writes.max_per_cycle = 1;
