@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -25,6 +26,9 @@ namespace {
 constexpr size_t kMaxOutputBytes = 4u << 20;
 // A plugin that fails is not started again for this long: requests fail fast meanwhile.
 constexpr double kFailureHoldSeconds = 5;
+// A credential is renewed when min(5 min, 20 % of its lifetime) is left (ExecCredentialCache).
+constexpr double kRenewLeadMaxSeconds = 300;
+constexpr double kRenewLeadShare = 0.2;
 
 std::string FirstLine(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -276,12 +280,63 @@ StatusOr<ExecCredential> ObtainExecCredential(const ExecConfig& exec, const Rest
 ExecCredentialCache::ExecCredentialCache(Obtain obtain, const Clock* clock)
     : obtain_(std::move(obtain)), clock_(clock) {}
 
+ExecCredentialCache::~ExecCredentialCache() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    t = std::move(renewer_);
+  }
+  if (t.joinable()) t.join();
+}
+
+void ExecCredentialCache::StoreLocked(const ExecCredential& c) {
+  current_ = c;
+  have_ = true;
+  last_error_ = Status::OK();
+  if (c.expires_at > 0) {
+    const double now = clock_->WallSeconds();
+    const double lead = std::min(kRenewLeadMaxSeconds, kRenewLeadShare * (c.expires_at - now));
+    renew_at_ = c.expires_at - std::max(0.0, lead);
+  }
+}
+
+void ExecCredentialCache::StartRenewalLocked() {
+  // The previous renewal has ended (renewing_ is false): joining only reaps its thread.
+  if (renewer_.joinable()) renewer_.join();
+  renewing_ = true;
+  ++runs_;
+  renewer_ = std::thread([this] {
+    auto c = obtain_();
+    std::lock_guard<std::mutex> l(mu_);
+    if (c.ok()) {
+      StoreLocked(*c);
+    } else {
+      // The old credential still serves; try again after the hold, as after a failed run.
+      last_error_ = c.status();
+      failed_at_ = clock_->Now();
+    }
+    renewing_ = false;
+    renewed_.notify_all();
+  });
+}
+
 StatusOr<ExecCredential> ExecCredentialCache::Get() {
-  std::lock_guard<std::mutex> l(mu_);
-  if (have_ && (current_.expires_at == 0 || clock_->WallSeconds() < current_.expires_at))
-    return current_;
-  if (!last_error_.ok() && clock_->Now() - failed_at_ < FromSeconds(kFailureHoldSeconds))
-    return last_error_;
+  std::unique_lock<std::mutex> l(mu_);
+  auto failure_held = [&] {
+    return !last_error_.ok() && clock_->Now() - failed_at_ < FromSeconds(kFailureHoldSeconds);
+  };
+  for (;;) {
+    const double now = clock_->WallSeconds();
+    if (have_ && (current_.expires_at == 0 || now < current_.expires_at)) {
+      if (current_.expires_at > 0 && now >= renew_at_ && !renewing_ && !failure_held())
+        StartRenewalLocked();
+      return current_;
+    }
+    // Expired or rejected while a renewal is in flight: its result is the one to use.
+    if (!renewing_) break;
+    renewed_.wait(l);
+  }
+  if (failure_held()) return last_error_;
   ++runs_;
   auto c = obtain_();
   if (!c.ok()) {
@@ -290,9 +345,7 @@ StatusOr<ExecCredential> ExecCredentialCache::Get() {
     failed_at_ = clock_->Now();
     return c;
   }
-  last_error_ = Status::OK();
-  current_ = *c;
-  have_ = true;
+  StoreLocked(*c);
   return c;
 }
 

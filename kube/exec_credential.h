@@ -3,9 +3,11 @@
 // process, bounded in time and output), and the cache that decides when to run it again.
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -62,11 +64,21 @@ StatusOr<ExecCredential> ObtainExecCredential(const ExecConfig& exec, const Rest
 // read on clock->WallSeconds()) or was rejected with a 401. Concurrent callers share one run:
 // Get holds the lock while the plugin runs, so the others wait for its result instead of starting
 // their own. A failed run is remembered for a few seconds so that a broken plugin is not started
-// by every request. Thread-safe.
+// by every request.
+// A credential with an expiry is renewed ahead of it, in the background: from the time when
+// min(5 min, 20 % of its lifetime) is left, the first Get starts the plugin on a thread of the
+// cache and returns the current credential at once. A plugin may take up to its timeout (30 s),
+// longer than a lease's renew deadline: run inline at expiry, it would stall every request of
+// the elector and the watches, and cost the leadership. The old credential serves until the new
+// one arrives; a failed renewal is retried after the same few seconds while the old one is valid.
+// Thread-safe. The destructor waits for a renewal in flight (at most the plugin's timeout).
 class ExecCredentialCache {
  public:
   using Obtain = std::function<StatusOr<ExecCredential>()>;
   ExecCredentialCache(Obtain obtain, const Clock* clock);
+  ~ExecCredentialCache();
+  ExecCredentialCache(const ExecCredentialCache&) = delete;
+  ExecCredentialCache& operator=(const ExecCredentialCache&) = delete;
 
   // The cached credential, or the result of a new run when there is none (or it expired).
   StatusOr<ExecCredential> Get();
@@ -77,14 +89,21 @@ class ExecCredentialCache {
   int runs() const;
 
  private:
+  void StoreLocked(const ExecCredential& c);  // REQUIRES: mu_ held
+  void StartRenewalLocked();                  // REQUIRES: mu_ held, !renewing_
+
   const Obtain obtain_;
   const Clock* const clock_;
   mutable std::mutex mu_;
-  bool have_ = false;       // GUARDED_BY(mu_)
-  ExecCredential current_;  // GUARDED_BY(mu_)
-  Status last_error_;       // GUARDED_BY(mu_)
-  TimePoint failed_at_{};   // GUARDED_BY(mu_)
-  int runs_ = 0;            // GUARDED_BY(mu_)
+  bool have_ = false;                // GUARDED_BY(mu_)
+  ExecCredential current_;           // GUARDED_BY(mu_)
+  Status last_error_;                // GUARDED_BY(mu_)
+  TimePoint failed_at_{};            // GUARDED_BY(mu_)
+  int runs_ = 0;                     // GUARDED_BY(mu_)
+  double renew_at_ = 0;              // GUARDED_BY(mu_): wall seconds from which current_ is renewed
+  bool renewing_ = false;            // GUARDED_BY(mu_): a background run is in flight
+  std::condition_variable renewed_;  // signalled when a background run ends
+  std::thread renewer_;              // the last background run; joined before the next
 };
 
 }  // namespace ds

@@ -261,5 +261,81 @@ TEST(ExecCredentialCache, ConcurrentCallersShareOneRun) {
   EXPECT_EQ(runs, 1);
 }
 
+// The renewal runs ahead of expiry on the cache's own thread: a request made while a slow plugin
+// renews (up to its 30 s timeout) is answered at once with the still-valid credential, so lease
+// renewals and watches do not stall behind the plugin.
+TEST(ExecCredentialCache, RenewsAheadOfExpiryWithoutBlockingCallers) {
+  FakeClock clock;
+  std::atomic<int> n{0};
+  std::atomic<bool> release{false};
+  ExecCredentialCache cache(
+      [&]() -> StatusOr<ExecCredential> {
+        const int k = ++n;
+        if (k > 1)
+          while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ExecCredential c;
+        c.token = "t" + std::to_string(k);
+        c.expires_at = clock.WallSeconds() + 900;  // 15 minutes, as EKS tokens
+        return c;
+      },
+      &clock);
+  EXPECT_EQ(cache.Get()->token, "t1");
+  clock.AdvanceSeconds(700);
+  EXPECT_EQ(cache.Get()->token, "t1") << "more than 180 s (20 % of 900 s) left: no renewal yet";
+  EXPECT_EQ(cache.runs(), 1);
+  clock.AdvanceSeconds(30);  // 170 s left
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(cache.Get()->token, "t1") << "answered while the renewal runs";
+  EXPECT_EQ(cache.Get()->token, "t1");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2))
+      << "Get waited for the plugin";
+  EXPECT_EQ(cache.runs(), 2) << "one renewal, however many callers";
+  release = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string token;
+  while ((token = cache.Get()->token) != "t2" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(token, "t2") << "renewed before the old credential expired";
+  EXPECT_EQ(cache.runs(), 2);
+}
+
+TEST(ExecCredentialCache, AFailedRenewalKeepsTheValidCredentialAndRetriesLater) {
+  FakeClock clock;
+  std::atomic<bool> fail{false};
+  std::atomic<int> n{0};
+  ExecCredentialCache cache(
+      [&]() -> StatusOr<ExecCredential> {
+        ++n;
+        if (fail) return Status::Unavailable("plugin broke");
+        ExecCredential c;
+        c.token = "t" + std::to_string(n.load());
+        c.expires_at = clock.WallSeconds() + 100;
+        return c;
+      },
+      &clock);
+  EXPECT_EQ(cache.Get()->token, "t1");
+  fail = true;
+  clock.AdvanceSeconds(85);  // 15 s left, under 20 % of 100 s
+  EXPECT_EQ(cache.Get()->token, "t1");
+  auto wait_runs = [&](int want) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (n < want && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The run has returned; let its thread record the result.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  wait_runs(2);
+  EXPECT_EQ(cache.Get()->token, "t1") << "a failed renewal keeps the credential that is valid";
+  EXPECT_EQ(cache.runs(), 2) << "and is not retried at once";
+  fail = false;
+  clock.AdvanceSeconds(5);
+  EXPECT_EQ(cache.Get()->token, "t1");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string token;
+  while ((token = cache.Get()->token) != "t3" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(token, "t3") << "retried once the hold is over";
+}
+
 }  // namespace
 }  // namespace ds
