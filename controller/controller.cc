@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "common/tls_files_transport.h"
 #include "controller/version.h"
 
 namespace ds {
@@ -41,15 +42,20 @@ std::string RunningText(const Options& o) {
   return text.ok() ? *text : std::string();
 }
 
+std::unique_ptr<HttpTransport> MakePromTransport(const Options& o) {
+  if (!o.prometheus_auth.has_tls_files()) return std::make_unique<CurlTransport>(o.prometheus_tls);
+  return std::make_unique<TlsFilesTransport>(o.prometheus_auth, o.prometheus_tls_names);
+}
+
 }  // namespace
 
 Controller::Controller(const Options& options)
     : options_(options),
       kube_transport_(options.rest.tls),
-      prom_transport_(options.prometheus_tls),
+      prom_transport_(MakePromTransport(options)),
       kube_(&kube_transport_, options.rest, &clock_, options.api_timeout_seconds,
             options.user_agent),
-      prom_(&prom_transport_, options.prometheus_url, options.query_timeout_seconds,
+      prom_(prom_transport_.get(), options.prometheus_url, options.query_timeout_seconds,
             options.prometheus_auth),
       cache_(&kube_, &clock_, options.cache),
       elector_(MakeElector(options, &kube_, &clock_)),

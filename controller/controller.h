@@ -49,7 +49,8 @@ class Controller {
   const Options& options_;
   RealClock clock_;
   CurlTransport kube_transport_;
-  CurlTransport prom_transport_;
+  // A TlsFilesTransport when TLS files are configured (they rotate), else a CurlTransport.
+  std::unique_ptr<HttpTransport> prom_transport_;
   HttpKubeApi kube_;
   HttpPrometheusClient prom_;
   NodeCache cache_;

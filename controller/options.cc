@@ -359,6 +359,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
     }
     const std::string tls_names[3] = {auth_names[2], auth_names[3], auth_names[4]};
     ASSIGN_OR_RETURN(o.prometheus_tls, LoadTlsFiles(a, tls_names));
+    o.prometheus_tls_names = {tls_names[0], tls_names[1], tls_names[2]};
   }
   ASSIGN_OR_RETURN(o.rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
   if (le.lease_namespace.empty()) {

@@ -4,6 +4,7 @@
 // KUBECONFIG, HOME and KUBERNETES_SERVICE_* itself.)
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 
@@ -30,6 +31,9 @@ struct Options {
   // when they change; see HttpPrometheusClient).
   HttpAuthConfig prometheus_auth;
   TlsOptions prometheus_tls;  // prometheus_auth's TLS files, loaded
+  // The flag or rule.yaml field of each TLS file (ca, cert, key), for messages when the running
+  // controller reads them again (common/tls_files_transport.h).
+  std::array<std::string, 3> prometheus_tls_names;
   double query_timeout_seconds = 5;
 
   // Kubernetes. `rest` is resolved only when !check_only (checking a rule file needs no cluster).

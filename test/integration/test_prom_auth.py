@@ -133,10 +133,12 @@ class PromAuthIT(unittest.TestCase):
             f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n  scrape_timeout: 1s\n"
                     "scrape_configs:\n  - job_name: pushgateway\n    honor_labels: true\n"
                     "    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % cls.stack.pgw_port)
-        cls.stack.procs.append(Process("secure-prometheus", [
+        cls.secure_args = [
             "prometheus", "--config.file=" + config, "--web.config.file=" + cls.web_config,
             "--storage.tsdb.path=" + os.path.join(cls.stack.dir, "secure-data"),
-            "--web.listen-address=127.0.0.1:%d" % port, "--storage.tsdb.retention.time=1h"], cls.stack.dir))
+            "--web.listen-address=127.0.0.1:%d" % port, "--storage.tsdb.retention.time=1h"]
+        cls.secure_proc = Process("secure-prometheus", cls.secure_args, cls.stack.dir)
+        cls.stack.procs.append(cls.secure_proc)
         wait_until(lambda: "pushgateway" in cls.secure_query('up{job="pushgateway"}==1'), 60,
                    what="the TLS Prometheus scraping the pushgateway")
         cls.proxy = TokenProxy(cls.stack.prom)
@@ -147,13 +149,15 @@ class PromAuthIT(unittest.TestCase):
         cls.stack.stop()
 
     @classmethod
-    def write_web_config(cls, client_auth=False, users=None):
+    def write_web_config(cls, client_auth=False, users=None, client_pki=None):
+        """client_pki: the PKI whose CA the server trusts for client certificates (default cls.pki)."""
+        client_pki = client_pki or cls.pki
         text = "tls_server_config:\n  cert_file: %s\n  key_file: %s\n" % (cls.pki["server.crt"], cls.pki["server.key"])
         if client_auth:
-            text += "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: %s\n" % cls.pki["ca.crt"]
+            text += "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: %s\n" % client_pki["ca.crt"]
         if users:
             text += "basic_auth_users:\n" + "".join("  %s: '%s'\n" % (u, bcrypt_hash(p)) for u, p in users.items())
-        cls.web = {"client_auth": client_auth, "users": dict(users or {})}
+        cls.web = {"client_auth": client_auth, "users": dict(users or {}), "client_pki": client_pki}
         with open(cls.web_config + ".tmp", "w") as f:
             f.write(text)
         os.replace(cls.web_config + ".tmp", cls.web_config)
@@ -163,7 +167,7 @@ class PromAuthIT(unittest.TestCase):
         """Queries the TLS Prometheus as the current web config allows; the body or an HTTP error."""
         ctx = ssl.create_default_context(cafile=cls.pki["ca.crt"])
         if cls.web["client_auth"] or client_cert:
-            ctx.load_cert_chain(cls.pki["client.crt"], cls.pki["client.key"])
+            ctx.load_cert_chain(cls.web["client_pki"]["client.crt"], cls.web["client_pki"]["client.key"])
         req = urllib.request.Request(cls.secure + "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
         users = cls.web["users"]
         if users:
@@ -175,10 +179,10 @@ class PromAuthIT(unittest.TestCase):
         except urllib.error.HTTPError as e:
             return "HTTP %d" % e.code
 
-    def use_web_config(self, client_auth=False, users=None):
+    def use_web_config(self, client_auth=False, users=None, client_pki=None):
         """Writes the TLS Prometheus' web config and waits until it is in force: a request without
         what it demands is refused."""
-        self.write_web_config(client_auth, users)
+        self.write_web_config(client_auth, users, client_pki)
 
         def refused_without():
             ctx = ssl.create_default_context(cafile=self.pki["ca.crt"])
@@ -268,6 +272,32 @@ class PromAuthIT(unittest.TestCase):
         self.start("-prom_ca_file", self.pki["ca.crt"], "-prom_cert_file", self.pki["client.crt"],
                    "-prom_key_file", self.pki["client.key"], name="with-cert")
         self.wait_labelled(["node-00004"])
+
+    def test_client_certificate_rotation(self):
+        """cert-manager renews the client certificate (here: from another CA, which the server
+        trusts from now on): the running controller presents the new one, without a restart."""
+        other = make_pki(tempfile.mkdtemp(prefix="pki-other-", dir=self.stack.dir))
+        self.use_web_config(client_auth=True)
+        self.hot("node-00002")
+        with open(self.pki["client.crt"]) as crt, open(self.pki["client.key"]) as key:
+            cert_file, key_file = self.file("tls.crt", crt.read()), self.file("tls.key", key.read())
+        c = self.start("-prom_ca_file", self.pki["ca.crt"], "-prom_cert_file", cert_file,
+                       "-prom_key_file", key_file)
+        self.wait_labelled(["node-00002"])
+        # The server trusts only the other CA now. A restart drops the connections the controller
+        # keeps open, so its old certificate is presented again, and refused.
+        self.use_web_config(client_auth=True, client_pki=other)
+        self.secure_proc.stop()
+        type(self).secure_proc = Process("secure-prometheus", self.secure_args, self.stack.dir)
+        self.stack.procs.append(self.secure_proc)
+        self.wait_status(c, self.secure, timeout=30)
+        with open(other["client.crt"]) as crt, open(other["client.key"]) as key:
+            self.file("tls.key", key.read())
+            self.file("tls.crt", crt.read())
+        c.wait_ready()
+        self.hot("node-00003")
+        self.wait_labelled(["node-00002", "node-00003"])
+        self.assertIn("Prometheus TLS files changed", c.proc.output())
 
     # --- Basic auth ---
 
