@@ -10,7 +10,7 @@ import threading
 import time
 import unittest
 
-from harness import CONTROLLER, Controller, Stack, http, removes_mark, touched, wait_until
+from harness import Controller, Stack, http, removes_mark, touched, wait_until
 
 LONG = os.environ.get("DS_LONG") == "1"
 HELD_BY = "dynamic-scheduler.io/held-by"
@@ -182,7 +182,6 @@ class ApiFaultsIT(FaultsBase):
         t_refuse = time.monotonic()
         self.stack.sim_admin("POST", "/sim/refuse?seconds=%d" % refuse)
         wait_until(lambda: "Couldn't connect" in c.proc.output(), 10, what="the controller meeting a refused connection")
-        t0 = time.monotonic()
         self.hot(nodes)  # changes arrive while nobody can write
 
         def sim_back():

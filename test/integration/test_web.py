@@ -17,7 +17,6 @@ from harness import CPU_RULES, Controller, Stack, http, wait_until
 
 try:
     from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
