@@ -2,6 +2,7 @@
 // otherwise repeat every cycle and bury everything else.
 #pragma once
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -17,16 +18,32 @@ class LogThrottle {
   bool ShouldLog(const std::string& key, TimePoint now) {
     std::lock_guard<std::mutex> l(mu_);
     auto [it, inserted] = last_.try_emplace(key, now);
-    if (inserted) return true;
+    if (inserted) {
+      // Keys often name nodes, and nodes come and go for months (autoscaling): forget keys
+      // logged more than a period ago, which would log again anyway, so the map holds only what
+      // was logged within a period. Pruning when the map has doubled keeps it amortized O(1).
+      if (last_.size() >= prune_at_) {
+        std::erase_if(last_, [&](const auto& e) { return now - e.second >= period_; });
+        prune_at_ = std::max<size_t>(kMinPruneAt, 2 * last_.size());
+      }
+      return true;
+    }
     if (now - it->second < period_) return false;
     it->second = now;
     return true;
   }
 
+  size_t size() {
+    std::lock_guard<std::mutex> l(mu_);
+    return last_.size();
+  }
+
  private:
+  static constexpr size_t kMinPruneAt = 1024;
   const Duration period_;
   std::mutex mu_;
-  std::unordered_map<std::string, TimePoint> last_;
+  std::unordered_map<std::string, TimePoint> last_;  // GUARDED_BY(mu_)
+  size_t prune_at_ = kMinPruneAt;                    // GUARDED_BY(mu_)
 };
 
 }  // namespace ds
