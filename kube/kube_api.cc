@@ -111,6 +111,13 @@ StatusOr<StreamResult> HttpKubeApi::Stream(HttpRequest req,
   }
 }
 
+StatusOr<std::string> HttpKubeApi::Call(HttpRequest req, const std::string& what, bool created_ok) {
+  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
+  if (resp.status != 200 && !(created_ok && resp.status == 201))
+    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
+  return std::move(resp.body);
+}
+
 StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector, size_t limit,
                                               const std::string& continue_token) {
   HttpRequest req;
@@ -119,10 +126,8 @@ StatusOr<NodeListPage> HttpKubeApi::ListNodes(const std::string& label_selector,
   if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
   req.timeout_seconds = timeout_;
   req.accept_compressed = true;  // a page of 500 full Node objects is large
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list nodes");
-  return DecodeNodeList(std::move(resp.body));
+  ASSIGN_OR_RETURN(std::string body, Call(std::move(req), "list nodes"));
+  return DecodeNodeList(std::move(body));
 }
 
 StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, size_t limit,
@@ -139,10 +144,8 @@ StatusOr<PodListPage> HttpKubeApi::ListPods(const std::string& field_selector, s
   if (!continue_token.empty()) req.url += "&continue=" + UrlEncode(continue_token);
   req.timeout_seconds = timeout_;
   req.accept_compressed = true;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), "list pods");
-  return DecodePodList(std::move(resp.body));
+  ASSIGN_OR_RETURN(std::string body, Call(std::move(req), "list pods"));
+  return DecodePodList(std::move(body));
 }
 
 namespace {
@@ -172,11 +175,9 @@ Status HttpKubeApi::CreateEvent(const EventInfo& event, const std::function<bool
   req.body = EncodeEvent(event, "dynamic-scheduler", EventInstance());
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
-  const std::string what = "create event for " + event.kind + " " + event.name;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 201 && resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
-  return Status::OK();
+  return Call(std::move(req), "create event for " + event.kind + " " + event.name,
+              /*created_ok=*/true)
+      .status();
 }
 
 Status HttpKubeApi::PatchEventSeries(const EventInfo& event, const std::function<bool()>& send_if) {
@@ -187,11 +188,8 @@ Status HttpKubeApi::PatchEventSeries(const EventInfo& event, const std::function
   req.body = EncodeEventSeriesPatch(event.series_count, event.series_last_wall);
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
-  const std::string what = "update the event series of " + event.kind + " " + event.name;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"), what);
-  return Status::OK();
+  return Call(std::move(req), "update the event series of " + event.kind + " " + event.name)
+      .status();
 }
 
 EvictionResult EvictionResultFromResponse(int http_status, const std::string& body,
@@ -305,22 +303,16 @@ StatusOr<NodeInfo> HttpKubeApi::PatchNode(const std::string& node, const NodeEdi
   req.body = std::move(patch.body);
   req.timeout_seconds = timeout_;
   req.send_if = send_if;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
-                              "patch node " + node);
-  return DecodeNode(std::move(resp.body));
+  ASSIGN_OR_RETURN(std::string body, Call(std::move(req), "patch node " + node));
+  return DecodeNode(std::move(body));
 }
 
 StatusOr<NodeInfo> HttpKubeApi::GetNode(const std::string& node) {
   HttpRequest req;
   req.url = config_.server + "/api/v1/nodes/" + UrlEncode(node);
   req.timeout_seconds = timeout_;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
-                              "get node " + node);
-  return DecodeNode(std::move(resp.body));
+  ASSIGN_OR_RETURN(std::string body, Call(std::move(req), "get node " + node));
+  return DecodeNode(std::move(body));
 }
 
 namespace {
@@ -335,11 +327,8 @@ StatusOr<LeaseRecord> HttpKubeApi::GetLease(const std::string& ns, const std::st
   HttpRequest req;
   req.url = config_.server + LeasePath(ns, name);
   req.timeout_seconds = timeout_seconds;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
-                              "get lease " + ns + "/" + name);
-  return DecodeLease(resp.body);
+  ASSIGN_OR_RETURN(std::string body, Call(std::move(req), "get lease " + ns + "/" + name));
+  return DecodeLease(body);
 }
 
 StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::string& name,
@@ -351,11 +340,11 @@ StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::
   req.headers.push_back("Content-Type: application/json");
   req.body = EncodeLease(ns, name, record);
   req.timeout_seconds = timeout_seconds;
-  ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(req)));
-  if (resp.status != 200 && resp.status != 201)
-    return StatusFromResponse(resp.status, resp.body, resp.Header("retry-after"),
-                              (create ? "create lease " : "update lease ") + ns + "/" + name);
-  return DecodeLease(resp.body);
+  ASSIGN_OR_RETURN(
+      std::string body,
+      Call(std::move(req), (create ? "create lease " : "update lease ") + ns + "/" + name,
+           /*created_ok=*/true));
+  return DecodeLease(body);
 }
 
 }  // namespace ds

@@ -160,6 +160,9 @@ class HttpKubeApi : public KubeApi {
   // The request with Auth's headers put in front, on Auth's transport; after a 401 to an exec
   // credential, once more with a fresh one.
   StatusOr<HttpResponse> Do(HttpRequest req);
+  // Do, for a request whose answer must be 200 (or 201 too, with `created_ok`: a create): the
+  // body, or the Status the API server's answer maps to (StatusFromResponse), saying `what`.
+  StatusOr<std::string> Call(HttpRequest req, const std::string& what, bool created_ok = false);
   StatusOr<StreamResult> Stream(HttpRequest req,
                                 const std::function<bool(std::string_view)>& on_data,
                                 const std::function<bool()>& cancelled);
