@@ -31,6 +31,8 @@ class DurationMetrics {
   // One evaluation cycle that ran (wall time, start to end).
   void ObserveCycle(double seconds);
   // One rule's query in a cycle (wall time until its answer, or its error, was in), by rule name.
+  // A rule that a reload removed keeps its series until the process restarts, as its
+  // dynamic_scheduler_query_errors_total does.
   void ObserveQuery(const std::string& rule, double seconds);
 
   // A copy of both histograms now: dynamic_scheduler_cycle_duration_seconds and

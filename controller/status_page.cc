@@ -469,6 +469,8 @@ using prometheus::Gauge;
 // One scrape's exposition: a fresh Registry whose counters and gauges are set from the view's
 // values. The controller keeps its counts where its logic keeps them (ReconcilerCounters, the
 // cache's stats, the rebalancer's figures), so the registry holds nothing between scrapes.
+// A HELP text must hold no newline or backslash: prometheus-cpp 1.0.1 writes HELP unescaped (it
+// does escape label values).
 class Exposition {
  public:
   Family<Gauge>& Gauges(const char* name, const char* help) {
