@@ -429,7 +429,7 @@ def observe(ctl, seconds, info):
             continue
         rows.append({"t": time.time(), "cycles": m.get("dynamic_scheduler_cycles_total", 0),
                      "cycle_cpu": m.get("dynamic_scheduler_cycle_cpu_seconds", 0),
-                     "cycle_wall": m.get("dynamic_scheduler_cycle_duration_seconds", 0),
+                     "cycle_wall": m.get("dynamic_scheduler_last_cycle_duration_seconds", 0),
                      "proc_cpu": proc_cpu_seconds(pid), "rss": rss_bytes(ctl), "m": m})
         time.sleep(0.25 if rows[-1]["cycles"] < 3 else 1.0)
     info["rss_hwm_mb"] = proc_status(pid, "VmHWM") / 1e6

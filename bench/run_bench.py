@@ -302,9 +302,9 @@ def cycle_cost(ctl, seconds):
             rows.append(m)
         time.sleep(0.2)
     rows = rows[1:] or rows
-    keys = ["dynamic_scheduler_cycle_duration_seconds", "dynamic_scheduler_cycle_cpu_seconds"] + [
+    keys = ["dynamic_scheduler_last_cycle_duration_seconds", "dynamic_scheduler_cycle_cpu_seconds"] + [
         'dynamic_scheduler_cycle_phase_seconds{phase="%s"}' % p for p in ("query", "decode", "decide", "plan", "write")]
-    return {k.split("{")[-1].replace('phase="', "").replace('"}', "").replace("dynamic_scheduler_cycle_", ""):
+    return {k.split("{")[-1].replace('phase="', "").replace('"}', "").replace("dynamic_scheduler_last_cycle_", "").replace("dynamic_scheduler_cycle_", ""):
             statistics.mean(r.get(k, 0) for r in rows) for k in keys} | {"cycles": len(rows)}
 
 

@@ -152,6 +152,8 @@ ControllerView Controller::View() const {
   v.mark = options_.reconciler.mark;
   v.version = Version();
   v.commit = GitCommit();
+  v.compiler = Compiler();
+  v.durations = reconciler_.durations().Collect();
   v.rss_bytes = ResidentBytes();
   v.reload = rule_watcher_.GetView();
   if (rebalancer_ != nullptr) {

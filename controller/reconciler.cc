@@ -145,6 +145,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   ReportTable(*snap, marks, evidence, decisions, cold, &report);
 
   report.duration_seconds = cycle_time.Seconds();
+  durations_.ObserveCycle(report.duration_seconds);
   report.cpu_seconds = ProcessCpuSeconds() - cpu0;
   VLOG(1) << "cycle " << report.cycle << ": " << snap->nodes.size() << " nodes, "
           << report.hot_nodes << " hot, " << writes.size() << " changes, "
@@ -233,6 +234,7 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
       }
     }
     rr.query_seconds = started[r].Seconds();
+    durations_.ObserveQuery(rr.name, rr.query_seconds);
     if (!res.ok()) {
       ++failed;
       rr.error = res.status().ToString();

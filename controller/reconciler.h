@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "controller/duration_metrics.h"
 #include "controller/event_limiter.h"
 #include "controller/event_recorder.h"
 #include "controller/label_writer.h"
@@ -209,6 +210,9 @@ class Reconciler {
   // woke. Liveness is judged on this, not on whole cycles: a cycle of many slow writes is alive.
   // Thread-safe.
   TimePoint LastProgress() const;
+  // How long cycles and rule queries took, as histograms (one observation per cycle that ran,
+  // one per rule query). Thread-safe.
+  const DurationMetrics& durations() const { return durations_; }
   const ReconcilerOptions& options() const { return options_; }
   const std::vector<Rule>& rules() const { return rules_; }
 
@@ -331,6 +335,7 @@ class Reconciler {
   ReconcilerCounters counters_;             // GUARDED_BY(mu_); the write counters live in writer_
   TimePoint last_end_{};                    // GUARDED_BY(mu_)
   std::atomic<Duration::rep> progress_{0};  // LastProgress(), as ticks since the clock's epoch
+  DurationMetrics durations_;               // thread-safe itself
   // GUARDED_BY(mu_): replaced, never changed in place, so a published report may share it.
   std::shared_ptr<const std::vector<MarkChange>> recent_changes_;
 };

@@ -1,11 +1,15 @@
 #include "controller/status_page.h"
 
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "common/json_util.h"
 #include "common/rfc3339.h"
@@ -29,19 +33,6 @@ void WriteNumber(JsonWriter& w, double v) {
     w.String(v > 0 ? "+Inf" : "-Inf");
   else
     w.Double(v);
-}
-
-std::string Escape(const std::string& v) {
-  std::string o;
-  for (char c : v) {
-    if (c == '\\' || c == '"') o += '\\';
-    if (c == '\n') {
-      o += "\\n";
-      continue;
-    }
-    o += c;
-  }
-  return o;
 }
 
 // A reason not to be ready, or "" when ready.
@@ -469,217 +460,258 @@ std::string RenderNodesJson(const ControllerView& view) {
   return std::string(sb.GetString(), sb.GetSize()) + "\n";
 }
 
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+
+// One scrape's exposition: a fresh Registry whose counters and gauges are set from the view's
+// values. The controller keeps its counts where its logic keeps them (ReconcilerCounters, the
+// cache's stats, the rebalancer's figures), so the registry holds nothing between scrapes.
+// A HELP text must hold no newline or backslash: prometheus-cpp 1.0.1 writes HELP unescaped (it
+// does escape label values).
+class Exposition {
+ public:
+  Family<Gauge>& Gauges(const char* name, const char* help) {
+    return prometheus::BuildGauge().Name(name).Help(help).Register(registry_);
+  }
+  Family<Counter>& Counters(const char* name, const char* help) {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(registry_);
+  }
+
+  // The text format of these families and `more`, ordered by name and, within a family, by
+  // label values, so that the output does not depend on prometheus-cpp's hash order.
+  std::string Text(std::vector<prometheus::MetricFamily> more) const {
+    std::vector<prometheus::MetricFamily> all = registry_.Collect();
+    for (auto& f : more) all.push_back(std::move(f));
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    for (auto& f : all)
+      std::sort(f.metric.begin(), f.metric.end(),
+                [](const auto& a, const auto& b) { return a.label < b.label; });
+    return prometheus::TextSerializer().Serialize(all);
+  }
+
+ private:
+  prometheus::Registry registry_;
+};
+
+void Put(Family<Gauge>& f, double v, const prometheus::Labels& labels = {}) {
+  f.Add(labels).Set(v);
+}
+// A counter of the scrape starts at 0: the controller's count is its one increment.
+void Put(Family<Counter>& f, double v, const prometheus::Labels& labels = {}) {
+  f.Add(labels).Increment(v);
+}
+
+}  // namespace
+
 std::string RenderMetrics(const ControllerView& v) {
-  std::ostringstream o;
-  auto metric = [&](const char* name, const char* type, const char* help) {
-    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-  };
+  Exposition e;
   const auto& c = v.counters;
-  metric("dynamic_scheduler_build_info", "gauge",
-         "Always 1; the labels say which build runs (the version and the git commit).");
-  o << "dynamic_scheduler_build_info{version=\"" << Escape(v.version) << "\",commit=\""
-    << Escape(v.commit) << "\"} 1\n";
-  metric("dynamic_scheduler_cycles_total", "counter", "Evaluation cycles run.");
-  o << "dynamic_scheduler_cycles_total " << c.cycles << "\n";
-  metric("dynamic_scheduler_cycle_duration_seconds", "gauge",
-         "Duration of the last evaluation cycle.");
-  o << "dynamic_scheduler_cycle_duration_seconds " << v.last_cycle.duration_seconds << "\n";
-  metric("dynamic_scheduler_cycle_cpu_seconds", "gauge",
-         "Process CPU time used during the last cycle.");
-  o << "dynamic_scheduler_cycle_cpu_seconds " << v.last_cycle.cpu_seconds << "\n";
-  metric("dynamic_scheduler_cycle_phase_seconds", "gauge",
-         "Time of each phase of the last cycle (query: waiting on Prometheus; decode summed over "
-         "rules).");
+  Put(e.Gauges("dynamic_scheduler_build_info",
+               "Always 1; the labels say which build runs (the version, the git commit it was "
+               "built from, also as revision, and the compiler)."),
+      1,
+      {{"version", v.version},
+       {"commit", v.commit},
+       {"revision", v.commit},
+       {"compiler", v.compiler}});
+  Put(e.Counters("dynamic_scheduler_cycles_total", "Evaluation cycles run."), c.cycles);
+  Put(e.Gauges("dynamic_scheduler_last_cycle_duration_seconds",
+               "Duration of the last evaluation cycle."),
+      v.last_cycle.duration_seconds);
+  Put(e.Gauges("dynamic_scheduler_cycle_cpu_seconds",
+               "Process CPU time used during the last cycle."),
+      v.last_cycle.cpu_seconds);
+  auto& phases = e.Gauges("dynamic_scheduler_cycle_phase_seconds",
+                          "Time of each phase of the last cycle (query: waiting on Prometheus; "
+                          "decode summed over rules).");
   const CyclePhases& p = v.last_cycle.phases;
   for (auto [name, val] : {std::pair<const char*, double>{"query", p.query},
                            {"decode", p.decode},
                            {"decide", p.decide},
                            {"plan", p.plan},
                            {"write", p.write}})
-    o << "dynamic_scheduler_cycle_phase_seconds{phase=\"" << name << "\"} " << val << "\n";
-  metric("dynamic_scheduler_label_writes_total", "counter",
-         "Label writes that succeeded, by operation (record: the held-by annotation alone).");
-  o << "dynamic_scheduler_label_writes_total{op=\"set\"} " << c.label_sets << "\n";
-  o << "dynamic_scheduler_label_writes_total{op=\"remove\"} " << c.label_removals << "\n";
-  o << "dynamic_scheduler_label_writes_total{op=\"record\"} " << c.record_writes << "\n";
-  metric("dynamic_scheduler_label_removals_changed_total", "counter",
-         "Label removals not written because the node's label or record changed since the cycle "
-         "read it (someone else's value is never removed).");
-  o << "dynamic_scheduler_label_removals_changed_total " << c.removals_changed << "\n";
-  metric("dynamic_scheduler_taint_writes_total", "counter",
-         "Taint mode: writes that set or removed our taint, and taint edits refused with 409 "
-         "because the node changed after it was read (read again and edited afresh).");
-  o << "dynamic_scheduler_taint_writes_total{op=\"set\"} " << c.taint_sets << "\n";
-  o << "dynamic_scheduler_taint_writes_total{op=\"remove\"} " << c.taint_removals << "\n";
-  o << "dynamic_scheduler_taint_writes_total{op=\"conflict\"} " << c.taint_conflicts << "\n";
-  metric("dynamic_scheduler_rule_reloads_total", "counter",
-         "Changes of the rule file: applied, or refused (the running rules were kept).");
-  o << "dynamic_scheduler_rule_reloads_total{result=\"applied\"} " << v.reload.reloads << "\n";
-  o << "dynamic_scheduler_rule_reloads_total{result=\"refused\"} " << v.reload.refused << "\n";
-  metric("dynamic_scheduler_rule_reload_last_success", "gauge",
-         "0 while the last change of the rule file is refused, else 1.");
-  o << "dynamic_scheduler_rule_reload_last_success " << (v.reload.last_ok ? 1 : 0) << "\n";
-  metric("dynamic_scheduler_mark_events_total", "counter",
-         "Events on nodes whose mark was set or removed: posted, suppressed by the Event rate "
-         "limit, or failed.");
-  o << "dynamic_scheduler_mark_events_total{result=\"posted\"} " << c.events_posted << "\n";
-  o << "dynamic_scheduler_mark_events_total{result=\"suppressed\"} " << c.events_suppressed << "\n";
-  o << "dynamic_scheduler_mark_events_total{result=\"failed\"} " << c.event_errors << "\n";
-  metric("dynamic_scheduler_label_write_errors_total", "counter",
-         "Label writes that failed for good.");
-  o << "dynamic_scheduler_label_write_errors_total " << c.write_errors << "\n";
-  metric("dynamic_scheduler_label_changes_held_back", "gauge",
-         "Label changes of the last cycle left out because their node's last write was refused "
-         "(each such node waits out its own backoff).");
-  o << "dynamic_scheduler_label_changes_held_back " << v.last_cycle.held_back << "\n";
-  metric("dynamic_scheduler_label_write_retries_total", "counter", "Label writes retried.");
-  o << "dynamic_scheduler_label_write_retries_total " << c.write_retries << "\n";
-  metric("dynamic_scheduler_query_errors_total", "counter", "Rule queries that failed, by rule.");
-  for (const auto& [rule, n] : c.query_errors)
-    o << "dynamic_scheduler_query_errors_total{rule=\"" << Escape(rule) << "\"} " << n << "\n";
-  metric("dynamic_scheduler_rule_query_duration_seconds", "gauge",
-         "Query time of each rule in the last cycle.");
-  for (const auto& r : v.last_cycle.rules)
-    o << "dynamic_scheduler_rule_query_duration_seconds{rule=\"" << Escape(r.name) << "\"} "
-      << r.query_seconds << "\n";
-  metric("dynamic_scheduler_rule_unmatched_series", "gauge",
-         "Series of the last cycle that named no known node.");
-  for (const auto& r : v.last_cycle.rules)
-    o << "dynamic_scheduler_rule_unmatched_series{rule=\"" << Escape(r.name) << "\"} "
-      << r.unmatched << "\n";
-  metric("dynamic_scheduler_rule_stale_values", "gauge",
-         "Node values of the last cycle older than the rule's maxAge, counted as missing data.");
-  for (const auto& r : v.last_cycle.rules)
-    o << "dynamic_scheduler_rule_stale_values{rule=\"" << Escape(r.name) << "\"} " << r.too_old
-      << "\n";
+    Put(phases, val, {{"phase", name}});
+  auto& label_writes = e.Counters(
+      "dynamic_scheduler_label_writes_total",
+      "Label writes that succeeded, by operation (record: the held-by annotation alone).");
+  Put(label_writes, c.label_sets, {{"op", "set"}});
+  Put(label_writes, c.label_removals, {{"op", "remove"}});
+  Put(label_writes, c.record_writes, {{"op", "record"}});
+  Put(e.Counters("dynamic_scheduler_label_removals_changed_total",
+                 "Label removals not written because the node's label or record changed since "
+                 "the cycle read it (someone else's value is never removed)."),
+      c.removals_changed);
+  auto& taint_writes =
+      e.Counters("dynamic_scheduler_taint_writes_total",
+                 "Taint mode: writes that set or removed our taint, and taint edits refused with "
+                 "409 because the node changed after it was read (read again and edited afresh).");
+  Put(taint_writes, c.taint_sets, {{"op", "set"}});
+  Put(taint_writes, c.taint_removals, {{"op", "remove"}});
+  Put(taint_writes, c.taint_conflicts, {{"op", "conflict"}});
+  auto& reloads =
+      e.Counters("dynamic_scheduler_rule_reloads_total",
+                 "Changes of the rule file: applied, or refused (the running rules were kept).");
+  Put(reloads, v.reload.reloads, {{"result", "applied"}});
+  Put(reloads, v.reload.refused, {{"result", "refused"}});
+  Put(e.Gauges("dynamic_scheduler_rule_reload_last_success",
+               "0 while the last change of the rule file is refused, else 1."),
+      v.reload.last_ok ? 1 : 0);
+  auto& mark_events =
+      e.Counters("dynamic_scheduler_mark_events_total",
+                 "Events on nodes whose mark was set or removed: posted, suppressed by the Event "
+                 "rate limit, or failed.");
+  Put(mark_events, c.events_posted, {{"result", "posted"}});
+  Put(mark_events, c.events_suppressed, {{"result", "suppressed"}});
+  Put(mark_events, c.event_errors, {{"result", "failed"}});
+  Put(e.Counters("dynamic_scheduler_label_write_errors_total",
+                 "Label writes that failed for good."),
+      c.write_errors);
+  Put(e.Gauges("dynamic_scheduler_label_changes_held_back",
+               "Label changes of the last cycle left out because their node's last write was "
+               "refused (each such node waits out its own backoff)."),
+      v.last_cycle.held_back);
+  Put(e.Counters("dynamic_scheduler_label_write_retries_total", "Label writes retried."),
+      c.write_retries);
+  auto& query_errors =
+      e.Counters("dynamic_scheduler_query_errors_total", "Rule queries that failed, by rule.");
+  for (const auto& [rule, n] : c.query_errors) Put(query_errors, n, {{"rule", rule}});
+  auto& query_seconds = e.Gauges("dynamic_scheduler_rule_query_duration_seconds",
+                                 "Query time of each rule in the last cycle.");
+  auto& unmatched = e.Gauges("dynamic_scheduler_rule_unmatched_series",
+                             "Series of the last cycle that named no known node.");
+  auto& stale = e.Gauges(
+      "dynamic_scheduler_rule_stale_values",
+      "Node values of the last cycle older than the rule's maxAge, counted as missing data.");
+  for (const auto& r : v.last_cycle.rules) {
+    Put(query_seconds, r.query_seconds, {{"rule", r.name}});
+    Put(unmatched, r.unmatched, {{"rule", r.name}});
+    Put(stale, r.too_old, {{"rule", r.name}});
+  }
   // Only with relative rules, so a configuration without them shows no empty family.
   bool relative = false;
   for (const auto& r : v.last_cycle.rules) relative = relative || r.relative;
   if (relative) {
-    metric("dynamic_scheduler_rule_mean", "gauge",
-           "relativeTo: mean rules: the mean of the managed nodes' values in the last cycle "
-           "(absent while fewer than minNodes nodes have one).");
+    auto& mean = e.Gauges("dynamic_scheduler_rule_mean",
+                          "relativeTo: mean rules: the mean of the managed nodes' values in the "
+                          "last cycle (absent while fewer than minNodes nodes have one).");
     for (const auto& r : v.last_cycle.rules)
-      if (r.relative && r.mean_known)
-        o << "dynamic_scheduler_rule_mean{rule=\"" << Escape(r.name) << "\"} " << r.mean << "\n";
+      if (r.relative && r.mean_known) Put(mean, r.mean, {{"rule", r.name}});
   }
-  metric("dynamic_scheduler_managed_nodes", "gauge", "Nodes the controller manages.");
-  o << "dynamic_scheduler_managed_nodes " << v.last_cycle.managed_nodes << "\n";
-  metric("dynamic_scheduler_hot_nodes", "gauge", "Nodes under pressure in the last cycle.");
-  o << "dynamic_scheduler_hot_nodes " << v.last_cycle.hot_nodes << "\n";
-  metric("dynamic_scheduler_mark_limit", "gauge",
-         "The most nodes that may carry the mark at once (maxMarkedFraction, maxMarked).");
-  o << "dynamic_scheduler_mark_limit " << v.last_cycle.mark_limit << "\n";
-  metric("dynamic_scheduler_prometheus_outage_seconds", "gauge",
-         "Seconds every rule's query has been failing (0 while Prometheus answers).");
-  o << "dynamic_scheduler_prometheus_outage_seconds " << v.last_cycle.outage_seconds << "\n";
-  metric("dynamic_scheduler_releasing_marks", "gauge",
-         "1 while the marks are removed for an outage (onPrometheusDown: release).");
-  o << "dynamic_scheduler_releasing_marks " << (v.last_cycle.releasing ? 1 : 0) << "\n";
-  metric("dynamic_scheduler_capped_nodes", "gauge",
-         "Hot nodes left unmarked in the last cycle because the herd cap was reached.");
-  o << "dynamic_scheduler_capped_nodes " << v.last_cycle.capped.size() << "\n";
-  metric("dynamic_scheduler_node_cache_synced", "gauge",
-         "1 once the node cache has listed the cluster.");
-  o << "dynamic_scheduler_node_cache_synced " << (v.cache_synced ? 1 : 0) << "\n";
-  metric("dynamic_scheduler_node_cache_seconds_since_progress", "gauge",
-         "Seconds since the node cache's last successful LIST, watch event or BOOKMARK (-1: "
-         "none yet); /status calls the cache stale above 300 s (or twice -watch_idle_timeout).");
-  o << "dynamic_scheduler_node_cache_seconds_since_progress " << v.cache_seconds_since_progress
-    << "\n";
-  metric("dynamic_scheduler_node_cache_initial_sync_seconds", "gauge",
-         "Time from start to the first complete LIST.");
-  o << "dynamic_scheduler_node_cache_initial_sync_seconds " << v.cache_stats.initial_sync_seconds
-    << "\n";
-  metric("dynamic_scheduler_leader", "gauge",
-         "1 when this replica may write labels (it holds the lease, or leader election is off).");
-  o << "dynamic_scheduler_leader " << (!v.leader_election || v.is_leader ? 1 : 0) << "\n";
-  metric("dynamic_scheduler_leader_terms_total", "counter",
-         "Times this replica became the leader.");
-  o << "dynamic_scheduler_leader_terms_total " << v.leader_terms << "\n";
-  metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-  // Whole bytes: the stream's default 6 significant digits would round 12345678 to 1.23457e+07.
-  o << "process_resident_memory_bytes " << static_cast<uint64_t>(v.rss_bytes) << "\n";
-  metric("dynamic_scheduler_node_cache_lists_total", "counter", "Full node LISTs.");
-  o << "dynamic_scheduler_node_cache_lists_total " << v.cache_stats.lists << "\n";
-  metric("dynamic_scheduler_node_cache_expired_relists_total", "counter",
-         "LISTs forced by 410 Expired.");
-  o << "dynamic_scheduler_node_cache_expired_relists_total " << v.cache_stats.relists_expired
-    << "\n";
-  metric("dynamic_scheduler_node_cache_watch_restarts_total", "counter",
-         "Watch streams that ended.");
-  o << "dynamic_scheduler_node_cache_watch_restarts_total " << v.cache_stats.watch_restarts << "\n";
-  metric("dynamic_scheduler_node_cache_events_total", "counter", "Watch events applied.");
-  o << "dynamic_scheduler_node_cache_events_total " << v.cache_stats.events << "\n";
+  Put(e.Gauges("dynamic_scheduler_managed_nodes", "Nodes the controller manages."),
+      v.last_cycle.managed_nodes);
+  Put(e.Gauges("dynamic_scheduler_hot_nodes", "Nodes under pressure in the last cycle."),
+      v.last_cycle.hot_nodes);
+  Put(e.Gauges("dynamic_scheduler_mark_limit",
+               "The most nodes that may carry the mark at once (maxMarkedFraction, maxMarked)."),
+      v.last_cycle.mark_limit);
+  Put(e.Gauges("dynamic_scheduler_prometheus_outage_seconds",
+               "Seconds every rule's query has been failing (0 while Prometheus answers)."),
+      v.last_cycle.outage_seconds);
+  Put(e.Gauges("dynamic_scheduler_releasing_marks",
+               "1 while the marks are removed for an outage (onPrometheusDown: release)."),
+      v.last_cycle.releasing ? 1 : 0);
+  Put(e.Gauges("dynamic_scheduler_capped_nodes",
+               "Hot nodes left unmarked in the last cycle because the herd cap was reached."),
+      v.last_cycle.capped.size());
+  Put(e.Gauges("dynamic_scheduler_node_cache_synced",
+               "1 once the node cache has listed the cluster."),
+      v.cache_synced ? 1 : 0);
+  Put(e.Gauges("dynamic_scheduler_node_cache_seconds_since_progress",
+               "Seconds since the node cache's last successful LIST, watch event or BOOKMARK (-1: "
+               "none yet); /status calls the cache stale above 300 s (or twice "
+               "-watch_idle_timeout)."),
+      v.cache_seconds_since_progress);
+  Put(e.Gauges("dynamic_scheduler_node_cache_initial_sync_seconds",
+               "Time from start to the first complete LIST."),
+      v.cache_stats.initial_sync_seconds);
+  Put(e.Gauges(
+          "dynamic_scheduler_leader",
+          "1 when this replica may write labels (it holds the lease, or leader election is off)."),
+      !v.leader_election || v.is_leader ? 1 : 0);
+  Put(e.Counters("dynamic_scheduler_leader_terms_total", "Times this replica became the leader."),
+      v.leader_terms);
+  Put(e.Gauges("process_resident_memory_bytes", "Resident memory size in bytes."), v.rss_bytes);
+  Put(e.Counters("dynamic_scheduler_node_cache_lists_total", "Full node LISTs."),
+      v.cache_stats.lists);
+  Put(e.Counters("dynamic_scheduler_node_cache_expired_relists_total",
+                 "LISTs forced by 410 Expired."),
+      v.cache_stats.relists_expired);
+  Put(e.Counters("dynamic_scheduler_node_cache_watch_restarts_total", "Watch streams that ended."),
+      v.cache_stats.watch_restarts);
+  Put(e.Counters("dynamic_scheduler_node_cache_events_total", "Watch events applied."),
+      v.cache_stats.events);
   if (v.rebalance) {
     const RebalanceCounters& rc = v.rebalance_counters;
     const EffectFigures& f = v.rebalance->figures;
-    metric("dynamic_scheduler_evictions_total", "counter",
-           "Evictions the rebalancer asked for, by result (evicted, blocked_by_pdb, multiple_pdbs, "
-           "gone, error; dry_run: planned, not sent).");
+    auto& evictions = e.Counters(
+        "dynamic_scheduler_evictions_total",
+        "Evictions the rebalancer asked for, by result (evicted, blocked_by_pdb, multiple_pdbs, "
+        "gone, error; dry_run: planned, not sent).");
     for (const char* r :
          {"evicted", "blocked_by_pdb", "multiple_pdbs", "gone", "error", "dry_run"}) {
       auto it = rc.evictions.find(r);
-      o << "dynamic_scheduler_evictions_total{result=\"" << r << "\"} "
-        << (it == rc.evictions.end() ? 0 : it->second) << "\n";
+      Put(evictions, it == rc.evictions.end() ? 0 : it->second, {{"result", r}});
     }
-    metric("dynamic_scheduler_eviction_skips_total", "counter",
-           "Pods chosen for eviction but not evicted, and nodes not relieved, by reason (no_fit: "
-           "no other node could take the pod; the others are the limits of rebalance.limits and "
-           "windows; retry_wait: nothing could be evicted from the node at its last try).");
-    for (const auto& [reason, n] : rc.skips)
-      o << "dynamic_scheduler_eviction_skips_total{reason=\"" << Escape(reason) << "\"} " << n
-        << "\n";
-    metric("dynamic_scheduler_underused_nodes", "gauge",
-           "Nodes of rebalance.underused in the last cycle, by state (marked: this cycle; "
-           "draining: marked before and still below the bounds; drained: nothing left it may "
-           "move; capped: would be marked but maxNodes are being drained).");
+    auto& skips = e.Counters(
+        "dynamic_scheduler_eviction_skips_total",
+        "Pods chosen for eviction but not evicted, and nodes not relieved, by reason (no_fit: "
+        "no other node could take the pod; the others are the limits of rebalance.limits and "
+        "windows; retry_wait: nothing could be evicted from the node at its last try).");
+    for (const auto& [reason, n] : rc.skips) Put(skips, n, {{"reason", reason}});
+    auto& underused =
+        e.Gauges("dynamic_scheduler_underused_nodes",
+                 "Nodes of rebalance.underused in the last cycle, by state (marked: this cycle; "
+                 "draining: marked before and still below the bounds; drained: nothing left it may "
+                 "move; capped: would be marked but maxNodes are being drained).");
     std::map<std::string, size_t> states = {
         {"marked", 0}, {"draining", 0}, {"drained", 0}, {"capped", 0}};
     for (const UnderusedNodeReport& u : v.rebalance->underused)
       if (states.count(u.state)) ++states[u.state];
-    for (const auto& [state, n] : states)
-      o << "dynamic_scheduler_underused_nodes{state=\"" << state << "\"} " << n << "\n";
-    metric("dynamic_scheduler_underused_marks_total", "counter",
-           "Writes of the underused mark, by result (set, removed, failed).");
+    for (const auto& [state, n] : states) Put(underused, n, {{"state", state}});
+    auto& underused_marks =
+        e.Counters("dynamic_scheduler_underused_marks_total",
+                   "Writes of the underused mark, by result (set, removed, failed).");
     for (const char* r : {"set", "removed", "failed"}) {
       auto it = rc.underused_marks.find(r);
-      o << "dynamic_scheduler_underused_marks_total{result=\"" << r << "\"} "
-        << (it == rc.underused_marks.end() ? 0 : it->second) << "\n";
+      Put(underused_marks, it == rc.underused_marks.end() ? 0 : it->second, {{"result", r}});
     }
-    metric("dynamic_scheduler_pods_kept_total", "counter",
-           "Pods on nodes being relieved that are never evicted, by reason.");
-    for (const auto& [reason, n] : rc.kept)
-      o << "dynamic_scheduler_pods_kept_total{reason=\"" << Escape(reason) << "\"} " << n << "\n";
-    metric("dynamic_scheduler_rebalance_pod_lists_total", "counter",
-           "Pod LISTs (one node's, or one evicted workload's in its namespace).");
-    o << "dynamic_scheduler_rebalance_pod_lists_total " << v.rebalance->pod_lists << "\n";
-    metric("dynamic_scheduler_rebalance_errors_total", "counter",
-           "Cycles whose relief stopped because a pod LIST or the pod usage query failed; events "
-           "that could not be written.");
-    o << "dynamic_scheduler_rebalance_errors_total{stage=\"list\"} " << rc.list_errors << "\n";
-    o << "dynamic_scheduler_rebalance_errors_total{stage=\"usage\"} " << rc.usage_errors << "\n";
-    o << "dynamic_scheduler_rebalance_errors_total{stage=\"event\"} " << rc.event_errors << "\n";
-    metric("dynamic_scheduler_rebalance_bounce_backs_total", "counter",
-           "Replacements of an evicted pod's workload bound to the node it left within "
-           "effectWindow.");
-    o << "dynamic_scheduler_rebalance_bounce_backs_total " << f.bounce_backs << "\n";
-    metric("dynamic_scheduler_rebalance_replacements_total", "counter",
-           "Replacements of evicted pods seen running.");
-    o << "dynamic_scheduler_rebalance_replacements_total " << f.replacements << "\n";
-    metric("dynamic_scheduler_rebalance_discovery_rate", "gauge",
-           "Of the node-cycles rebalance.referenceQuery called hot, the share that carried our "
-           "mark (0 without the query).");
-    o << "dynamic_scheduler_rebalance_discovery_rate " << f.DiscoveryRate() << "\n";
-    metric("dynamic_scheduler_rebalance_eviction_rate", "gauge",
-           "Of the hot episodes that qualified for relief, the share where a pod was evicted.");
-    o << "dynamic_scheduler_rebalance_eviction_rate " << f.EvictionRate() << "\n";
-    metric("dynamic_scheduler_rebalance_effectiveness", "gauge",
-           "Of the episodes with evictions whose effectWindow ended, the share whose node fell "
-           "below its clear threshold within it.");
-    o << "dynamic_scheduler_rebalance_effectiveness " << f.Effectiveness() << "\n";
+    auto& kept = e.Counters("dynamic_scheduler_pods_kept_total",
+                            "Pods on nodes being relieved that are never evicted, by reason.");
+    for (const auto& [reason, n] : rc.kept) Put(kept, n, {{"reason", reason}});
+    Put(e.Counters("dynamic_scheduler_rebalance_pod_lists_total",
+                   "Pod LISTs (one node's, or one evicted workload's in its namespace)."),
+        v.rebalance->pod_lists);
+    auto& errors =
+        e.Counters("dynamic_scheduler_rebalance_errors_total",
+                   "Cycles whose relief stopped because a pod LIST or the pod usage query failed; "
+                   "events that could not be written.");
+    Put(errors, rc.list_errors, {{"stage", "list"}});
+    Put(errors, rc.usage_errors, {{"stage", "usage"}});
+    Put(errors, rc.event_errors, {{"stage", "event"}});
+    Put(e.Counters("dynamic_scheduler_rebalance_bounce_backs_total",
+                   "Replacements of an evicted pod's workload bound to the node it left within "
+                   "effectWindow."),
+        f.bounce_backs);
+    Put(e.Counters("dynamic_scheduler_rebalance_replacements_total",
+                   "Replacements of evicted pods seen running."),
+        f.replacements);
+    Put(e.Gauges("dynamic_scheduler_rebalance_discovery_rate",
+                 "Of the node-cycles rebalance.referenceQuery called hot, the share that carried "
+                 "our mark (0 without the query)."),
+        f.DiscoveryRate());
+    Put(e.Gauges(
+            "dynamic_scheduler_rebalance_eviction_rate",
+            "Of the hot episodes that qualified for relief, the share where a pod was evicted."),
+        f.EvictionRate());
+    Put(e.Gauges("dynamic_scheduler_rebalance_effectiveness",
+                 "Of the episodes with evictions whose effectWindow ended, the share whose node "
+                 "fell below its clear threshold within it."),
+        f.Effectiveness());
   }
-  return o.str();
+  return e.Text(v.durations);
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.

@@ -10,10 +10,12 @@
 //   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)
 //   GET  /nodes    nodes carrying the mark as JSON (the original's fields plus why each is marked;
 //                  with a label mark, also the unmanaged nodes carrying it: "managed": false)
-//   GET  /metrics  Prometheus text format
+//   GET  /metrics  Prometheus text format (written by prometheus-cpp's TextSerializer)
 //   GET  /rebalance  the rebalancer: the marked nodes of the last cycle, recent evictions, effect
 //   POST /webhook  Alertmanager webhook: triggers an evaluation at once (202)
 #pragma once
+
+#include <prometheus/metric_family.h>
 
 #include <functional>
 #include <memory>
@@ -46,7 +48,10 @@ struct ControllerView {
   double interval_seconds = 10;
   Mark mark;
   std::string version, commit;  // controller/version.h
-  double rss_bytes = 0;         // resident memory of the process, 0 if unknown
+  std::string compiler;         // controller/version.h: Compiler()
+  // The duration histograms (DurationMetrics::Collect), shown by /metrics as they are.
+  std::vector<prometheus::MetricFamily> durations;
+  double rss_bytes = 0;  // resident memory of the process, 0 if unknown
   // Leader election (all false/empty when it is off: a single replica always acts).
   bool leader_election = false;
   bool is_leader = false;

@@ -9,6 +9,8 @@ namespace ds {
 
 const char* Version();    // "0.2.0"
 const char* GitCommit();  // "3549a1a0c2f4", "3549a1a0c2f4-dirty" or "unknown"
+// The compiler that built this file, and so the binary: "gcc 12.2.0", "clang 14.0.6".
+const char* Compiler();
 // "0.2.0 (commit 3549a1a0c2f4)"
 std::string VersionString();
 

@@ -5,7 +5,7 @@
 #   scripts/install-deps.sh --demo   without the admission-policy test's Node.js evaluator
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config curl openssl libssl-dev procps
-      libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libgflags-dev libgoogle-glog-dev
+      libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev libgflags-dev libgoogle-glog-dev prometheus-cpp-dev
       libcivetweb-dev civetweb libgtest-dev libgmock-dev libbenchmark-dev clang clang-format libclang-rt-14-dev
       prometheus prometheus-pushgateway prometheus-alertmanager python3 python3-kubernetes python3-yaml
       tzdata)

@@ -492,6 +492,30 @@ TEST_F(ReconcilerTest, StandbyQueriesAndWritesNothing) {
   EXPECT_TRUE(Labelled("node-1"));
 }
 
+// The duration histograms (/metrics): one observation per cycle that ran, none for a standby's,
+// and one per rule query, failed ones too.
+TEST_F(ReconcilerTest, ObservesTheDurationOfEachCycleThatRanAndOfEachRuleQuery) {
+  ScriptedLeadership lead;
+  Build();
+  rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
+  Cycle();
+  lead.leader = true;
+  lead.term = 1;
+  prom_.SetValues("cpu_pct", {{"node-1", 95}});
+  prom_.SetError("mem_avail", Status::Unavailable("connection refused"));
+  Cycle();
+  Cycle();
+  std::map<std::string, uint64_t> counts;
+  for (const auto& f : rec_->durations().Collect())
+    for (const auto& m : f.metric)
+      counts[f.name + (m.label.empty() ? "" : "{" + m.label[0].value + "}")] =
+          m.histogram.sample_count;
+  EXPECT_EQ(counts, (std::map<std::string, uint64_t>{
+                        {"dynamic_scheduler_cycle_duration_seconds", 2},
+                        {"dynamic_scheduler_query_duration_seconds{cpu}", 2},
+                        {"dynamic_scheduler_query_duration_seconds{mem}", 2}}));
+}
+
 TEST_F(ReconcilerTest, NoWriteStartsAfterLeadershipEnds) {
   ScriptedLeadership lead;
   lead.leader = true;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "controller/duration_metrics.h"
+
 namespace ds {
 namespace {
 
@@ -217,6 +219,7 @@ ControllerView FullView() {
   v.cache_stats = NodeCacheStats{4, 1, 9, 1234, 56, 0.75};
   v.version = "0.2.0";
   v.commit = "0123456789ab";
+  v.compiler = "gcc 12.2.0";
   v.last_cycle.duration_seconds = 0.125;
   v.last_cycle.cpu_seconds = 0.0625;
   v.last_cycle.phases = CyclePhases{0.1, 0.01, 0.002, 0.001, 0.012};
@@ -283,7 +286,85 @@ TEST(StatusPage, ARefusedRuleFileChangeIsSaidButStaysReady) {
 
 TEST(StatusPage, NodesGolden) { ExpectGolden("nodes.json", RenderNodesJson(FullView())); }
 
-TEST(StatusPage, MetricsGolden) { ExpectGolden("metrics.txt", RenderMetrics(FullView())); }
+// FullView with what only some configurations show: a relative rule's mean, the rebalancer's
+// metrics, the duration histograms. The golden file has every family /metrics can export
+// (test_deploy.py reads the names, types and labels the README lists from it).
+ControllerView MetricsView() {
+  ControllerView v = FullView();
+  RuleReport skew{"cpu-skew", true, "", 4, 4, 0, 0, 0.05, {}, 0};
+  skew.relative = skew.mean_known = true;
+  skew.mean = 65;
+  v.last_cycle.rules.push_back(skew);
+  RebalanceReport rep;
+  rep.enabled = true;
+  rep.underused = {UnderusedNodeReport{"node-5", "draining", "", {10, 20}, 1795303000, 1}};
+  rep.figures.evictions = 3;
+  rep.figures.replacements = 2;
+  rep.figures.bounce_backs = 1;
+  rep.figures.episodes = 4;
+  rep.figures.episodes_evicted = 2;
+  rep.pod_lists = 9;
+  v.rebalance = rep;
+  v.rebalance_counters.evictions = {{"evicted", 3}, {"blocked_by_pdb", 1}};
+  v.rebalance_counters.skips = {{"no_fit", 4}, {"node_cooldown", 2}};
+  v.rebalance_counters.kept = {{"daemonset", 6}};
+  v.rebalance_counters.underused_marks = {{"set", 1}};
+  v.rebalance_counters.list_errors = 1;
+  DurationMetrics d;
+  for (double s : {0.003, 0.2, 0.2, 12.0}) d.ObserveCycle(s);
+  d.ObserveQuery("cpu", 0.02);
+  d.ObserveQuery("mem", 5);
+  v.durations = d.Collect();
+  return v;
+}
+
+TEST(StatusPage, MetricsGolden) { ExpectGolden("metrics.txt", RenderMetrics(MetricsView())); }
+
+// The histograms accumulate every observation between scrapes; /metrics shows them whole.
+TEST(StatusPage, DurationHistogramsCountEveryObservation) {
+  DurationMetrics d;
+  for (double s : {0.003, 0.2, 0.2, 45.0}) d.ObserveCycle(s);
+  d.ObserveQuery("cpu", 0.02);
+  d.ObserveQuery("cpu", 31);  // beyond the last bound: only +Inf holds it
+  d.ObserveQuery("mem \"x\"", 0.004);
+  ControllerView v = ReadyView();
+  v.durations = d.Collect();
+  const std::string m = RenderMetrics(v);
+  for (const char* line :
+       {"# TYPE dynamic_scheduler_cycle_duration_seconds histogram\n",
+        "dynamic_scheduler_cycle_duration_seconds_count 4\n",
+        "dynamic_scheduler_cycle_duration_seconds_sum 45.403\n",
+        "dynamic_scheduler_cycle_duration_seconds_bucket{le=\"0.005\"} 1\n",
+        "dynamic_scheduler_cycle_duration_seconds_bucket{le=\"0.1\"} 1\n",
+        "dynamic_scheduler_cycle_duration_seconds_bucket{le=\"0.25\"} 3\n",
+        "dynamic_scheduler_cycle_duration_seconds_bucket{le=\"30\"} 3\n",
+        "dynamic_scheduler_cycle_duration_seconds_bucket{le=\"+Inf\"} 4\n",
+        "# TYPE dynamic_scheduler_query_duration_seconds histogram\n",
+        "dynamic_scheduler_query_duration_seconds_count{rule=\"cpu\"} 2\n",
+        "dynamic_scheduler_query_duration_seconds_bucket{rule=\"cpu\",le=\"0.025\"} 1\n",
+        "dynamic_scheduler_query_duration_seconds_bucket{rule=\"cpu\",le=\"30\"} 1\n",
+        "dynamic_scheduler_query_duration_seconds_bucket{rule=\"cpu\",le=\"+Inf\"} 2\n",
+        "dynamic_scheduler_query_duration_seconds_count{rule=\"mem \\\"x\\\"\"} 1\n"})
+    EXPECT_NE(m.find(line), std::string::npos) << line << "\nin\n" << m;
+  // The last cycle's duration stays a gauge of its own.
+  EXPECT_NE(m.find("# TYPE dynamic_scheduler_last_cycle_duration_seconds gauge\n"),
+            std::string::npos);
+  // Nothing observed, nothing shown for the rules: a rule's series starts with its first query.
+  const std::string empty = RenderMetrics(ReadyView());
+  EXPECT_EQ(empty.find("dynamic_scheduler_query_duration_seconds"), std::string::npos);
+}
+
+TEST(StatusPage, BuildInfoNamesTheBuild) {
+  ControllerView v = ReadyView();
+  v.version = "0.2.0";
+  v.commit = "3549a1a0c2f4-dirty";
+  v.compiler = "clang 14.0.6";
+  EXPECT_NE(RenderMetrics(v).find("dynamic_scheduler_build_info{commit=\"3549a1a0c2f4-dirty\","
+                                  "compiler=\"clang 14.0.6\",revision=\"3549a1a0c2f4-dirty\","
+                                  "version=\"0.2.0\"} 1\n"),
+            std::string::npos)
+      << RenderMetrics(v);
+}
 
 TEST(StatusPage, LeaderElectionStandbyIsReadyAndSaysWhoLeads) {
   auto noop = [] {};

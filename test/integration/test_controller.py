@@ -239,8 +239,39 @@ class ControllerIT(ControllerBase):
         self.assertEqual(c.get("/status"), (200, "ok\n"))
         self.assertEqual(c.get("/nope")[0], 404)
         self.assertEqual(http("POST", c.url + "/nodes", b"{}")[0], 405)
-        self.assertIn("dynamic_scheduler_cycles_total", c.get("/metrics")[1])
-        self.assertRegex(c.get("/metrics")[1], r'dynamic_scheduler_build_info\{version="[0-9.]+",commit="([0-9a-f]{12}|unknown)')
+        metrics = c.get("/metrics")[1]
+        self.assertIn("dynamic_scheduler_cycles_total", metrics)
+        self.assertRegex(metrics, r'dynamic_scheduler_build_info\{commit="([0-9a-f]{12}(-dirty)?|unknown)",'
+                                  r'compiler="(gcc|clang) [0-9]+\.[0-9]+\.[0-9]+",revision="([0-9a-f]{12}(-dirty)?|unknown)",'
+                                  r'version="[0-9.]+"\} 1\n')
+        # What Prometheus makes of the exposition: promtool's parser and linter, then a real scrape
+        # whose cycle histogram gives a percentile.
+        r = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.scrape(c)
+        p90 = 'histogram_quantile(0.9, rate(dynamic_scheduler_cycle_duration_seconds_bucket{job="it-controller"}[1m]))'
+        wait_until(lambda: [v for v in self.stack.query(p90) if 0 < float(v["value"][1]) <= 30], 30,
+                   what="Prometheus computing the cycles' 90th percentile from the controller's histogram")
+        count = self.stack.query('dynamic_scheduler_query_duration_seconds_count{job="it-controller"}')
+        self.assertEqual([q["metric"]["rule"] for q in count], ["cpu"])
+        self.assertGreater(float(count[0]["value"][1]), 0)
+
+    def scrape(self, c):
+        """Makes the stack's Prometheus scrape `c` (job it-controller) until the test ends."""
+        path = os.path.join(self.stack.dir, "prometheus.yml")
+        with open(path) as f:
+            config = f.read()
+        with open(path, "w") as f:
+            f.write(config + "  - job_name: it-controller\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n"
+                    % c.port)
+
+        def restore():
+            with open(path, "w") as f:
+                f.write(config)
+            http("POST", self.stack.prom + "/-/reload")
+        self.addCleanup(restore)
+        code, text = http("POST", self.stack.prom + "/-/reload")
+        self.assertEqual(code, 200, text)
 
 
 class ControllerMoreIT(ControllerBase):

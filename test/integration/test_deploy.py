@@ -798,17 +798,18 @@ PROMQL_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\{[^}]*\}|[A-Za-z_:][\w
 
 
 def exported_metrics():
-    """{name: (type, label names)} for every metric the /metrics handler writes, read from its source:
-    each `metric("NAME", "TYPE", ...)` call, and the label keys of the `NAME{key=\"` lines it writes."""
-    with open(os.path.join(ROOT, "controller", "status_page.cc")) as f:
-        src = f.read()
-    types = dict(re.findall(r'metric\("([A-Za-z_:][\w:]*)",\s*"(\w+)"', src))
+    """{name: (type, label names)} for every metric the /metrics handler writes, read from its golden
+    rendering (test/testdata/golden/metrics.txt: status_page_test renders it from a view that sets
+    every family): the `# TYPE` lines, and the label keys of each family's samples (a histogram's
+    _bucket, _sum and _count series are its own; `le` is not counted as a label of it)."""
+    with open(os.path.join(ROOT, "test", "testdata", "golden", "metrics.txt")) as f:
+        text = f.read()
+    types = dict(re.findall(r"^# TYPE ([A-Za-z_:][\w:]*) (\w+)$", text, re.M))
     labels = {name: set() for name in types}
-    for name, key in re.findall(r'"([A-Za-z_:][\w:]*)\{(\w+)=\\"', src):
-        labels.setdefault(name, set()).add(key)
-    # Further labels of the same line: `\",key=\"` in the statement that wrote the first.
-    for name, rest in re.findall(r'"([A-Za-z_:][\w:]*)\{\w+=\\"([^;]*);', src):
-        labels[name] |= set(re.findall(r'\\",(\w+)=\\"', rest))
+    for name, body in re.findall(r"^([A-Za-z_:][\w:]*)\{(.*)\} \S+$", text, re.M):
+        family = name if name in types else re.sub(r"_(bucket|sum|count)$", "", name)
+        keys = set(re.findall(r'(\w+)="(?:[^"\\]|\\.)*"', body))
+        labels[family] |= keys - {"le"} if types[family] == "histogram" else keys
     return {name: (types[name], labels[name]) for name in types}
 
 
@@ -837,13 +838,16 @@ def promql_problems(expr, exported):
             continue
         name = t
         base = re.sub(r"_(bucket|sum|count)$", "", name)
+        series = None  # a histogram's or summary's _bucket, _sum or _count: counters, `le` on buckets
         if name not in known and base in known and known[base][0] in ("histogram", "summary"):
-            name = base
+            name, series = base, name[len(base) + 1:]
         if name not in known:
             problems.append("%s is not exported" % t)
             i += 1
             continue
         kind, labels = known[name]
+        if series is not None:
+            kind, labels = "counter", labels | ({"le"} if series == "bucket" else set())
         used_labels |= labels
         if nxt.startswith("{"):
             for key in re.findall(r'(\w+)\s*(?:=~|!~|!=|=)', nxt):
@@ -884,6 +888,9 @@ class ExportedMetricsParseTest(unittest.TestCase):
         self.assertEqual(m["dynamic_scheduler_query_errors_total"], ("counter", {"rule"}))
         self.assertEqual(m["dynamic_scheduler_evictions_total"], ("counter", {"result"}))
         self.assertEqual(m["process_resident_memory_bytes"], ("gauge", set()))
+        self.assertEqual(m["dynamic_scheduler_query_duration_seconds"], ("histogram", {"rule"}))
+        self.assertEqual(m["dynamic_scheduler_build_info"], ("gauge", {"version", "commit", "revision", "compiler"}))
+        self.assertEqual(m["dynamic_scheduler_rule_mean"], ("gauge", {"rule"}), "only with relative rules")
 
     def test_the_checker_finds_each_kind_of_mistake(self):
         m = exported_metrics()
@@ -900,8 +907,12 @@ class ExportedMetricsParseTest(unittest.TestCase):
                 ("dynamic_scheduler_cycles_total", ["counter dynamic_scheduler_cycles_total outside rate()/increase()"]),
                 ("rate(dynamic_scheduler_hot_nodes[5m])", ["gauge dynamic_scheduler_hot_nodes inside rate()/increase()"]),
                 ('{__name__="dynamic_scheduler_leader"}', ['a selector without a metric name: {__name__="dynamic_scheduler_leader"}']),
-                ("dynamic_scheduler_cycle_duration_seconds_bucket",
-                 ["dynamic_scheduler_cycle_duration_seconds_bucket is not exported"])]:
+                ("dynamic_scheduler_hot_nodes_bucket", ["dynamic_scheduler_hot_nodes_bucket is not exported"]),
+                ("histogram_quantile(0.95, sum by (le) (rate(dynamic_scheduler_cycle_duration_seconds_bucket[5m])))", []),
+                ("dynamic_scheduler_cycle_duration_seconds_count",
+                 ["counter dynamic_scheduler_cycle_duration_seconds outside rate()/increase()"]),
+                ('rate(dynamic_scheduler_query_duration_seconds_sum{le="1"}[5m])',
+                 ["dynamic_scheduler_query_duration_seconds has no label le"])]:
             self.assertEqual(promql_problems(expr, m), want, expr)
 
 
@@ -1017,7 +1028,8 @@ class DashboardTest(unittest.TestCase):
                 self.assertIn(metric, m)
                 self.assertIn(label, TARGET_LABELS | m[metric][1])
         # What the dashboard is for: marks, cycles, queries, writes, errors, leader, cache, rebalancing.
-        for want in ("hot_nodes", "managed_nodes", "cycle_duration_seconds", "rule_query_duration_seconds",
+        for want in ("hot_nodes", "managed_nodes", "last_cycle_duration_seconds", "cycle_duration_seconds_bucket",
+                     "rule_query_duration_seconds", "query_duration_seconds_bucket",
                      "label_writes_total", "label_write_errors_total", "query_errors_total", "leader",
                      "node_cache_lists_total", "node_cache_expired_relists_total", "node_cache_watch_restarts_total",
                      "evictions_total", "eviction_skips_total", "rebalance_bounce_backs_total",
