@@ -311,7 +311,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.cache.keep_label_keys = {o.rules.mark.key};
   if (o.rules.mark.UsesLabel() && !o.rules.node_selector.empty()) {
     o.marked_cache = o.cache;
-    o.marked_cache.label_selector = o.rules.mark.key + "=" + o.rules.mark.value;
+    o.marked_cache.label_selector = o.rules.mark.MarkedSelector();  // every level's value
     o.marked_cache.keep_departures = false;
   }
 
