@@ -161,6 +161,15 @@ TEST_F(GradedReconcilerTest, CleanupAndNodesKnowEveryLevel) {
   EXPECT_EQ(step.edit->label.op, NodeEdit::Op::kRemove);
   EXPECT_EQ(step.edit->label.value, "warm") << "removed only while it is still warm";
   EXPECT_EQ(step.edit->annotation.op, NodeEdit::Op::kRemove);
+  // Without a record (its annotation lost): a level's value under our key is ours, as the
+  // single value is.
+  NodeInfo bare;
+  bare.name = "bare";
+  bare.labels = {{"status", "warm"}};
+  const CleanupStep bare_step = PlanCleanup(bare, cfg_.mark);
+  ASSERT_TRUE(bare_step.edit.has_value());
+  EXPECT_EQ(bare_step.edit->label.op, NodeEdit::Op::kRemove);
+  EXPECT_EQ(bare_step.edit->label.value, "warm");
 }
 
 TEST_F(GradedReconcilerTest, TaintModeMovesTheTaintsValue) {
