@@ -293,8 +293,10 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
     // Graded marks: everything below reads the level the node is at (rules/ownership.h).
     size_t level = 0;
     if (levels.size() > 1) {
-      auto parsed = text == nullptr ? StatusOr<Ownership>(Status::NotFound("")) : ParseOwnership(*text);
-      level = NodeMarkLevel(options_.mark, node.labels, node.taints, parsed.ok() ? &*parsed : nullptr);
+      auto parsed =
+          text == nullptr ? StatusOr<Ownership>(Status::NotFound("")) : ParseOwnership(*text);
+      level =
+          NodeMarkLevel(options_.mark, node.labels, node.taints, parsed.ok() ? &*parsed : nullptr);
     }
     const Mark& mark = levels[level];
     // Which parts of our mark on the node are ours (rules/ownership.h): a taint only where our
@@ -546,9 +548,8 @@ void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<Mark
     e.reason = set ? "Marked" : "Unmarked";
     e.action = set ? "Mark" : "Unmark";
     e.at_wall = now_wall;
-    e.message =
-        std::string(set ? "Marked " : "Unmarked ") + options_.mark.Below(w->below_hottest).ToString() +
-        ": " + w->reason;
+    e.message = std::string(set ? "Marked " : "Unmarked ") +
+                options_.mark.Below(w->below_hottest).ToString() + ": " + w->reason;
     if (std::optional<EventWrite> write = event_recorder_.Observe(e, now, admitted)) send(*write);
   }
   for (const EventWrite& w : event_recorder_.Finish(now)) {

@@ -578,7 +578,8 @@ class Parser {
                          RuleConfig* cfg) const {
     const Mark& mark = cfg->mark;
     if (mark.levels.empty())
-      return Error(n, f + ": levels", "needs the top-level levels list (the levels, coolest first)");
+      return Error(n, f + ": levels",
+                   "needs the top-level levels list (the levels, coolest first)");
     if (!n.IsMap() || n.size() == 0)
       return Error(n, f + ": levels", "must map level names to {threshold, clearThreshold, for}");
     // Thresholds in the rule's direction: '>' and relative offsets grow hotter, '<' cooler.

@@ -11,7 +11,7 @@ namespace {
 // The keys of the current format read anew on a reload: the inputs of the pure decisions. Every
 // other one of its keys (CurrentFormatKeys) was built into something at start-up, so a key added
 // to the format takes a restart until it is listed here. `mark` and `taint` shape the mark
-// itself, as `label` and `levels` (graded marks) do: changing them while marks are set would strand the old ones (a
+// itself, as `label` does: changing them while marks are set would strand the old ones (a
 // restart's -cleanup, or the records, deal with that). The legacy format's keys, and the keys it
 // ignores, configure nothing that was built: it always reloads.
 const std::set<std::string> kReloadable = {"rules",     "missingDataGrace", "maxMarkedFraction",

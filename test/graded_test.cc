@@ -133,15 +133,15 @@ TEST(GradedMark, EachLevelIsTheMarkWithItsValue) {
   Mark mark;
   mark.mode = Mark::Mode::kBoth;
   mark.levels = {{"warm", "warm"}, {"hot", "presure"}};
-  EXPECT_EQ(mark.Below(0).ToString(), "status=presure and taint dynamic-scheduler.io/pressure="
-                                      "presure:PreferNoSchedule");
+  EXPECT_EQ(mark.Below(0).ToString(),
+            "status=presure and taint dynamic-scheduler.io/pressure="
+            "presure:PreferNoSchedule");
   EXPECT_EQ(mark.Below(1).ToString(),
             "status=warm and taint dynamic-scheduler.io/pressure=warm:PreferNoSchedule");
   EXPECT_EQ(mark.LevelName(0), "hot");
   EXPECT_EQ(mark.LevelName(1), "warm");
   // A warm node moving hot: its taint takes the new value in its place.
-  const std::vector<Taint> warm_taints = {{"other", "x", "NoSchedule"},
-                                          mark.Below(1).taint};
+  const std::vector<Taint> warm_taints = {{"other", "x", "NoSchedule"}, mark.Below(1).taint};
   const std::vector<Taint> hot_taints = mark.Below(0).WithTaint(warm_taints);
   ASSERT_EQ(hot_taints.size(), 2u);
   EXPECT_EQ(hot_taints[1].value, "presure");
@@ -189,13 +189,13 @@ TEST(GradedPlanner, NoneWarmHotWarmNoneWithHysteresisPerLevel) {
     size_t level;  // below the hottest, after the step (when marked)
     bool marked;
   } steps[] = {
-      {50, std::nullopt, 0, false},      // cool
-      {75, ChangeKind::kMark, 1, true},  // past warm's 70: warm
-      {65, std::nullopt, 1, true},       // in warm's band (60..70): stays warm
-      {95, ChangeKind::kMark, 0, true},  // past hot's 90: one write to hot
-      {85, std::nullopt, 0, true},       // in hot's band (80..90): stays hot
-      {79, ChangeKind::kMark, 1, true},  // hot cleared at 80, warm still holds: back to warm
-      {61, std::nullopt, 1, true},       // warm's band
+      {50, std::nullopt, 0, false},         // cool
+      {75, ChangeKind::kMark, 1, true},     // past warm's 70: warm
+      {65, std::nullopt, 1, true},          // in warm's band (60..70): stays warm
+      {95, ChangeKind::kMark, 0, true},     // past hot's 90: one write to hot
+      {85, std::nullopt, 0, true},          // in hot's band (80..90): stays hot
+      {79, ChangeKind::kMark, 1, true},     // hot cleared at 80, warm still holds: back to warm
+      {61, std::nullopt, 1, true},          // warm's band
       {60, ChangeKind::kUnmark, 0, false},  // warm cleared: unmarked
   };
   for (const Step& s : steps) {
