@@ -50,6 +50,23 @@ std::string DescribeStale(const std::vector<std::pair<size_t, double>>& stale,
   return s;
 }
 
+// Per rule, the rule whose query answers it: itself, or an earlier rule that asks the same and
+// matches its answer alike (a graded rule's levels, rules/rule_config.h), so that each query runs
+// once per cycle.
+std::vector<size_t> SharedQueries(const std::vector<Rule>& rules) {
+  std::vector<size_t> by(rules.size());
+  for (size_t r = 0; r < rules.size(); ++r) {
+    by[r] = r;
+    if (rules[r].below_hottest == 0) continue;
+    for (size_t b = 0; b < r && by[r] == r; ++b)
+      if (rules[b].query == rules[r].query && rules[b].node_label == rules[r].node_label &&
+          rules[b].op == rules[r].op && rules[b].max_age_seconds == rules[r].max_age_seconds &&
+          rules[b].age_query == rules[r].age_query && by[b] == b)
+        by[r] = b;
+  }
+  return by;
+}
+
 // The mean a relative rule's effective threshold came from (rules/decider.h adds the offset in
 // the operator's direction); holds keep the threshold, not the mean.
 double RelativeMean(const Rule& r, double effective_threshold) {
@@ -202,8 +219,13 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   std::vector<std::future<StatusOr<QueryResult>>> futures;
   std::vector<std::future<StatusOr<QueryResult>>> age_futures(rules_.size());
   std::vector<Stopwatch> started(rules_.size());
+  const std::vector<size_t> asked_by = SharedQueries(rules_);
   for (size_t r = 0; r < rules_.size(); ++r) {
     started[r] = Stopwatch();
+    if (asked_by[r] != r) {  // a graded rule's level: the rule's answer is shared
+      futures.emplace_back();
+      continue;
+    }
     futures.push_back(std::async(std::launch::async, [this, r, a = acc[r].get()] {
       return prom_->Query(rules_[r].query, &label_filters_[r], a);
     }));
@@ -219,6 +241,16 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   report->rules.resize(rules_.size());
   size_t failed = 0;
   for (size_t r = 0; r < rules_.size(); ++r) {
+    if (const size_t b = asked_by[r]; b != r) {  // b < r: its answer is in
+      report->rules[r] = report->rules[b];
+      report->rules[r].name = rules_[r].name;
+      ev.inputs[r].failed = ev.inputs[b].failed;
+      failed += ev.inputs[r].failed ? 1 : 0;
+      if (ev.inputs[b].values == nullptr) continue;
+      ev.matched[r] = ev.matched[b];
+      ev.inputs[r].values = &ev.matched[r].values;
+      continue;
+    }
     auto res = futures[r].get();
     RuleReport& rr = report->rules[r];
     rr.name = rules_[r].name;

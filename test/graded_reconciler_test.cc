@@ -107,6 +107,7 @@ TEST_F(GradedReconcilerTest, TheLabelValueFollowsTheLevelOneWriteAStep) {
   const NodeInfo after = api_.nodes()["node-1"];
   EXPECT_EQ(FindLabel(after.annotations, kHeldByAnnotation), nullptr);
   EXPECT_EQ(Value("node-2"), "");
+  EXPECT_EQ(prom_.calls("cpu_pct"), 7) << "one query a cycle: the levels share the rule's answer";
   const auto changes = rec_->LastReport().recent_changes;
   ASSERT_NE(changes, nullptr);
   ASSERT_EQ(changes->size(), 4u);
@@ -136,6 +137,24 @@ TEST_F(GradedReconcilerTest, ARestartKeepsEachNodesLevelWithoutAWrite) {
   EXPECT_EQ(Value("node-1"), "warm");
   EXPECT_EQ(Value("node-2"), "presure");
   EXPECT_EQ(rec_->LastReport().hot_nodes, 2u);
+}
+
+TEST_F(GradedReconcilerTest, AFailedQueryFailsEveryLevelAndKeepsTheLevel) {
+  Start();
+  Cycle(75);
+  ASSERT_EQ(Value("node-1"), "warm");
+  prom_.SetError("cpu_pct", Status::Unavailable("down"));
+  const size_t before = api_.patches().size();
+  clock_.AdvanceSeconds(10);
+  rec_->RunCycle(&stop_);
+  const CycleReport report = rec_->LastReport();
+  ASSERT_EQ(report.rules.size(), 2u);
+  EXPECT_FALSE(report.rules[0].ok);
+  EXPECT_FALSE(report.rules[1].ok);
+  EXPECT_EQ(report.rules[1].name, "cpu@warm");
+  EXPECT_TRUE(report.all_queries_failed);
+  EXPECT_EQ(api_.patches().size(), before);
+  EXPECT_EQ(Value("node-1"), "warm");
 }
 
 TEST_F(GradedReconcilerTest, CleanupAndNodesKnowEveryLevel) {
