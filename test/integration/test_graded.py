@@ -2,6 +2,7 @@
 Prometheus, moves the real controller's label on the simulator through status=warm and
 status=presure and back, one PATCH a step; a restart while the node is warm keeps it warm without a
 write; /nodes shows the level."""
+import json
 import unittest
 
 from harness import Controller, Stack, removes_mark, touched, wait_until
@@ -70,6 +71,11 @@ class GradedIT(unittest.TestCase):
         nodes = self.controller.nodes()
         self.assertEqual(nodes["node_names"], [NODE])
         self.assertEqual(nodes["nodes"][0]["level"], "warm")
+        state = json.loads(self.controller.get("/api/v1/state")[1])
+        self.assertEqual(state["markLevels"], [{"name": "warm", "value": "warm"},
+                                               {"name": "hot", "value": "presure"}])
+        self.assertEqual([n[1] for n in state["nodes"] if n[0] == NODE], ["warm"])
+        self.assertEqual(state["markedNodes"], 1)
 
         self.stack.sim_admin("DELETE", "/sim/writes")
         self.set_value(95)
