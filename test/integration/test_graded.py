@@ -112,6 +112,15 @@ class GradedIT(unittest.TestCase):
                                             "jsonpath={.metadata.annotations}").stdout)
         self.assertIsNone(self.stack.node_labels(COOL).get("status"))
 
+        # /nodes also lists unmanaged nodes carrying any level's value (the control plane here):
+        # they come from a watch with the selector "status in (warm,presure)".
+        self.stack.kubectl("label", "node", "node-00001", "status=warm")
+        def listed():
+            n = self.controller.nodes()
+            return n["node_names"] == ["node-00001"] and n["nodes"][0].get("managed") is False \
+                and n["nodes"][0]["level"] == "warm"
+        wait_until(listed, 20, what="the unmanaged warm node in /nodes")
+
 
 if __name__ == "__main__":
     unittest.main()
