@@ -8,16 +8,19 @@
 
 namespace ds {
 
-CleanupStep PlanCleanup(const NodeInfo& node, const Mark& mark,
+CleanupStep PlanCleanup(const NodeInfo& node, const Mark& graded,
                         const std::string& underused_value) {
   CleanupStep step;
   NodeEdit edit;
-  edit.label.key = mark.key;
+  edit.label.key = graded.key;
   edit.annotation.key = kHeldByAnnotation;
   const std::string* record_text = FindLabel(node.annotations, kHeldByAnnotation);
   std::optional<Ownership> record;
   if (record_text != nullptr)
     if (auto parsed = ParseOwnership(*record_text); parsed.ok()) record = std::move(*parsed);
+  // Graded marks: the level the node is at is ours as the single value is.
+  const Mark mark =
+      graded.Below(NodeMarkLevel(graded, node.labels, node.taints, record ? &*record : nullptr));
   // What is ours decides as in a cycle (OwnedMarkParts): the label only in a mode that sets one
   // (in taint mode our key with our value is someone else's), the taint only where our record
   // names it.

@@ -1,6 +1,7 @@
 // `dynamic-scheduler -cleanup`: takes off every node what this controller put there, for an
 // uninstall or before changing the label key. Looks at every node (no label selector: nodes that
-// left the managed set too). What is ours: our mark (the rule file's key with its value), the
+// left the managed set too). What is ours: our mark (the rule file's key with its value, or with
+// graded marks any level's value, as the node carries it: rules/mark.h), the
 // mark an ownership record names (the key and value of an earlier configuration) while the node
 // still has it, the taint a record names while the node has it (never a taint without a record:
 // this controller may not have set it), and the record itself. A foreign value under our key is

@@ -17,7 +17,8 @@ LabelWriter::LabelWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clo
       clock_(clock),
       limiter_(limits.qps, limits.burst, clock) {}
 
-NodeEdit EditFor(const MarkWrite& w, const Mark& mark) {
+NodeEdit EditFor(const MarkWrite& w, const Mark& graded) {
+  const Mark mark = graded.Below(w.below_hottest);
   NodeEdit e;
   e.label.key = mark.key;
   e.label.value = mark.value;
@@ -177,6 +178,7 @@ void LabelWriter::RecordFailure(const std::string& node) {
 LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteHooks& hooks,
                                           const std::atomic<bool>* stop) {
   MarkWrite w = planned;  // w.read is replaced by a fresh read after a taint edit's 409
+  const Mark mark = mark_.Below(w.below_hottest);  // the level this write is about
   NodeEdit edit = EditFor(w, mark_);
   std::string what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
   Backoff backoff(0.2, 5);
@@ -217,7 +219,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
     // the node: the next cycle plans again from what the watch shows.
     if (w.kind == ChangeKind::kUnmark && RemovalFoundChanges(st)) {
       if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
-        LOG(INFO) << "node " << w.node << ": not unmarked: " << mark_.key
+        LOG(INFO) << "node " << w.node << ": not unmarked: " << mark.key
                   << " or the record changed since the cycle began (" << st.message() << ")";
       std::lock_guard<std::mutex> l(mu_);
       ++counters_.changed;
@@ -263,13 +265,13 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
         if (const std::string* text = FindLabel(fresh->annotations, kHeldByAnnotation))
           if (auto parsed = ParseOwnership(*text); parsed.ok()) record = std::move(*parsed);
         const OwnedParts now =
-            OwnedMarkParts(mark_, fresh->labels, fresh->taints, record ? &*record : nullptr);
+            OwnedMarkParts(mark, fresh->labels, fresh->taints, record ? &*record : nullptr);
         if (w.kind == ChangeKind::kMark) {
           // Whether a taint equal to ours is there but not ours (put there by hand) is what
           // the fresh node says: the record must not adopt one added meanwhile, nor disown ours
           // once theirs was taken off.
           if (auto planned = ParseOwnership(w.record); planned.ok()) {
-            planned->taint_not_ours = mark_.TaintOn(fresh->taints) && !now.taint;
+            planned->taint_not_ours = mark.TaintOn(fresh->taints) && !now.taint;
             w.record = FormatOwnership(*planned);
           }
         }
@@ -285,7 +287,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
             // named by our record): as a failed removal test, the next cycle plans from what
             // the watch shows.
             if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
-              LOG(INFO) << "node " << w.node << ": not unmarked: nothing of " << mark_.ToString()
+              LOG(INFO) << "node " << w.node << ": not unmarked: nothing of " << mark.ToString()
                         << " is ours any more since the cycle began";
             std::lock_guard<std::mutex> l(mu_);
             ++counters_.changed;

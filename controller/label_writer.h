@@ -61,12 +61,15 @@ struct MarkWrite {
   // it): only these are removed. A taint no record of ours names stays, even when the label
   // beside it goes.
   OwnedParts owned;
+  // Graded marks: the level the change is about (Mark::Below): the one set (kMark), or the one
+  // removed (kUnmark). 0 without levels.
+  size_t below_hottest = 0;
 };
 
 // The PATCH for one change: kUnmark is conditional (only if the mark is still ours) and removes
 // only w.owned. With a taint, kMark, and a kUnmark that removes our taint, carry the node's whole
 // taint list as it must become, ours added or removed and every other taint kept as read,
-// conditional on w.read.resource_version.
+// conditional on w.read.resource_version. The mark is `mark` at the level w.below_hottest.
 NodeEdit EditFor(const MarkWrite& w, const Mark& mark);
 
 // How one write ended, for a caller that keeps changes of its own (WriteHooks::on_done).

@@ -311,7 +311,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.cache.keep_label_keys = {o.rules.mark.key};
   if (o.rules.mark.UsesLabel() && !o.rules.node_selector.empty()) {
     o.marked_cache = o.cache;
-    o.marked_cache.label_selector = o.rules.mark.key + "=" + o.rules.mark.value;
+    o.marked_cache.label_selector = o.rules.mark.MarkedSelector();  // every level's value
     o.marked_cache.keep_departures = false;
   }
 
@@ -408,6 +408,12 @@ std::string DescribeConfig(const Options& o) {
   os << o.rule_file << ": OK: " << o.rules.rules.size() << " rules (" << Format(o.rules)
      << " format), " << (o.rules.mark.mode == Mark::Mode::kLabel ? "label " : "mark ")
      << o.rules.mark.ToString() << ", managed nodes: " << Managed(o.rules) << "\n";
+  if (const Mark& m = o.rules.mark; !m.levels.empty()) {  // graded marks
+    os << "  levels, coolest first:";
+    for (size_t below = m.LevelCount(); below-- > 0;)
+      os << " " << m.LevelName(below) << " (" << m.Below(below).ToString() << ")"
+         << (below > 0 ? "," : "\n");
+  }
   for (const std::string& w : o.rules.warnings) os << "  warning: " << w << "\n";
   for (const auto& r : o.rules.rules) {
     const bool greater = r.op == Comparison::kGreater;

@@ -50,6 +50,23 @@ std::string DescribeStale(const std::vector<std::pair<size_t, double>>& stale,
   return s;
 }
 
+// Per rule, the rule whose query answers it: itself, or an earlier rule that asks the same and
+// matches its answer alike (a graded rule's levels, rules/rule_config.h), so that each query runs
+// once per cycle.
+std::vector<size_t> SharedQueries(const std::vector<Rule>& rules) {
+  std::vector<size_t> by(rules.size());
+  for (size_t r = 0; r < rules.size(); ++r) {
+    by[r] = r;
+    if (rules[r].below_hottest == 0) continue;
+    for (size_t b = 0; b < r && by[r] == r; ++b)
+      if (rules[b].query == rules[r].query && rules[b].node_label == rules[r].node_label &&
+          rules[b].op == rules[r].op && rules[b].max_age_seconds == rules[r].max_age_seconds &&
+          rules[b].age_query == rules[r].age_query && by[b] == b)
+        by[r] = b;
+  }
+  return by;
+}
+
 // The mean a relative rule's effective threshold came from (rules/decider.h adds the offset in
 // the operator's direction); holds keep the threshold, not the mean.
 double RelativeMean(const Rule& r, double effective_threshold) {
@@ -203,8 +220,13 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   std::vector<std::future<StatusOr<QueryResult>>> futures;
   std::vector<std::future<StatusOr<QueryResult>>> age_futures(rules_.size());
   std::vector<Stopwatch> started(rules_.size());
+  const std::vector<size_t> asked_by = SharedQueries(rules_);
   for (size_t r = 0; r < rules_.size(); ++r) {
     started[r] = Stopwatch();
+    if (asked_by[r] != r) {  // a graded rule's level: the rule's answer is shared
+      futures.emplace_back();
+      continue;
+    }
     futures.push_back(std::async(std::launch::async, [this, r, a = acc[r].get()] {
       return prom_->Query(rules_[r].query, &label_filters_[r], a);
     }));
@@ -220,6 +242,16 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   report->rules.resize(rules_.size());
   size_t failed = 0;
   for (size_t r = 0; r < rules_.size(); ++r) {
+    if (const size_t b = asked_by[r]; b != r) {  // b < r: its answer is in
+      report->rules[r] = report->rules[b];
+      report->rules[r].name = rules_[r].name;
+      ev.inputs[r].failed = ev.inputs[b].failed;
+      failed += ev.inputs[r].failed ? 1 : 0;
+      if (ev.inputs[b].values == nullptr) continue;
+      ev.matched[r] = ev.matched[b];
+      ev.inputs[r].values = &ev.matched[r].values;
+      continue;
+    }
     auto res = futures[r].get();
     RuleReport& rr = report->rules[r];
     rr.name = rules_[r].name;
@@ -287,9 +319,20 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
   m.records.resize(n);
   m.owners.resize(n);
   m.owned.resize(n);
+  std::vector<Mark> levels;  // graded marks: the mark at each level, hottest first
+  for (size_t k = 0; k < options_.mark.LevelCount(); ++k) levels.push_back(options_.mark.Below(k));
   for (size_t i = 0; i < n; ++i) {
     const NodeInfo& node = *snap.nodes[i];
-    const Mark& mark = options_.mark;
+    const std::string* text = FindLabel(node.annotations, kHeldByAnnotation);
+    // Graded marks: everything below reads the level the node is at (rules/ownership.h).
+    size_t level = 0;
+    if (levels.size() > 1) {
+      auto parsed =
+          text == nullptr ? StatusOr<Ownership>(Status::NotFound("")) : ParseOwnership(*text);
+      level =
+          NodeMarkLevel(options_.mark, node.labels, node.taints, parsed.ok() ? &*parsed : nullptr);
+    }
+    const Mark& mark = levels[level];
     // Which parts of our mark on the node are ours (rules/ownership.h): a taint only where our
     // record names it; one no record of ours names (put there by hand, or by another tool) is
     // never removed. A hot node that carries one is marked with a record saying so
@@ -303,9 +346,8 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
       m.plan[i].partly = !marked && owned.any();
       m.owned[i] = owned;
     };
-    const std::string* text = FindLabel(node.annotations, kHeldByAnnotation);
     m.decide[i] = NodeInput{node.name, false, nullptr};
-    m.plan[i] = PlanNode{node.name, false, text != nullptr, nullptr, false};
+    m.plan[i] = PlanNode{node.name, false, text != nullptr, nullptr, false, level};
     read_marks(nullptr);
     if (text == nullptr) continue;
     auto record = ParseOwnership(*text);
@@ -317,7 +359,7 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
     }
     // A record of another mark (the label or taint, or the mode, was changed in rule.yaml) says
     // nothing about ours, and is left alone: it is how `-cleanup` finds that mark.
-    if (!RecordNamesMark(*record, options_.mark)) {
+    if (!RecordNamesMark(*record, mark)) {
       m.plan[i].has_record = false;
       continue;
     }
@@ -374,13 +416,17 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
     if (options_.mark.UsesTaint())
       w.read = MarkWrite::Read{node.resource_version, node.labels, node.taints};
     const NodeDecision& d = decisions[c.node];
+    // Graded marks: a mark goes to the level the holds say, a removal takes the node's own.
+    const bool to_holds = c.kind == ChangeKind::kMark || c.kind == ChangeKind::kRecord;
+    w.below_hottest = to_holds ? d.below_hottest : marks.plan[c.node].below_hottest;
     switch (c.kind) {
       case ChangeKind::kMark:
       case ChangeKind::kRecord:
         // A taint equal to ours that is on the node but not ours (put there by hand) is
         // recorded as such, not adopted: it is never removed.
         w.record = RecordFor(d, marks.records[c.node],
-                             options_.mark.UsesTaint() && options_.mark.TaintOn(node.taints) &&
+                             options_.mark.UsesTaint() &&
+                                 options_.mark.Below(w.below_hottest).TaintOn(node.taints) &&
                                  !marks.owned[c.node].taint,
                              now, now_wall);
         w.reason = DescribeHolds(d);
@@ -425,10 +471,13 @@ void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
     auto record = ParseOwnership(*text);
     MarkWrite w;
     w.node = n.name;
+    w.below_hottest =
+        NodeMarkLevel(options_.mark, n.labels, n.taints, record.ok() ? &*record : nullptr);
+    const Mark mark = options_.mark.Below(w.below_hottest);
     // Ours only where the record says so: the record names our mark and the node still has it.
     if (options_.mark.UsesTaint()) w.read = MarkWrite::Read{n.resource_version, n.labels, n.taints};
-    const OwnedParts owned = record.ok() && RecordNamesMark(*record, options_.mark)
-                                 ? OwnedMarkParts(options_.mark, n.labels, n.taints, &*record)
+    const OwnedParts owned = record.ok() && RecordNamesMark(*record, mark)
+                                 ? OwnedMarkParts(mark, n.labels, n.taints, &*record)
                                  : OwnedParts{};
     if (owned.any()) {
       w.kind = ChangeKind::kUnmark;
@@ -476,7 +525,7 @@ std::vector<MarkWrite> Reconciler::Write(const std::vector<MarkWrite>& writes,
       labels.erase(std::remove_if(labels.begin(), labels.end(),
                                   [&](const auto& kv) { return kv.first == options_.mark.key; }),
                    labels.end());
-      it->second.taints = options_.mark.WithoutTaint(it->second.taints);
+      it->second.taints = options_.mark.Below(w.below_hottest).WithoutTaint(it->second.taints);
       return;
     }
     departed_.erase(it);
@@ -533,8 +582,8 @@ void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<Mark
     e.reason = set ? "Marked" : "Unmarked";
     e.action = set ? "Mark" : "Unmark";
     e.at_wall = now_wall;
-    e.message =
-        std::string(set ? "Marked " : "Unmarked ") + options_.mark.ToString() + ": " + w->reason;
+    e.message = std::string(set ? "Marked " : "Unmarked ") +
+                options_.mark.Below(w->below_hottest).ToString() + ": " + w->reason;
     if (std::optional<EventWrite> write = event_recorder_.Observe(e, now, admitted)) send(*write);
   }
   for (const EventWrite& w : event_recorder_.Finish(now)) {
@@ -560,7 +609,9 @@ std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
   if (rebalancer_ == nullptr) return cold;
   for (size_t i = 0; i < decisions->size(); ++i) {
     NodeDecision& d = (*decisions)[i];
-    if (d.verdict != Verdict::kCold || !marks.plan[i].marked) continue;
+    // Only the hottest level is the rebalancer's (a cooler one is never relieved).
+    if (d.verdict != Verdict::kCold || !marks.plan[i].marked || marks.plan[i].below_hottest != 0)
+      continue;
     const double recorded = marks.records[i] ? marks.records[i]->last_eviction_wall : 0;
     if (rebalancer_->HoldsMark(std::string(marks.plan[i].name), recorded))
       d.verdict = Verdict::kUnknown;
@@ -662,7 +713,8 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     for (int k = 0; k < 2; ++k)
       if (load[k] != nullptr && i < load[k]->size()) r.load[k] = (*load[k])[i];
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
-    r.marked = marks.plan[i].marked && marks.records[i].has_value();
+    r.marked = marks.plan[i].marked && marks.records[i].has_value() &&
+               marks.plan[i].below_hottest == 0;  // the hottest level only
     if (!r.marked) continue;
     for (const OwnerRule& o : marks.records[i]->rules)
       if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
@@ -812,7 +864,8 @@ void Reconciler::RememberChanges(const std::vector<MarkWrite>& written) {
   for (size_t k = drop; k < kept; ++k) next->push_back((*recent_changes_)[k]);
   for (size_t k = drop > kept ? drop - kept : 0; k < sorted.size(); ++k)
     next->push_back(MarkChange{now_wall, sorted[k]->node, sorted[k]->kind == ChangeKind::kMark,
-                               sorted[k]->reason});
+                               sorted[k]->reason,
+                               options_.mark.LevelName(sorted[k]->below_hottest)});
   recent_changes_ = std::move(next);
 }
 
@@ -831,7 +884,7 @@ TimePoint Reconciler::LastProgress() const { return TimePoint(Duration(progress_
 std::string Reconciler::RecordFor(const NodeDecision& d, const std::optional<Ownership>& old,
                                   bool taint_not_ours, TimePoint now, double now_wall) const {
   Ownership o;
-  SetRecordedMark(options_.mark, &o);
+  SetRecordedMark(options_.mark.Below(d.below_hottest), &o);
   o.taint_not_ours = taint_not_ours;
   for (size_t r : HoldingRules(d)) {
     OwnerRule owner{rules_[r].name, now_wall};

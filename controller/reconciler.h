@@ -125,6 +125,7 @@ struct MarkChange {
   std::string node;
   bool marked = false;  // set (true) or removed
   std::string reason;
+  std::string level = {};  // graded marks: the level set or removed ("" without levels)
 };
 inline constexpr size_t kRecentChanges = 200;
 

@@ -225,6 +225,21 @@ std::string RenderStateJson(const ControllerView& view) {
   // taint mode the taint's.
   w.Key("markValue");
   WriteString(w, view.mark.UsesLabel() ? view.mark.value : view.mark.taint.value);
+  if (!view.mark.levels.empty()) {
+    // Graded marks: every level's name and value, coolest first (the last is markValue).
+    w.Key("markLevels");
+    w.StartArray();
+    for (size_t k = view.mark.LevelCount(); k-- > 0;) {
+      const Mark m = view.mark.Below(k);
+      w.StartObject();
+      w.Key("name");
+      WriteString(w, view.mark.LevelName(k));
+      w.Key("value");
+      WriteString(w, m.UsesLabel() ? m.value : m.taint.value);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.Key("version");
   WriteString(w, view.version);
   w.Key("cycle");
@@ -323,7 +338,7 @@ std::string RenderStateJson(const ControllerView& view) {
             value = &taint.value;
       }
       WriteString(w, value == nullptr ? std::string_view() : std::string_view(*value));
-      if (view.mark.IsOn(n->labels, n->taints)) ++marked;
+      if (view.mark.AnyLevelIsOn(n->labels, n->taints)) ++marked;
       w.String(known ? StateName(t->states[k]) : "new");
       if (known && t->since_wall[k] > 0)
         w.Int64(static_cast<int64_t>(t->since_wall[k]));
@@ -353,6 +368,10 @@ std::string RenderStateJson(const ControllerView& view) {
       w.String(it->marked ? "marked" : "unmarked");
       w.Key("reason");
       WriteString(w, it->reason);
+      if (!it->level.empty()) {
+        w.Key("level");
+        WriteString(w, it->level);
+      }
       w.EndObject();
     }
   }
@@ -365,7 +384,7 @@ std::string RenderNodesJson(const ControllerView& view) {
   std::vector<const NodeInfo*> labelled;
   if (view.nodes != nullptr) {
     for (const auto& n : view.nodes->nodes) {
-      if (view.mark.IsOn(n->labels, n->taints)) labelled.push_back(n.get());
+      if (view.mark.AnyLevelIsOn(n->labels, n->taints)) labelled.push_back(n.get());
     }
   }
   // And the nodes outside the managed set that carry our label (the original listed every node
@@ -374,7 +393,7 @@ std::string RenderNodesJson(const ControllerView& view) {
   if (view.marked_nodes != nullptr) {
     for (const auto& n : view.marked_nodes->nodes) {
       const bool managed = view.nodes != nullptr && view.nodes->Find(n->name) != nullptr;
-      if (!managed && view.mark.LabelOn(n->labels)) unmanaged.insert(n.get());
+      if (!managed && view.mark.LevelOn(n->labels, {}).has_value()) unmanaged.insert(n.get());
     }
     for (const NodeInfo* n : unmanaged) labelled.push_back(n);
     std::sort(labelled.begin(), labelled.end(),
@@ -432,6 +451,10 @@ std::string RenderNodesJson(const ControllerView& view) {
     if (unmanaged.count(n)) {  // no rule of ours judges it: nothing holds it, nothing removes it
       w.Key("managed");
       w.Bool(false);
+    }
+    if (!view.mark.levels.empty()) {  // graded marks: the level the node is at
+      w.Key("level");
+      WriteString(w, view.mark.LevelName(view.mark.LevelOn(n->labels, n->taints).value_or(0)));
     }
     write_rules(n->name);
     w.EndObject();

@@ -188,12 +188,13 @@ constexpr std::string_view kAppJs = R"JS('use strict';
   window.dsPage = stats;  // read by the browser test
 
   function prepare(state) {
-    const ourValue = state.markValue;
+    // Graded marks: every level's value is ours.
+    const ourValues = state.markLevels ? state.markLevels.map((l) => l.value) : [state.markValue];
     return state.nodes.map((n) => ({
       name: n[0],
       lower: n[0].toLowerCase(),
       mark: n[1],
-      ours: n[1] !== '' && n[1] === ourValue,
+      ours: n[1] !== '' && ourValues.indexOf(n[1]) >= 0,
       state: n[2],
       since: n[3],
       values: n[4],

@@ -1,5 +1,6 @@
 #include "rules/decider.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ds {
@@ -175,6 +176,10 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
         d.holds.push_back(
             Hold{r, st.last_value, st.hot_since, !fresh, st.last_threshold, st.last_clear});
       }
+    }
+    for (size_t k = 0; k < d.holds.size(); ++k) {
+      const size_t below = rules_[d.holds[k].rule].below_hottest;
+      d.below_hottest = k == 0 ? below : std::min(d.below_hottest, below);
     }
     if (!evidence) {
       // Nothing answered: neither add nor remove a label (one removed by hand during an outage

@@ -88,6 +88,9 @@ struct NodeDecision {
   // Why the node is (or, for unknown, was) hot: empty when cold. An unknown decision may carry
   // holds, all stale, when no query succeeded this cycle; they must not be read as "hot".
   std::vector<Hold> holds;
+  // Graded marks: the level the holds put the node at, in levels below the hottest: the hottest
+  // level any holding rule marks (Rule::below_hottest). 0 without holds, and without levels.
+  size_t below_hottest = 0;
 };
 
 class Decider {

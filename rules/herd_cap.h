@@ -8,6 +8,10 @@
 // its mark, and only the free places go to new nodes. Swapping marks between nodes whose margins
 // cross from cycle to cycle would flap labels; and a cap lowered below the marks already set
 // takes effect as those nodes cool, never by unmarking a node that is hot.
+//
+// Graded marks (rules/mark.h): a node marked at any level counts, since a warm mark steers new
+// pods away as a hot one does (less strongly), and a cluster mostly warm herds into its few cool
+// nodes all the same. A marked node that moves to another level keeps its place.
 #pragma once
 
 #include <cstddef>

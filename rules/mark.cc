@@ -26,6 +26,40 @@ std::vector<Taint> Mark::WithoutTaint(const std::vector<Taint>& taints) const {
   return out;
 }
 
+Mark Mark::Below(size_t below) const {
+  Mark m = *this;
+  if (below == 0 || levels.empty()) return m;
+  const Level& l = levels[levels.size() - 1 - below];
+  m.value = l.value;
+  m.taint.value = l.value;
+  return m;
+}
+
+std::string Mark::LevelName(size_t below) const {
+  return levels.empty() ? std::string() : levels[levels.size() - 1 - below].name;
+}
+
+std::optional<size_t> Mark::LevelOn(const Labels& labels, const std::vector<Taint>& taints) const {
+  for (size_t below = 0; below < LevelCount(); ++below) {
+    const Mark m = Below(below);
+    if (UsesLabel() ? m.LabelOn(labels) : m.TaintOn(taints)) return below;
+  }
+  return std::nullopt;
+}
+
+bool Mark::AnyLevelIsOn(const Labels& labels, const std::vector<Taint>& taints) const {
+  if (levels.empty()) return IsOn(labels, taints);
+  const std::optional<size_t> on = LevelOn(labels, taints);
+  return on.has_value() && Below(*on).IsOn(labels, taints);
+}
+
+std::string Mark::MarkedSelector() const {
+  if (levels.empty()) return key + "=" + value;
+  std::string values;
+  for (const Level& l : levels) values += (values.empty() ? "" : ",") + l.value;
+  return key + " in (" + values + ")";
+}
+
 std::string Mark::ToString() const {
   switch (mode) {
     case Mode::kLabel:

@@ -13,8 +13,16 @@
 // like a foreign label value. Every other taint is kept as it is, in its place. Unlike the label,
 // a taint equal to ours is ours to remove only where our record names it (OwnedMarkParts in
 // rules/ownership.h): a copy put there by hand never is.
+//
+// Graded marks (`levels:` in rule.yaml): the mark has several values under the same key, coolest
+// first, e.g. status=warm below status=presure. The hottest level is this mark itself (its value
+// and taint value); a cooler level is the same mark with that level's value, on the label and on
+// the taint alike (Below). A node carries at most one level at a time (one label value; one taint
+// per key and effect), and our key with any of our level values is ours, as the single value is.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +48,31 @@ struct Mark {
   std::string value = kDefaultValue;
   Mode mode = Mode::kLabel;
   Taint taint{kDefaultTaintKey, kDefaultTaintValue, kTaintEffect};
+
+  // Graded marks: the levels, coolest first; the last one's value is `value` (the hottest level
+  // is the mark itself, so that the rebalancer and existing affinity terms see what they did).
+  // Empty: one level, the mark (the default).
+  struct Level {
+    std::string name;
+    std::string value;  // the label value, and the taint value of a cooler level
+  };
+  std::vector<Level> levels = {};
+
+  size_t LevelCount() const { return levels.empty() ? 1 : levels.size(); }
+  // The mark `below` levels under the hottest (0: this mark): a cooler level's value on the label
+  // and on the taint. REQUIRES: below < LevelCount().
+  Mark Below(size_t below) const;
+  // The name of that level ("" without levels).
+  std::string LevelName(size_t below) const;
+  // How many levels below the hottest the value our key carries on the node is (the label's in
+  // a mode with a label, else the taint's with our key and effect); nullopt when it is none of
+  // ours.
+  std::optional<size_t> LevelOn(const Labels& labels, const std::vector<Taint>& taints) const;
+  // True when the node carries every part of the mark at some level (IsOn of that level).
+  bool AnyLevelIsOn(const Labels& labels, const std::vector<Taint>& taints) const;
+  // A selector for the nodes whose label carries any of our values: "key=value", or with levels
+  // "key in (warm,presure)".
+  std::string MarkedSelector() const;
 
   bool UsesLabel() const { return mode != Mode::kTaint; }
   bool UsesTaint() const { return mode != Mode::kLabel; }

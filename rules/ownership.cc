@@ -85,6 +85,21 @@ bool RecordNamesMark(const Ownership& o, const Mark& mark) {
          o.taint == want.taint;
 }
 
+std::optional<size_t> RecordedLevel(const Ownership& o, const Mark& mark) {
+  for (size_t below = 0; below < mark.LevelCount(); ++below)
+    if (RecordNamesMark(o, mark.Below(below))) return below;
+  return std::nullopt;
+}
+
+size_t NodeMarkLevel(const Mark& mark, const Labels& labels, const std::vector<Taint>& taints,
+                     const Ownership* record) {
+  if (mark.levels.empty()) return 0;
+  if (auto on = mark.LevelOn(labels, taints)) return *on;
+  if (record != nullptr)
+    if (auto recorded = RecordedLevel(*record, mark)) return *recorded;
+  return 0;
+}
+
 StatusOr<Ownership> ParseOwnership(std::string_view text) {
   auto bad = [](const std::string& why) {
     return Status::InvalidArgument(std::string(kHeldByAnnotation) + ": " + why);

@@ -14,6 +14,8 @@
 //   the record names the mark, but that taint stays someone else's.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +72,15 @@ struct OwnedParts {
 };
 OwnedParts OwnedMarkParts(const Mark& mark, const Labels& labels, const std::vector<Taint>& taints,
                           const Ownership* record);
+// Graded marks (rules/mark.h): which level of `mark` a record names (levels below the hottest),
+// or nullopt when it names none of them. Without levels: 0 when RecordNamesMark, else nullopt.
+std::optional<size_t> RecordedLevel(const Ownership& o, const Mark& mark);
+// The level of `mark` a node is at, to read it with mark.Below(level): the level whose value our
+// key carries (the label's, or without one the taint's), else the one its record names, else 0
+// (the hottest: then nothing of ours is on it). So the record of a level the label has since
+// left is "a record of another mark", as after a change of label.value.
+size_t NodeMarkLevel(const Mark& mark, const Labels& labels, const std::vector<Taint>& taints,
+                     const Ownership* record);
 // The mark a record names (its label and/or taint, and so its mode), for `-cleanup`, which
 // removes the mark an earlier configuration set. REQUIRES: the record names a label or a taint.
 Mark RecordedMark(const Ownership& o);

@@ -20,7 +20,9 @@ std::vector<LabelChange> PlanChanges(const std::vector<PlanNode>& nodes,
     switch (decisions[i].verdict) {
       case Verdict::kHot:
         // Our key with a foreign value on a hot node is set to ours: the node is busy.
-        if (!n.marked)
+        // A marked node at another level than its holds say moves there in one write of the
+        // label's (and taint's) value: it is never unmarked on the way.
+        if (!n.marked || n.below_hottest != decisions[i].below_hottest)
           changes.push_back(LabelChange{i, ChangeKind::kMark});
         else if (n.recorded == nullptr || *n.recorded != HoldingRules(decisions[i]))
           // Keeps the record true, so that a restart adopts exactly the rules that hold now.

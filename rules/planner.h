@@ -24,10 +24,14 @@ struct PlanNode {
   // Not marked, but carries a part of our mark (Mark::PartlyOn: with mark `both`, the label
   // without the taint or the reverse): a hot node gets the whole mark, a cold one loses the part.
   bool partly = false;
+  // Graded marks: the level of our mark the node is at (levels below the hottest; NodeMarkLevel
+  // in rules/ownership.h), which `marked`, `partly` and `recorded` are about.
+  size_t below_hottest = 0;
 };
 
 enum class ChangeKind {
-  kMark,    // set our mark and its record (the rules that hold the node)
+  kMark,    // set our mark and its record (the rules that hold the node); with graded marks
+            // also a node's move to another level (NodeDecision::below_hottest): one PATCH
   kRecord,  // the node stays marked but the rules that hold it changed (or it had no record)
   kUnmark,  // remove our mark, only if it is still ours, and its record
   kForget,  // a record without our mark (removed by hand, overwritten): remove the record

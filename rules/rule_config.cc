@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -316,6 +317,10 @@ class Parser {
     if (c.value == cfg->mark.value)
       return Error(u["value"] ? u["value"] : u, "rebalance.underused.value",
                    "must differ from the mark's value \"" + cfg->mark.value + "\"");
+    for (const Mark::Level& l : cfg->mark.levels)
+      if (c.value == l.value)
+        return Error(u["value"] ? u["value"] : u, "rebalance.underused.value",
+                     "must differ from level " + l.name + "'s value \"" + l.value + "\"");
     if (u["maxNodes"]) {
       ASSIGN_OR_RETURN(c.max_nodes, Count(u["maxNodes"], "rebalance.underused.maxNodes"));
       if (c.max_nodes == 0)
@@ -339,7 +344,8 @@ class Parser {
                                                             "onPrometheusDown",
                                                             "releaseAfter",
                                                             "mark",
-                                                            "taint"};
+                                                            "taint",
+                                                            "levels"};
 
   Status IgnoreUnknown(const YAML::Node& map, const std::string& field,
                        const std::set<std::string>& known, RuleConfig* cfg) const {
@@ -395,7 +401,7 @@ class Parser {
     RETURN_NOT_OK(
         CheckKeys(n, f,
                   {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel",
-                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes"}));
+                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes", "levels"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -508,7 +514,137 @@ class Parser {
         return Error(n["ageQuery"], f + ": ageQuery",
                      "needs maxAge (how old a node's last update may be)");
     }
-    cfg->rules.push_back(std::move(r));
+    cfg->rules.push_back(r);
+    if (n["levels"]) RETURN_NOT_OK(ParseRuleLevels(n["levels"], f, r, cfg));
+    return Status::OK();
+  }
+
+  // `levels:` (graded marks, rules/mark.h): coolest first, each {name, value}. A cooler level's
+  // value defaults to its name; the hottest level is the mark itself, its value label.value.
+  Status ParseLevels(const YAML::Node& n, const YAML::Node& label, RuleConfig* cfg) const {
+    if (!n.IsSequence() || n.size() < 2)
+      return Error(n, "levels",
+                   "must be a list of at least two levels, coolest first (with one, the mark is "
+                   "that level: drop levels)");
+    Mark& mark = cfg->mark;
+    std::vector<YAML::Node> at;  // where each level's value was given (or the level)
+    for (size_t i = 0; i < n.size(); ++i) {
+      const std::string f = "levels[" + std::to_string(i) + "]";
+      RETURN_NOT_OK(CheckKeys(n[i], f, {"name", "value"}));
+      if (!n[i]["name"]) return Error(n[i], f + ".name", "missing level name");
+      Mark::Level l;
+      ASSIGN_OR_RETURN(l.name, NonEmptyString(n[i]["name"], f + ".name"));
+      // The name is part of the name of the rule each level loads as ("cpu@warm").
+      if (auto why = ValidateLabelValue(l.name); !why.empty())
+        return Error(n[i]["name"], f + ".name", why);
+      for (const Mark::Level& prev : mark.levels)
+        if (prev.name == l.name)
+          return Error(n[i]["name"], f + ".name", "duplicate level name \"" + l.name + "\"");
+      const bool hottest = i + 1 == n.size();
+      if (n[i]["value"]) {
+        ASSIGN_OR_RETURN(l.value, NonEmptyString(n[i]["value"], f + ".value"));
+        if (auto why = ValidateLabelValue(l.value); !why.empty())
+          return Error(n[i]["value"], f + ".value", why);
+        if (hottest && label && label["value"] && l.value != mark.value)
+          return Error(n[i]["value"], f + ".value",
+                       "the hottest level is the mark itself, whose value is label.value \"" +
+                           mark.value + "\": give it in one place");
+        if (hottest) mark.value = l.value;
+      } else {
+        l.value = hottest ? mark.value : l.name;
+      }
+      at.push_back(n[i]["value"] ? n[i]["value"] : n[i]);
+      mark.levels.push_back(std::move(l));
+    }
+    for (size_t i = 0; i < mark.levels.size(); ++i) {
+      const std::string f = "levels[" + std::to_string(i) + "].value";
+      for (size_t j = 0; j < i; ++j)
+        if (mark.levels[j].value == mark.levels[i].value)
+          return Error(at[i], f,
+                       "\"" + mark.levels[i].value + "\" is level " + mark.levels[j].name +
+                           "'s value too: each level needs its own");
+      // A cooler level's taint takes its value; the hottest's is taint.value.
+      if (mark.UsesTaint() && i + 1 < mark.levels.size() &&
+          mark.levels[i].value == mark.taint.value)
+        return Error(at[i], f,
+                     "\"" + mark.taint.value + "\" is the taint's value (the hottest level's)");
+    }
+    return Status::OK();
+  }
+
+  // A rule's `levels: {warm: {threshold, clearThreshold, for}}`: when it marks a node at a cooler
+  // level. Each level loads as a rule of its own, after `base` (Rule::below_hottest).
+  Status ParseRuleLevels(const YAML::Node& n, const std::string& f, const Rule& base,
+                         RuleConfig* cfg) const {
+    const Mark& mark = cfg->mark;
+    if (mark.levels.empty())
+      return Error(n, f + ": levels",
+                   "needs the top-level levels list (the levels, coolest first)");
+    if (!n.IsMap() || n.size() == 0)
+      return Error(n, f + ": levels", "must map level names to {threshold, clearThreshold, for}");
+    // Thresholds in the rule's direction: '>' and relative offsets grow hotter, '<' cooler.
+    const bool up = base.op == Comparison::kGreater || base.relative_to != Rule::Relative::kNone;
+    std::vector<std::optional<Rule>> by_level(mark.LevelCount());
+    std::vector<YAML::Node> where(mark.LevelCount());
+    for (const auto& kv : n) {
+      const std::string name = kv.first.Scalar(), lf = f + ": levels." + name;
+      size_t below = 0;
+      std::string names;
+      for (size_t k = mark.LevelCount(); k-- > 0;) {
+        if (mark.LevelName(k) == name) below = k;
+        names += (names.empty() ? "" : ", ") + mark.LevelName(k);
+      }
+      if (below == 0 && name != mark.LevelName(0))
+        return Error(kv.first, lf, "unknown level (levels: " + names + ")");
+      if (below == 0)
+        return Error(kv.first, lf,
+                     "the hottest level's thresholds are the rule's own threshold and "
+                     "clearThreshold");
+      RETURN_NOT_OK(CheckKeys(kv.second, lf, {"threshold", "clearThreshold", "for"}));
+      Rule r = base;
+      r.name = base.name + "@" + name;
+      r.below_hottest = below;
+      r.resource = Rule::Resource::kNone;
+      for (const Rule& prev : cfg->rules)
+        if (prev.name == r.name)
+          return Error(kv.first, lf, "rule name \"" + r.name + "\" is taken by another rule");
+      if (!kv.second["threshold"]) return Error(kv.second, lf + ".threshold", "missing threshold");
+      ASSIGN_OR_RETURN(r.threshold, Number(kv.second["threshold"], lf + ".threshold"));
+      r.clear_threshold = r.threshold;
+      if (kv.second["clearThreshold"]) {
+        ASSIGN_OR_RETURN(r.clear_threshold,
+                         Number(kv.second["clearThreshold"], lf + ".clearThreshold"));
+        if (up ? r.clear_threshold > r.threshold : r.clear_threshold < r.threshold)
+          return Error(kv.second["clearThreshold"], lf + ".clearThreshold",
+                       std::string("must be ") + (up ? "<=" : ">=") +
+                           " the level's threshold (the node leaves the level past it)");
+      }
+      if (base.relative_to != Rule::Relative::kNone && (r.threshold < 0 || r.clear_threshold < 0))
+        return Error(kv.second["threshold"], lf + ".threshold",
+                     "must be >= 0 with relativeTo: mean (an offset from the mean)");
+      if (kv.second["for"]) {
+        ASSIGN_OR_RETURN(r.for_seconds, Seconds(kv.second["for"], lf + ".for"));
+      }
+      where[below] = kv.second["threshold"];
+      by_level[below] = std::move(r);
+    }
+    // A cooler level is reached first: its threshold lies before every hotter level's.
+    double hotter = base.threshold;
+    std::string hotter_name = mark.LevelName(0);
+    for (size_t below = 1; below < by_level.size(); ++below) {
+      if (!by_level[below]) continue;
+      const double t = by_level[below]->threshold;
+      if (up ? t >= hotter : t <= hotter) {
+        std::ostringstream why;
+        why << "must be " << (up ? "below" : "above") << " level " << hotter_name
+            << "'s threshold (" << hotter << "): a cooler level is reached first";
+        return Error(where[below], f + ": levels." + mark.LevelName(below) + ".threshold",
+                     why.str());
+      }
+      hotter = t;
+      hotter_name = mark.LevelName(below);
+      cfg->rules.push_back(std::move(*by_level[below]));
+    }
     return Status::OK();
   }
 
@@ -673,6 +809,7 @@ class Parser {
       ASSIGN_OR_RETURN(cfg->release_after_seconds, Seconds(a, "releaseAfter"));
       if (cfg->release_after_seconds <= 0) return Error(a, "releaseAfter", "must be > 0");
     }
+    if (root["levels"]) RETURN_NOT_OK(ParseLevels(root["levels"], root["label"], cfg));
     const YAML::Node rules = root["rules"];
     if (!rules) return Error(root, "rules", "missing: at least one rule is needed");
     if (!rules.IsSequence() || rules.size() == 0)

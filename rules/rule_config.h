@@ -28,6 +28,8 @@
 //        nodeLabel: instance, maxAge: 2m, ageQuery: 'push_time_seconds{job="..."}'}
 //     - {name: cpu-skew, query: "...", relativeTo: mean, threshold: 20, minNodes: 3}
 //   rebalance: {...}               # rebalance/rebalance_config.h
+//   levels: [{name: warm, value: warm}, {name: hot}]   # graded marks (rules/mark.h), coolest
+//   # first; a rule gives a cooler level's thresholds as levels: {warm: {threshold: 60}}
 #pragma once
 
 #include <set>
@@ -74,6 +76,11 @@ struct Rule {
   // With relativeTo: the fewest nodes with a value for the mean to mean something (`minNodes`,
   // >= 2). With fewer, the rule has no evidence that cycle (as if its query failed).
   size_t min_nodes = 3;
+  // Graded marks: how many levels below the hottest this rule marks (0: the hottest, the mark
+  // itself). A rule's `levels: {warm: {...}}` loads as one more rule per cooler level, named
+  // "<rule>@<level>", with that level's thresholds, so hysteresis, `for`, grace and adoption work
+  // per level unchanged; it measures no resource (the rebalancer acts on the hottest level only).
+  size_t below_hottest = 0;
 
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;

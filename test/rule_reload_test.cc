@@ -96,9 +96,10 @@ TEST(RuleReload, ANewKeyOfTheFormatIsDecidedOn) {
   // A key added to the format takes a restart until rule_reload.cc's kReloadable lists it: this
   // list changes with the format, so the one who adds a key decides whether it reloads.
   EXPECT_EQ(CurrentFormatKeys(),
-            (std::set<std::string>{"interval", "label", "mark", "maxMarked", "maxMarkedFraction",
-                                   "missingDataGrace", "nodeSelector", "onPrometheusDown",
-                                   "prometheus", "rebalance", "releaseAfter", "rules", "taint"}));
+            (std::set<std::string>{"interval", "label", "levels", "mark", "maxMarked",
+                                   "maxMarkedFraction", "missingDataGrace", "nodeSelector",
+                                   "onPrometheusDown", "prometheus", "rebalance", "releaseAfter",
+                                   "rules", "taint"}));
 }
 
 TEST(RuleReload, AnInvalidFileIsRefusedWithItsLine) {

@@ -168,6 +168,7 @@ class ExamplesTest(unittest.TestCase):
                            ("rule-relative.yaml", "cpu-skew: > mean + 20 (clears at mean + 10, for 60 s"),
                            ("rule-relative.yaml", "memory_available: < mean - "),
                            ("rule-taint.yaml", "mark status=presure and taint example.com/hot=true:PreferNoSchedule"),
+                           ("rule-graded.yaml", "levels, coolest first: warm (status=warm), hot (status=presure)"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
                            ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
                                                    "(marked status=underused, 1 at once)")]:
