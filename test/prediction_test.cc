@@ -66,6 +66,21 @@ TEST(Prediction, LocalDaysFollowTheTimeZoneAndItsDaylightSaving) {
   EXPECT_NE(MakeDayQuery("x", PredictConfig{}, fall).expr.find("[90000s:60s]"), std::string::npos);
 }
 
+TEST(Prediction, ADayWhoseMidnightIsSkippedStartsAtTheChange) {
+  if (!std::filesystem::exists("/usr/share/zoneinfo/Asia/Beirut")) GTEST_SKIP() << "no tz database";
+  auto beirut = TimeZone::Load("Asia/Beirut");
+  ASSERT_TRUE(beirut.ok());
+  // Lebanon springs forward at local midnight (last Sunday of March, 00:00 EET -> 01:00 EEST):
+  // March 29 has no 00:00; it starts at the change, 22:00Z on the 28th, and has 23 hours.
+  const int64_t day = LocalDay(kMar29 + 12 * 3600, *beirut);
+  EXPECT_EQ(DayName(day), "2026-03-29");
+  const DayWindow w = DayBounds(day, *beirut);
+  EXPECT_EQ(w.start, kMar29 - 2 * 3600);
+  EXPECT_EQ(LocalDay(w.start, *beirut), day);
+  EXPECT_EQ(LocalDay(w.start - 1, *beirut), day - 1);
+  EXPECT_EQ(w.end - w.start, 23 * 3600);
+}
+
 TEST(Prediction, RecentDaysWeighMore) {
   EXPECT_DOUBLE_EQ(DayWeight(0, 2 * 86400), 1);
   EXPECT_DOUBLE_EQ(DayWeight(2, 2 * 86400), 0.5);
