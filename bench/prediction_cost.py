@@ -185,6 +185,13 @@ def main():
                 "reads as many samples as the 8 day queries together. Prometheus's default "
                 "`--query.max-samples` (50,000,000) bounds the samples one query holds at once.\n\n" %
                 (2, "{:,}".format(86400 // INTERVAL)))
+        for r in results:
+            day, naive = med(r["runs"]["day"], "exec"), med(r["runs"]["naive"], "exec")
+            f.write("At {:,} nodes Prometheus spends {:.1f} s a day on the cached rule (one day query) and "
+                    "{:,.0f} s a day on the naive one ({:.1f} s a cycle{}).\n".format(
+                        r["nodes"], day, naive * (86400 // INTERVAL), naive,
+                        ": longer than the %d s cycle itself" % INTERVAL if naive > INTERVAL else ""))
+        f.write("\n")
         f.write("Backfill took " + ", ".join("%.0f s at %s nodes" % (r["backfill_seconds"], "{:,}".format(r["nodes"]))
                                              for r in results) + " (writing the file included).\n")
     print("wrote bench/PREDICTION.md", file=sys.stderr)
