@@ -248,6 +248,12 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
     auto tz = TimeZone::Load(o.rules.rebalance.time_zone);
     if (!tz.ok()) return tz.status().Prepend(FLAGS_r + ": rebalance.timeZone");
   }
+  for (const Rule& r : o.rules.rules) {  // a predict rule's days start in its zone
+    if (!r.predict.enabled) continue;
+    auto tz = TimeZone::Load(r.predict.time_zone);
+    if (!tz.ok())
+      return tz.status().Prepend(FLAGS_r + ": rule \"" + r.name + "\": predict.timeZone");
+  }
   o.check_only = FLAGS_check_config;
   o.cleanup = FLAGS_cleanup;
   if (o.check_only && o.cleanup)
@@ -425,6 +431,11 @@ std::string DescribeConfig(const Options& o) {
          << " (clears at mean " << (greater ? "+ " : "- ") << r.clear_threshold << ", for "
          << r.for_seconds << " s; mean of the managed nodes' values, at least " << r.min_nodes
          << "): " << r.query << "\n";
+    if (r.predict.enabled)
+      os << "    predicted: the daily P" << r.predict.quantile * 100 << " of the last "
+         << r.predict.days << " finished days (" << r.predict.time_zone << "), half-life "
+         << r.predict.half_life_seconds / 86400 << " d, at least " << r.predict.min_days
+         << " days with data\n";
   }
   if (o.rules.rebalance.enabled) os << "  " << DescribeRebalance(o.rules) << "\n";
   return os.str();

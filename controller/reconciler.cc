@@ -123,6 +123,7 @@ void Reconciler::ApplyReload() {
   decider_.Rebase(next->rules, FromSeconds(grace));
   rules_ = next->rules;
   IndexRules();
+  predictions_.Retain(rules_);
   herd_cap_ = HerdCap{next->max_marked_fraction, next->max_marked};
   outage_policy_ = OutagePolicy{next->release_on_outage, next->release_after_seconds};
   LOG(INFO) << next->source << " reloaded: " << rules_.size() << " rules, " << kept
@@ -228,6 +229,7 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
       continue;
     }
     futures.push_back(std::async(std::launch::async, [this, r, a = acc[r].get()] {
+      if (rules_[r].predict.enabled) return predictions_.Query(rules_[r], &label_filters_[r], a);
       return prom_->Query(rules_[r].query, &label_filters_[r], a);
     }));
     if (rules_[r].age_query.empty()) continue;

@@ -26,6 +26,7 @@
 #include "controller/event_recorder.h"
 #include "controller/label_writer.h"
 #include "controller/leadership.h"
+#include "controller/prediction_source.h"
 #include "controller/rebalancer.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
@@ -339,6 +340,9 @@ class Reconciler {
   DurationMetrics durations_;               // thread-safe itself
   // GUARDED_BY(mu_): replaced, never changed in place, so a published report may share it.
   std::shared_ptr<const std::vector<MarkChange>> recent_changes_;
+  // The `predict:` rules' histories of finished days; their values come from here, not from a
+  // query of now.
+  PredictionSource predictions_{prom_, clock_};
 };
 
 }  // namespace ds

@@ -62,11 +62,28 @@ std::string HttpPrometheusClient::CredentialsSent() const {
   return "no credentials";
 }
 
+StatusOr<QueryResult> PrometheusClient::QueryAt(const std::string&, double, const LabelFilter*) {
+  return Status::Internal("this Prometheus client cannot evaluate a query at a given time");
+}
+
 StatusOr<QueryResult> HttpPrometheusClient::Query(const std::string& expr, const LabelFilter* keep,
                                                   SampleSink* sink) {
+  return Run(expr, "", keep, sink);
+}
+
+StatusOr<QueryResult> HttpPrometheusClient::QueryAt(const std::string& expr, double eval_time,
+                                                    const LabelFilter* keep) {
+  char time[48];
+  std::snprintf(time, sizeof(time), "&time=%.3f", eval_time);
+  return Run(expr, time, keep, nullptr);
+}
+
+StatusOr<QueryResult> HttpPrometheusClient::Run(const std::string& expr,
+                                                const std::string& time_param,
+                                                const LabelFilter* keep, SampleSink* sink) {
   char timeout[32];
   std::snprintf(timeout, sizeof(timeout), "%.3f", timeout_seconds_);  // float seconds
-  std::string form = "query=" + UrlEncode(expr) + "&timeout=" + timeout;
+  std::string form = "query=" + UrlEncode(expr) + "&timeout=" + timeout + time_param;
   HttpRequest req;
   req.timeout_seconds = timeout_seconds_ + 1;  // let Prometheus report its own timeout first
   ASSIGN_OR_RETURN(req.headers, Headers());

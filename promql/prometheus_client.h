@@ -24,6 +24,11 @@ class PrometheusClient {
   // to the sink exactly once (after any Reset) and the result's `samples` stay empty.
   virtual StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* keep = nullptr,
                                       SampleSink* sink = nullptr) = 0;
+  // The same, evaluated at `eval_time` (Unix seconds) instead of now: a rule's `predict:` asks
+  // for finished days (rules/prediction.h). Errors as Query's; kInternal from a client that
+  // cannot choose the evaluation time (the default).
+  virtual StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
+                                        const LabelFilter* keep = nullptr);
 };
 
 // Checks a Prometheus base URL ("http(s)://host:port[/prefix]") and returns it without a
@@ -54,8 +59,14 @@ class HttpPrometheusClient : public PrometheusClient {
                        const HttpAuthConfig& auth = {});
   StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* keep = nullptr,
                               SampleSink* sink = nullptr) override;
+  // Adds `&time=<eval_time>` (seconds with milliseconds) to the form.
+  StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
+                                const LabelFilter* keep = nullptr) override;
 
  private:
+  // `time_param`: "" (now) or "&time=...".
+  StatusOr<QueryResult> Run(const std::string& expr, const std::string& time_param,
+                            const LabelFilter* keep, SampleSink* sink);
   // The headers every request carries, credentials included.
   StatusOr<std::vector<std::string>> Headers();
   // What a 401/403 answer refused, for its message (never the secret itself).

@@ -26,6 +26,17 @@ std::string Where(const std::string& source, const YAML::Node& n) {
   return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
 }
 
+// An IANA name (Europe/Berlin) or UTC: letters, digits, '/', '_', '-', '+', and no way out of
+// the zoneinfo folder.
+bool TimeZoneNameOk(const std::string& name) {
+  bool ok =
+      !name.empty() && name.size() < 64 && name[0] != '/' && name.find("..") == std::string::npos;
+  for (char c : name)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' || c == '-' ||
+                c == '+');
+  return ok;
+}
+
 class Parser {
  public:
   explicit Parser(std::string source) : source_(std::move(source)) {}
@@ -401,7 +412,7 @@ class Parser {
     RETURN_NOT_OK(
         CheckKeys(n, f,
                   {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel",
-                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes", "levels"}));
+                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes", "levels", "predict"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -514,6 +525,7 @@ class Parser {
         return Error(n["ageQuery"], f + ": ageQuery",
                      "needs maxAge (how old a node's last update may be)");
     }
+    if (n["predict"]) RETURN_NOT_OK(ParsePredict(n, f, &r));
     cfg->rules.push_back(r);
     if (n["levels"]) RETURN_NOT_OK(ParseRuleLevels(n["levels"], f, r, cfg));
     return Status::OK();
@@ -644,6 +656,59 @@ class Parser {
       hotter = t;
       hotter_name = mark.LevelName(below);
       cfg->rules.push_back(std::move(*by_level[below]));
+    }
+    return Status::OK();
+  }
+
+  // A rule's `predict:` block (rules/prediction.h). `n` is the rule's mapping.
+  Status ParsePredict(const YAML::Node& n, const std::string& f, Rule* r) const {
+    const YAML::Node p = n["predict"];
+    const std::string pf = f + ": predict";
+    RETURN_NOT_OK(
+        CheckKeys(p, pf, {"days", "quantile", "halfLife", "minDays", "resolution", "timeZone"}));
+    // A prediction is a day's level, not a current reading: an update age says nothing about it.
+    if (n["maxAge"])
+      return Error(n["maxAge"], f + ": maxAge", "not with predict (finished days do not age)");
+    PredictConfig& c = r->predict;
+    c.enabled = true;
+    if (p["days"]) {
+      ASSIGN_OR_RETURN(c.days, Count(p["days"], pf + ".days"));
+      // Each day is one cached vector per rule; a quarter of history is more than a daily
+      // pattern needs and keeps the first fill bounded.
+      if (c.days < 1 || c.days > 90)
+        return Error(p["days"], pf + ".days", "must be a whole number from 1 to 90");
+    }
+    if (p["quantile"]) {
+      ASSIGN_OR_RETURN(c.quantile, Number(p["quantile"], pf + ".quantile"));
+      if (c.quantile < 0 || c.quantile > 1)
+        return Error(p["quantile"], pf + ".quantile", "must be from 0 to 1 (0.95: the P95)");
+    }
+    if (p["halfLife"]) {
+      ASSIGN_OR_RETURN(c.half_life_seconds, Seconds(p["halfLife"], pf + ".halfLife"));
+      if (c.half_life_seconds < 3600)
+        return Error(p["halfLife"], pf + ".halfLife",
+                     "must be at least 1h (how much older a day weighing half as much is)");
+    }
+    if (p["minDays"]) {
+      ASSIGN_OR_RETURN(c.min_days, Count(p["minDays"], pf + ".minDays"));
+      if (c.min_days < 1) return Error(p["minDays"], pf + ".minDays", "must be at least 1");
+    }
+    if (c.min_days > c.days)
+      return Error(
+          p["minDays"] ? p["minDays"] : p, pf + ".minDays",
+          "must not exceed days (" + std::to_string(c.days) + "): no node could ever have a value");
+    if (p["resolution"]) {
+      ASSIGN_OR_RETURN(c.resolution_seconds, Seconds(p["resolution"], pf + ".resolution"));
+      if (c.resolution_seconds < 1 || c.resolution_seconds > 3600 ||
+          c.resolution_seconds != std::floor(c.resolution_seconds))
+        return Error(p["resolution"], pf + ".resolution",
+                     "must be whole seconds from 1s to 1h (the step of each day's subquery)");
+    }
+    if (p["timeZone"]) {
+      ASSIGN_OR_RETURN(c.time_zone, String(p["timeZone"], pf + ".timeZone"));
+      if (!TimeZoneNameOk(c.time_zone))
+        return Error(p["timeZone"], pf + ".timeZone",
+                     "\"" + c.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
     }
     return Status::OK();
   }
@@ -866,9 +931,11 @@ StatusOr<double> ParseDuration(const std::string& text) {
       total += v * 60;
     else if (unit == "h")
       total += v * 3600;
+    else if (unit == "d")  // as in PromQL; predict's halfLife is counted in days
+      total += v * 86400;
     else
       return Status::InvalidArgument("\"" + text + "\": unknown unit \"" + unit +
-                                     "\" (use ms, s, m, h)");
+                                     "\" (use ms, s, m, h, d)");
   }
   return total;
 }

@@ -27,6 +27,8 @@
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
 //        nodeLabel: instance, maxAge: 2m, ageQuery: 'push_time_seconds{job="..."}'}
 //     - {name: cpu-skew, query: "...", relativeTo: mean, threshold: 20, minNodes: 3}
+//     - {name: cpu-peak, query: "...", threshold: 80, predict: {days: 8, quantile: 0.95,
+//        halfLife: 2d, minDays: 3, resolution: 1m, timeZone: UTC}}
 //   rebalance: {...}               # rebalance/rebalance_config.h
 //   levels: [{name: warm, value: warm}, {name: hot}]   # graded marks (rules/mark.h), coolest
 //   # first; a rule gives a cooler level's thresholds as levels: {warm: {threshold: 60}}
@@ -40,6 +42,7 @@
 #include "common/status.h"
 #include "rebalance/rebalance_config.h"
 #include "rules/mark.h"
+#include "rules/prediction.h"
 
 namespace ds {
 
@@ -81,6 +84,9 @@ struct Rule {
   // "<rule>@<level>", with that level's thresholds, so hysteresis, `for`, grace and adoption work
   // per level unchanged; it measures no resource (the rebalancer acts on the hottest level only).
   size_t below_hottest = 0;
+  // `predict:` (rules/prediction.h): the rule's value per node is predicted from the daily
+  // quantiles of `query` over the last finished days, not read from now.
+  PredictConfig predict;
 
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;
@@ -122,7 +128,7 @@ inline double MissingDataGraceSeconds(const RuleConfig& cfg, double interval_sec
   return cfg.missing_data_grace_seconds > 0 ? cfg.missing_data_grace_seconds : 3 * interval_seconds;
 }
 
-// Parses "30s", "1m30s", "500ms", "2h", or a bare number of seconds. Negative is an error.
+// Parses "30s", "1m30s", "500ms", "2h", "2d", or a bare number of seconds. Negative is an error.
 StatusOr<double> ParseDuration(const std::string& text);
 
 // Parses and validates YAML text. `source` names the file in every error, which has the form

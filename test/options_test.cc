@@ -317,6 +317,18 @@ TEST_F(OptionsTest, TheEvictionWindowsZoneMustExist) {
       << o.status().message();
 }
 
+TEST_F(OptionsTest, APredictRulesZoneMustExist) {
+  const std::string bad = Write("ptz.yaml",
+                                "rules:\n  - {name: peak, query: cpu_pct, threshold: 80, predict: "
+                                "{timeZone: Mars/Tharsis}}\n");
+  auto o = Parse({"-check_config", "-r", bad});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find(
+                "ptz.yaml: rule \"peak\": predict.timeZone: time zone \"Mars/Tharsis\""),
+            std::string::npos)
+      << o.status().message();
+}
+
 TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
   struct Case {
     std::vector<std::string> extra;

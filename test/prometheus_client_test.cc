@@ -68,6 +68,18 @@ TEST(HttpPrometheusClient, GetCarriesEncodedQueryAndTimeout) {
   EXPECT_FALSE(req.Header("Content-Type").has_value());
 }
 
+TEST(HttpPrometheusClient, QueryAtCarriesTheEvaluationTime) {
+  FakeHttpTransport t;
+  t.AddResponse(200, kVector);
+  HttpPrometheusClient client(&t, kBase, 10);
+  LabelFilter keep{"node"};
+  auto r = client.QueryAt("up", 1795651199.999, &keep);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->samples.empty()) << "decoded like any answer";
+  EXPECT_EQ(t.last_request().request.url,
+            "http://prom:9090/api/v1/query?query=up&timeout=10.000&time=1795651199.999");
+}
+
 TEST(HttpPrometheusClient, LongQueryIsPostedAsForm) {
   // The form is "query=<encoded>&timeout=10.000": 21 bytes around the encoded query.
   const size_t fits = kMaxGetQueryBytes - 21;

@@ -479,7 +479,7 @@ TEST(ParseDuration, Forms) {
   EXPECT_EQ(*ParseDuration("0"), 0);
   EXPECT_FALSE(ParseDuration("").ok());
   EXPECT_FALSE(ParseDuration("-3").ok());
-  EXPECT_FALSE(ParseDuration("3d").ok());
+  EXPECT_FALSE(ParseDuration("3w").ok());
   EXPECT_FALSE(ParseDuration("s").ok());
 }
 
@@ -590,6 +590,78 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_tls_key",
                 "prometheus:\n  tls: {ca: c}\nrules:\n  - {name: a, query: q, threshold: 1}\n",
                 "prometheus.tls.ca: unknown field"}),
+    [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
+
+TEST(RuleConfig, PredictBlock) {
+  auto cfg = ParseRuleConfig(R"(rules:
+  - name: cpu-peak
+    query: node_cpu_percent
+    threshold: 80
+    predict: {days: 14, quantile: 0.99, halfLife: 3d12h, minDays: 5, resolution: 5m,
+              timeZone: Europe/Berlin}
+  - {name: mem-peak, query: mem, threshold: 90, predict: {}}
+  - {name: cpu, query: node_cpu_percent, threshold: 80}
+)",
+                             "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const PredictConfig& p = cfg->rules[0].predict;
+  EXPECT_TRUE(p.enabled);
+  EXPECT_EQ(p.days, 14u);
+  EXPECT_EQ(p.quantile, 0.99);
+  EXPECT_EQ(p.half_life_seconds, 3.5 * 86400);
+  EXPECT_EQ(p.min_days, 5u);
+  EXPECT_EQ(p.resolution_seconds, 300);
+  EXPECT_EQ(p.time_zone, "Europe/Berlin");
+  // The defaults: the daily P95 of the last 8 days, half weight two days back.
+  const PredictConfig& d = cfg->rules[1].predict;
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.days, 8u);
+  EXPECT_EQ(d.quantile, 0.95);
+  EXPECT_EQ(d.half_life_seconds, 2 * 86400);
+  EXPECT_EQ(d.min_days, 3u);
+  EXPECT_EQ(d.resolution_seconds, 60);
+  EXPECT_EQ(d.time_zone, "UTC");
+  EXPECT_FALSE(cfg->rules[2].predict.enabled);
+  // A reload that changes the prediction is a changed rule (its history starts afresh).
+  Rule a = cfg->rules[1], b = a;
+  b.predict.days = 7;
+  EXPECT_FALSE(a == b);
+}
+
+TEST(ParseDuration, DaysAsInPromQL) {
+  EXPECT_EQ(*ParseDuration("2d"), 2 * 86400);
+  EXPECT_EQ(*ParseDuration("1d12h"), 1.5 * 86400);
+}
+
+#define P1 "rules:\n  - name: a\n    query: up\n    threshold: 5\n"
+INSTANTIATE_TEST_SUITE_P(
+    Predict, RuleConfigErrors,
+    ::testing::Values(
+        BadCase{"predict_not_map", P1 "    predict: yes\n",
+                "rules.yaml:5:14: rule \"a\": predict: must be a mapping"},
+        BadCase{"predict_unknown_key", P1 "    predict: {day: 8}\n",
+                "rules.yaml:5:15: rule \"a\": predict.day: unknown field"},
+        BadCase{"predict_days_zero", P1 "    predict: {days: 0}\n",
+                "rules.yaml:5:21: rule \"a\": predict.days: must be a whole number from 1 to 90"},
+        BadCase{"predict_days_fraction", P1 "    predict: {days: 2.5}\n",
+                "predict.days: must be a whole number"},
+        BadCase{"predict_quantile", P1 "    predict: {quantile: 95}\n",
+                "rules.yaml:5:25: rule \"a\": predict.quantile: must be from 0 to 1"},
+        BadCase{"predict_half_life", P1 "    predict: {halfLife: 10m}\n",
+                "rules.yaml:5:25: rule \"a\": predict.halfLife: must be at least 1h"},
+        BadCase{"predict_half_life_unit", P1 "    predict: {halfLife: 2w}\n",
+                "predict.halfLife: \"2w\": unknown unit"},
+        BadCase{"predict_min_days", P1 "    predict: {days: 3, minDays: 4}\n",
+                "rules.yaml:5:33: rule \"a\": predict.minDays: must not exceed days (3)"},
+        BadCase{"predict_min_days_default", P1 "    predict: {days: 2}\n",
+                "rules.yaml:5:14: rule \"a\": predict.minDays: must not exceed days (2)"},
+        BadCase{"predict_resolution", P1 "    predict: {resolution: 1500ms}\n",
+                "rules.yaml:5:27: rule \"a\": predict.resolution: must be whole seconds"},
+        BadCase{"predict_zone", P1 "    predict: {timeZone: ../../etc/passwd}\n",
+                "rules.yaml:5:25: rule \"a\": predict.timeZone: \"../../etc/passwd\" is not a "
+                "time zone name"},
+        BadCase{"predict_max_age", P1 "    maxAge: 1m\n    predict: {}\n",
+                "rules.yaml:5:13: rule \"a\": maxAge: not with predict"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

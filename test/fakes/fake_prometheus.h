@@ -32,6 +32,22 @@ class FakePrometheus : public PrometheusClient {
     results_[expr] = std::move(r);
     errors_.erase(expr);
   }
+  // Sets `expr` evaluated at `eval_time` (QueryAt) to return these values; other times of the
+  // same expression answer as Query would.
+  void SetValuesAt(const std::string& expr, double eval_time,
+                   const std::vector<std::pair<std::string, double>>& values,
+                   const std::string& label = "node") {
+    QueryResult r;
+    r.result_type = "vector";
+    for (const auto& [node, v] : values) r.samples.push_back(Sample{{{label, node}}, v, eval_time});
+    std::lock_guard<std::mutex> l(mu_);
+    results_at_[{expr, eval_time}] = r;
+  }
+  // The evaluation times QueryAt was asked for, in order.
+  std::vector<std::pair<std::string, double>> queries_at() {
+    std::lock_guard<std::mutex> l(mu_);
+    return queries_at_;
+  }
   void SetError(const std::string& expr, Status st) {
     std::lock_guard<std::mutex> l(mu_);
     errors_[expr] = std::move(st);
@@ -66,10 +82,25 @@ class FakePrometheus : public PrometheusClient {
     empty.result_type = "vector";
     return empty;
   }
+  StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
+                                const LabelFilter* = nullptr) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      queries_at_.emplace_back(expr, eval_time);
+      if (!errors_.count(expr))
+        if (auto it = results_at_.find({expr, eval_time}); it != results_at_.end()) {
+          ++calls_[expr];
+          return it->second;
+        }
+    }
+    return Query(expr);
+  }
 
  private:
   std::mutex mu_;
   std::map<std::string, QueryResult> results_;
+  std::map<std::pair<std::string, double>, QueryResult> results_at_;
+  std::vector<std::pair<std::string, double>> queries_at_;
   std::map<std::string, Status> errors_;
   std::map<std::string, int> calls_;
   std::map<std::string, std::function<void()>> hooks_;

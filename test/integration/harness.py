@@ -111,10 +111,24 @@ class Process:
             return f.read().decode(errors="replace")
 
 
+def backfill(openmetrics, data_dir, work_dir):
+    """Writes OpenMetrics samples (timestamps in seconds, "# EOF" last) into a TSDB directory as
+    blocks, before Prometheus opens it. Day-long blocks: the default 2 h makes 12 blocks a day."""
+    path = os.path.join(work_dir, "history.om")
+    with open(path, "w") as f:
+        f.write(openmetrics)
+    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=24h",
+                    path, data_dir], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                   timeout=120)
+
+
 class Stack:
     """Prometheus + pushgateway + simulator. Use start()/stop() from setUpClass/tearDownClass."""
 
-    def __init__(self, nodes=8, control_plane=1, rule_files=(), sim_args=()):
+    def __init__(self, nodes=8, control_plane=1, rule_files=(), sim_args=(), prom_history=None):
+        """prom_history: OpenMetrics text (ending in "# EOF") written into Prometheus's TSDB with
+        promtool before it starts, for tests that need days of history; retention is then 30 d."""
+        self.prom_history = prom_history
         self.sim_args = list(sim_args)
         self.nodes = nodes
         self.control_plane = control_plane
@@ -135,11 +149,14 @@ class Stack:
         self.procs.append(Process("pushgateway", [
             "prometheus-pushgateway", "--web.listen-address=127.0.0.1:%d" % self.pgw_port,
             "--persistence.file=", "--web.enable-admin-api"], self.dir))
+        if self.prom_history is not None:
+            backfill(self.prom_history, os.path.join(self.dir, "prom-data"), self.dir)
         self.procs.append(Process("prometheus", [
             "prometheus", "--config.file=" + os.path.join(self.dir, "prometheus.yml"),
             "--storage.tsdb.path=" + os.path.join(self.dir, "prom-data"),
             "--web.listen-address=127.0.0.1:%d" % self.prom_port, "--web.enable-admin-api",
-            "--web.enable-lifecycle", "--storage.tsdb.retention.time=1h"], self.dir))
+            "--web.enable-lifecycle",
+            "--storage.tsdb.retention.time=" + ("1h" if self.prom_history is None else "30d")], self.dir))
         self.start_sim()
         # /-/ready is not enough: the first scrape happens ~6 s after start.
         wait_until(lambda: "pushgateway" in self.query_raw('up{job="pushgateway"}==1'), 30,

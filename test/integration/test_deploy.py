@@ -167,6 +167,8 @@ class ExamplesTest(unittest.TestCase):
                            ("rule-mimir.yaml", "current format"),
                            ("rule-relative.yaml", "cpu-skew: > mean + 20 (clears at mean + 10, for 60 s"),
                            ("rule-relative.yaml", "memory_available: < mean - "),
+                           ("rule-prediction.yaml", "predicted: the daily P95 of the last 8 finished days "
+                                                    "(Europe/Berlin), half-life 2 d"),
                            ("rule-taint.yaml", "mark status=presure and taint example.com/hot=true:PreferNoSchedule"),
                            ("rule-graded.yaml", "levels, coolest first: warm (status=warm), hot (status=presure)"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
