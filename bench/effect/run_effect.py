@@ -355,12 +355,13 @@ def main():
             parts = []
             for v in binds:
                 c, o = with_cap[v], cap_off[v]
-                parts.append("at threshold %g the cap %s hot node-minutes by %s (%s → %s)"
-                             % (v, "saves" if hot(c) < hot(o) else "costs",
-                                "%.0f %%" % abs(100.0 * (hot(o) - hot(c)) / max(1.0, hot(o))),
-                                fmt(hot(o)), fmt(hot(c))))
-            w("Where the cap binds, " + "; ".join(parts) + ". Without it a low threshold marks "
-              "nearly every node at the daily peak, and a mark on every node steers nothing.")
+                parts.append("at threshold %g, %s hot node-minutes with the cap and %s without it "
+                             "(the cap: %s; uncapped, %s of %d nodes were marked at once)"
+                             % (v, fmt(hot(c)), fmt(hot(o)), pct(hot(c), hot(o)),
+                                fmt(o.get("marked_max", 0)), o["nodes"]))
+            w("Where the cap binds: " + "; ".join(parts) + ". A mark on most nodes steers new "
+              "pods nowhere in particular, and the rebalancer's destinations are the few unmarked "
+              "nodes.")
         else:
             w("The cap never binds at these thresholds.")
         w("")
