@@ -149,7 +149,8 @@ class EffectCheckIT(unittest.TestCase):
             r_on = next(i for i, r in enumerate(real_rows) if k in r)
             onsets.append(r_on - s_on)
         j = jaccard(sim_nodes, real_nodes)
-        ratio = max(sim_time, real_time) / max(1e-9, min(sim_time, real_time))
+        ratio = (max(sim_time, real_time) / min(sim_time, real_time) if min(sim_time, real_time) > 0
+                 else float("inf"))
         report = ("effect check: %d nodes, %d steps (%.0f simulated min) in %.0f s; marked by the "
                   "simulation %s, by the real controller %s; Jaccard %.2f; marked node-minutes "
                   "%.1f simulated vs %.1f real (factor %.2f); hot node-minutes (same input) "
