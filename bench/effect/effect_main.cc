@@ -171,13 +171,16 @@ int WriteTrace(const effect::EffectParams& p, const std::string& scenario,
     w.StartObject();
     w.Key("t");
     w.Double(sim.now() - p.step_seconds);  // Step() has moved the clock past the step it ran
-    for (const char* k : {"cpu_seen", "cpu", "memory"}) {
-      w.Key(k);
+    using View = effect::Simulation::NodeView;
+    auto column = [&](const char* key, double View::*field) {
+      w.Key(key);
       w.StartArray();
-      for (const auto& v : views)
-        w.Double(k[3] == '_' ? v.cpu_seen : (k[0] == 'c' ? v.cpu : v.memory));
+      for (const View& v : views) w.Double(v.*field);
       w.EndArray();
-    }
+    };
+    column("cpu_seen", &View::cpu_seen);
+    column("cpu", &View::cpu);
+    column("memory", &View::memory);
     w.Key("marked");
     w.StartArray();
     for (size_t k = 0; k < views.size(); ++k)
