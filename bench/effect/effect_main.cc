@@ -3,11 +3,17 @@
 //
 //   effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--no-scenarios] [--nodes N]
 //              [--days D] [--jobs N] [--out FILE]
+//   effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] [--days D]
+//
+// --trace runs one scenario (default marks-w100) and writes, for every step, what each node's
+// rules saw and which nodes carried the mark: the check against the real controller
+// (test/integration/test_effect_check.py) replays those values through Prometheus.
 //
 // The simulation is pure; this shell reads the file, runs the simulations (on --jobs threads,
 // each simulation on one) and measures their wall time.
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/prettywriter.h>
+#include <rapidjson/writer.h>
 
 #include <atomic>
 #include <chrono>
@@ -47,7 +53,9 @@ double ThreadCpuSeconds() {
 int Usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] "
-               "[--no-scenarios] [--nodes N] [--days D] [--jobs N] [--out FILE]\n",
+               "[--no-scenarios] [--nodes N] [--days D] [--jobs N] [--out FILE]\n"
+               "       effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] "
+               "[--days D]\n",
                why);
   return 2;
 }
@@ -108,11 +116,106 @@ void WriteFigures(W* w, const Run& r) {
   w->EndObject();
 }
 
+// One scenario, step by step: per step the time, and per node the cpu % its rule saw (through
+// the rate lag), its real cpu % and memory %, and whether it was marked after that step's cycle.
+int WriteTrace(const effect::EffectParams& p, const std::string& scenario,
+               const std::string& path) {
+  std::ofstream os(path);
+  if (!os) {
+    std::fprintf(stderr, "%s: cannot write\n", path.c_str());
+    return 1;
+  }
+  effect::Simulation sim(p, effect::ScenarioNamed(scenario, p));
+  rapidjson::OStreamWrapper osw(os);
+  rapidjson::Writer<rapidjson::OStreamWrapper> w(osw);
+  w.SetMaxDecimalPlaces(3);
+  w.StartObject();
+  w.Key("scenario");
+  w.String(scenario.c_str());
+  w.Key("seed");
+  w.Uint64(p.seed);
+  w.Key("step_seconds");
+  w.Double(p.step_seconds);
+  w.Key("interval_seconds");
+  w.Double(p.rules.interval_seconds > 0 ? p.rules.interval_seconds : p.step_seconds);
+  w.Key("max_marked_fraction");
+  w.Double(p.rules.max_marked_fraction);
+  w.Key("measure_cpu");
+  w.Double(p.measure_cpu);
+  w.Key("measure_memory");
+  w.Double(p.measure_memory);
+  w.Key("rules");
+  w.StartArray();
+  for (const ds::Rule& r : p.rules.rules) {
+    w.StartObject();
+    w.Key("name");
+    w.String(r.name.c_str());
+    w.Key("resource");
+    w.String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
+    w.Key("threshold");
+    w.Double(r.threshold);
+    w.Key("clear");
+    w.Double(r.clear_threshold);
+    w.Key("for");
+    w.Double(r.for_seconds);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("steps");
+  w.StartArray();
+  std::vector<std::string> names;
+  while (sim.Step()) {
+    const auto views = sim.NodeViews();
+    if (names.empty())
+      for (const auto& v : views) names.push_back(v.name);
+    w.StartObject();
+    w.Key("t");
+    w.Double(sim.now() - p.step_seconds);  // Step() has moved the clock past the step it ran
+    using View = effect::Simulation::NodeView;
+    auto column = [&](const char* key, double View::*field) {
+      w.Key(key);
+      w.StartArray();
+      for (const View& v : views) w.Double(v.*field);
+      w.EndArray();
+    };
+    column("cpu_seen", &View::cpu_seen);
+    column("cpu", &View::cpu);
+    column("memory", &View::memory);
+    w.Key("marked");
+    w.StartArray();
+    for (size_t k = 0; k < views.size(); ++k)
+      if (views[k].marked) w.Uint64(k);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("nodes");
+  w.StartArray();
+  for (const auto& n : names) w.String(n.c_str());
+  w.EndArray();
+  const effect::Figures& f = sim.figures();
+  w.Key("node_minutes_cpu");
+  w.Double(f.node_minutes_cpu);
+  w.Key("node_minutes_memory");
+  w.Double(f.node_minutes_memory);
+  w.Key("marked_node_minutes");
+  w.Double(f.marked_node_minutes);
+  w.Key("pods_bound");
+  w.Uint64(f.pods_bound);
+  w.Key("kubelet_evictions");
+  w.Uint64(f.kubelet_evictions);
+  w.Key("evictions");
+  w.Uint64(f.evictions);
+  w.EndObject();
+  os << "\n";
+  return os ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return Usage("missing the parameter file");
-  std::string out_path, only;
+  std::string out_path, only, trace_path;
   bool sweep = false, scenarios = true;
   double nodes = 0, days = 0, jobs = 1;
   for (int i = 2; i < argc; ++i) {
@@ -132,6 +235,10 @@ int main(int argc, char** argv) {
       const char* v = value();
       if (!v) return Usage("--scenarios needs a list");
       only = v;
+    } else if (a == "--trace") {
+      const char* v = value();
+      if (!v) return Usage("--trace needs a file");
+      trace_path = v;
     } else if (a == "--out") {
       const char* v = value();
       if (!v) return Usage("--out needs a file");
@@ -154,6 +261,13 @@ int main(int argc, char** argv) {
   effect::EffectParams base = *loaded;
   if (nodes > 0) base.nodes.count = static_cast<size_t>(nodes);
   if (days > 0) base.days = days;
+  if (!trace_path.empty()) {
+    const std::string scenario = only.empty() ? "marks-w100" : only;
+    bool known = false;
+    for (const auto& k : effect::KnownScenarios()) known = known || k == scenario;
+    if (!known) return Usage(("--trace runs one known scenario, not " + scenario).c_str());
+    return WriteTrace(base, scenario, trace_path);
+  }
 
   std::vector<Run> runs;
   if (scenarios) {
@@ -213,6 +327,18 @@ int main(int argc, char** argv) {
       effect::EffectParams p = small;
       p.rules.max_marked_fraction = v;
       add("maxMarkedFraction", v, std::move(p));
+    }
+    // The thresholds again with the herd cap off: where the cap binds (low thresholds), what it
+    // changes against an uncapped controller.
+    for (double v : base.sweep.threshold) {
+      effect::EffectParams p = small;
+      for (ds::Rule& r : p.rules.rules) {
+        const double gap = r.threshold - r.clear_threshold;
+        r.threshold = v;
+        r.clear_threshold = v - gap;
+      }
+      p.rules.max_marked_fraction = 1;
+      add("thresholdCapOff", v, std::move(p));
     }
   }
 

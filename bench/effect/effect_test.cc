@@ -194,6 +194,42 @@ TEST(ParamsTest, TheShippedParametersLoad) {
   EXPECT_EQ(p->rules.max_marked_fraction, 0.5);
 }
 
+// The trace preset and the check's cluster load as well. The check's cluster has no churn, which
+// test_effect_check.py relies on: its pods never move, so usage does not depend on the marks.
+TEST(ParamsTest, TheTraceAndCheckParametersLoad) {
+  auto t = LoadEffectParams(std::string(EFFECT_DIR) + "/params-trace.yaml");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NEAR(t->workload.cpu_usage_ratio.median, 0.388, 1e-9);
+  auto c = LoadEffectParams(std::string(EFFECT_DIR) + "/check.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->workload.rollouts_per_day, 0);
+  EXPECT_EQ(c->workload.scales_per_day, 0);
+  EXPECT_EQ(c->workload.jobs_per_node_hour, 0);
+  EXPECT_EQ(c->workload.leak_share, 0);
+}
+
+// NodeViews (what effect-sim --trace writes) shows each step's marks: summed over the steps they
+// give the figures' marked node-minutes, and the cpu the rules saw is the node's own.
+TEST(SimulationTest, NodeViewsShowTheMarksOfEachStep) {
+  const EffectParams p = Smoke();
+  Simulation sim(p, ScenarioNamed("marks-w100", p));
+  double marked_minutes = 0;
+  size_t steps = 0;
+  while (sim.Step()) {
+    const auto views = sim.NodeViews();
+    ASSERT_EQ(views.size(), p.nodes.count);
+    for (const auto& v : views) {
+      marked_minutes += v.marked ? p.step_seconds / 60 : 0;
+      EXPECT_GE(v.cpu_seen, 0);
+      EXPECT_LE(v.cpu, 100 + 1e-9);  // capped at the node's cores
+    }
+    ++steps;
+  }
+  EXPECT_GT(steps, 0u);
+  EXPECT_GT(marked_minutes, 0);
+  EXPECT_NEAR(marked_minutes, sim.figures().marked_node_minutes, 1e-6);
+}
+
 TEST(DeschedulerTest, MovesRequestsFromOverToUnderutilizedNodes) {
   DeschedulerParams p;                                                       // 20 % / 50 %
   DeschedNode over{100, 100, 100, {{30, 10, 1}, {30, 10, 2}, {10, 10, 3}}};  // cpu 70 %

@@ -397,6 +397,14 @@ ds::PodInfo Simulation::Info(uint32_t i) const {
   return info;
 }
 
+std::vector<Simulation::NodeView> Simulation::NodeViews() const {
+  std::vector<NodeView> out(nodes_.size());
+  for (size_t k = 0; k < nodes_.size(); ++k)
+    out[k] = {sched_nodes_[k].name, nodes_[k].cpu_seen, nodes_[k].CpuPercent(),
+              nodes_[k].MemoryPercent(), nodes_[k].marked};
+  return out;
+}
+
 void Simulation::SetMark(uint32_t k, bool on) {
   Node& n = nodes_[k];
   n.marked = on;

@@ -75,6 +75,16 @@ class Simulation {
   }
 
   const Figures& figures() const { return figures_; }
+
+  // Each node as the last step left it: the values its rules saw (cpu through the rate lag) and
+  // whether it carries our mark. effect-sim --trace writes them for the check against the real
+  // controller (test/integration/test_effect_check.py), which replays them through Prometheus.
+  struct NodeView {
+    std::string name;
+    double cpu_seen = 0, cpu = 0, memory = 0;  // % of allocatable
+    bool marked = false;
+  };
+  std::vector<NodeView> NodeViews() const;
   const std::vector<std::string>& violations() const { return violations_; }
   double now() const { return now_; }
   size_t live_pods() const { return live_pods_; }
