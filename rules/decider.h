@@ -33,6 +33,7 @@
 // briefly absent.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,6 +58,10 @@ struct NodeInput {
 struct RuleInput {
   bool failed = false;  // the query failed this cycle: not evidence, but `for` timers are kept
   const std::vector<double>* values = nullptr;  // per node, NaN = no sample; null when failed
+  // Per node, 0 where the rule does not apply (its nodeSelector, rules/rule_scope.h): there it
+  // gives no value and no evidence, and its state for the node is dropped (a hold ends). Null
+  // or empty: it applies to every node. A node no rule applies to is cold once a query answered.
+  const std::vector<uint8_t>* applies = nullptr;
 };
 
 // A rule's thresholds for one cycle. An absolute rule's are its own. A relative rule's are its
@@ -143,6 +148,7 @@ class Decider {
 
   std::vector<Rule> rules_;
   Duration grace_;
+  std::vector<Duration> rule_grace_;  // per rule: RuleGrace (rules/rule_scope.h)
   std::vector<EffectiveThresholds> thresholds_;
   uint64_t generation_ = 0;
   std::unordered_map<std::string, NodeState> states_;
