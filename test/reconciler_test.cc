@@ -1182,6 +1182,23 @@ TEST_F(IntervalTest, AFailedQueryIsRetriedTheNextCycle) {
   EXPECT_TRUE(Labelled("node-3"));
 }
 
+// A series missing from one answer stays missing until the next query: the rule's grace covers
+// three of its intervals (90 s here, not the 30 s of the others), or one gap would drop its hold.
+TEST_F(IntervalTest, TheGraceOfASlowRuleCoversThreeOfItsIntervals) {
+  Build();
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  Cycle();  // t=10: queried, hot
+  ASSERT_TRUE(Labelled("node-3"));
+  prom_.SetValues("mem_avail", {}, "instance");
+  for (int i = 0; i < 7; ++i) Cycle();  // t=20..80: missing from the answers of t=40 and t=70
+  EXPECT_TRUE(Labelled("node-3")) << "70 s without a value, within 90 s";
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  Cycle();
+  Cycle();  // t=100: queried again
+  EXPECT_TRUE(Labelled("node-3"));
+  EXPECT_EQ(prom_.calls("mem_avail"), 4);
+}
+
 TEST_F(IntervalTest, ATriggeredCycleQueriesEveryRule) {
   Build();
   Cycle();
