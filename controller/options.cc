@@ -17,6 +17,7 @@
 #include "common/web_server.h"
 #include "controller/version.h"
 #include "promql/prometheus_client.h"
+#include "rules/rule_scope.h"
 
 DEFINE_string(prom, "",
               "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
@@ -318,6 +319,9 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.cache.resync_seconds = FLAGS_resync;
   // The selector runs on the server, so the cache only needs our own key.
   o.cache.keep_label_keys = {o.rules.mark.key};
+  // ...and the keys the rules' pools are chosen by (rules[].nodeSelector).
+  for (std::string& k : RuleSelectorKeys(o.rules.rules))
+    if (k != o.rules.mark.key) o.cache.keep_label_keys.push_back(std::move(k));
   if (o.rules.mark.UsesLabel() && !o.rules.node_selector.empty()) {
     o.marked_cache = o.cache;
     o.marked_cache.label_selector = o.rules.mark.key + "=" + o.rules.mark.value;

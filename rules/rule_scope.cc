@@ -33,6 +33,19 @@ std::vector<std::vector<uint8_t>> RuleScope::Applies(
   return out;
 }
 
+std::vector<std::string> RuleSelectorKeys(const std::vector<Rule>& rules) {
+  std::vector<std::string> keys;
+  for (const Rule& r : rules) {
+    if (r.node_selector.empty()) continue;
+    auto sel = LabelSelector::Parse(r.node_selector);
+    if (!sel.ok()) continue;
+    for (std::string& k : sel->Keys()) keys.push_back(std::move(k));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
 void MaskOutOfScope(const std::vector<uint8_t>& applies, std::vector<double>* values) {
   if (applies.empty()) return;
   for (size_t i = 0; i < values->size() && i < applies.size(); ++i)

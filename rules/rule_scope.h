@@ -49,6 +49,10 @@ class RuleScope {
   std::vector<bool> none_;                               // the selector did not parse
 };
 
+// The label keys the rules' nodeSelectors read, sorted, once each: the node cache must keep them
+// (it keeps only the keys it is told to), and a reload may not need others.
+std::vector<std::string> RuleSelectorKeys(const std::vector<Rule>& rules);
+
 // Sets to NaN the values of the nodes a rule does not apply to (`applies` empty: all apply).
 void MaskOutOfScope(const std::vector<uint8_t>& applies, std::vector<double>* values);
 
