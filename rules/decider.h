@@ -31,6 +31,9 @@
 // (a restart during an outage waits for Prometheus first). So a mark held by the
 // memory rule is not removed on failover because cpu reports low while memory's series is
 // briefly absent.
+// A rule with a nodeSelector judges only its pool (RuleInput::applies, rules/rule_scope.h): to
+// other nodes it gives no evidence and holds none; a node in no rule's pool is cold once any
+// query answered. A rule's grace is at least three of its intervals (RuleGrace).
 #pragma once
 
 #include <cstdint>
