@@ -1132,6 +1132,23 @@ TEST_F(PoolsTest, AnOutageRemovesNoMarkFromANodeInNoPool) {
   EXPECT_FALSE(Labelled("node-1"));
 }
 
+// A relative rule's mean is over its pool only: a general node's huge value does not raise it.
+TEST_F(PoolsTest, ARelativeRulesMeanIsItsPools) {
+  cfg_.rules.resize(1);
+  Rule& gpu = cfg_.rules[0];
+  gpu.relative_to = Rule::Relative::kMean;
+  gpu.threshold = gpu.clear_threshold = 15;
+  gpu.min_nodes = 2;
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 10}, {"node-2", 50}, {"node-3", 1000}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-2")) << "50 > mean 30 + 15";
+  EXPECT_FALSE(Labelled("node-3")) << "not in the pool";
+  ASSERT_EQ(rec_->LastReport().rules.size(), 1u);
+  EXPECT_EQ(rec_->LastReport().rules[0].mean, 30);
+  EXPECT_EQ(rec_->LastReport().rules[0].mean_values, 2u);
+}
+
 class IntervalTest : public ReconcilerTest {
  protected:
   void SetUp() override {
