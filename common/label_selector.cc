@@ -4,6 +4,13 @@
 #include <cctype>
 
 namespace ds {
+
+std::vector<std::string> LabelSelector::Keys() const {
+  std::vector<std::string> keys;
+  for (const auto& r : reqs_)
+    if (std::find(keys.begin(), keys.end(), r.key) == keys.end()) keys.push_back(r.key);
+  return keys;
+}
 namespace {
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }

@@ -17,6 +17,8 @@ class LabelSelector {
   bool Matches(const Labels& labels) const;
   bool Empty() const { return reqs_.empty(); }
   const std::string& text() const { return text_; }
+  // The label keys the selector reads, once each, in order of appearance.
+  std::vector<std::string> Keys() const;
 
  private:
   enum class Op { kEquals, kNotEquals, kIn, kNotIn, kExists, kNotExists };

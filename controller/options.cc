@@ -17,6 +17,7 @@
 #include "common/web_server.h"
 #include "controller/version.h"
 #include "promql/prometheus_client.h"
+#include "rules/rule_scope.h"
 
 DEFINE_string(prom, "",
               "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
@@ -292,6 +293,15 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (!(FLAGS_write_burst >= 1)) return Status::InvalidArgument("-write_burst must be >= 1");
   if (FLAGS_write_concurrency < 1 || FLAGS_write_concurrency > 64)
     return Status::InvalidArgument("-write_concurrency must be 1-64");
+  // rules[].interval against -s (rule.yaml's own interval was checked with the file).
+  for (const Rule& rule : o.rules.rules)
+    if (rule.interval_seconds > 0 && rule.interval_seconds < interval)
+      return Status::InvalidArgument(FLAGS_r + ": rule \"" + rule.name + "\": interval " +
+                                     std::to_string(rule.interval_seconds) +
+                                     " s is shorter than the evaluation interval (-s " +
+                                     std::to_string(interval) +
+                                     "): a rule is queried at most "
+                                     "once a cycle");
   ReconcilerOptions& r = o.reconciler;
   r.mark = o.rules.mark;
   r.interval_seconds = interval;
@@ -315,6 +325,9 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.cache.resync_seconds = FLAGS_resync;
   // The selector runs on the server, so the cache only needs our own key.
   o.cache.keep_label_keys = {o.rules.mark.key};
+  // ...and the keys the rules' pools are chosen by (rules[].nodeSelector).
+  for (std::string& k : RuleSelectorKeys(o.rules.rules))
+    if (k != o.rules.mark.key) o.cache.keep_label_keys.push_back(std::move(k));
   if (o.rules.mark.UsesLabel() && !o.rules.node_selector.empty()) {
     o.marked_cache = o.cache;
     o.marked_cache.label_selector = o.rules.mark.MarkedSelector();  // every level's value
@@ -423,14 +436,22 @@ std::string DescribeConfig(const Options& o) {
   for (const std::string& w : o.rules.warnings) os << "  warning: " << w << "\n";
   for (const auto& r : o.rules.rules) {
     const bool greater = r.op == Comparison::kGreater;
+    // maxAge, nodeSelector and interval, when set: "; maxAge 120 s; nodes pool=gpu; every 60 s".
+    std::ostringstream extra;
+    if (r.max_age_seconds > 0)
+      extra << "; maxAge " << r.max_age_seconds << " s"
+            << (r.age_query.empty() ? "" : " (update times: " + r.age_query + ")");
+    if (!r.node_selector.empty()) extra << "; nodes " << r.node_selector;
+    if (r.interval_seconds > 0) extra << "; queried every " << r.interval_seconds << " s";
     if (r.relative_to == Rule::Relative::kNone)
       os << "  " << r.name << ": " << (greater ? ">" : "<") << " " << r.threshold << " (clears at "
-         << r.clear_threshold << ", for " << r.for_seconds << " s): " << r.query << "\n";
+         << r.clear_threshold << ", for " << r.for_seconds << " s" << extra.str()
+         << "): " << r.query << "\n";
     else  // the thresholds are offsets: say from what
       os << "  " << r.name << ": " << (greater ? "> mean + " : "< mean - ") << r.threshold
          << " (clears at mean " << (greater ? "+ " : "- ") << r.clear_threshold << ", for "
-         << r.for_seconds << " s; mean of the managed nodes' values, at least " << r.min_nodes
-         << "): " << r.query << "\n";
+         << r.for_seconds << " s; mean of the " << (r.node_selector.empty() ? "managed" : "pool's")
+         << " nodes' values, at least " << r.min_nodes << extra.str() << "): " << r.query << "\n";
     if (r.predict.enabled)
       os << "    predicted: the daily P" << r.predict.quantile * 100 << " of the last "
          << r.predict.days << " finished days (" << r.predict.time_zone << "), half-life "

@@ -100,6 +100,8 @@ void Reconciler::IndexRules() {
   rule_index_.clear();
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
   for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
+  scope_ = RuleScope(rules_);
+  answers_.assign(rules_.size(), std::nullopt);  // a reload queries every rule anew
 }
 
 void Reconciler::Reload(const RuleConfig& rules) {
@@ -214,6 +216,17 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   // stream straight into per-node values (decode and match fused, no Sample objects). A rule's
   // ageQuery runs alongside its query.
   const double now_wall = clock_->WallSeconds();
+  const TimePoint now = clock_->Now();
+  bool query_all = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::swap(query_all, query_all_);
+  }
+  // rules[].interval: a rule not due reuses its last answer.
+  std::vector<bool> due(rules_.size());
+  for (size_t r = 0; r < rules_.size(); ++r)
+    due[r] = query_all || !answers_[r] ||
+             RuleDue(rules_[r], answers_[r]->started, now, options_.interval_seconds);
   std::vector<std::unique_ptr<MatchAccumulator>> acc;
   std::vector<std::unique_ptr<UpdateAgeAccumulator>> ages(rules_.size());
   for (const auto& rule : rules_)
@@ -224,7 +237,7 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   const std::vector<size_t> asked_by = SharedQueries(rules_);
   for (size_t r = 0; r < rules_.size(); ++r) {
     started[r] = Stopwatch();
-    if (asked_by[r] != r) {  // a graded rule's level: the rule's answer is shared
+    if (asked_by[r] != r || !due[r]) {  // a graded rule's level shares its rule's answer
       futures.emplace_back();
       continue;
     }
@@ -243,10 +256,18 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   ev.inputs.resize(rules_.size());
   report->rules.resize(rules_.size());
   size_t failed = 0;
+  std::vector<std::string_view> names;
+  for (const auto& n : snap.nodes) names.push_back(n->name);
+  ev.applies = scope_.Applies([&] {
+    std::vector<const Labels*> labels;
+    for (const auto& n : snap.nodes) labels.push_back(&n->labels);
+    return labels;
+  }());
   for (size_t r = 0; r < rules_.size(); ++r) {
     if (const size_t b = asked_by[r]; b != r) {  // b < r: its answer is in
       report->rules[r] = report->rules[b];
       report->rules[r].name = rules_[r].name;
+      ev.inputs[r].applies = &ev.applies[r];
       ev.inputs[r].failed = ev.inputs[b].failed;
       failed += ev.inputs[r].failed ? 1 : 0;
       if (ev.inputs[b].values == nullptr) continue;
@@ -254,9 +275,23 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
       ev.inputs[r].values = &ev.matched[r].values;
       continue;
     }
-    auto res = futures[r].get();
     RuleReport& rr = report->rules[r];
     rr.name = rules_[r].name;
+    ev.inputs[r].applies = &ev.applies[r];
+    if (!due[r]) {
+      const RuleAnswer& a = *answers_[r];
+      ev.matched[r] = ReuseAnswer(rules_[r], a, names, now_wall);
+      MaskOutOfScope(ev.applies[r], &ev.matched[r].values);
+      rr.ok = rr.reused = true;
+      rr.samples = a.samples;
+      rr.unmatched = a.unmatched;
+      rr.duplicates = a.duplicates;
+      rr.matched = rr.samples - rr.unmatched;
+      rr.too_old = ev.matched[r].stale.size();
+      ev.inputs[r].values = &ev.matched[r].values;
+      continue;
+    }
+    auto res = futures[r].get();
     if (age_futures[r].valid()) {
       // Without its nodes' update times the rule cannot tell a fresh value from a dead pusher's:
       // it counts as failed (verdicts kept for the grace time), not as having no values.
@@ -294,6 +329,11 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
     rr.duplicates = ev.matched[r].duplicates;
     rr.matched = rr.samples - rr.unmatched;
     rr.too_old = ev.matched[r].stale.size();
+    if (rules_[r].interval_seconds > 0)
+      answers_[r] =
+          KeepAnswer(rules_[r], now, now_wall, {names.begin(), names.end()}, ev.matched[r],
+                     ages[r] ? ages[r]->ages() : std::vector<double>{}, rr.samples);
+    MaskOutOfScope(ev.applies[r], &ev.matched[r].values);
     ev.inputs[r].values = &ev.matched[r].values;
     if (!res->warnings.empty() && throttle_.ShouldLog("warn:" + rr.name, clock_->Now()))
       LOG(WARNING) << "rule " << rr.name << ": Prometheus warnings: " << res->warnings.front();
@@ -951,6 +991,7 @@ void Reconciler::Trigger(bool spaced) {
     // Pending triggers coalesce: the cycle may wait the spacing only if all of them may.
     trigger_spaced_ = triggered_ ? trigger_spaced_ && spaced : spaced;
     triggered_ = true;
+    query_all_ = true;
   }
   cv_.notify_all();
 }

@@ -38,6 +38,7 @@
 #include "rules/ownership.h"
 #include "rules/planner.h"
 #include "rules/rule_config.h"
+#include "rules/rule_scope.h"
 
 namespace ds {
 
@@ -64,6 +65,8 @@ struct RuleReport {
   // maxAge: node values dropped this cycle because their last update was too old (or, with an
   // ageQuery, unknown); they count as missing data.
   size_t too_old = 0;
+  // rules[].interval: not due this cycle, its last answer reused (rules/rule_scope.h).
+  bool reused = false;
   // relativeTo: mean: the mean of the cycle and how many values it took; `mean_known` false when
   // fewer than minNodes nodes had a value (the rule then gave no verdicts).
   bool relative = false, mean_known = false;
@@ -221,8 +224,9 @@ class Reconciler {
  private:
   // What the query and match stages found: per rule, a value per node of the snapshot.
   struct Evidence {
-    std::vector<MatchedValues> matched;  // per rule
-    std::vector<RuleInput> inputs;       // per rule; values point into `matched`
+    std::vector<MatchedValues> matched;         // per rule
+    std::vector<RuleInput> inputs;              // per rule; values point into `matched`
+    std::vector<std::vector<uint8_t>> applies;  // per rule: RuleScope::Applies
   };
 
   // What each node of the snapshot carries of ours, read once per cycle: the decider (adoption)
@@ -316,8 +320,10 @@ class Reconciler {
   Decider decider_;
   LabelWriter writer_;
   LogThrottle throttle_{300};
-  std::vector<LabelFilter> label_filters_;    // per rule: the series labels matching needs
-  std::map<std::string, size_t> rule_index_;  // rule name -> index, to read records
+  std::vector<LabelFilter> label_filters_;          // per rule: the series labels matching needs
+  std::map<std::string, size_t> rule_index_;        // rule name -> index, to read records
+  RuleScope scope_{{}};                             // rules[].nodeSelector
+  std::vector<std::optional<RuleAnswer>> answers_;  // rules[].interval: last answers, per rule
   // Nodes that left the managed set with our record on, until their mark is removed. Touched by
   // RunCycle and (under departed_mu_) by writer threads.
   std::mutex departed_mu_;
@@ -331,6 +337,7 @@ class Reconciler {
   std::condition_variable cv_;
   bool triggered_ = false;       // GUARDED_BY(mu_)
   bool trigger_spaced_ = false;  // GUARDED_BY(mu_): every pending trigger may wait the spacing
+  bool query_all_ = false;       // GUARDED_BY(mu_): triggered; every rule is due (rule_scope.h)
   // GUARDED_BY(mu_): firing alerts not yet seen by a cycle, with when they came.
   std::vector<std::pair<TimePoint, Labels>> alerts_;
   CycleReport last_;                        // GUARDED_BY(mu_)

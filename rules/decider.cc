@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rules/rule_scope.h"
+
 namespace ds {
 
 Decider::Decider(std::vector<Rule> rules, Duration grace)
-    : rules_(std::move(rules)), grace_(grace) {}
+    : rules_(std::move(rules)), grace_(grace) {
+  for (const Rule& r : rules_) rule_grace_.push_back(RuleGrace(r, grace_));
+}
 
 void Decider::Rebase(std::vector<Rule> rules, Duration grace) {
   // Per new rule: the old one defined exactly alike, or else the old one of the same name.
@@ -33,6 +37,8 @@ void Decider::Rebase(std::vector<Rule> rules, Duration grace) {
   }
   rules_ = std::move(rules);
   grace_ = grace;
+  rule_grace_.clear();
+  for (const Rule& r : rules_) rule_grace_.push_back(RuleGrace(r, grace_));
   thresholds_.clear();
 }
 
@@ -112,11 +118,17 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
     ns.generation = generation_;
     bool evidence = false;  // some query succeeded this cycle
     bool any_hot = false;
+    bool in_scope = false;  // some rule applies to the node
     NodeDecision& d = out[i];
     for (size_t r = 0; r < nrules; ++r) {
       const Rule& rule = rules_[r];
       RuleState& st = ns.rules[r];
       const RuleInput& in = inputs[r];
+      if (in.applies != nullptr && !in.applies->empty() && !(*in.applies)[i]) {
+        st = RuleState{};  // out of its pool: no hold, no timer, nothing to adopt
+        continue;
+      }
+      in_scope = true;
       const EffectiveThresholds& t = thresholds_[r];
       // A relative rule without its mean counts as failed: no evidence, `for` timers kept.
       const bool answered = answered_rule(r);
@@ -162,7 +174,7 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
         // a failed evaluation keeps the pending alert, so one query timeout does not restart a
         // long `for`. The grace bounds both: past it the rule's state is dropped.
         if (answered) st.pending = false;
-        if (st.seen && now - st.last_seen > grace_) {
+        if (st.seen && now - st.last_seen > rule_grace_[r]) {
           // Past the grace the hold is dropped; but a rule that held the node may take its mark
           // back when its data returns (a Prometheus outage must not make marks flap).
           const bool held = st.hot;
@@ -181,7 +193,9 @@ std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeI
       const size_t below = rules_[d.holds[k].rule].below_hottest;
       d.below_hottest = k == 0 ? below : std::min(d.below_hottest, below);
     }
-    if (!evidence) {
+    if (!in_scope && answered_any) {
+      d.verdict = Verdict::kCold;  // in no rule's pool (any more): nothing may hold its mark
+    } else if (!evidence) {
       // Nothing answered: neither add nor remove a label (one removed by hand during an outage
       // stays removed). Stale holds stay in d.holds to say why the node was hot.
       d.verdict = Verdict::kUnknown;

@@ -31,8 +31,12 @@
 // (a restart during an outage waits for Prometheus first). So a mark held by the
 // memory rule is not removed on failover because cpu reports low while memory's series is
 // briefly absent.
+// A rule with a nodeSelector judges only its pool (RuleInput::applies, rules/rule_scope.h): to
+// other nodes it gives no evidence and holds none; a node in no rule's pool is cold once any
+// query answered. A rule's grace is at least three of its intervals (RuleGrace).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,6 +61,10 @@ struct NodeInput {
 struct RuleInput {
   bool failed = false;  // the query failed this cycle: not evidence, but `for` timers are kept
   const std::vector<double>* values = nullptr;  // per node, NaN = no sample; null when failed
+  // Per node, 0 where the rule does not apply (its nodeSelector, rules/rule_scope.h): there it
+  // gives no value and no evidence, and its state for the node is dropped (a hold ends). Null
+  // or empty: it applies to every node. A node no rule applies to is cold once a query answered.
+  const std::vector<uint8_t>* applies = nullptr;
 };
 
 // A rule's thresholds for one cycle. An absolute rule's are its own. A relative rule's are its
@@ -146,6 +154,7 @@ class Decider {
 
   std::vector<Rule> rules_;
   Duration grace_;
+  std::vector<Duration> rule_grace_;  // per rule: RuleGrace (rules/rule_scope.h)
   std::vector<EffectiveThresholds> thresholds_;
   uint64_t generation_ = 0;
   std::unordered_map<std::string, NodeState> states_;

@@ -186,14 +186,18 @@ MatchAccumulator::MatchAccumulator(const NodeMatcher* matcher, const Rule* rule,
 void MatchAccumulator::Reset() {
   out_ = MatchedValues{};
   out_.values.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
-  if (std::isfinite(oldest_))
+  if (std::isfinite(oldest_)) {
     newest_too_old_.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
+    out_.times.assign(matcher_->size(), std::numeric_limits<double>::quiet_NaN());
+  }
 }
 
-void MatchAccumulator::Add(const LabelViews& labels, double value) {
+void MatchAccumulator::Add(const LabelViews& labels, double value) { AddIndexed(labels, value); }
+
+int MatchAccumulator::AddIndexed(const LabelViews& labels, double value) {
   const int i =
       MatchOrCount(*matcher_, rule_->node_label, labels, &out_.unmatched, &out_.unmatched_names);
-  if (i < 0 || std::isnan(value)) return;
+  if (i < 0 || std::isnan(value)) return -1;
   double& slot = out_.values[static_cast<size_t>(i)];
   if (std::isnan(slot)) {
     slot = value;
@@ -201,10 +205,18 @@ void MatchAccumulator::Add(const LabelViews& labels, double value) {
     ++out_.duplicates;
     slot = rule_->op == Comparison::kGreater ? std::max(slot, value) : std::min(slot, value);
   }
+  return i;
 }
 
 void MatchAccumulator::AddAt(const LabelViews& labels, double value, double timestamp) {
-  if (!(timestamp < oldest_)) return Add(labels, value);
+  if (!(timestamp < oldest_)) {
+    const int i = AddIndexed(labels, value);
+    if (i >= 0 && !out_.times.empty()) {
+      double& t = out_.times[static_cast<size_t>(i)];
+      if (std::isnan(t) || timestamp < t) t = timestamp;
+    }
+    return;
+  }
   // Too old: absent, as a series missing from the answer would be; its time is kept to say so.
   const int i =
       MatchOrCount(*matcher_, rule_->node_label, labels, &out_.unmatched, &out_.unmatched_names);

@@ -73,6 +73,10 @@ struct MatchedValues {
   // The rule's maxAge: the nodes whose value was dropped as too old (their values are NaN), each
   // with the age in seconds of its newest update; NaN when an ageQuery gave it no update time.
   std::vector<std::pair<size_t, double>> stale;
+  // Only when the accumulator judges ages (maxAge without ageQuery): per node, the timestamp of
+  // the oldest fresh sample in values[i] (NaN: none), so a reused answer can be aged later
+  // (rules/rule_scope.h).
+  std::vector<double> times;
 };
 
 // Folds samples into MatchedValues one at a time (a SampleSink for streaming decoders).
@@ -93,6 +97,8 @@ class MatchAccumulator final : public SampleSink {
   MatchedValues& result();
 
  private:
+  int AddIndexed(const LabelViews& labels, double value);  // the node's index, or -1
+
   const NodeMatcher* matcher_;
   const Rule* rule_;
   const double now_;

@@ -409,10 +409,10 @@ class Parser {
 
   Status ParseRule(const YAML::Node& n, size_t i, RuleConfig* cfg) const {
     std::string f = "rules[" + std::to_string(i) + "]";
-    RETURN_NOT_OK(
-        CheckKeys(n, f,
-                  {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel",
-                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes", "levels", "predict"}));
+    RETURN_NOT_OK(CheckKeys(n, f,
+                            {"name", "query", "operator", "threshold", "clearThreshold", "for",
+                             "nodeLabel", "resource", "maxAge", "ageQuery", "relativeTo",
+                             "minNodes", "levels", "predict", "nodeSelector", "interval"}));
     Rule r;
     if (!n["name"]) return Error(n, f + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
@@ -525,6 +525,7 @@ class Parser {
         return Error(n["ageQuery"], f + ": ageQuery",
                      "needs maxAge (how old a node's last update may be)");
     }
+    RETURN_NOT_OK(ParseRuleScope(n, f, cfg, &r));
     if (n["predict"]) RETURN_NOT_OK(ParsePredict(n, f, &r));
     cfg->rules.push_back(r);
     if (n["levels"]) RETURN_NOT_OK(ParseRuleLevels(n["levels"], f, r, cfg));
@@ -709,6 +710,40 @@ class Parser {
       if (!TimeZoneNameOk(c.time_zone))
         return Error(p["timeZone"], pf + ".timeZone",
                      "\"" + c.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
+    }
+    return Status::OK();
+  }
+
+  // rules[].nodeSelector and rules[].interval (rules/rule_scope.h). The top-level interval and
+  // missingDataGrace are parsed already.
+  Status ParseRuleScope(const YAML::Node& n, const std::string& f, const RuleConfig* cfg,
+                        Rule* r) const {
+    if (const YAML::Node s = n["nodeSelector"]) {
+      ASSIGN_OR_RETURN(r->node_selector, String(s, f + ": nodeSelector"));
+      // An empty selector would select every node: leaving the key out says that plainly.
+      if (r->node_selector.find_first_not_of(" \t") == std::string::npos)
+        return Error(s, f + ": nodeSelector",
+                     "must not be empty (leave it out for a rule of every managed node)");
+      auto sel = LabelSelector::Parse(r->node_selector);
+      if (!sel.ok()) return Error(s, f + ": nodeSelector", sel.status().message());
+    }
+    if (const YAML::Node i = n["interval"]) {
+      ASSIGN_OR_RETURN(r->interval_seconds, Seconds(i, f + ": interval"));
+      if (r->interval_seconds <= 0) return Error(i, f + ": interval", "must be > 0");
+      std::ostringstream why;
+      if (cfg->interval_seconds > 0 && r->interval_seconds < cfg->interval_seconds) {
+        why << "must be at least the evaluation interval (" << cfg->interval_seconds
+            << " s): a rule is queried at most once a cycle";
+        return Error(i, f + ": interval", why.str());
+      }
+      // Between two queries the rule's data cannot come back: a grace shorter than three of its
+      // intervals would drop its holds over one series missing from one answer.
+      if (cfg->missing_data_grace_seconds > 0 &&
+          cfg->missing_data_grace_seconds < 3 * r->interval_seconds) {
+        why << "at most a third of missingDataGrace (" << cfg->missing_data_grace_seconds
+            << " s): the grace must cover three of the rule's queries";
+        return Error(i, f + ": interval", why.str());
+      }
     }
     return Status::OK();
   }

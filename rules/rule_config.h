@@ -25,7 +25,8 @@
 //   releaseAfter: 10m              # with release; default 10m
 //   rules:
 //     - {name: cpu, query: "...", operator: ">", threshold: 80, clearThreshold: 70, for: 30s,
-//        nodeLabel: instance, maxAge: 2m, ageQuery: 'push_time_seconds{job="..."}'}
+//        nodeLabel: instance, maxAge: 2m, ageQuery: 'push_time_seconds{job="..."}',
+//        nodeSelector: "pool=gpu", interval: 1m}
 //     - {name: cpu-skew, query: "...", relativeTo: mean, threshold: 20, minNodes: 3}
 //     - {name: cpu-peak, query: "...", threshold: 80, predict: {days: 8, quantile: 0.95,
 //        halfLife: 2d, minDays: 3, resolution: 1m, timeZone: UTC}}
@@ -87,6 +88,12 @@ struct Rule {
   // `predict:` (rules/prediction.h): the rule's value per node is predicted from the daily
   // quantiles of `query` over the last finished days, not read from now.
   PredictConfig predict;
+  // `nodeSelector` (the syntax of the top-level one): the rule applies only to the managed nodes
+  // whose labels match it, so pools of nodes get their own thresholds; empty: to every managed
+  // node. `interval`: the rule is queried at most this often (>= the evaluation interval), its
+  // last answer reused in the cycles between; 0: every cycle. Both: rules/rule_scope.h.
+  std::string node_selector;
+  double interval_seconds = 0;
 
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;

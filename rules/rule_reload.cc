@@ -1,9 +1,11 @@
 #include "rules/rule_reload.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "common/yaml_guard.h"
+#include "rules/rule_scope.h"
 
 namespace ds {
 namespace {
@@ -63,6 +65,18 @@ StatusOr<RuleConfig> ParseReload(const std::string& running_text, const std::str
     const bool same =
         b == before.end() ? a == after.end() : a != after.end() && b->second == a->second;
     if (!same) changed += (changed.empty() ? "" : ", ") + k;
+  }
+  // The node cache keeps only the label keys the start-up rules' pools read: a pool chosen by
+  // another key would never match a node.
+  auto running = ParseRuleConfig(running_text, source);
+  if (running.ok()) {
+    const std::vector<std::string> kept = RuleSelectorKeys(running->rules);
+    for (const std::string& k : RuleSelectorKeys(next.rules))
+      if (!std::binary_search(kept.begin(), kept.end(), k))
+        return Status::InvalidArgument(
+            source + ": rules[].nodeSelector reads the label key " + k +
+            ", which the running controller does not keep (only the keys of its rules' selectors): "
+            "that takes a restart; the running rules are kept");
   }
   if (!changed.empty())
     return Status::InvalidArgument(

@@ -369,3 +369,39 @@ TEST_F(OptionsTest, ErrorsNameTheFlagOrFile) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+// rules[].nodeSelector and rules[].interval (rules/rule_scope.h) at start-up.
+TEST_F(OptionsTest, PoolsAndIntervalsAreKeptCheckedAndShown) {
+  const std::string with = Write(
+      "pools.yaml",
+      "rules:\n"
+      "  - {name: gpu, query: cpu_pct, threshold: 50, nodeSelector: 'pool=gpu,tier in (a, b)', "
+      "interval: 30s}\n"
+      "  - {name: mem, query: mem_pct, threshold: 90, maxAge: 2m, nodeSelector: '!gpu'}\n");
+  auto o = Parse({"-check_config", "-r", with});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  // The node cache keeps only the keys it is told: the pools' too, or no node would match them.
+  EXPECT_EQ(o->cache.keep_label_keys, (std::vector<std::string>{"status", "gpu", "pool", "tier"}));
+  const std::string text = DescribeConfig(*o);
+  EXPECT_NE(text.find("  gpu: > 50 (clears at 50, for 0 s; nodes pool=gpu,tier in (a, b); "
+                      "queried every 30 s): cpu_pct"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  mem: > 90 (clears at 90, for 0 s; maxAge 120 s; nodes !gpu): mem_pct"),
+            std::string::npos)
+      << text;
+  // A rule queried more often than the cycle runs: refused against -s too.
+  auto fast = Parse({"-check_config", "-s", "60", "-r", with});
+  ASSERT_FALSE(fast.ok());
+  EXPECT_NE(fast.status().message().find("rule \"gpu\": interval 30"), std::string::npos)
+      << fast.status().message();
+  EXPECT_NE(fast.status().message().find("shorter than the evaluation interval (-s 60"),
+            std::string::npos)
+      << fast.status().message();
+}
+
+}  // namespace
+}  // namespace ds

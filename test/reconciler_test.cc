@@ -1056,3 +1056,236 @@ TEST_F(TaintModeTest, OurTaintReplacesAHandSetOneTakenOff) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+// Node pools (rules[].nodeSelector) and per-rule intervals (rules[].interval), rules/rule_scope.h.
+class PoolsTest : public ReconcilerTest {
+ protected:
+  void SetUp() override {
+    ReconcilerTest::SetUp();
+    // node-1 and node-2 are GPU nodes, node-3 a general one.
+    for (const char* n : {"node-1", "node-2"}) SetPool(n, "gpu");
+    SetPool("node-3", "general");
+    Rule gpu;
+    gpu.name = "gpu-cpu";
+    gpu.query = "cpu_pct";
+    gpu.threshold = gpu.clear_threshold = 50;
+    gpu.node_selector = "pool=gpu";
+    Rule general = gpu;
+    general.name = "general-cpu";
+    general.threshold = general.clear_threshold = 80;
+    general.node_selector = "pool=general";
+    cfg_.rules = {gpu, general};
+  }
+  void SetPool(const std::string& node, const std::string& pool) {
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kSet, "pool", pool};
+    ASSERT_TRUE(api_.PatchNode(node, e).ok());
+  }
+};
+
+TEST_F(PoolsTest, EachPoolHasItsOwnThreshold) {
+  Build();
+  // The same value, 60, on a GPU node and a general one: only the GPU rule's threshold is under.
+  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 60}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_FALSE(Labelled("node-3")) << "general pool: 60 is under 80";
+  EXPECT_EQ(RecordedRules("node-1"), std::vector<std::string>{"gpu-cpu"});
+  EXPECT_EQ(prom_.calls("cpu_pct"), 2) << "one query per rule, pools or not";
+  // The table shows no value where a rule does not apply.
+  auto t = rec_->LastReport().table;
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->Value(0, 0), 60);
+  EXPECT_TRUE(std::isnan(t->Value(0, 1))) << "general-cpu does not apply to node-1";
+  EXPECT_TRUE(std::isnan(t->Value(2, 0))) << "gpu-cpu does not apply to node-3";
+  EXPECT_EQ(t->Value(2, 1), 60);
+}
+
+TEST_F(PoolsTest, ANodeRelabelledOutOfItsPoolLosesTheMark) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  // Into the general pool: 60 is under its 80, and gpu-cpu's hold ends at once (no grace).
+  SetPool("node-1", "general");
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+}
+
+TEST_F(PoolsTest, ANodeInNoPoolAnyMoreIsColdNotUnknown) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  // Out of every pool: no rule gives it evidence, yet its mark must go.
+  SetPool("node-1", "none");
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+  auto t = rec_->LastReport().table;
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->states[0], NodeTable::State::kCold);
+}
+
+TEST_F(PoolsTest, AMarkAdoptedAfterARestartIsDroppedWhenItsRuleNoLongerApplies) {
+  // A previous run's gpu-cpu mark on node-3, which is in the general pool now: the record's
+  // rule cannot adopt it, and general-cpu's 60 < 80 is cold at once (no waiting out the grace).
+  MarkedBefore("node-3", {"gpu-cpu"});
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 10}, {"node-2", 10}, {"node-3", 60}});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-3"));
+}
+
+TEST_F(PoolsTest, AnOutageRemovesNoMarkFromANodeInNoPool) {
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-1"));
+  SetPool("node-1", "none");
+  ASSERT_TRUE(cache_->ListOnce().ok());
+  prom_.SetError("cpu_pct", Status::Unavailable("down"));
+  Cycle();
+  EXPECT_TRUE(Labelled("node-1")) << "nothing answered: no label is removed";
+  prom_.SetValues("cpu_pct", {{"node-2", 10}});
+  Cycle();
+  EXPECT_FALSE(Labelled("node-1"));
+}
+
+// A relative rule's mean is over its pool only: a general node's huge value does not raise it.
+TEST_F(PoolsTest, ARelativeRulesMeanIsItsPools) {
+  cfg_.rules.resize(1);
+  Rule& gpu = cfg_.rules[0];
+  gpu.relative_to = Rule::Relative::kMean;
+  gpu.threshold = gpu.clear_threshold = 15;
+  gpu.min_nodes = 2;
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 10}, {"node-2", 50}, {"node-3", 1000}});
+  Cycle();
+  EXPECT_TRUE(Labelled("node-2")) << "50 > mean 30 + 15";
+  EXPECT_FALSE(Labelled("node-3")) << "not in the pool";
+  ASSERT_EQ(rec_->LastReport().rules.size(), 1u);
+  EXPECT_EQ(rec_->LastReport().rules[0].mean, 30);
+  EXPECT_EQ(rec_->LastReport().rules[0].mean_values, 2u);
+}
+
+class IntervalTest : public ReconcilerTest {
+ protected:
+  void SetUp() override {
+    ReconcilerTest::SetUp();
+    cfg_.rules[1].interval_seconds = 30;  // mem: every third cycle of 10 s
+  }
+};
+
+TEST_F(IntervalTest, ARuleIsQueriedOncePerItsIntervalAndItsAnswerReused) {
+  Build();
+  prom_.SetValues("cpu_pct", {});
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  for (int i = 0; i < 9; ++i) Cycle();
+  EXPECT_EQ(prom_.calls("cpu_pct"), 9);
+  EXPECT_EQ(prom_.calls("mem_avail"), 3) << "cycles 1, 4 and 7";
+  // Between its queries the rule's answer stands as that cycle's values: node-3 stays hot.
+  EXPECT_TRUE(Labelled("node-3"));
+  auto report = rec_->LastReport();
+  EXPECT_TRUE(report.rules[1].ok);
+  EXPECT_TRUE(report.rules[1].reused) << "cycle 9 is two after cycle 7's query";
+  ASSERT_NE(report.table, nullptr);
+  EXPECT_EQ(report.table->Value(2, 1), 50);
+  // The value the reused answer holds is the one of its query, not a newer one.
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 500}}, "instance");
+  Cycle();  // cycle 10: due (30 s after cycle 7)
+  EXPECT_FALSE(Labelled("node-3"));
+  EXPECT_EQ(prom_.calls("mem_avail"), 4);
+}
+
+TEST_F(IntervalTest, AFailedQueryIsRetriedTheNextCycle) {
+  Build();
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  Cycle();
+  ASSERT_EQ(prom_.calls("mem_avail"), 1);
+  Cycle();
+  Cycle();
+  prom_.SetError("mem_avail", Status::Unavailable("timeout"));
+  Cycle();  // due: fails
+  EXPECT_EQ(prom_.calls("mem_avail"), 2);
+  EXPECT_FALSE(rec_->LastReport().rules[1].ok);
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  Cycle();  // retried at once, not a whole interval later
+  EXPECT_EQ(prom_.calls("mem_avail"), 3);
+  EXPECT_TRUE(rec_->LastReport().rules[1].ok);
+  EXPECT_FALSE(rec_->LastReport().rules[1].reused);
+  Cycle();
+  EXPECT_EQ(prom_.calls("mem_avail"), 3) << "then its interval again";
+  EXPECT_TRUE(Labelled("node-3"));
+}
+
+// A series missing from one answer stays missing until the next query: the rule's grace covers
+// three of its intervals (90 s here, not the 30 s of the others), or one gap would drop its hold.
+TEST_F(IntervalTest, TheGraceOfASlowRuleCoversThreeOfItsIntervals) {
+  Build();
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  Cycle();  // t=10: queried, hot
+  ASSERT_TRUE(Labelled("node-3"));
+  prom_.SetValues("mem_avail", {}, "instance");
+  for (int i = 0; i < 7; ++i) Cycle();  // t=20..80: missing from the answers of t=40 and t=70
+  EXPECT_TRUE(Labelled("node-3")) << "70 s without a value, within 90 s";
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  Cycle();
+  Cycle();  // t=100: queried again
+  EXPECT_TRUE(Labelled("node-3"));
+  EXPECT_EQ(prom_.calls("mem_avail"), 4);
+}
+
+TEST_F(IntervalTest, ATriggeredCycleQueriesEveryRule) {
+  Build();
+  Cycle();
+  ASSERT_EQ(prom_.calls("mem_avail"), 1);
+  rec_->Trigger();  // the Alertmanager webhook
+  Cycle();
+  EXPECT_EQ(prom_.calls("mem_avail"), 2);
+  Cycle();
+  EXPECT_EQ(prom_.calls("mem_avail"), 2);
+}
+
+// A reused answer is aged: a pushed value whose push is older than maxAge is missing data
+// although the answer that carried it was fresh when it came.
+TEST_F(IntervalTest, AReusedAnswerIsJudgedByMaxAgeAtTheCycleThatReusesIt) {
+  cfg_.rules[1].max_age_seconds = 25;
+  cfg_.rules[1].age_query = "mem_pushed";
+  Build();
+  prom_.SetValues("mem_avail", {{"10.0.0.3", 50}}, "instance");
+  // Evaluated now, pushed 10 s ago.
+  const double now = clock_.WallSeconds() + 10;
+  prom_.SetSamples("mem_pushed", {Sample{{{"instance", "10.0.0.3"}}, now - 10, now}});
+  Cycle();
+  ASSERT_TRUE(Labelled("node-3"));
+  EXPECT_EQ(rec_->LastReport().rules[1].too_old, 0u);
+  Cycle();  // 20 s old: still fresh
+  EXPECT_EQ(rec_->LastReport().table->Value(2, 1), 50);
+  Cycle();  // 30 s old: too old, though the answer is reused
+  EXPECT_TRUE(rec_->LastReport().rules[1].reused);
+  EXPECT_EQ(rec_->LastReport().rules[1].too_old, 1u);
+  EXPECT_TRUE(std::isnan(rec_->LastReport().table->Value(2, 1)));
+}
+
+// Without an ageQuery, maxAge judges the samples' own timestamps; a reused one ages too.
+TEST_F(IntervalTest, AReusedSampleIsJudgedByItsOwnTimestamp) {
+  cfg_.rules[1].max_age_seconds = 25;
+  Build();
+  const double now = clock_.WallSeconds() + 10;
+  prom_.SetSamples("mem_avail", {Sample{{{"instance", "10.0.0.3"}}, 50, now - 10}});
+  Cycle();
+  EXPECT_EQ(rec_->LastReport().table->Value(2, 1), 50);
+  Cycle();
+  EXPECT_EQ(rec_->LastReport().table->Value(2, 1), 50);
+  Cycle();
+  EXPECT_TRUE(std::isnan(rec_->LastReport().table->Value(2, 1)));
+  EXPECT_EQ(rec_->LastReport().rules[1].too_old, 1u);
+}
+
+}  // namespace
+}  // namespace ds

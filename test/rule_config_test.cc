@@ -90,6 +90,29 @@ TEST(RuleConfig, MaxAgeAndAgeQuery) {
   EXPECT_TRUE(cfg->rules[1].age_query.empty()) << "the samples' own timestamps then";
 }
 
+TEST(RuleConfig, NodePoolsAndRuleIntervals) {
+  auto cfg = ParseRuleConfig(R"y(interval: 10s
+rules:
+  - {name: gpu, query: up, threshold: 50, nodeSelector: "pool=gpu", interval: 1m}
+  - {name: general, query: up, threshold: 80, nodeSelector: "pool in (general, batch)"}
+  - {name: all, query: up, threshold: 90}
+)y",
+                             "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules[0].node_selector, "pool=gpu");
+  EXPECT_EQ(cfg->rules[0].interval_seconds, 60);
+  EXPECT_EQ(cfg->rules[1].node_selector, "pool in (general, batch)");
+  EXPECT_EQ(cfg->rules[1].interval_seconds, 0) << "every cycle";
+  EXPECT_TRUE(cfg->rules[2].node_selector.empty()) << "every managed node";
+  // A rule differing only in its pool or its interval is a changed rule (a reload restarts it).
+  Rule other = cfg->rules[0];
+  other.node_selector = "pool=tpu";
+  EXPECT_FALSE(other == cfg->rules[0]);
+  other = cfg->rules[0];
+  other.interval_seconds = 120;
+  EXPECT_FALSE(other == cfg->rules[0]);
+}
+
 TEST(RuleConfig, RelativeThresholds) {
   auto cfg = ParseRuleConfig(R"(rules:
   - {name: cpu, query: up, threshold: 20, clearThreshold: 10, relativeTo: mean}
@@ -230,6 +253,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"herd_max_zero", R1 "maxMarked: 0\n",
                 "rules.yaml:3:12: maxMarked: must be at least 1"},
         BadCase{"herd_max_fraction", R1 "maxMarked: 2.5\n", "maxMarked: must be a whole number"},
+        BadCase{"pool_selector_bad",
+                "rules:\n  - {name: a, query: up, threshold: 1, nodeSelector: 'a in b'}\n",
+                "rules.yaml:2:54: rule \"a\": nodeSelector:"},
+        BadCase{"pool_selector_empty",
+                "rules:\n  - {name: a, query: up, threshold: 1, nodeSelector: ''}\n",
+                "rules.yaml:2:54: rule \"a\": nodeSelector: must not be empty"},
+        BadCase{"pool_selector_list",
+                "rules:\n  - {name: a, query: up, threshold: 1, nodeSelector: [a]}\n",
+                "rules.yaml:2:54: rule \"a\": nodeSelector: must be a string"},
+        BadCase{"rule_interval_zero",
+                "rules:\n  - {name: a, query: up, threshold: 1, interval: 0s}\n",
+                "rules.yaml:2:50: rule \"a\": interval: must be > 0"},
+        BadCase{"rule_interval_bad",
+                "rules:\n  - {name: a, query: up, threshold: 1, interval: often}\n",
+                "rules.yaml:2:50: rule \"a\": interval: \"often\""},
+        BadCase{"rule_interval_short",
+                "interval: 10s\nrules:\n  - {name: a, query: up, threshold: 1, interval: 5s}\n",
+                "rules.yaml:3:50: rule \"a\": interval: must be at least the evaluation interval "
+                "(10 s)"},
+        BadCase{
+            "rule_interval_grace",
+            "missingDataGrace: 1m\nrules:\n  - {name: a, query: up, threshold: 1, interval: 30s}\n",
+            "rules.yaml:3:50: rule \"a\": interval: at most a third of missingDataGrace (60 s)"},
         BadCase{"empty_rules", "rules: []\n", "non-empty list"},
         BadCase{"missing_query", "rules:\n  - name: a\n    threshold: 1\n",
                 "rules.yaml:2:5: rule \"a\": query: missing query"},

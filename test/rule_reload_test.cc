@@ -111,3 +111,27 @@ TEST(RuleReload, AnInvalidFileIsRefusedWithItsLine) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+// The node cache keeps only the label keys of the start-up rules' pools (rules/rule_scope.h).
+TEST(RuleReload, APoolByALabelKeyTheCacheDoesNotKeepTakesARestart) {
+  const std::string running =
+      "rules:\n  - {name: gpu, query: cpu_pct, threshold: 50, nodeSelector: pool=gpu}\n";
+  auto same_key = ParseReload(
+      running, "rules:\n  - {name: gpu, query: cpu_pct, threshold: 50, nodeSelector: pool=tpu}\n",
+      "r.yaml");
+  ASSERT_TRUE(same_key.ok()) << same_key.status().ToString();
+  EXPECT_EQ(same_key->rules[0].node_selector, "pool=tpu");
+  auto new_key = ParseReload(
+      running, "rules:\n  - {name: gpu, query: cpu_pct, threshold: 50, nodeSelector: zone=a}\n",
+      "r.yaml");
+  ASSERT_FALSE(new_key.ok());
+  EXPECT_NE(new_key.status().message().find("reads the label key zone"), std::string::npos)
+      << new_key.status().message();
+  EXPECT_NE(new_key.status().message().find("takes a restart"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ds
