@@ -549,6 +549,19 @@ def write_report(results, args, path_md, path_json):
             else:  # an older results.json: wall time only
                 L.append("| %s | | | %.2f | %s |" % (k, v, targets.get(k, "")))
         L.append("")
+    scale = os.path.join(HERE, "rebalance_scale_300k.json")
+    if os.path.exists(scale):
+        sys.path.insert(0, HERE)
+        import rebalance_scale  # its table, from its own results file
+        with open(scale) as f:
+            sr = json.load(f)
+        L += ["## Rebalancing at scale (`bench/rebalance_scale.py`)", "",
+              "Taken %s by `%s` (results in `bench/rebalance_scale_300k.json`), the real binary against the "
+              "simulator on the same 2 cores%s. Process CPU is the controller's own (utime+stime), taken while the "
+              "simulator and Prometheus shared its cores." % (
+                  sr.get("started", "?"), sr.get("command", "bench/rebalance_scale.py"),
+                  "; load average %s during the run" % sr["machine_load"] if sr.get("machine_load") else ""), ""]
+        L += rebalance_scale.table(sr).strip("\n").split("\n") + [""]
     if results.get("micro_only"):
         L += ["The sections below are from the full run of %s (`bench/run_bench.py`), not run again." %
               results.get("full_run_at", "an earlier date"), ""]
