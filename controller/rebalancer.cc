@@ -360,6 +360,9 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
     p.allocatable_memory = in->node->allocatable_memory;
     p.requested_cpu = cluster->requested[p.name].first;
     p.requested_memory = cluster->requested[p.name].second;
+    // The real load the rules measured (percent of allocatable; NaN when none measures it).
+    p.used_cpu = in->load[0] / 100 * p.allocatable_cpu;
+    p.used_memory = in->load[1] / 100 * p.allocatable_memory;
     places.push_back(std::move(p));
   }
   return Placement(std::move(places));
@@ -535,7 +538,10 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     const size_t room = RoomThisCycle();
     if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
     tried->insert(name);
-    PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement);
+    // A replacement must also fit by real usage where the node's is known: below the relieved
+    // rule's clear threshold on its new node, so that node does not turn hot in its turn.
+    PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement,
+                                  UsageCeiling{relief.resource, relief.per_unit, relief.load.goal});
     rep->picks = choice.picks.size();
     rep->no_fit = choice.no_fit;
     rep->load_after = choice.load_after;

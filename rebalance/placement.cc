@@ -1,5 +1,7 @@
 #include "rebalance/placement.h"
 
+#include <cmath>
+
 namespace ds {
 
 bool ToleratesAll(const PodInfo& pod, const std::vector<Taint>& taints) {
@@ -22,7 +24,32 @@ bool ToleratesAll(const PodInfo& pod, const std::vector<Taint>& taints) {
 
 Placement::Placement(std::vector<PlacementNode> nodes) : nodes_(std::move(nodes)) {}
 
-std::string Placement::Reserve(const PodInfo& pod, const std::string& from) {
+namespace {
+
+// The node's real usage slot for the resource, or null when the fit does not judge usage.
+double* UsedSlot(PlacementNode& n, const UsageFit& fit) {
+  if (!std::isfinite(fit.usage)) return nullptr;
+  if (fit.resource == Rule::Resource::kCpu) return &n.used_cpu;
+  if (fit.resource == Rule::Resource::kMemory) return &n.used_memory;
+  return nullptr;
+}
+
+// True unless the node's known real usage plus the pod's would go over the ceiling.
+bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
+  const double* used = UsedSlot(n, fit);
+  if (used == nullptr || !std::isfinite(*used)) return true;  // unknown: requests decide
+  const bool memory = fit.resource == Rule::Resource::kMemory;
+  const double allocatable = memory ? n.allocatable_memory : n.allocatable_cpu;
+  if (!(allocatable > 0)) return false;  // nothing to run it on
+  const double after = (*used + fit.usage) / allocatable * 100;
+  if (memory && !(after < 100)) return false;  // past allocatable the kubelet evicts
+  // At its clear threshold a rule lets a node go: that much is still room.
+  return std::isnan(fit.ceiling_percent) || after <= fit.ceiling_percent;
+}
+
+}  // namespace
+
+std::string Placement::Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit) {
   PlacementNode* best = nullptr;
   double best_room = -1;
   for (PlacementNode& n : nodes_) {
@@ -37,6 +64,7 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from) {
     const double cpu_left = n.allocatable_cpu - n.requested_cpu;
     const double mem_left = n.allocatable_memory - n.requested_memory;
     if (pod.cpu_request > cpu_left || pod.memory_request > mem_left) continue;
+    if (!FitsByUsage(n, fit)) continue;
     // Least allocated after placing, averaged over the two resources (NodeResourcesFit's default).
     const double room =
         ((n.allocatable_cpu > 0 ? (cpu_left - pod.cpu_request) / n.allocatable_cpu : 0) +
@@ -50,6 +78,8 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from) {
   if (best == nullptr) return "";
   best->requested_cpu += pod.cpu_request;
   best->requested_memory += pod.memory_request;
+  if (double* used = UsedSlot(*best, fit); used != nullptr && std::isfinite(*used))
+    *used += fit.usage;
   return best->name;
 }
 

@@ -3,12 +3,20 @@
 // not land on another hot node), not cordoned, NoSchedule/NoExecute taints tolerated, nodeSelector
 // matched, and requests within allocatable minus what is already requested. Pods chosen in the
 // same cycle reserve their room, so two replacements are not both counted into the last gap.
+//
+// Requests alone are what kube-scheduler judges, and a pod that uses far more than it requests
+// (14 GiB requested, 28 GiB used) then fits by requests on nodes where it does not fit at all,
+// and is evicted again by their kubelet. So where the node's real usage is known, the pod's real
+// usage must fit too: the node's usage plus the pod's stays at or below the clear threshold of the
+// rule being relieved (in percent of allocatable), and for memory below allocatable.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "kube/pod_object.h"
+#include "rules/rule_config.h"
 
 namespace ds {
 
@@ -21,6 +29,17 @@ struct PlacementNode {
   std::vector<Taint> taints;
   double allocatable_cpu = 0, allocatable_memory = 0;
   double requested_cpu = 0, requested_memory = 0;  // by the pods bound to it
+  // Real usage (cores, bytes), e.g. from the rules' values; NaN: unknown, requests alone decide.
+  double used_cpu = std::nan(""), used_memory = std::nan("");
+};
+
+// The real-usage test for one pod: `usage` (cores or bytes of `resource`) must keep a node's
+// real usage at or below `ceiling_percent` of its allocatable (memory: also below allocatable).
+// resource kNone or a NaN usage: no test.
+struct UsageFit {
+  Rule::Resource resource = Rule::Resource::kNone;
+  double usage = std::nan("");
+  double ceiling_percent = std::nan("");  // NaN: no ceiling but memory's allocatable
 };
 
 // True when `pod` tolerates every NoSchedule and NoExecute taint of `node`.
@@ -32,8 +51,10 @@ class Placement {
 
   // The node (name) where `pod`, leaving `from`, would fit, reserving its requests there; or ""
   // when it fits nowhere (nothing is reserved). Chooses the node with the most room left
-  // (least allocated), as the scheduler's default scoring leans that way.
-  std::string Reserve(const PodInfo& pod, const std::string& from);
+  // (least allocated), as the scheduler's default scoring leans that way. With `fit`, a node whose
+  // real usage is known must also fit the pod by real usage (see the top), which is then added
+  // to the node's usage along with the requests.
+  std::string Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit = {});
 
  private:
   std::vector<PlacementNode> nodes_;

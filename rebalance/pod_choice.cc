@@ -6,7 +6,7 @@
 namespace ds {
 
 PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
-                     Placement* placement) {
+                     Placement* placement, const UsageCeiling& ceiling) {
   // A usage that is not a number (a sum of infinities) is unknown: such a pod is not chosen, and
   // it must not reach the sort, whose ordering NaN would break.
   candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -26,7 +26,10 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
       ++out.over_floor;  // a smaller one may still fit between the goal and the floor
       continue;
     }
-    std::string to = placement->Reserve(*c.pod, node.node);
+    UsageFit fit;
+    if (ceiling.resource != Rule::Resource::kNone && ceiling.per_unit > 0)
+      fit = UsageFit{ceiling.resource, c.usage / ceiling.per_unit, ceiling.ceiling_percent};
+    std::string to = placement->Reserve(*c.pod, node.node, fit);
     if (to.empty()) {
       ++out.no_fit;
       continue;

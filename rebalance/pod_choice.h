@@ -4,6 +4,7 @@
 // (e.g. the node's CPU percent and each pod's share of it); the caller converts.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -16,6 +17,16 @@ namespace ds {
 struct Candidate {
   const PodInfo* pod = nullptr;  // evictable (CheckEvictable) and on the node
   double usage = 0;              // its real usage, in the load's unit
+};
+
+// The real-usage test of each candidate's new node (placement.h): the resource relieved, the
+// load units per core or byte (Relief::per_unit, to turn a candidate's usage back into cores or
+// bytes) and the ceiling in percent of allocatable (the relieved rule's clear threshold).
+// The default (resource kNone): requests alone decide.
+struct UsageCeiling {
+  Rule::Resource resource = Rule::Resource::kNone;
+  double per_unit = 0;
+  double ceiling_percent = std::nan("");
 };
 
 struct NodeLoad {
@@ -40,7 +51,7 @@ struct PodChoice {
 
 // At most `max_pods` picks; reserves each pick's room in `placement`. Pure but for `placement`.
 PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
-                     Placement* placement);
+                     Placement* placement, const UsageCeiling& ceiling = {});
 
 // Draining an underused node (rebalance.underused): every candidate may go, the largest
 // requests first (the hardest to place, while the most room is left), each only where its

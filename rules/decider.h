@@ -158,6 +158,8 @@ class Decider {
   std::vector<EffectiveThresholds> thresholds_;
   uint64_t generation_ = 0;
   std::unordered_map<std::string, NodeState> states_;
+  // Last Decide's entry for each position in `nodes` (unordered_map entries do not move).
+  std::vector<std::pair<const std::string, NodeState>*> by_position_;
 };
 
 }  // namespace ds

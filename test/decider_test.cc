@@ -450,6 +450,32 @@ TEST(Decider, ForgetsNodesThatLeave) {
   EXPECT_EQ(d.tracked_nodes(), 1u);
 }
 
+// Decide remembers each position's state from the last cycle (a speed-up for a node list that
+// rarely changes); a list in another order, shorter, or after Reset must still find each node's
+// own.
+TEST(Decider, EachNodeKeepsItsOwnStateWhenTheListChanges) {
+  Decider d({MakeRule("cpu", Comparison::kGreater, 80, 60, /*for_s=*/20)}, FromSeconds(30));
+  FakeClock clock;
+  std::vector<double> ab{90, 10};
+  d.Decide(clock.Now(), {NodeInput{"a", false}, NodeInput{"b", false}}, {RuleInput{false, &ab}});
+  clock.AdvanceSeconds(10);
+  std::vector<double> ba{90, 90};  // b goes over only now; a has been over for 10 s
+  d.Decide(clock.Now(), {NodeInput{"b", false}, NodeInput{"a", false}}, {RuleInput{false, &ba}});
+  clock.AdvanceSeconds(10);
+  auto out = d.Decide(clock.Now(), {NodeInput{"b", false}, NodeInput{"a", false}},
+                      {RuleInput{false, &ba}});
+  EXPECT_EQ(out[0].verdict, Verdict::kCold);  // b: over for 10 s of 20
+  EXPECT_EQ(out[1].verdict, Verdict::kHot);   // a: over for 20 s
+  std::vector<double> just_b{90};
+  clock.AdvanceSeconds(10);
+  out = d.Decide(clock.Now(), {NodeInput{"b", false}}, {RuleInput{false, &just_b}});
+  EXPECT_EQ(out[0].verdict, Verdict::kHot);  // b: over for 20 s, at position 0 of a shorter list
+  d.Reset();
+  out = d.Decide(clock.Now(), {NodeInput{"b", false}}, {RuleInput{false, &just_b}});
+  EXPECT_EQ(out[0].verdict, Verdict::kCold);  // forgotten: `for` starts again
+  EXPECT_EQ(d.tracked_nodes(), 1u);
+}
+
 // --- relativeTo: mean ---
 
 Rule Relative(Comparison op, double offset, double clear_offset, double for_s = 0,

@@ -106,6 +106,57 @@ TEST(Placement, OnlyWhereTheSchedulerCouldPutIt) {
   EXPECT_EQ(place.Reserve(p, "hot"), "") << "no node has zone=b";
 }
 
+// The effect simulation's finding: a pod requesting 14 GiB and using 28 GiB fit by requests on
+// nodes whose real memory could not hold it, and was evicted there again and again.
+TEST(Placement, RealUsageMustStayBelowTheCeilingWhereKnown) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  auto node = [&](const std::string& name, double used_gib, double requested_gib) {
+    PlacementNode n = Node(name, 4);
+    n.allocatable_memory = 64 * kGiB;
+    n.requested_memory = requested_gib * kGiB;
+    n.used_memory = used_gib * kGiB;
+    return n;
+  };
+  // By requests "b" has the most room; by real usage it is the fuller one.
+  Placement place({node("a", 20, 30), node("b", 40, 0)});
+  PodInfo big = Pod("big");
+  big.memory_request = 14 * kGiB;
+  const UsageFit big_fit{Rule::Resource::kMemory, 28 * kGiB, 70};
+  EXPECT_EQ(place.Reserve(big, "hot", big_fit), "")
+      << "a: (20+28)/64 = 75 %, b: 106 %, both over the clear threshold of 70 %";
+  PodInfo small = Pod("small");
+  small.memory_request = 1 * kGiB;
+  const UsageFit small_fit{Rule::Resource::kMemory, 10 * kGiB, 70};
+  EXPECT_EQ(place.Reserve(small, "hot", small_fit), "a") << "b would reach 78 %";
+  EXPECT_EQ(place.Reserve(small, "hot", small_fit), "a") << "a: 40 GiB = 62.5 %";
+  EXPECT_EQ(place.Reserve(small, "hot", small_fit), "")
+      << "a: the two reservations' usage counts, 50 GiB = 78 %";
+  // Without a ceiling, memory must still stay below allocatable.
+  Placement full({node("a", 40, 0)});
+  EXPECT_EQ(full.Reserve(big, "hot", UsageFit{Rule::Resource::kMemory, 28 * kGiB}), "");
+  EXPECT_EQ(full.Reserve(big, "hot", UsageFit{Rule::Resource::kMemory, 20 * kGiB}), "a");
+  // A node whose real usage is unknown is judged by requests alone, as before.
+  PlacementNode unknown = node("u", 0, 0);
+  unknown.used_memory = std::nan("");
+  Placement blind({unknown});
+  EXPECT_EQ(blind.Reserve(big, "hot", big_fit), "u");
+}
+
+TEST(ChoosePods, ACandidateThatFitsOnlyByRequestsIsNotPicked) {
+  PlacementNode cold = Node("cold", 4);
+  cold.used_cpu = 2.5;  // 62.5 % of 4 cores
+  Placement place({cold});
+  PodInfo heavy = Pod("heavy"), light = Pod("light");
+  // The hot node has 4 cores: 25 % of it per core. heavy uses 1 core (87.5 % on cold), light
+  // 0.2 (67.5 %).
+  std::vector<Candidate> c = {{&heavy, 25}, {&light, 5}};
+  PodChoice ch =
+      ChoosePods({"hot", 95, 60, 0}, c, 10, &place, UsageCeiling{Rule::Resource::kCpu, 25, 70});
+  ASSERT_EQ(ch.picks.size(), 1u);
+  EXPECT_EQ(ch.picks[0].pod, &light);
+  EXPECT_EQ(ch.no_fit, 1u);
+}
+
 TEST(Tolerations, ExistsAndEffects) {
   PodInfo p = Pod("a");
   std::vector<Taint> taints = {{"k", "v", "NoExecute"}};

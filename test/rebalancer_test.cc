@@ -500,10 +500,12 @@ TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
 TEST_F(UnderusedTest, HotNodesComeFirstAndAHotMarkIsNeverOverwritten) {
   cfg_.rebalance.underused.for_seconds = 0;
   Build();
-  Loads(95, 15, 5);  // node-1 hot: marked by the labeller; node-3 marked underused
+  // node-1 hot: marked by the labeller; node-3 marked underused. node-2 at 10 %: big (2 cores,
+  // 50 %) fits there by real usage too, at the clear threshold (60 %).
+  Loads(95, 10, 5);
   EXPECT_TRUE(Labelled("node-1"));
   EXPECT_EQ(Value("node-3"), "underused");
-  Loads(95, 15, 5);
+  Loads(95, 10, 5);
   EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"})
       << "relief of the hot node; the drain waits for a cycle without one";
   EXPECT_EQ(rebalancer_->Report().underused.at(0).limit, "hot_nodes_first");
@@ -519,8 +521,8 @@ TEST_F(UnderusedTest, ReplacementsAvoidBothOurValuesButNotAnOperatorsValue) {
   n3.labels = {{"status", "underused"}};
   api_.AddNode(n3);
   Build();
-  Loads(95, 50, 50);
-  Loads(95, 50, 50);
+  Loads(95, 10, 50);  // node-2 at 10 %: big (50 % of a node) fits there by real usage too
+  Loads(95, 10, 50);
   ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
   EXPECT_EQ(rebalancer_->Report().recent.at(0).to, "node-2")
       << "node-3 is being drained; node-2's value is not ours, the affinity term does not avoid it";

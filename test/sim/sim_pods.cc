@@ -417,12 +417,16 @@ void PodStore::CommitPod(const std::string& key, const std::string& type, std::s
     ev.had_old = true;
   }
   if (type == "DELETED") {
+    if (it != pods_.end()) SetOwner(key, "");
+    unbound_.erase(key);
+    ticking_.erase(key);
     pods_.erase(key);
   } else {
     StoredPod& p = pods_[key];
     p.json = json;
     p.keys = ev.new_keys;
     p.rv = rv;
+    Index(key, p);
   }
   events_.push_back(std::move(ev));
   last_rv_ = rv;
@@ -565,8 +569,32 @@ ApiError PodStore::CreateLocked(const std::string& ns, const std::string& body, 
     for (const auto& o : owners->GetArray())
       if (ds::JsonString(o, "kind") == "ReplicaSet" &&
           workloads_.count(Key(ns, ds::JsonString(o, "name"))))
-        pods_[key].owner = Key(ns, ds::JsonString(o, "name"));
+        SetOwner(key, Key(ns, ds::JsonString(o, "name")));
   return {};
+}
+
+void PodStore::SetOwner(const std::string& key, const std::string& owner) {
+  StoredPod& p = pods_[key];
+  if (!p.owner.empty()) {
+    auto it = by_owner_.find(p.owner);
+    if (it != by_owner_.end()) {
+      it->second.erase(key);
+      if (it->second.empty()) by_owner_.erase(it);
+    }
+  }
+  p.owner = owner;
+  if (!owner.empty()) by_owner_[owner].insert(key);
+}
+
+void PodStore::Index(const std::string& key, const StoredPod& p) {
+  if (p.keys.fields.at("spec.nodeName").empty())
+    unbound_.insert(key);
+  else
+    unbound_.erase(key);
+  if (p.gone_at > 0 || p.keys.fields.at("status.phase") == "Pending")
+    ticking_.insert(key);
+  else
+    ticking_.erase(key);
 }
 
 ApiError PodStore::DeleteLocked(const std::string& key, double grace_override, bool has_override,
@@ -599,6 +627,7 @@ ApiError PodStore::DeleteLocked(const std::string& key, double grace_override, b
       CommitPod(key, "DELETED", *out);
     } else {
       pods_[key].gone_at = Steady() + wait;
+      Index(key, pods_[key]);
     }
   } else {
     *out = p.json;
@@ -1094,8 +1123,10 @@ ApiError PodStore::DeleteWorkload(const std::string& ns, const std::string& name
   workloads_[key].replicas = 0;
   Reconcile();  // deletes its pods gracefully
   workloads_.erase(key);
-  for (auto& [k, p] : pods_)
-    if (p.owner == key) p.owner.clear();
+  if (auto it = by_owner_.find(key); it != by_owner_.end()) {
+    const std::set<std::string> owned = it->second;
+    for (const auto& k : owned) SetOwner(k, "");
+  }
   return {};
 }
 
@@ -1108,8 +1139,10 @@ std::string PodStore::WorkloadsJson() const {
   w.StartArray();
   for (const auto& [key, wl] : workloads_) {
     int active = 0;
-    for (const auto& [k, p] : pods_)
-      if (p.owner == key && p.gone_at == 0) ++active;
+    if (auto it = by_owner_.find(key); it != by_owner_.end())
+      active = static_cast<int>(it->second.size());
+    for (const auto& k : ticking_)  // terminating pods are all there
+      if (const StoredPod& p = pods_.at(k); p.owner == key && p.gone_at > 0) --active;
     w.StartObject();
     w.Key("namespace");
     ds::WriteString(w, wl.ns);
@@ -1171,16 +1204,23 @@ std::string PodStore::ExplainSchedule(const std::string& pod_json) const {
 void PodStore::Reconcile() {
   // ReplicaSet: active pods are those not terminating.
   for (auto& [wkey, w] : workloads_) {
+    // Active: owned and not terminating. Terminating pods are few (all in ticking_), so they are
+    // counted there; the active pods are listed only when some must go.
+    const auto owned = by_owner_.find(wkey);
+    size_t active_count = owned == by_owner_.end() ? 0 : owned->second.size();
+    for (const auto& k : ticking_)
+      if (const StoredPod& p = pods_.at(k); p.owner == wkey && p.gone_at > 0) --active_count;
     std::vector<std::string> active;
-    for (const auto& [k, p] : pods_)
-      if (p.owner == wkey && p.gone_at == 0) active.push_back(k);
-    for (int i = static_cast<int>(active.size()); i < w.replicas; ++i) {
+    if (owned != by_owner_.end() && active_count > static_cast<size_t>(std::max(0, w.replicas)))
+      for (const auto& k : owned->second)
+        if (pods_.at(k).gone_at == 0) active.push_back(k);
+    for (int i = static_cast<int>(active_count); i < w.replicas; ++i) {
       std::string json = NewPodFromWorkload(&w);
       Document d;
       d.Parse(json.c_str());
       std::string name = ds::JsonString(d["metadata"], "name");
       std::string out;
-      if (CreateLocked(w.ns, json, &out).ok()) pods_[Key(w.ns, name)].owner = wkey;
+      if (CreateLocked(w.ns, json, &out).ok()) SetOwner(Key(w.ns, name), wkey);
     }
     for (size_t i = static_cast<size_t>(std::max(0, w.replicas)); i < active.size(); ++i) {
       std::string out;
@@ -1189,10 +1229,11 @@ void PodStore::Reconcile() {
   }
   // Scheduler: bind pending pods in creation order.
   std::vector<std::pair<uint64_t, std::string>> pending;
-  for (const auto& [k, p] : pods_)
-    if (p.keys.fields.at("spec.nodeName").empty() && p.gone_at == 0 &&
-        p.keys.fields.at("spec.schedulerName") == "default-scheduler")
+  for (const auto& k : unbound_) {
+    const StoredPod& p = pods_.at(k);
+    if (p.gone_at == 0 && p.keys.fields.at("spec.schedulerName") == "default-scheduler")
       pending.emplace_back(p.rv, k);
+  }
   std::sort(pending.begin(), pending.end());
   if (!pending.empty()) {
     const std::vector<SchedNode> nodes = SchedNodes(*cluster_);
@@ -1231,7 +1272,8 @@ void PodStore::Tick() {
   std::lock_guard<std::mutex> l(mu_);
   double now = Steady();
   std::vector<std::string> gone, start;
-  for (auto& [k, p] : pods_) {
+  for (const auto& k : ticking_) {  // the others can neither start nor go
+    StoredPod& p = pods_.at(k);
     if (p.gone_at > 0 && p.gone_at <= now) gone.push_back(k);
     bool pending = p.keys.fields.at("status.phase") == "Pending";
     if (p.gone_at == 0 && pending && !p.keys.fields.at("spec.nodeName").empty()) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,10 @@ class PodStore {
   ApiError DeleteLocked(const std::string& key, double grace_override, bool has_override,
                         std::string* out);
   void Reconcile();
+  // Sets a pod's workload and keeps by_owner_ in step.
+  void SetOwner(const std::string& key, const std::string& owner);
+  // Keeps unbound_ and ticking_ in step with a stored pod (after its keys or gone_at change).
+  void Index(const std::string& key, const StoredPod& p);
   void RecomputePdbs();
   std::string PdbStatus(const std::string& pdb_json, const std::string& ns) const;
   std::string NewPodFromWorkload(Workload* w);
@@ -145,7 +150,12 @@ class PodStore {
   const PodStoreOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, StoredPod> pods_;      // "ns/name", GUARDED_BY(mu_)
+  std::map<std::string, StoredPod> pods_;  // "ns/name", GUARDED_BY(mu_)
+  // Indexes of pods_ (keys, in pods_' order), so that a write or a Tick does not scan every pod:
+  // at 300,000 pods that made creating them quadratic. GUARDED_BY(mu_).
+  std::map<std::string, std::set<std::string>> by_owner_;  // workload "ns/name" -> its pods
+  std::set<std::string> unbound_;              // spec.nodeName empty: the scheduler's candidates
+  std::set<std::string> ticking_;              // Pending or terminating: what Tick looks at
   std::map<std::string, Pdb> pdbs_;            // "ns/name", GUARDED_BY(mu_)
   std::map<std::string, Workload> workloads_;  // "ns/name", GUARDED_BY(mu_)
   std::deque<PodEvent> events_;                // GUARDED_BY(mu_)
