@@ -8,6 +8,7 @@
 #include <deque>
 #include <string>
 
+#include "common/same_bytes.h"
 #include "promql/decimal_fast_path.h"
 
 #if defined(__SSE2__)
@@ -62,17 +63,6 @@ const char* StringStop(const char* b, const char* e) {
     if (c == '"' || c == '\\' || c < 0x20) return b;
   }
   return e;
-}
-
-// memcmp(a, b, n) == 0 without a library call for 8-16 bytes (a timestamp's text).
-bool SameBytes(const char* a, const char* b, size_t n) {
-  if (n < 8 || n > 16) return std::memcmp(a, b, n) == 0;
-  uint64_t a0, a1, b0, b1;  // the first and the last eight bytes (overlapping below 16)
-  std::memcpy(&a0, a, 8);
-  std::memcpy(&b0, b, 8);
-  std::memcpy(&a1, a + n - 8, 8);
-  std::memcpy(&b1, b + n - 8, 8);
-  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 
 bool IsNumberChar(char c) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/same_bytes.h"
+
 namespace ds {
 
 namespace {
@@ -55,17 +57,6 @@ uint64_t HashKey(std::string_view s) {
   h ^= h >> 27;
   h *= 0x94d049bb133111ebull;
   return h ^ (h >> 31);
-}
-
-// memcmp(a, b, n) == 0 without a library call for 8-16 bytes (most node names and addresses).
-bool SameBytes(const char* a, const char* b, size_t n) {
-  if (n < 8 || n > 16) return std::memcmp(a, b, n) == 0;
-  uint64_t a0, a1, b0, b1;  // the first and the last eight bytes (overlapping below 16)
-  std::memcpy(&a0, a, 8);
-  std::memcpy(&b0, b, 8);
-  std::memcpy(&a1, a + n - 8, 8);
-  std::memcpy(&b1, b + n - 8, 8);
-  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 
 }  // namespace

@@ -60,6 +60,27 @@ int Usage(const char* why) {
   return 2;
 }
 
+// The rules a run judged nodes by, as the trace and the results file both list them.
+template <typename W>
+void WriteRules(W* w, const std::vector<ds::Rule>& rules) {
+  w->StartArray();
+  for (const ds::Rule& r : rules) {
+    w->StartObject();
+    w->Key("name");
+    w->String(r.name.c_str());
+    w->Key("resource");
+    w->String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
+    w->Key("threshold");
+    w->Double(r.threshold);
+    w->Key("clear");
+    w->Double(r.clear_threshold);
+    w->Key("for");
+    w->Double(r.for_seconds);
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
 template <typename W>
 void WriteFigures(W* w, const Run& r) {
   const effect::Figures& f = r.figures;
@@ -145,22 +166,7 @@ int WriteTrace(const effect::EffectParams& p, const std::string& scenario,
   w.Key("measure_memory");
   w.Double(p.measure_memory);
   w.Key("rules");
-  w.StartArray();
-  for (const ds::Rule& r : p.rules.rules) {
-    w.StartObject();
-    w.Key("name");
-    w.String(r.name.c_str());
-    w.Key("resource");
-    w.String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
-    w.Key("threshold");
-    w.Double(r.threshold);
-    w.Key("clear");
-    w.Double(r.clear_threshold);
-    w.Key("for");
-    w.Double(r.for_seconds);
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteRules(&w, p.rules.rules);
   w.Key("steps");
   w.StartArray();
   std::vector<std::string> names;
@@ -434,22 +440,7 @@ int main(int argc, char** argv) {
   w.Key("max_marked_fraction");
   w.Double(base.rules.max_marked_fraction);
   w.Key("rules");
-  w.StartArray();
-  for (const ds::Rule& r : base.rules.rules) {
-    w.StartObject();
-    w.Key("name");
-    w.String(r.name.c_str());
-    w.Key("resource");
-    w.String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
-    w.Key("threshold");
-    w.Double(r.threshold);
-    w.Key("clear");
-    w.Double(r.clear_threshold);
-    w.Key("for");
-    w.Double(r.for_seconds);
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteRules(&w, base.rules.rules);
   const ds::EvictionLimits& lim = base.rules.rebalance.limits;
   w.Key("limits");
   w.StartObject();
