@@ -576,6 +576,10 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     pn.allocatable_memory = nodes_[k].alloc_memory;
     pn.requested_cpu = static_cast<double>(requested_[k].cpu) / 1000;
     pn.requested_memory = static_cast<double>(requested_[k].memory);
+    // Real usage as the rules see it, as the controller fills it from the rule values: a pod
+    // must fit there by use too, not only by requests (placement.h).
+    if (nodes_[k].cpu_seen >= 0) pn.used_cpu = nodes_[k].cpu_seen / 100 * nodes_[k].alloc_cpu;
+    pn.used_memory = nodes_[k].memory;
     places.push_back(std::move(pn));
   }
   ds::Placement placement(std::move(places));
@@ -605,7 +609,9 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
                                      dep.leak_per_second * (now_ - pod.started);
       candidates.push_back(ds::Candidate{&infos[j], t.relief.Share(usage)});
     }
-    ds::PodChoice choice = ds::ChoosePods(t.relief.load, std::move(candidates), room, &placement);
+    ds::PodChoice choice =
+        ds::ChoosePods(t.relief.load, std::move(candidates), room, &placement,
+                       ds::UsageCeiling{t.relief.resource, t.relief.per_unit, t.relief.load.goal});
     for (const ds::PodChoice::Pick& pick : choice.picks) {
       if (c.budget.Check(*pick.pod) != ds::Limit::kNone || cfg.dry_run) continue;
       c.budget.Record(*pick.pod);
