@@ -356,6 +356,11 @@ void ExecCredentialCache::Invalidate(const ExecCredential& rejected) {
     have_ = false;
 }
 
+bool ExecCredentialCache::renewing() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return renewing_;
+}
+
 int ExecCredentialCache::runs() const {
   std::lock_guard<std::mutex> l(mu_);
   return runs_;

@@ -87,6 +87,8 @@ class ExecCredentialCache {
   // however many requests carried it).
   void Invalidate(const ExecCredential& rejected);
   int runs() const;
+  // A background renewal is in flight (its result not stored yet).
+  bool renewing() const;
 
  private:
   void StoreLocked(const ExecCredential& c);  // REQUIRES: mu_ held

@@ -266,13 +266,7 @@ class Parser {
     }
     if (n["timeZone"]) {
       ASSIGN_OR_RETURN(r.time_zone, String(n["timeZone"], "rebalance.timeZone"));
-      // An IANA name (Europe/Berlin) or UTC: letters, digits, '/', '_', '-', '+'.
-      bool ok = !r.time_zone.empty() && r.time_zone.size() < 64 && r.time_zone[0] != '/' &&
-                r.time_zone.find("..") == std::string::npos;
-      for (char c : r.time_zone)
-        ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' ||
-                    c == '-' || c == '+');
-      if (!ok)
+      if (!TimeZoneNameOk(r.time_zone))
         return Error(n["timeZone"], "rebalance.timeZone",
                      "\"" + r.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
     }

@@ -215,5 +215,27 @@ TEST_F(GradedReconcilerTest, TaintModeMovesTheTaintsValue) {
   EXPECT_EQ(Value("node-1"), "") << "taint mode sets no label";
 }
 
+// A level shares the query of the rule it was made from, not of an earlier rule that only asks
+// the same query: here gpu-cpu's values are masked to the GPU pool, and node-1 is not in it.
+TEST_F(GradedReconcilerTest, ALevelTakesItsOwnRulesAnswerNotAnotherPoolsWithTheSameQuery) {
+  auto cfg = ParseRuleConfig(R"(levels: [{name: warm}, {name: hot}]
+maxMarkedFraction: 1
+rules:
+  - {name: gpu-cpu, query: cpu_pct, threshold: 95, nodeSelector: "pool=gpu"}
+  - name: cpu
+    query: cpu_pct
+    threshold: 90
+    clearThreshold: 80
+    levels: {warm: {threshold: 70, clearThreshold: 60}}
+)",
+                             "rule.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  cfg_ = *cfg;
+  Start();
+  Cycle(75);
+  EXPECT_EQ(Value("node-1"), "warm") << "cpu@warm judged node-1 by cpu's answer";
+  EXPECT_EQ(prom_.calls("cpu_pct"), 2) << "gpu-cpu and cpu ask; cpu@warm shares cpu's";
+}
+
 }  // namespace
 }  // namespace ds

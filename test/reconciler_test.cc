@@ -1084,6 +1084,13 @@ class PoolsTest : public ReconcilerTest {
     e.label = {NodeEdit::Op::kSet, "pool", pool};
     ASSERT_TRUE(api_.PatchNode(node, e).ok());
   }
+  // Builds the reconciler and marks node-1 (60, over the GPU pool's 50) in one cycle.
+  void MarkGpuNode1() {
+    Build();
+    prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
+    Cycle();
+    ASSERT_TRUE(Labelled("node-1"));
+  }
 };
 
 TEST_F(PoolsTest, EachPoolHasItsOwnThreshold) {
@@ -1105,10 +1112,7 @@ TEST_F(PoolsTest, EachPoolHasItsOwnThreshold) {
 }
 
 TEST_F(PoolsTest, ANodeRelabelledOutOfItsPoolLosesTheMark) {
-  Build();
-  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
-  Cycle();
-  ASSERT_TRUE(Labelled("node-1"));
+  ASSERT_NO_FATAL_FAILURE(MarkGpuNode1());
   // Into the general pool: 60 is under its 80, and gpu-cpu's hold ends at once (no grace).
   SetPool("node-1", "general");
   ASSERT_TRUE(cache_->ListOnce().ok());
@@ -1117,10 +1121,7 @@ TEST_F(PoolsTest, ANodeRelabelledOutOfItsPoolLosesTheMark) {
 }
 
 TEST_F(PoolsTest, ANodeInNoPoolAnyMoreIsColdNotUnknown) {
-  Build();
-  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
-  Cycle();
-  ASSERT_TRUE(Labelled("node-1"));
+  ASSERT_NO_FATAL_FAILURE(MarkGpuNode1());
   // Out of every pool: no rule gives it evidence, yet its mark must go.
   SetPool("node-1", "none");
   ASSERT_TRUE(cache_->ListOnce().ok());
@@ -1142,10 +1143,7 @@ TEST_F(PoolsTest, AMarkAdoptedAfterARestartIsDroppedWhenItsRuleNoLongerApplies) 
 }
 
 TEST_F(PoolsTest, AnOutageRemovesNoMarkFromANodeInNoPool) {
-  Build();
-  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-2", 10}, {"node-3", 10}});
-  Cycle();
-  ASSERT_TRUE(Labelled("node-1"));
+  ASSERT_NO_FATAL_FAILURE(MarkGpuNode1());
   SetPool("node-1", "none");
   ASSERT_TRUE(cache_->ListOnce().ok());
   prom_.SetError("cpu_pct", Status::Unavailable("down"));

@@ -549,65 +549,54 @@ int Server::Dispatch(mg_connection* conn) {
              std::to_string(port_) + "\"}]}");
     return 1;
   }
-  static const std::string kCoordinationGroup =
-      "{\"name\":\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":\"coordination.k8s.io/"
-      "v1\",\"version\":"
-      "\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"coordination.k8s.io/"
-      "v1\",\"version\":\"v1\"}}";
-  static const std::string kPolicyGroup =
-      "{\"name\":\"policy\",\"versions\":[{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}],"
-      "\"preferredVersion\":{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}}";
-  static const std::string kEventsGroup =
-      "{\"name\":\"events.k8s.io\",\"versions\":[{\"groupVersion\":\"events.k8s.io/v1\","
-      "\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"events.k8s.io/v1\","
-      "\"version\":\"v1\"}}";
+  // Discovery of the API groups the simulator serves, generated from one table as the API server
+  // does from its registry: /apis lists each group, /apis/<group> and /apis/<group>/<version>
+  // describe it. Policy comes with pods, events.k8s.io with events.
+  struct Group {
+    const char* name;
+    bool served;
+    const char* resources;  // the APIResourceList's resources, JSON
+  };
+  const Group groups[] = {
+      {"coordination.k8s.io", true,
+       "[{\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":true,\"kind\":"
+       "\"Lease\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"]}]"},
+      {"policy", pods_ != nullptr,
+       "[{\"name\":\"poddisruptionbudgets\",\"singularName\":\"poddisruptionbudget\","
+       "\"namespaced\":true,\"kind\":\"PodDisruptionBudget\",\"verbs\":[\"create\","
+       "\"delete\",\"get\",\"list\",\"update\"],\"shortNames\":[\"pdb\"]}]"},
+      {"events.k8s.io", events_ != nullptr,
+       "[{\"name\":\"events\",\"singularName\":\"event\",\"namespaced\":true,\"kind\":"
+       "\"Event\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\","
+       "\"watch\"],\"shortNames\":[\"ev\"]}]"},
+  };
+  auto group_json = [](const std::string& name) {  // the fields of an APIGroup, without braces
+    const std::string gv = "{\"groupVersion\":\"" + name + "/v1\",\"version\":\"v1\"}";
+    return "\"name\":\"" + name + "\",\"versions\":[" + gv + "],\"preferredVersion\":" + gv;
+  };
   if (method == "GET" && path == "/apis") {
-    Send(conn, 200,
-         "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + kCoordinationGroup +
-             (pods_ != nullptr ? "," + kPolicyGroup : std::string()) +
-             (events_ != nullptr ? "," + kEventsGroup : std::string()) + "]}");
+    std::string list;
+    for (const Group& g : groups)
+      if (g.served) list += (list.empty() ? "{" : ",{") + group_json(g.name) + "}";
+    Send(conn, 200, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + list + "]}");
     return 1;
   }
-  if (events_ != nullptr && method == "GET" && path == "/apis/events.k8s.io") {
-    Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + kEventsGroup.substr(1));
-    return 1;
-  }
-  if (events_ != nullptr && method == "GET" && path == "/apis/events.k8s.io/v1") {
-    Send(conn, 200,
-         "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":"
-         "\"events.k8s.io/v1\",\"resources\":[{\"name\":\"events\",\"singularName\":\"event\","
-         "\"namespaced\":true,\"kind\":\"Event\",\"verbs\":[\"create\",\"delete\",\"get\","
-         "\"list\",\"patch\",\"watch\"],\"shortNames\":[\"ev\"]}]}");
-    return 1;
-  }
-  if (method == "GET" && path == "/apis/coordination.k8s.io") {
-    Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + kCoordinationGroup.substr(1));
-    return 1;
-  }
-  if (method == "GET" && path == "/apis/coordination.k8s.io/v1") {
-    Send(conn, 200,
-         "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"coordination.k8s."
-         "io/v1\","
-         "\"resources\":[{\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":true,"
-         "\"kind\":"
-         "\"Lease\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"]}]}");
-    return 1;
+  for (const Group& g : groups) {
+    if (!g.served || method != "GET") continue;
+    const std::string base = std::string("/apis/") + g.name;
+    if (path == base) {
+      Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + group_json(g.name) + "}");
+      return 1;
+    }
+    if (path == base + "/v1") {
+      Send(conn, 200,
+           "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"" +
+               std::string(g.name) + "/v1\",\"resources\":" + g.resources + "}");
+      return 1;
+    }
   }
   if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) {
     HandleLease(conn, method, path, user, table);
-    return 1;
-  }
-  if (pods_ != nullptr && method == "GET" && path == "/apis/policy") {
-    Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + kPolicyGroup.substr(1));
-    return 1;
-  }
-  if (pods_ != nullptr && method == "GET" && path == "/apis/policy/v1") {
-    Send(conn, 200,
-         "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"policy/v1\","
-         "\"resources\":[{\"name\":\"poddisruptionbudgets\",\"singularName\":"
-         "\"poddisruptionbudget\",\"namespaced\":true,\"kind\":\"PodDisruptionBudget\","
-         "\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"],\"shortNames\":[\"pdb\"]}]"
-         "}");
     return 1;
   }
   if (HandlePdbs(conn, method, path, user, table)) return 1;
