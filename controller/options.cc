@@ -227,6 +227,20 @@ std::string Managed(const RuleConfig& rules) {
 
 }  // namespace
 
+Status CheckTimeZones(const RuleConfig& rules, const std::string& source) {
+  if (rules.rebalance.enabled) {  // the eviction windows' zone
+    auto tz = TimeZone::Load(rules.rebalance.time_zone);
+    if (!tz.ok()) return tz.status().Prepend(source + ": rebalance.timeZone");
+  }
+  for (const Rule& r : rules.rules) {  // a predict rule's days start in its zone
+    if (!r.predict.enabled) continue;
+    auto tz = TimeZone::Load(r.predict.time_zone);
+    if (!tz.ok())
+      return tz.status().Prepend(source + ": rule \"" + r.name + "\": predict.timeZone");
+  }
+  return Status::OK();
+}
+
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   gflags::SetVersionString(VersionString());
   gflags::SetUsageMessage(
@@ -243,18 +257,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   Options o;
   o.rule_file = FLAGS_r;
   ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
-  if (o.rules.rebalance.enabled) {
-    // The eviction windows' zone must exist in this machine's (or image's) tz database now, not
-    // at the first window check.
-    auto tz = TimeZone::Load(o.rules.rebalance.time_zone);
-    if (!tz.ok()) return tz.status().Prepend(FLAGS_r + ": rebalance.timeZone");
-  }
-  for (const Rule& r : o.rules.rules) {  // a predict rule's days start in its zone
-    if (!r.predict.enabled) continue;
-    auto tz = TimeZone::Load(r.predict.time_zone);
-    if (!tz.ok())
-      return tz.status().Prepend(FLAGS_r + ": rule \"" + r.name + "\": predict.timeZone");
-  }
+  RETURN_NOT_OK(CheckTimeZones(o.rules, FLAGS_r));
   o.check_only = FLAGS_check_config;
   o.cleanup = FLAGS_cleanup;
   if (o.check_only && o.cleanup)

@@ -76,6 +76,11 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv = :
 
 // The -check_config summary: the rules, the mark and the managed nodes, one rule a line.
 std::string DescribeConfig(const Options& o);
+
+// The time zones a rule file names (rebalance.timeZone, each rule's predict.timeZone) must exist
+// in this machine's tz database: checked at start-up and on each reload, so an unknown zone is
+// refused with the file and the field, instead of failing every cycle that needs it.
+Status CheckTimeZones(const RuleConfig& rules, const std::string& source);
 // The start-up log line: where the rules, Prometheus and the cluster are, and the mark.
 std::string DescribeStartup(const Options& o);
 

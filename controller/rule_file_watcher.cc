@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "controller/options.h"
 #include "rules/rule_reload.h"
 
 namespace ds {
@@ -36,6 +37,8 @@ void RuleFileWatcher::Check(bool forced) {
     return;
   }
   auto next = ParseReload(running_text_, *text, path_);
+  if (next.ok())
+    if (Status zones = CheckTimeZones(*next, path_); !zones.ok()) next = zones;
   const double now = clock_->WallSeconds();
   if (!next.ok()) {
     LOG(ERROR) << "rule file not reloaded: " << next.status().message();

@@ -69,6 +69,21 @@ TEST_F(RuleFileWatcherTest, AppliesAChangeAndKeepsTheRunningRulesOnARefusedOne) 
   EXPECT_TRUE(w->GetView().last_ok);
 }
 
+// A zone the tz database does not have would fail every cycle of the rule that needs it.
+TEST_F(RuleFileWatcherTest, AnUnknownTimeZoneIsRefused) {
+  const fs::path path = dir_ / "rule.yaml";
+  Write(path, kRules);
+  auto w = Watch(path);
+  Write(path,
+        "rules:\n  - {name: cpu, query: cpu_pct, threshold: 80, predict: {timeZone: Mars/Base}}\n");
+  w->Check();
+  EXPECT_TRUE(applied_.empty());
+  RuleReloadView v = w->GetView();
+  EXPECT_EQ(v.refused, 1u);
+  EXPECT_NE(v.last_error.find("predict.timeZone"), std::string::npos) << v.last_error;
+  EXPECT_NE(v.last_error.find("Mars/Base"), std::string::npos) << v.last_error;
+}
+
 // How the kubelet updates a ConfigMap volume: the files are symlinks through ..data, which is
 // swapped to a new timestamped directory in one rename.
 TEST_F(RuleFileWatcherTest, SeesAConfigMapSymlinkSwap) {
