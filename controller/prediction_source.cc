@@ -10,10 +10,23 @@ PredictionSource::PredictionSource(PrometheusClient* prom, const Clock* clock,
                                    size_t max_fetches_per_cycle)
     : prom_(prom), clock_(clock), max_fetches_(max_fetches_per_cycle) {}
 
+namespace {
+
+// Whether the days fetched for `was` hold for `now`: what a day's query asks and how its series
+// are read (the query, the predict block, which of two series for one node is the more severe,
+// and the label naming the node). A threshold, `for` or a pool may change and keep up to 90
+// days of history; refetching them costs a day-long subquery each.
+bool SameHistory(const Rule& was, const Rule& now) {
+  return was.query == now.query && was.predict == now.predict && was.op == now.op &&
+         was.node_label == now.node_label;
+}
+
+}  // namespace
+
 PredictionSource::History* PredictionSource::Find(const Rule& rule) {
   std::lock_guard<std::mutex> l(mu_);
   auto& h = histories_[rule.name];
-  if (h == nullptr || !(h->rule == rule)) {
+  if (h == nullptr || !SameHistory(h->rule, rule)) {
     // A changed query, quantile or zone makes every stored day wrong: start over.
     if (h != nullptr)
       LOG(INFO) << "rule " << rule.name << ": predict: the rule changed; its history of "
@@ -86,7 +99,8 @@ void PredictionSource::Retain(const std::vector<Rule>& rules) {
   std::lock_guard<std::mutex> l(mu_);
   for (auto it = histories_.begin(); it != histories_.end();) {
     bool kept = false;
-    for (const Rule& r : rules) kept = kept || (r.name == it->first && r == it->second->rule);
+    for (const Rule& r : rules)
+      kept = kept || (r.name == it->first && SameHistory(it->second->rule, r));
     it = kept ? std::next(it) : histories_.erase(it);
   }
 }

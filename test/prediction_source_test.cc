@@ -135,6 +135,12 @@ TEST_F(PredictionSourceTest, AChangedRuleStartsOverAnUnchangedOneKeepsItsDays) {
   source_.Retain({r});  // a reload that left the rule as it was
   ASSERT_TRUE(source_.Query(r, &keep_, &sink).ok());
   EXPECT_EQ(Asked(), 1u);
+  // A new threshold changes no fetched day: the history stays.
+  Rule stricter = r;
+  stricter.threshold = r.threshold + 10;
+  source_.Retain({stricter});
+  ASSERT_TRUE(source_.Query(stricter, &keep_, &sink).ok());
+  EXPECT_EQ(Asked(), 1u) << "no day fetched again for a threshold";
 
   Rule changed = r;
   changed.predict.quantile = 0.5;
