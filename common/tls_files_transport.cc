@@ -26,7 +26,10 @@ StatusOr<std::shared_ptr<HttpTransport>> TlsFilesTransport::Current() {
     seen.push_back(std::move(*content));
   }
   std::lock_guard<std::mutex> l(mu_);
-  if (problem.ok() && (current_ == nullptr || seen != loaded_)) {
+  const bool changed = problem.ok() && (current_ == nullptr || seen != loaded_);
+  if (changed && seen == rejected_) {
+    problem = rejected_why_;  // the set that did not load: not read again
+  } else if (changed) {
     // FileSecret tells that something changed; LoadTlsFiles reads the files whole and checks them
     // as at start-up, so a rotated set is held to the same rules as the first.
     const std::string names[3] = {names_[0], names_[1], names_[2]};
@@ -35,10 +38,13 @@ StatusOr<std::shared_ptr<HttpTransport>> TlsFilesTransport::Current() {
       current_ = factory_ ? std::shared_ptr<HttpTransport>(factory_(*tls))
                           : std::make_shared<CurlTransport>(std::move(*tls));
       loaded_ = std::move(seen);
+      rejected_.clear();
       if (++loads_ > 1) LOG(INFO) << "Prometheus TLS files changed: new connections use them";
       last_error_.clear();
     } else {
       problem = tls.status();
+      rejected_ = std::move(seen);
+      rejected_why_ = problem;
     }
   }
   if (!problem.ok()) {

@@ -51,6 +51,8 @@ class TlsFilesTransport : public HttpTransport {
   mutable std::mutex mu_;
   std::shared_ptr<HttpTransport> current_;  // GUARDED_BY(mu_); null until a set has loaded
   std::vector<std::string> loaded_;         // GUARDED_BY(mu_): the files' content behind current_
+  std::vector<std::string> rejected_;       // GUARDED_BY(mu_): the content that did not load
+  Status rejected_why_;                     // GUARDED_BY(mu_): and why
   std::string last_error_;                  // GUARDED_BY(mu_): the problem last logged
   int loads_ = 0;                           // GUARDED_BY(mu_)
 };

@@ -109,6 +109,7 @@ void Reconciler::IndexRules() {
   for (const auto& r : rules_) label_filters_.push_back(MatchLabels(r));
   for (size_t i = 0; i < rules_.size(); ++i) rule_index_.emplace(rules_[i].name, i);
   scope_ = RuleScope(rules_);
+  asked_by_ = SharedQueries(rules_);
   answers_.assign(rules_.size(), std::nullopt);  // a reload queries every rule anew
 }
 
@@ -242,7 +243,7 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
   std::vector<std::future<StatusOr<QueryResult>>> futures;
   std::vector<std::future<StatusOr<QueryResult>>> age_futures(rules_.size());
   std::vector<Stopwatch> started(rules_.size());
-  const std::vector<size_t> asked_by = SharedQueries(rules_);
+  const std::vector<size_t>& asked_by = asked_by_;
   for (size_t r = 0; r < rules_.size(); ++r) {
     started[r] = Stopwatch();
     if (asked_by[r] != r || !due[r]) {  // a graded rule's level shares its rule's answer

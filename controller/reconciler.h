@@ -240,8 +240,8 @@ class Reconciler {
   };
 
   // The stages of RunCycle, in order.
-  void ApplyReload();                // a pending Reload, if any
-  void IndexRules();                 // label_filters_ and rule_index_ from rules_
+  void ApplyReload();  // a pending Reload, if any
+  void IndexRules();   // label_filters_, rule_index_, scope_ and asked_by_ from rules_
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
   Evidence QueryAndMatch(const NodeSnapshot& snap, CycleReport* report);
@@ -320,9 +320,10 @@ class Reconciler {
   Decider decider_;
   LabelWriter writer_;
   LogThrottle throttle_{300};
-  std::vector<LabelFilter> label_filters_;          // per rule: the series labels matching needs
-  std::map<std::string, size_t> rule_index_;        // rule name -> index, to read records
-  RuleScope scope_{{}};                             // rules[].nodeSelector
+  std::vector<LabelFilter> label_filters_;    // per rule: the series labels matching needs
+  std::map<std::string, size_t> rule_index_;  // rule name -> index, to read records
+  std::vector<size_t> asked_by_;  // per rule: the rule whose query answers it (SharedQueries)
+  RuleScope scope_{{}};           // rules[].nodeSelector
   std::vector<std::optional<RuleAnswer>> answers_;  // rules[].interval: last answers, per rule
   // Nodes that left the managed set with our record on, until their mark is removed. Touched by
   // RunCycle and (under departed_mu_) by writer threads.
