@@ -10,6 +10,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -298,6 +299,19 @@ def removes_mark(write, key="status"):
     t = touched(write)
     return ("labels", key) in t and t[("labels", key)] is None
 
+
+
+class StackTestCase(unittest.TestCase):
+    """Test classes that share one Stack, started once for the class: STACK is its arguments."""
+    STACK = {"nodes": 4, "control_plane": 1}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(**cls.STACK).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
 
 class Controller:
     """The real dynamic-scheduler binary."""

@@ -5,7 +5,7 @@ write; /nodes shows the level."""
 import json
 import unittest
 
-from harness import Controller, Stack, removes_mark, touched, wait_until
+from harness import Controller, StackTestCase, removes_mark, touched, wait_until
 
 NODE, COOL = "node-00002", "node-00003"
 METRIC = "graded_cpu"
@@ -22,14 +22,8 @@ rules:
 """ % METRIC
 
 
-class GradedIT(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.stack = Stack(nodes=4, control_plane=1).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.stack.stop()
+class GradedIT(StackTestCase):
+    STACK = {"nodes": 4, "control_plane": 1}
 
     def setUp(self):
         self.stack.wipe_pushgateway()

@@ -8,7 +8,7 @@ import os
 import time
 import unittest
 
-from harness import CONTROLLER, CPU_RULES, Process, Stack, free_port, wait_until
+from harness import CONTROLLER, CPU_RULES, Process, StackTestCase, free_port, wait_until
 
 RULES = CPU_RULES
 
@@ -36,15 +36,9 @@ print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "Exec
 """
 
 
-class ExecCredentialIT(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        # 7 managed nodes: the herd cap (half of them) allows the three marks the tests need.
-        cls.stack = Stack(nodes=8, control_plane=1).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.stack.stop()
+class ExecCredentialIT(StackTestCase):
+    # 7 managed nodes: the herd cap (half of them) allows the three marks the tests need.
+    STACK = {"nodes": 8, "control_plane": 1}
 
     def setUp(self):
         self.stack.kubectl("label", "nodes", "--all", "status-", check=False)

@@ -7,7 +7,7 @@ import json
 import os
 import unittest
 
-from harness import Controller, Stack, http, wait_until
+from harness import Controller, StackTestCase, http, wait_until
 
 GPU, GPU_IDLE, GENERAL, GENERAL_IDLE = "node-00002", "node-00003", "node-00004", "node-00005"
 
@@ -35,15 +35,9 @@ rules:
 """
 
 
-class PoolsIT(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        # 5 managed nodes (node-00001 is the control plane): the herd cap allows 2 marks.
-        cls.stack = Stack(nodes=6, control_plane=1).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.stack.stop()
+class PoolsIT(StackTestCase):
+    # 5 managed nodes (node-00001 is the control plane): the herd cap allows 2 marks.
+    STACK = {"nodes": 6, "control_plane": 1}
 
     def setUp(self):
         self.stack.wipe_pushgateway()

@@ -8,7 +8,7 @@ writes."""
 import json
 import unittest
 
-from harness import CPU_RULES, Controller, Stack, wait_until
+from harness import CPU_RULES, Controller, StackTestCase, wait_until
 
 KEY = "dynamic-scheduler.io/pressure"
 OURS = {"key": KEY, "value": "presure", "effect": "PreferNoSchedule"}
@@ -21,14 +21,8 @@ mark: taint
 taint: {key: %s, value: presure, effect: PreferNoSchedule}""" % KEY + CPU_RULES
 
 
-class TaintModeIT(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.stack = Stack(nodes=4, control_plane=1).start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.stack.stop()
+class TaintModeIT(StackTestCase):
+    STACK = {"nodes": 4, "control_plane": 1}
 
     def setUp(self):
         self.controllers = []
