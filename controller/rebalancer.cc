@@ -320,16 +320,19 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
 
 bool Rebalancer::Ours(const Labels& labels) const {
   const std::string* v = FindLabel(labels, mark_.key);
-  return v != nullptr &&
-         (*v == mark_.value || (cfg_.underused.enabled && *v == cfg_.underused.value));
+  if (v == nullptr) return false;
+  if (cfg_.underused.enabled && *v == cfg_.underused.value) return true;
+  for (size_t below = 0; below < mark_.LevelCount(); ++below)  // the hot mark, or a cooler level
+    if (*v == mark_.Below(below).value) return true;
+  return false;
 }
 
 std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<ReliefInput>& nodes,
                                                          int resource,
                                                          const std::set<std::string>& exclude) {
   // Tainted nodes (a dedicated pool, NotReady) are left out: an idle pool that takes every
-  // slot would make every pod "fit nowhere". So are nodes with either of our values (hot,
-  // underused): replacements are steered away from them. (Another value under our key is an
+  // slot would make every pod "fit nowhere". So are nodes with any of our values (a level of the
+  // mark, underused): replacements are steered away from them. (Another value under our key is an
   // operator's: the affinity term does not avoid it.)
   std::vector<const ReliefInput*> free;
   for (const ReliefInput& in : nodes)

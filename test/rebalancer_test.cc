@@ -158,6 +158,35 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(api_.evictions().size(), 1u);
 }
 
+// Graded marks: a warm node carries one of our values, which workloads avoid too, so it is no
+// place for a replacement. node-2 is warm at 10 %, where `big` would fit by requests and by use;
+// node-3 is cool but full by requests. So `big` stays.
+TEST_F(RebalancerTest, AWarmNodeIsNoDestination) {
+  cfg_.mark.levels = {{"warm", "warm"}, {"hot", "presure"}};
+  opts_.mark = cfg_.mark;
+  Rule warm = cfg_.rules[0];
+  warm.name = "cpu@warm";
+  warm.threshold = 8;
+  warm.clear_threshold = 6;
+  warm.below_hottest = 1;
+  warm.resource = Rule::Resource::kNone;
+  cfg_.rules.push_back(warm);
+  cfg_.max_marked_fraction = 1;  // node-1 hot and node-2 warm: two marks of three nodes
+  for (int i = 0; i < 8; ++i) AddPod("filler-" + std::to_string(i), "node-3", 0.01);
+  Build();
+  for (int c = 0; c < 3; ++c) {
+    prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 2}});
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+    ASSERT_TRUE(cache_->ListOnce().ok());
+  }
+  const NodeInfo n2 = api_.nodes()["node-2"];
+  const std::string* v = FindLabel(n2.labels, "status");
+  ASSERT_TRUE(v != nullptr && *v == "warm") << "node-2 is warm";
+  EXPECT_TRUE(api_.evictions().empty()) << "big would go to the warm node-2";
+  EXPECT_GE(Skips("no_fit"), 1u);
+}
+
 TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
   Build();
   Cycle(95);
