@@ -13,11 +13,13 @@
 namespace ds {
 namespace {
 
-double ProcessCpuSeconds() {
+double CpuSeconds(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+double ProcessCpuSeconds() { return CpuSeconds(CLOCK_PROCESS_CPUTIME_ID); }
+double ThreadCpuSeconds() { return CpuSeconds(CLOCK_THREAD_CPUTIME_ID); }
 
 const char* OpName(Comparison op) { return op == Comparison::kGreater ? ">" : "<"; }
 
@@ -169,7 +171,9 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const std::vector<MarkWrite> written = Write(writes, stop, &report);
   RememberChanges(written);
   PostMarkEvents(*snap, written, stop);
+  const double rebalance_cpu0 = ThreadCpuSeconds();
   Relieve(*snap, marks, evidence, decisions, cold, stop);
+  report.rebalance_cpu_seconds = ThreadCpuSeconds() - rebalance_cpu0;
   ReportHolds(*snap, decisions, now, &report);
   ReportTable(*snap, marks, evidence, decisions, cold, &report);
 

@@ -138,6 +138,10 @@ struct CycleReport {
   double started_wall = 0;
   double duration_seconds = 0;
   double cpu_seconds = 0;  // process CPU time during the cycle
+  // CPU time of the rebalance step on the cycle's thread (its LISTs, usage query, evictions and
+  // Events with their decoding and decisions): what rebalancing adds to a cycle, without the
+  // other threads (watch, scrapes) that the process figure counts while the cycle runs.
+  double rebalance_cpu_seconds = 0;
   CyclePhases phases;
   size_t managed_nodes = 0;
   size_t hot_nodes = 0;

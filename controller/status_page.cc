@@ -547,6 +547,10 @@ std::string RenderMetrics(const ControllerView& v) {
   Put(e.Gauges("dynamic_scheduler_cycle_cpu_seconds",
                "Process CPU time used during the last cycle."),
       v.last_cycle.cpu_seconds);
+  Put(e.Gauges("dynamic_scheduler_rebalance_cpu_seconds",
+               "CPU time of the last cycle's rebalance step, on the thread that ran it (0 "
+               "without a rebalance: section)."),
+      v.last_cycle.rebalance_cpu_seconds);
   auto& phases = e.Gauges("dynamic_scheduler_cycle_phase_seconds",
                           "Time of each phase of the last cycle (query: waiting on Prometheus; "
                           "decode summed over rules).");

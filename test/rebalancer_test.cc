@@ -122,6 +122,8 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   Cycle(95);
   // 95 % - 50 % (big) = 45 % <= 60 %: one pod is enough; the DaemonSet pod is never chosen.
   EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_GT(rec_->LastReport().rebalance_cpu_seconds, 0) << "the step's CPU is measured";
+  EXPECT_LE(rec_->LastReport().rebalance_cpu_seconds, rec_->LastReport().cpu_seconds);
   EXPECT_EQ(Evictions("evicted"), 1u);
   auto report = rebalancer_->Report();
   ASSERT_EQ(report.recent.size(), 1u);

@@ -320,6 +320,45 @@ class SimulatorIT(unittest.TestCase):
         self.api.patch_node("node-00002", {"metadata": {"labels": {"multi": None}}})
 
 
+class SimKeepAliveIT(unittest.TestCase):
+    """-keep_alive and -request_log, which bench/rebalance_scale.py counts a client's requests
+    with: several requests on one connection, each logged with its user."""
+
+    def test_requests_on_one_connection_are_logged_with_their_user(self):
+        import http.client
+        import ssl
+        import tempfile
+        stack = Stack(nodes=3, control_plane=0)
+        stack.dir = tempfile.mkdtemp(prefix="ds-sim-ka-")
+        stack.start_sim(extra=["-keep_alive", "-request_log"])
+        try:
+            d = stack.sim_dir
+            ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+            ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+            c = http.client.HTTPSConnection("127.0.0.1", stack.sim_port, context=ctx, timeout=30)
+            t0 = time.time()
+            targets = ["/api/v1/nodes?limit=1", "/api/v1/nodes/node-00001",
+                       "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-00002"]
+            socks = []
+            for target in targets:
+                c.request("GET", target)
+                r = c.getresponse()
+                r.read()
+                self.assertEqual(r.status, 200, target)
+                self.assertNotEqual((r.getheader("Connection") or "").lower(), "close")
+                socks.append(c.sock)
+            c.close()
+            self.assertIs(socks[0], socks[1])
+            self.assertIs(socks[1], socks[2], "the connection stays open between requests")
+            with open(os.path.join(d, "requests.log")) as f:
+                lines = [ln.split(" ", 3) for ln in f.read().splitlines()]
+            ours = [ln for ln in lines if float(ln[0]) >= t0 - 1]
+            self.assertEqual([(u, m, t) for _, u, m, t in ours],
+                             [("dynamic-scheduler", "GET", t) for t in targets])
+        finally:
+            stack.stop()
+
+
 class LargeSimulatorIT(unittest.TestCase):
     def test_ten_thousand_nodes(self):
         import tempfile

@@ -39,6 +39,11 @@ DEFINE_int32(threads, 64, "HTTP worker threads (each open watch holds one).");
 DEFINE_bool(keep_alive, false,
             "Keep connections open between requests as API servers do (for benchmarks; a "
             "simulated watch drop then may not reach the client).");
+DEFINE_bool(
+    request_log, false,
+    "Append every authenticated request (time, user, method, target) to <dir>/requests.log: "
+    "what a "
+    "benchmark counts of a client's requests on kept-alive connections.");
 DEFINE_int32(server_cert_days, 3650,
              "Validity of the generated server certificate in days; negative: already "
              "expired (to test clients' verification).");
@@ -154,6 +159,7 @@ int main(int argc, char** argv) {
   opts.keep_alive = FLAGS_keep_alive;
   opts.bookmark_seconds = FLAGS_bookmark_seconds;
   opts.write_log_file = FLAGS_dir + "/writes.jsonl";
+  if (FLAGS_request_log) opts.request_log_file = FLAGS_dir + "/requests.log";
   opts.tokens[FLAGS_token] = sim::User{"dynamic-scheduler", false};
   opts.tokens["sim-readonly-token"] = sim::User{"viewer", true};
   if (!FLAGS_rbac.empty()) {
@@ -175,6 +181,7 @@ int main(int argc, char** argv) {
     opts.ca_file = FLAGS_dir + "/ca.crt";
   }
   std::remove(opts.write_log_file.c_str());
+  if (!opts.request_log_file.empty()) std::remove(opts.request_log_file.c_str());
   sim::Server server(&store, opts, &pods, &events);
   std::string err;
   if (!server.Start(&err)) {

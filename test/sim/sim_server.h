@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -57,6 +58,9 @@ struct ServerOptions {
   int threads = 64;
   double bookmark_seconds = 5;
   std::string write_log_file;  // JSON lines; also kept in memory for /sim/writes
+  // Every authenticated API request as "<epoch seconds> <user> <METHOD> <path>[?<query>]", one per
+  // line: what a benchmark counts of a client's requests on kept-alive connections. Empty: none.
+  std::string request_log_file;
 };
 
 // What one watch stream serves (Nodes, Pods); Server::ServeWatch does the framing, bookmarks, 410s,
@@ -136,6 +140,7 @@ class Server {
   std::mutex log_mu_;
   std::vector<std::string> writes_;           // GUARDED_BY(log_mu_)
   std::map<std::string, uint64_t> requests_;  // by "VERB kind", GUARDED_BY(log_mu_)
+  std::ofstream request_log_;                 // GUARDED_BY(log_mu_)
   std::mutex fault_mu_;
   std::vector<Fault> faults_;             // GUARDED_BY(fault_mu_)
   std::atomic<uint64_t> fault_epoch_{0};  // bumps when faults are cleared (releases hung requests)
