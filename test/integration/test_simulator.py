@@ -322,7 +322,7 @@ class SimulatorIT(unittest.TestCase):
 
 class SimKeepAliveIT(unittest.TestCase):
     """-keep_alive and -request_log, which bench/rebalance_scale.py counts a client's requests
-    with: several requests on one connection, each logged with its user."""
+    with: several requests on one connection, also after it idled, each logged with its user."""
 
     def test_requests_on_one_connection_are_logged_with_their_user(self):
         import http.client
@@ -340,7 +340,9 @@ class SimKeepAliveIT(unittest.TestCase):
             targets = ["/api/v1/nodes?limit=1", "/api/v1/nodes/node-00001",
                        "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-00002"]
             socks = []
-            for target in targets:
+            for i, target in enumerate(targets):
+                if i == 2:
+                    time.sleep(1.5)  # idle longer than CivetWeb's default keep_alive_timeout_ms
                 c.request("GET", target)
                 r = c.getresponse()
                 r.read()
@@ -349,7 +351,8 @@ class SimKeepAliveIT(unittest.TestCase):
                 socks.append(c.sock)
             c.close()
             self.assertIs(socks[0], socks[1])
-            self.assertIs(socks[1], socks[2], "the connection stays open between requests")
+            self.assertIs(socks[1], socks[2], "the connection stays open between requests, and idle "
+                          "for a while (kube-apiserver keeps it 90 s)")
             with open(os.path.join(d, "requests.log")) as f:
                 lines = [ln.split(" ", 3) for ln in f.read().splitlines()]
             ours = [ln for ln in lines if float(ln[0]) >= t0 - 1]

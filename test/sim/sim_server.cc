@@ -204,15 +204,19 @@ bool Server::Start(std::string* error) {
   // terminating chunk (a simulated drop) would leave the client waiting instead of seeing the
   // broken stream. Every request therefore gets its own connection -- and a TLS handshake, which
   // is why the benchmarks of a client's cost per request turn it on.
+  std::vector<const char*> opts = {"listening_ports",    ports.c_str(),
+                                   "num_threads",        threads.c_str(),
+                                   "enable_keep_alive",  options_.keep_alive ? "yes" : "no",
+                                   "request_timeout_ms", "600000"};
   // TCP_NODELAY, as Go's net/http sets on every connection of kube-apiserver: CivetWeb writes the
   // headers and the body separately, and with Nagle the body waited for the client's delayed ACK
   // (40 ms on Linux) -- every answer on a kept-alive connection took 40 ms more, and the client
   // woke twice for it.
-  std::vector<const char*> opts = {"listening_ports",    ports.c_str(),
-                                   "num_threads",        threads.c_str(),
-                                   "enable_keep_alive",  options_.keep_alive ? "yes" : "no",
-                                   "request_timeout_ms", "600000",
-                                   "tcp_nodelay",        "1"};
+  opts.insert(opts.end(), {"tcp_nodelay", "1"});
+  // An idle connection is kept 90 s, kube-apiserver's http.Server IdleTimeout (secure_serving.go):
+  // CivetWeb's default of 500 ms closed a client's connection between two of its cycles, and
+  // each cycle began with a TLS handshake.
+  opts.insert(opts.end(), {"keep_alive_timeout_ms", "90000"});
   if (options_.tls) {
     opts.insert(opts.end(), {"ssl_certificate", options_.server_pem.c_str(), "ssl_ca_file",
                              options_.ca_file.c_str(), "ssl_verify_peer", "optional",
