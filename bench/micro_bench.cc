@@ -193,8 +193,19 @@ class PodsByNode : public FakeKubeApi {
     ++lists;
     PodListPage page;
     if (field_selector.empty()) return page;  // a workload's replacements: none in this bench
-    auto it = pods_.find(field_selector.substr(std::string("spec.nodeName=").size()));
-    if (it != pods_.end()) page.items = it->second;
+    // "spec.nodeName=N", or "metadata.name=P,spec.nodeName=N" (a pod in flight: never gone here)
+    const std::string by_node = "spec.nodeName=";
+    auto it = pods_.find(field_selector.substr(field_selector.find(by_node) + by_node.size()));
+    if (it == pods_.end()) return page;
+    const std::string by_name = "metadata.name=";
+    if (field_selector.rfind(by_name, 0) != 0) {
+      page.items = it->second;
+      return page;
+    }
+    const std::string name =
+        field_selector.substr(by_name.size(), field_selector.find(',') - by_name.size());
+    for (const PodInfo& p : it->second)
+      if (p.name == name) page.items.push_back(p);
     return page;
   }
   EvictionResult EvictPod(const std::string&, const std::string&,

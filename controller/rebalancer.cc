@@ -14,8 +14,8 @@
 
 namespace ds {
 
-// What one LIST of the cluster's pods gave: the requests bound to each node (for the fit check)
-// and the pods of the nodes to relieve (the candidates). Other pods are not kept.
+// What a cycle's pod LISTs gave: the requests bound to each node (for the fit check) and the pods
+// of the nodes to relieve (the candidates). Other pods are not kept.
 struct Rebalancer::Cluster {
   std::unordered_map<std::string, std::pair<double, double>> requested;  // node -> cpu, memory
   std::map<std::string, std::vector<PodInfo>> on;  // node to relieve -> its pods
@@ -76,8 +76,8 @@ bool Rebalancer::HoldsMark(const std::string& node, double recorded_eviction_wal
   n.last_eviction_wall = recorded_eviction_wall;
   const double now = clock_->WallSeconds();
   if (auto it = state_.find(node); it != state_.end()) {
-    for (const auto& [pod, since] : it->second.in_flight)
-      n.evictions_in_flight += now - since < kInFlightLimitSeconds;
+    for (const auto& [pod, f] : it->second.in_flight)
+      n.evictions_in_flight += now - f.since_wall < kInFlightLimitSeconds;
     n.last_eviction_wall = std::max(n.last_eviction_wall, it->second.last_eviction_wall);
   }
   return ds::HoldsMark(n, cfg_, now);
@@ -96,10 +96,19 @@ void Rebalancer::Remember(EvictionRecord r) {
 }
 
 std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::string>& relieve,
-                                                         const std::vector<std::string>& places) {
+                                                         const std::vector<std::string>& places,
+                                                         double now) {
   Cluster c;
+  for (auto it = requested_.begin(); it != requested_.end();)
+    it = now - it->second.listed_wall >= kRequestsMaxAgeSeconds ? requested_.erase(it)
+                                                                : std::next(it);
   std::vector<std::string> all = relieve;
-  all.insert(all.end(), places.begin(), places.end());
+  for (const std::string& node : places) {
+    if (auto r = requested_.find(node); r != requested_.end())
+      c.requested[node] = {r->second.cpu, r->second.memory};
+    else
+      all.push_back(node);
+  }
   for (const std::string& node : all) {
     // One node's pods: the API server answers from its watch cache's spec.nodeName index.
     auto page = kube_->ListPods("spec.nodeName=" + node, 0, "");
@@ -115,13 +124,14 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
       return std::nullopt;
     }
     auto& req = c.requested[node];
+    const bool relieved = std::find(relieve.begin(), relieve.end(), node) != relieve.end();
     for (PodInfo& p : page->items) {
       if (p.node != node || !Holds(p)) continue;
       req.first += p.cpu_request;
       req.second += p.memory_request;
-      if (std::find(relieve.begin(), relieve.end(), node) != relieve.end())
-        c.on[node].push_back(std::move(p));
+      if (relieved) c.on[node].push_back(std::move(p));
     }
+    if (!relieved) requested_[node] = Requested{req.first, req.second, now};
   }
   return c;
 }
@@ -213,8 +223,9 @@ void Rebalancer::FollowReplacements(double now) {
 }
 
 void Rebalancer::TrackInFlight(double now) {
-  // Evictions in flight: a node's evicted pods until they are gone from it (a LIST of that
-  // node's pods only, served from the API server's cache).
+  // Evictions in flight: each evicted pod until it is gone from its node, one LIST by name and
+  // node per pod (the API server answers from its cache with at most that pod), not the node's
+  // pods: on a node with a hundred pods, a hundred objects less per pod in flight.
   for (auto it = state_.begin(); it != state_.end();) {
     NodeState& s = it->second;
     if (s.in_flight.empty()) {
@@ -222,24 +233,31 @@ void Rebalancer::TrackInFlight(double now) {
                                                                           : std::next(it);
       continue;
     }
-    auto page = kube_->ListPods("spec.nodeName=" + it->first, 0, "");
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++report_.pod_lists;
-    }
-    if (page.ok()) {
-      std::set<std::string> listed;
-      for (const PodInfo& p : page->items) listed.insert(p.uid.empty() ? p.Key() : p.uid);
-      for (auto f = s.in_flight.begin(); f != s.in_flight.end();) {
-        // Gone, or still there after any sensible grace period (stuck on an unreachable node,
-        // or the eviction never happened): it holds the mark no longer.
-        const bool stuck = now - f->second >= kInFlightLimitSeconds;
-        if (stuck && listed.count(f->first))
-          LOG(WARNING) << "rebalance: pod " << f->first << " evicted from " << it->first
-                       << " is still listed after " << kInFlightLimitSeconds
-                       << " s; it no longer holds the node's mark";
-        f = !listed.count(f->first) || stuck ? s.in_flight.erase(f) : std::next(f);
+    for (auto f = s.in_flight.begin(); f != s.in_flight.end();) {
+      auto page = kube_->ListPods("metadata.name=" + f->second.name + ",spec.nodeName=" + it->first,
+                                  0, "", f->second.ns);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++report_.pod_lists;
+        if (!page.ok()) ++counters_.list_errors;
       }
+      if (!page.ok()) {  // known next cycle
+        ++f;
+        continue;
+      }
+      // The same pod: a StatefulSet's replacement has its name, and may be back on this node.
+      const bool listed =
+          std::any_of(page->items.begin(), page->items.end(), [&](const PodInfo& p) {
+            return p.node == it->first && (p.uid.empty() ? p.Key() : p.uid) == f->first;
+          });
+      // Gone, or still there after any sensible grace period (stuck on an unreachable node, or
+      // the eviction never happened): it holds the mark no longer.
+      const bool stuck = now - f->second.since_wall >= kInFlightLimitSeconds;
+      if (stuck && listed)
+        LOG(WARNING) << "rebalance: pod " << f->second.ns << "/" << f->second.name
+                     << " evicted from " << it->first << " is still listed after "
+                     << kInFlightLimitSeconds << " s; it no longer holds the node's mark";
+      f = !listed || stuck ? s.in_flight.erase(f) : std::next(f);
     }
     ++it;
   }
@@ -401,7 +419,7 @@ void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now,
                         const Evicted& evicted) {
   budget_.Record(pod);
   NodeState& s = state_[node];
-  s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, now);
+  s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, InFlight{pod.ns, pod.name, now});
   s.last_eviction_wall = now;
   if (evicted) evicted(node, now);
 }
@@ -427,6 +445,11 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
     switch (res.kind) {
       case EvictionResult::Kind::kEvicted:
         Charge(pod, name, now, evicted);
+        // Its replacement is counted where it should fit, until that node is listed again.
+        if (auto r = requested_.find(rec.to); r != requested_.end()) {
+          r->second.cpu += pod.cpu_request;
+          r->second.memory += pod.memory_request;
+        }
         if (rec.rule != kUnderusedRule) {  // the effect figures are about hot nodes
           if (!pod.Workload().empty() && !pod.labels.empty())
             pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
@@ -513,7 +536,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, {});
   std::vector<std::string> dest_names;
   for (const ReliefInput* in : dest) dest_names.push_back(in->node->name);
-  auto cluster = ListNodes(order, dest_names);
+  auto cluster = ListNodes(order, dest_names, now);
   if (!cluster) return true;
   Placement placement = PlacementOn(dest, &*cluster);
   // The evictable pods of each node, then one usage query per resource for all of them.
@@ -710,7 +733,7 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, exclude);
     std::vector<std::string> dest_names;
     for (const ReliefInput* d : dest) dest_names.push_back(d->node->name);
-    if (auto cluster = ListNodes(order, dest_names)) {
+    if (auto cluster = ListNodes(order, dest_names, now)) {
       Placement placement = PlacementOn(dest, &*cluster);
       bool stopped = false;
       for (const std::string& n : order) {

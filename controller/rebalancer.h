@@ -107,10 +107,15 @@ class Rebalancer {
  public:
   static constexpr size_t kRecentEvictions = 100;
   // Where a replacement may go is judged on this many nodes: the unmarked, schedulable ones with
-  // the lowest real load. Each costs one LIST of its pods in a cycle that evicts; a pod that fits
-  // on none of them is not evicted (the scheduler might have found room elsewhere: erring on the
-  // side of not moving it).
+  // the lowest real load. A pod that fits on none of them is not evicted (the scheduler might have
+  // found room elsewhere: erring on the side of not moving it).
   static constexpr size_t kDestinations = 8;
+  // A destination's requests (one LIST of its pods) are used for this long, plus the requests of
+  // the replacements this replica sent its way meanwhile: the least loaded nodes stay the same
+  // from cycle to cycle, and listing them all again in every cycle that evicts was most of the
+  // step's cost. Pods others schedule there meanwhile are missed for at most this long; the
+  // scheduler has the last word on where a replacement goes anyway.
+  static constexpr double kRequestsMaxAgeSeconds = 30;
   // Pods per page of a namespace's LIST (replacements are looked for there).
   static constexpr size_t kPodPage = 500;
   // An evicted pod still listed this long after its eviction holds the node's mark no longer.
@@ -146,9 +151,19 @@ class Rebalancer {
   RebalanceCounters Counters() const;
 
  private:
+  struct InFlight {
+    std::string ns, name;  // looked up by name: one small LIST, not the node's pods
+    double since_wall = 0;
+  };
   struct NodeState {
-    std::map<std::string, double> in_flight;  // pods (uid) evicted, still listed -> when
+    std::map<std::string, InFlight> in_flight;  // pods (uid) evicted, still listed
     double last_eviction_wall = 0;
+  };
+  // The requests bound to a destination node when its pods were listed, plus the replacements
+  // sent its way since (kRequestsMaxAgeSeconds).
+  struct Requested {
+    double cpu = 0, memory = 0;
+    double listed_wall = 0;
   };
   struct Cluster;  // what one LIST of the cluster's pods gave
   struct Hot {     // a hot node to relieve this cycle
@@ -199,9 +214,10 @@ class Rebalancer {
   // "; the pod uses N %" for a relief, "" for a drain.
   static std::string UsageNote(const EvictionRecord& r);
 
-  // The pods of the nodes to relieve and of the candidate destinations, one LIST per node.
+  // The pods of the nodes to relieve, one LIST per node, and the requests on the candidate
+  // destinations (listed again once older than kRequestsMaxAgeSeconds).
   std::optional<Cluster> ListNodes(const std::vector<std::string>& relieve,
-                                   const std::vector<std::string>& places);
+                                   const std::vector<std::string>& places, double now);
   // The usage of the `wanted` pods (podUsage with `$nodes` naming `nodes`); empty on an error.
   std::map<std::string, double> PodUsage(Rule::Resource resource,
                                          const std::unordered_set<std::string>& wanted,
@@ -239,6 +255,7 @@ class Rebalancer {
   std::set<std::string> replaced_seen_;  // pods counted as a replacement once
   std::set<std::string> multiple_budgets_logged_;
   std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
+  std::map<std::string, Requested> requested_;  // destinations' requests, while fresh enough
 
   mutable std::mutex mu_;
   RebalanceReport report_;      // GUARDED_BY(mu_)

@@ -278,6 +278,47 @@ TEST_F(RebalancerTest, TheDiscoveryRateComparesOurMarksWithAReferenceQuery) {
   EXPECT_DOUBLE_EQ(f.DiscoveryRate(), 0.25);
 }
 
+// A destination's requests are listed once per kRequestsMaxAgeSeconds, and the replacements sent
+// its way meanwhile are counted on it: node-2 and node-3 have room for one more 0.5-core pod each.
+TEST_F(RebalancerTest, ADestinationIsListedOncePerMaxAgeAndItsReplacementsCountMeanwhile) {
+  RebalanceConfig& r = cfg_.rebalance;
+  r.limits.per_cycle = 1;
+  r.limits.node_cooldown_seconds = 0;
+  r.limits.per_node_per_hour = 10;
+  r.limits.per_workload_unreplaced = 10;
+  AddPod("mid", "node-1", 1.0);
+  for (const char* node : {"node-2", "node-3"}) {
+    PodInfo full;
+    full.ns = "infra";
+    full.name = std::string("fill-") + node;
+    full.node = node;
+    full.owner_kind = "DaemonSet";
+    full.phase = "Running";
+    full.cpu_request = 3.3;  // of 4: room for 0.7 cores
+    api_.AddPod(full);
+  }
+  Build();
+  Cycle(95);  // marks node-1
+  Cycle(95);  // big goes, to one of them
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  Cycle(95);  // mid goes, to the other: the first is full with big's replacement
+  ASSERT_EQ(api_.evictions().size(), 2u);
+  auto recent = rebalancer_->Report().recent;
+  EXPECT_NE(recent.at(0).to, recent.at(1).to)
+      << "big's replacement was counted on " << recent[0].to;
+  EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-2"), 1) << "listed once, then reused";
+  EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-3"), 1);
+  EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-1"), 2) << "once per cycle that evicts";
+  Cycle(95);  // small fits nowhere now: both hold a replacement this replica sent
+  EXPECT_EQ(api_.evictions().size(), 2u);
+  EXPECT_EQ(Skips("no_fit"), 1u);
+
+  clock_.AdvanceSeconds(Rebalancer::kRequestsMaxAgeSeconds);
+  Cycle(95);  // listed again: the replacements are not there (nobody created them), room again
+  EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-2"), 2);
+  EXPECT_EQ(api_.evictions().size(), 3u);
+}
+
 TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
   cfg_.rebalance.limits.per_workload_unreplaced = 1;
   Build();
@@ -312,6 +353,9 @@ TEST_F(RebalancerTest, AnEvictionInFlightHoldsTheMarkUntilThePodIsGoneOrStuck) {
   ASSERT_EQ(api_.evictions().size(), 1u);
   Cycle(40);
   EXPECT_TRUE(Labelled("node-1")) << "the evicted pod is still terminating on the node";
+  EXPECT_EQ(api_.pod_lists_with("metadata.name=big,spec.nodeName=node-1"), 1)
+      << "looked up by name, not by listing its node again";
+  EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-1"), 1) << "only to choose the pod";
   clock_.AdvanceSeconds(Rebalancer::kInFlightLimitSeconds);
   Cycle(40);
   EXPECT_FALSE(Labelled("node-1")) << "a pod stuck terminating holds the mark no longer";

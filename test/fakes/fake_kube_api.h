@@ -2,12 +2,14 @@
 // patches to its own node map, and records every patch (client-go fake clientset style).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -227,7 +229,7 @@ class FakeKubeApi : public KubeApi {
     return updated;
   }
 
-  // Pods: listed with the spec.nodeName field selector (the only one the code uses); an eviction
+  // Pods: listed by spec.nodeName, and by metadata.name with it (what the code uses); an eviction
   // marks the pod terminating, unless a scripted result says otherwise.
   void AddPod(PodInfo p) {
     std::lock_guard<std::mutex> l(mu_);
@@ -255,12 +257,19 @@ class FakeKubeApi : public KubeApi {
                                  const std::string& label_selector = "") override {
     std::lock_guard<std::mutex> l(mu_);
     ++pod_list_calls_;
-    const std::string prefix = "spec.nodeName=";
-    std::string node;
-    if (!field_selector.empty()) {
-      if (field_selector.rfind(prefix, 0) != 0)
+    pod_list_selectors_.push_back(field_selector);
+    // "spec.nodeName=N" and "metadata.name=P,spec.nodeName=N": what the rebalancer sends.
+    std::optional<std::string> node, name;
+    for (size_t from = 0; from < field_selector.size();) {
+      size_t comma = field_selector.find(',', from);
+      if (comma == std::string::npos) comma = field_selector.size();
+      const std::string term = field_selector.substr(from, comma - from);
+      from = comma + 1;
+      const size_t eq = term.find('=');
+      const std::string key = term.substr(0, eq);
+      if (eq == std::string::npos || (key != "spec.nodeName" && key != "metadata.name"))
         return Status::InvalidArgument("fake: unsupported field selector " + field_selector);
-      node = field_selector.substr(prefix.size());
+      (key == "spec.nodeName" ? node : name) = term.substr(eq + 1);
     }
     PodListPage page;
     page.resource_version = std::to_string(rv_);
@@ -270,7 +279,7 @@ class FakeKubeApi : public KubeApi {
         page.continue_token = page.items.back().Key();
         break;
       }
-      if ((field_selector.empty() || it->second.node == node) &&
+      if ((!node || it->second.node == *node) && (!name || it->second.name == *name) &&
           (ns.empty() || it->second.ns == ns) && HasLabels(it->second.labels, label_selector))
         page.items.push_back(it->second);
     }
@@ -337,6 +346,12 @@ class FakeKubeApi : public KubeApi {
   int pod_list_calls() {
     std::lock_guard<std::mutex> l(mu_);
     return pod_list_calls_;
+  }
+  // How many pod LISTs carried exactly this field selector.
+  int pod_lists_with(const std::string& field_selector) {
+    std::lock_guard<std::mutex> l(mu_);
+    return static_cast<int>(
+        std::count(pod_list_selectors_.begin(), pod_list_selectors_.end(), field_selector));
   }
 
   // Leases, with the API's create/update preconditions (409 on an existing create or a stale
@@ -427,10 +442,11 @@ class FakeKubeApi : public KubeApi {
 
   std::map<std::string, PodInfo> pods_;  // GUARDED_BY(mu_)
   std::vector<std::string> evictions_;
-  std::vector<EventInfo> events_;               // GUARDED_BY(mu_)
-  std::vector<EventInfo> series_patches_;       // GUARDED_BY(mu_)
-  std::deque<EvictionResult> eviction_script_;  // GUARDED_BY(mu_)
-  int pod_list_calls_ = 0;                      // GUARDED_BY(mu_)
+  std::vector<EventInfo> events_;                // GUARDED_BY(mu_)
+  std::vector<EventInfo> series_patches_;        // GUARDED_BY(mu_)
+  std::deque<EvictionResult> eviction_script_;   // GUARDED_BY(mu_)
+  int pod_list_calls_ = 0;                       // GUARDED_BY(mu_)
+  std::vector<std::string> pod_list_selectors_;  // GUARDED_BY(mu_)
   std::mutex mu_;
   uint64_t rv_ = 100;
   std::map<std::string, LeaseRecord> leases_;
