@@ -143,8 +143,13 @@ class Sim:
         return json.loads(data) if data else {}
 
 
+# --pod-padding: an annotation of that many bytes on every pod, for pods the size of a real API
+# server's (managedFields, a fuller status) rather than the simulator's own.
+POD_ANNOTATIONS = {}
+
+
 def pod_body(name, node, labels, owner):
-    return {"metadata": {"name": name, "labels": labels,
+    return {"metadata": {"name": name, "labels": labels, "annotations": dict(POD_ANNOTATIONS),
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
                                               "uid": "uid-" + owner, "controller": True,
                                               "blockOwnerDeletion": True}]},
@@ -303,7 +308,8 @@ def create_filler(sim, nodes_in_order, per_node, budget_seconds, want):
         n = min(per_node, want - created)
         sim.call("POST", "/sim/workloads", {
             "namespace": "filler", "name": "fill", "replicas": created + n,
-            "template": {"metadata": {"labels": {"app": "fill", "pod-template-hash": "fill"}},
+            "template": {"metadata": {"labels": {"app": "fill", "pod-template-hash": "fill"},
+                                      "annotations": dict(POD_ANNOTATIONS)},
                          "spec": {"nodeName": node, "containers": [{
                              "name": "app", "image": "registry.k8s.io/pause:3.9",
                              "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}})
@@ -407,9 +413,14 @@ def main():
     ap.add_argument("--no-keep-alive", action="store_true",
                     help="the simulator closes every connection after one answer (its default), so each "
                          "request costs the controller a TLS handshake; API servers keep connections open")
+    ap.add_argument("--pod-padding", type=int, default=0,
+                    help="bytes of annotation added to every pod (the simulator's pods are smaller than a "
+                         "real API server's, which carry managedFields)")
     ap.add_argument("--out", default=os.path.join(HERE, "rebalance_scale.json"))
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    if args.pod_padding > 0:
+        POD_ANNOTATIONS["bench.dynamic-scheduler.io/padding"] = "x" * args.pod_padding
     n_hot = max(1, int(round(args.nodes * args.hot_percent / 100)))
     per_node = max(1, args.pods // args.nodes)
     res = {"command": " ".join(["bench/rebalance_scale.py"] + sys.argv[1:]),
@@ -450,6 +461,9 @@ def main():
         order = sorted(cold_load, key=cold_load.get)
         filler, filled, fill_secs, cut = create_filler(sim, order, per_node, args.create_seconds,
                                                        args.pods - n_hot_pods)
+        sample = sim.call("GET", "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s" % hot[0]).get("items", [])
+        res["pod_json_bytes"] = round(sum(len(json.dumps(i, separators=(",", ":"))) for i in sample)
+                                      / max(1, len(sample)))
         stats = sim.call("GET", "/sim/stats")
         res["pods"] = {"created": stats["pods"], "hot_pods": n_hot_pods, "hot_pods_seconds": hot_secs,
                        "filler_pods": filler, "filler_nodes": filled, "filler_seconds": fill_secs,
@@ -620,6 +634,8 @@ def table(res):
              p.get("total_seconds", 0), p.get("hot_pods_seconds", 0), p.get("filler_seconds", 0),
              ", stopped by --create-seconds" if p.get("filler_stopped_by_budget") else ""),
          "| podUsage query | `%s` (%d pod series) | |" % (res["usage_query"], res.get("pod_series", 0)),
+         "| pods per node / JSON bytes per pod in a LIST | %d / %s | |" % (
+             res["pods_per_node"], res.get("pod_json_bytes", "?")),
          "| controller -s | %d s | |" % res["interval_s"]]
     if r:
         L += ["| RSS after sync (/status 200, %.1f s after start) | %.1f MB | <= 80 MB |" % (
