@@ -26,13 +26,23 @@ inline std::string QueryParam(const std::string& query, const char* name) {
   return buf;
 }
 
+// What the server does with a connection after an answer; mg_start's user data.
+struct ConnectionPolicy {
+  bool keep_alive = false;
+};
+
 inline void Send(mg_connection* conn, int code, const std::string& body,
                  const std::string& content_type = "application/json",
                  const std::string& extra = "") {
+  // Without keep-alive CivetWeb closes the connection after the answer: say so, or an HTTP/1.1
+  // client sends its next request on it and finds it closed (urllib3: RemoteDisconnected).
+  const auto* policy = static_cast<const ConnectionPolicy*>(mg_get_user_data(mg_get_context(conn)));
+  const bool close = policy == nullptr || !policy->keep_alive;
   std::string head = "HTTP/1.1 " + std::to_string(code) + " " +
                      mg_get_response_code_text(conn, code) + "\r\nContent-Type: " + content_type +
                      "\r\nContent-Length: " + std::to_string(body.size()) +
-                     "\r\nCache-Control: no-cache, private\r\n" + extra + "\r\n";
+                     "\r\nCache-Control: no-cache, private\r\n" +
+                     (close ? "Connection: close\r\n" : "") + extra + "\r\n";
   mg_write(conn, head.data(), head.size());
   mg_write(conn, body.data(), body.size());
 }

@@ -226,7 +226,7 @@ bool Server::Start(std::string* error) {
   mg_callbacks cb;
   std::memset(&cb, 0, sizeof(cb));
   mg_init_library(options_.tls ? MG_FEATURES_SSL : 0);
-  ctx_ = mg_start(&cb, nullptr, opts.data());
+  ctx_ = mg_start(&cb, &policy_, opts.data());
   if (ctx_ == nullptr) {
     *error = "cannot start the HTTP server on " + ports;
     return false;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "test/sim/sim_events.h"
+#include "test/sim/sim_http.h"
 #include "test/sim/sim_pods.h"
 #include "test/sim/sim_rbac.h"
 #include "test/sim/sim_store.h"
@@ -132,6 +133,7 @@ class Server {
   PodStore* const pods_;
   EventStore* const events_;
   const ServerOptions options_;
+  ConnectionPolicy policy_{options_.keep_alive};  // mg_start's user data (CivetWeb wants void*)
   mg_context* ctx_ = nullptr;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
