@@ -365,7 +365,8 @@ def observe(ctl, seconds, info):
         except OSError:
             time.sleep(0.1)
             continue
-        rows.append({"t": time.time(), "cycles": m.get("dynamic_scheduler_cycles_total", 0),
+        rows.append({"t": time.time(), "load": os.getloadavg()[0],
+                     "cycles": m.get("dynamic_scheduler_cycles_total", 0),
                      "cycle_cpu": m.get("dynamic_scheduler_cycle_cpu_seconds", 0),
                      "rebalance_cpu": m.get("dynamic_scheduler_rebalance_cpu_seconds", 0),
                      "cycle_wall": m.get("dynamic_scheduler_last_cycle_duration_seconds", 0),
@@ -515,6 +516,9 @@ def main():
         res.update({k: info[k] for k in ("ready_seconds", "rss_after_sync_mb", "initial_sync_seconds") if k in info})
         run = per_cycle(rows)
         run.update(info)
+        loads = [r["load"] for r in rows]
+        res["machine_load"] = "%.1f-%.1f (1-minute load average on %d cores, sampled with each poll)" % (
+            min(loads), max(loads), os.cpu_count())
         reqs = requests.since(t_start, rows[-1]["t"])
         run["requests"] = count_requests(reqs, rows[-1]["cycles"])
         run["pod_lists"] = [target for _, method, target in reqs

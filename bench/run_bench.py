@@ -549,7 +549,7 @@ def write_report(results, args, path_md, path_json):
             else:  # an older results.json: wall time only
                 L.append("| %s | | | %.2f | %s |" % (k, v, targets.get(k, "")))
         L.append("")
-    for scale in ("rebalance_scale_300k.json", "rebalance_scale_300k_keepalive.json"):
+    for scale in ("rebalance_scale_300k.json", "rebalance_scale_300k_padded.json"):
         if not os.path.exists(os.path.join(HERE, scale)):
             continue
         sys.path.insert(0, HERE)
@@ -557,10 +557,12 @@ def write_report(results, args, path_md, path_json):
         with open(os.path.join(HERE, scale)) as f:
             sr = json.load(f)
         L += ["## Rebalancing at scale (`bench/rebalance_scale.py`%s)" % (
-                  ", keep-alive, no proxy" if "--direct" in sr.get("command", "") else ""), "",
+                  ", pods of %s bytes" % sr["pod_json_bytes"] if "--pod-padding" in sr.get("command", "") else ""), "",
               "Taken %s by `%s` (results in `bench/%s`), the real binary against the "
-              "simulator on the same 2 cores%s. Process CPU is the controller's own (utime+stime), taken while the "
-              "simulator and Prometheus shared its cores." % (
+              "simulator on the same 2 cores%s. The rebalance step's CPU is the controller's own "
+              "`dynamic_scheduler_rebalance_cpu_seconds` (the cycle thread's CPU clock); process CPU "
+              "(utime+stime) also counts its other threads, and was taken while the simulator and Prometheus "
+              "shared its cores." % (
                   sr.get("started", "?"), sr.get("command", "bench/rebalance_scale.py"), scale,
                   "; load average %s during the run" % sr["machine_load"] if sr.get("machine_load") else ""), ""]
         L += rebalance_scale.table(sr).strip("\n").split("\n") + [""]

@@ -709,7 +709,8 @@ std::string RenderMetrics(const ControllerView& v) {
                             "Pods on nodes being relieved that are never evicted, by reason.");
     for (const auto& [reason, n] : rc.kept) Put(kept, n, {{"reason", reason}});
     Put(e.Counters("dynamic_scheduler_rebalance_pod_lists_total",
-                   "Pod LISTs (one node's, or one evicted workload's in its namespace)."),
+                   "Pod LISTs (one node's, an evicted pod's by name, or one evicted workload's in "
+                   "its namespace)."),
         v.rebalance->pod_lists);
     auto& errors =
         e.Counters("dynamic_scheduler_rebalance_errors_total",

@@ -67,6 +67,18 @@ class RebalancerTest : public ::testing::Test {
     usage_.push_back(Sample{{{"namespace", "shop"}, {"pod", name}}, usage, 0});
     prom_.SetSamples(kPodCpu, usage_);
   }
+  // A pod requesting `cpu` cores on node-2 and on node-3, the places replacements may go.
+  void FillOtherNodes(double cpu) {
+    for (const char* node : {"node-2", "node-3"}) {
+      PodInfo filler;
+      filler.ns = "fill";
+      filler.name = std::string("filler-") + node;
+      filler.node = node;
+      filler.phase = "Running";
+      filler.cpu_request = cpu;
+      api_.AddPod(filler);
+    }
+  }
   void Build() {
     cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
     ASSERT_TRUE(cache_->ListOnce().ok());
@@ -287,16 +299,7 @@ TEST_F(RebalancerTest, ADestinationIsListedOncePerMaxAgeAndItsReplacementsCountM
   r.limits.per_node_per_hour = 10;
   r.limits.per_workload_unreplaced = 10;
   AddPod("mid", "node-1", 1.0);
-  for (const char* node : {"node-2", "node-3"}) {
-    PodInfo full;
-    full.ns = "infra";
-    full.name = std::string("fill-") + node;
-    full.node = node;
-    full.owner_kind = "DaemonSet";
-    full.phase = "Running";
-    full.cpu_request = 3.3;  // of 4: room for 0.7 cores
-    api_.AddPod(full);
-  }
+  FillOtherNodes(3.3);  // of 4: room for 0.7 cores
   Build();
   Cycle(95);  // marks node-1
   Cycle(95);  // big goes, to one of them
@@ -477,16 +480,7 @@ TEST_F(RebalancerTest, OutsideTheWindowNothingIsListedOrEvicted) {
 }
 
 TEST_F(RebalancerTest, APodThatFitsNowhereElseStays) {
-  // The other nodes are full by requests.
-  for (const char* node : {"node-2", "node-3"}) {
-    PodInfo filler;
-    filler.ns = "fill";
-    filler.name = std::string("filler-") + node;
-    filler.node = node;
-    filler.phase = "Running";
-    filler.cpu_request = 4;
-    api_.AddPod(filler);
-  }
+  FillOtherNodes(4);  // full by requests
   Build();
   Cycle(95);
   Cycle(95);
