@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -193,19 +194,12 @@ class PodsByNode : public FakeKubeApi {
     ++lists;
     PodListPage page;
     if (field_selector.empty()) return page;  // a workload's replacements: none in this bench
-    // "spec.nodeName=N", or "metadata.name=P,spec.nodeName=N" (a pod in flight: never gone here)
-    const std::string by_node = "spec.nodeName=";
-    auto it = pods_.find(field_selector.substr(field_selector.find(by_node) + by_node.size()));
+    std::optional<std::string> node, name;    // a pod in flight by name: never gone here
+    if (!ParsePodFieldSelector(field_selector, &node, &name) || !node) return page;
+    auto it = pods_.find(*node);
     if (it == pods_.end()) return page;
-    const std::string by_name = "metadata.name=";
-    if (field_selector.rfind(by_name, 0) != 0) {
-      page.items = it->second;
-      return page;
-    }
-    const std::string name =
-        field_selector.substr(by_name.size(), field_selector.find(',') - by_name.size());
     for (const PodInfo& p : it->second)
-      if (p.name == name) page.items.push_back(p);
+      if (!name || p.name == *name) page.items.push_back(p);
     return page;
   }
   EvictionResult EvictPod(const std::string&, const std::string&,

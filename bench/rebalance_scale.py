@@ -5,7 +5,7 @@ The real dynamic-scheduler against the Kubernetes API simulator with N nodes and
 nodes hot: real Prometheus and pushgateway, `bench_cpu{node}` for every node (hot nodes at 95 %),
 `bench_pod_cpu{namespace,pod,node}` (cores) for the pods of the hot nodes only, a rule with
 `resource: cpu` and a `rebalance:` section. Measures the controller's RSS (after sync, peak),
-the CPU of its rebalance step (dynamic_scheduler_rebalance_cpu_seconds, per cycle) and its process
+the CPU of its rebalance step (dynamic_scheduler_last_rebalance_cpu_seconds, per cycle) and its process
 CPU per cycle with and without the `rebalance:` section, the API requests it sends per cycle (the
 simulator's request log), and its evictions against the configured limits. Connections stay open
 (the simulator's -keep_alive), as with a real API server, unless --no-keep-alive.
@@ -366,9 +366,12 @@ def observe(ctl, seconds, info):
             time.sleep(0.1)
             continue
         rows.append({"t": time.time(), "load": os.getloadavg()[0],
-                     "cycles": m.get("dynamic_scheduler_cycles_total", 0),
+                     # The last completed cycle, which the last-cycle figures describe
+                     # (cycles_total counts a cycle as it starts).
+                     "cycles": m.get("dynamic_scheduler_last_cycle_number",
+                                     m.get("dynamic_scheduler_cycles_total", 0)),
                      "cycle_cpu": m.get("dynamic_scheduler_cycle_cpu_seconds", 0),
-                     "rebalance_cpu": m.get("dynamic_scheduler_rebalance_cpu_seconds", 0),
+                     "rebalance_cpu": m.get("dynamic_scheduler_last_rebalance_cpu_seconds", 0),
                      "cycle_wall": m.get("dynamic_scheduler_last_cycle_duration_seconds", 0),
                      "proc_cpu": proc_cpu_seconds(pid), "rss": rss_bytes(ctl), "m": m})
         time.sleep(0.25 if rows[-1]["cycles"] < 3 else 1.0)
@@ -653,7 +656,7 @@ def table(res):
         L.append("| process CPU per cycle, with rebalance: | %.1f ms (%d cycles; own figure p50 %.1f, max %.1f ms) | |" % (
             r["process_cpu_per_cycle_ms"], r["cycles"], r["cycle_cpu_ms"]["p50"], r["cycle_cpu_ms"]["max"]))
         cyc = [d for d in r.get("per_cycle", []) if d["cpu_ms"] > 0]
-        # The target: the step's own CPU, on the cycle's thread (dynamic_scheduler_rebalance_cpu_seconds).
+        # The target: the step's own CPU, on the cycle's thread (dynamic_scheduler_last_rebalance_cpu_seconds).
         evicting = [d["rebalance_cpu_ms"] for d in cyc if d.get("evictions") and "rebalance_cpu_ms" in d]
         quiet = [d["rebalance_cpu_ms"] for d in cyc if not d.get("evictions") and "rebalance_cpu_ms" in d]
         if evicting:

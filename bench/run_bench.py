@@ -560,7 +560,7 @@ def write_report(results, args, path_md, path_json):
                   ", pods of %s bytes" % sr["pod_json_bytes"] if "--pod-padding" in sr.get("command", "") else ""), "",
               "Taken %s by `%s` (results in `bench/%s`), the real binary against the "
               "simulator on the same 2 cores%s. The rebalance step's CPU is the controller's own "
-              "`dynamic_scheduler_rebalance_cpu_seconds` (the cycle thread's CPU clock); process CPU "
+              "`dynamic_scheduler_last_rebalance_cpu_seconds` (the cycle thread's CPU clock); process CPU "
               "(utime+stime) also counts its other threads, and was taken while the simulator and Prometheus "
               "shared its cores." % (
                   sr.get("started", "?"), sr.get("command", "bench/rebalance_scale.py"), scale,

@@ -99,9 +99,11 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
                                                          const std::vector<std::string>& places,
                                                          double now) {
   Cluster c;
-  for (auto it = requested_.begin(); it != requested_.end();)
-    it = now - it->second.listed_wall >= kRequestsMaxAgeSeconds ? requested_.erase(it)
-                                                                : std::next(it);
+  // Listed too long ago, or "in the future" after the wall clock stepped back: listed again.
+  for (auto it = requested_.begin(); it != requested_.end();) {
+    const double age = now - it->second.listed_wall;
+    it = age >= kRequestsMaxAgeSeconds || age < 0 ? requested_.erase(it) : std::next(it);
+  }
   std::vector<std::string> all = relieve;
   for (const std::string& node : places) {
     if (auto r = requested_.find(node); r != requested_.end())
@@ -131,7 +133,10 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
       req.second += p.memory_request;
       if (relieved) c.on[node].push_back(std::move(p));
     }
-    if (!relieved) requested_[node] = Requested{req.first, req.second, now};
+    if (relieved)
+      requested_.erase(node);  // its evictions change it: listed again if it is a destination
+    else
+      requested_[node] = Requested{req.first, req.second, now};
   }
   return c;
 }
@@ -196,7 +201,7 @@ void Rebalancer::FollowReplacements(double now) {
       }
       if (!page.ok()) break;  // next cycle
       for (const PodInfo& p : page->items) {
-        const std::string id = p.uid.empty() ? p.Key() : p.uid;  // a StatefulSet reuses names
+        const std::string id = p.Id();  // a StatefulSet reuses names
         if (p.phase != "Running" || p.terminating || p.node.empty() || replaced_seen_.count(id))
           continue;
         // The oldest eviction of its workload that it can replace: creationTimestamp has whole
@@ -234,6 +239,15 @@ void Rebalancer::TrackInFlight(double now) {
       continue;
     }
     for (auto f = s.in_flight.begin(); f != s.in_flight.end();) {
+      // Still there after any sensible grace period (stuck on an unreachable node, or the
+      // eviction never happened): it holds the mark no longer, and is not looked up again.
+      if (now - f->second.since_wall >= kInFlightLimitSeconds) {
+        LOG(WARNING) << "rebalance: pod " << f->second.ns << "/" << f->second.name
+                     << " evicted from " << it->first << " " << kInFlightLimitSeconds
+                     << " s ago may still be there; it no longer holds the node's mark";
+        f = s.in_flight.erase(f);
+        continue;
+      }
       auto page = kube_->ListPods("metadata.name=" + f->second.name + ",spec.nodeName=" + it->first,
                                   0, "", f->second.ns);
       {
@@ -241,23 +255,20 @@ void Rebalancer::TrackInFlight(double now) {
         ++report_.pod_lists;
         if (!page.ok()) ++counters_.list_errors;
       }
-      if (!page.ok()) {  // known next cycle
-        ++f;
-        continue;
+      if (!page.ok()) {
+        // The API server is in trouble: the others wait for the next cycle too, rather than
+        // each waiting out its own timeout now.
+        if (throttle_.ShouldLog("in-flight", clock_->Now()))
+          LOG(WARNING) << "rebalance: looking up the evicted pods failed; they hold their nodes' "
+                          "marks until the next cycle: "
+                       << page.status().ToString();
+        return;
       }
       // The same pod: a StatefulSet's replacement has its name, and may be back on this node.
       const bool listed =
-          std::any_of(page->items.begin(), page->items.end(), [&](const PodInfo& p) {
-            return p.node == it->first && (p.uid.empty() ? p.Key() : p.uid) == f->first;
-          });
-      // Gone, or still there after any sensible grace period (stuck on an unreachable node, or
-      // the eviction never happened): it holds the mark no longer.
-      const bool stuck = now - f->second.since_wall >= kInFlightLimitSeconds;
-      if (stuck && listed)
-        LOG(WARNING) << "rebalance: pod " << f->second.ns << "/" << f->second.name
-                     << " evicted from " << it->first << " is still listed after "
-                     << kInFlightLimitSeconds << " s; it no longer holds the node's mark";
-      f = !listed || stuck ? s.in_flight.erase(f) : std::next(f);
+          std::any_of(page->items.begin(), page->items.end(),
+                      [&](const PodInfo& p) { return p.node == it->first && p.Id() == f->first; });
+      f = listed ? std::next(f) : s.in_flight.erase(f);
     }
     ++it;
   }
@@ -419,9 +430,16 @@ void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now,
                         const Evicted& evicted) {
   budget_.Record(pod);
   NodeState& s = state_[node];
-  s.in_flight.emplace(pod.uid.empty() ? pod.Key() : pod.uid, InFlight{pod.ns, pod.name, now});
+  s.in_flight.emplace(pod.Id(), InFlight{pod.ns, pod.name, now});
   s.last_eviction_wall = now;
   if (evicted) evicted(node, now);
+}
+
+void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
+  if (auto r = requested_.find(to); r != requested_.end()) {
+    r->second.cpu += pod.cpu_request;
+    r->second.memory += pod.memory_request;
+  }
 }
 
 bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& gate,
@@ -435,6 +453,7 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
   if (cfg_.dry_run) {
     // Paced by the same limits as real evictions, so the report is what would happen.
     budget_.Record(pod);
+    ExpectReplacement(pod, rec.to);
     rec.result = "dry_run";
     LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
               << Why(rec) << UsageNote(rec) << "); its replacement fits on " << rec.to;
@@ -445,11 +464,7 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
     switch (res.kind) {
       case EvictionResult::Kind::kEvicted:
         Charge(pod, name, now, evicted);
-        // Its replacement is counted where it should fit, until that node is listed again.
-        if (auto r = requested_.find(rec.to); r != requested_.end()) {
-          r->second.cpu += pod.cpu_request;
-          r->second.memory += pod.memory_request;
-        }
+        ExpectReplacement(pod, rec.to);
         if (rec.rule != kUnderusedRule) {  // the effect figures are about hot nodes
           if (!pod.Workload().empty() && !pod.labels.empty())
             pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
@@ -477,7 +492,10 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
         // still have evicted the pod: it is charged to every limit and holds the mark like an
         // eviction, so a retry or a new leader cannot exceed the limits. Only a request never
         // sent is free.
-        if (res.status.code() != StatusCode::kCancelled) Charge(pod, name, now, evicted);
+        if (res.status.code() != StatusCode::kCancelled) {
+          Charge(pod, name, now, evicted);
+          ExpectReplacement(pod, rec.to);
+        }
         if (throttle_.ShouldLog("evict-error", clock_->Now()))
           LOG(WARNING) << "rebalance: evicting " << rec.pod << " failed: " << res.status.ToString();
         break;

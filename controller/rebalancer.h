@@ -92,7 +92,7 @@ struct RebalanceReport {
   std::vector<UnderusedNodeReport> underused;  // rebalance.underused: its nodes of the last cycle
   std::deque<EvictionRecord> recent;           // the last kRecentEvictions, oldest first
   EffectFigures figures;
-  size_t pod_lists = 0;  // per-node pod LISTs since start
+  size_t pod_lists = 0;  // pod LISTs since start
 };
 
 struct RebalanceCounters {
@@ -165,7 +165,7 @@ class Rebalancer {
     double cpu = 0, memory = 0;
     double listed_wall = 0;
   };
-  struct Cluster;  // what one LIST of the cluster's pods gave
+  struct Cluster;  // what a cycle's pod LISTs gave
   struct Hot {     // a hot node to relieve this cycle
     const ReliefInput* in = nullptr;
     Relief relief;
@@ -203,6 +203,8 @@ class Rebalancer {
   std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, double now,
                                         size_t* limited = nullptr);
   size_t RoomThisCycle() const;
+  // A replacement of `pod` is expected on `to`: counted on its cached requests until it is listed.
+  void ExpectReplacement(const PodInfo& pod, const std::string& to);
   // One chosen pod: its limits, then the eviction (or its dry-run report) and its bookkeeping.
   // False when the gate closed before it was sent.
   bool EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& gate, const Evicted& evicted,

@@ -928,6 +928,9 @@ void Reconciler::Publish(CycleReport report) {
   MarkProgress();
   std::lock_guard<std::mutex> l(mu_);
   report.recent_changes = recent_changes_;
+  rebalance_cpu_total_ += report.rebalance_cpu_seconds;
+  report.rebalance_cpu_seconds_total =
+      rebalance_cpu_total_;  // with the cycle it counts, for rate()
   last_ = std::move(report);
   last_end_ = clock_->Now();
 }

@@ -142,6 +142,7 @@ struct CycleReport {
   // Events with their decoding and decisions): what rebalancing adds to a cycle, without the
   // other threads (watch, scrapes) that the process figure counts while the cycle runs.
   double rebalance_cpu_seconds = 0;
+  double rebalance_cpu_seconds_total = 0;  // over every cycle since start, this one included
   CyclePhases phases;
   size_t managed_nodes = 0;
   size_t hot_nodes = 0;
@@ -346,6 +347,7 @@ class Reconciler {
   // GUARDED_BY(mu_): firing alerts not yet seen by a cycle, with when they came.
   std::vector<std::pair<TimePoint, Labels>> alerts_;
   CycleReport last_;                        // GUARDED_BY(mu_)
+  double rebalance_cpu_total_ = 0;          // GUARDED_BY(mu_)
   ReconcilerCounters counters_;             // GUARDED_BY(mu_); the write counters live in writer_
   TimePoint last_end_{};                    // GUARDED_BY(mu_)
   std::atomic<Duration::rep> progress_{0};  // LastProgress(), as ticks since the clock's epoch

@@ -547,10 +547,17 @@ std::string RenderMetrics(const ControllerView& v) {
   Put(e.Gauges("dynamic_scheduler_cycle_cpu_seconds",
                "Process CPU time used during the last cycle."),
       v.last_cycle.cpu_seconds);
-  Put(e.Gauges("dynamic_scheduler_rebalance_cpu_seconds",
+  Put(e.Gauges("dynamic_scheduler_last_cycle_number",
+               "The number of the last completed cycle, which the last-cycle figures describe "
+               "(dynamic_scheduler_cycles_total counts cycles as they start)."),
+      static_cast<double>(v.last_cycle.cycle));
+  Put(e.Gauges("dynamic_scheduler_last_rebalance_cpu_seconds",
                "CPU time of the last cycle's rebalance step, on the thread that ran it (0 "
                "without a rebalance: section)."),
       v.last_cycle.rebalance_cpu_seconds);
+  Put(e.Counters("dynamic_scheduler_rebalance_cpu_seconds_total",
+                 "CPU time of the rebalance step, on the thread that ran it, over every cycle."),
+      v.last_cycle.rebalance_cpu_seconds_total);
   auto& phases = e.Gauges("dynamic_scheduler_cycle_phase_seconds",
                           "Time of each phase of the last cycle (query: waiting on Prometheus; "
                           "decode summed over rules).");
@@ -714,8 +721,8 @@ std::string RenderMetrics(const ControllerView& v) {
         v.rebalance->pod_lists);
     auto& errors =
         e.Counters("dynamic_scheduler_rebalance_errors_total",
-                   "Cycles whose relief stopped because a pod LIST or the pod usage query failed; "
-                   "events that could not be written.");
+                   "Pod LISTs and pod usage queries that failed (one for the nodes to relieve "
+                   "stops that cycle's relief), and events that could not be written.");
     Put(errors, rc.list_errors, {{"stage", "list"}});
     Put(errors, rc.usage_errors, {{"stage", "usage"}});
     Put(errors, rc.event_errors, {{"stage", "event"}});

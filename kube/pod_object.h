@@ -41,6 +41,8 @@ struct PodInfo {
 
   // "namespace/name", for logs and maps.
   std::string Key() const { return ns + "/" + name; }
+  // Who it is across a re-creation under the same name (a StatefulSet's): its uid, else Key().
+  std::string Id() const { return uid.empty() ? Key() : uid; }
   // The workload the pod belongs to: "namespace/Kind/name", or "" for a bare pod.
   std::string Workload() const {
     return owner_kind.empty() ? "" : ns + "/" + owner_kind + "/" + owner_name;

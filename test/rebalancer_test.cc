@@ -136,6 +136,8 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
   EXPECT_GT(rec_->LastReport().rebalance_cpu_seconds, 0) << "the step's CPU is measured";
   EXPECT_LE(rec_->LastReport().rebalance_cpu_seconds, rec_->LastReport().cpu_seconds);
+  const double total = rec_->LastReport().rebalance_cpu_seconds_total;
+  EXPECT_GE(total, rec_->LastReport().rebalance_cpu_seconds) << "the total counts this cycle too";
   EXPECT_EQ(Evictions("evicted"), 1u);
   auto report = rebalancer_->Report();
   ASSERT_EQ(report.recent.size(), 1u);
@@ -362,6 +364,53 @@ TEST_F(RebalancerTest, AnEvictionInFlightHoldsTheMarkUntilThePodIsGoneOrStuck) {
   clock_.AdvanceSeconds(Rebalancer::kInFlightLimitSeconds);
   Cycle(40);
   EXPECT_FALSE(Labelled("node-1")) << "a pod stuck terminating holds the mark no longer";
+}
+
+// A StatefulSet re-creates its pod under the same name, maybe on the same node: that is not the
+// evicted pod still terminating (the uid tells them apart).
+TEST_F(RebalancerTest, APodReCreatedUnderTheSameNameIsNotTheOneInFlight) {
+  cfg_.rebalance.hold_after_eviction_seconds = 0;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  PodInfo again = api_.pods().at("shop/big");
+  api_.RemovePod("shop/big");
+  again.uid = "uid-big-2";
+  again.terminating = false;
+  api_.AddPod(again);
+  Cycle(40);  // looked up (after the mark was judged: it is held this cycle)
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1")) << "the evicted pod is gone; its namesake holds no mark";
+}
+
+// A failed lookup leaves the pods in flight (they hold the mark), and the next ones are not sent
+// that cycle: each would wait out its own timeout against an API server in trouble.
+TEST_F(RebalancerTest, AFailedLookupOfAPodInFlightKeepsItAndStopsTheOthers) {
+  cfg_.rebalance.hold_after_eviction_seconds = 0;
+  cfg_.rebalance.limits.per_cycle = 2;
+  usage_.clear();
+  AddPod("big", "node-1", 0.8);
+  AddPod("small", "node-1", 0.8);  // two are needed: 95 - 2 x 20 = 55 <= 60
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 2u);
+  api_.RemovePod("shop/big");
+  api_.RemovePod("shop/small");
+  auto lookups = [&] {
+    return api_.pod_lists_with("metadata.name=big,spec.nodeName=node-1") +
+           api_.pod_lists_with("metadata.name=small,spec.nodeName=node-1");
+  };
+  api_.FailNextPodLists(1);
+  Cycle(40);
+  EXPECT_EQ(lookups(), 1) << "the second pod is not looked up this cycle";
+  EXPECT_EQ(rebalancer_->Counters().list_errors, 1u);
+  Cycle(40);
+  EXPECT_EQ(lookups(), 3) << "both next cycle";
+  EXPECT_TRUE(Labelled("node-1")) << "held while they were not known to be gone";
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1")) << "both are gone";
 }
 
 TEST_F(RebalancerTest, AnEvictionOfUnknownOutcomeCountsAsOne) {

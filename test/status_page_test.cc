@@ -223,6 +223,7 @@ ControllerView FullView() {
   v.last_cycle.duration_seconds = 0.125;
   v.last_cycle.cpu_seconds = 0.0625;
   v.last_cycle.rebalance_cpu_seconds = 0.0078125;
+  v.last_cycle.rebalance_cpu_seconds_total = 0.25;
   v.last_cycle.phases = CyclePhases{0.1, 0.01, 0.002, 0.001, 0.012};
   v.last_cycle.managed_nodes = 4;
   v.last_cycle.hot_nodes = 2;

@@ -20,6 +20,23 @@
 
 namespace ds {
 
+// The pod field selectors the rebalancer sends, "spec.nodeName=N" and "metadata.name=P,
+// spec.nodeName=N", into their values (unset: not in the selector); false for any other term.
+inline bool ParsePodFieldSelector(const std::string& selector, std::optional<std::string>* node,
+                                  std::optional<std::string>* name) {
+  for (size_t from = 0; from < selector.size();) {
+    size_t comma = selector.find(',', from);
+    if (comma == std::string::npos) comma = selector.size();
+    const std::string term = selector.substr(from, comma - from);
+    from = comma + 1;
+    const size_t eq = term.find('=');
+    const std::string key = term.substr(0, eq);
+    if (eq == std::string::npos || (key != "spec.nodeName" && key != "metadata.name")) return false;
+    *(key == "spec.nodeName" ? node : name) = term.substr(eq + 1);
+  }
+  return true;
+}
+
 class FakeKubeApi : public KubeApi {
  public:
   struct PatchCall {
@@ -258,19 +275,13 @@ class FakeKubeApi : public KubeApi {
     std::lock_guard<std::mutex> l(mu_);
     ++pod_list_calls_;
     pod_list_selectors_.push_back(field_selector);
-    // "spec.nodeName=N" and "metadata.name=P,spec.nodeName=N": what the rebalancer sends.
-    std::optional<std::string> node, name;
-    for (size_t from = 0; from < field_selector.size();) {
-      size_t comma = field_selector.find(',', from);
-      if (comma == std::string::npos) comma = field_selector.size();
-      const std::string term = field_selector.substr(from, comma - from);
-      from = comma + 1;
-      const size_t eq = term.find('=');
-      const std::string key = term.substr(0, eq);
-      if (eq == std::string::npos || (key != "spec.nodeName" && key != "metadata.name"))
-        return Status::InvalidArgument("fake: unsupported field selector " + field_selector);
-      (key == "spec.nodeName" ? node : name) = term.substr(eq + 1);
+    if (pod_list_failures_ > 0) {
+      --pod_list_failures_;
+      return Status::Unavailable("fake: pod LIST refused");
     }
+    std::optional<std::string> node, name;
+    if (!ParsePodFieldSelector(field_selector, &node, &name))
+      return Status::InvalidArgument("fake: unsupported field selector " + field_selector);
     PodListPage page;
     page.resource_version = std::to_string(rv_);
     auto it = cont.empty() ? pods_.begin() : pods_.upper_bound(cont);
@@ -346,6 +357,11 @@ class FakeKubeApi : public KubeApi {
   int pod_list_calls() {
     std::lock_guard<std::mutex> l(mu_);
     return pod_list_calls_;
+  }
+  // The next `n` pod LISTs fail with 503.
+  void FailNextPodLists(int n) {
+    std::lock_guard<std::mutex> l(mu_);
+    pod_list_failures_ = n;
   }
   // How many pod LISTs carried exactly this field selector.
   int pod_lists_with(const std::string& field_selector) {
@@ -447,6 +463,7 @@ class FakeKubeApi : public KubeApi {
   std::deque<EvictionResult> eviction_script_;   // GUARDED_BY(mu_)
   int pod_list_calls_ = 0;                       // GUARDED_BY(mu_)
   std::vector<std::string> pod_list_selectors_;  // GUARDED_BY(mu_)
+  int pod_list_failures_ = 0;                    // GUARDED_BY(mu_)
   std::mutex mu_;
   uint64_t rv_ = 100;
   std::map<std::string, LeaseRecord> leases_;

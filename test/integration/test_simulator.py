@@ -362,6 +362,29 @@ class SimKeepAliveIT(unittest.TestCase):
             stack.stop()
 
 
+    def test_without_keep_alive_every_answer_says_it_closes(self):
+        # Otherwise an HTTP/1.1 client sends its next request on a connection being closed.
+        import http.client
+        import ssl
+        import tempfile
+        stack = Stack(nodes=2, control_plane=0)
+        stack.dir = tempfile.mkdtemp(prefix="ds-sim-close-")
+        stack.start_sim()
+        try:
+            d = stack.sim_dir
+            ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+            ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+            c = http.client.HTTPSConnection("127.0.0.1", stack.sim_port, context=ctx, timeout=30)
+            for target in ("/api/v1/nodes/node-00001", "/api/v1/nodes/nope"):  # 200, and a 404 Status
+                c.request("GET", target)
+                r = c.getresponse()
+                r.read()
+                self.assertEqual((r.getheader("Connection") or "").lower(), "close", target)
+            c.close()
+        finally:
+            stack.stop()
+
+
 class LargeSimulatorIT(unittest.TestCase):
     def test_ten_thousand_nodes(self):
         import tempfile

@@ -35,7 +35,9 @@ DEFINE_int32(window, 20000,
 DEFINE_double(bookmark_seconds, 5, "Seconds between BOOKMARK events on watches that allow them.");
 DEFINE_double(heartbeat_seconds, 0,
               "If > 0, every node's heartbeat is updated this often (MODIFIED events).");
-DEFINE_int32(threads, 64, "HTTP worker threads (each open watch holds one).");
+DEFINE_int32(threads, 64,
+             "HTTP worker threads (each open watch holds one; with -keep_alive, so does each idle "
+             "connection, for up to 90 s).");
 DEFINE_bool(keep_alive, false,
             "Keep connections open between requests as API servers do (for benchmarks; a "
             "simulated watch drop then may not reach the client).");
