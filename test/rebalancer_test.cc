@@ -324,6 +324,26 @@ TEST_F(RebalancerTest, ADestinationIsListedOncePerMaxAgeAndItsReplacementsCountM
   EXPECT_EQ(api_.evictions().size(), 3u);
 }
 
+// Dry-run reports what would happen: the replacement it planned is counted on its node too.
+TEST_F(RebalancerTest, ADryRunCountsThePlannedReplacementOnItsDestination) {
+  RebalanceConfig& r = cfg_.rebalance;
+  r.dry_run = true;
+  r.limits.per_cycle = 1;
+  r.limits.node_cooldown_seconds = 0;
+  r.limits.per_node_per_hour = 10;
+  r.limits.per_workload_unreplaced = 10;
+  FillOtherNodes(3.3);  // of 4: room for 0.7 cores
+  Build();
+  Cycle(95);
+  Cycle(95);
+  Cycle(95);
+  auto recent = rebalancer_->Report().recent;
+  ASSERT_EQ(recent.size(), 2u);
+  EXPECT_EQ(recent[0].result, "dry_run");
+  EXPECT_NE(recent[0].to, recent[1].to) << "the first plan's replacement fills " << recent[0].to;
+  EXPECT_TRUE(api_.evictions().empty());
+}
+
 TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
   cfg_.rebalance.limits.per_workload_unreplaced = 1;
   Build();
