@@ -69,6 +69,10 @@ Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient*
   }
   report_.enabled = true;
   report_.dry_run = cfg_.dry_run;
+  // Asked of every node each cycle that looks for destinations: worked out once.
+  for (size_t below = 0; below < mark_.LevelCount(); ++below)  // the hot mark, or a cooler level
+    our_values_.push_back(mark_.Below(below).value);
+  if (cfg_.underused.enabled) our_values_.push_back(cfg_.underused.value);
 }
 
 bool Rebalancer::HoldsMark(const std::string& node, double recorded_eviction_wall) const {
@@ -349,11 +353,7 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
 
 bool Rebalancer::Ours(const Labels& labels) const {
   const std::string* v = FindLabel(labels, mark_.key);
-  if (v == nullptr) return false;
-  if (cfg_.underused.enabled && *v == cfg_.underused.value) return true;
-  for (size_t below = 0; below < mark_.LevelCount(); ++below)  // the hot mark, or a cooler level
-    if (*v == mark_.Below(below).value) return true;
-  return false;
+  return v != nullptr && std::find(our_values_.begin(), our_values_.end(), *v) != our_values_.end();
 }
 
 std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<ReliefInput>& nodes,

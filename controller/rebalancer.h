@@ -235,6 +235,7 @@ class Rebalancer {
 
   const RebalanceConfig cfg_;
   const Mark mark_;
+  std::vector<std::string> our_values_;  // every level's value of mark_, and underused's: Ours()
   KubeApi* const kube_;
   PrometheusClient* const prom_;
   const Clock* const clock_;

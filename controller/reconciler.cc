@@ -379,14 +379,12 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
   for (size_t i = 0; i < n; ++i) {
     const NodeInfo& node = *snap.nodes[i];
     const std::string* text = FindLabel(node.annotations, kHeldByAnnotation);
+    auto record =
+        text == nullptr ? StatusOr<Ownership>(Status::NotFound("")) : ParseOwnership(*text);
     // Graded marks: everything below reads the level the node is at (rules/ownership.h).
-    size_t level = 0;
-    if (levels.size() > 1) {
-      auto parsed =
-          text == nullptr ? StatusOr<Ownership>(Status::NotFound("")) : ParseOwnership(*text);
-      level =
-          NodeMarkLevel(options_.mark, node.labels, node.taints, parsed.ok() ? &*parsed : nullptr);
-    }
+    const size_t level = levels.size() > 1 ? NodeMarkLevel(options_.mark, node.labels, node.taints,
+                                                           record.ok() ? &*record : nullptr)
+                                           : 0;
     const Mark& mark = levels[level];
     // Which parts of our mark on the node are ours (rules/ownership.h): a taint only where our
     // record names it; one no record of ours names (put there by hand, or by another tool) is
@@ -405,7 +403,6 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
     m.plan[i] = PlanNode{node.name, false, text != nullptr, nullptr, false, level};
     read_marks(nullptr);
     if (text == nullptr) continue;
-    auto record = ParseOwnership(*text);
     if (!record.ok()) {
       if (throttle_.ShouldLog("record:" + node.name, clock_->Now()))
         LOG(WARNING) << "node " << node.name << ": unreadable " << record.status().message()
