@@ -8,6 +8,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -29,6 +30,49 @@ rules:
     threshold: 80
     clearThreshold: 60
 """
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEPLOY = os.path.join(ROOT, "deploy")
+
+
+def kubectl_version():
+    """(major, minor) of the kubectl on the PATH: (1, 20) for Debian 12's kubernetes-client, newer
+    on machines with kubectl from elsewhere. The suite passes with both."""
+    r = subprocess.run(["kubectl", "version", "--client", "-o", "json"], capture_output=True, text=True, check=True)
+    v = json.loads(r.stdout)["clientVersion"]
+    return int(v["major"]), int("".join(c for c in v["minor"] if c.isdigit()))
+
+
+# kubectl embeds kustomize v2.0.3 before 1.21 and v4.0.5 in 1.21; deploy/ uses `labels:` (kustomize
+# 4.1) and directories in `resources:`, so kubectl 1.22 is the first that builds it.
+KUSTOMIZE_KUBECTL = (1, 22)
+_warned_rendered = []
+
+
+def kustomize(kustomization):
+    """The objects a kustomization of deploy/ builds (a path relative to deploy/: "." for the
+    default install, "overlays/rebalance", "admission"), as parsed YAML documents.
+
+    With kubectl >= 1.22 they come from `kubectl kustomize`. An older kubectl cannot build them:
+    then they come from deploy/rendered/, which scripts/render-deploy.sh writes with a newer
+    kubectl and test_deploy's RenderedManifestsTest keeps equal to the live build -- said loudly
+    on stderr, so a run with an old kubectl shows what it tested."""
+    import yaml
+    path = os.path.normpath(os.path.join(DEPLOY, kustomization))
+    if kubectl_version() >= KUSTOMIZE_KUBECTL:
+        out = subprocess.run(["kubectl", "kustomize", path], capture_output=True, text=True, check=True).stdout
+    else:
+        name = {DEPLOY: "default"}.get(path, os.path.basename(path))
+        rendered = os.path.join(DEPLOY, "rendered", name + ".yaml")
+        if not _warned_rendered:
+            _warned_rendered.append(True)
+            sys.stderr.write("NOTE: kubectl %d.%d cannot build deploy/'s kustomizations (kustomize before 4.1): "
+                             "testing deploy/rendered/ instead; their equality with the live build is "
+                             "checked only with kubectl >= %d.%d\n" % (kubectl_version() + KUSTOMIZE_KUBECTL))
+        with open(rendered) as f:
+            out = f.read()
+    return [d for d in yaml.safe_load_all(out) if d]
 
 
 # Ports handed out by free_port, across every test process of a run. A port is free when it is

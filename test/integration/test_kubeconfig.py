@@ -8,7 +8,7 @@ import os
 import time
 import unittest
 
-from harness import CONTROLLER, CPU_RULES, Process, StackTestCase, free_port, wait_until
+from harness import CONTROLLER, CPU_RULES, Process, StackTestCase, free_port, kubectl_version, wait_until
 
 RULES = CPU_RULES
 
@@ -31,8 +31,8 @@ with open(os.path.join(state, "runs"), "a") as f:
 if token == "fail":
     sys.stderr.write("error: the SSO session has expired\\nrun 'login' again\\n")
     sys.exit(1)
-print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-                  "status": status}))
+# The ExecCredential's apiVersion is the one the client asked for (the exec stanza's).
+print(json.dumps({"apiVersion": os.environ["PLUGIN_API_VERSION"], "kind": "ExecCredential", "status": status}))
 """
 
 
@@ -58,22 +58,29 @@ class ExecCredentialIT(StackTestCase):
             f.write(PLUGIN)
         os.chmod(plugin, 0o755)
         self.users_kc = os.path.join(self.dir, "users", "config")
-        with open(self.users_kc, "w") as f:
-            f.write("apiVersion: v1\nkind: Config\n"
-                    "users:\n- name: sso\n  user:\n    exec:\n"
-                    "      apiVersion: client.authentication.k8s.io/v1\n"
-                    "      command: ./bin/get-token\n"
-                    "      env:\n      - {name: PLUGIN_STATE, value: '%s'}\n"
-                    "      installHint: the test writes get-token\n"
-                    "      provideClusterInfo: true\n"
-                    "      interactiveMode: Never\n"
-                    "contexts:\n- name: sim\n  context: {cluster: sim, user: sso}\n" % self.state)
+        self.write_users("client.authentication.k8s.io/v1")
         self.clusters_kc = os.path.join(self.dir, "clusters", "config")
         with open(self.clusters_kc, "w") as f:
             f.write("apiVersion: v1\nkind: Config\n"
                     "clusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority: %s\n"
                     "current-context: sim\n" % (self.stack.sim_url, os.path.join(self.stack.sim_dir, "ca.crt")))
         self.kubeconfig_env = ":".join([os.path.join(self.dir, "missing"), self.users_kc, self.clusters_kc])
+
+    def write_users(self, api_version):
+        """The user's file, with an exec stanza of `api_version` (interactiveMode is v1's field)."""
+        with open(self.users_kc, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "users:\n- name: sso\n  user:\n    exec:\n"
+                    "      apiVersion: %s\n"
+                    "      command: ./bin/get-token\n"
+                    "      env:\n      - {name: PLUGIN_STATE, value: '%s'}\n"
+                    "      - {name: PLUGIN_API_VERSION, value: '%s'}\n"
+                    "      installHint: the test writes get-token\n"
+                    "      provideClusterInfo: true\n"
+                    "%s"
+                    "contexts:\n- name: sim\n  context: {cluster: sim, user: sso}\n"
+                    % (api_version, self.state, api_version,
+                       "      interactiveMode: Never\n" if api_version.endswith("/v1") else ""))
 
     def tearDown(self):
         for p in self.procs:
@@ -190,7 +197,11 @@ class ExecCredentialIT(StackTestCase):
 
     def test_kubectl_reads_the_same_kubeconfigs(self):
         """Real kubectl with the same two files: our reading of the exec stanza, the merge and the
-        relative command path match kubectl's, and the simulator serves kubectl with the token."""
+        relative command path match kubectl's, and the simulator serves kubectl with the token.
+        The exec API is v1 from kubectl 1.22 on; before (Debian 12's kubectl 1.20) it is v1beta1,
+        which the controller reads as well."""
+        if kubectl_version() < (1, 22):
+            self.write_users("client.authentication.k8s.io/v1beta1")
         self.plugin_prints("exec-token-kubectl", ttl=60)
         r = self.stack.kubectl("get", "nodes", "-o", "name", kubeconfig=self.kubeconfig_env)
         self.assertEqual(r.stdout.count("node/"), 8, r.stdout + r.stderr)

@@ -19,7 +19,6 @@ least-allocated scoring puts it right back (a bounce-back)."""
 import datetime
 import json
 import os
-import subprocess
 import re
 import shutil
 import signal
@@ -27,9 +26,7 @@ import tempfile
 import time
 import unittest
 
-import yaml
-
-from harness import Controller, Stack, removes_mark, touched, wait_until
+from harness import Controller, Stack, kustomize, removes_mark, touched, wait_until
 from pod_load import KubeAdmin, LoadGenerator, running
 
 HOT = "node-00002"
@@ -39,18 +36,13 @@ POD_CORES = 0.85  # 4 x 0.85 = 3.4 of 3.92 cores: 86.7 %; 3 pods 65.1 %, 2 pods 
 ALLOCATABLE = 3.92  # the simulator's nodes: allocatable cpu 3920m
 POD_PERCENT = 100 * POD_CORES / ALLOCATABLE
 
-DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
-
-
 def deploy_rbac():
     """What deploy/overlays/rebalance grants the controller (the base's RBAC and rbac-rebalance.yaml),
     in the simulator's -rbac form: nodes, list pods, create pods/eviction and events, and the leader
     lease (a namespaced Role there; the simulator's rules have no namespaces) -- no delete on pods,
     so an eviction can only go through the eviction subresource, where PodDisruptionBudgets are
     honoured."""
-    out = subprocess.run(["kubectl", "kustomize", os.path.join(DEPLOY, "overlays", "rebalance")],
-                         capture_output=True, text=True, check=True).stdout
-    rules = [r for d in yaml.safe_load_all(out) if d and d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
+    rules = [r for d in kustomize("overlays/rebalance") if d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
     return {"users": {"dynamic-scheduler": rules}}
 
 

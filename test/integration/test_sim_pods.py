@@ -234,7 +234,8 @@ class SimPodsIT(unittest.TestCase):
         try:
             r = self.kubectl("drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s",
                              timeout=90)
-            self.assertIn("drained", r.stdout)
+            # "node/N drained" since kubectl 1.23 or so, "node/N evicted" before (Debian 12's 1.20).
+            self.assertRegex(r.stdout, r"node/%s (drained|evicted)" % node)
             after = self.running("dr", "app=dr", 4)
             self.assertTrue(all(p.spec.node_name != node for p in after), [p.spec.node_name for p in after])
         finally:
