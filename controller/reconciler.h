@@ -119,7 +119,7 @@ struct NodeTable {
   std::vector<State> states;       // per node
   std::vector<double> since_wall;  // per node: since when its rules hold it (epoch s), 0: not
   double Value(size_t node, size_t rule) const { return values[node * rules.size() + rule]; }
-  // Heap bytes held, for the figures in the README.
+  // Heap bytes held, for the figures in docs/contributing.md (Performance).
   size_t Bytes() const;
 };
 

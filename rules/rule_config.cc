@@ -372,7 +372,7 @@ class Parser {
       if (kCurrentKeys.count(kv.first.Scalar()))
         return Error(kv.first, kv.first.Scalar(),
                      "unknown field: a legacy file (PromJob/Rulename) cannot use the current "
-                     "format's keys; convert the whole file (README, rule.yaml)");
+                     "format's keys; convert the whole file (docs/reference.md, rule.yaml)");
     RETURN_NOT_OK(IgnoreUnknown(root, "", {"PromJob", "Rulename"}, cfg));
     cfg->legacy = true;
     if (const YAML::Node job = root["PromJob"]) {

@@ -14,7 +14,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "integration"))
 from harness import Controller, Stack, wait_until  # noqa: E402
 
-RULES = """# The demo's rule.yaml (current format; see README for every field).
+RULES = """# The demo's rule.yaml (current format; see docs/reference.md for every field).
 interval: 2s
 missingDataGrace: 10s
 rules:

@@ -290,7 +290,7 @@ TEST(StatusPage, NodesGolden) { ExpectGolden("nodes.json", RenderNodesJson(FullV
 
 // FullView with what only some configurations show: a relative rule's mean, the rebalancer's
 // metrics, the duration histograms. The golden file has every family /metrics can export
-// (test_deploy.py reads the names, types and labels the README lists from it).
+// (test_deploy.py checks the names, types and labels docs/reference.md lists against it).
 ControllerView MetricsView() {
   ControllerView v = FullView();
   RuleReport skew{"cpu-skew", true, "", 4, 4, 0, 0, 0.05, {}, 0};
