@@ -683,8 +683,8 @@ ApiError Store::Patch(const std::string& name, PatchType type, const std::string
     // with errors.NewGenericServerResponse(422, ...): reason Invalid, the generic message and an
     // empty details object -- the patch library's own words are not in the Status (patch.go).
     if (!JsonPatch(doc, patch).empty())
-      return ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                      "", "{}");
+      return ApiError(422, "Invalid",
+                      "the server rejected our request due to an error in our request", "", "{}");
   } else {
     if (!patch.IsObject()) return Err(400, "BadRequest", "a merge patch must be a JSON object");
     // metadata.resourceVersion in a patch is a precondition.
