@@ -51,8 +51,9 @@ DEFINE_string(kubeconfig, "",
               "Path to a kubeconfig. Default: $KUBECONFIG, then ~/.kube/config, then the "
               "in-cluster service account.");
 DEFINE_string(context, "", "kubeconfig context to use instead of current-context.");
-DEFINE_string(r, "rule.yaml",
-              "Rule file (legacy PromJob/Rulename format or the current format; see docs/reference.md).");
+DEFINE_string(
+    r, "rule.yaml",
+    "Rule file (legacy PromJob/Rulename format or the current format; see docs/reference.md).");
 DEFINE_double(s, 10,
               "Evaluation interval in seconds (rule.yaml interval if set and this flag is not).");
 DEFINE_string(webaddr, ":9000",

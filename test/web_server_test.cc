@@ -1,4 +1,5 @@
-// -webaddr as CivetWeb understands it, and a real server on the addresses docs/reference.md documents.
+// -webaddr as CivetWeb understands it, and a real server on the addresses docs/reference.md
+// documents.
 #include "common/web_server.h"
 
 #include <civetweb.h>
