@@ -17,9 +17,9 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/time_zone.h"
+#include "config/rule_config.h"
 #include "promql/prometheus_client.h"
 #include "rules/prediction.h"
-#include "rules/rule_config.h"
 
 namespace ds {
 

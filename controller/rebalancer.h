@@ -36,6 +36,7 @@
 #include "common/label_selector.h"
 #include "common/log_throttle.h"
 #include "common/time_zone.h"
+#include "config/rule_config.h"
 #include "kube/kube_api.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
@@ -45,7 +46,6 @@
 #include "rebalance/placement.h"
 #include "rebalance/qualify.h"
 #include "rebalance/underuse.h"
-#include "rules/rule_config.h"
 
 namespace ds {
 

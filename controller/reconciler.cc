@@ -53,7 +53,7 @@ std::string DescribeStale(const std::vector<std::pair<size_t, double>>& stale,
 }
 
 // Per rule, the rule whose query answers it: itself, or, for a graded rule's cooler level
-// (rules/rule_config.h), the rule it was made from -- the same rule but for the level's name,
+// (config/rule_config.h), the rule it was made from -- the same rule but for the level's name,
 // thresholds, `for`, level and resource -- so that each query runs once per cycle. Comparing
 // the whole rule keeps a level from taking the answer of another rule that only asks the same
 // query (its values masked to another pool, or a predict rule's days).

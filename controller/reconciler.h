@@ -21,13 +21,14 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "config/rule_config.h"
 #include "controller/duration_metrics.h"
 #include "controller/event_limiter.h"
 #include "controller/event_recorder.h"
 #include "controller/label_writer.h"
-#include "controller/leadership.h"
 #include "controller/prediction_source.h"
 #include "controller/rebalancer.h"
+#include "election/leadership.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
 #include "rules/decider.h"
@@ -37,7 +38,6 @@
 #include "rules/outage.h"
 #include "rules/ownership.h"
 #include "rules/planner.h"
-#include "rules/rule_config.h"
 #include "rules/rule_scope.h"
 
 namespace ds {
@@ -206,7 +206,7 @@ class Reconciler {
   // Thread-safe.
   void Alerted(std::vector<Labels> alerts);
 
-  // A reloaded rule.yaml (rules/rule_reload.h: only its reloadable parts differ). It takes
+  // A reloaded rule.yaml (config/rule_reload.h: only its reloadable parts differ). It takes
   // effect at the start of the next cycle, on the cycle's thread; rules defined as before keep
   // their state (Decider::Rebase). Thread-safe.
   void Reload(const RuleConfig& rules);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "rebalance/pod_choice.h"
-#include "rules/rule_config.h"
+#include "rules/rule.h"
 
 namespace ds {
 

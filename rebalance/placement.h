@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kube/pod_object.h"
-#include "rules/rule_config.h"
+#include "rules/rule.h"
 
 namespace ds {
 

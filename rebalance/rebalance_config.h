@@ -1,5 +1,5 @@
 // The `rebalance:` section of rule.yaml (parsed and validated with the rest of the file in
-// rules/rule_config.cc). Absent: the rebalancer is off.
+// config/rule_config.cc). Absent: the rebalancer is off.
 //
 //   rebalance:
 //     after: 2m                 # a node qualifies once it has carried our mark this long

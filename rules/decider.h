@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "rules/rule_config.h"
+#include "rules/rule.h"
 
 namespace ds {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rules/decider.h"
-#include "rules/rule_config.h"
+#include "rules/rule.h"
 
 namespace ds {
 

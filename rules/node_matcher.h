@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/sample.h"
-#include "rules/rule_config.h"
+#include "rules/rule.h"
 
 namespace ds {
 

@@ -30,7 +30,7 @@
 #include "common/label_selector.h"
 #include "common/labels.h"
 #include "rules/node_matcher.h"
-#include "rules/rule_config.h"
+#include "rules/rule.h"
 
 namespace ds {
 

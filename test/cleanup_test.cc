@@ -1,5 +1,5 @@
 // -cleanup removes what is ours, keeps what is not, and says what it did.
-#include "controller/cleanup.h"
+#include "app/cleanup.h"
 
 #include <gtest/gtest.h>
 

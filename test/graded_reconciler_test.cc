@@ -3,12 +3,12 @@
 // know every level.
 #include <gtest/gtest.h>
 
-#include "controller/cleanup.h"
+#include "app/cleanup.h"
 #include "controller/reconciler.h"
-#include "controller/status_page.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/fake_prometheus.h"
+#include "web/status_page.h"
 
 namespace ds {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "config/rule_config.h"
 #include "rules/decider.h"
 #include "rules/mark.h"
 #include "rules/ownership.h"
 #include "rules/planner.h"
-#include "rules/rule_config.h"
 
 namespace ds {
 namespace {

@@ -1,7 +1,7 @@
 // Leader election: the pure acquire/renew decision as a table, then two electors sharing one
 // fake API server and one fake clock, driven through random interleavings and outages while the
 // test checks after every step that at most one of them may write.
-#include "controller/leader_elector.h"
+#include "election/leader_elector.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>

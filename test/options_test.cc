@@ -1,6 +1,6 @@
 // Options are assembled in one pass from flags, the rule file, the kubeconfig and the
 // environment; each case names the source that wins.
-#include "controller/options.h"
+#include "app/options.h"
 
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <map>
 
-#include "controller/version.h"
+#include "app/version.h"
 
 namespace ds {
 namespace {

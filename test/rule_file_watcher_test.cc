@@ -1,4 +1,4 @@
-#include "controller/rule_file_watcher.h"
+#include "app/rule_file_watcher.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "controller/status_page.h"
+#include "web/status_page.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>

@@ -12,7 +12,7 @@
 #include "bench/effect/random.h"
 #include "bench/effect/simulation.h"
 #include "bench/effect/workload.h"
-#include "sched/scheduler_model.h"
+#include "test/sched/scheduler_model.h"
 
 namespace effect {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "rules/rule_config.h"
+#include "config/rule_config.h"
 
 namespace effect {
 

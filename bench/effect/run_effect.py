@@ -176,7 +176,7 @@ def main():
       "leaks and churn) through the project's own decision code: `rules/` (Decider with "
       "hysteresis, `for` and grace; the planner) and `rebalance/` (qualification, relief, "
       "evictability, budget, placement, pod choice, effect figures), with kube-scheduler's "
-      "default profile from `sched/`, the model the API simulator uses too.")
+      "default profile from `test/sched/`, the model the API simulator uses too.")
     w("")
     w("## Result")
     w("")

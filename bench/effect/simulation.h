@@ -1,5 +1,5 @@
 // The effect simulation: a cluster of nodes and pods in simulated time, the workload of
-// workload.h, kube-scheduler's default profile (sched/scheduler_model.h), the kubelet's
+// workload.h, kube-scheduler's default profile (test/sched/scheduler_model.h), the kubelet's
 // memory.available eviction, and one scenario's policy on top: nothing, our marks (the project's
 // Decider and PlanChanges), our rebalancer (its pure parts: Qualifies, HoldsMark, ReliefFor,
 // CheckEvictable, EvictionBudget, Placement, ChoosePods, EffectTracker) or a request-based
@@ -24,7 +24,7 @@
 #include "rebalance/effect.h"
 #include "rebalance/eviction_budget.h"
 #include "rules/decider.h"
-#include "sched/scheduler_model.h"
+#include "test/sched/scheduler_model.h"
 
 namespace effect {
 

@@ -1,7 +1,7 @@
 // libFuzzer target: rule.yaml. Any input must give a config or an error, never a crash.
 #include <string>
 
-#include "rules/rule_config.h"
+#include "config/rule_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

@@ -331,6 +331,8 @@ class DockerfileTest(unittest.TestCase):
         with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
             cmake = f.read().split("if(NOT DS_BUILD_TESTS)")[0]  # what a build without tests reads
         folders = set(re.findall(r"\b([a-z]+)/\w+\.cc\b", cmake)) | set(re.findall(r"add_subdirectory\((\w+)\)", cmake))
+        # Files the build reads by path: the page's assets and the script that embeds them.
+        folders |= set(re.findall(r"\$\{CMAKE_SOURCE_DIR\}/([a-z]+)/", cmake))
         folders -= {"test"}  # the fuzz targets (DS_FUZZ only)
         self.assertTrue(folders, "no source folder found in CMakeLists.txt")
         self.assertLessEqual(folders, copied)

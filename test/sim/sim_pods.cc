@@ -9,7 +9,7 @@
 #include <ctime>
 
 #include "common/json_util.h"
-#include "sched/scheduler_model.h"
+#include "test/sched/scheduler_model.h"
 
 namespace sim {
 namespace {

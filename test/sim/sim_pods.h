@@ -1,6 +1,6 @@
 // Pods, policy/v1 PodDisruptionBudgets, the eviction subresource, and the controllers the
 // simulator stands in for: a ReplicaSet-like workload emulation, the scheduler (the pure model in
-// sched/scheduler_model.h), the kubelet (binds -> Running/Ready after a start delay, graceful
+// test/sched/scheduler_model.h), the kubelet (binds -> Running/Ready after a start delay, graceful
 // deletion ends after a simulated grace) and the disruption controller (PDB status). Semantics
 // follow kube-apiserver (pkg/registry/core/pod/storage/eviction.go) and kube-controller-manager
 // (pkg/controller/disruption/disruption.go); see each method.

@@ -1,8 +1,8 @@
-#include "controller/cleanup.h"
+#include "app/cleanup.h"
 
 #include <optional>
 
-#include "controller/options.h"
+#include "app/options.h"
 #include "controller/rate_limiter.h"
 #include "rules/ownership.h"
 

@@ -1,4 +1,4 @@
-#include "controller/version.h"
+#include "app/version.h"
 
 #ifndef DS_VERSION
 #define DS_VERSION "0.0.0"

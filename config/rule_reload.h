@@ -7,12 +7,21 @@
 // running rules stay: applying half a file would run a configuration nobody wrote.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/status.h"
-#include "rules/rule_config.h"
+#include "config/rule_config.h"
 
 namespace ds {
+
+// What the web page and /metrics show of the reloads (app/rule_file_watcher.h keeps it).
+struct RuleReloadView {
+  uint64_t reloads = 0, refused = 0;
+  bool last_ok = true;     // the last text seen was applied (or none changed yet)
+  std::string last_error;  // why the last text seen was refused
+  double last_wall = 0;    // when the last text was applied or refused (epoch seconds; 0: never)
+};
 
 // Parses and validates `next_text` as ParseRuleConfig does, then compares it with the file the
 // controller runs (`running_text`, which parsed before). The error says what is wrong with the

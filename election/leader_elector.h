@@ -15,7 +15,7 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
-#include "controller/leadership.h"
+#include "election/leadership.h"
 #include "kube/kube_api.h"
 #include "kube/lease.h"
 

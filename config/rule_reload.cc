@@ -1,4 +1,4 @@
-#include "rules/rule_reload.h"
+#include "config/rule_reload.h"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 // The HTTP endpoints as pure functions: a request and a view of the controller in, a response
 // out. CivetWeb sits behind WebServer; nothing here touches sockets or clocks.
-//   GET  /         the live web page (controller/web_page.h; with /ui/app.js and /ui/app.css),
+//   GET  /         the live web page (web/web_assets.h; with /ui/app.js and /ui/app.css),
 //                  which polls /api/v1/state and, with rebalancing, /rebalance
 //   GET  /api/v1/state  every managed node with its value per rule, state, mark and since
 //                  when; rules and thresholds; the newest mark changes with reasons; leader,
@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "common/web_server.h"
+#include "config/rule_reload.h"
 #include "controller/reconciler.h"
-#include "controller/rule_file_watcher.h"
 #include "kube/node_cache.h"
 #include "rules/mark.h"
 
@@ -47,8 +47,8 @@ struct ControllerView {
   double seconds_since_progress = -1;  // since the loop last moved on (Reconciler::LastProgress)
   double interval_seconds = 10;
   Mark mark;
-  std::string version, commit;  // controller/version.h
-  std::string compiler;         // controller/version.h: Compiler()
+  std::string version, commit;  // app/version.h
+  std::string compiler;         // app/version.h: Compiler()
   // The duration histograms (DurationMetrics::Collect), shown by /metrics as they are.
   std::vector<prometheus::MetricFamily> durations;
   double rss_bytes = 0;  // resident memory of the process, 0 if unknown
@@ -61,7 +61,7 @@ struct ControllerView {
   // The rebalancer (both empty when rebalance: is absent).
   std::optional<RebalanceReport> rebalance;
   RebalanceCounters rebalance_counters;
-  RuleReloadView reload;  // rule.yaml reloads (controller/rule_file_watcher.h)
+  RuleReloadView reload;  // rule.yaml reloads (config/rule_reload.h)
 };
 
 // Routes one request. `trigger` is called for a valid webhook POST.

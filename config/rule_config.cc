@@ -1,4 +1,4 @@
-#include "rules/rule_config.h"
+#include "config/rule_config.h"
 
 #include <yaml-cpp/yaml.h>
 

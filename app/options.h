@@ -10,11 +10,11 @@
 
 #include "common/http_auth.h"
 #include "common/status.h"
-#include "controller/leader_elector.h"
+#include "config/rule_config.h"
 #include "controller/reconciler.h"
+#include "election/leader_elector.h"
 #include "kube/kubeconfig.h"
 #include "kube/node_cache.h"
-#include "rules/rule_config.h"
 
 namespace ds {
 

@@ -1,4 +1,4 @@
-#include "controller/options.h"
+#include "app/options.h"
 
 #include <gflags/gflags.h>
 #include <strings.h>
@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "app/version.h"
 #include "common/file_secret.h"
 #include "common/time_zone.h"
 #include "common/web_server.h"
-#include "controller/version.h"
 #include "promql/prometheus_client.h"
 #include "rules/rule_scope.h"
 

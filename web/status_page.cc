@@ -1,4 +1,4 @@
-#include "controller/status_page.h"
+#include "web/status_page.h"
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -13,7 +13,7 @@
 
 #include "common/json_util.h"
 #include "common/rfc3339.h"
-#include "controller/web_page.h"
+#include "web/web_assets.h"
 
 namespace ds {
 namespace {

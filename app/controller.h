@@ -7,17 +7,17 @@
 #include <memory>
 #include <thread>
 
+#include "app/options.h"
+#include "app/rule_file_watcher.h"
 #include "common/clock.h"
 #include "common/http_transport.h"
 #include "common/web_server.h"
-#include "controller/leader_elector.h"
-#include "controller/options.h"
 #include "controller/reconciler.h"
-#include "controller/rule_file_watcher.h"
-#include "controller/status_page.h"
+#include "election/leader_elector.h"
 #include "kube/kube_api.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
+#include "web/status_page.h"
 
 namespace ds {
 
@@ -38,7 +38,7 @@ class Controller {
   // Stops everything; returns once every thread has ended. Idempotent.
   void Stop();
 
-  // SIGHUP: read rule.yaml again now (controller/rule_file_watcher.h). Thread-safe.
+  // SIGHUP: read rule.yaml again now (app/rule_file_watcher.h). Thread-safe.
   void ReloadRules() { rule_watcher_.Poke(); }
 
   // What the HTTP endpoints show, gathered now. Thread-safe.

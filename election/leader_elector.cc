@@ -1,4 +1,4 @@
-#include "controller/leader_elector.h"
+#include "election/leader_elector.h"
 
 #include <glog/logging.h>
 #include <unistd.h>

@@ -1,9 +1,9 @@
-#include "controller/rule_file_watcher.h"
+#include "app/rule_file_watcher.h"
 
 #include <glog/logging.h>
 
-#include "controller/options.h"
-#include "rules/rule_reload.h"
+#include "app/options.h"
+#include "config/rule_reload.h"
 
 namespace ds {
 

@@ -1,12 +1,12 @@
-#include "controller/controller.h"
+#include "app/controller.h"
 
 #include <glog/logging.h>
 #include <unistd.h>
 
 #include <fstream>
 
+#include "app/version.h"
 #include "common/tls_files_transport.h"
-#include "controller/version.h"
 
 namespace ds {
 namespace {

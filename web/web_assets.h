@@ -1,5 +1,6 @@
-// The live web page at "/": its HTML, CSS and JavaScript, embedded in the binary so that it works
-// on an air-gapped cluster (no CDN, no external script or font). The page polls
+// The live web page at "/": its HTML, CSS and JavaScript (web/assets/), embedded in the binary at
+// build time by cmake/embed_assets.cmake so that it works on an air-gapped cluster (no CDN, no
+// external script or font) and needs no file installed beside the binary. The page polls
 // GET /api/v1/state every 3 s while it is visible (and GET /rebalance when rebalancing is on) and
 // redraws: every managed node with its value per rule against the thresholds, its mark and since
 // when, capped and held nodes, the recent mark changes with their reasons, the leader, the outage

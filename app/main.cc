@@ -6,9 +6,9 @@
 
 #include <iostream>
 
-#include "controller/cleanup.h"
-#include "controller/controller.h"
-#include "controller/options.h"
+#include "app/cleanup.h"
+#include "app/controller.h"
+#include "app/options.h"
 
 int main(int argc, char** argv) {
   // Each cycle runs its queries and writes on short-lived threads; with glibc's default of up to

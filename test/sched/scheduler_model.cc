@@ -34,7 +34,7 @@
 // Not modelled: PodTopologySpread (including the system default spreading constraints for pods
 // owned by ReplicaSets), InterPodAffinity, ImageLocality, NodePorts, volumes, preemption,
 // priority ordering. Ties: the first node in input order instead of a random pick.
-#include "sched/scheduler_model.h"
+#include "test/sched/scheduler_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // SIGHUP. The file is polled by content, not by modification time: a ConfigMap mount replaces
 // its files by swapping a symlink, which the path's mtime does not show on every setup, and
 // reading a file of a few KiB every two seconds costs nothing. A new text is parsed and checked
-// (rules/rule_reload.h); if it is refused, the error is logged once per text and shown in
+// (config/rule_reload.h); if it is refused, the error is logged once per text and shown in
 // /status and /metrics, and the running rules stay.
 #pragma once
 
@@ -13,16 +13,10 @@
 #include <string>
 
 #include "common/clock.h"
-#include "rules/rule_config.h"
+#include "config/rule_config.h"
+#include "config/rule_reload.h"
 
 namespace ds {
-
-struct RuleReloadView {
-  uint64_t reloads = 0, refused = 0;
-  bool last_ok = true;     // the last text seen was applied (or none changed yet)
-  std::string last_error;  // why the last text seen was refused
-  double last_wall = 0;    // when the last text was applied or refused (epoch seconds; 0: never)
-};
 
 class RuleFileWatcher {
  public:
