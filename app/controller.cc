@@ -7,6 +7,7 @@
 
 #include "app/version.h"
 #include "common/tls_files_transport.h"
+#include "web/routes.h"
 
 namespace ds {
 namespace {

@@ -17,7 +17,7 @@
 #include "kube/kube_api.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
-#include "web/status_page.h"
+#include "web/controller_view.h"
 
 namespace ds {
 

@@ -144,12 +144,16 @@ std::vector<std::string> RepeatedFlag(int argc, char** argv, std::string_view na
 
 std::string HeaderName(const std::string& line) { return line.substr(0, line.find(':')); }
 
-// The -prom_* flags over rule.yaml's prometheus section (whose paths are relative to the rule
-// file's folder). `names` receives, for each file, the flag or field it came from, for messages:
-// token, password, ca, cert, key.
-StatusOr<HttpAuthConfig> PrometheusAuth(const RuleConfig& rules, const std::string& rule_file,
-                                        const std::vector<std::string>& header_flags,
-                                        std::string (&names)[5]) {
+// "<rule file>: prometheus.<field>", how messages name a field of rule.yaml's prometheus section.
+std::string RuleFileField(const std::string& rule_file, const std::string& field) {
+  return rule_file + ": prometheus." + field;
+}
+
+// rule.yaml's prometheus credentials, headers and TLS files, with their paths resolved against
+// the rule file's folder. `names` receives the field of each file (token, password, ca, cert,
+// key).
+HttpAuthConfig RuleFileAuth(const RuleConfig& rules, const std::string& rule_file,
+                            std::string (&names)[5]) {
   const std::string dir = rule_file.find('/') == std::string::npos
                               ? std::string()
                               : rule_file.substr(0, rule_file.rfind('/') + 1);
@@ -160,14 +164,16 @@ StatusOr<HttpAuthConfig> PrometheusAuth(const RuleConfig& rules, const std::stri
   a.ca_file = resolve(a.ca_file);
   a.cert_file = resolve(a.cert_file);
   a.key_file = resolve(a.key_file);
-  const std::string yaml = rule_file + ": prometheus.";
-  names[0] = yaml + "bearerTokenFile";
-  names[1] = yaml + "basicAuth.passwordFile";
-  names[2] = yaml + "tls.caFile";
-  names[3] = yaml + "tls.certFile";
-  names[4] = yaml + "tls.keyFile";
+  names[0] = RuleFileField(rule_file, "bearerTokenFile");
+  names[1] = RuleFileField(rule_file, "basicAuth.passwordFile");
+  names[2] = RuleFileField(rule_file, "tls.caFile");
+  names[3] = RuleFileField(rule_file, "tls.certFile");
+  names[4] = RuleFileField(rule_file, "tls.keyFile");
+  return a;
+}
 
-  // Credentials: any credential flag replaces the rule file's credentials as a whole.
+// Credentials: any credential flag replaces the rule file's credentials as a whole.
+Status ApplyCredentialFlags(HttpAuthConfig* a, std::string (&names)[5]) {
   const bool basic_flags =
       !FLAGS_prom_basic_auth_user.empty() || !FLAGS_prom_basic_auth_password_file.empty();
   if (!FLAGS_prom_token_file.empty() && basic_flags)
@@ -181,43 +187,62 @@ StatusOr<HttpAuthConfig> PrometheusAuth(const RuleConfig& rules, const std::stri
   if (FLAGS_prom_basic_auth_user.find(':') != std::string::npos)
     return Status::InvalidArgument("-prom_basic_auth_user must not contain ':'");
   if (!FLAGS_prom_token_file.empty() || basic_flags) {
-    a.bearer_token_file = FLAGS_prom_token_file;
-    a.basic_auth_user = FLAGS_prom_basic_auth_user;
-    a.basic_auth_password_file = FLAGS_prom_basic_auth_password_file;
+    a->bearer_token_file = FLAGS_prom_token_file;
+    a->basic_auth_user = FLAGS_prom_basic_auth_user;
+    a->basic_auth_password_file = FLAGS_prom_basic_auth_password_file;
     names[0] = "-prom_token_file";
     names[1] = "-prom_basic_auth_password_file";
   }
+  return Status::OK();
+}
 
-  // Headers: a flag replaces the rule file's header of the same name.
+// Headers: a flag replaces the rule file's header of the same name.
+Status ApplyHeaderFlags(const std::vector<std::string>& header_flags, HttpAuthConfig* a) {
   for (const std::string& h : header_flags) {
     auto line = CheckHeaderLine(h);
     if (!line.ok()) return line.status().Prepend("-prom_header");
     const std::string name = HeaderName(*line);
-    std::erase_if(a.headers, [&name](const std::string& old) {
+    std::erase_if(a->headers, [&name](const std::string& old) {
       return strcasecmp(HeaderName(old).c_str(), name.c_str()) == 0;
     });
-    a.headers.push_back(std::move(*line));
+    a->headers.push_back(std::move(*line));
   }
+  return Status::OK();
+}
 
-  // TLS.
+// TLS: each file flag replaces the rule file's; -prom_insecure_skip_verify only adds.
+Status ApplyTlsFlags(const std::string& rule_file, HttpAuthConfig* a, std::string (&names)[5]) {
   if (!FLAGS_prom_ca_file.empty()) {
-    a.ca_file = FLAGS_prom_ca_file;
+    a->ca_file = FLAGS_prom_ca_file;
     names[2] = "-prom_ca_file";
   }
   if (FLAGS_prom_cert_file.empty() != FLAGS_prom_key_file.empty())
     return Status::InvalidArgument("-prom_cert_file and -prom_key_file go together");
   if (!FLAGS_prom_cert_file.empty()) {
-    a.cert_file = FLAGS_prom_cert_file;
-    a.key_file = FLAGS_prom_key_file;
+    a->cert_file = FLAGS_prom_cert_file;
+    a->key_file = FLAGS_prom_key_file;
     names[3] = "-prom_cert_file";
     names[4] = "-prom_key_file";
   }
-  if (FLAGS_prom_insecure_skip_verify) a.insecure_skip_verify = true;
-  if (a.insecure_skip_verify && !a.ca_file.empty())
+  if (FLAGS_prom_insecure_skip_verify) a->insecure_skip_verify = true;
+  if (a->insecure_skip_verify && !a->ca_file.empty())
     return Status::InvalidArgument(
         (FLAGS_prom_insecure_skip_verify ? std::string("-prom_insecure_skip_verify")
-                                         : yaml + "tls.insecureSkipVerify") +
+                                         : RuleFileField(rule_file, "tls.insecureSkipVerify")) +
         " with " + names[2] + ": a CA that is not checked is a mistake; drop one");
+  return Status::OK();
+}
+
+// The -prom_* flags over rule.yaml's prometheus section (whose paths are relative to the rule
+// file's folder). `names` receives, for each file, the flag or field it came from, for messages:
+// token, password, ca, cert, key.
+StatusOr<HttpAuthConfig> PrometheusAuth(const RuleConfig& rules, const std::string& rule_file,
+                                        const std::vector<std::string>& header_flags,
+                                        std::string (&names)[5]) {
+  HttpAuthConfig a = RuleFileAuth(rules, rule_file, names);
+  RETURN_NOT_OK(ApplyCredentialFlags(&a, names));
+  RETURN_NOT_OK(ApplyHeaderFlags(header_flags, &a));
+  RETURN_NOT_OK(ApplyTlsFlags(rule_file, &a, names));
   return a;
 }
 
@@ -242,7 +267,10 @@ Status CheckTimeZones(const RuleConfig& rules, const std::string& source) {
   return Status::OK();
 }
 
-StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
+namespace {
+
+// Parses argv with gflags (which removes what it parsed). Returns the -prom_header values.
+StatusOr<std::vector<std::string>> ParseFlags(int* argc, char*** argv) {
   gflags::SetVersionString(VersionString());
   gflags::SetUsageMessage(
       "makes kube-scheduler aware of real node load: labels nodes that PromQL rules find busy.\n"
@@ -255,41 +283,53 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (header_flags.empty() && !FLAGS_prom_header.empty()) header_flags.push_back(FLAGS_prom_header);
   if (*argc > 1)
     return Status::InvalidArgument(std::string("unexpected argument \"") + (*argv)[1] + "\"");
-  Options o;
-  o.rule_file = FLAGS_r;
-  ASSIGN_OR_RETURN(o.rules, LoadRuleConfigFile(FLAGS_r));
-  RETURN_NOT_OK(CheckTimeZones(o.rules, FLAGS_r));
-  o.check_only = FLAGS_check_config;
-  o.cleanup = FLAGS_cleanup;
-  if (o.check_only && o.cleanup)
-    return Status::InvalidArgument("-check_config and -cleanup exclude each other");
+  return header_flags;
+}
 
-  // Prometheus: the flag wins over rule.yaml's prometheus section.
-  o.prometheus_url = !FLAGS_prom.empty() ? FLAGS_prom : o.rules.prometheus_url;
-  if (o.prometheus_url.empty() && (o.check_only || o.cleanup)) o.prometheus_url = "http://unset";
-  if (o.prometheus_url.empty())
+// The rule file (-r), and what to do with it: run, -check_config or -cleanup.
+Status LoadRules(Options* o) {
+  o->rule_file = FLAGS_r;
+  ASSIGN_OR_RETURN(o->rules, LoadRuleConfigFile(FLAGS_r));
+  RETURN_NOT_OK(CheckTimeZones(o->rules, FLAGS_r));
+  o->check_only = FLAGS_check_config;
+  o->cleanup = FLAGS_cleanup;
+  if (o->check_only && o->cleanup)
+    return Status::InvalidArgument("-check_config and -cleanup exclude each other");
+  return Status::OK();
+}
+
+// Prometheus: the flag wins over rule.yaml's prometheus section. `auth_names` receives where each
+// credential file came from (PrometheusAuth).
+Status ConfigurePrometheus(const std::vector<std::string>& header_flags, Options* o,
+                           std::string (&auth_names)[5]) {
+  o->prometheus_url = !FLAGS_prom.empty() ? FLAGS_prom : o->rules.prometheus_url;
+  if (o->prometheus_url.empty() && (o->check_only || o->cleanup))
+    o->prometheus_url = "http://unset";
+  if (o->prometheus_url.empty())
     return Status::InvalidArgument("-prom is required (or set prometheus.url in " + FLAGS_r + ")");
-  auto url = NormalizePrometheusUrl(o.prometheus_url);
+  auto url = NormalizePrometheusUrl(o->prometheus_url);
   if (!url.ok())
     return url.status().Prepend(FLAGS_prom.empty() ? FLAGS_r + ": prometheus.url" : "-prom");
-  o.prometheus_url = *url;
-  std::string auth_names[5];
-  ASSIGN_OR_RETURN(o.prometheus_auth, PrometheusAuth(o.rules, FLAGS_r, header_flags, auth_names));
-  const bool url_given = !FLAGS_prom.empty() || !o.rules.prometheus_url.empty();
-  if (url_given && o.prometheus_url.rfind("http://", 0) == 0 &&
-      (o.prometheus_auth.has_tls_files() || o.prometheus_auth.insecure_skip_verify))
+  o->prometheus_url = *url;
+  ASSIGN_OR_RETURN(o->prometheus_auth, PrometheusAuth(o->rules, FLAGS_r, header_flags, auth_names));
+  const bool url_given = !FLAGS_prom.empty() || !o->rules.prometheus_url.empty();
+  if (url_given && o->prometheus_url.rfind("http://", 0) == 0 &&
+      (o->prometheus_auth.has_tls_files() || o->prometheus_auth.insecure_skip_verify))
     return Status::InvalidArgument(
         "Prometheus TLS settings (CA, client certificate, insecure skip verify) need an https:// "
         "URL, not " +
-        o.prometheus_url);
-  o.query_timeout_seconds = FLAGS_query_timeout;
-  if (IsDefault("query_timeout") && o.rules.query_timeout_seconds > 0)
-    o.query_timeout_seconds = o.rules.query_timeout_seconds;
-  if (!(o.query_timeout_seconds > 0)) return Status::InvalidArgument("-query_timeout must be > 0");
+        o->prometheus_url);
+  o->query_timeout_seconds = FLAGS_query_timeout;
+  if (IsDefault("query_timeout") && o->rules.query_timeout_seconds > 0)
+    o->query_timeout_seconds = o->rules.query_timeout_seconds;
+  if (!(o->query_timeout_seconds > 0)) return Status::InvalidArgument("-query_timeout must be > 0");
+  return Status::OK();
+}
 
-  // The evaluation loop and the write limits.
+// The evaluation loop and the write limits.
+Status ConfigureReconciler(Options* o) {
   double interval = FLAGS_s;
-  if (IsDefault("s") && o.rules.interval_seconds > 0) interval = o.rules.interval_seconds;
+  if (IsDefault("s") && o->rules.interval_seconds > 0) interval = o->rules.interval_seconds;
   if (!(interval > 0) || !std::isfinite(interval))
     return Status::InvalidArgument("-s must be a number of seconds > 0, got " +
                                    std::to_string(FLAGS_s));
@@ -298,7 +338,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   if (FLAGS_write_concurrency < 1 || FLAGS_write_concurrency > 64)
     return Status::InvalidArgument("-write_concurrency must be 1-64");
   // rules[].interval against -s (rule.yaml's own interval was checked with the file).
-  for (const Rule& rule : o.rules.rules)
+  for (const Rule& rule : o->rules.rules)
     if (rule.interval_seconds > 0 && rule.interval_seconds < interval)
       return Status::InvalidArgument(FLAGS_r + ": rule \"" + rule.name + "\": interval " +
                                      std::to_string(rule.interval_seconds) +
@@ -306,53 +346,64 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
                                      std::to_string(interval) +
                                      "): a rule is queried at most "
                                      "once a cycle");
-  ReconcilerOptions& r = o.reconciler;
-  r.mark = o.rules.mark;
+  ReconcilerOptions& r = o->reconciler;
+  r.mark = o->rules.mark;
   r.interval_seconds = interval;
-  r.grace_seconds = MissingDataGraceSeconds(o.rules, interval);
+  r.grace_seconds = MissingDataGraceSeconds(o->rules, interval);
   r.writes.dry_run = FLAGS_dry_run;
   // -dry_run writes nothing, and so evicts nothing: a mark left from an earlier run must not
   // start evictions while the operator only watches.
-  if (FLAGS_dry_run) o.rules.rebalance.dry_run = true;
+  if (FLAGS_dry_run) o->rules.rebalance.dry_run = true;
   r.writes.max_per_cycle = FLAGS_max_writes_per_cycle;
   r.writes.qps = FLAGS_write_qps;
   r.writes.burst = FLAGS_write_burst;
   r.writes.concurrency = FLAGS_write_concurrency;
+  return Status::OK();
+}
 
-  // The node cache.
+// The node cache, and the second one of the marked nodes.
+Status ConfigureNodeCache(Options* o) {
   if (!(FLAGS_resync >= 0)) return Status::InvalidArgument("-resync must be >= 0");
   if (!(FLAGS_watch_idle_timeout >= 0))
     return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
-  o.watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
-  o.cache_stale_after_seconds = std::max(300.0, 2 * FLAGS_watch_idle_timeout);
-  o.cache.label_selector = o.rules.node_selector;
-  o.cache.resync_seconds = FLAGS_resync;
+  o->watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
+  o->cache_stale_after_seconds = std::max(300.0, 2 * FLAGS_watch_idle_timeout);
+  o->cache.label_selector = o->rules.node_selector;
+  o->cache.resync_seconds = FLAGS_resync;
   // The selector runs on the server, so the cache only needs our own key.
-  o.cache.keep_label_keys = {o.rules.mark.key};
+  o->cache.keep_label_keys = {o->rules.mark.key};
   // ...and the keys the rules' pools are chosen by (rules[].nodeSelector).
-  for (std::string& k : RuleSelectorKeys(o.rules.rules))
-    if (k != o.rules.mark.key) o.cache.keep_label_keys.push_back(std::move(k));
-  if (o.rules.mark.UsesLabel() && !o.rules.node_selector.empty()) {
-    o.marked_cache = o.cache;
-    o.marked_cache.label_selector = o.rules.mark.MarkedSelector();  // every level's value
-    o.marked_cache.keep_departures = false;
+  for (std::string& k : RuleSelectorKeys(o->rules.rules))
+    if (k != o->rules.mark.key) o->cache.keep_label_keys.push_back(std::move(k));
+  if (o->rules.mark.UsesLabel() && !o->rules.node_selector.empty()) {
+    o->marked_cache = o->cache;
+    o->marked_cache.label_selector = o->rules.mark.MarkedSelector();  // every level's value
+    o->marked_cache.keep_departures = false;
   }
+  return Status::OK();
+}
 
-  o.web_addr = FLAGS_webaddr;
+// The HTTP endpoints: the address, and what the webhook needs and may trigger.
+Status ConfigureWeb(Options* o) {
+  o->web_addr = FLAGS_webaddr;
   if (!(FLAGS_webhook_min_interval >= 0) || !std::isfinite(FLAGS_webhook_min_interval))
     return Status::InvalidArgument("-webhook_min_interval must be a number of seconds >= 0");
-  r.min_trigger_spacing_seconds = FLAGS_webhook_min_interval;
+  o->reconciler.min_trigger_spacing_seconds = FLAGS_webhook_min_interval;
   if (!FLAGS_webhook_token_file.empty()) {
-    ASSIGN_OR_RETURN(o.webhook_token,
+    ASSIGN_OR_RETURN(o->webhook_token,
                      ReadTokenFile("webhook_token_file", FLAGS_webhook_token_file));
-    if (o.webhook_token.empty())
+    if (o->webhook_token.empty())
       return Status::InvalidArgument("-webhook_token_file: " + FLAGS_webhook_token_file +
                                      " is empty");
   }
-  if (auto ports = ToListeningPorts(o.web_addr); !ports.ok()) return ports.status();
+  if (auto ports = ToListeningPorts(o->web_addr); !ports.ok()) return ports.status();
+  return Status::OK();
+}
 
-  o.leader_elect = FLAGS_leader_elect;
-  LeaderElectionOptions& le = o.leader_election;
+// Leader election, checked but for the lease's namespace (ResolveCluster).
+Status ConfigureLeaderElection(Options* o) {
+  o->leader_elect = FLAGS_leader_elect;
+  LeaderElectionOptions& le = o->leader_election;
   le.lease_namespace = FLAGS_leader_elect_namespace;
   le.lease_name = FLAGS_leader_elect_name;
   le.identity =
@@ -360,43 +411,66 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   le.lease_duration_seconds = FLAGS_leader_elect_lease_duration;
   le.renew_deadline_seconds = FLAGS_leader_elect_renew_deadline;
   le.retry_period_seconds = FLAGS_leader_elect_retry_period;
-
-  if (o.leader_elect) {
+  if (o->leader_elect) {
     // The namespace may come from the cluster (below); check everything else first.
     LeaderElectionOptions check = le;
     if (check.lease_namespace.empty()) check.lease_namespace = "default";
     if (std::string why = ValidateLeaderElection(check); !why.empty())
       return Status::InvalidArgument(why);
   }
-  if (o.check_only) return o;
+  return Status::OK();
+}
 
-  {
-    // Read once now so that a wrong path stops the start; the client reads them again when
-    // they change.
-    const HttpAuthConfig& a = o.prometheus_auth;
-    for (const auto& [path, name] : {std::pair{a.bearer_token_file, auth_names[0]},
-                                     std::pair{a.basic_auth_password_file, auth_names[1]}}) {
-      if (path.empty()) continue;
-      if (auto secret = FileSecret(path, name).Get(); !secret.ok())
-        return Status::InvalidArgument(secret.status().message());
-    }
-    const std::string tls_names[3] = {auth_names[2], auth_names[3], auth_names[4]};
-    ASSIGN_OR_RETURN(o.prometheus_tls, LoadTlsFiles(a, tls_names));
-    o.prometheus_tls_names = {tls_names[0], tls_names[1], tls_names[2]};
+// Prometheus' token, password and TLS files. Read once now so that a wrong path stops the start;
+// the client reads them again when they change.
+Status LoadPrometheusFiles(const std::string (&auth_names)[5], Options* o) {
+  const HttpAuthConfig& a = o->prometheus_auth;
+  for (const auto& [path, name] : {std::pair{a.bearer_token_file, auth_names[0]},
+                                   std::pair{a.basic_auth_password_file, auth_names[1]}}) {
+    if (path.empty()) continue;
+    if (auto secret = FileSecret(path, name).Get(); !secret.ok())
+      return Status::InvalidArgument(secret.status().message());
   }
-  ASSIGN_OR_RETURN(o.rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
+  const std::string tls_names[3] = {auth_names[2], auth_names[3], auth_names[4]};
+  ASSIGN_OR_RETURN(o->prometheus_tls, LoadTlsFiles(a, tls_names));
+  o->prometheus_tls_names = {tls_names[0], tls_names[1], tls_names[2]};
+  return Status::OK();
+}
+
+// The cluster (kubeconfig or in-cluster), the lease's namespace, and the user agent.
+Status ResolveCluster(const GetEnv& getenv, Options* o) {
+  ASSIGN_OR_RETURN(o->rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
+  LeaderElectionOptions& le = o->leader_election;
   if (le.lease_namespace.empty()) {
     const char* pod_ns = getenv("POD_NAMESPACE");
     le.lease_namespace = pod_ns != nullptr && *pod_ns != '\0' ? pod_ns
-                         : !o.rest.namespace_name.empty()     ? o.rest.namespace_name
+                         : !o->rest.namespace_name.empty()    ? o->rest.namespace_name
                                                               : "default";
   }
-  if (o.leader_elect) {  // the namespace as resolved (POD_NAMESPACE may hold anything)
+  if (o->leader_elect) {  // the namespace as resolved (POD_NAMESPACE may hold anything)
     if (std::string why = ValidateLeaderElection(le); !why.empty())
       return Status::InvalidArgument(why);
   }
-  o.user_agent = std::string("dynamic-scheduler/") + Version() + "+" + GitCommit() + " (" +
-                 (o.leader_elect ? le.identity : "single") + ")";
+  o->user_agent = std::string("dynamic-scheduler/") + Version() + "+" + GitCommit() + " (" +
+                  (o->leader_elect ? le.identity : "single") + ")";
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> header_flags, ParseFlags(argc, argv));
+  Options o;
+  RETURN_NOT_OK(LoadRules(&o));
+  std::string auth_names[5];
+  RETURN_NOT_OK(ConfigurePrometheus(header_flags, &o, auth_names));
+  RETURN_NOT_OK(ConfigureReconciler(&o));
+  RETURN_NOT_OK(ConfigureNodeCache(&o));
+  RETURN_NOT_OK(ConfigureWeb(&o));
+  RETURN_NOT_OK(ConfigureLeaderElection(&o));
+  if (o.check_only) return o;  // checking a rule file needs no files or cluster
+  RETURN_NOT_OK(LoadPrometheusFiles(auth_names, &o));
+  RETURN_NOT_OK(ResolveCluster(getenv, &o));
   return o;
 }
 

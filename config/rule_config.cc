@@ -37,6 +37,21 @@ bool TimeZoneNameOk(const std::string& name) {
   return ok;
 }
 
+// "must be below the clear threshold of rule cpu (80)": how each bound that must stay under a
+// resource rule's goal (rebalance.target, rebalance.underused) starts its error.
+std::string BelowClearThreshold(const Rule& rule) {
+  std::ostringstream why;
+  why << "must be below the clear threshold of rule " << rule.name << " (" << rule.clear_threshold
+      << ")";
+  return why.str();
+}
+
+// Whether a rule's thresholds grow hotter upwards: '>' and relative offsets (in the operator's
+// direction) do, '<' grows hotter downwards.
+bool HotterUpwards(const Rule& rule) {
+  return rule.op == Comparison::kGreater || rule.relative_to != Rule::Relative::kNone;
+}
+
 class Parser {
  public:
   explicit Parser(std::string source) : source_(std::move(source)) {}
@@ -109,6 +124,61 @@ class Parser {
     return out;
   }
 
+  // A duration longer than 0 s; `problem` is what the error says otherwise.
+  StatusOr<double> PositiveSeconds(const YAML::Node& n, const std::string& field,
+                                   const std::string& problem = "must be > 0") const {
+    ASSIGN_OR_RETURN(double v, Seconds(n, field));
+    if (v <= 0) return Error(n, field, problem);
+    return v;
+  }
+
+  // A PromQL query: anything but blanks (what it means is Prometheus' to say).
+  StatusOr<std::string> QueryText(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string q, String(n, field));
+    if (q.find_first_not_of(" \t\n") == std::string::npos) return Error(n, field, "empty query");
+    return q;
+  }
+
+  // A label selector (common/label_selector.h), as written.
+  StatusOr<std::string> Selector(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string text, String(n, field));
+    auto sel = LabelSelector::Parse(text);
+    if (!sel.ok()) return Error(n, field, sel.status().message());
+    return text;
+  }
+
+  // A label key, or a taint key: a taint key is a qualified name, as a label key (apimachinery's
+  // validation of both).
+  StatusOr<std::string> LabelKey(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string key, String(n, field));
+    if (auto why = ValidateLabelKey(key); !why.empty()) return Error(n, field, why);
+    return key;
+  }
+
+  // A label value, or a taint value.
+  StatusOr<std::string> LabelValue(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string value, String(n, field));
+    if (auto why = ValidateLabelValue(value); !why.empty()) return Error(n, field, why);
+    return value;
+  }
+
+  // A value the controller sets its label to (the mark's, the underused mark's): a label value,
+  // and not empty.
+  StatusOr<std::string> MarkValue(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string value, LabelValue(n, field));
+    if (value.empty()) return Error(n, field, "must not be empty");
+    return value;
+  }
+
+  // A time zone name (TimeZoneNameOk); whether this machine's tz database has it is checked at
+  // start-up and on reloads (app/options.h, CheckTimeZones).
+  StatusOr<std::string> TimeZoneName(const YAML::Node& n, const std::string& field) const {
+    ASSIGN_OR_RETURN(std::string name, String(n, field));
+    if (!TimeZoneNameOk(name))
+      return Error(n, field, "\"" + name + "\" is not a time zone name like Europe/Berlin or UTC");
+    return name;
+  }
+
   // "HH:MM" (24:00 allowed as an end) as minutes of the day.
   StatusOr<int> ClockTime(const YAML::Node& n, const std::string& field) const {
     int h = -1, m = -1, used = 0;
@@ -144,7 +214,12 @@ class Parser {
     return Status::OK();
   }
 
+  // The `rebalance:` section (rebalance/rebalance_config.h). The rules are parsed already: the
+  // target and the underused bounds are checked against their clear thresholds.
   Status ParseRebalance(const YAML::Node& n, RuleConfig* cfg) const {
+    // The rebalancer reads and writes the label (its underused mark shares the label's key).
+    if (!cfg->mark.UsesLabel())
+      return Error(n, "rebalance", "needs the label: mark: label or both, not taint");
     RebalanceConfig& r = cfg->rebalance;
     RETURN_NOT_OK(CheckKeys(
         n, "rebalance",
@@ -152,15 +227,7 @@ class Parser {
          "evictLocalStorage", "priorityThreshold", "namespaces", "nodeSelector", "limits",
          "windows", "timeZone", "effectWindow", "referenceQuery", "underused"}));
     r.enabled = true;
-    if (n["referenceQuery"]) {
-      ASSIGN_OR_RETURN(r.reference_query, String(n["referenceQuery"], "rebalance.referenceQuery"));
-    }
-    if (n["effectWindow"]) {
-      ASSIGN_OR_RETURN(r.effect_window_seconds,
-                       Seconds(n["effectWindow"], "rebalance.effectWindow"));
-      if (r.effect_window_seconds <= 0)
-        return Error(n["effectWindow"], "rebalance.effectWindow", "must be longer than 0 s");
-    }
+    RETURN_NOT_OK(ParseRebalanceMeasures(n, &r));
     if (n["after"]) {
       ASSIGN_OR_RETURN(r.after_seconds, Seconds(n["after"], "rebalance.after"));
     }
@@ -171,36 +238,79 @@ class Parser {
     if (n["dryRun"]) {
       ASSIGN_OR_RETURN(r.dry_run, Bool(n["dryRun"], "rebalance.dryRun"));
     }
-    if (n["target"]) {
-      ASSIGN_OR_RETURN(r.target, Number(n["target"], "rebalance.target"));
-      // The floor must leave room under the goal (a rule's clear threshold): at or above it, no
-      // eviction could ever be planned for that rule.
-      for (const Rule& rule : cfg->rules) {
-        if (rule.resource == Rule::Resource::kNone || r.target < rule.clear_threshold) continue;
-        std::ostringstream why;
-        why << "must be below the clear threshold of rule " << rule.name << " ("
-            << rule.clear_threshold << "): the rebalancer plans a node's load down to that "
-            << "threshold and never below the target";
-        return Error(n["target"], "rebalance.target", why.str());
-      }
+    if (n["target"]) RETURN_NOT_OK(ParseRebalanceTarget(n["target"], cfg->rules, &r.target));
+    if (const YAML::Node u = n["podUsage"]) RETURN_NOT_OK(ParsePodUsage(u, &r));
+    RETURN_NOT_OK(ParseEvictablePods(n, &r.pods));
+    if (n["nodeSelector"]) {
+      ASSIGN_OR_RETURN(r.node_selector, Selector(n["nodeSelector"], "rebalance.nodeSelector"));
     }
-    if (const YAML::Node u = n["podUsage"]) {
-      RETURN_NOT_OK(CheckKeys(u, "rebalance.podUsage", {"cpu", "memory"}));
-      if (u["cpu"]) {
-        ASSIGN_OR_RETURN(r.cpu_usage_query, String(u["cpu"], "rebalance.podUsage.cpu"));
-      }
-      if (u["memory"]) {
-        ASSIGN_OR_RETURN(r.memory_usage_query, String(u["memory"], "rebalance.podUsage.memory"));
-      }
+    if (const YAML::Node l = n["limits"]) RETURN_NOT_OK(ParseEvictionLimits(l, &r.limits));
+    if (const YAML::Node w = n["windows"]) RETURN_NOT_OK(ParseEvictionWindows(w, &r.limits));
+    if (n["timeZone"]) {
+      ASSIGN_OR_RETURN(r.time_zone, TimeZoneName(n["timeZone"], "rebalance.timeZone"));
     }
+    if (const YAML::Node u = n["underused"]) RETURN_NOT_OK(ParseUnderused(u, cfg));
+    bool relievable = false;
+    for (const Rule& rule : cfg->rules) relievable |= rule.resource != Rule::Resource::kNone;
+    if (!relievable)
+      return Error(n, "rebalance",
+                   "no rule says which resource it measures (resource: cpu or memory on a rule), "
+                   "so no node could be relieved");
+    return Status::OK();
+  }
+
+  // rebalance.referenceQuery and .effectWindow: how the rebalancer's effect is measured.
+  Status ParseRebalanceMeasures(const YAML::Node& n, RebalanceConfig* r) const {
+    if (n["referenceQuery"]) {
+      ASSIGN_OR_RETURN(r->reference_query, String(n["referenceQuery"], "rebalance.referenceQuery"));
+    }
+    if (n["effectWindow"]) {
+      ASSIGN_OR_RETURN(
+          r->effect_window_seconds,
+          PositiveSeconds(n["effectWindow"], "rebalance.effectWindow", "must be longer than 0 s"));
+    }
+    return Status::OK();
+  }
+
+  // rebalance.target, the floor under which no node's load is planned. It must leave room under
+  // the goal (a rule's clear threshold): at or above it, no eviction could ever be planned for
+  // that rule.
+  Status ParseRebalanceTarget(const YAML::Node& t, const std::vector<Rule>& rules,
+                              double* target) const {
+    ASSIGN_OR_RETURN(*target, Number(t, "rebalance.target"));
+    for (const Rule& rule : rules) {
+      if (rule.resource == Rule::Resource::kNone || *target < rule.clear_threshold) continue;
+      return Error(t, "rebalance.target",
+                   BelowClearThreshold(rule) +
+                       ": the rebalancer plans a node's load down to that threshold and never "
+                       "below the target");
+    }
+    return Status::OK();
+  }
+
+  // rebalance.podUsage: the queries of each pod's cpu and memory usage.
+  Status ParsePodUsage(const YAML::Node& u, RebalanceConfig* r) const {
+    RETURN_NOT_OK(CheckKeys(u, "rebalance.podUsage", {"cpu", "memory"}));
+    if (u["cpu"]) {
+      ASSIGN_OR_RETURN(r->cpu_usage_query, String(u["cpu"], "rebalance.podUsage.cpu"));
+    }
+    if (u["memory"]) {
+      ASSIGN_OR_RETURN(r->memory_usage_query, String(u["memory"], "rebalance.podUsage.memory"));
+    }
+    return Status::OK();
+  }
+
+  // Which pods may be evicted (rebalance/evictable.h): minPodAge, evictBarePods,
+  // evictLocalStorage, priorityThreshold and namespaces. `n` is the rebalance section.
+  Status ParseEvictablePods(const YAML::Node& n, EvictablePolicy* pods) const {
     if (n["minPodAge"]) {
-      ASSIGN_OR_RETURN(r.pods.min_pod_age_seconds, Seconds(n["minPodAge"], "rebalance.minPodAge"));
+      ASSIGN_OR_RETURN(pods->min_pod_age_seconds, Seconds(n["minPodAge"], "rebalance.minPodAge"));
     }
     if (n["evictBarePods"]) {
-      ASSIGN_OR_RETURN(r.pods.evict_bare_pods, Bool(n["evictBarePods"], "rebalance.evictBarePods"));
+      ASSIGN_OR_RETURN(pods->evict_bare_pods, Bool(n["evictBarePods"], "rebalance.evictBarePods"));
     }
     if (n["evictLocalStorage"]) {
-      ASSIGN_OR_RETURN(r.pods.evict_local_storage,
+      ASSIGN_OR_RETURN(pods->evict_local_storage,
                        Bool(n["evictLocalStorage"], "rebalance.evictLocalStorage"));
     }
     if (n["priorityThreshold"]) {
@@ -208,69 +318,61 @@ class Parser {
       if (p != std::floor(p) || p < -2147483648.0 || p > 2147483647.0)
         return Error(n["priorityThreshold"], "rebalance.priorityThreshold",
                      "must be a whole number within a pod priority's range (int32)");
-      r.pods.priority_threshold = static_cast<int32_t>(p);
+      pods->priority_threshold = static_cast<int32_t>(p);
     }
     if (const YAML::Node ns = n["namespaces"]) {
       RETURN_NOT_OK(CheckKeys(ns, "rebalance.namespaces", {"include", "exclude"}));
       if (ns["include"]) {
-        ASSIGN_OR_RETURN(r.pods.include_namespaces,
+        ASSIGN_OR_RETURN(pods->include_namespaces,
                          Strings(ns["include"], "rebalance.namespaces.include"));
       }
       if (ns["exclude"]) {
-        ASSIGN_OR_RETURN(r.pods.exclude_namespaces,
+        ASSIGN_OR_RETURN(pods->exclude_namespaces,
                          Strings(ns["exclude"], "rebalance.namespaces.exclude"));
       }
     }
-    if (n["nodeSelector"]) {
-      ASSIGN_OR_RETURN(r.node_selector, String(n["nodeSelector"], "rebalance.nodeSelector"));
-      auto sel = LabelSelector::Parse(r.node_selector);
-      if (!sel.ok())
-        return Error(n["nodeSelector"], "rebalance.nodeSelector", sel.status().message());
+    return Status::OK();
+  }
+
+  // rebalance.limits: how many evictions, how often (rebalance/eviction_budget.h).
+  Status ParseEvictionLimits(const YAML::Node& l, EvictionLimits* lim) const {
+    RETURN_NOT_OK(CheckKeys(l, "rebalance.limits",
+                            {"perCycle", "perHour", "perNodePerHour", "nodeCooldown",
+                             "perNamespacePerHour", "perWorkload"}));
+    if (l["perCycle"]) {
+      ASSIGN_OR_RETURN(lim->per_cycle, Count(l["perCycle"], "rebalance.limits.perCycle"));
     }
-    if (const YAML::Node l = n["limits"]) {
-      RETURN_NOT_OK(CheckKeys(l, "rebalance.limits",
-                              {"perCycle", "perHour", "perNodePerHour", "nodeCooldown",
-                               "perNamespacePerHour", "perWorkload"}));
-      EvictionLimits& lim = r.limits;
-      if (l["perCycle"]) {
-        ASSIGN_OR_RETURN(lim.per_cycle, Count(l["perCycle"], "rebalance.limits.perCycle"));
-      }
-      if (l["perHour"]) {
-        ASSIGN_OR_RETURN(lim.per_hour, Count(l["perHour"], "rebalance.limits.perHour"));
-      }
-      if (l["perNodePerHour"]) {
-        ASSIGN_OR_RETURN(lim.per_node_per_hour,
-                         Count(l["perNodePerHour"], "rebalance.limits.perNodePerHour"));
-      }
-      if (l["nodeCooldown"]) {
-        ASSIGN_OR_RETURN(lim.node_cooldown_seconds,
-                         Seconds(l["nodeCooldown"], "rebalance.limits.nodeCooldown"));
-      }
-      if (l["perNamespacePerHour"]) {
-        ASSIGN_OR_RETURN(lim.per_namespace_per_hour,
-                         Count(l["perNamespacePerHour"], "rebalance.limits.perNamespacePerHour"));
-      }
-      if (l["perWorkload"]) {
-        ASSIGN_OR_RETURN(lim.per_workload_unreplaced,
-                         Count(l["perWorkload"], "rebalance.limits.perWorkload"));
-      }
+    if (l["perHour"]) {
+      ASSIGN_OR_RETURN(lim->per_hour, Count(l["perHour"], "rebalance.limits.perHour"));
     }
-    if (const YAML::Node w = n["windows"]) {
-      if (!w.IsSequence() || w.size() == 0)
-        return Error(w, "rebalance.windows", "must be a non-empty list of {days, start, end}");
-      for (size_t i = 0; i < w.size(); ++i) {
-        TimeWindow tw;
-        RETURN_NOT_OK(ParseWindow(w[i], "rebalance.windows[" + std::to_string(i) + "]", &tw));
-        r.limits.windows.push_back(tw);
-      }
+    if (l["perNodePerHour"]) {
+      ASSIGN_OR_RETURN(lim->per_node_per_hour,
+                       Count(l["perNodePerHour"], "rebalance.limits.perNodePerHour"));
     }
-    if (n["timeZone"]) {
-      ASSIGN_OR_RETURN(r.time_zone, String(n["timeZone"], "rebalance.timeZone"));
-      if (!TimeZoneNameOk(r.time_zone))
-        return Error(n["timeZone"], "rebalance.timeZone",
-                     "\"" + r.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
+    if (l["nodeCooldown"]) {
+      ASSIGN_OR_RETURN(lim->node_cooldown_seconds,
+                       Seconds(l["nodeCooldown"], "rebalance.limits.nodeCooldown"));
     }
-    if (const YAML::Node u = n["underused"]) RETURN_NOT_OK(ParseUnderused(u, cfg));
+    if (l["perNamespacePerHour"]) {
+      ASSIGN_OR_RETURN(lim->per_namespace_per_hour,
+                       Count(l["perNamespacePerHour"], "rebalance.limits.perNamespacePerHour"));
+    }
+    if (l["perWorkload"]) {
+      ASSIGN_OR_RETURN(lim->per_workload_unreplaced,
+                       Count(l["perWorkload"], "rebalance.limits.perWorkload"));
+    }
+    return Status::OK();
+  }
+
+  // rebalance.windows: the times of the week when evictions may happen (in rebalance.timeZone).
+  Status ParseEvictionWindows(const YAML::Node& w, EvictionLimits* lim) const {
+    if (!w.IsSequence() || w.size() == 0)
+      return Error(w, "rebalance.windows", "must be a non-empty list of {days, start, end}");
+    for (size_t i = 0; i < w.size(); ++i) {
+      TimeWindow tw;
+      RETURN_NOT_OK(ParseWindow(w[i], "rebalance.windows[" + std::to_string(i) + "]", &tw));
+      lim->windows.push_back(tw);
+    }
     return Status::OK();
   }
 
@@ -295,12 +397,9 @@ class Parser {
       for (const Rule& rule : cfg->rules) {
         if (rule.resource != resources[i]) continue;
         measured = true;
-        if (c.below[i] >= rule.clear_threshold) {  // resource rules all compare with '>'
-          std::ostringstream why;
-          why << "must be below the clear threshold of rule " << rule.name << " ("
-              << rule.clear_threshold << "), or a node could be both hot and underused";
-          return Error(b, field, why.str());
-        }
+        if (c.below[i] >= rule.clear_threshold)  // resource rules all compare with '>'
+          return Error(b, field,
+                       BelowClearThreshold(rule) + ", or a node could be both hot and underused");
       }
       if (!measured)
         return Error(b, field,
@@ -313,11 +412,7 @@ class Parser {
       ASSIGN_OR_RETURN(c.for_seconds, Seconds(u["for"], "rebalance.underused.for"));
     }
     if (u["value"]) {
-      ASSIGN_OR_RETURN(c.value, String(u["value"], "rebalance.underused.value"));
-      if (auto why = ValidateLabelValue(c.value); !why.empty())
-        return Error(u["value"], "rebalance.underused.value", why);
-      if (c.value.empty())
-        return Error(u["value"], "rebalance.underused.value", "must not be empty");
+      ASSIGN_OR_RETURN(c.value, MarkValue(u["value"], "rebalance.underused.value"));
     }
     if (c.value == cfg->mark.value)
       return Error(u["value"] ? u["value"] : u, "rebalance.underused.value",
@@ -390,9 +485,7 @@ class Parser {
       const std::string f = "Rulename." + r.name;
       RETURN_NOT_OK(IgnoreUnknown(kv.second, f, {"Promsql", "Threshold"}, cfg));
       if (!kv.second["Promsql"]) return Error(kv.second, f + ".Promsql", "missing query");
-      ASSIGN_OR_RETURN(r.query, String(kv.second["Promsql"], f + ".Promsql"));
-      if (r.query.find_first_not_of(" \t\n") == std::string::npos)
-        return Error(kv.second["Promsql"], f + ".Promsql", "empty query");
+      ASSIGN_OR_RETURN(r.query, QueryText(kv.second["Promsql"], f + ".Promsql"));
       if (!kv.second["Threshold"]) return Error(kv.second, f + ".Threshold", "missing threshold");
       ASSIGN_OR_RETURN(r.threshold, Number(kv.second["Threshold"], f + ".Threshold"));
       r.clear_threshold = r.threshold;
@@ -402,127 +495,156 @@ class Parser {
   }
 
   Status ParseRule(const YAML::Node& n, size_t i, RuleConfig* cfg) const {
-    std::string f = "rules[" + std::to_string(i) + "]";
-    RETURN_NOT_OK(CheckKeys(n, f,
+    const std::string at = "rules[" + std::to_string(i) + "]";
+    RETURN_NOT_OK(CheckKeys(n, at,
                             {"name", "query", "operator", "threshold", "clearThreshold", "for",
                              "nodeLabel", "resource", "maxAge", "ageQuery", "relativeTo",
                              "minNodes", "levels", "predict", "nodeSelector", "interval"}));
     Rule r;
-    if (!n["name"]) return Error(n, f + ".name", "missing rule name");
-    ASSIGN_OR_RETURN(r.name, String(n["name"], f + ".name"));
-    if (r.name.empty()) return Error(n["name"], f + ".name", "empty rule name");
-    f = "rule \"" + r.name + "\"";
+    if (!n["name"]) return Error(n, at + ".name", "missing rule name");
+    ASSIGN_OR_RETURN(r.name, String(n["name"], at + ".name"));
+    if (r.name.empty()) return Error(n["name"], at + ".name", "empty rule name");
+    // From here on, errors name the rule instead of its place in the list.
+    const std::string f = "rule \"" + r.name + "\"";
     for (const auto& prev : cfg->rules)
       if (prev.name == r.name) return Error(n["name"], f, "duplicate rule name");
     if (!n["query"]) return Error(n, f + ": query", "missing query");
-    ASSIGN_OR_RETURN(r.query, String(n["query"], f + ": query"));
-    if (r.query.find_first_not_of(" \t\n") == std::string::npos)
-      return Error(n["query"], f + ": query", "empty query");
-    if (n["operator"]) {
-      ASSIGN_OR_RETURN(std::string op, String(n["operator"], f + ": operator"));
-      if (op == ">")
-        r.op = Comparison::kGreater;
-      else if (op == "<")
-        r.op = Comparison::kLess;
-      else
-        return Error(n["operator"], f + ": operator",
-                     "unknown operator \"" + op + "\" (use \">\" or \"<\")");
-    }
-    if (!n["threshold"]) return Error(n, f + ": threshold", "missing threshold");
-    ASSIGN_OR_RETURN(r.threshold, Number(n["threshold"], f + ": threshold"));
-    r.clear_threshold = r.threshold;
-    if (n["clearThreshold"]) {
-      ASSIGN_OR_RETURN(r.clear_threshold, Number(n["clearThreshold"], f + ": clearThreshold"));
-    }
-    if (n["relativeTo"]) {
-      ASSIGN_OR_RETURN(std::string to, String(n["relativeTo"], f + ": relativeTo"));
-      if (to != "mean")
-        return Error(n["relativeTo"], f + ": relativeTo",
-                     "unknown \"" + to +
-                         "\" (use mean: thresholds are offsets from the mean of "
-                         "the managed nodes' values)");
-      r.relative_to = Rule::Relative::kMean;
-      // An offset against the rule's direction would call nodes on the cool side of the mean
-      // hot (about half the cluster); the operator already says which side is hot.
-      if (r.threshold < 0)
-        return Error(n["threshold"], f + ": threshold",
-                     "must be >= 0 with relativeTo: mean (an offset from the mean, in the "
-                     "operator's direction)");
-      if (r.clear_threshold < 0)
-        return Error(n["clearThreshold"], f + ": clearThreshold",
-                     "must be >= 0 with relativeTo: mean (an offset from the mean, in the "
-                     "operator's direction)");
-    }
-    if (n["clearThreshold"] && r.relative_to == Rule::Relative::kMean) {
-      // Offsets in the operator's direction: the clearing one is the smaller, for '<' as well.
-      if (r.clear_threshold > r.threshold)
-        return Error(n["clearThreshold"], f + ": clearThreshold",
-                     "must be <= threshold with relativeTo: mean (the node clears nearer the "
-                     "mean than it turned hot)");
-    } else if (n["clearThreshold"]) {
-      if (r.op == Comparison::kGreater && r.clear_threshold > r.threshold)
-        return Error(n["clearThreshold"], f + ": clearThreshold",
-                     "must be <= threshold for operator \">\" (the node cools below it)");
-      if (r.op == Comparison::kLess && r.clear_threshold < r.threshold)
-        return Error(n["clearThreshold"], f + ": clearThreshold",
-                     "must be >= threshold for operator \"<\" (the node recovers above it)");
-    }
-    if (n["minNodes"]) {
-      if (r.relative_to == Rule::Relative::kNone)
-        return Error(n["minNodes"], f + ": minNodes",
-                     "only with relativeTo: mean (how many values the mean needs)");
-      ASSIGN_OR_RETURN(double m, Number(n["minNodes"], f + ": minNodes"));
-      // The mean of one value is that value: no node could ever stand out from it.
-      if (m < 2 || m != std::floor(m) || m > 1e6)
-        return Error(n["minNodes"], f + ": minNodes", "must be a whole number >= 2");
-      r.min_nodes = static_cast<size_t>(m);
-    }
+    ASSIGN_OR_RETURN(r.query, QueryText(n["query"], f + ": query"));
+    if (n["operator"]) RETURN_NOT_OK(ParseOperator(n["operator"], f, &r));
+    RETURN_NOT_OK(ParseThresholds(n, f, &r));
+    if (n["relativeTo"]) RETURN_NOT_OK(ParseRelativeTo(n, f, &r));
+    if (n["clearThreshold"]) RETURN_NOT_OK(CheckClearThreshold(n["clearThreshold"], f, r));
+    if (n["minNodes"]) RETURN_NOT_OK(ParseMinNodes(n["minNodes"], f, &r));
     if (n["for"]) {
       ASSIGN_OR_RETURN(r.for_seconds, Seconds(n["for"], f + ": for"));
     }
     if (n["nodeLabel"]) {
-      ASSIGN_OR_RETURN(r.node_label, String(n["nodeLabel"], f + ": nodeLabel"));
-      if (r.node_label.empty())
-        return Error(n["nodeLabel"], f + ": nodeLabel", "must not be empty");
+      ASSIGN_OR_RETURN(r.node_label, NonEmptyString(n["nodeLabel"], f + ": nodeLabel"));
     }
-    if (n["resource"]) {
-      ASSIGN_OR_RETURN(std::string res, String(n["resource"], f + ": resource"));
-      if (res == "cpu")
-        r.resource = Rule::Resource::kCpu;
-      else if (res == "memory")
-        r.resource = Rule::Resource::kMemory;
-      else
-        return Error(
-            n["resource"], f + ": resource",
-            "unknown resource \"" + res +
-                "\" (use cpu or memory: the value is that percent of the node's allocatable)");
-      if (r.op != Comparison::kGreater)
-        return Error(n["resource"], f + ": resource",
-                     "needs operator \">\" (a percent in use; relieving raises nothing)");
-      // The rebalancer plans a node's load down to the clear threshold as a percent; a relative
-      // one moves with every eviction it plans.
-      if (r.relative_to != Rule::Relative::kNone)
-        return Error(n["resource"], f + ": resource",
-                     "not with relativeTo (the rebalancer needs an absolute clear threshold)");
-    }
-    if (n["maxAge"]) {
-      ASSIGN_OR_RETURN(r.max_age_seconds, Seconds(n["maxAge"], f + ": maxAge"));
-      if (r.max_age_seconds <= 0)
-        return Error(n["maxAge"], f + ": maxAge", "must be longer than 0 s");
-    }
-    if (n["ageQuery"]) {
-      ASSIGN_OR_RETURN(r.age_query, String(n["ageQuery"], f + ": ageQuery"));
-      if (r.age_query.find_first_not_of(" \t\n") == std::string::npos)
-        return Error(n["ageQuery"], f + ": ageQuery", "empty query");
-      // Without maxAge nothing would read the update times: a forgotten maxAge, not a choice.
-      if (r.max_age_seconds == 0)
-        return Error(n["ageQuery"], f + ": ageQuery",
-                     "needs maxAge (how old a node's last update may be)");
-    }
+    if (n["resource"]) RETURN_NOT_OK(ParseResource(n["resource"], f, &r));
+    RETURN_NOT_OK(ParseRuleAge(n, f, &r));
     RETURN_NOT_OK(ParseRuleScope(n, f, cfg, &r));
     if (n["predict"]) RETURN_NOT_OK(ParsePredict(n, f, &r));
     cfg->rules.push_back(r);
     if (n["levels"]) RETURN_NOT_OK(ParseRuleLevels(n["levels"], f, r, cfg));
+    return Status::OK();
+  }
+
+  // A rule's `operator:` ("rule \"cpu\": operator" is `f` + ": operator").
+  Status ParseOperator(const YAML::Node& o, const std::string& f, Rule* r) const {
+    ASSIGN_OR_RETURN(std::string op, String(o, f + ": operator"));
+    if (op == ">")
+      r->op = Comparison::kGreater;
+    else if (op == "<")
+      r->op = Comparison::kLess;
+    else
+      return Error(o, f + ": operator", "unknown operator \"" + op + "\" (use \">\" or \"<\")");
+    return Status::OK();
+  }
+
+  // A rule's threshold (required) and clearThreshold (the threshold when not given).
+  Status ParseThresholds(const YAML::Node& n, const std::string& f, Rule* r) const {
+    if (!n["threshold"]) return Error(n, f + ": threshold", "missing threshold");
+    ASSIGN_OR_RETURN(r->threshold, Number(n["threshold"], f + ": threshold"));
+    r->clear_threshold = r->threshold;
+    if (n["clearThreshold"]) {
+      ASSIGN_OR_RETURN(r->clear_threshold, Number(n["clearThreshold"], f + ": clearThreshold"));
+    }
+    return Status::OK();
+  }
+
+  // A rule's `relativeTo: mean`: its thresholds (parsed already) are offsets from the mean.
+  Status ParseRelativeTo(const YAML::Node& n, const std::string& f, Rule* r) const {
+    ASSIGN_OR_RETURN(std::string to, String(n["relativeTo"], f + ": relativeTo"));
+    if (to != "mean")
+      return Error(n["relativeTo"], f + ": relativeTo",
+                   "unknown \"" + to +
+                       "\" (use mean: thresholds are offsets from the mean of "
+                       "the managed nodes' values)");
+    r->relative_to = Rule::Relative::kMean;
+    // An offset against the rule's direction would call nodes on the cool side of the mean
+    // hot (about half the cluster); the operator already says which side is hot.
+    if (r->threshold < 0)
+      return Error(n["threshold"], f + ": threshold",
+                   "must be >= 0 with relativeTo: mean (an offset from the mean, in the "
+                   "operator's direction)");
+    if (r->clear_threshold < 0)
+      return Error(n["clearThreshold"], f + ": clearThreshold",
+                   "must be >= 0 with relativeTo: mean (an offset from the mean, in the "
+                   "operator's direction)");
+    return Status::OK();
+  }
+
+  // A given clearThreshold lies on the cool side of the threshold, or at it (hysteresis).
+  Status CheckClearThreshold(const YAML::Node& c, const std::string& f, const Rule& r) const {
+    const std::string field = f + ": clearThreshold";
+    if (r.relative_to == Rule::Relative::kMean) {
+      // Offsets in the operator's direction: the clearing one is the smaller, for '<' as well.
+      if (r.clear_threshold > r.threshold)
+        return Error(c, field,
+                     "must be <= threshold with relativeTo: mean (the node clears nearer the "
+                     "mean than it turned hot)");
+    } else {
+      if (r.op == Comparison::kGreater && r.clear_threshold > r.threshold)
+        return Error(c, field, "must be <= threshold for operator \">\" (the node cools below it)");
+      if (r.op == Comparison::kLess && r.clear_threshold < r.threshold)
+        return Error(c, field,
+                     "must be >= threshold for operator \"<\" (the node recovers above it)");
+    }
+    return Status::OK();
+  }
+
+  // A relative rule's `minNodes`: how many values its mean needs.
+  Status ParseMinNodes(const YAML::Node& m, const std::string& f, Rule* r) const {
+    if (r->relative_to == Rule::Relative::kNone)
+      return Error(m, f + ": minNodes",
+                   "only with relativeTo: mean (how many values the mean needs)");
+    ASSIGN_OR_RETURN(double v, Number(m, f + ": minNodes"));
+    // The mean of one value is that value: no node could ever stand out from it.
+    if (v < 2 || v != std::floor(v) || v > 1e6)
+      return Error(m, f + ": minNodes", "must be a whole number >= 2");
+    r->min_nodes = static_cast<size_t>(v);
+    return Status::OK();
+  }
+
+  // A rule's `resource:` (cpu or memory): the rule's value is that percent of a node's
+  // allocatable, which the rebalancer can relieve.
+  Status ParseResource(const YAML::Node& res, const std::string& f, Rule* r) const {
+    const std::string field = f + ": resource";
+    ASSIGN_OR_RETURN(std::string name, String(res, field));
+    if (name == "cpu")
+      r->resource = Rule::Resource::kCpu;
+    else if (name == "memory")
+      r->resource = Rule::Resource::kMemory;
+    else
+      return Error(
+          res, field,
+          "unknown resource \"" + name +
+              "\" (use cpu or memory: the value is that percent of the node's allocatable)");
+    if (r->op != Comparison::kGreater)
+      return Error(res, field, "needs operator \">\" (a percent in use; relieving raises nothing)");
+    // The rebalancer plans a node's load down to the clear threshold as a percent; a relative
+    // one moves with every eviction it plans.
+    if (r->relative_to != Rule::Relative::kNone)
+      return Error(res, field,
+                   "not with relativeTo (the rebalancer needs an absolute clear threshold)");
+    return Status::OK();
+  }
+
+  // A rule's maxAge and ageQuery: how old a node's last update may be, and the query of the
+  // update times.
+  Status ParseRuleAge(const YAML::Node& n, const std::string& f, Rule* r) const {
+    if (n["maxAge"]) {
+      ASSIGN_OR_RETURN(r->max_age_seconds,
+                       PositiveSeconds(n["maxAge"], f + ": maxAge", "must be longer than 0 s"));
+    }
+    if (n["ageQuery"]) {
+      ASSIGN_OR_RETURN(r->age_query, QueryText(n["ageQuery"], f + ": ageQuery"));
+      // Without maxAge nothing would read the update times: a forgotten maxAge, not a choice.
+      if (r->max_age_seconds == 0)
+        return Error(n["ageQuery"], f + ": ageQuery",
+                     "needs maxAge (how old a node's last update may be)");
+    }
     return Status::OK();
   }
 
@@ -589,53 +711,17 @@ class Parser {
                    "needs the top-level levels list (the levels, coolest first)");
     if (!n.IsMap() || n.size() == 0)
       return Error(n, f + ": levels", "must map level names to {threshold, clearThreshold, for}");
-    // Thresholds in the rule's direction: '>' and relative offsets grow hotter, '<' cooler.
-    const bool up = base.op == Comparison::kGreater || base.relative_to != Rule::Relative::kNone;
     std::vector<std::optional<Rule>> by_level(mark.LevelCount());
-    std::vector<YAML::Node> where(mark.LevelCount());
+    std::vector<YAML::Node> where(mark.LevelCount());  // each level's threshold, for errors
     for (const auto& kv : n) {
-      const std::string name = kv.first.Scalar(), lf = f + ": levels." + name;
-      size_t below = 0;
-      std::string names;
-      for (size_t k = mark.LevelCount(); k-- > 0;) {
-        if (mark.LevelName(k) == name) below = k;
-        names += (names.empty() ? "" : ", ") + mark.LevelName(k);
-      }
-      if (below == 0 && name != mark.LevelName(0))
-        return Error(kv.first, lf, "unknown level (levels: " + names + ")");
-      if (below == 0)
-        return Error(kv.first, lf,
-                     "the hottest level's thresholds are the rule's own threshold and "
-                     "clearThreshold");
-      RETURN_NOT_OK(CheckKeys(kv.second, lf, {"threshold", "clearThreshold", "for"}));
-      Rule r = base;
-      r.name = base.name + "@" + name;
-      r.below_hottest = below;
-      r.resource = Rule::Resource::kNone;
-      for (const Rule& prev : cfg->rules)
-        if (prev.name == r.name)
-          return Error(kv.first, lf, "rule name \"" + r.name + "\" is taken by another rule");
-      if (!kv.second["threshold"]) return Error(kv.second, lf + ".threshold", "missing threshold");
-      ASSIGN_OR_RETURN(r.threshold, Number(kv.second["threshold"], lf + ".threshold"));
-      r.clear_threshold = r.threshold;
-      if (kv.second["clearThreshold"]) {
-        ASSIGN_OR_RETURN(r.clear_threshold,
-                         Number(kv.second["clearThreshold"], lf + ".clearThreshold"));
-        if (up ? r.clear_threshold > r.threshold : r.clear_threshold < r.threshold)
-          return Error(kv.second["clearThreshold"], lf + ".clearThreshold",
-                       std::string("must be ") + (up ? "<=" : ">=") +
-                           " the level's threshold (the node leaves the level past it)");
-      }
-      if (base.relative_to != Rule::Relative::kNone && (r.threshold < 0 || r.clear_threshold < 0))
-        return Error(kv.second["threshold"], lf + ".threshold",
-                     "must be >= 0 with relativeTo: mean (an offset from the mean)");
-      if (kv.second["for"]) {
-        ASSIGN_OR_RETURN(r.for_seconds, Seconds(kv.second["for"], lf + ".for"));
-      }
+      const std::string lf = f + ": levels." + kv.first.Scalar();
+      ASSIGN_OR_RETURN(const size_t below, CoolerLevel(kv.first, lf, mark));
+      ASSIGN_OR_RETURN(Rule r, ParseRuleLevel(kv.first, kv.second, lf, base, below, cfg->rules));
       where[below] = kv.second["threshold"];
       by_level[below] = std::move(r);
     }
     // A cooler level is reached first: its threshold lies before every hotter level's.
+    const bool up = HotterUpwards(base);
     double hotter = base.threshold;
     std::string hotter_name = mark.LevelName(0);
     for (size_t below = 1; below < by_level.size(); ++below) {
@@ -653,6 +739,60 @@ class Parser {
       cfg->rules.push_back(std::move(*by_level[below]));
     }
     return Status::OK();
+  }
+
+  // The level a key of a rule's `levels:` names, counted below the hottest. The hottest level
+  // itself has no entry: its thresholds are the rule's own.
+  StatusOr<size_t> CoolerLevel(const YAML::Node& key, const std::string& lf,
+                               const Mark& mark) const {
+    const std::string name = key.Scalar();
+    size_t below = 0;
+    std::string names;
+    for (size_t k = mark.LevelCount(); k-- > 0;) {
+      if (mark.LevelName(k) == name) below = k;
+      names += (names.empty() ? "" : ", ") + mark.LevelName(k);
+    }
+    if (below == 0 && name != mark.LevelName(0))
+      return Error(key, lf, "unknown level (levels: " + names + ")");
+    if (below == 0)
+      return Error(key, lf,
+                   "the hottest level's thresholds are the rule's own threshold and "
+                   "clearThreshold");
+    return below;
+  }
+
+  // One cooler level of rule `base`: a copy of it named "<rule>@<level>" with the level's
+  // thresholds and `for`. It measures no resource (the rebalancer acts on the hottest level only).
+  // `rules`: those loaded so far, whose names it must not take.
+  StatusOr<Rule> ParseRuleLevel(const YAML::Node& key, const YAML::Node& level,
+                                const std::string& lf, const Rule& base, size_t below,
+                                const std::vector<Rule>& rules) const {
+    RETURN_NOT_OK(CheckKeys(level, lf, {"threshold", "clearThreshold", "for"}));
+    Rule r = base;
+    r.name = base.name + "@" + key.Scalar();
+    r.below_hottest = below;
+    r.resource = Rule::Resource::kNone;
+    for (const Rule& prev : rules)
+      if (prev.name == r.name)
+        return Error(key, lf, "rule name \"" + r.name + "\" is taken by another rule");
+    if (!level["threshold"]) return Error(level, lf + ".threshold", "missing threshold");
+    ASSIGN_OR_RETURN(r.threshold, Number(level["threshold"], lf + ".threshold"));
+    r.clear_threshold = r.threshold;
+    if (level["clearThreshold"]) {
+      const bool up = HotterUpwards(base);
+      ASSIGN_OR_RETURN(r.clear_threshold, Number(level["clearThreshold"], lf + ".clearThreshold"));
+      if (up ? r.clear_threshold > r.threshold : r.clear_threshold < r.threshold)
+        return Error(level["clearThreshold"], lf + ".clearThreshold",
+                     std::string("must be ") + (up ? "<=" : ">=") +
+                         " the level's threshold (the node leaves the level past it)");
+    }
+    if (base.relative_to != Rule::Relative::kNone && (r.threshold < 0 || r.clear_threshold < 0))
+      return Error(level["threshold"], lf + ".threshold",
+                   "must be >= 0 with relativeTo: mean (an offset from the mean)");
+    if (level["for"]) {
+      ASSIGN_OR_RETURN(r.for_seconds, Seconds(level["for"], lf + ".for"));
+    }
+    return r;
   }
 
   // A rule's `predict:` block (rules/prediction.h). `n` is the rule's mapping.
@@ -700,10 +840,7 @@ class Parser {
                      "must be whole seconds from 1s to 1h (the step of each day's subquery)");
     }
     if (p["timeZone"]) {
-      ASSIGN_OR_RETURN(c.time_zone, String(p["timeZone"], pf + ".timeZone"));
-      if (!TimeZoneNameOk(c.time_zone))
-        return Error(p["timeZone"], pf + ".timeZone",
-                     "\"" + c.time_zone + "\" is not a time zone name like Europe/Berlin or UTC");
+      ASSIGN_OR_RETURN(c.time_zone, TimeZoneName(p["timeZone"], pf + ".timeZone"));
     }
     return Status::OK();
   }
@@ -722,8 +859,7 @@ class Parser {
       if (!sel.ok()) return Error(s, f + ": nodeSelector", sel.status().message());
     }
     if (const YAML::Node i = n["interval"]) {
-      ASSIGN_OR_RETURN(r->interval_seconds, Seconds(i, f + ": interval"));
-      if (r->interval_seconds <= 0) return Error(i, f + ": interval", "must be > 0");
+      ASSIGN_OR_RETURN(r->interval_seconds, PositiveSeconds(i, f + ": interval"));
       std::ostringstream why;
       if (cfg->interval_seconds > 0 && r->interval_seconds < cfg->interval_seconds) {
         why << "must be at least the evaluation interval (" << cfg->interval_seconds
@@ -804,83 +940,105 @@ class Parser {
     return Status::OK();
   }
 
+  // The sections in the order their errors are reported. Later ones read earlier ones: the taint
+  // needs the mark, levels the label, the rules the intervals, the rebalancer the rules.
   Status ParseCurrent(const YAML::Node& root, RuleConfig* cfg) const {
     RETURN_NOT_OK(CheckKeys(root, "", kCurrentKeys));
-    if (const YAML::Node p = root["prometheus"]) {
-      RETURN_NOT_OK(CheckKeys(
-          p, "prometheus", {"url", "timeout", "bearerTokenFile", "basicAuth", "headers", "tls"}));
-      RETURN_NOT_OK(ParsePrometheusAuth(p, &cfg->prometheus_auth));
-      if (p["url"]) {
-        ASSIGN_OR_RETURN(cfg->prometheus_url, String(p["url"], "prometheus.url"));
-      }
-      if (p["timeout"]) {
-        ASSIGN_OR_RETURN(cfg->query_timeout_seconds, Seconds(p["timeout"], "prometheus.timeout"));
-        if (cfg->query_timeout_seconds <= 0)
-          return Error(p["timeout"], "prometheus.timeout", "must be > 0");
-      }
+    if (const YAML::Node p = root["prometheus"]) RETURN_NOT_OK(ParsePrometheus(p, cfg));
+    RETURN_NOT_OK(ParseCycle(root, cfg));
+    if (const YAML::Node l = root["label"]) RETURN_NOT_OK(ParseLabel(l, &cfg->mark));
+    if (const YAML::Node m = root["mark"]) RETURN_NOT_OK(ParseMarkMode(m, &cfg->mark));
+    if (const YAML::Node t = root["taint"]) RETURN_NOT_OK(ParseTaint(t, &cfg->mark));
+    if (root["nodeSelector"]) {
+      ASSIGN_OR_RETURN(cfg->node_selector, Selector(root["nodeSelector"], "nodeSelector"));
     }
+    RETURN_NOT_OK(ParseHerdCap(root, cfg));
+    RETURN_NOT_OK(ParseOutagePolicy(root, cfg));
+    if (root["levels"]) RETURN_NOT_OK(ParseLevels(root["levels"], root["label"], cfg));
+    RETURN_NOT_OK(ParseRules(root, cfg));
+    if (const YAML::Node r = root["rebalance"]) RETURN_NOT_OK(ParseRebalance(r, cfg));
+    return Status::OK();
+  }
+
+  // prometheus: where it is, how long a query may take, and the credentials.
+  Status ParsePrometheus(const YAML::Node& p, RuleConfig* cfg) const {
+    RETURN_NOT_OK(CheckKeys(p, "prometheus",
+                            {"url", "timeout", "bearerTokenFile", "basicAuth", "headers", "tls"}));
+    RETURN_NOT_OK(ParsePrometheusAuth(p, &cfg->prometheus_auth));
+    if (p["url"]) {
+      ASSIGN_OR_RETURN(cfg->prometheus_url, String(p["url"], "prometheus.url"));
+    }
+    if (p["timeout"]) {
+      ASSIGN_OR_RETURN(cfg->query_timeout_seconds,
+                       PositiveSeconds(p["timeout"], "prometheus.timeout"));
+    }
+    return Status::OK();
+  }
+
+  // interval and missingDataGrace: how often the rules are evaluated, and how long a verdict
+  // outlives its data.
+  Status ParseCycle(const YAML::Node& root, RuleConfig* cfg) const {
     if (root["interval"]) {
-      ASSIGN_OR_RETURN(cfg->interval_seconds, Seconds(root["interval"], "interval"));
-      if (cfg->interval_seconds <= 0) return Error(root["interval"], "interval", "must be > 0");
+      ASSIGN_OR_RETURN(cfg->interval_seconds, PositiveSeconds(root["interval"], "interval"));
     }
     if (root["missingDataGrace"]) {
       ASSIGN_OR_RETURN(cfg->missing_data_grace_seconds,
                        Seconds(root["missingDataGrace"], "missingDataGrace"));
     }
-    if (const YAML::Node l = root["label"]) {
-      RETURN_NOT_OK(CheckKeys(l, "label", {"key", "value"}));
-      if (l["key"]) {
-        ASSIGN_OR_RETURN(cfg->mark.key, String(l["key"], "label.key"));
-        if (auto why = ValidateLabelKey(cfg->mark.key); !why.empty())
-          return Error(l["key"], "label.key", why);
-      }
-      if (l["value"]) {
-        ASSIGN_OR_RETURN(cfg->mark.value, String(l["value"], "label.value"));
-        if (auto why = ValidateLabelValue(cfg->mark.value); !why.empty())
-          return Error(l["value"], "label.value", why);
-        if (cfg->mark.value.empty()) return Error(l["value"], "label.value", "must not be empty");
-      }
+    return Status::OK();
+  }
+
+  // label: the mark's key and value.
+  Status ParseLabel(const YAML::Node& l, Mark* mark) const {
+    RETURN_NOT_OK(CheckKeys(l, "label", {"key", "value"}));
+    if (l["key"]) {
+      ASSIGN_OR_RETURN(mark->key, LabelKey(l["key"], "label.key"));
     }
-    if (const YAML::Node m = root["mark"]) {
-      ASSIGN_OR_RETURN(std::string mode, String(m, "mark"));
-      if (mode == "label")
-        cfg->mark.mode = Mark::Mode::kLabel;
-      else if (mode == "taint")
-        cfg->mark.mode = Mark::Mode::kTaint;
-      else if (mode == "both")
-        cfg->mark.mode = Mark::Mode::kBoth;
-      else
-        return Error(m, "mark", "\"" + mode + "\" is not label, taint or both");
+    if (l["value"]) {
+      ASSIGN_OR_RETURN(mark->value, MarkValue(l["value"], "label.value"));
     }
-    if (const YAML::Node t = root["taint"]) {
-      RETURN_NOT_OK(CheckKeys(t, "taint", {"key", "value", "effect"}));
-      if (!cfg->mark.UsesTaint())
-        return Error(t, "taint", "only with mark: taint or both (the mark is the label alone)");
-      if (t["key"]) {
-        ASSIGN_OR_RETURN(cfg->mark.taint.key, String(t["key"], "taint.key"));
-        // A taint key is a qualified name, as a label key (apimachinery's validation of both).
-        if (auto why = ValidateLabelKey(cfg->mark.taint.key); !why.empty())
-          return Error(t["key"], "taint.key", why);
-      }
-      if (t["value"]) {
-        ASSIGN_OR_RETURN(cfg->mark.taint.value, String(t["value"], "taint.value"));
-        if (auto why = ValidateLabelValue(cfg->mark.taint.value); !why.empty())
-          return Error(t["value"], "taint.value", why);
-      }
-      if (t["effect"]) {
-        ASSIGN_OR_RETURN(std::string effect, String(t["effect"], "taint.effect"));
-        if (effect != Mark::kTaintEffect)
-          return Error(t["effect"], "taint.effect",
-                       "\"" + effect +
-                           "\": only PreferNoSchedule (the mark is a preference: it must never "
-                           "keep a pod from being scheduled)");
-      }
+    return Status::OK();
+  }
+
+  // mark: what marks a hot node (rules/mark.h).
+  Status ParseMarkMode(const YAML::Node& m, Mark* mark) const {
+    ASSIGN_OR_RETURN(std::string mode, String(m, "mark"));
+    if (mode == "label")
+      mark->mode = Mark::Mode::kLabel;
+    else if (mode == "taint")
+      mark->mode = Mark::Mode::kTaint;
+    else if (mode == "both")
+      mark->mode = Mark::Mode::kBoth;
+    else
+      return Error(m, "mark", "\"" + mode + "\" is not label, taint or both");
+    return Status::OK();
+  }
+
+  // taint: the mark's taint, when the mark (parsed already) has one.
+  Status ParseTaint(const YAML::Node& t, Mark* mark) const {
+    RETURN_NOT_OK(CheckKeys(t, "taint", {"key", "value", "effect"}));
+    if (!mark->UsesTaint())
+      return Error(t, "taint", "only with mark: taint or both (the mark is the label alone)");
+    if (t["key"]) {
+      ASSIGN_OR_RETURN(mark->taint.key, LabelKey(t["key"], "taint.key"));
     }
-    if (root["nodeSelector"]) {
-      ASSIGN_OR_RETURN(cfg->node_selector, String(root["nodeSelector"], "nodeSelector"));
-      auto sel = LabelSelector::Parse(cfg->node_selector);
-      if (!sel.ok()) return Error(root["nodeSelector"], "nodeSelector", sel.status().message());
+    if (t["value"]) {
+      ASSIGN_OR_RETURN(mark->taint.value, LabelValue(t["value"], "taint.value"));
     }
+    if (t["effect"]) {
+      ASSIGN_OR_RETURN(std::string effect, String(t["effect"], "taint.effect"));
+      if (effect != Mark::kTaintEffect)
+        return Error(t["effect"], "taint.effect",
+                     "\"" + effect +
+                         "\": only PreferNoSchedule (the mark is a preference: it must never "
+                         "keep a pod from being scheduled)");
+    }
+    return Status::OK();
+  }
+
+  // maxMarkedFraction and maxMarked: how many managed nodes may carry the mark at once
+  // (rules/herd_cap.h).
+  Status ParseHerdCap(const YAML::Node& root, RuleConfig* cfg) const {
     if (const YAML::Node f = root["maxMarkedFraction"]) {
       ASSIGN_OR_RETURN(cfg->max_marked_fraction, Number(f, "maxMarkedFraction"));
       if (!(cfg->max_marked_fraction > 0 && cfg->max_marked_fraction <= 1))
@@ -891,6 +1049,12 @@ class Parser {
       ASSIGN_OR_RETURN(cfg->max_marked, Count(m, "maxMarked"));
       if (cfg->max_marked == 0) return Error(m, "maxMarked", "must be at least 1");
     }
+    return Status::OK();
+  }
+
+  // onPrometheusDown and releaseAfter: what happens to the marks while Prometheus does not answer
+  // (rules/outage.h).
+  Status ParseOutagePolicy(const YAML::Node& root, RuleConfig* cfg) const {
     if (const YAML::Node o = root["onPrometheusDown"]) {
       ASSIGN_OR_RETURN(std::string action, String(o, "onPrometheusDown"));
       if (action != "hold" && action != "release")
@@ -900,27 +1064,18 @@ class Parser {
     if (const YAML::Node a = root["releaseAfter"]) {
       if (!cfg->release_on_outage)
         return Error(a, "releaseAfter", "only with onPrometheusDown: release (marks are held)");
-      ASSIGN_OR_RETURN(cfg->release_after_seconds, Seconds(a, "releaseAfter"));
-      if (cfg->release_after_seconds <= 0) return Error(a, "releaseAfter", "must be > 0");
+      ASSIGN_OR_RETURN(cfg->release_after_seconds, PositiveSeconds(a, "releaseAfter"));
     }
-    if (root["levels"]) RETURN_NOT_OK(ParseLevels(root["levels"], root["label"], cfg));
+    return Status::OK();
+  }
+
+  // rules: a non-empty list, each rule after those before it (names must differ).
+  Status ParseRules(const YAML::Node& root, RuleConfig* cfg) const {
     const YAML::Node rules = root["rules"];
     if (!rules) return Error(root, "rules", "missing: at least one rule is needed");
     if (!rules.IsSequence() || rules.size() == 0)
       return Error(rules, "rules", "must be a non-empty list of rules");
     for (size_t i = 0; i < rules.size(); ++i) RETURN_NOT_OK(ParseRule(rules[i], i, cfg));
-    if (const YAML::Node r = root["rebalance"]) {
-      // The rebalancer reads and writes the label (its underused mark shares the label's key).
-      if (!cfg->mark.UsesLabel())
-        return Error(r, "rebalance", "needs the label: mark: label or both, not taint");
-      RETURN_NOT_OK(ParseRebalance(r, cfg));
-      bool relievable = false;
-      for (const Rule& rule : cfg->rules) relievable |= rule.resource != Rule::Resource::kNone;
-      if (!relievable)
-        return Error(r, "rebalance",
-                     "no rule says which resource it measures (resource: cpu or memory on a rule), "
-                     "so no node could be relieved");
-    }
     return Status::OK();
   }
 

@@ -175,6 +175,137 @@ void LabelWriter::RecordFailure(const std::string& node) {
   b.until = clock_->Now() + b.delay;
 }
 
+bool LabelWriter::GateClosed(const WriteHooks& hooks) {
+  if (!hooks.gate || hooks.gate()) return false;
+  if (throttle_.ShouldLog("gate", clock_->Now()))
+    LOG(WARNING) << "not the leader any more (or stopping): the remaining label writes of "
+                    "this cycle are dropped";
+  return true;
+}
+
+std::optional<LabelWriter::Result> LabelWriter::WaitToSend(const WriteHooks& hooks,
+                                                           const std::atomic<bool>* stop) {
+  // Asked before the waits too: a write that will be dropped must not wait for, or use up, a
+  // rate-limit token.
+  if (GateClosed(hooks)) return Result::kDeferred;
+  if (!WaitForRetryAfter(hooks, stop)) return Result::kStopped;
+  if (!limiter_.Acquire(stop)) return Result::kStopped;
+  // Leadership can end while a cycle writes (renew deadline passed): a standby may take over
+  // once the lease expires, so no write may start after that.
+  if (GateClosed(hooks)) return Result::kDeferred;
+  return std::nullopt;
+}
+
+LabelWriter::Result LabelWriter::Written(const MarkWrite& w, const NodeEdit& edit,
+                                         const NodeInfo& node, const std::string& what,
+                                         const WriteHooks& hooks) {
+  if (hooks.on_written) hooks.on_written(node);
+  LOG(INFO) << what;
+  std::lock_guard<std::mutex> l(mu_);
+  ++(w.kind == ChangeKind::kMark     ? counters_.sets
+     : w.kind == ChangeKind::kUnmark ? counters_.removals
+                                     : counters_.records);
+  if (edit.set_taints)
+    ++(w.kind == ChangeKind::kMark ? counters_.taint_sets : counters_.taint_removals);
+  failing_.erase(w.node);
+  return Result::kOk;
+}
+
+std::optional<LabelWriter::Result> LabelWriter::Refused(const MarkWrite& w, const Mark& mark,
+                                                        const NodeEdit& edit, const Status& st,
+                                                        bool last_attempt) {
+  // Deleted meanwhile: the watch tells the cache; nothing failed.
+  if (st.code() == StatusCode::kNotFound) return Result::kGone;
+  // A conditional removal whose test failed: someone changed our key (or removed our record)
+  // since the snapshot this was planned from. Nothing was written, and nothing is wrong with
+  // the node: the next cycle plans again from what the watch shows.
+  if (w.kind == ChangeKind::kUnmark && RemovalFoundChanges(st)) {
+    if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
+      LOG(INFO) << "node " << w.node << ": not unmarked: " << mark.key
+                << " or the record changed since the cycle began (" << st.message() << ")";
+    std::lock_guard<std::mutex> l(mu_);
+    ++counters_.changed;
+    return Result::kChanged;
+  }
+  // Not sent, or abandoned while waiting for the answer: the gate closed. An abandoned write
+  // may still have been applied; the watch will show it, and the cycle that follows plans from
+  // what the cluster says.
+  if (st.code() == StatusCode::kCancelled) {
+    LOG(WARNING) << "label write to node " << w.node << " not completed: " << st.message();
+    return Result::kDeferred;
+  }
+  if (st.retry_after_seconds() > 0) {
+    std::lock_guard<std::mutex> l(mu_);
+    not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
+  }
+  if (!st.IsRetryable() || last_attempt) {
+    if (throttle_.ShouldLog("write:" + w.node + ":" + std::to_string(st.http_status()),
+                            clock_->Now()))
+      LOG(WARNING) << "node " << w.node << ": could not " << DescribeNodeEdit(edit) << ": "
+                   << st.ToString();
+    // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
+    // nothing about this node, and its change must go out as soon as the server recovers.
+    if (!st.IsRetryable()) RecordFailure(w.node);
+    std::lock_guard<std::mutex> l(mu_);
+    ++counters_.errors;
+    return Result::kFailed;
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  ++counters_.retries;
+  if (edit.set_taints && st.code() == StatusCode::kConflict) ++counters_.taint_conflicts;
+  return std::nullopt;  // to be tried again
+}
+
+std::optional<LabelWriter::Result> LabelWriter::ReadAgain(MarkWrite* w, const Mark& mark,
+                                                          bool* fresh_read) {
+  *fresh_read = false;
+  auto fresh = kube_->GetNode(w->node);
+  if (!fresh.ok() && fresh.status().code() == StatusCode::kNotFound) return Result::kGone;
+  if (!fresh.ok()) {
+    // The read failed (a brownout): the old edit is sent again, answered 409 again, and the
+    // read tried again, within the attempts.
+    if (throttle_.ShouldLog("reread:" + w->node, clock_->Now()))
+      LOG(WARNING) << "node " << w->node << ": could not read it again after a conflict ("
+                   << fresh.status().ToString() << "); the stale edit is sent again";
+    return std::nullopt;
+  }
+  *fresh_read = true;
+  w->read = MarkWrite::Read{fresh->resource_version, fresh->labels, fresh->taints};
+  std::optional<Ownership> record;
+  if (const std::string* text = FindLabel(fresh->annotations, kHeldByAnnotation))
+    if (auto parsed = ParseOwnership(*text); parsed.ok()) record = std::move(*parsed);
+  const OwnedParts now =
+      OwnedMarkParts(mark, fresh->labels, fresh->taints, record ? &*record : nullptr);
+  if (w->kind == ChangeKind::kMark) {
+    // Whether a taint equal to ours is there but not ours (put there by hand) is what the fresh
+    // node says: the record must not adopt one added meanwhile, nor disown ours once theirs was
+    // taken off.
+    if (auto planned = ParseOwnership(w->record); planned.ok()) {
+      planned->taint_not_ours = mark.TaintOn(fresh->taints) && !now.taint;
+      w->record = FormatOwnership(*planned);
+    }
+  }
+  if (w->kind == ChangeKind::kUnmark) {
+    // Ours is what the fresh node's record says now, and never more than was planned: a record
+    // gone meanwhile, or our taint taken off and put back by hand, leaves nothing of the taint
+    // ours.
+    w->owned.label = w->owned.label && now.label;
+    w->owned.taint = w->owned.taint && now.taint;
+    w->had_record = w->had_record && FindLabel(fresh->annotations, kHeldByAnnotation);
+    if (!w->owned.any()) {
+      // Nothing of ours is left to remove (taken off by hand, overwritten, or no longer named by
+      // our record): as a failed removal test, the next cycle plans from what the watch shows.
+      if (throttle_.ShouldLog("changed:" + w->node, clock_->Now()))
+        LOG(INFO) << "node " << w->node << ": not unmarked: nothing of " << mark.ToString()
+                  << " is ours any more since the cycle began";
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.changed;
+      return Result::kChanged;
+    }
+  }
+  return std::nullopt;
+}
+
 LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteHooks& hooks,
                                           const std::atomic<bool>* stop) {
   MarkWrite w = planned;  // w.read is replaced by a fresh read after a taint edit's 409
@@ -182,127 +313,23 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
   NodeEdit edit = EditFor(w, mark_);
   std::string what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
   Backoff backoff(0.2, 5);
-  auto gate_closed = [&] {
-    if (!hooks.gate || hooks.gate()) return false;
-    if (throttle_.ShouldLog("gate", clock_->Now()))
-      LOG(WARNING) << "not the leader any more (or stopping): the remaining label writes of "
-                      "this cycle are dropped";
-    return true;
-  };
   for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
-    // Asked before the waits too: a write that will be dropped must not wait for, or use up, a
-    // rate-limit token.
-    if (gate_closed()) return Result::kDeferred;
-    if (!WaitForRetryAfter(hooks, stop)) return Result::kStopped;
-    if (!limiter_.Acquire(stop)) return Result::kStopped;
-    // Leadership can end while a cycle writes (renew deadline passed): a standby may take over
-    // once the lease expires, so no write may start after that.
-    if (gate_closed()) return Result::kDeferred;
+    if (auto end = WaitToSend(hooks, stop)) return *end;
     auto res = kube_->PatchNode(w.node, edit, hooks.gate);
-    if (res.ok()) {
-      if (hooks.on_written) hooks.on_written(*res);
-      LOG(INFO) << what;
-      std::lock_guard<std::mutex> l(mu_);
-      ++(w.kind == ChangeKind::kMark     ? counters_.sets
-         : w.kind == ChangeKind::kUnmark ? counters_.removals
-                                         : counters_.records);
-      if (edit.set_taints)
-        ++(w.kind == ChangeKind::kMark ? counters_.taint_sets : counters_.taint_removals);
-      failing_.erase(w.node);
-      return Result::kOk;
-    }
+    if (res.ok()) return Written(w, edit, *res, what, hooks);
     const Status& st = res.status();
-    // Deleted meanwhile: the watch tells the cache; nothing failed.
-    if (st.code() == StatusCode::kNotFound) return Result::kGone;
-    // A conditional removal whose test failed: someone changed our key (or removed our record)
-    // since the snapshot this was planned from. Nothing was written, and nothing is wrong with
-    // the node: the next cycle plans again from what the watch shows.
-    if (w.kind == ChangeKind::kUnmark && RemovalFoundChanges(st)) {
-      if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
-        LOG(INFO) << "node " << w.node << ": not unmarked: " << mark.key
-                  << " or the record changed since the cycle began (" << st.message() << ")";
-      std::lock_guard<std::mutex> l(mu_);
-      ++counters_.changed;
-      return Result::kChanged;
-    }
-    // Not sent, or abandoned while waiting for the answer: the gate closed. An abandoned write
-    // may still have been applied; the watch will show it, and the cycle that follows plans from
-    // what the cluster says.
-    if (st.code() == StatusCode::kCancelled) {
-      LOG(WARNING) << "label write to node " << w.node << " not completed: " << st.message();
-      return Result::kDeferred;
-    }
-    if (st.retry_after_seconds() > 0) {
-      std::lock_guard<std::mutex> l(mu_);
-      not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
-    }
-    if (!st.IsRetryable() || attempt == limits_.attempts) {
-      if (throttle_.ShouldLog("write:" + w.node + ":" + std::to_string(st.http_status()),
-                              clock_->Now()))
-        LOG(WARNING) << "node " << w.node << ": could not " << DescribeNodeEdit(edit) << ": "
-                     << st.ToString();
-      // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
-      // nothing about this node, and its change must go out as soon as the server recovers.
-      if (!st.IsRetryable()) RecordFailure(w.node);
-      std::lock_guard<std::mutex> l(mu_);
-      ++counters_.errors;
-      return Result::kFailed;
-    }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++counters_.retries;
-      if (edit.set_taints && st.code() == StatusCode::kConflict) ++counters_.taint_conflicts;
-    }
+    if (auto end = Refused(w, mark, edit, st, attempt == limits_.attempts)) return *end;
     if (hooks.on_progress) hooks.on_progress();
     if (edit.set_taints && st.code() == StatusCode::kConflict) {
       // Someone wrote the node after it was read (another taint added, say): read it again and
       // make the edit afresh from what is there now, so that their change is kept.
-      auto fresh = kube_->GetNode(w.node);
-      if (!fresh.ok() && fresh.status().code() == StatusCode::kNotFound) return Result::kGone;
-      if (fresh.ok()) {
-        w.read = MarkWrite::Read{fresh->resource_version, fresh->labels, fresh->taints};
-        std::optional<Ownership> record;
-        if (const std::string* text = FindLabel(fresh->annotations, kHeldByAnnotation))
-          if (auto parsed = ParseOwnership(*text); parsed.ok()) record = std::move(*parsed);
-        const OwnedParts now =
-            OwnedMarkParts(mark, fresh->labels, fresh->taints, record ? &*record : nullptr);
-        if (w.kind == ChangeKind::kMark) {
-          // Whether a taint equal to ours is there but not ours (put there by hand) is what
-          // the fresh node says: the record must not adopt one added meanwhile, nor disown ours
-          // once theirs was taken off.
-          if (auto planned = ParseOwnership(w.record); planned.ok()) {
-            planned->taint_not_ours = mark.TaintOn(fresh->taints) && !now.taint;
-            w.record = FormatOwnership(*planned);
-          }
-        }
-        if (w.kind == ChangeKind::kUnmark) {
-          // Ours is what the fresh node's record says now, and never more than was planned:
-          // a record gone meanwhile, or our taint taken off and put back by hand, leaves
-          // nothing of the taint ours.
-          w.owned.label = w.owned.label && now.label;
-          w.owned.taint = w.owned.taint && now.taint;
-          w.had_record = w.had_record && FindLabel(fresh->annotations, kHeldByAnnotation);
-          if (!w.owned.any()) {
-            // Nothing of ours is left to remove (taken off by hand, overwritten, or no longer
-            // named by our record): as a failed removal test, the next cycle plans from what
-            // the watch shows.
-            if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
-              LOG(INFO) << "node " << w.node << ": not unmarked: nothing of " << mark.ToString()
-                        << " is ours any more since the cycle began";
-            std::lock_guard<std::mutex> l(mu_);
-            ++counters_.changed;
-            return Result::kChanged;
-          }
-        }
+      bool fresh_read = false;
+      if (auto end = ReadAgain(&w, mark, &fresh_read)) return *end;
+      if (fresh_read) {
         edit = EditFor(w, mark_);
         what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
         continue;  // at once: the edit now has the current resourceVersion
       }
-      // The read failed (a brownout): the old edit is sent again, answered 409 again, and the
-      // read tried again, within the attempts.
-      if (throttle_.ShouldLog("reread:" + w.node, clock_->Now()))
-        LOG(WARNING) << "node " << w.node << ": could not read it again after a conflict ("
-                     << fresh.status().ToString() << "); the stale edit is sent again";
     }
     // A conflict is retried at once (a label's merge patch has no precondition, and a taint edit
     // was made afresh above); anything else backs off, at least as long as the server asked.

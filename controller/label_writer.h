@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,18 @@ class LabelWriter {
   // The writes of this batch in the order to try them, and the counts of those left out.
   std::vector<const MarkWrite*> Select(const std::vector<MarkWrite>& writes, WriteOutcome* out);
   Result WriteOne(const MarkWrite& w, const WriteHooks& hooks, const std::atomic<bool>* stop);
+  // WriteOne's steps. Each returns how the write ends, or nothing to go on.
+  bool GateClosed(const WriteHooks& hooks);  // the gate said no (logged, throttled)
+  // Before each attempt: the gate, the server's Retry-After, a rate-limit token, the gate again.
+  std::optional<Result> WaitToSend(const WriteHooks& hooks, const std::atomic<bool>* stop);
+  Result Written(const MarkWrite& w, const NodeEdit& edit, const NodeInfo& node,
+                 const std::string& what, const WriteHooks& hooks);
+  // An error answer: the end it means, or nothing when the write is to be tried again.
+  std::optional<Result> Refused(const MarkWrite& w, const Mark& mark, const NodeEdit& edit,
+                                const Status& st, bool last_attempt);
+  // After a taint edit's 409: the node read again, and *w made afresh from it (*fresh_read); an
+  // end when the node is gone or nothing of ours is left to remove.
+  std::optional<Result> ReadAgain(MarkWrite* w, const Mark& mark, bool* fresh_read);
   void RecordFailure(const std::string& node);  // starts or doubles the node's backoff
   bool IsBackedOff(const std::string& node) const;
   // Waits until no Retry-After the server gave any writer is in force. False if stopped.

@@ -608,14 +608,28 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   return true;
 }
 
-void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now,
-                          const Gate& gate, const Evicted& evicted,
-                          std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
-  const UnderusedConfig& uc = cfg_.underused;
+// The mirror mode's view of each node this cycle, and where to find its input again.
+struct Rebalancer::UnderuseCycle {
   std::vector<UnderuseNode> in;
-  in.reserve(nodes.size());
   std::map<std::string, const ReliefInput*> by_name;
   std::map<std::string, bool> eligible;
+  UnderusePlan plan;
+  std::vector<UnderusedNodeReport> reports;
+
+  // The report of `node` (each node the plan names has one; the last, were there two).
+  UnderusedNodeReport* ReportOf(const std::string& node) {
+    UnderusedNodeReport* found = nullptr;
+    for (auto& r : reports)
+      if (r.name == node) found = &r;
+    return found;
+  }
+};
+
+Rebalancer::UnderuseCycle Rebalancer::UnderuseInputs(const std::vector<ReliefInput>& nodes,
+                                                     double now) {
+  const UnderusedConfig& uc = cfg_.underused;
+  UnderuseCycle c;
+  c.in.reserve(nodes.size());
   for (const ReliefInput& r : nodes) {
     UnderuseNode u;
     u.name = r.node->name;
@@ -627,108 +641,98 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     u.eligible = (!selector_ || selector_->Matches(r.node->labels)) && !r.node->unschedulable &&
                  !Tainted(*r.node);
     u.drained = u.ours && drained_.count(u.name) > 0;
-    by_name.emplace(u.name, &r);
-    eligible.emplace(u.name, u.eligible);
-    in.push_back(std::move(u));
+    c.by_name.emplace(u.name, &r);
+    c.eligible.emplace(u.name, u.eligible);
+    c.in.push_back(std::move(u));
   }
-  UnderusePlan plan = underuse_.Step(in, uc, now);
+  c.plan = underuse_.Step(c.in, uc, now);
+  return c;
+}
 
-  // The marks first: a node is drained only once the node cache has seen its mark (a later
-  // cycle), so the scheduler already steers the replacements elsewhere.
-  auto write = [&](const std::string& node, bool set) {
-    NodeEdit edit;
-    edit.label.op = set ? NodeEdit::Op::kSet : NodeEdit::Op::kRemove;
-    edit.label.key = mark_.key;
-    edit.label.value = uc.value;  // a removal only if the value is still ours
-    if (cfg_.dry_run) {
-      LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on " << node;
-      return;
-    }
-    if (gate && !gate()) return;
-    auto res = kube_->PatchNode(node, edit, gate);
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++counters_.underused_marks[!res.ok() ? "failed" : set ? "set" : "removed"];
-    }
-    if (!res.ok()) {
-      if (throttle_.ShouldLog("underused-" + node, clock_->Now()))
-        LOG(WARNING) << "rebalance: could not " << DescribeNodeEdit(edit) << " on " << node << ": "
-                     << res.status().ToString();
-      return;
-    }
-    const ReliefInput* r = by_name.at(node);
-    std::ostringstream msg;
-    msg.precision(4);
-    msg << (set ? "Marked " : "Unmarked ") << mark_.key << "=" << uc.value << ": ";
-    const char* names[2] = {"CPU", "memory"};
-    bool first = true;
-    for (int k = 0; k < 2; ++k) {
-      if (std::isnan(uc.below[k])) continue;
-      msg << (first ? "" : ", ") << names[k] << " at " << r->load[k] << " % of allocatable"
-          << (set ? " (below " : " (bound ") << uc.below[k] << " %)";
-      first = false;
-    }
-    if (set)
-      msg << " for " << uc.for_seconds << " s or more; its pods will be moved elsewhere so that "
-          << "the node can be removed";
-    else if (!eligible.at(node))
-      msg << "; no longer a node to drain (cordoned, tainted, or rebalance.nodeSelector)";
-    LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
-    EventInfo e;
-    e.kind = "Node";
-    e.name = node;
-    e.uid = r->node->uid;
-    e.reason = set ? "MarkedUnderused" : "UnmarkedUnderused";
-    e.action = set ? "Mark" : "Unmark";
-    e.at_wall = now;
-    e.message = msg.str();
-    if (Status st = kube_->CreateEvent(e, gate); !st.ok()) {
-      std::lock_guard<std::mutex> l(mu_);
-      ++counters_.event_errors;
-    }
-  };
-  for (const std::string& n : plan.unmark) {
-    write(n, false);
-    drained_.erase(n);
+void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& node, bool set,
+                                    double now, const Gate& gate) {
+  const UnderusedConfig& uc = cfg_.underused;
+  NodeEdit edit;
+  edit.label.op = set ? NodeEdit::Op::kSet : NodeEdit::Op::kRemove;
+  edit.label.key = mark_.key;
+  edit.label.value = uc.value;  // a removal only if the value is still ours
+  if (cfg_.dry_run) {
+    LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on " << node;
+    return;
   }
-  // Only nodes that still carry the underused mark: one deleted, or whose mark the hot one
-  // replaced, must count against maxNodes again if it is ever marked anew.
-  std::set<std::string> ours;
-  for (const UnderuseNode& u : in)
-    if (u.ours) ours.insert(u.name);
-  for (auto it = drained_.begin(); it != drained_.end();)
-    it = ours.count(*it) ? std::next(it) : drained_.erase(it);
-  for (const std::string& n : plan.mark) write(n, true);
+  if (gate && !gate()) return;
+  auto res = kube_->PatchNode(node, edit, gate);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++counters_.underused_marks[!res.ok() ? "failed" : set ? "set" : "removed"];
+  }
+  if (!res.ok()) {
+    if (throttle_.ShouldLog("underused-" + node, clock_->Now()))
+      LOG(WARNING) << "rebalance: could not " << DescribeNodeEdit(edit) << " on " << node << ": "
+                   << res.status().ToString();
+    return;
+  }
+  const ReliefInput* r = c.by_name.at(node);
+  std::ostringstream msg;
+  msg.precision(4);
+  msg << (set ? "Marked " : "Unmarked ") << mark_.key << "=" << uc.value << ": ";
+  const char* names[2] = {"CPU", "memory"};
+  bool first = true;
+  for (int k = 0; k < 2; ++k) {
+    if (std::isnan(uc.below[k])) continue;
+    msg << (first ? "" : ", ") << names[k] << " at " << r->load[k] << " % of allocatable"
+        << (set ? " (below " : " (bound ") << uc.below[k] << " %)";
+    first = false;
+  }
+  if (set)
+    msg << " for " << uc.for_seconds << " s or more; its pods will be moved elsewhere so that "
+        << "the node can be removed";
+  else if (!c.eligible.at(node))
+    msg << "; no longer a node to drain (cordoned, tainted, or rebalance.nodeSelector)";
+  LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
+  EventInfo e;
+  e.kind = "Node";
+  e.name = node;
+  e.uid = r->node->uid;
+  e.reason = set ? "MarkedUnderused" : "UnmarkedUnderused";
+  e.action = set ? "Mark" : "Unmark";
+  e.at_wall = now;
+  e.message = msg.str();
+  if (Status st = kube_->CreateEvent(e, gate); !st.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    ++counters_.event_errors;
+  }
+}
 
-  std::vector<UnderusedNodeReport> reports;
+void Rebalancer::ReportUnderused(UnderuseCycle* c) {
   auto report = [&](const std::string& n, const char* state) {
-    const ReliefInput* r = by_name.at(n);
+    const ReliefInput* r = c->by_name.at(n);
     UnderusedNodeReport u;
     u.name = n;
     u.state = state;
     u.load[0] = r->load[0];
     u.load[1] = r->load[1];
-    if (auto s = plan.below_since.find(n); s != plan.below_since.end())
+    if (auto s = c->plan.below_since.find(n); s != c->plan.below_since.end())
       u.below_since_wall = s->second;
-    reports.push_back(std::move(u));
+    c->reports.push_back(std::move(u));
   };
-  for (const std::string& n : plan.drain) report(n, drained_.count(n) ? "drained" : "draining");
-  for (const std::string& n : plan.mark) report(n, "marked");
-  for (const std::string& n : plan.unmark) report(n, "unmarked");
-  for (const std::string& n : plan.capped) report(n, "capped");
+  for (const std::string& n : c->plan.drain) report(n, drained_.count(n) ? "drained" : "draining");
+  for (const std::string& n : c->plan.mark) report(n, "marked");
+  for (const std::string& n : c->plan.unmark) report(n, "unmarked");
+  for (const std::string& n : c->plan.capped) report(n, "capped");
+}
 
+std::vector<std::string> Rebalancer::DrainOrder(UnderuseCycle* c, bool relieving, double now) {
   // Draining: relief of hot nodes comes first; a drain waits for a cycle that relieved none.
   // In dry-run the nodes that would be marked are planned too (they are never marked there).
-  std::vector<std::string> drain = plan.drain;
-  if (cfg_.dry_run) drain.insert(drain.end(), plan.mark.begin(), plan.mark.end());
+  std::vector<std::string> drain = c->plan.drain;
+  if (cfg_.dry_run) drain.insert(drain.end(), c->plan.mark.begin(), c->plan.mark.end());
   std::vector<std::string> order;
   for (const std::string& n : drain) {
-    UnderusedNodeReport* rep = nullptr;
-    for (auto& r : reports)
-      if (r.name == n) rep = &r;
+    UnderusedNodeReport* rep = c->ReportOf(n);
     if (relieving) {
       rep->limit = "hot_nodes_first";
-    } else if (Limit lim = NodeLimit(n, by_name.at(n)->recorded_eviction_wall, now);
+    } else if (Limit lim = NodeLimit(n, c->by_name.at(n)->recorded_eviction_wall, now);
                lim != Limit::kNone) {
       rep->limit = LimitName(lim);
       Count(&RebalanceCounters::skips, rep->limit);
@@ -742,57 +746,83 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
       rep->limit = LimitName(Limit::kCycle);  // more nodes than this cycle's evictions
     }
   }
-  if (!order.empty()) {
-    const int ri = std::isnan(uc.below[0]) ? 1 : 0;
-    // Not onto nodes that idle too (waiting out `for`, capped, being marked): their pods would
-    // only move again when their turn comes. Consolidation means the busier nodes take them.
-    std::set<std::string> exclude(plan.mark.begin(), plan.mark.end());
-    for (const auto& [name, since] : plan.below_since) exclude.insert(name);
-    const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, exclude);
-    std::vector<std::string> dest_names;
-    for (const ReliefInput* d : dest) dest_names.push_back(d->node->name);
-    if (auto cluster = ListNodes(order, dest_names, now)) {
-      Placement placement = PlacementOn(dest, &*cluster);
-      bool stopped = false;
-      for (const std::string& n : order) {
-        const size_t room = RoomThisCycle();
-        if (room == 0) break;
-        tried->insert(n);
-        const ReliefInput* r = by_name.at(n);
-        size_t limited = 0;
-        const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now, &limited);
-        // Drained: nothing it may ever move is left; pods a limit holds back for now still count.
-        if (movable.empty() && limited == 0)
-          drained_.insert(n);
-        else
-          drained_.erase(n);
-        PodChoice choice = ChooseDrain(n, movable, room, &placement);
-        if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
-        for (auto& rep : reports)
-          if (rep.name == n) rep.picks = choice.picks.size();
-        for (const PodChoice::Pick& pick : choice.picks) {
-          EvictionRecord rec;
-          rec.pod = pick.pod->Key();
-          rec.node = n;
-          rec.to = pick.to;
-          rec.rule = kUnderusedRule;
-          rec.load = std::max(std::isfinite(r->load[0]) ? r->load[0] : 0,
-                              std::isfinite(r->load[1]) ? r->load[1] : 0);
-          rec.goal = uc.below[ri];
-          rec.at_wall = now;
-          rec.pod_uid = pick.pod->uid;
-          rec.node_uid = r->node->uid;
-          if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) {
-            stopped = true;  // no longer the leader, or stopping: nothing more this cycle
-            break;
-          }
-        }
-        if (stopped) break;
-      }
+  return order;
+}
+
+void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
+                       const std::vector<std::string>& order, double now, const Gate& gate,
+                       const Evicted& evicted, std::map<std::string, size_t>* acted,
+                       std::set<std::string>* tried) {
+  const UnderusedConfig& uc = cfg_.underused;
+  const int ri = std::isnan(uc.below[0]) ? 1 : 0;
+  // Not onto nodes that idle too (waiting out `for`, capped, being marked): their pods would
+  // only move again when their turn comes. Consolidation means the busier nodes take them.
+  std::set<std::string> exclude(c->plan.mark.begin(), c->plan.mark.end());
+  for (const auto& [name, since] : c->plan.below_since) exclude.insert(name);
+  const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, exclude);
+  std::vector<std::string> dest_names;
+  for (const ReliefInput* d : dest) dest_names.push_back(d->node->name);
+  auto cluster = ListNodes(order, dest_names, now);
+  if (!cluster) return;
+  Placement placement = PlacementOn(dest, &*cluster);
+  for (const std::string& n : order) {
+    const size_t room = RoomThisCycle();
+    if (room == 0) return;
+    tried->insert(n);
+    const ReliefInput* r = c->by_name.at(n);
+    size_t limited = 0;
+    const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now, &limited);
+    // Drained: nothing it may ever move is left; pods a limit holds back for now still count.
+    if (movable.empty() && limited == 0)
+      drained_.insert(n);
+    else
+      drained_.erase(n);
+    PodChoice choice = ChooseDrain(n, movable, room, &placement);
+    if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
+    for (auto& rep : c->reports)
+      if (rep.name == n) rep.picks = choice.picks.size();
+    for (const PodChoice::Pick& pick : choice.picks) {
+      EvictionRecord rec;
+      rec.pod = pick.pod->Key();
+      rec.node = n;
+      rec.to = pick.to;
+      rec.rule = kUnderusedRule;
+      rec.load = std::max(std::isfinite(r->load[0]) ? r->load[0] : 0,
+                          std::isfinite(r->load[1]) ? r->load[1] : 0);
+      rec.goal = uc.below[ri];
+      rec.at_wall = now;
+      rec.pod_uid = pick.pod->uid;
+      rec.node_uid = r->node->uid;
+      // False: no longer the leader, or stopping: nothing more this cycle.
+      if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) return;
     }
   }
+}
+
+void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now,
+                          const Gate& gate, const Evicted& evicted,
+                          std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
+  UnderuseCycle c = UnderuseInputs(nodes, now);
+  // The marks first: a node is drained only once the node cache has seen its mark (a later
+  // cycle), so the scheduler already steers the replacements elsewhere.
+  for (const std::string& n : c.plan.unmark) {
+    WriteUnderusedMark(c, n, false, now, gate);
+    drained_.erase(n);
+  }
+  // Only nodes that still carry the underused mark: one deleted, or whose mark the hot one
+  // replaced, must count against maxNodes again if it is ever marked anew.
+  std::set<std::string> ours;
+  for (const UnderuseNode& u : c.in)
+    if (u.ours) ours.insert(u.name);
+  for (auto it = drained_.begin(); it != drained_.end();)
+    it = ours.count(*it) ? std::next(it) : drained_.erase(it);
+  for (const std::string& n : c.plan.mark) WriteUnderusedMark(c, n, true, now, gate);
+
+  ReportUnderused(&c);
+  const std::vector<std::string> order = DrainOrder(&c, relieving, now);
+  if (!order.empty()) Drain(nodes, &c, order, now, gate, evicted, acted, tried);
   std::lock_guard<std::mutex> l(mu_);
-  report_.underused = std::move(reports);
+  report_.underused = std::move(c.reports);
 }
 
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,

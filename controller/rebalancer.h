@@ -187,6 +187,19 @@ class Rebalancer {
   void Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now, const Gate& gate,
                 const Evicted& evicted, std::map<std::string, size_t>* acted,
                 std::set<std::string>* tried);
+  // Its steps, in order: the plan (rebalance/underuse.h) from this cycle's nodes; each mark set
+  // or removed, with its log line and Event; the report of every node the plan names; the nodes
+  // to drain this cycle, within the limits (the others' reports say which limit); the drains.
+  struct UnderuseCycle;
+  UnderuseCycle UnderuseInputs(const std::vector<ReliefInput>& nodes, double now);
+  void WriteUnderusedMark(const UnderuseCycle& c, const std::string& node, bool set, double now,
+                          const Gate& gate);
+  void ReportUnderused(UnderuseCycle* c);
+  std::vector<std::string> DrainOrder(UnderuseCycle* c, bool relieving, double now);
+  void Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
+             const std::vector<std::string>& order, double now, const Gate& gate,
+             const Evicted& evicted, std::map<std::string, size_t>* acted,
+             std::set<std::string>* tried);
 
   // The limit that stops every eviction from `node` now (kNone: none).
   Limit NodeLimit(const std::string& node, double recorded_eviction_wall, double now);

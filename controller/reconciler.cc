@@ -224,46 +224,139 @@ void Reconciler::RefreshMatcher(const NodeSnapshot& snap) {
   matcher_topology_ = snap.topology;
 }
 
+// The queries of one cycle, sent: one per rule that is due (and its ageQuery), each decoding
+// straight into its accumulator.
+struct Reconciler::Queries {
+  std::vector<bool> due;  // rules[].interval: a rule not due reuses its last answer
+  std::vector<std::unique_ptr<MatchAccumulator>> acc;
+  std::vector<std::unique_ptr<UpdateAgeAccumulator>> ages;
+  std::vector<std::future<StatusOr<QueryResult>>> futures, age_futures;
+  std::vector<Stopwatch> started;
+};
+
+Reconciler::Queries Reconciler::SendQueries(TimePoint now, double now_wall) {
+  bool query_all = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::swap(query_all, query_all_);
+  }
+  Queries q;
+  q.due.resize(rules_.size());
+  for (size_t r = 0; r < rules_.size(); ++r)
+    q.due[r] = query_all || !answers_[r] ||
+               RuleDue(rules_[r], answers_[r]->started, now, options_.interval_seconds);
+  q.ages.resize(rules_.size());
+  q.age_futures.resize(rules_.size());
+  q.started.resize(rules_.size());
+  for (const auto& rule : rules_)
+    q.acc.push_back(std::make_unique<MatchAccumulator>(matcher_.get(), &rule, now_wall));
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    q.started[r] = Stopwatch();
+    if (asked_by_[r] != r || !q.due[r]) {  // a graded rule's level shares its rule's answer
+      q.futures.emplace_back();
+      continue;
+    }
+    q.futures.push_back(std::async(std::launch::async, [this, r, a = q.acc[r].get()] {
+      if (rules_[r].predict.enabled) return predictions_.Query(rules_[r], &label_filters_[r], a);
+      return prom_->Query(rules_[r].query, &label_filters_[r], a);
+    }));
+    if (rules_[r].age_query.empty()) continue;
+    q.ages[r] = std::make_unique<UpdateAgeAccumulator>(matcher_.get(), &rules_[r]);
+    q.age_futures[r] = std::async(std::launch::async, [this, r, a = q.ages[r].get()] {
+      return prom_->Query(rules_[r].age_query, &label_filters_[r], a);
+    });
+  }
+  return q;
+}
+
+void Reconciler::ReuseLastAnswer(size_t r, const std::vector<std::string_view>& names,
+                                 double now_wall, Evidence* ev, RuleReport* rr) {
+  const RuleAnswer& a = *answers_[r];
+  ev->matched[r] = ReuseAnswer(rules_[r], a, names, now_wall);
+  MaskOutOfScope(ev->applies[r], &ev->matched[r].values);
+  rr->ok = rr->reused = true;
+  rr->samples = a.samples;
+  rr->unmatched = a.unmatched;
+  rr->duplicates = a.duplicates;
+  rr->matched = rr->samples - rr->unmatched;
+  rr->too_old = ev->matched[r].stale.size();
+  ev->inputs[r].values = &ev->matched[r].values;
+}
+
+bool Reconciler::TakeAnswer(size_t r, Queries* q, const NodeSnapshot& snap,
+                            const std::vector<std::string_view>& names, TimePoint now,
+                            double now_wall, Evidence* ev, CycleReport* report) {
+  RuleReport& rr = report->rules[r];
+  auto res = q->futures[r].get();
+  if (q->age_futures[r].valid()) {
+    // Without its nodes' update times the rule cannot tell a fresh value from a dead pusher's:
+    // it counts as failed (verdicts kept for the grace time), not as having no values.
+    auto age = q->age_futures[r].get();
+    if (res.ok() && !age.ok()) res = age.status().Prepend("ageQuery");
+    if (age.ok()) {
+      report->phases.query = std::max(report->phases.query, age->fetch_seconds);
+      report->phases.decode += age->decode_seconds;
+    }
+  }
+  rr.query_seconds = q->started[r].Seconds();
+  durations_.ObserveQuery(rr.name, rr.query_seconds);
+  if (!res.ok()) {
+    rr.error = res.status().ToString();
+    ev->inputs[r].failed = true;
+    if (throttle_.ShouldLog("query:" + rr.name + ":" + StatusCodeName(res.status().code()),
+                            clock_->Now()))
+      LOG(WARNING) << "rule " << rr.name
+                   << ": query failed (keeping its last verdicts for the grace time): " << rr.error;
+    std::lock_guard<std::mutex> l(mu_);
+    ++counters_.query_errors[rr.name];
+    return false;
+  }
+  rr.ok = true;
+  rr.warnings = res->warnings;
+  rr.samples = res->sample_count;
+  report->phases.query = std::max(report->phases.query, res->fetch_seconds);
+  report->phases.decode += res->decode_seconds;  // includes matching: they are one pass
+  ev->matched[r] = std::move(q->acc[r]->result());
+  if (q->ages[r] != nullptr)
+    DropStaleValues(q->ages[r]->ages(), rules_[r].max_age_seconds, &ev->matched[r]);
+  rr.unmatched = ev->matched[r].unmatched;
+  rr.duplicates = ev->matched[r].duplicates;
+  rr.matched = rr.samples - rr.unmatched;
+  rr.too_old = ev->matched[r].stale.size();
+  if (rules_[r].interval_seconds > 0)
+    answers_[r] = KeepAnswer(rules_[r], now, now_wall, {names.begin(), names.end()}, ev->matched[r],
+                             q->ages[r] ? q->ages[r]->ages() : std::vector<double>{}, rr.samples);
+  MaskOutOfScope(ev->applies[r], &ev->matched[r].values);
+  ev->inputs[r].values = &ev->matched[r].values;
+  LogAnswerProblems(r, rr, ev->matched[r], snap, res->warnings);
+  return true;
+}
+
+void Reconciler::LogAnswerProblems(size_t r, const RuleReport& rr, const MatchedValues& matched,
+                                   const NodeSnapshot& snap,
+                                   const std::vector<std::string>& warnings) {
+  if (!warnings.empty() && throttle_.ShouldLog("warn:" + rr.name, clock_->Now()))
+    LOG(WARNING) << "rule " << rr.name << ": Prometheus warnings: " << warnings.front();
+  if (rr.unmatched > 0 && throttle_.ShouldLog("unmatched:" + rr.name, clock_->Now())) {
+    std::string ex;
+    for (const auto& n : matched.unmatched_names) ex += " " + n;
+    LOG(WARNING) << "rule " << rr.name << ": " << rr.unmatched
+                 << " series name no known node; they are ignored. e.g." << ex;
+  }
+  if (rr.too_old > 0 && throttle_.ShouldLog("too-old:" + rr.name, clock_->Now()))
+    LOG(WARNING) << "rule " << rr.name << ": " << rr.too_old << " node value(s) older than maxAge "
+                 << Num(rules_[r].max_age_seconds)
+                 << " s count as missing data (the pusher or exporter stopped?): "
+                 << DescribeStale(matched.stale, snap);
+}
+
 Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleReport* report) {
   // One query per rule, all at once: the cycle waits for the slowest, not the sum. Samples
   // stream straight into per-node values (decode and match fused, no Sample objects). A rule's
   // ageQuery runs alongside its query.
   const double now_wall = clock_->WallSeconds();
   const TimePoint now = clock_->Now();
-  bool query_all = false;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    std::swap(query_all, query_all_);
-  }
-  // rules[].interval: a rule not due reuses its last answer.
-  std::vector<bool> due(rules_.size());
-  for (size_t r = 0; r < rules_.size(); ++r)
-    due[r] = query_all || !answers_[r] ||
-             RuleDue(rules_[r], answers_[r]->started, now, options_.interval_seconds);
-  std::vector<std::unique_ptr<MatchAccumulator>> acc;
-  std::vector<std::unique_ptr<UpdateAgeAccumulator>> ages(rules_.size());
-  for (const auto& rule : rules_)
-    acc.push_back(std::make_unique<MatchAccumulator>(matcher_.get(), &rule, now_wall));
-  std::vector<std::future<StatusOr<QueryResult>>> futures;
-  std::vector<std::future<StatusOr<QueryResult>>> age_futures(rules_.size());
-  std::vector<Stopwatch> started(rules_.size());
-  const std::vector<size_t>& asked_by = asked_by_;
-  for (size_t r = 0; r < rules_.size(); ++r) {
-    started[r] = Stopwatch();
-    if (asked_by[r] != r || !due[r]) {  // a graded rule's level shares its rule's answer
-      futures.emplace_back();
-      continue;
-    }
-    futures.push_back(std::async(std::launch::async, [this, r, a = acc[r].get()] {
-      if (rules_[r].predict.enabled) return predictions_.Query(rules_[r], &label_filters_[r], a);
-      return prom_->Query(rules_[r].query, &label_filters_[r], a);
-    }));
-    if (rules_[r].age_query.empty()) continue;
-    ages[r] = std::make_unique<UpdateAgeAccumulator>(matcher_.get(), &rules_[r]);
-    age_futures[r] = std::async(std::launch::async, [this, r, a = ages[r].get()] {
-      return prom_->Query(rules_[r].age_query, &label_filters_[r], a);
-    });
-  }
+  Queries q = SendQueries(now, now_wall);
   Evidence ev;
   ev.matched.resize(rules_.size());
   ev.inputs.resize(rules_.size());
@@ -277,10 +370,10 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
     return labels;
   }());
   for (size_t r = 0; r < rules_.size(); ++r) {
-    if (const size_t b = asked_by[r]; b != r) {  // b < r: its answer is in
+    ev.inputs[r].applies = &ev.applies[r];
+    if (const size_t b = asked_by_[r]; b != r) {  // b < r: its answer is in
       report->rules[r] = report->rules[b];
       report->rules[r].name = rules_[r].name;
-      ev.inputs[r].applies = &ev.applies[r];
       ev.inputs[r].failed = ev.inputs[b].failed;
       failed += ev.inputs[r].failed ? 1 : 0;
       if (ev.inputs[b].values == nullptr) continue;
@@ -288,79 +381,11 @@ Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleRe
       ev.inputs[r].values = &ev.matched[r].values;
       continue;
     }
-    RuleReport& rr = report->rules[r];
-    rr.name = rules_[r].name;
-    ev.inputs[r].applies = &ev.applies[r];
-    if (!due[r]) {
-      const RuleAnswer& a = *answers_[r];
-      ev.matched[r] = ReuseAnswer(rules_[r], a, names, now_wall);
-      MaskOutOfScope(ev.applies[r], &ev.matched[r].values);
-      rr.ok = rr.reused = true;
-      rr.samples = a.samples;
-      rr.unmatched = a.unmatched;
-      rr.duplicates = a.duplicates;
-      rr.matched = rr.samples - rr.unmatched;
-      rr.too_old = ev.matched[r].stale.size();
-      ev.inputs[r].values = &ev.matched[r].values;
-      continue;
-    }
-    auto res = futures[r].get();
-    if (age_futures[r].valid()) {
-      // Without its nodes' update times the rule cannot tell a fresh value from a dead pusher's:
-      // it counts as failed (verdicts kept for the grace time), not as having no values.
-      auto age = age_futures[r].get();
-      if (res.ok() && !age.ok()) res = age.status().Prepend("ageQuery");
-      if (age.ok()) {
-        report->phases.query = std::max(report->phases.query, age->fetch_seconds);
-        report->phases.decode += age->decode_seconds;
-      }
-    }
-    rr.query_seconds = started[r].Seconds();
-    durations_.ObserveQuery(rr.name, rr.query_seconds);
-    if (!res.ok()) {
+    report->rules[r].name = rules_[r].name;
+    if (!q.due[r])
+      ReuseLastAnswer(r, names, now_wall, &ev, &report->rules[r]);
+    else if (!TakeAnswer(r, &q, snap, names, now, now_wall, &ev, report))
       ++failed;
-      rr.error = res.status().ToString();
-      ev.inputs[r].failed = true;
-      if (throttle_.ShouldLog("query:" + rr.name + ":" + StatusCodeName(res.status().code()),
-                              clock_->Now()))
-        LOG(WARNING) << "rule " << rr.name
-                     << ": query failed (keeping its last verdicts for the grace time): "
-                     << rr.error;
-      std::lock_guard<std::mutex> l(mu_);
-      ++counters_.query_errors[rr.name];
-      continue;
-    }
-    rr.ok = true;
-    rr.warnings = res->warnings;
-    rr.samples = res->sample_count;
-    report->phases.query = std::max(report->phases.query, res->fetch_seconds);
-    report->phases.decode += res->decode_seconds;  // includes matching: they are one pass
-    ev.matched[r] = std::move(acc[r]->result());
-    if (ages[r] != nullptr)
-      DropStaleValues(ages[r]->ages(), rules_[r].max_age_seconds, &ev.matched[r]);
-    rr.unmatched = ev.matched[r].unmatched;
-    rr.duplicates = ev.matched[r].duplicates;
-    rr.matched = rr.samples - rr.unmatched;
-    rr.too_old = ev.matched[r].stale.size();
-    if (rules_[r].interval_seconds > 0)
-      answers_[r] =
-          KeepAnswer(rules_[r], now, now_wall, {names.begin(), names.end()}, ev.matched[r],
-                     ages[r] ? ages[r]->ages() : std::vector<double>{}, rr.samples);
-    MaskOutOfScope(ev.applies[r], &ev.matched[r].values);
-    ev.inputs[r].values = &ev.matched[r].values;
-    if (!res->warnings.empty() && throttle_.ShouldLog("warn:" + rr.name, clock_->Now()))
-      LOG(WARNING) << "rule " << rr.name << ": Prometheus warnings: " << res->warnings.front();
-    if (rr.unmatched > 0 && throttle_.ShouldLog("unmatched:" + rr.name, clock_->Now())) {
-      std::string ex;
-      for (const auto& n : ev.matched[r].unmatched_names) ex += " " + n;
-      LOG(WARNING) << "rule " << rr.name << ": " << rr.unmatched
-                   << " series name no known node; they are ignored. e.g." << ex;
-    }
-    if (rr.too_old > 0 && throttle_.ShouldLog("too-old:" + rr.name, clock_->Now()))
-      LOG(WARNING) << "rule " << rr.name << ": " << rr.too_old
-                   << " node value(s) older than maxAge " << Num(rules_[r].max_age_seconds)
-                   << " s count as missing data (the pusher or exporter stopped?): "
-                   << DescribeStale(ev.matched[r].stale, snap);
   }
   report->all_queries_failed = !rules_.empty() && failed == rules_.size();
   return ev;

@@ -96,8 +96,8 @@ struct CyclePhases {
 // What the last cycle saw of every managed node, for the web page (GET /api/v1/state): its
 // value for each rule and its verdict. Built once per cycle and shared, never copied, by the
 // requests that read it. 41 bytes a node plus 8 per rule and node (a name over 15 characters
-// adds its length): 0.57 MB at 10,000 nodes and two rules (status_page_test,
-// StateJsonAt10000Nodes).
+// adds its length): 0.57 MB at 10,000 nodes and two rules (web_test,
+// StateJson.At10000Nodes).
 struct NodeTable {
   enum class State : uint8_t {
     kCold,
@@ -250,6 +250,18 @@ class Reconciler {
   bool MayRun(CycleReport* report);  // cache synced, leader; a new term resets the decider
   void RefreshMatcher(const NodeSnapshot& snap);
   Evidence QueryAndMatch(const NodeSnapshot& snap, CycleReport* report);
+  // QueryAndMatch's steps: every due rule's query (and ageQuery) sent at once; then per rule its
+  // last answer reused (not due: rules[].interval), or its answer taken in (false: it failed)
+  // with what deserves a log line about it.
+  struct Queries;
+  Queries SendQueries(TimePoint now, double now_wall);
+  void ReuseLastAnswer(size_t r, const std::vector<std::string_view>& names, double now_wall,
+                       Evidence* ev, RuleReport* rr);
+  bool TakeAnswer(size_t r, Queries* q, const NodeSnapshot& snap,
+                  const std::vector<std::string_view>& names, TimePoint now, double now_wall,
+                  Evidence* ev, CycleReport* report);
+  void LogAnswerProblems(size_t r, const RuleReport& rr, const MatchedValues& matched,
+                         const NodeSnapshot& snap, const std::vector<std::string>& warnings);
   NodeMarks ReadMarks(const NodeSnapshot& snap);
   std::vector<NodeDecision> Decide(const std::vector<NodeInput>& nodes, const Evidence& evidence,
                                    TimePoint now, CycleReport* report);

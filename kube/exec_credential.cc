@@ -127,12 +127,13 @@ StatusOr<ExecCredential> DecodeExecCredential(const std::string& out,
   return c;
 }
 
-StatusOr<PluginRun> RunPlugin(const ExecConfig& exec, const std::string& exec_info,
-                              double timeout_seconds) {
-  // Everything the child needs is built before it exists.
-  std::vector<std::string> argv_s{exec.command};
-  argv_s.insert(argv_s.end(), exec.args.begin(), exec.args.end());
-  std::vector<std::string> env_s;
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// The controller's environment without the variables the plugin is given (exec.env and
+// KUBERNETES_EXEC_INFO), then those.
+std::vector<std::string> PluginEnvironment(const ExecConfig& exec, const std::string& exec_info) {
   auto overridden = [&](const char* entry) {
     std::string_view e(entry);
     auto eq = e.find('=');
@@ -142,28 +143,42 @@ StatusOr<PluginRun> RunPlugin(const ExecConfig& exec, const std::string& exec_in
       if (n == name) return true;
     return false;
   };
+  std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-    if (!overridden(*e)) env_s.emplace_back(*e);
-  for (const auto& [n, v] : exec.env) env_s.push_back(n + "=" + v);
-  env_s.push_back("KUBERNETES_EXEC_INFO=" + exec_info);
-  std::vector<char*> argv, envp;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
+    if (!overridden(*e)) env.emplace_back(*e);
+  for (const auto& [n, v] : exec.env) env.push_back(n + "=" + v);
+  env.push_back("KUBERNETES_EXEC_INFO=" + exec_info);
+  return env;
+}
 
-  int out_pipe[2], err_pipe[2];
+// The null-terminated array posix_spawn takes for argv and envp; it points into `strings`.
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// The pipes of the plugin's stdout and stderr; none is left open when the second fails.
+Status OpenPipes(int out_pipe[2], int err_pipe[2]) {
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Status::Internal("exec plugin: pipe failed");
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     close(out_pipe[0]);
     close(out_pipe[1]);
     return Status::Internal("exec plugin: pipe failed");
   }
+  return Status::OK();
+}
+
+// Starts the plugin with stdin from /dev/null and its stdout and stderr on out_fd and err_fd.
+// Returns posix_spawnp's result: 0 when *pid runs.
+int SpawnPlugin(const std::vector<char*>& argv, const std::vector<char*>& envp, int out_fd,
+                int err_fd, pid_t* pid) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Its own process group, so that a timeout kills whatever the plugin started too; default
@@ -179,36 +194,23 @@ StatusOr<PluginRun> RunPlugin(const ExecConfig& exec, const std::string& exec_in
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+  int rc = posix_spawnp(pid, argv[0], &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  PluginRun run;
-  if (rc != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR) {
-      run.not_found = true;
-      run.err = std::strerror(rc);
-      return run;
-    }
-    return Status::Internal("exec plugin: cannot start \"" + exec.command +
-                            "\": " + std::strerror(rc));
-  }
+  return rc;
+}
 
-  using SteadyClock = std::chrono::steady_clock;
-  const auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
-                                                 std::chrono::duration<double>(timeout_seconds));
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&run.out, &run.err};
+// Reads the plugin's stdout and stderr (each bounded) until both are closed or the deadline
+// passes (run->timed_out); closes both.
+void ReadOutput(int out_fd, int err_fd, SteadyClock::time_point deadline, PluginRun* run) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&run->out, &run->err};
   int open_fds = 2;
-  while (open_fds > 0 && !run.timed_out) {
+  while (open_fds > 0 && !run->timed_out) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 0) {
-      run.timed_out = true;
+      run->timed_out = true;
       break;
     }
     int n = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
@@ -229,26 +231,63 @@ StatusOr<PluginRun> RunPlugin(const ExecConfig& exec, const std::string& exec_in
   }
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
-  // Output closed, but the process may linger (or have left a child holding nothing): wait for
-  // it within the same deadline.
+}
+
+// Reaps the plugin and sets run->exit_code. Its output is closed, but the process may linger (or
+// have left a child holding nothing): it is waited for within the same deadline, then killed with
+// its process group (run->timed_out).
+void WaitForExit(pid_t pid, SteadyClock::time_point deadline, PluginRun* run) {
   int wstatus = 0;
-  while (!run.timed_out) {
+  while (!run->timed_out) {
     pid_t w = waitpid(pid, &wstatus, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
     if (SteadyClock::now() >= deadline) {
-      run.timed_out = true;
+      run->timed_out = true;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (run.timed_out) {
+  if (run->timed_out) {
     kill(-pid, SIGKILL);
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    return run;
+    return;
   }
-  run.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+  run->exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+}
+
+}  // namespace
+
+StatusOr<PluginRun> RunPlugin(const ExecConfig& exec, const std::string& exec_info,
+                              double timeout_seconds) {
+  // Everything the child needs is built before it exists.
+  std::vector<std::string> argv_s{exec.command};
+  argv_s.insert(argv_s.end(), exec.args.begin(), exec.args.end());
+  std::vector<std::string> env_s = PluginEnvironment(exec, exec_info);
+  const std::vector<char*> argv = CStrings(argv_s), envp = CStrings(env_s);
+  int out_pipe[2], err_pipe[2];
+  RETURN_NOT_OK(OpenPipes(out_pipe, err_pipe));
+  pid_t pid = -1;
+  const int rc = SpawnPlugin(argv, envp, out_pipe[1], err_pipe[1], &pid);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  PluginRun run;
+  if (rc != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    if (rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR) {
+      run.not_found = true;
+      run.err = std::strerror(rc);
+      return run;
+    }
+    return Status::Internal("exec plugin: cannot start \"" + exec.command +
+                            "\": " + std::strerror(rc));
+  }
+  const auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                                 std::chrono::duration<double>(timeout_seconds));
+  ReadOutput(out_pipe[0], err_pipe[0], deadline, &run);
+  WaitForExit(pid, deadline, &run);
   return run;
 }
 

@@ -117,12 +117,71 @@ std::string At(const std::string& path, const YAML::Node& node) {
   return m.is_null() ? path : path + ":" + std::to_string(m.line + 1);
 }
 
+// An error in one users[].user.exec stanza, "file:line: <field><sub>: <problem>", at the node
+// concerned, or at the stanza when that node is missing.
+struct ExecErrors {
+  const std::string& path;
+  const YAML::Node& exec;
+  const std::string& field;
+  Status operator()(const YAML::Node& at, const std::string& sub,
+                    const std::string& problem) const {
+    return Status::InvalidArgument(At(path, at ? at : exec) + ": " + field + sub + ": " + problem);
+  }
+};
+
+// exec.args: a list of strings.
+Status ParseExecArgs(const YAML::Node& args, const ExecErrors& bad, std::vector<std::string>* out) {
+  if (!args.IsSequence()) return bad(args, ".args", "must be a list of strings");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].IsScalar())
+      return bad(args[i], ".args[" + std::to_string(i) + "]", "must be a string");
+    out->push_back(args[i].Scalar());
+  }
+  return Status::OK();
+}
+
+// exec.env: a list of {name, value}, added to the plugin's environment.
+Status ParseExecEnv(const YAML::Node& env, const ExecErrors& bad,
+                    std::vector<std::pair<std::string, std::string>>* out) {
+  if (!env.IsSequence()) return bad(env, ".env", "must be a list of {name, value}");
+  for (size_t i = 0; i < env.size(); ++i) {
+    const std::string sub = ".env[" + std::to_string(i) + "]";
+    const YAML::Node item = env[i];
+    if (!item.IsMap()) return bad(item, sub, "must be a mapping with name and value");
+    std::string name = Scalar(item, "name");
+    if (name.empty() || name.find('=') != std::string::npos)
+      return bad(item, sub + ".name", "must be a non-empty variable name without '='");
+    if (item["value"] && !item["value"].IsNull() && !item["value"].IsScalar())
+      return bad(item["value"], sub + ".value", "must be a string");
+    out->emplace_back(name, Scalar(item, "value"));
+  }
+  return Status::OK();
+}
+
+// exec.interactiveMode (`at`; *mode as read, "" when absent): required by v1, IfAvailable by
+// default for v1beta1, and never Always, since the controller has no terminal.
+Status CheckInteractiveMode(const YAML::Node& at, bool v1, const ExecErrors& bad,
+                            std::string* mode) {
+  if (mode->empty()) {
+    if (v1)
+      return bad(at, ".interactiveMode",
+                 "is required with client.authentication.k8s.io/v1 (Never or IfAvailable)");
+    *mode = "IfAvailable";
+  } else if (*mode == "Always") {
+    return bad(at, ".interactiveMode",
+               "Always needs a terminal, and the controller never has one: use Never or "
+               "IfAvailable");
+  } else if (*mode != "Never" && *mode != "IfAvailable") {
+    return bad(at, ".interactiveMode",
+               "\"" + *mode + "\" is not one of Never, IfAvailable, Always");
+  }
+  return Status::OK();
+}
+
 // users[].user.exec, checked field by field (client-go's rules for v1 and v1beta1).
 StatusOr<ExecConfig> ParseExec(const YAML::Node& exec, const std::string& path,
                                const std::string& field, const std::string& base_dir) {
-  auto bad = [&](const YAML::Node& at, const std::string& sub, const std::string& problem) {
-    return Status::InvalidArgument(At(path, at ? at : exec) + ": " + field + sub + ": " + problem);
-  };
+  const ExecErrors bad{path, exec, field};
   if (!exec.IsMap()) return bad(exec, "", "must be a mapping (apiVersion, command, ...)");
   auto scalar = [&](const char* key, std::string* out) -> Status {
     const YAML::Node v = exec[key];
@@ -146,46 +205,16 @@ StatusOr<ExecConfig> ParseExec(const YAML::Node& exec, const std::string& path,
   // A path with a separator is the kubeconfig author's file, next to the kubeconfig; a bare
   // name is looked up in $PATH when the plugin runs.
   if (e.command.find('/') != std::string::npos) e.command = Resolve(base_dir, e.command);
-  if (const YAML::Node args = exec["args"]; args && !args.IsNull()) {
-    if (!args.IsSequence()) return bad(args, ".args", "must be a list of strings");
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i].IsScalar())
-        return bad(args[i], ".args[" + std::to_string(i) + "]", "must be a string");
-      e.args.push_back(args[i].Scalar());
-    }
-  }
-  if (const YAML::Node env = exec["env"]; env && !env.IsNull()) {
-    if (!env.IsSequence()) return bad(env, ".env", "must be a list of {name, value}");
-    for (size_t i = 0; i < env.size(); ++i) {
-      const std::string sub = ".env[" + std::to_string(i) + "]";
-      const YAML::Node item = env[i];
-      if (!item.IsMap()) return bad(item, sub, "must be a mapping with name and value");
-      std::string name = Scalar(item, "name");
-      if (name.empty() || name.find('=') != std::string::npos)
-        return bad(item, sub + ".name", "must be a non-empty variable name without '='");
-      if (item["value"] && !item["value"].IsNull() && !item["value"].IsScalar())
-        return bad(item["value"], sub + ".value", "must be a string");
-      e.env.emplace_back(name, Scalar(item, "value"));
-    }
-  }
+  if (const YAML::Node args = exec["args"]; args && !args.IsNull())
+    RETURN_NOT_OK(ParseExecArgs(args, bad, &e.args));
+  if (const YAML::Node env = exec["env"]; env && !env.IsNull())
+    RETURN_NOT_OK(ParseExecEnv(env, bad, &e.env));
   if (const YAML::Node pci = exec["provideClusterInfo"]; pci && !pci.IsNull()) {
     if (!pci.IsScalar() || (pci.Scalar() != "true" && pci.Scalar() != "false"))
       return bad(pci, ".provideClusterInfo", "must be true or false");
     e.provide_cluster_info = pci.Scalar() == "true";
   }
-  if (e.interactive_mode.empty()) {
-    if (v1)
-      return bad(exec["interactiveMode"], ".interactiveMode",
-                 "is required with client.authentication.k8s.io/v1 (Never or IfAvailable)");
-    e.interactive_mode = "IfAvailable";
-  } else if (e.interactive_mode == "Always") {
-    return bad(exec["interactiveMode"], ".interactiveMode",
-               "Always needs a terminal, and the controller never has one: use Never or "
-               "IfAvailable");
-  } else if (e.interactive_mode != "Never" && e.interactive_mode != "IfAvailable") {
-    return bad(exec["interactiveMode"], ".interactiveMode",
-               "\"" + e.interactive_mode + "\" is not one of Never, IfAvailable, Always");
-  }
+  RETURN_NOT_OK(CheckInteractiveMode(exec["interactiveMode"], v1, bad, &e.interactive_mode));
   e.where = At(path, exec) + ": " + field;
   return e;
 }
@@ -215,6 +244,77 @@ YAML::Node FindFirst(const std::vector<Loaded>& files, const char* list, const s
   return YAML::Node();
 }
 
+// clusters[].cluster: the server's URL and what its TLS needs. `where` names the entry, `base_dir`
+// is its file's directory.
+Status ParseCluster(const YAML::Node& cluster, const std::string& where,
+                    const std::string& base_dir, RestConfig* cfg) {
+  cfg->server = Scalar(cluster, "server");
+  while (!cfg->server.empty() && cfg->server.back() == '/') cfg->server.pop_back();
+  if (cfg->server.empty()) return Status::InvalidArgument(where + ".server is not set");
+  if (cfg->server.rfind("https://", 0) != 0 && cfg->server.rfind("http://", 0) != 0)
+    return Status::InvalidArgument(where + ".server \"" + cfg->server +
+                                   "\" must start with https:// (or http://)");
+  if (Scalar(cluster, "proxy-url") != "")
+    return Status::InvalidArgument(where + ".proxy-url is not supported");
+  if (Scalar(cluster, "tls-server-name") != "")
+    return Status::InvalidArgument(where + ".tls-server-name is not supported");
+  cfg->tls.insecure_skip_verify = Scalar(cluster, "insecure-skip-tls-verify") == "true";
+  return LoadPem(cluster, "certificate-authority", where, base_dir, &cfg->tls.ca_pem);
+}
+
+// A user's client-certificate and client-key: both or neither, and checked against each other.
+Status LoadClientCertificate(const YAML::Node& user, const std::string& uwhere,
+                             const std::string& base_dir, TlsOptions* tls) {
+  RETURN_NOT_OK(LoadPem(user, "client-certificate", uwhere, base_dir, &tls->client_cert_pem));
+  RETURN_NOT_OK(LoadPem(user, "client-key", uwhere, base_dir, &tls->client_key_pem));
+  if (tls->client_cert_pem.empty() != tls->client_key_pem.empty())
+    return Status::InvalidArgument(uwhere +
+                                   ": client-certificate and client-key must be given together");
+  if (!tls->client_cert_pem.empty())
+    RETURN_NOT_OK(CheckClientCertificate(tls->client_cert_pem, tls->client_key_pem, uwhere));
+  return Status::OK();
+}
+
+// The context's user (users[].user, from the first file that defines it): its credentials.
+// `cwhere` names the context.
+Status ParseUser(const std::vector<Loaded>& files, const std::string& user_name,
+                 const std::string& cwhere, RestConfig* cfg) {
+  std::string user_path;
+  YAML::Node user = FindFirst(files, "users", user_name, "user", &user_path);
+  if (user_path.empty())  // (a missing entry's Node() still counts as defined)
+    return Status::InvalidArgument(cwhere + " names user \"" + user_name +
+                                   "\", which is not in users");
+  if (!user.IsMap()) return Status::OK();  // (an empty `user:`): no credentials
+  const std::string uwhere = user_path + ": users[" + user_name + "].user";
+  const std::string base = Dir(user_path);
+  if (user["auth-provider"])
+    return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
+  RETURN_NOT_OK(LoadClientCertificate(user, uwhere, base, &cfg->tls));
+  cfg->token = Scalar(user, "token");
+  std::string tf = Scalar(user, "tokenFile");
+  if (!tf.empty()) {
+    cfg->token_file = Resolve(base, tf);
+    if (!FileExists(cfg->token_file))
+      return Status::InvalidArgument(uwhere + ".tokenFile: cannot read file \"" + cfg->token_file +
+                                     "\"");
+  }
+  cfg->username = Scalar(user, "username");
+  cfg->password = Scalar(user, "password");
+  if (const YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
+    ASSIGN_OR_RETURN(cfg->exec,
+                     ParseExec(exec, user_path, "users[" + user_name + "].user.exec", base));
+    // Which credential would be sent is then a guess (client-go lets a static one win
+    // silently); say so instead.
+    if (!cfg->token.empty() || !cfg->token_file.empty() || !cfg->username.empty() ||
+        !cfg->tls.client_cert_pem.empty())
+      return Status::InvalidArgument(
+          cfg->exec.where +
+          ": cannot be combined with token, tokenFile, username or client-certificate in "
+          "the same user");
+  }
+  return Status::OK();
+}
+
 StatusOr<RestConfig> ResolveContext(const std::vector<Loaded>& files,
                                     const std::string& context_override,
                                     const std::string& all_paths) {
@@ -239,62 +339,8 @@ StatusOr<RestConfig> ResolveContext(const std::vector<Loaded>& files,
                                    "\", which is not in clusters");
   RestConfig cfg;
   const std::string where = cluster_path + ": clusters[" + cluster_name + "].cluster";
-  cfg.server = Scalar(cluster, "server");
-  while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
-  if (cfg.server.empty()) return Status::InvalidArgument(where + ".server is not set");
-  if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
-    return Status::InvalidArgument(where + ".server \"" + cfg.server +
-                                   "\" must start with https:// (or http://)");
-  if (Scalar(cluster, "proxy-url") != "")
-    return Status::InvalidArgument(where + ".proxy-url is not supported");
-  if (Scalar(cluster, "tls-server-name") != "")
-    return Status::InvalidArgument(where + ".tls-server-name is not supported");
-  cfg.tls.insecure_skip_verify = Scalar(cluster, "insecure-skip-tls-verify") == "true";
-  RETURN_NOT_OK(
-      LoadPem(cluster, "certificate-authority", where, Dir(cluster_path), &cfg.tls.ca_pem));
-  if (!user_name.empty()) {
-    std::string user_path;
-    YAML::Node user = FindFirst(files, "users", user_name, "user", &user_path);
-    const std::string uwhere = user_path + ": users[" + user_name + "].user";
-    const std::string base = Dir(user_path);
-    if (user_path.empty())  // (a missing entry's Node() still counts as defined)
-      return Status::InvalidArgument(cwhere + " names user \"" + user_name +
-                                     "\", which is not in users");
-    if (user.IsMap()) {
-      if (user["auth-provider"])
-        return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
-      RETURN_NOT_OK(LoadPem(user, "client-certificate", uwhere, base, &cfg.tls.client_cert_pem));
-      RETURN_NOT_OK(LoadPem(user, "client-key", uwhere, base, &cfg.tls.client_key_pem));
-      if (cfg.tls.client_cert_pem.empty() != cfg.tls.client_key_pem.empty())
-        return Status::InvalidArgument(
-            uwhere + ": client-certificate and client-key must be given together");
-      if (!cfg.tls.client_cert_pem.empty())
-        RETURN_NOT_OK(
-            CheckClientCertificate(cfg.tls.client_cert_pem, cfg.tls.client_key_pem, uwhere));
-      cfg.token = Scalar(user, "token");
-      std::string tf = Scalar(user, "tokenFile");
-      if (!tf.empty()) {
-        cfg.token_file = Resolve(base, tf);
-        if (!FileExists(cfg.token_file))
-          return Status::InvalidArgument(uwhere + ".tokenFile: cannot read file \"" +
-                                         cfg.token_file + "\"");
-      }
-      cfg.username = Scalar(user, "username");
-      cfg.password = Scalar(user, "password");
-      if (const YAML::Node exec = user["exec"]; exec && !exec.IsNull()) {
-        ASSIGN_OR_RETURN(cfg.exec,
-                         ParseExec(exec, user_path, "users[" + user_name + "].user.exec", base));
-        // Which credential would be sent is then a guess (client-go lets a static one win
-        // silently); say so instead.
-        if (!cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty() ||
-            !cfg.tls.client_cert_pem.empty())
-          return Status::InvalidArgument(
-              cfg.exec.where +
-              ": cannot be combined with token, tokenFile, username or client-certificate in "
-              "the same user");
-      }
-    }
-  }
+  RETURN_NOT_OK(ParseCluster(cluster, where, Dir(cluster_path), &cfg));
+  if (!user_name.empty()) RETURN_NOT_OK(ParseUser(files, user_name, cwhere, &cfg));
   bool has_credentials = !cfg.token.empty() || !cfg.token_file.empty() || !cfg.username.empty() ||
                          !cfg.exec.command.empty();
   if (has_credentials && cfg.server.rfind("http://", 0) == 0)

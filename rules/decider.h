@@ -149,8 +149,31 @@ class Decider {
     uint64_t generation = 0;
   };
 
+  // What a node's rules said in one Decide, for its verdict (Judge).
+  struct Tally {
+    bool in_scope = false;  // some rule applies to the node
+    bool evidence = false;  // some query succeeded this cycle
+    bool awaiting = false;  // some rule may still adopt the node
+  };
+
   static bool Over(const Rule& r, const EffectiveThresholds& t, double v);
   static bool Cleared(const Rule& r, const EffectiveThresholds& t, double v);
+
+  // Decide's steps, in the order they run for each node. Those run for every node or rule are
+  // inline (defined in decider.cc, their only user), so that Decide compiles to one loop again:
+  // out of line, they made it about 10 % slower (10,000 nodes, 4 rules).
+  inline bool Answered(const std::vector<RuleInput>& inputs, size_t r) const;
+  inline NodeState& StateOf(size_t i, const NodeInput& node, TimePoint now);
+  void StartTracking(const NodeInput& node, TimePoint now, NodeState* ns) const;
+  inline void DecideNode(TimePoint now, size_t i, const NodeInput& node,
+                         const std::vector<RuleInput>& inputs, bool answered_any, NodeState* ns,
+                         NodeDecision* d) const;
+  static inline void Observe(const Rule& rule, const EffectiveThresholds& t, double v,
+                             TimePoint now, bool labelled, bool owners_recorded, RuleState* st);
+  static inline void NoValue(Duration grace, bool answered, TimePoint now, RuleState* st);
+  inline size_t HottestLevel(const std::vector<Hold>& holds) const;
+  static inline Verdict Judge(const Tally& tally, bool held, bool answered_any);
+  void ForgetDeparted(size_t node_count);
 
   std::vector<Rule> rules_;
   Duration grace_;

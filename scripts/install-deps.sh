@@ -6,7 +6,7 @@
 # On a fresh Debian 12 (scripts/fresh-debian.sh checks it there) this installs:
 #   - the packages in PKGS below, from Debian's archive;
 #   - for the tests only, from Debian's archive: Chromium, ChromeDriver and Selenium (the web
-#     page's browser test); kubernetes-client (kubectl 1.20) when no kubectl is on the PATH, and
+#     page's browser test), llvm (llvm-symbolizer, for the sanitizer passes); kubernetes-client (kubectl 1.20) when no kubectl is on the PATH, and
 #     nodejs (18) and npm when no Node.js is -- a newer kubectl or Node.js on the PATH is used as
 #     it is, the suite passes with both;
 #   - for the tests only, from the npm registry: the admission-policy test's CEL evaluator,
@@ -21,6 +21,9 @@ PKGS=(build-essential cmake ninja-build pkg-config curl openssl libssl-dev procp
       tzdata)
 if ! $demo; then
   PKGS+=(chromium chromium-driver python3-selenium)
+  # llvm-symbolizer: the sanitizer passes name functions with it, and test/tsan.supp's suppressions
+  # match function names (without it a known libc race in tzset is reported as a failure).
+  PKGS+=(llvm)
   # Real clients the simulator and the admission policy are checked with; the demo runs neither.
   command -v kubectl >/dev/null || PKGS+=(kubernetes-client)
   { command -v node >/dev/null && command -v npm >/dev/null; } || PKGS+=(nodejs npm)

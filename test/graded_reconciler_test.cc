@@ -8,7 +8,8 @@
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/fake_prometheus.h"
-#include "web/status_page.h"
+#include "web/nodes_json.h"
+#include "web/state_json.h"
 
 namespace ds {
 namespace {

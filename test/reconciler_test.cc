@@ -8,6 +8,7 @@
 
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
+#include "test/fakes/fake_leadership.h"
 #include "test/fakes/fake_prometheus.h"
 
 namespace ds {
@@ -457,27 +458,8 @@ TEST_F(ReconcilerTest, SkipsUntilCacheSynced) {
   EXPECT_EQ(prom_.calls("cpu_pct"), 0);
 }
 
-// A Leadership the test flips by hand; `allow_checks` bounds how many IsLeader() calls say yes.
-class ScriptedLeadership : public Leadership {
- public:
-  bool IsLeader() const override {
-    int c = checks++;
-    if (allow_checks >= 0 && c >= allow_checks) return false;
-    // Another replica led in between: this one is leader again, in a newer term.
-    if (new_term_after_checks >= 0 && c >= new_term_after_checks) newer_term = term + 1;
-    return leader;
-  }
-  uint64_t Term() const override { return newer_term != 0 ? newer_term.load() : term; }
-  bool leader = false;
-  uint64_t term = 0;
-  int allow_checks = -1;               // -1: no bound
-  int new_term_after_checks = -1;      // -1: the term stays
-  mutable std::atomic<int> checks{0};  // asked from every writer thread
-  mutable std::atomic<uint64_t> newer_term{0};
-};
-
 TEST_F(ReconcilerTest, StandbyQueriesAndWritesNothing) {
-  ScriptedLeadership lead;
+  FakeLeadership lead;
   Build();
   rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
   prom_.SetValues("cpu_pct", {{"node-1", 95}});
@@ -495,7 +477,7 @@ TEST_F(ReconcilerTest, StandbyQueriesAndWritesNothing) {
 // The duration histograms (/metrics): one observation per cycle that ran, none for a standby's,
 // and one per rule query, failed ones too.
 TEST_F(ReconcilerTest, ObservesTheDurationOfEachCycleThatRanAndOfEachRuleQuery) {
-  ScriptedLeadership lead;
+  FakeLeadership lead;
   Build();
   rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, &lead);
   Cycle();
@@ -517,7 +499,7 @@ TEST_F(ReconcilerTest, ObservesTheDurationOfEachCycleThatRanAndOfEachRuleQuery) 
 }
 
 TEST_F(ReconcilerTest, NoWriteStartsAfterLeadershipEnds) {
-  ScriptedLeadership lead;
+  FakeLeadership lead;
   lead.leader = true;
   lead.term = 1;
   lead.allow_checks = 1;  // the cycle starts as leader; the renew deadline passes before the write
@@ -531,7 +513,7 @@ TEST_F(ReconcilerTest, NoWriteStartsAfterLeadershipEnds) {
 }
 
 TEST_F(ReconcilerTest, WritesBelongToTheTermTheyWerePlannedIn) {
-  ScriptedLeadership lead;
+  FakeLeadership lead;
   lead.leader = true;
   lead.term = 1;
   // Check 0 starts the cycle, checks 1-3 let node-1's write start, wait and leave; from check 4
@@ -609,7 +591,7 @@ TEST_F(ReconcilerTest, ProgressMovesDuringAWritePhase) {
 
 TEST_F(ReconcilerTest, NewTermStartsFromAFreshState) {
   cfg_.rules[0].for_seconds = 25;
-  ScriptedLeadership lead;
+  FakeLeadership lead;
   lead.leader = true;
   lead.term = 1;
   Build();

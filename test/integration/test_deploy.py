@@ -819,7 +819,7 @@ PROMQL_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\{[^}]*\}|[A-Za-z_:][\w
 
 def exported_metrics():
     """{name: (type, label names)} for every metric the /metrics handler writes, read from its golden
-    rendering (test/testdata/golden/metrics.txt: status_page_test renders it from a view that sets
+    rendering (test/testdata/golden/metrics.txt: web_test renders it from a view that sets
     every family): the `# TYPE` lines, and the label keys of each family's samples (a histogram's
     _bucket, _sum and _count series are its own; `le` is not counted as a label of it)."""
     with open(os.path.join(ROOT, "test", "testdata", "golden", "metrics.txt")) as f:

@@ -721,7 +721,12 @@ ApiError Store::Delete(const std::string& name, std::string* out) {
 uint64_t Store::EventsAfter(uint64_t from, int timeout_ms, std::vector<Event>* out, bool* expired) {
   std::unique_lock<std::mutex> l(mu_);
   *expired = false;
-  auto ready = [&] { return rv_ > from || from < compacted_rv_; };
+  // A node event after `from`, not merely a newer resourceVersion: rv_ is the cluster's, moved
+  // by every Lease, Pod and Event write too, and a watch woken by those would find nothing to
+  // send and ask again at once -- a busy loop for as long as no node changes.
+  auto ready = [&] {
+    return from < compacted_rv_ || (!events_.empty() && events_.back().rv > from);
+  };
   if (!ready()) cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), ready);
   if (from < compacted_rv_) {
     *expired = true;

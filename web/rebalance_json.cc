@@ -1,0 +1,144 @@
+#include "web/rebalance_json.h"
+
+#include "common/rfc3339.h"
+#include "web/json_values.h"
+
+namespace ds {
+namespace {
+
+void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
+  w.StartObject();
+  w.Key("name");
+  WriteString(w, n.name);
+  w.Key("qualification");
+  WriteString(w, n.qualification);
+  if (!n.rule.empty()) {
+    w.Key("rule");
+    WriteString(w, n.rule);
+    w.Key("load");
+    WriteNumber(w, n.load);
+    w.Key("goal");
+    WriteNumber(w, n.goal);
+    w.Key("loadAfter");
+    WriteNumber(w, n.load_after);
+  }
+  if (!n.limit.empty()) {
+    w.Key("limitedBy");
+    WriteString(w, n.limit);
+  }
+  w.Key("candidates");
+  w.Uint64(n.candidates);
+  w.Key("picks");
+  w.Uint64(n.picks);
+  w.Key("noFit");
+  w.Uint64(n.no_fit);
+  w.Key("markHeld");
+  w.Bool(n.held);
+  w.EndObject();
+}
+
+void WriteEviction(JsonWriter& w, const EvictionRecord& e) {
+  w.StartObject();
+  w.Key("pod");
+  WriteString(w, e.pod);
+  w.Key("node");
+  WriteString(w, e.node);
+  w.Key("result");
+  WriteString(w, e.result);
+  w.Key("to");
+  WriteString(w, e.to);
+  w.Key("rule");
+  WriteString(w, e.rule);
+  w.Key("usage");
+  WriteNumber(w, e.usage);
+  w.Key("load");
+  WriteNumber(w, e.load);
+  w.Key("goal");
+  WriteNumber(w, e.goal);
+  w.Key("at");
+  WriteString(w, FormatRfc3339(e.at_wall));
+  w.EndObject();
+}
+
+void WriteUnderused(JsonWriter& w, const UnderusedNodeReport& u) {
+  w.StartObject();
+  w.Key("name");
+  WriteString(w, u.name);
+  w.Key("state");
+  WriteString(w, u.state);
+  w.Key("cpu");
+  WriteNumber(w, u.load[0]);
+  w.Key("memory");
+  WriteNumber(w, u.load[1]);
+  if (u.below_since_wall > 0) {
+    w.Key("belowSince");
+    WriteString(w, FormatRfc3339(u.below_since_wall));
+  }
+  if (!u.limit.empty()) {
+    w.Key("limitedBy");
+    WriteString(w, u.limit);
+  }
+  w.Key("picks");
+  w.Uint64(u.picks);
+  w.EndObject();
+}
+
+void WriteFigures(JsonWriter& w, const EffectFigures& f) {
+  w.StartObject();
+  w.Key("episodes");
+  w.Uint64(f.episodes);
+  w.Key("episodesEvicted");
+  w.Uint64(f.episodes_evicted);
+  w.Key("episodesJudged");
+  w.Uint64(f.episodes_judged);
+  w.Key("episodesRelieved");
+  w.Uint64(f.episodes_relieved);
+  w.Key("evictions");
+  w.Uint64(f.evictions);
+  w.Key("replacements");
+  w.Uint64(f.replacements);
+  w.Key("bounceBacks");
+  w.Uint64(f.bounce_backs);
+  w.Key("discoveryRate");
+  WriteNumber(w, f.DiscoveryRate());
+  w.Key("evictionRate");
+  WriteNumber(w, f.EvictionRate());
+  w.Key("effectiveness");
+  WriteNumber(w, f.Effectiveness());
+  w.EndObject();
+}
+
+// Each element of `items` as written by `write`, as an array under `key`.
+template <typename Items, typename Write>
+void WriteArray(JsonWriter& w, const char* key, const Items& items, Write write) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& item : items) write(w, item);
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string RenderRebalanceJson(const ControllerView& view) {
+  rapidjson::StringBuffer sb;
+  JsonWriter w(sb);
+  w.StartObject();
+  w.Key("enabled");
+  w.Bool(view.rebalance.has_value());
+  if (view.rebalance) {
+    const RebalanceReport& r = *view.rebalance;
+    w.Key("dryRun");
+    w.Bool(r.dry_run);
+    WriteArray(w, "nodes", r.nodes, WriteNode);
+    WriteArray(w, "evictions", r.recent, WriteEviction);
+    WriteArray(w, "underused", r.underused, WriteUnderused);
+    w.Key("figures");
+    WriteFigures(w, r.figures);
+    w.Key("podLists");
+    w.Uint64(r.pod_lists);
+  }
+  w.EndObject();
+  return JsonBody(sb);
+}
+
+}  // namespace ds

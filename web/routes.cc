@@ -1,0 +1,186 @@
+#include "web/routes.h"
+
+#include "common/json_util.h"
+#include "web/metrics.h"
+#include "web/nodes_json.h"
+#include "web/rebalance_json.h"
+#include "web/state_json.h"
+#include "web/web_assets.h"
+
+namespace ds {
+namespace {
+
+WebResponse Text(int status, std::string body) {
+  WebResponse r;
+  r.status = status;
+  r.body = std::move(body) + "\n";
+  return r;
+}
+
+// Compares without an early exit, so the time taken does not tell how much of a guess was right.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+WebResponse Webhook(const WebRequest& req, const std::function<void()>& trigger,
+                    const std::string& webhook_token,
+                    const std::function<void(std::vector<Labels>)>& alerted) {
+  if (req.method != "POST") {
+    WebResponse r = Text(405, "method not allowed; use POST");
+    r.headers.push_back("Allow: POST");
+    return r;
+  }
+  if (!webhook_token.empty() && !SameSecret(req.authorization, "Bearer " + webhook_token)) {
+    WebResponse r = Text(401, "unauthorized: the webhook needs its bearer token");
+    r.headers.push_back("WWW-Authenticate: Bearer");
+    return r;
+  }
+  if (alerted) alerted(FiringAlerts(req.body));
+  trigger();
+  return Text(202, "evaluation triggered");
+}
+
+bool IsGetPath(const std::string& path) {
+  static const char* kGetPaths[] = {"/status",    "/healthz",    "/nodes",
+                                    "/metrics",   "/rebalance",  "/",
+                                    "/ui/app.js", "/ui/app.css", "/api/v1/state"};
+  for (const char* p : kGetPaths)
+    if (path == p) return true;
+  return false;
+}
+
+WebResponse Readiness(const ControllerView& view) {
+  std::string why = NotReadyReason(view);
+  if (!why.empty()) return Text(503, why);
+  // Still ready: the running rules keep working. But whoever looks should learn that the
+  // file they changed is not what runs.
+  const std::string note =
+      view.reload.last_ok
+          ? ""
+          : "; rule file change refused (the running rules are kept): " + view.reload.last_error;
+  if (view.leader_election && !view.is_leader)
+    return Text(200,
+                "ok: standby, the lease is held by " +
+                    (view.leader_holder.empty() ? std::string("nobody yet") : view.leader_holder) +
+                    note);
+  return Text(200, "ok" + note);
+}
+
+WebResponse Liveness(const ControllerView& view) {
+  // Judged on the loop's progress, not on whole cycles: a long write phase (hundreds of
+  // changes against a slow API server) is alive and must not be killed mid-write.
+  if (view.seconds_since_progress > 3 * view.interval_seconds + 60)
+    return Text(503, "evaluation loop stalled: no progress for " +
+                         std::to_string(static_cast<long>(view.seconds_since_progress)) + " s");
+  return Text(200, "ok");
+}
+
+WebResponse Asset(const WebAsset& a) {
+  WebResponse r;
+  r.content_type = a.content_type;
+  r.body = a.body;
+  // The page runs only its own script and talks only to this server: a node name that got
+  // past the page's escaping still could not load or send anything.
+  r.headers.push_back(
+      "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
+      "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+      "frame-ancestors 'none'");
+  r.headers.push_back("X-Content-Type-Options: nosniff");
+  return r;
+}
+
+// /api/v1/state, /nodes, /rebalance or /metrics: the rendered body.
+WebResponse Rendered(const std::string& path, const ControllerView& view) {
+  WebResponse r;
+  if (path == "/api/v1/state") {
+    r.content_type = "application/json";
+    r.body = RenderStateJson(view);
+    r.headers.push_back("Cache-Control: no-store");
+  } else if (path == "/nodes") {
+    r.content_type = "application/json";
+    r.body = RenderNodesJson(view);
+  } else if (path == "/rebalance") {
+    r.content_type = "application/json";
+    r.body = RenderRebalanceJson(view);
+  } else {
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = RenderMetrics(view);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string NotReadyReason(const ControllerView& v) {
+  if (!v.cache_synced)
+    return "node cache not synced" + (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
+  // A cache that stopped hearing from the API server decides on a frozen view of the nodes.
+  if (v.cache_stale)
+    return "node cache stale: no successful list or watch event for " +
+           std::to_string(static_cast<long>(v.cache_seconds_since_progress)) + " s" +
+           (v.cache_error.empty() ? std::string() : ": " + v.cache_error);
+  if (v.seconds_since_cycle < 0) return "no evaluation cycle has run yet";
+  if (v.last_cycle.standby) return "";  // a standby queries nothing; its cache is what it serves
+  // Readiness wants fresh decisions, so it looks at whole cycles; liveness (/healthz) only asks
+  // whether the loop still moves.
+  if (v.seconds_since_cycle > 3 * v.interval_seconds + 60)
+    return "evaluation loop stalled: last cycle ended " +
+           std::to_string(static_cast<long>(v.seconds_since_cycle)) + " s ago";
+  if (v.last_cycle.all_queries_failed) {
+    std::string err = v.last_cycle.rules.empty() ? "" : v.last_cycle.rules.front().error;
+    return std::string("every rule's query failed in the last cycle (Prometheus unreachable?)") +
+           (v.last_cycle.releasing ? ", releasing the marks (onPrometheusDown: release)" : "") +
+           ": " + err;
+  }
+  return "";
+}
+
+std::vector<Labels> FiringAlerts(const std::string& body) {
+  std::vector<Labels> out;
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseIterativeFlag>(body.c_str(), body.size());
+  if (d.HasParseError() || !d.IsObject()) return out;
+  const auto* alerts = JsonMember(d, "alerts");
+  if (alerts == nullptr || !alerts->IsArray()) return out;
+  for (const auto& a : alerts->GetArray()) {
+    if (out.size() == kMaxAlerts) break;
+    if (!a.IsObject()) continue;
+    const auto* status = JsonMember(a, "status");
+    if (status != nullptr && (!status->IsString() || std::string(status->GetString()) != "firing"))
+      continue;  // resolved: nothing to relieve
+    const auto* labels = JsonMember(a, "labels");
+    if (labels == nullptr || !labels->IsObject()) continue;
+    Labels l;
+    for (const auto& m : labels->GetObject())
+      if (m.value.IsString())
+        l.emplace_back(std::string(m.name.GetString(), m.name.GetStringLength()),
+                       std::string(m.value.GetString(), m.value.GetStringLength()));
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
+                          const std::function<void()>& trigger, const std::string& webhook_token,
+                          const std::function<void(std::vector<Labels>)>& alerted) {
+  if (req.content_length > kMaxRequestBody) return Text(413, "request body too large");
+  if (req.path == "/webhook") return Webhook(req, trigger, webhook_token, alerted);
+  if (!IsGetPath(req.path))
+    return Text(404,
+                "not found; endpoints: / /api/v1/state /status /healthz /nodes /metrics /rebalance "
+                "/webhook");
+  if (req.method != "GET" && req.method != "HEAD") {
+    WebResponse r = Text(405, "method not allowed; use GET");
+    r.headers.push_back("Allow: GET, HEAD");
+    return r;
+  }
+  if (req.path == "/status") return Readiness(view);
+  if (req.path == "/healthz") return Liveness(view);
+  if (const WebAsset* a = FindWebAsset(req.path)) return Asset(*a);
+  return Rendered(req.path, view);
+}
+
+}  // namespace ds
