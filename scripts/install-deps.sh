@@ -6,9 +6,10 @@
 # On a fresh Debian 12 (scripts/fresh-debian.sh checks it there) this installs:
 #   - the packages in PKGS below, from Debian's archive;
 #   - for the tests only, from Debian's archive: Chromium, ChromeDriver and Selenium (the web
-#     page's browser test), llvm (llvm-symbolizer, for the sanitizer passes); kubernetes-client (kubectl 1.20) when no kubectl is on the PATH, and
-#     nodejs (18) and npm when no Node.js is -- a newer kubectl or Node.js on the PATH is used as
-#     it is, the suite passes with both;
+#     page's browser test); llvm and libc6-dbg (symbols for the sanitizer passes' suppressions);
+#     kubernetes-client (kubectl 1.20) when no kubectl is on the PATH, and nodejs (18) and npm when
+#     no Node.js is -- a newer kubectl or Node.js on the PATH is used as it is, the suite passes
+#     with both;
 #   - for the tests only, from the npm registry: the admission-policy test's CEL evaluator,
 #     `npm ci` in test/admission (the version pinned in its package-lock.json).
 set -euo pipefail
@@ -21,9 +22,10 @@ PKGS=(build-essential cmake ninja-build pkg-config curl openssl libssl-dev procp
       tzdata)
 if ! $demo; then
   PKGS+=(chromium chromium-driver python3-selenium)
-  # llvm-symbolizer: the sanitizer passes name functions with it, and test/tsan.supp's suppressions
-  # match function names (without it a known libc race in tzset is reported as a failure).
-  PKGS+=(llvm)
+  # llvm-symbolizer and libc's symbols: the sanitizer passes name functions with them, and
+  # test/tsan.supp matches function names -- its one entry is inside libc (tzset_internal, which
+  # glog calls from several threads), so without both that known report fails the TSan pass.
+  PKGS+=(llvm libc6-dbg)
   # Real clients the simulator and the admission policy are checked with; the demo runs neither.
   command -v kubectl >/dev/null || PKGS+=(kubernetes-client)
   { command -v node >/dev/null && command -v npm >/dev/null; } || PKGS+=(nodejs npm)
