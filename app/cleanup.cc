@@ -1,9 +1,10 @@
 #include "app/cleanup.h"
 
+#include <atomic>
 #include <optional>
 
 #include "app/options.h"
-#include "controller/rate_limiter.h"
+#include "controller/node_writer.h"
 #include "rules/ownership.h"
 
 namespace ds {
@@ -61,7 +62,13 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& graded,
 StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const CleanupOptions& o,
                                    std::ostream& out) {
   CleanupCounts c;
-  RateLimiter limiter(o.qps, o.qps, clock);
+  // The same writer as the controller's, so the same limits: the rate, retries of a brownout, the
+  // server's Retry-After. Its dry-run is never reached: this prints what it would do itself.
+  WriteLimits limits;
+  limits.qps = o.qps;
+  limits.burst = o.qps;
+  limits.concurrency = 1;
+  NodeWriter writer(limits, o.mark, kube, clock);
   const std::atomic<bool> never{false};
   std::string cont;
   do {
@@ -79,25 +86,29 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
         out << "node " << n.name << ": would " << what << "\n";
         continue;
       }
-      limiter.Acquire(&never);
-      auto res = kube->PatchNode(n.name, *step.edit);
-      if (res.ok()) {
-        ++(step.edit->label.op == NodeEdit::Op::kRemove || step.edit->set_taints ? c.unmarked
-                                                                                 : c.forgotten);
-        out << "node " << n.name << ": " << what << ": done\n";
-      } else if ((step.edit->label.op == NodeEdit::Op::kRemove &&
-                  RemovalFoundChanges(res.status())) ||
-                 (step.edit->set_taints && res.status().code() == StatusCode::kConflict)) {
-        ++c.changed;
-        out << "node " << n.name
-            << ": changed since it was listed; left alone (run again): " << res.status().message()
-            << "\n";
-      } else if (res.status().code() == StatusCode::kNotFound) {
-        out << "node " << n.name << ": deleted meanwhile\n";
-      } else {
-        ++c.failed;
-        out << "node " << n.name << ": could not " << what << ": " << res.status().ToString()
-            << "\n";
+      const bool unmarks = step.edit->label.op == NodeEdit::Op::kRemove || step.edit->set_taints;
+      const EditOutcome res =
+          writer.WriteEdit(NodeWrite{n.name, *step.edit, "-cleanup", !unmarks}, {}, &never);
+      switch (res.end) {
+        case WriteEnd::kWritten:
+          ++(unmarks ? c.unmarked : c.forgotten);
+          out << "node " << n.name << ": " << what << ": done\n";
+          break;
+        case WriteEnd::kChanged:
+          ++c.changed;
+          out << "node " << n.name
+              << ": changed since it was listed; left alone (run again): " << res.status.message()
+              << "\n";
+          break;
+        case WriteEnd::kGone:
+          out << "node " << n.name << ": deleted meanwhile\n";
+          break;
+        case WriteEnd::kRefused:
+        case WriteEnd::kRetryLater:
+          ++c.failed;
+          out << "node " << n.name << ": could not " << what << ": " << res.status.ToString()
+              << "\n";
+          break;
       }
     }
     cont = page.continue_token;

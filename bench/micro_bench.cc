@@ -323,9 +323,14 @@ void BM_RebalanceStep10kNodes300kPods(benchmark::State& state) {
       nodes[i].holding = {HoldingRule{"cpu", Rule::Resource::kCpu, 95, 60}};
     }
   }
+  NodeWriter writer(WriteLimits{}, Mark{}, &api, &clock);
+  const std::atomic<bool> never{false};
+  ReliefWrites io;
+  io.writer = &writer;
+  io.stop = &never;
   for (auto _ : state) {
     clock.AdvanceSeconds(10);
-    rebalancer.Relieve(nodes, {}, [] { return true; });
+    rebalancer.Relieve(nodes, {}, io);
   }
   const double cycles = static_cast<double>(state.iterations());
   state.counters["evictions_per_cycle"] = static_cast<double>(api.evictions) / cycles;

@@ -427,12 +427,14 @@ size_t Rebalancer::RoomThisCycle() const {
 }
 
 void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now,
-                        const Evicted& evicted) {
+                        const ReliefWrites& io) {
   budget_.Record(pod);
   NodeState& s = state_[node];
   s.in_flight.emplace(pod.Id(), InFlight{pod.ns, pod.name, now});
   s.last_eviction_wall = now;
-  if (evicted) evicted(node, now);
+  // In the node's record too, for a new leader: only a node with our mark has one, so a drain
+  // (the underused mark has no record) is not recorded.
+  if (io.records != nullptr) io.records->Write(node, now, io.hooks, io.stop);
 }
 
 void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
@@ -442,8 +444,8 @@ void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
   }
 }
 
-bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& gate,
-                          const Evicted& evicted, std::map<std::string, size_t>* acted) {
+bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWrites& io,
+                          std::map<std::string, size_t>* acted) {
   const std::string& name = rec.node;
   const double now = rec.at_wall;
   if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
@@ -458,19 +460,20 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
     LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
               << Why(rec) << UsageNote(rec) << "); its replacement fits on " << rec.to;
   } else {
+    const Gate& gate = io.hooks.gate;
     if (gate && !gate()) return false;  // not the leader of this term any more, or stopping
     EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
     rec.result = ResultName(res.kind);
     switch (res.kind) {
       case EvictionResult::Kind::kEvicted:
-        Charge(pod, name, now, evicted);
+        Charge(pod, name, now, io);
         ExpectReplacement(pod, rec.to);
         if (rec.rule != kUnderusedRule) {  // the effect figures are about hot nodes
           if (!pod.Workload().empty() && !pod.labels.empty())
             pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
           effect_.OnEviction(name, pod.Workload(), now);
         }
-        Announce(rec, gate);
+        Announce(rec, io);
         LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " (" << Why(rec)
                   << UsageNote(rec) << "); its replacement fits on " << rec.to;
         break;
@@ -493,7 +496,7 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& ga
         // eviction, so a retry or a new leader cannot exceed the limits. Only a request never
         // sent is free.
         if (res.status.code() != StatusCode::kCancelled) {
-          Charge(pod, name, now, evicted);
+          Charge(pod, name, now, io);
           ExpectReplacement(pod, rec.to);
         }
         if (throttle_.ShouldLog("evict-error", clock_->Now()))
@@ -528,8 +531,8 @@ std::string Rebalancer::Why(const EvictionRecord& r) {
 }
 
 bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
-                            std::map<std::string, Hot> relieve, double now, const Gate& gate,
-                            const Evicted& evicted, std::vector<RebalanceNodeReport>* reports,
+                            std::map<std::string, Hot> relieve, double now, const ReliefWrites& io,
+                            std::vector<RebalanceNodeReport>* reports,
                             std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
   // The nodes furthest over their goal first, as many as this cycle's evictions allow: each is
   // listed and queried, so the work per cycle is bounded by the limits, not by the hot nodes.
@@ -602,7 +605,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
       rec.at_wall = now;
       rec.pod_uid = pick.pod->uid;
       rec.node_uid = hot.in->node->uid;
-      if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) return false;
+      if (!EvictOne(*pick.pod, std::move(rec), io, acted)) return false;
     }
   }
   return true;
@@ -650,7 +653,7 @@ Rebalancer::UnderuseCycle Rebalancer::UnderuseInputs(const std::vector<ReliefInp
 }
 
 void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& node, bool set,
-                                    double now, const Gate& gate) {
+                                    double now, const ReliefWrites& io) {
   const UnderusedConfig& uc = cfg_.underused;
   NodeEdit edit;
   edit.label.op = set ? NodeEdit::Op::kSet : NodeEdit::Op::kRemove;
@@ -660,16 +663,18 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
     LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on " << node;
     return;
   }
-  if (gate && !gate()) return;
-  auto res = kube_->PatchNode(node, edit, gate);
+  NodeWrite w{node, edit, set ? "below every bound of rebalance.underused" : "no longer underused"};
+  const EditOutcome res = io.writer->WriteEdit(w, io.hooks, io.stop);
+  if (res.end == WriteEnd::kRetryLater && res.status.code() == StatusCode::kCancelled) return;
+  const bool written = res.end == WriteEnd::kWritten;
   {
     std::lock_guard<std::mutex> l(mu_);
-    ++counters_.underused_marks[!res.ok() ? "failed" : set ? "set" : "removed"];
+    ++counters_.underused_marks[!written ? "failed" : set ? "set" : "removed"];
   }
-  if (!res.ok()) {
+  if (!written) {
     if (throttle_.ShouldLog("underused-" + node, clock_->Now()))
       LOG(WARNING) << "rebalance: could not " << DescribeNodeEdit(edit) << " on " << node << ": "
-                   << res.status().ToString();
+                   << res.status.ToString();
     return;
   }
   const ReliefInput* r = c.by_name.at(node);
@@ -698,7 +703,7 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   e.action = set ? "Mark" : "Unmark";
   e.at_wall = now;
   e.message = msg.str();
-  if (Status st = kube_->CreateEvent(e, gate); !st.ok()) {
+  if (Status st = kube_->CreateEvent(e, io.hooks.gate); !st.ok()) {
     std::lock_guard<std::mutex> l(mu_);
     ++counters_.event_errors;
   }
@@ -750,9 +755,8 @@ std::vector<std::string> Rebalancer::DrainOrder(UnderuseCycle* c, bool relieving
 }
 
 void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
-                       const std::vector<std::string>& order, double now, const Gate& gate,
-                       const Evicted& evicted, std::map<std::string, size_t>* acted,
-                       std::set<std::string>* tried) {
+                       const std::vector<std::string>& order, double now, const ReliefWrites& io,
+                       std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
   const UnderusedConfig& uc = cfg_.underused;
   const int ri = std::isnan(uc.below[0]) ? 1 : 0;
   // Not onto nodes that idle too (waiting out `for`, capped, being marked): their pods would
@@ -794,19 +798,19 @@ void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
       rec.pod_uid = pick.pod->uid;
       rec.node_uid = r->node->uid;
       // False: no longer the leader, or stopping: nothing more this cycle.
-      if (!EvictOne(*pick.pod, std::move(rec), gate, evicted, acted)) return;
+      if (!EvictOne(*pick.pod, std::move(rec), io, acted)) return;
     }
   }
 }
 
 void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now,
-                          const Gate& gate, const Evicted& evicted,
-                          std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
+                          const ReliefWrites& io, std::map<std::string, size_t>* acted,
+                          std::set<std::string>* tried) {
   UnderuseCycle c = UnderuseInputs(nodes, now);
   // The marks first: a node is drained only once the node cache has seen its mark (a later
   // cycle), so the scheduler already steers the replacements elsewhere.
   for (const std::string& n : c.plan.unmark) {
-    WriteUnderusedMark(c, n, false, now, gate);
+    WriteUnderusedMark(c, n, false, now, io);
     drained_.erase(n);
   }
   // Only nodes that still carry the underused mark: one deleted, or whose mark the hot one
@@ -816,18 +820,18 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
     if (u.ours) ours.insert(u.name);
   for (auto it = drained_.begin(); it != drained_.end();)
     it = ours.count(*it) ? std::next(it) : drained_.erase(it);
-  for (const std::string& n : c.plan.mark) WriteUnderusedMark(c, n, true, now, gate);
+  for (const std::string& n : c.plan.mark) WriteUnderusedMark(c, n, true, now, io);
 
   ReportUnderused(&c);
   const std::vector<std::string> order = DrainOrder(&c, relieving, now);
-  if (!order.empty()) Drain(nodes, &c, order, now, gate, evicted, acted, tried);
+  if (!order.empty()) Drain(nodes, &c, order, now, io, acted, tried);
   std::lock_guard<std::mutex> l(mu_);
   report_.underused = std::move(c.reports);
 }
 
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
-                         const std::set<std::string>& alerted, const Gate& gate,
-                         const Evicted& evicted, const std::vector<std::string>& reference_hot) {
+                         const std::set<std::string>& alerted, const ReliefWrites& io,
+                         const std::vector<std::string>& reference_hot) {
   const double now = clock_->WallSeconds();
   int weekday = 0, minute = 0;
   zone_.LocalWeekdayMinute(now, &weekday, &minute);
@@ -842,10 +846,8 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   const bool relieving = !relieve.empty();
   std::map<std::string, size_t> acted;  // evictions (or dry-run plans) per node this cycle
   std::set<std::string> tried;          // nodes that had room for an eviction this cycle
-  const bool open =
-      RelieveHot(nodes, std::move(relieve), now, gate, evicted, &reports, &acted, &tried);
-  if (cfg_.underused.enabled && open)
-    Underuse(nodes, relieving, now, gate, evicted, &acted, &tried);
+  const bool open = RelieveHot(nodes, std::move(relieve), now, io, &reports, &acted, &tried);
+  if (cfg_.underused.enabled && open) Underuse(nodes, relieving, now, io, &acted, &tried);
 
   // A node that was listed and queried but gave nothing to evict (nothing fits, PDBs, no usage,
   // an error) waits its cool-down before the next try, so that a node nothing can relieve does
@@ -859,7 +861,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   report_.figures = effect_.Figures();
 }
 
-void Rebalancer::Announce(const EvictionRecord& r, const Gate& gate) {
+void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {
   const bool drain = r.rule == kUnderusedRule;
   const auto slash = r.pod.find('/');
   EventInfo pod;
@@ -899,7 +901,7 @@ void Rebalancer::Announce(const EvictionRecord& r, const Gate& gate) {
   node.related_namespace = pod.object_namespace;
   node.message = nm.str();
   for (const EventInfo* e : {&pod, &node}) {
-    Status st = kube_->CreateEvent(*e, gate);
+    Status st = kube_->CreateEvent(*e, io.hooks.gate);
     if (st.ok()) continue;
     {
       std::lock_guard<std::mutex> l(mu_);

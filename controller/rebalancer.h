@@ -21,6 +21,7 @@
 //             within the same limits, so a cluster autoscaler can remove them
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -37,6 +38,8 @@
 #include "common/log_throttle.h"
 #include "common/time_zone.h"
 #include "config/rule_config.h"
+#include "controller/eviction_records.h"
+#include "controller/node_writer.h"
 #include "kube/kube_api.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
@@ -103,6 +106,18 @@ struct RebalanceCounters {
   std::map<std::string, uint64_t> underused_marks;  // set, removed, failed
 };
 
+// What the cycle lends the rebalancer for one Relieve: its term's gate, and the writers every
+// node write goes through (controller/node_writer.h): the underused marks, and each eviction's
+// time in the node's record.
+struct ReliefWrites {
+  NodeWriter* writer = nullptr;
+  EvictionRecords* records = nullptr;  // null: evictions are not recorded (tests, benchmarks)
+  // gate: asked before each eviction, Event and write (leader in the cycle's term, not
+  // stopping); on_written: the cache takes each write through; on_progress: liveness.
+  WriteHooks hooks;
+  const std::atomic<bool>* stop = nullptr;
+};
+
 class Rebalancer {
  public:
   static constexpr size_t kRecentEvictions = 100;
@@ -124,7 +139,6 @@ class Rebalancer {
   static constexpr const char* kUnderusedRule = "underused";
 
   using Gate = std::function<bool()>;
-  using Evicted = std::function<void(const std::string& node, double at_wall)>;
 
   // All pointers must outlive the Rebalancer. `zone` gives the windows' local time.
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
@@ -137,14 +151,12 @@ class Rebalancer {
   bool HoldsMark(const std::string& node, double recorded_eviction_wall) const;
 
   // Relieves the nodes of `nodes` that qualify; `alerted` names nodes an Alertmanager webhook
-  // reported (they qualify at once). `gate` is asked before each eviction (leader in the same
-  // term, not stopping); `evicted` is told of each accepted eviction (the reconciler writes it
-  // into the node's record). Call from the reconciler's thread only.
+  // reported (they qualify at once). Every write and eviction goes through `io` (REQUIRES:
+  // io.writer, io.stop). Call from the reconciler's thread only.
   // `reference_hot`: the nodes rebalance.referenceQuery calls hot this cycle (for the discovery
   // rate; empty without the query).
   void Relieve(const std::vector<ReliefInput>& nodes, const std::set<std::string>& alerted,
-               const Gate& gate, const Evicted& evicted = {},
-               const std::vector<std::string>& reference_hot = {});
+               const ReliefWrites& io, const std::vector<std::string>& reference_hot = {});
 
   // Thread-safe copies for /metrics and /rebalance.
   RebalanceReport Report() const;
@@ -180,12 +192,11 @@ class Rebalancer {
                                         std::vector<RebalanceNodeReport>* reports);
   // False when the gate closed (no longer the leader, stopping): nothing more this cycle.
   bool RelieveHot(const std::vector<ReliefInput>& nodes, std::map<std::string, Hot> relieve,
-                  double now, const Gate& gate, const Evicted& evicted,
-                  std::vector<RebalanceNodeReport>* reports, std::map<std::string, size_t>* acted,
-                  std::set<std::string>* tried);
+                  double now, const ReliefWrites& io, std::vector<RebalanceNodeReport>* reports,
+                  std::map<std::string, size_t>* acted, std::set<std::string>* tried);
   // The mirror mode: its marks, then (when `relieving` is false) its drains.
-  void Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now, const Gate& gate,
-                const Evicted& evicted, std::map<std::string, size_t>* acted,
+  void Underuse(const std::vector<ReliefInput>& nodes, bool relieving, double now,
+                const ReliefWrites& io, std::map<std::string, size_t>* acted,
                 std::set<std::string>* tried);
   // Its steps, in order: the plan (rebalance/underuse.h) from this cycle's nodes; each mark set
   // or removed, with its log line and Event; the report of every node the plan names; the nodes
@@ -193,13 +204,12 @@ class Rebalancer {
   struct UnderuseCycle;
   UnderuseCycle UnderuseInputs(const std::vector<ReliefInput>& nodes, double now);
   void WriteUnderusedMark(const UnderuseCycle& c, const std::string& node, bool set, double now,
-                          const Gate& gate);
+                          const ReliefWrites& io);
   void ReportUnderused(UnderuseCycle* c);
   std::vector<std::string> DrainOrder(UnderuseCycle* c, bool relieving, double now);
   void Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
-             const std::vector<std::string>& order, double now, const Gate& gate,
-             const Evicted& evicted, std::map<std::string, size_t>* acted,
-             std::set<std::string>* tried);
+             const std::vector<std::string>& order, double now, const ReliefWrites& io,
+             std::map<std::string, size_t>* acted, std::set<std::string>* tried);
 
   // The limit that stops every eviction from `node` now (kNone: none).
   Limit NodeLimit(const std::string& node, double recorded_eviction_wall, double now);
@@ -220,10 +230,10 @@ class Rebalancer {
   void ExpectReplacement(const PodInfo& pod, const std::string& to);
   // One chosen pod: its limits, then the eviction (or its dry-run report) and its bookkeeping.
   // False when the gate closed before it was sent.
-  bool EvictOne(const PodInfo& pod, EvictionRecord rec, const Gate& gate, const Evicted& evicted,
+  bool EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWrites& io,
                 std::map<std::string, size_t>* acted);
   // An eviction that happened, or may have: charged to every limit, holding the node's mark.
-  void Charge(const PodInfo& pod, const std::string& node, double now, const Evicted& evicted);
+  void Charge(const PodInfo& pod, const std::string& node, double now, const ReliefWrites& io);
   // Why the pod of `r` is evicted, for logs and Events.
   static std::string Why(const EvictionRecord& r);
   // "; the pod uses N %" for a relief, "" for a drain.
@@ -244,7 +254,7 @@ class Rebalancer {
              uint64_t n = 1);
   void Remember(EvictionRecord r);
   // Events on the pod and on the node (kube/event.h), with the rule, its load and its goal.
-  void Announce(const EvictionRecord& r, const Gate& gate);
+  void Announce(const EvictionRecord& r, const ReliefWrites& io);
 
   const RebalanceConfig cfg_;
   const Mark mark_;

@@ -101,7 +101,8 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       rebalancer_(rebalancer),
       reference_query_(rules.rebalance.reference_query),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
-      writer_(options_.writes, options_.mark, kube, clock) {
+      writer_(options_.writes, options_.mark, kube, clock),
+      eviction_records_(options_.mark, cache, &writer_) {
   IndexRules();
 }
 
@@ -749,28 +750,6 @@ std::vector<std::string> Reconciler::ReferenceHot(const NodeSnapshot& snap) {
   return hot;
 }
 
-void Reconciler::RecordEviction(const std::string& node, double at_wall,
-                                const std::atomic<bool>* stop) {
-  // The node as the cache has it now: this cycle's own writes included.
-  auto snap = cache_->Snapshot();
-  const NodeInfo* n = snap->Find(node);
-  if (n == nullptr) return;
-  const std::string* text = FindLabel(n->annotations, kHeldByAnnotation);
-  if (text == nullptr) return;
-  auto record = ParseOwnership(*text);
-  if (!record.ok() || !RecordNamesMark(*record, options_.mark)) return;
-  record->last_eviction_wall = at_wall;
-  NodeEdit edit;
-  edit.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, FormatOwnership(*record)};
-  auto written = kube_->PatchNode(node, edit, [this, stop, t = term_] { return MaySend(stop, t); });
-  if (written.ok()) {
-    cache_->ApplyWriteResult(*written);
-  } else if (throttle_.ShouldLog("record-eviction", clock_->Now())) {
-    LOG(WARNING) << "node " << node << ": recording the eviction in " << kHeldByAnnotation
-                 << " failed (a new leader would not know of it): " << written.status().ToString();
-  }
-}
-
 void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                          const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                          const std::atomic<bool>* stop) {
@@ -819,10 +798,14 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     if (int i = matcher_->Match(a, "");
         at >= fresh && i >= 0 && static_cast<size_t>(i) < snap.nodes.size())
       alerted.insert(snap.nodes[i]->name);
-  rebalancer_->Relieve(
-      in, alerted, [this, stop, planned_in = term_] { return MaySend(stop, planned_in); },
-      [this, stop](const std::string& node, double at) { RecordEviction(node, at, stop); },
-      ReferenceHot(snap));
+  ReliefWrites io;
+  io.writer = &writer_;
+  io.records = &eviction_records_;
+  io.hooks.gate = [this, stop, planned_in = term_] { return MaySend(stop, planned_in); };
+  io.hooks.on_written = [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); };
+  io.hooks.on_progress = [this] { MarkProgress(); };
+  io.stop = stop;
+  rebalancer_->Relieve(in, alerted, io, ReferenceHot(snap));
   MarkProgress();
 }
 

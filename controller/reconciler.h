@@ -4,7 +4,7 @@
 //   match   series to nodes, fused with decoding (rules/node_matcher.h)
 //   decide  verdicts with hysteresis, `for` and grace (rules/decider.h)
 //   plan    only the changes, only our mark (rules/planner.h)
-//   write   within every write limit (LabelWriter)
+//   write   within every write limit (NodeWriter)
 //   report  what the cycle saw and did, for /status, /nodes and /metrics
 // I/O sits behind NodeCache, PrometheusClient and KubeApi; the decisions are rules/.
 #pragma once
@@ -25,7 +25,8 @@
 #include "controller/duration_metrics.h"
 #include "controller/event_limiter.h"
 #include "controller/event_recorder.h"
-#include "controller/label_writer.h"
+#include "controller/eviction_records.h"
+#include "controller/node_writer.h"
 #include "controller/prediction_source.h"
 #include "controller/rebalancer.h"
 #include "election/leadership.h"
@@ -52,7 +53,7 @@ struct ReconcilerOptions {
   // A cycle triggered by the webhook starts at least this long after the previous one (a new
   // leadership term's is not held back: see Trigger).
   double min_trigger_spacing_seconds = 2;
-  WriteLimits writes;  // every limit on writing, held by the LabelWriter
+  WriteLimits writes;  // every limit on writing, held by the NodeWriter
 };
 
 struct RuleReport {
@@ -293,9 +294,6 @@ class Reconciler {
   void Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                const std::atomic<bool>* stop);
-  // Writes the time of an eviction into the node's record, so a new leader holds its mark and
-  // waits out its cool-down too.
-  void RecordEviction(const std::string& node, double at_wall, const std::atomic<bool>* stop);
   // The nodes rebalance.referenceQuery calls hot (each series names one), for the discovery rate.
   std::vector<std::string> ReferenceHot(const NodeSnapshot& snap);
   // Whether a write or an eviction planned in this term may still be sent.
@@ -335,7 +333,8 @@ class Reconciler {
   const std::string reference_query_;  // rebalance.referenceQuery, for the discovery rate
   uint64_t term_ = 0;                  // the leadership term decider_'s state belongs to
   Decider decider_;
-  LabelWriter writer_;
+  NodeWriter writer_;  // every node write of the cycle and of the rebalancer
+  EvictionRecords eviction_records_;
   LogThrottle throttle_{300};
   std::vector<LabelFilter> label_filters_;    // per rule: the series labels matching needs
   std::map<std::string, size_t> rule_index_;  // rule name -> index, to read records

@@ -1,4 +1,4 @@
-// Every limit on evicting, in one place (as the LabelWriter holds every limit on writing labels):
+// Every limit on evicting, in one place (as the NodeWriter holds every limit on writing labels):
 // the allowed time windows, evictions per cycle and per hour cluster-wide, per node per hour, a
 // per-node cool-down after an eviction (see its effect before evicting more), per namespace per
 // hour, and per workload at most N evicted and not yet replaced. Pure: time comes in as numbers

@@ -1,7 +1,7 @@
 // Turns verdicts into changes of our mark and of its ownership record (rules/ownership.h): only
 // changes are planned, only our mark is ever removed (a foreign value under our key stays), and
 // an unknown verdict changes nothing. How many of the changes are written, how fast and whether
-// at all (dry-run) is the LabelWriter's business (controller/label_writer.h), which holds every
+// at all (dry-run) is the NodeWriter's business (controller/node_writer.h), which holds every
 // write limit in one place.
 #pragma once
 

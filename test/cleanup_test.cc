@@ -119,6 +119,22 @@ TEST(Cleanup, AValueChangedMeanwhileIsLeftAndFailuresAreCounted) {
   EXPECT_FALSE(RunCleanup(&api, &clock, CleanupOptions{}, out).ok());
 }
 
+// -cleanup writes through the controller's NodeWriter: a brownout (503) is retried, within its
+// attempts, instead of leaving a mark behind for the operator to clean by hand.
+TEST(Cleanup, ABrownoutIsRetried) {
+  FakeKubeApi api;
+  api.AddNode(Node("a", {{"status", "presure"}}));
+  api.FailNextPatches({Status::Unavailable("503"), Status::Unavailable("503")});
+  FakeClock clock;
+  std::ostringstream out;
+  auto c = RunCleanup(&api, &clock, CleanupOptions{}, out);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->unmarked, 1u) << out.str();
+  EXPECT_EQ(c->failed, 0u);
+  EXPECT_EQ(api.patches().size(), 3u);
+  EXPECT_EQ(api.nodes()["a"].labels, Labels{});
+}
+
 // Taint mode: a taint goes only where a record names it, and every other taint stays. One with
 // our key, value and effect that no record names was not set by this controller.
 TEST(Cleanup, RemovesOnlyARecordedTaintAndKeepsTheOthers) {

@@ -473,7 +473,12 @@ TEST_F(RebalancerTest, LosingTheLeadershipMidCycleStopsTheEvictions) {
     in.push_back(r);
   }
   Rebalancer fresh(cfg_, &api_, &prom_, &clock_, TimeZone::Utc());
-  fresh.Relieve(in, {}, [&] { return ++asked <= 2; });  // asked before the send and by the send
+  NodeWriter writer(opts_.writes, opts_.mark, &api_, &clock_);
+  ReliefWrites io;
+  io.writer = &writer;
+  io.hooks.gate = [&] { return ++asked <= 2; };  // asked before the send and by the send
+  io.stop = &stop_;
+  fresh.Relieve(in, {}, io);
   EXPECT_EQ(api_.evictions().size(), 1u) << "no eviction after the leadership was lost";
 }
 

@@ -1,4 +1,4 @@
-#include "controller/label_writer.h"
+#include "controller/node_writer.h"
 
 #include <glog/logging.h>
 
@@ -10,7 +10,7 @@
 
 namespace ds {
 
-LabelWriter::LabelWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clock* clock)
+NodeWriter::NodeWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clock* clock)
     : limits_(limits),
       mark_(std::move(mark)),
       kube_(kube),
@@ -53,13 +53,13 @@ NodeEdit EditFor(const MarkWrite& w, const Mark& graded) {
   return e;
 }
 
-WriteCounters LabelWriter::Counters() const {
+WriteCounters NodeWriter::Counters() const {
   std::lock_guard<std::mutex> l(mu_);
   return counters_;
 }
 
-std::vector<const MarkWrite*> LabelWriter::Select(const std::vector<MarkWrite>& writes,
-                                                  WriteOutcome* out) {
+std::vector<const MarkWrite*> NodeWriter::Select(const std::vector<MarkWrite>& writes,
+                                                 WriteOutcome* out) {
   std::vector<const MarkWrite*> due;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -95,8 +95,8 @@ std::vector<const MarkWrite*> LabelWriter::Select(const std::vector<MarkWrite>& 
   return chosen;
 }
 
-WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const WriteHooks& hooks,
-                                const std::atomic<bool>* stop) {
+WriteOutcome NodeWriter::Write(const std::vector<MarkWrite>& writes, const WriteHooks& hooks,
+                               const std::atomic<bool>* stop) {
   WriteOutcome out;
   std::vector<const MarkWrite*> chosen = Select(writes, &out);
   if (out.held_back > 0 && throttle_.ShouldLog("held-back", clock_->Now()))
@@ -142,7 +142,7 @@ WriteOutcome LabelWriter::Write(const std::vector<MarkWrite>& writes, const Writ
   return out;
 }
 
-bool LabelWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bool>* stop) {
+bool NodeWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bool>* stop) {
   for (;;) {
     TimePoint not_before;
     {
@@ -160,13 +160,13 @@ bool LabelWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<b
   }
 }
 
-bool LabelWriter::IsBackedOff(const std::string& node) const {
+bool NodeWriter::IsBackedOff(const std::string& node) const {
   std::lock_guard<std::mutex> l(mu_);
   auto it = failing_.find(node);
   return it != failing_.end() && clock_->Now() < it->second.until;
 }
 
-void LabelWriter::RecordFailure(const std::string& node) {
+void NodeWriter::RecordFailure(const std::string& node) {
   std::lock_guard<std::mutex> l(mu_);
   NodeBackoff& b = failing_[node];
   const Duration max = FromSeconds(limits_.failed_node_backoff_max_seconds);
@@ -175,7 +175,7 @@ void LabelWriter::RecordFailure(const std::string& node) {
   b.until = clock_->Now() + b.delay;
 }
 
-bool LabelWriter::GateClosed(const WriteHooks& hooks) {
+bool NodeWriter::GateClosed(const WriteHooks& hooks) {
   if (!hooks.gate || hooks.gate()) return false;
   if (throttle_.ShouldLog("gate", clock_->Now()))
     LOG(WARNING) << "not the leader any more (or stopping): the remaining label writes of "
@@ -183,8 +183,8 @@ bool LabelWriter::GateClosed(const WriteHooks& hooks) {
   return true;
 }
 
-std::optional<LabelWriter::Result> LabelWriter::WaitToSend(const WriteHooks& hooks,
-                                                           const std::atomic<bool>* stop) {
+std::optional<NodeWriter::Result> NodeWriter::WaitToSend(const WriteHooks& hooks,
+                                                         const std::atomic<bool>* stop) {
   // Asked before the waits too: a write that will be dropped must not wait for, or use up, a
   // rate-limit token.
   if (GateClosed(hooks)) return Result::kDeferred;
@@ -196,9 +196,9 @@ std::optional<LabelWriter::Result> LabelWriter::WaitToSend(const WriteHooks& hoo
   return std::nullopt;
 }
 
-LabelWriter::Result LabelWriter::Written(const MarkWrite& w, const NodeEdit& edit,
-                                         const NodeInfo& node, const std::string& what,
-                                         const WriteHooks& hooks) {
+NodeWriter::Result NodeWriter::Written(const MarkWrite& w, const NodeEdit& edit,
+                                       const NodeInfo& node, const std::string& what,
+                                       const WriteHooks& hooks) {
   if (hooks.on_written) hooks.on_written(node);
   LOG(INFO) << what;
   std::lock_guard<std::mutex> l(mu_);
@@ -211,9 +211,9 @@ LabelWriter::Result LabelWriter::Written(const MarkWrite& w, const NodeEdit& edi
   return Result::kOk;
 }
 
-std::optional<LabelWriter::Result> LabelWriter::Refused(const MarkWrite& w, const Mark& mark,
-                                                        const NodeEdit& edit, const Status& st,
-                                                        bool last_attempt) {
+std::optional<NodeWriter::Result> NodeWriter::Refused(const MarkWrite& w, const Mark& mark,
+                                                      const NodeEdit& edit, const Status& st,
+                                                      bool last_attempt) {
   // Deleted meanwhile: the watch tells the cache; nothing failed.
   if (st.code() == StatusCode::kNotFound) return Result::kGone;
   // A conditional removal whose test failed: someone changed our key (or removed our record)
@@ -227,11 +227,16 @@ std::optional<LabelWriter::Result> LabelWriter::Refused(const MarkWrite& w, cons
     ++counters_.changed;
     return Result::kChanged;
   }
+  return Failed(w.node, edit, st, last_attempt);
+}
+
+std::optional<NodeWriter::Result> NodeWriter::Failed(const std::string& node, const NodeEdit& edit,
+                                                     const Status& st, bool last_attempt) {
   // Not sent, or abandoned while waiting for the answer: the gate closed. An abandoned write
   // may still have been applied; the watch will show it, and the cycle that follows plans from
   // what the cluster says.
   if (st.code() == StatusCode::kCancelled) {
-    LOG(WARNING) << "label write to node " << w.node << " not completed: " << st.message();
+    LOG(WARNING) << "write to node " << node << " not completed: " << st.message();
     return Result::kDeferred;
   }
   if (st.retry_after_seconds() > 0) {
@@ -239,13 +244,13 @@ std::optional<LabelWriter::Result> LabelWriter::Refused(const MarkWrite& w, cons
     not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
   }
   if (!st.IsRetryable() || last_attempt) {
-    if (throttle_.ShouldLog("write:" + w.node + ":" + std::to_string(st.http_status()),
+    if (throttle_.ShouldLog("write:" + node + ":" + std::to_string(st.http_status()),
                             clock_->Now()))
-      LOG(WARNING) << "node " << w.node << ": could not " << DescribeNodeEdit(edit) << ": "
+      LOG(WARNING) << "node " << node << ": could not " << DescribeNodeEdit(edit) << ": "
                    << st.ToString();
     // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
     // nothing about this node, and its change must go out as soon as the server recovers.
-    if (!st.IsRetryable()) RecordFailure(w.node);
+    if (!st.IsRetryable()) RecordFailure(node);
     std::lock_guard<std::mutex> l(mu_);
     ++counters_.errors;
     return Result::kFailed;
@@ -256,8 +261,74 @@ std::optional<LabelWriter::Result> LabelWriter::Refused(const MarkWrite& w, cons
   return std::nullopt;  // to be tried again
 }
 
-std::optional<LabelWriter::Result> LabelWriter::ReadAgain(MarkWrite* w, const Mark& mark,
-                                                          bool* fresh_read) {
+Duration NodeWriter::RetryWait(const Status& st, Backoff* backoff) {
+  // A conflict is retried at once (a label's merge patch has no precondition, and a taint edit
+  // was made afresh); anything else backs off, at least as long as the server asked.
+  Duration wait = st.code() == StatusCode::kConflict ? Duration::zero() : backoff->Next();
+  if (st.retry_after_seconds() > 0) wait = std::max(wait, FromSeconds(st.retry_after_seconds()));
+  return wait;
+}
+
+EditOutcome NodeWriter::WriteEdit(const NodeWrite& w, const WriteHooks& hooks,
+                                  const std::atomic<bool>* stop) {
+  EditOutcome out;
+  const std::string what = "node " + w.node + ": " + DescribeNodeEdit(w.edit) + ": " + w.reason;
+  if (limits_.dry_run) {
+    LOG(INFO) << "dry-run: node " << w.node << ": would " << DescribeNodeEdit(w.edit) << ": "
+              << w.reason;
+    out.dry_run = true;
+    return out;
+  }
+  if (IsBackedOff(w.node)) {
+    out.status = Status(StatusCode::kUnavailable, "held back: the node's last write was refused");
+    return out;
+  }
+  Backoff backoff(0.2, 5);
+  for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
+    if (WaitToSend(hooks, stop)) {
+      out.status = Status(StatusCode::kCancelled, "not sent: the gate closed, or stopping");
+      return out;
+    }
+    auto res = kube_->PatchNode(w.node, w.edit, hooks.gate);
+    if (res.ok()) {
+      if (hooks.on_written) hooks.on_written(*res);
+      LOG(INFO) << what;
+      std::lock_guard<std::mutex> l(mu_);
+      if (w.record) ++counters_.records;
+      failing_.erase(w.node);
+      out.end = WriteEnd::kWritten;
+      out.node = std::move(*res);
+      return out;
+    }
+    out.status = res.status();
+    const Status& st = out.status;
+    if (st.code() == StatusCode::kNotFound) {
+      out.end = WriteEnd::kGone;
+      return out;
+    }
+    // A condition of the edit failed: its removal's test, or the resourceVersion it was made at.
+    // Nothing was written; the caller reads the node again if it still wants the edit.
+    const bool removes =
+        w.edit.label.op == NodeEdit::Op::kRemove || w.edit.annotation.op == NodeEdit::Op::kRemove;
+    if ((removes && RemovalFoundChanges(st)) ||
+        (!w.edit.resource_version.empty() && st.code() == StatusCode::kConflict)) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++counters_.changed;
+      out.end = WriteEnd::kChanged;
+      return out;
+    }
+    if (auto end = Failed(w.node, w.edit, st, attempt == limits_.attempts)) {
+      if (*end == Result::kFailed && IsBackedOff(w.node)) out.end = WriteEnd::kRefused;
+      return out;
+    }
+    if (hooks.on_progress) hooks.on_progress();
+    if (!clock_->SleepFor(RetryWait(st, &backoff), stop)) return out;
+  }
+  return out;  // not reached: the last attempt returns above
+}
+
+std::optional<NodeWriter::Result> NodeWriter::ReadAgain(MarkWrite* w, const Mark& mark,
+                                                        bool* fresh_read) {
   *fresh_read = false;
   auto fresh = kube_->GetNode(w->node);
   if (!fresh.ok() && fresh.status().code() == StatusCode::kNotFound) return Result::kGone;
@@ -306,8 +377,8 @@ std::optional<LabelWriter::Result> LabelWriter::ReadAgain(MarkWrite* w, const Ma
   return std::nullopt;
 }
 
-LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteHooks& hooks,
-                                          const std::atomic<bool>* stop) {
+NodeWriter::Result NodeWriter::WriteOne(const MarkWrite& planned, const WriteHooks& hooks,
+                                        const std::atomic<bool>* stop) {
   MarkWrite w = planned;  // w.read is replaced by a fresh read after a taint edit's 409
   const Mark mark = mark_.Below(w.below_hottest);  // the level this write is about
   NodeEdit edit = EditFor(w, mark_);
@@ -331,11 +402,7 @@ LabelWriter::Result LabelWriter::WriteOne(const MarkWrite& planned, const WriteH
         continue;  // at once: the edit now has the current resourceVersion
       }
     }
-    // A conflict is retried at once (a label's merge patch has no precondition, and a taint edit
-    // was made afresh above); anything else backs off, at least as long as the server asked.
-    Duration wait = st.code() == StatusCode::kConflict ? Duration::zero() : backoff.Next();
-    if (st.retry_after_seconds() > 0) wait = std::max(wait, FromSeconds(st.retry_after_seconds()));
-    if (!clock_->SleepFor(wait, stop)) return Result::kStopped;
+    if (!clock_->SleepFor(RetryWait(st, &backoff), stop)) return Result::kStopped;
   }
   return Result::kFailed;  // not reached: the last attempt returns above
 }

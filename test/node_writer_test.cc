@@ -1,5 +1,5 @@
-// The LabelWriter holds every write limit; each test names one and fails without it.
-#include "controller/label_writer.h"
+// The NodeWriter holds every write limit; each test names one and fails without it.
+#include "controller/node_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ MarkWrite Unset(const std::string& node) {
   return w;
 }
 
-class LabelWriterTest : public ::testing::Test {
+class NodeWriterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (int i = 1; i <= 6; ++i) {
@@ -70,7 +70,7 @@ class LabelWriterTest : public ::testing::Test {
   std::vector<std::string> written_;  // read once the writes are done
   WriteCounters counters_;
   std::atomic<int> progress_{0};
-  std::optional<LabelWriter> writer_;
+  std::optional<NodeWriter> writer_;
 };
 
 void MarkNode(FakeKubeApi* api, const std::string& name, const std::string& value,
@@ -82,7 +82,7 @@ void MarkNode(FakeKubeApi* api, const std::string& name, const std::string& valu
   api->AddNode(n);
 }
 
-TEST_F(LabelWriterTest, WritesOurMarkAndHandsEachResponseBack) {
+TEST_F(NodeWriterTest, WritesOurMarkAndHandsEachResponseBack) {
   MarkNode(&api_, "n2", "presure", false);
   WriteOutcome out = Write({Set("n1"), Unset("n2")});
   EXPECT_EQ(out.ok, 2u);
@@ -97,7 +97,7 @@ TEST_F(LabelWriterTest, WritesOurMarkAndHandsEachResponseBack) {
   EXPECT_EQ(counters_.removals, 1u);
 }
 
-TEST_F(LabelWriterTest, PerCycleCapDefersTheRest) {
+TEST_F(NodeWriterTest, PerCycleCapDefersTheRest) {
   limits_.max_per_cycle = 4;
   WriteOutcome out = Write(SetAll(6));
   EXPECT_EQ(out.ok, 4u);
@@ -105,14 +105,14 @@ TEST_F(LabelWriterTest, PerCycleCapDefersTheRest) {
   EXPECT_EQ(api_.patches().size(), 4u);
 }
 
-TEST_F(LabelWriterTest, DryRunSendsNothing) {
+TEST_F(NodeWriterTest, DryRunSendsNothing) {
   limits_.dry_run = true;
   WriteOutcome out = Write(SetAll(3));
   EXPECT_TRUE(api_.patches().empty());
   EXPECT_EQ(out.ok, 0u);
 }
 
-TEST_F(LabelWriterTest, RateLimitPacesTheWritesOnTheClock) {
+TEST_F(NodeWriterTest, RateLimitPacesTheWritesOnTheClock) {
   limits_.qps = 2;
   limits_.burst = 1;
   const TimePoint t0 = clock_.Now();
@@ -121,7 +121,7 @@ TEST_F(LabelWriterTest, RateLimitPacesTheWritesOnTheClock) {
   EXPECT_NEAR(ToSeconds(clock_.Now() - t0), 4 / 2.0, 1e-6) << "1 at once, then 2 a second";
 }
 
-TEST_F(LabelWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
+TEST_F(NodeWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
   // n1 gets a 429 with Retry-After and, with one attempt, gives up at once: n2 must still wait
   // for the time the server asked, although its own request never got that answer.
   limits_.attempts = 1;
@@ -136,7 +136,7 @@ TEST_F(LabelWriterTest, RetryAfterHoldsBackEveryLaterWrite) {
   EXPECT_EQ(sent_at, (std::vector<double>{0, 7})) << "the server's Retry-After holds every writer";
 }
 
-TEST_F(LabelWriterTest, ABrownoutDoesNotBackTheNodesOff) {
+TEST_F(NodeWriterTest, ABrownoutDoesNotBackTheNodesOff) {
   limits_.attempts = 2;
   api_.FailNextPatches({Status::Unavailable("503"), Status::Unavailable("503")});
   ASSERT_EQ(Write({Set("n1")}).failed, 1u);
@@ -145,7 +145,7 @@ TEST_F(LabelWriterTest, ABrownoutDoesNotBackTheNodesOff) {
   EXPECT_EQ(next.ok, 1u);
 }
 
-TEST_F(LabelWriterTest, AClosedGateTakesNoRateLimitToken) {
+TEST_F(NodeWriterTest, AClosedGateTakesNoRateLimitToken) {
   limits_.qps = 1;
   limits_.burst = 1;
   const TimePoint t0 = clock_.Now();
@@ -154,7 +154,7 @@ TEST_F(LabelWriterTest, AClosedGateTakesNoRateLimitToken) {
   EXPECT_EQ(clock_.Now(), t0) << "dropped writes do not wait for tokens";
 }
 
-TEST_F(LabelWriterTest, RefusedForGoodIsNotRetried) {
+TEST_F(NodeWriterTest, RefusedForGoodIsNotRetried) {
   api_.FailNextPatches({Status(StatusCode::kInvalidArgument, "Invalid").set_http_status(422)});
   WriteOutcome out = Write(SetAll(1));
   EXPECT_EQ(out.failed, 1u);
@@ -162,7 +162,7 @@ TEST_F(LabelWriterTest, RefusedForGoodIsNotRetried) {
   EXPECT_EQ(counters_.errors, 1u);
 }
 
-TEST_F(LabelWriterTest, RetriesUpToTheAttemptLimit) {
+TEST_F(NodeWriterTest, RetriesUpToTheAttemptLimit) {
   limits_.attempts = 3;
   api_.FailNextPatches(
       {Status::Unavailable("a"), Status::Unavailable("b"), Status::Unavailable("c")});
@@ -172,7 +172,7 @@ TEST_F(LabelWriterTest, RetriesUpToTheAttemptLimit) {
   EXPECT_EQ(counters_.retries, 2u);
 }
 
-TEST_F(LabelWriterTest, ClosedGateDropsTheWrites) {
+TEST_F(NodeWriterTest, ClosedGateDropsTheWrites) {
   int asked = 0;
   WriteOutcome out = Write(SetAll(3), [&] { return ++asked <= 3; });
   // n1: asked before its waits (1), after them (2) and just before sending (3): sent. n2: refused
@@ -182,20 +182,20 @@ TEST_F(LabelWriterTest, ClosedGateDropsTheWrites) {
   EXPECT_EQ(out.deferred, 2u);
 }
 
-TEST_F(LabelWriterTest, GateClosingWhileConnectingSendsNothing) {
+TEST_F(NodeWriterTest, GateClosingWhileConnectingSendsNothing) {
   int asked = 0;
   WriteOutcome out = Write(SetAll(1), [&] { return ++asked <= 2; });
   EXPECT_TRUE(api_.patches().empty()) << "the second question comes just before the bytes leave";
   EXPECT_EQ(out.deferred, 1u);
 }
 
-TEST_F(LabelWriterTest, DeletedNodeIsNeitherWrittenNorAFailure) {
+TEST_F(NodeWriterTest, DeletedNodeIsNeitherWrittenNorAFailure) {
   WriteOutcome out = Write({Set("gone")});
   EXPECT_EQ(out.ok + out.failed + out.deferred, 0u);
   EXPECT_EQ(counters_.errors, 0u);
 }
 
-TEST_F(LabelWriterTest, RefusedNodesBackOffAndTheCapGoesRound) {
+TEST_F(NodeWriterTest, RefusedNodesBackOffAndTheCapGoesRound) {
   // Two nodes whose writes are refused for good (e.g. an admission webhook says no) and a cap of
   // 2: without a per-node backoff and a rotating start, no other node would ever be written.
   limits_.max_per_cycle = 2;
@@ -219,7 +219,7 @@ TEST_F(LabelWriterTest, RefusedNodesBackOffAndTheCapGoesRound) {
   EXPECT_EQ(fourth.held_back, 0u);
 }
 
-TEST_F(LabelWriterTest, RefusedNodeBackoffDoublesAndASuccessResetsIt) {
+TEST_F(NodeWriterTest, RefusedNodeBackoffDoublesAndASuccessResetsIt) {
   Status refused = Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403);
   const std::vector<MarkWrite> w = {Set("n1")};
   api_.FailNextPatches({refused});
@@ -240,12 +240,12 @@ TEST_F(LabelWriterTest, RefusedNodeBackoffDoublesAndASuccessResetsIt) {
   EXPECT_EQ(api_.patches().size(), 5u) << "nothing is sent while a node is held back";
 }
 
-TEST_F(LabelWriterTest, ProgressIsReportedPerWrite) {
+TEST_F(NodeWriterTest, ProgressIsReportedPerWrite) {
   Write(SetAll(3));
   EXPECT_GE(progress_.load(), 3);
 }
 
-TEST_F(LabelWriterTest, ConcurrentWritersShareTheLimits) {
+TEST_F(NodeWriterTest, ConcurrentWritersShareTheLimits) {
   limits_.concurrency = 4;
   limits_.max_per_cycle = 5;
   limits_.qps = 2;
@@ -260,7 +260,7 @@ TEST_F(LabelWriterTest, ConcurrentWritersShareTheLimits) {
   EXPECT_GE(ToSeconds(clock_.Now() - t0), 2.0);
 }
 
-TEST_F(LabelWriterTest, TheRecordGoesInTheSamePatchAsTheMark) {
+TEST_F(NodeWriterTest, TheRecordGoesInTheSamePatchAsTheMark) {
   MarkWrite w = Set("n1");
   w.record = R"({"label":"status","value":"presure","rules":[]})";
   ASSERT_EQ(Write({w}).ok, 1u);
@@ -285,7 +285,7 @@ TEST_F(LabelWriterTest, TheRecordGoesInTheSamePatchAsTheMark) {
 
 // An operator's `kubectl label node n2 status=maintenance --overwrite` lands between the snapshot
 // the removal was planned from and its PATCH.
-TEST_F(LabelWriterTest, ARemovalLeavesAValueWrittenMeanwhile) {
+TEST_F(NodeWriterTest, ARemovalLeavesAValueWrittenMeanwhile) {
   MarkNode(&api_, "n2", "presure", true);
   api_.on_patch = [&](const std::string& node) {
     if (node == "n2") MarkNode(&api_, "n2", "maintenance", true);
@@ -295,7 +295,7 @@ TEST_F(LabelWriterTest, ARemovalLeavesAValueWrittenMeanwhile) {
   std::vector<std::pair<std::string, WriteEnd>> done;
   WriteHooks hooks;
   hooks.on_done = [&](const MarkWrite& w, WriteEnd end) { done.emplace_back(w.node, end); };
-  LabelWriter writer(limits_, Mark{}, &api_, &clock_);
+  NodeWriter writer(limits_, Mark{}, &api_, &clock_);
   WriteOutcome out = writer.Write({off}, hooks, &stop_);
   EXPECT_EQ(out.changed, 1u);
   EXPECT_EQ(out.failed, 0u) << "nothing failed: the node changed";
@@ -309,13 +309,13 @@ TEST_F(LabelWriterTest, ARemovalLeavesAValueWrittenMeanwhile) {
   EXPECT_EQ(writer.Write({Unset("n2")}, hooks, &stop_).ok, 1u);
 }
 
-TEST_F(LabelWriterTest, OnDoneSaysHowEachWriteEnded) {
+TEST_F(NodeWriterTest, OnDoneSaysHowEachWriteEnded) {
   std::map<std::string, WriteEnd> done;
   WriteHooks hooks;
   hooks.on_done = [&](const MarkWrite& w, WriteEnd end) { done[w.node] = end; };
   limits_.attempts = 1;
   limits_.max_per_cycle = 4;
-  LabelWriter writer(limits_, Mark{}, &api_, &clock_);
+  NodeWriter writer(limits_, Mark{}, &api_, &clock_);
   api_.FailNextPatches({Status::NotFound("nodes \"gone\" not found"),
                         Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403),
                         Status::Unavailable("brownout")});
@@ -364,7 +364,7 @@ class TaintWriterTest : public ::testing::Test {
     return FormatOwnership(o);
   }
   WriteOutcome Write(const MarkWrite& w) {
-    LabelWriter writer(limits_, mark_, &api_, &clock_);
+    NodeWriter writer(limits_, mark_, &api_, &clock_);
     WriteOutcome out = writer.Write({w}, {}, &stop_);
     counters_ = writer.Counters();
     return out;
@@ -503,6 +503,93 @@ TEST_F(TaintWriterTest, ATaintEditWithoutAResourceVersionIsNeverSent) {
   EXPECT_EQ(out.failed, 1u);
   EXPECT_TRUE(api_.patches().empty());
   EXPECT_EQ(Taints(), std::vector<Taint>{kGpu});
+}
+
+}  // namespace
+}  // namespace ds
+
+namespace ds {
+namespace {
+
+// WriteEdit: the single edits (underused marks, eviction records, -cleanup) under the same limits.
+class NodeWriterEditTest : public NodeWriterTest {
+ protected:
+  EditOutcome Edit(NodeEdit edit, std::function<bool()> gate = {}, bool record = false) {
+    if (!writer_) writer_.emplace(limits_, Mark{}, &api_, &clock_);
+    WriteHooks hooks;
+    hooks.gate = std::move(gate);
+    hooks.on_written = [&](const NodeInfo& n) { written_.push_back(n.name); };
+    EditOutcome out =
+        writer_->WriteEdit(NodeWrite{"n1", std::move(edit), "test", record}, hooks, &stop_);
+    counters_ = writer_->Counters();
+    return out;
+  }
+  static NodeEdit SetUnderused() {
+    NodeEdit e;
+    e.label = {NodeEdit::Op::kSet, "status", "underused"};
+    return e;
+  }
+};
+
+TEST_F(NodeWriterEditTest, RetriesABrownoutAndHandsTheAnswerBack) {
+  api_.FailNextPatches({Status::Unavailable("503")});
+  EditOutcome out = Edit(SetUnderused());
+  EXPECT_EQ(out.end, WriteEnd::kWritten);
+  ASSERT_TRUE(out.node.has_value());
+  EXPECT_EQ(*FindLabel(out.node->labels, "status"), "underused");
+  EXPECT_EQ(api_.patches().size(), 2u);
+  EXPECT_EQ(counters_.retries, 1u);
+  EXPECT_EQ(written_, std::vector<std::string>{"n1"});
+}
+
+TEST_F(NodeWriterEditTest, DryRunSendsNothing) {
+  limits_.dry_run = true;
+  EditOutcome out = Edit(SetUnderused());
+  EXPECT_TRUE(out.dry_run);
+  EXPECT_NE(out.end, WriteEnd::kWritten);
+  EXPECT_TRUE(api_.patches().empty());
+}
+
+TEST_F(NodeWriterEditTest, AClosedGateSendsNothingAndTakesNoToken) {
+  limits_.qps = 1;
+  limits_.burst = 1;
+  const TimePoint t0 = clock_.Now();
+  for (int i = 0; i < 3; ++i) {
+    EditOutcome out = Edit(SetUnderused(), [] { return false; });
+    EXPECT_EQ(out.end, WriteEnd::kRetryLater);
+    EXPECT_EQ(out.status.code(), StatusCode::kCancelled);
+  }
+  EXPECT_TRUE(api_.patches().empty());
+  EXPECT_EQ(clock_.Now(), t0);
+}
+
+TEST_F(NodeWriterEditTest, ARefusalBacksTheNodeOffForBatchesToo) {
+  api_.FailNextPatches({Status(StatusCode::kPermissionDenied, "forbidden").set_http_status(403)});
+  EXPECT_EQ(Edit(SetUnderused()).end, WriteEnd::kRefused);
+  EXPECT_EQ(counters_.errors, 1u);
+  // The node's backoff is the writer's, whichever path hit it: the mark's batch waits it out.
+  WriteOutcome out = Write({Set("n1")});
+  EXPECT_EQ(out.held_back, 1u);
+  EXPECT_EQ(api_.patches().size(), 1u);
+}
+
+TEST_F(NodeWriterEditTest, AFailedConditionIsAChangeNotAFailure) {
+  MarkNode(&api_, "n1", "someone-elses", false);
+  NodeEdit e;
+  e.label = {NodeEdit::Op::kRemove, "status", "underused"};  // only while it is still ours
+  EditOutcome out = Edit(e);
+  EXPECT_EQ(out.end, WriteEnd::kChanged);
+  EXPECT_EQ(counters_.errors, 0u);
+  EXPECT_EQ(counters_.changed, 1u);
+  EXPECT_EQ(*FindLabel(api_.nodes()["n1"].labels, "status"), "someone-elses");
+}
+
+TEST_F(NodeWriterEditTest, ARecordAloneCountsAsARecordWrite) {
+  NodeEdit e;
+  e.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, "{}"};
+  EXPECT_EQ(Edit(e, {}, /*record=*/true).end, WriteEnd::kWritten);
+  EXPECT_EQ(counters_.records, 1u);
+  EXPECT_EQ(counters_.sets, 0u);
 }
 
 }  // namespace

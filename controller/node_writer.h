@@ -1,9 +1,11 @@
-// The one place that holds every limit on writing labels, as descheduler's single evictor holds
-// all of its eviction limits: dry-run, the per-cycle cap (shared fairly: it starts where the last
-// capped batch stopped), the rate limit, how many writes are in flight, retries with backoff, the
-// API server's Retry-After, a backoff per node whose write was refused, and the write gate
-// (leadership). A cycle hands it the planned changes; the writer decides how many are written,
-// how fast, and whether at all. What to change is the planner's business (rules/planner.h).
+// The one place every node PATCH leaves from, holding every limit on writing nodes, as
+// descheduler's single evictor holds all of its eviction limits: dry-run, the per-cycle cap (shared
+// fairly: it starts where the last capped batch stopped), the rate limit, how many writes are in
+// flight, retries with backoff, the API server's Retry-After, a backoff per node whose write was
+// refused, and the write gate (leadership). A cycle hands it the planned changes of the mark
+// (Write); the rebalancer's underused marks and eviction records and -cleanup's removals are
+// single edits (WriteEdit) under the same limits. The writer decides how many are written, how
+// fast, and whether at all. What to change is the planner's business (rules/planner.h).
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log_throttle.h"
 #include "controller/rate_limiter.h"
@@ -115,10 +118,26 @@ struct WriteHooks {
   std::function<void()> on_progress;
 };
 
-class LabelWriter {
+// One edit outside the mark's plan (NodeWriter::WriteEdit).
+struct NodeWrite {
+  std::string node;
+  NodeEdit edit;
+  std::string reason;   // for the log line
+  bool record = false;  // the ownership record alone: counted as a record write
+};
+
+// How a single edit ended.
+struct EditOutcome {
+  WriteEnd end = WriteEnd::kRetryLater;
+  std::optional<NodeInfo> node;  // kWritten: the node as the API server answered the PATCH
+  Status status;                 // why not, for the caller's own report
+  bool dry_run = false;          // nothing sent: the writer only logged it
+};
+
+class NodeWriter {
  public:
   // `kube` and `clock` must outlive the writer.
-  LabelWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clock* clock);
+  NodeWriter(WriteLimits limits, Mark mark, KubeApi* kube, const Clock* clock);
 
   // Writes `writes` within every limit above: nodes in their failure backoff are held back; of
   // the rest at most limits.max_per_cycle, starting after the node where the previous capped
@@ -127,6 +146,15 @@ class LabelWriter {
   // dropped, or early once *stop is set. Call from one thread at a time.
   WriteOutcome Write(const std::vector<MarkWrite>& writes, const WriteHooks& hooks,
                      const std::atomic<bool>* stop);
+
+  // Writes one edit that is not a planned change of the mark, within the same limits as a batch
+  // but the per-cycle cap (each is a decision of its own, and they are few): dry-run, the gate,
+  // Retry-After, the rate limit, retries with backoff and the node's refusal backoff. kChanged:
+  // a conditional edit found the node changed since it was read (a removal's test failed, or a
+  // 409 on an edit made at a resourceVersion): nothing written, nothing wrong with the node.
+  // kRetryLater also when the gate closed or *stop was set, or the node is backed off. The hooks'
+  // on_written gets the answer as in a batch; on_done is not called. Thread-safe with Write.
+  EditOutcome WriteEdit(const NodeWrite& w, const WriteHooks& hooks, const std::atomic<bool>* stop);
 
   WriteCounters Counters() const;  // thread-safe
 
@@ -144,6 +172,12 @@ class LabelWriter {
   // An error answer: the end it means, or nothing when the write is to be tried again.
   std::optional<Result> Refused(const MarkWrite& w, const Mark& mark, const NodeEdit& edit,
                                 const Status& st, bool last_attempt);
+  // The rest of an error answer, for any edit: gate closed (kDeferred), a refusal or the last
+  // attempt (kFailed, a refusal backs the node off), or nothing when it is to be tried again.
+  std::optional<Result> Failed(const std::string& node, const NodeEdit& edit, const Status& st,
+                               bool last_attempt);
+  // How long to wait before the next attempt after `st`.
+  static Duration RetryWait(const Status& st, Backoff* backoff);
   // After a taint edit's 409: the node read again, and *w made afresh from it (*fresh_read); an
   // end when the node is gone or nothing of ours is left to remove.
   std::optional<Result> ReadAgain(MarkWrite* w, const Mark& mark, bool* fresh_read);

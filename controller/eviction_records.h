@@ -1,0 +1,34 @@
+// The rebalancer's evictions in each node's ownership record ("lastEviction", rules/ownership.h):
+// a new leader or a restarted controller reads it, keeps holding the node's mark and waits out
+// its cool-down instead of evicting again at once. Written through the node writer (every write
+// limit, the term gate), from the node as the cache has it at that moment, so that this cycle's
+// own writes of the record (a rule added to it, say) are kept.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "controller/node_writer.h"
+#include "kube/node_cache.h"
+#include "rules/mark.h"
+
+namespace ds {
+
+class EvictionRecords {
+ public:
+  // All pointers must outlive this.
+  EvictionRecords(Mark mark, NodeCache* cache, NodeWriter* writer);
+
+  // Writes `at_wall` as `node`'s last eviction into its record (0 removes the field). Nothing is
+  // written, and kRefused returned, when the node has no readable record naming our mark: then
+  // there is no mark of ours to hold either. The hooks' gate is the caller's term.
+  WriteEnd Write(const std::string& node, double at_wall, const WriteHooks& hooks,
+                 const std::atomic<bool>* stop);
+
+ private:
+  const Mark mark_;
+  NodeCache* const cache_;
+  NodeWriter* const writer_;
+};
+
+}  // namespace ds
