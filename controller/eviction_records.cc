@@ -12,7 +12,7 @@ EvictionRecords::EvictionRecords(Mark mark, NodeCache* cache, NodeWriter* writer
     : mark_(std::move(mark)), cache_(cache), writer_(writer) {}
 
 WriteEnd EvictionRecords::Write(const std::string& node, double at_wall, const WriteHooks& hooks,
-                                const std::atomic<bool>* stop) {
+                                const std::atomic<bool>* stop, double* previous) {
   auto snap = cache_->Snapshot();
   const NodeInfo* n = snap->Find(node);
   if (n == nullptr) return WriteEnd::kGone;
@@ -20,18 +20,21 @@ WriteEnd EvictionRecords::Write(const std::string& node, double at_wall, const W
   if (text == nullptr) return WriteEnd::kRefused;
   auto record = ParseOwnership(*text);
   if (!record.ok() || !RecordNamesMark(*record, mark_)) return WriteEnd::kRefused;
+  if (previous != nullptr) *previous = record->last_eviction_wall;
   record->last_eviction_wall = at_wall;
   NodeWrite w;
   w.node = node;
   w.record = true;
   w.edit.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, FormatOwnership(*record)};
-  w.reason = at_wall > 0 ? "the rebalancer's eviction, for a new leader to hold the mark"
-                         : "no eviction after all";
+  w.reason =
+      "the rebalancer's last eviction, written before it is sent, so that a new leader "
+      "holds the mark and waits out the cool-down";
   EditOutcome out = writer_->WriteEdit(w, hooks, stop);
   if (out.dry_run) return WriteEnd::kWritten;  // nothing is evicted in a dry run either
   if (out.end != WriteEnd::kWritten)
-    LOG(WARNING) << "node " << node << ": recording the eviction in " << kHeldByAnnotation
-                 << " failed (a new leader would not know of it): " << out.status.ToString();
+    LOG(WARNING) << "node " << node << ": writing the eviction's time into " << kHeldByAnnotation
+                 << " failed (" << out.status.ToString()
+                 << "); nothing is evicted from the node until it lands";
   return out.end;
 }
 

@@ -19,11 +19,12 @@ class EvictionRecords {
   // All pointers must outlive this.
   EvictionRecords(Mark mark, NodeCache* cache, NodeWriter* writer);
 
-  // Writes `at_wall` as `node`'s last eviction into its record (0 removes the field). Nothing is
-  // written, and kRefused returned, when the node has no readable record naming our mark: then
-  // there is no mark of ours to hold either. The hooks' gate is the caller's term.
+  // Writes `at_wall` as `node`'s last eviction into its record (0 removes the field); the value
+  // it replaces in *previous (optional). Nothing is written, and kRefused returned, when the node
+  // has no readable record naming our mark: then there is no mark of ours to hold either. The
+  // hooks' gate is the caller's term. A dry run (the writer's) counts as written.
   WriteEnd Write(const std::string& node, double at_wall, const WriteHooks& hooks,
-                 const std::atomic<bool>* stop);
+                 const std::atomic<bool>* stop, double* previous = nullptr);
 
  private:
   const Mark mark_;

@@ -426,15 +426,11 @@ size_t Rebalancer::RoomThisCycle() const {
              : 0;
 }
 
-void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now,
-                        const ReliefWrites& io) {
+void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now) {
   budget_.Record(pod);
   NodeState& s = state_[node];
   s.in_flight.emplace(pod.Id(), InFlight{pod.ns, pod.name, now});
   s.last_eviction_wall = now;
-  // In the node's record too, for a new leader: only a node with our mark has one, so a drain
-  // (the underused mark has no record) is not recorded.
-  if (io.records != nullptr) io.records->Write(node, now, io.hooks, io.stop);
 }
 
 void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
@@ -444,10 +440,81 @@ void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
   }
 }
 
+bool Rebalancer::WriteAhead(const EvictionRecord& rec, const ReliefWrites& io, double* previous) {
+  if (io.records == nullptr || rec.rule == kUnderusedRule) return true;
+  if (io.records->Write(rec.node, rec.at_wall, io.hooks, io.stop, previous) == WriteEnd::kWritten)
+    return true;
+  // The write logged why; the pod waits for a cycle whose record write lands.
+  Count(&RebalanceCounters::skips, "record_failed");
+  return false;
+}
+
+bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, EvictionRecord* rec,
+                          const ReliefWrites& io) {
+  const std::string& name = rec->node;
+  rec->result = ResultName(res.kind);
+  switch (res.kind) {
+    case EvictionResult::Kind::kEvicted:
+      Charge(pod, name, rec->at_wall);
+      ExpectReplacement(pod, rec->to);
+      if (rec->rule != kUnderusedRule) {  // the effect figures are about hot nodes
+        if (!pod.Workload().empty() && !pod.labels.empty())
+          pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), rec->at_wall});
+        effect_.OnEviction(name, pod.Workload(), rec->at_wall);
+      }
+      Announce(*rec, io);
+      LOG(INFO) << "rebalance: evicted " << rec->pod << " from " << name << " (" << Why(*rec)
+                << UsageNote(*rec) << "); its replacement fits on " << rec->to;
+      return true;
+    case EvictionResult::Kind::kMultipleBudgets:
+      if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
+      if (multiple_budgets_logged_.insert(pod.Key()).second)
+        LOG(WARNING) << "rebalance: " << rec->pod
+                     << " is selected by more than one PodDisruptionBudget; the API server "
+                        "refuses to evict it: "
+                     << res.status.ToString();
+      return false;
+    case EvictionResult::Kind::kBlockedByBudget:
+      VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of " << rec->pod;
+      return false;
+    case EvictionResult::Kind::kGone:
+      return false;
+    case EvictionResult::Kind::kError:
+      break;
+  }
+  const int http = res.status.http_status();
+  if (http >= 400 && http < 500) {
+    // A definite answer that refused it (RBAC, API priority and fairness, a bad request): nothing
+    // was evicted, so nothing is charged. A 403 is the rebalancer's RBAC missing (a separate
+    // overlay, easy to miss): said loudly, as it will not go away by itself.
+    rec->result = http == 403 ? "forbidden" : "refused";
+    if (throttle_.ShouldLog("evict-refused-" + std::to_string(http), clock_->Now())) {
+      if (http == 403)
+        LOG(ERROR)
+            << "rebalance: the API server forbids evicting " << rec->pod << ": "
+            << res.status.ToString()
+            << "; the rebalancer needs RBAC to create pods/eviction (deploy/overlays/rebalance)";
+      else
+        LOG(WARNING) << "rebalance: the API server refused to evict " << rec->pod << ": "
+                     << res.status.ToString();
+    }
+    return false;
+  }
+  // Not sent, or abandoned while the answer was awaited (the gate closed): this replica no longer
+  // leads, and the record written ahead holds the node for whoever leads next.
+  if (res.status.code() == StatusCode::kCancelled) return true;
+  // An answer that never came (a timeout) or a 5xx may still have evicted the pod: it is charged
+  // to every limit and holds the mark like an eviction, so a retry cannot exceed the limits.
+  Charge(pod, name, rec->at_wall);
+  ExpectReplacement(pod, rec->to);
+  if (throttle_.ShouldLog("evict-error", clock_->Now()))
+    LOG(WARNING) << "rebalance: evicting " << rec->pod << " failed: " << res.status.ToString();
+  return true;
+}
+
 bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWrites& io,
                           std::map<std::string, size_t>* acted) {
   const std::string& name = rec.node;
-  const double now = rec.at_wall;
   if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
     Count(&RebalanceCounters::skips, LimitName(lim));
     return true;
@@ -462,46 +529,13 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWr
   } else {
     const Gate& gate = io.hooks.gate;
     if (gate && !gate()) return false;  // not the leader of this term any more, or stopping
-    EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
-    rec.result = ResultName(res.kind);
-    switch (res.kind) {
-      case EvictionResult::Kind::kEvicted:
-        Charge(pod, name, now, io);
-        ExpectReplacement(pod, rec.to);
-        if (rec.rule != kUnderusedRule) {  // the effect figures are about hot nodes
-          if (!pod.Workload().empty() && !pod.labels.empty())
-            pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), now});
-          effect_.OnEviction(name, pod.Workload(), now);
-        }
-        Announce(rec, io);
-        LOG(INFO) << "rebalance: evicted " << rec.pod << " from " << name << " (" << Why(rec)
-                  << UsageNote(rec) << "); its replacement fits on " << rec.to;
-        break;
-      case EvictionResult::Kind::kMultipleBudgets:
-        if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
-        if (multiple_budgets_logged_.insert(pod.Key()).second)
-          LOG(WARNING) << "rebalance: " << rec.pod
-                       << " is selected by more than one PodDisruptionBudget; the API server "
-                          "refuses to evict it: "
-                       << res.status.ToString();
-        break;
-      case EvictionResult::Kind::kBlockedByBudget:
-        VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of " << rec.pod;
-        break;
-      case EvictionResult::Kind::kGone:
-        break;
-      case EvictionResult::Kind::kError:
-        // An error after the request may have left (a timeout, a 5xx, an abandoned answer) may
-        // still have evicted the pod: it is charged to every limit and holds the mark like an
-        // eviction, so a retry or a new leader cannot exceed the limits. Only a request never
-        // sent is free.
-        if (res.status.code() != StatusCode::kCancelled) {
-          Charge(pod, name, now, io);
-          ExpectReplacement(pod, rec.to);
-        }
-        if (throttle_.ShouldLog("evict-error", clock_->Now()))
-          LOG(WARNING) << "rebalance: evicting " << rec.pod << " failed: " << res.status.ToString();
-        break;
+    double previous = 0;
+    if (!WriteAhead(rec, io, &previous)) return !gate || gate();
+    const EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
+    if (!Answered(pod, res, &rec, io) && io.records != nullptr && rec.rule != kUnderusedRule) {
+      // Nothing was evicted: the intent is taken back, so the node's cool-down and the hold of
+      // its mark are not charged for it. Should this write fail, the record errs toward holding.
+      io.records->Write(name, previous, io.hooks, io.stop);
     }
   }
   if (rec.result == "evicted" || rec.result == "dry_run") ++(*acted)[name];

@@ -232,8 +232,18 @@ class Rebalancer {
   // False when the gate closed before it was sent.
   bool EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWrites& io,
                 std::map<std::string, size_t>* acted);
+  // Write-ahead: the eviction's time goes into the node's record (eviction_records.h) before the
+  // eviction is sent, and it is sent only if that write landed: a crash, a lost lease or a failed
+  // write in between errs toward a held mark and a cool-down on the next leader, never toward a
+  // second eviction. *previous: the record's lastEviction before, to take the intent back.
+  // Drains are not recorded (an underused mark has no record).
+  bool WriteAhead(const EvictionRecord& rec, const ReliefWrites& io, double* previous);
+  // The answer to an eviction: its result in *rec, its bookkeeping, and whether the pod may have
+  // been evicted (false only for a definite no: a PDB, a 4xx, the pod gone).
+  bool Answered(const PodInfo& pod, const EvictionResult& res, EvictionRecord* rec,
+                const ReliefWrites& io);
   // An eviction that happened, or may have: charged to every limit, holding the node's mark.
-  void Charge(const PodInfo& pod, const std::string& node, double now, const ReliefWrites& io);
+  void Charge(const PodInfo& pod, const std::string& node, double now);
   // Why the pod of `r` is evicted, for logs and Events.
   static std::string Why(const EvictionRecord& r);
   // "; the pod uses N %" for a relief, "" for a drain.

@@ -451,6 +451,81 @@ TEST_F(RebalancerTest, AnEvictionOfUnknownOutcomeCountsAsOne) {
   EXPECT_TRUE(Labelled("node-1")) << "the pod may be terminating: the mark is held";
 }
 
+// Write-ahead: the record names the eviction before the eviction is sent.
+TEST_F(RebalancerTest, TheRecordIsWrittenBeforeTheEvictionIsSent) {
+  Build();
+  Cycle(95);
+  const size_t before = api_.patches().size();
+  std::vector<size_t> sent_at_patch;  // evictions sent when each later PATCH arrived, in order
+  api_.on_patch = [&](const std::string&) { sent_at_patch.push_back(api_.evictions().size()); };
+  Cycle(95);
+  api_.on_patch = nullptr;
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->last_eviction_wall, std::floor(clock_.WallSeconds()));
+  const std::vector<FakeKubeApi::PatchCall> p = api_.patches();
+  ASSERT_EQ(p.size(), before + sent_at_patch.size());
+  bool found = false;
+  for (size_t i = 0; i < sent_at_patch.size(); ++i)
+    if (p[before + i].edit.annotation.value.find("lastEviction") != std::string::npos) {
+      found = true;
+      EXPECT_EQ(sent_at_patch[i], 0u) << "the record went after the eviction";
+    }
+  EXPECT_TRUE(found) << "no record write named the eviction";
+}
+
+TEST_F(RebalancerTest, NoEvictionIsSentWhileItsRecordCannotBeWritten) {
+  Build();
+  Cycle(95);
+  // Every node write fails in the next cycle (a 403 from an admission policy, say): the record
+  // cannot be written, so nothing is evicted, and a new leader could not have evicted twice.
+  api_.on_patch = [&](const std::string&) {
+    api_.FailNextPatches({Status(StatusCode::kPermissionDenied, "denied").set_http_status(403)});
+  };
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(Skips("record_failed"), 1u);
+  api_.on_patch = nullptr;
+  clock_.AdvanceSeconds(600);  // the node's write backoff and the retry wait
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "tried again once the record can be written";
+}
+
+// An eviction abandoned in flight (the lease was lost while the answer was awaited) may have
+// happened: the record written ahead holds the node for the next leader, which does not evict
+// from it again within the cool-down.
+TEST_F(RebalancerTest, AnEvictionAbandonedInFlightHoldsTheNodeForTheNextLeader) {
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kError,
+                                       Status(StatusCode::kCancelled, "abandoned: lease lost")}});
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  api_.RemovePod("shop/big");  // it was evicted after all
+  Build();                     // another replica takes over
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "within the node's cool-down (30 s)";
+  EXPECT_EQ(Skips("node_cooldown"), 1u);
+}
+
+// A definite refusal evicted nothing: neither the budget nor the node's cool-down is charged, the
+// intent is taken back from the record, and a 403 is said by its own result.
+TEST_F(RebalancerTest, ARefusedEvictionIsNotCharged) {
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{
+      EvictionResult::Kind::kError,
+      Status(StatusCode::kPermissionDenied, "pods/eviction is forbidden").set_http_status(403)}});
+  Cycle(95);
+  EXPECT_EQ(Evictions("forbidden"), 1u);
+  auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->last_eviction_wall, 0) << "the intent is taken back";
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1")) << "nothing is terminating: the cooled node's mark is not held";
+}
+
 TEST_F(RebalancerTest, LosingTheLeadershipMidCycleStopsTheEvictions) {
   // Two pods are needed (95 - 2 x 20 = 55 <= 60), so the plan has two picks.
   usage_.clear();
