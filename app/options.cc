@@ -17,7 +17,6 @@
 #include "common/time_zone.h"
 #include "common/web_server.h"
 #include "promql/prometheus_client.h"
-#include "rules/rule_scope.h"
 
 DEFINE_string(prom, "",
               "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
@@ -368,13 +367,8 @@ Status ConfigureNodeCache(Options* o) {
     return Status::InvalidArgument("-watch_idle_timeout must be >= 0");
   o->watch_idle_timeout_seconds = FLAGS_watch_idle_timeout;
   o->cache_stale_after_seconds = std::max(300.0, 2 * FLAGS_watch_idle_timeout);
-  o->cache.label_selector = o->rules.node_selector;
+  o->cache = CycleCacheOptions(o->rules);
   o->cache.resync_seconds = FLAGS_resync;
-  // The selector runs on the server, so the cache only needs our own key.
-  o->cache.keep_label_keys = {o->rules.mark.key};
-  // ...and the keys the rules' pools are chosen by (rules[].nodeSelector).
-  for (std::string& k : RuleSelectorKeys(o->rules.rules))
-    if (k != o->rules.mark.key) o->cache.keep_label_keys.push_back(std::move(k));
   if (o->rules.mark.UsesLabel() && !o->rules.node_selector.empty()) {
     o->marked_cache = o->cache;
     o->marked_cache.label_selector = o->rules.mark.MarkedSelector();  // every level's value

@@ -18,6 +18,9 @@ namespace ds {
 // of the nodes to relieve (the candidates). Other pods are not kept.
 struct Rebalancer::Cluster {
   std::unordered_map<std::string, std::pair<double, double>> requested;  // node -> cpu, memory
+  // A destination's labels, every one of them: the node cache keeps only those the controller
+  // reads, and a pod's nodeSelector may name any (kubernetes.io/os, a pool's).
+  std::unordered_map<std::string, Labels> labels;
   std::map<std::string, std::vector<PodInfo>> on;  // node to relieve -> its pods
 };
 
@@ -110,10 +113,12 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
   }
   std::vector<std::string> all = relieve;
   for (const std::string& node : places) {
-    if (auto r = requested_.find(node); r != requested_.end())
+    if (auto r = requested_.find(node); r != requested_.end()) {
       c.requested[node] = {r->second.cpu, r->second.memory};
-    else
+      c.labels[node] = r->second.labels;
+    } else {
       all.push_back(node);
+    }
   }
   for (const std::string& node : all) {
     // One node's pods: the API server answers from its watch cache's spec.nodeName index.
@@ -137,10 +142,25 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
       req.second += p.memory_request;
       if (relieved) c.on[node].push_back(std::move(p));
     }
-    if (relieved)
+    if (relieved) {
       requested_.erase(node);  // its evictions change it: listed again if it is a destination
-    else
-      requested_[node] = Requested{req.first, req.second, now};
+      continue;
+    }
+    // A destination: read whole, for its labels. Unread, a pod's nodeSelector could not be judged
+    // on it, and a guess would be wrong one way or the other: nothing is evicted this cycle.
+    auto whole = kube_->GetNode(node);
+    if (!whole.ok()) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++counters_.list_errors;
+      }
+      if (throttle_.ShouldLog("get-node", clock_->Now()))
+        LOG(WARNING) << "rebalance: reading node " << node
+                     << " failed, nothing is evicted this cycle: " << whole.status().ToString();
+      return std::nullopt;
+    }
+    c.labels[node] = whole->labels;
+    requested_[node] = Requested{req.first, req.second, now, std::move(whole->labels)};
   }
   return c;
 }
@@ -385,7 +405,7 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
   for (const ReliefInput* in : dest) {
     PlacementNode p;
     p.name = in->node->name;
-    p.labels = in->node->labels;
+    if (auto l = cluster->labels.find(p.name); l != cluster->labels.end()) p.labels = l->second;
     p.unschedulable = in->node->unschedulable;
     p.taints = in->node->taints;
     p.allocatable_cpu = in->node->allocatable_cpu;

@@ -176,6 +176,7 @@ class Rebalancer {
   struct Requested {
     double cpu = 0, memory = 0;
     double listed_wall = 0;
+    Labels labels;  // all of them, read with the node (Cluster::labels)
   };
   struct Cluster;  // what a cycle's pod LISTs gave
   struct Hot {     // a hot node to relieve this cycle
@@ -249,8 +250,9 @@ class Rebalancer {
   // "; the pod uses N %" for a relief, "" for a drain.
   static std::string UsageNote(const EvictionRecord& r);
 
-  // The pods of the nodes to relieve, one LIST per node, and the requests on the candidate
-  // destinations (listed again once older than kRequestsMaxAgeSeconds).
+  // The pods of the nodes to relieve, one LIST per node, and the requests and labels of the
+  // candidate destinations (one LIST and one GET each, again once older than
+  // kRequestsMaxAgeSeconds).
   std::optional<Cluster> ListNodes(const std::vector<std::string>& relieve,
                                    const std::vector<std::string>& places, double now);
   // The usage of the `wanted` pods (podUsage with `$nodes` naming `nodes`); empty on an error.

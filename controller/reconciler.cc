@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/label_selector.h"
+
 namespace ds {
 namespace {
 
@@ -85,6 +87,21 @@ double RelativeMean(const Rule& r, double effective_threshold) {
 }
 
 }  // namespace
+
+NodeCacheOptions CycleCacheOptions(const RuleConfig& rules) {
+  NodeCacheOptions o;
+  o.label_selector = rules.node_selector;
+  std::vector<std::string> keys = RuleSelectorKeys(rules.rules);
+  if (rules.rebalance.enabled && !rules.rebalance.node_selector.empty())
+    if (auto sel = LabelSelector::Parse(rules.rebalance.node_selector); sel.ok())
+      for (std::string& k : sel->Keys()) keys.push_back(std::move(k));
+  o.keep_label_keys = {rules.mark.key};
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (std::string& k : keys)
+    if (k != rules.mark.key) o.keep_label_keys.push_back(std::move(k));
+  return o;
+}
 
 Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeCache* cache,
                        PrometheusClient* prom, KubeApi* kube, const Clock* clock,

@@ -180,6 +180,13 @@ struct ReconcilerCounters {
   std::map<std::string, uint64_t> query_errors;                         // by rule
 };
 
+// The node cache the cycle and the rebalancer read, as production builds it: the managed nodes
+// (rule.yaml's nodeSelector, on the server), and of their labels only the keys the controller
+// reads (our key, rules[].nodeSelector's, rebalance.nodeSelector's), so that 10,000 nodes stay
+// small. Other labels (a pod's nodeSelector may name any) are read from the node itself where
+// needed (the rebalancer's destinations). Tests build their cache with this too.
+NodeCacheOptions CycleCacheOptions(const RuleConfig& rules);
+
 class Reconciler {
  public:
   // All pointers must outlive the Reconciler. With a `leadership`, cycles run only while it says

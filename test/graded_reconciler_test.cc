@@ -5,9 +5,7 @@
 
 #include "app/cleanup.h"
 #include "controller/reconciler.h"
-#include "test/fakes/fake_clock.h"
-#include "test/fakes/fake_kube_api.h"
-#include "test/fakes/fake_prometheus.h"
+#include "test/fakes/cycle_fixture.h"
 #include "web/nodes_json.h"
 #include "web/state_json.h"
 
@@ -24,7 +22,7 @@ rules:
     levels: {warm: {threshold: 70, clearThreshold: 60}}
 )";
 
-class GradedReconcilerTest : public ::testing::Test {
+class GradedReconcilerTest : public CycleFixture {
  protected:
   void SetUp() override {
     for (int i = 1; i <= 2; ++i) {
@@ -40,11 +38,7 @@ class GradedReconcilerTest : public ::testing::Test {
     opts_.grace_seconds = 30;
     opts_.writes.qps = 0;
   }
-  void Start() {
-    cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
-    ASSERT_TRUE(cache_->ListOnce().ok());
-    rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
-  }
+  void Start() { Build(); }
   // One cycle with node-1 at `cpu` and node-2 cool; returns the patches it sent.
   std::vector<FakeKubeApi::PatchCall> Cycle(double cpu) {
     const size_t before = api_.patches().size();
@@ -72,15 +66,6 @@ class GradedReconcilerTest : public ::testing::Test {
     }
     return names;
   }
-
-  FakeKubeApi api_;
-  FakePrometheus prom_;
-  FakeClock clock_;
-  RuleConfig cfg_;
-  ReconcilerOptions opts_;
-  std::unique_ptr<NodeCache> cache_;
-  std::unique_ptr<Reconciler> rec_;
-  std::atomic<bool> stop_{false};
 };
 
 TEST_F(GradedReconcilerTest, TheLabelValueFollowsTheLevelOneWriteAStep) {

@@ -7,16 +7,14 @@
 #include <cmath>
 
 #include "controller/reconciler.h"
-#include "test/fakes/fake_clock.h"
-#include "test/fakes/fake_kube_api.h"
-#include "test/fakes/fake_prometheus.h"
+#include "test/fakes/cycle_fixture.h"
 
 namespace ds {
 namespace {
 
 constexpr const char* kPodCpu = "pod_cpu";
 
-class RebalancerTest : public ::testing::Test {
+class RebalancerTest : public CycleFixture {
  protected:
   void SetUp() override {
     for (int i = 1; i <= 3; ++i) {
@@ -79,23 +77,10 @@ class RebalancerTest : public ::testing::Test {
       api_.AddPod(filler);
     }
   }
-  void Build() {
-    cache_ = std::make_unique<NodeCache>(&api_, &clock_, NodeCacheOptions{});
-    ASSERT_TRUE(cache_->ListOnce().ok());
-    auto zone = TimeZone::Utc();
-    rebalancer_ = std::make_unique<Rebalancer>(cfg_, &api_, &prom_, &clock_, zone);
-    rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_, nullptr,
-                                        rebalancer_.get());
-  }
   void Cycle(double cpu_node1) {
     prom_.SetValues("cpu_pct", {{"node-1", cpu_node1}, {"node-2", 10}, {"node-3", 10}});
     clock_.AdvanceSeconds(10);
     rec_->RunCycle(&stop_);
-  }
-  bool Labelled(const std::string& node) {
-    const NodeInfo n = api_.nodes()[node];  // a copy: the map returned is a temporary
-    const std::string* v = FindLabel(n.labels, "status");
-    return v != nullptr && *v == "presure";
   }
   uint64_t Evictions(const std::string& result) {
     auto c = rebalancer_->Counters().evictions;
@@ -106,9 +91,6 @@ class RebalancerTest : public ::testing::Test {
     return c.count(reason) ? c[reason] : 0;
   }
 
-  FakeKubeApi api_;
-  FakePrometheus prom_;
-  FakeClock clock_;
   // The Events of the rebalancer: not the labeller's Marked and Unmarked.
   std::vector<EventInfo> RebalanceEvents() {
     std::vector<EventInfo> out;
@@ -116,13 +98,7 @@ class RebalancerTest : public ::testing::Test {
       if (e.reason != "Marked" && e.reason != "Unmarked") out.push_back(e);
     return out;
   }
-  RuleConfig cfg_;
-  ReconcilerOptions opts_;
   std::vector<Sample> usage_;
-  std::unique_ptr<NodeCache> cache_;
-  std::unique_ptr<Rebalancer> rebalancer_;
-  std::unique_ptr<Reconciler> rec_;
-  std::atomic<bool> stop_{false};
 };
 
 TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) {
@@ -449,6 +425,56 @@ TEST_F(RebalancerTest, AnEvictionOfUnknownOutcomeCountsAsOne) {
   EXPECT_EQ(Skips("node_cooldown"), 1u);
   Cycle(40);
   EXPECT_TRUE(Labelled("node-1")) << "the pod may be terminating: the mark is held";
+}
+
+// rebalance.nodeSelector is judged on the node's own labels, though the node cache keeps only the
+// labels the controller reads (issue 24, defect 1): its keys are among them.
+TEST_F(RebalancerTest, ANodeTheSelectorExcludesIsNeverRelieved) {
+  cfg_.rebalance.node_selector = "!no-rebalance";
+  api_.EditNode("node-1", [](NodeInfo* n) { n->labels.emplace_back("no-rebalance", "true"); });
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_TRUE(Labelled("node-1")) << "the labeller still marks it";
+  EXPECT_TRUE(api_.evictions().empty()) << "the operator excluded it from the rebalancer";
+}
+
+TEST_F(RebalancerTest, ANodeAPositiveSelectorNamesIsRelieved) {
+  cfg_.rebalance.node_selector = "pool=general";
+  api_.EditNode("node-1", [](NodeInfo* n) { n->labels.emplace_back("pool", "general"); });
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+}
+
+// A pod's own nodeSelector is judged on the destinations' whole labels, which the rebalancer reads
+// (issue 24, defect 2): `kubernetes.io/os: linux`, set by many charts, fits on every Linux node.
+TEST_F(RebalancerTest, APodWithANodeSelectorFitsWhereItsLabelsAre) {
+  for (const char* n : {"node-1", "node-2", "node-3"})
+    api_.EditNode(n,
+                  [](NodeInfo* node) { node->labels.emplace_back("kubernetes.io/os", "linux"); });
+  PodInfo big = api_.pods()["shop/big"];
+  big.node_selector = {{"kubernetes.io/os", "linux"}};
+  api_.AddPod(big);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(Skips("no_fit"), 0u);
+}
+
+// ...and not where they are not: a destination without the label is no place for it.
+TEST_F(RebalancerTest, APodWithANodeSelectorStaysWhereNoOtherNodeMatches) {
+  api_.EditNode("node-1", [](NodeInfo* n) { n->labels.emplace_back("disktype", "ssd"); });
+  PodInfo big = api_.pods()["shop/big"];
+  big.node_selector = {{"disktype", "ssd"}};
+  api_.AddPod(big);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_GE(Skips("no_fit"), 1u);
 }
 
 // Write-ahead: the record names the eviction before the eviction is sent.

@@ -6,15 +6,13 @@
 
 #include <cmath>
 
-#include "test/fakes/fake_clock.h"
-#include "test/fakes/fake_kube_api.h"
+#include "test/fakes/cycle_fixture.h"
 #include "test/fakes/fake_leadership.h"
-#include "test/fakes/fake_prometheus.h"
 
 namespace ds {
 namespace {
 
-class ReconcilerTest : public ::testing::Test {
+class ReconcilerTest : public CycleFixture {
  protected:
   void SetUp() override {
     for (int i = 1; i <= 3; ++i) {
@@ -40,11 +38,6 @@ class ReconcilerTest : public ::testing::Test {
     opts_.interval_seconds = 10;
     opts_.grace_seconds = 30;
     opts_.writes.qps = 0;  // unlimited in unit tests
-  }
-  void Build() {
-    cache_ = std::make_unique<NodeCache>(&api_, &clock_, cache_opts_);
-    ASSERT_TRUE(cache_->ListOnce().ok());
-    rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_);
   }
   // Runs Run() on fake time for `cycles` cycles, calling `in_cycle` in each one's query; returns
   // the seconds (from now) at which each cycle queried Prometheus.
@@ -96,21 +89,6 @@ class ReconcilerTest : public ::testing::Test {
     e.annotation = {NodeEdit::Op::kSet, kHeldByAnnotation, FormatOwnership(o)};
     ASSERT_TRUE(api_.PatchNode(node, e).ok());
   }
-  bool Labelled(const std::string& node) {
-    auto n = api_.nodes()[node];
-    const std::string* v = FindLabel(n.labels, "status");
-    return v != nullptr && *v == "presure";
-  }
-
-  FakeKubeApi api_;
-  FakePrometheus prom_;
-  FakeClock clock_;
-  RuleConfig cfg_;
-  ReconcilerOptions opts_;
-  NodeCacheOptions cache_opts_;
-  std::unique_ptr<NodeCache> cache_;
-  std::unique_ptr<Reconciler> rec_;
-  std::atomic<bool> stop_{false};
 };
 
 TEST_F(ReconcilerTest, LabelsHotNodeAndOnlyWritesChanges) {
@@ -691,7 +669,7 @@ TEST_F(ReconcilerTest, ARemovalNeverDeletesAValueWrittenMeanwhile) {
 // A node that leaves the managed set (here: it becomes control-plane, which the default
 // nodeSelector excludes) arrives as DELETED; its mark must not stay for ever.
 TEST_F(ReconcilerTest, ANodeThatLeavesTheManagedSetLosesOurMark) {
-  cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
+  cfg_.node_selector = "!node-role.kubernetes.io/control-plane";
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 95}});
   Cycle();
@@ -723,7 +701,7 @@ TEST_F(ReconcilerTest, ANodeThatLeavesTheManagedSetLosesOurMark) {
 // The node leaves while the cycle queries Prometheus: after the cycle's snapshot was taken, before
 // its departures are. It must not count as back (its departure dropped, our mark left on it).
 TEST_F(ReconcilerTest, ANodeThatLeavesDuringTheCycleLosesOurMarkToo) {
-  cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
+  cfg_.node_selector = "!node-role.kubernetes.io/control-plane";
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}});
   Cycle();
@@ -742,7 +720,7 @@ TEST_F(ReconcilerTest, ANodeThatLeavesDuringTheCycleLosesOurMarkToo) {
 }
 
 TEST_F(ReconcilerTest, ADepartureDeferredByTheWriteBudgetIsWrittenLater) {
-  cache_opts_.label_selector = "!node-role.kubernetes.io/control-plane";
+  cfg_.node_selector = "!node-role.kubernetes.io/control-plane";
   opts_.writes.max_per_cycle = 1;
   Build();
   prom_.SetValues("cpu_pct", {{"node-1", 95}});
@@ -924,7 +902,8 @@ class TaintModeTest : public ReconcilerTest {
  protected:
   void SetUp() override {
     ReconcilerTest::SetUp();
-    opts_.mark.mode = Mark::Mode::kTaint;
+    cfg_.mark.mode = Mark::Mode::kTaint;
+    opts_.mark = cfg_.mark;  // as Build() and production make it; the tests read it before
     api_.EditNode("node-1", [this](NodeInfo* n) { n->taints = {kGpu}; });
   }
   std::vector<Taint> Taints(const std::string& node) { return api_.nodes()[node].taints; }
@@ -983,7 +962,8 @@ namespace {
 // With `both`, a cooling node that carries our label and a copy of our taint put there by hand
 // (no record names it) loses the label only: the taint is not ours to remove.
 TEST_F(TaintModeTest, WithBothACoolingNodeKeepsATaintNoRecordNames) {
-  opts_.mark.mode = Mark::Mode::kBoth;
+  cfg_.mark.mode = Mark::Mode::kBoth;
+  opts_.mark = cfg_.mark;
   api_.EditNode("node-1", [&](NodeInfo* n) {
     n->labels.emplace_back(opts_.mark.key, opts_.mark.value);
     n->taints.push_back(opts_.mark.taint);  // `kubectl taint` by an operator
