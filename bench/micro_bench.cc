@@ -202,7 +202,7 @@ class PodsByNode : public FakeKubeApi {
       if (!name || p.name == *name) page.items.push_back(p);
     return page;
   }
-  EvictionResult EvictPod(const std::string&, const std::string&,
+  EvictionResult EvictPod(const std::string&, const std::string&, const std::string&,
                           const std::function<bool()>& = {}) override {
     ++evictions;
     return EvictionResult{EvictionResult::Kind::kEvicted, Status::OK()};

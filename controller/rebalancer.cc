@@ -503,6 +503,10 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
       break;
   }
   const int http = res.status.http_status();
+  if (http == 409) {  // the UID precondition: the pod of that name is another one now
+    rec->result = ResultName(EvictionResult::Kind::kGone);
+    return false;
+  }
   if (http >= 400 && http < 500) {
     // A definite answer that refused it (RBAC, API priority and fairness, a bad request): nothing
     // was evicted, so nothing is charged. A 403 is the rebalancer's RBAC missing (a separate
@@ -551,7 +555,7 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWr
     if (gate && !gate()) return false;  // not the leader of this term any more, or stopping
     double previous = 0;
     if (!WriteAhead(rec, io, &previous)) return !gate || gate();
-    const EvictionResult res = kube_->EvictPod(pod.ns, pod.name, gate);
+    const EvictionResult res = kube_->EvictPod(pod.ns, pod.name, pod.uid, gate);
     if (!Answered(pod, res, &rec, io) && io.records != nullptr && rec.rule != kUnderusedRule) {
       // Nothing was evicted: the intent is taken back, so the node's cool-down and the hold of
       // its mark are not charged for it. Should this write fail, the record errs toward holding.

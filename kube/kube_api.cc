@@ -214,7 +214,7 @@ EvictionResult EvictionResultFromResponse(int http_status, const std::string& bo
 }
 
 EvictionResult HttpKubeApi::EvictPod(const std::string& ns, const std::string& name,
-                                     const std::function<bool()>& send_if) {
+                                     const std::string& uid, const std::function<bool()>& send_if) {
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
@@ -229,6 +229,16 @@ EvictionResult HttpKubeApi::EvictPod(const std::string& ns, const std::string& n
   w.Key("namespace");
   WriteString(w, ns);
   w.EndObject();
+  if (!uid.empty()) {
+    w.Key("deleteOptions");
+    w.StartObject();
+    w.Key("preconditions");
+    w.StartObject();
+    w.Key("uid");
+    WriteString(w, uid);
+    w.EndObject();
+    w.EndObject();
+  }
   w.EndObject();
   HttpRequest req;
   req.method = "POST";

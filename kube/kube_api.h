@@ -74,7 +74,10 @@ class KubeApi {
                                          const std::string& label_selector = "") = 0;
   // Asks the API server to evict the pod (POST .../pods/NAME/eviction, policy/v1): never a
   // DELETE, so PodDisruptionBudgets are honoured. See EvictionResult. `send_if` as for PatchNode.
+  // `uid` (when not empty) is a precondition (deleteOptions.preconditions.uid): a pod re-created
+  // under the same name since it was listed is another pod, and is not evicted (409).
   virtual EvictionResult EvictPod(const std::string& ns, const std::string& name,
+                                  const std::string& uid,
                                   const std::function<bool()>& send_if = {}) = 0;
   // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. The record keeps the
   // whole object (LeaseRecord::object) for the next update. Leader election calls these with a
@@ -122,7 +125,7 @@ class HttpKubeApi : public KubeApi {
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
                                  const std::string& continue_token, const std::string& ns = "",
                                  const std::string& label_selector = "") override;
-  EvictionResult EvictPod(const std::string& ns, const std::string& name,
+  EvictionResult EvictPod(const std::string& ns, const std::string& name, const std::string& uid,
                           const std::function<bool()>& send_if = {}) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                  double timeout_seconds) override;

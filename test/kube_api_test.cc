@@ -92,6 +92,28 @@ TEST(HttpKubeApi, ListPodsPagesTheClusterAndListsOneNodeWhole) {
             "https://api:6443/api/v1/pods?resourceVersion=0&fieldSelector=spec.nodeName%3Dnode-1");
 }
 
+TEST(HttpKubeApi, EvictPodPostsAPolicyV1EvictionWithTheUidAsAPrecondition) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(201, R"({"kind":"Status","apiVersion":"v1","status":"Success","code":201})");
+  EXPECT_EQ(api.EvictPod("shop", "big", "uid-1").kind, EvictionResult::Kind::kEvicted);
+  auto req = t.last_request().request;
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.url, "https://api:6443/api/v1/namespaces/shop/pods/big/eviction");
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(req.body.c_str()).HasParseError()) << req.body;
+  EXPECT_STREQ(d["apiVersion"].GetString(), "policy/v1");
+  EXPECT_STREQ(d["kind"].GetString(), "Eviction");
+  EXPECT_STREQ(d["metadata"]["name"].GetString(), "big");
+  EXPECT_STREQ(d["deleteOptions"]["preconditions"]["uid"].GetString(), "uid-1");
+  // A pod re-created under that name since: the API server's precondition answers 409.
+  t.AddResponse(409, KubeStatus(409, "Conflict", "Precondition failed: UID in precondition"));
+  EvictionResult r = api.EvictPod("shop", "big", "uid-1");
+  EXPECT_EQ(r.kind, EvictionResult::Kind::kError);
+  EXPECT_EQ(r.status.http_status(), 409);
+}
+
 TEST(HttpKubeApi, CreateEventPostsAnEventsV1EventInTheObjectsNamespace) {
   FakeHttpTransport t;
   FakeClock clock;

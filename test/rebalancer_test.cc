@@ -477,6 +477,25 @@ TEST_F(RebalancerTest, APodWithANodeSelectorStaysWhereNoOtherNodeMatches) {
   EXPECT_GE(Skips("no_fit"), 1u);
 }
 
+// The eviction carries the listed pod's UID as a precondition: a pod re-created under the same
+// name since it was listed (a StatefulSet's) is another pod, and is not evicted.
+TEST_F(RebalancerTest, APodReCreatedUnderTheSameNameSinceItWasListedIsNotEvicted) {
+  Build();
+  Cycle(95);
+  // Between the listing and the eviction (the record is written in between), big is re-created.
+  api_.on_patch = [&](const std::string&) {
+    PodInfo again = api_.pods()["shop/big"];
+    again.uid = "uid-big-2";
+    api_.AddPod(again);
+  };
+  Cycle(95);
+  api_.on_patch = nullptr;
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"}) << "asked once";
+  EXPECT_FALSE(api_.pods()["shop/big"].terminating) << "the new pod is not evicted";
+  EXPECT_EQ(Evictions("gone"), 1u);
+  EXPECT_EQ(Evictions("evicted"), 0u);
+}
+
 // Write-ahead: the record names the eviction before the eviction is sent.
 TEST_F(RebalancerTest, TheRecordIsWrittenBeforeTheEvictionIsSent) {
   Build();

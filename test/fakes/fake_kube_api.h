@@ -310,7 +310,7 @@ class FakeKubeApi : public KubeApi {
     }
     return true;
   }
-  EvictionResult EvictPod(const std::string& ns, const std::string& name,
+  EvictionResult EvictPod(const std::string& ns, const std::string& name, const std::string& uid,
                           const std::function<bool()>& send_if = {}) override {
     if (send_if && !send_if())
       return EvictionResult{EvictionResult::Kind::kError,
@@ -326,6 +326,11 @@ class FakeKubeApi : public KubeApi {
     auto it = pods_.find(key);
     if (it == pods_.end())
       return EvictionResult{EvictionResult::Kind::kGone, Status::NotFound(key + " not found")};
+    if (!uid.empty() && uid != it->second.uid)  // as the API server's deleteOptions.preconditions
+      return EvictionResult{
+          EvictionResult::Kind::kError,
+          Status(StatusCode::kConflict, "Precondition failed: UID in precondition")
+              .set_http_status(409)};
     it->second.terminating = true;
     return EvictionResult{EvictionResult::Kind::kEvicted, Status::OK()};
   }

@@ -79,8 +79,12 @@ class SimPodsIT(unittest.TestCase):
                 "metadata": {"name": name}, "spec": spec}
         return self.policy.create_namespaced_pod_disruption_budget(ns, body)
 
-    def evict(self, ns, name, api=None):
-        body = kubernetes.client.V1Eviction(metadata=kubernetes.client.V1ObjectMeta(name=name, namespace=ns))
+    def evict(self, ns, name, api=None, uid=None):
+        opts = None
+        if uid is not None:
+            opts = kubernetes.client.V1DeleteOptions(preconditions=kubernetes.client.V1Preconditions(uid=uid))
+        body = kubernetes.client.V1Eviction(metadata=kubernetes.client.V1ObjectMeta(name=name, namespace=ns),
+                                            delete_options=opts)
         return (api or self.core).create_namespaced_pod_eviction(name, ns, body)
 
     def allowed(self, ns, name):
@@ -206,6 +210,21 @@ class SimPodsIT(unittest.TestCase):
             self.restricted.delete_namespaced_pod(pods[1].metadata.name, "ev")
         self.assertEqual(cm.exception.status, 403)
         self.assertIn('cannot delete resource "pods"', json.loads(cm.exception.body)["message"])
+
+    def test_eviction_uid_precondition_409(self):
+        """deleteOptions.preconditions.uid, as the rebalancer sends it: another UID is a 409 and
+        nothing is evicted; the pod's own UID evicts it."""
+        self.workload("ev3", "pre", 1, template({"app": "pre"}))
+        pod = self.running("ev3", "app=pre", 1)[0]
+        with self.assertRaises(ApiException) as cm:
+            self.evict("ev3", pod.metadata.name, uid="not-" + pod.metadata.uid)
+        self.assertEqual(cm.exception.status, 409)
+        st = json.loads(cm.exception.body)
+        self.assertEqual(st["reason"], "Conflict")
+        self.assertIn("Precondition failed: UID in precondition", st["message"])
+        self.assertIsNone(self.core.read_namespaced_pod(pod.metadata.name, "ev3").metadata.deletion_timestamp)
+        self.evict("ev3", pod.metadata.name, uid=pod.metadata.uid)
+        self.assertIsNotNone(self.core.read_namespaced_pod(pod.metadata.name, "ev3").metadata.deletion_timestamp)
 
     def test_eviction_404_and_two_pdbs_500(self):
         with self.assertRaises(ApiException) as cm:

@@ -685,11 +685,14 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
     return Err(400, "BadRequest", "name in URL does not match name in Eviction object");
   bool has_grace = false;
   double grace = 0;
-  if (const Value* d = ds::JsonMember(ev, "deleteOptions"))
+  std::string pre_uid;
+  if (const Value* d = ds::JsonMember(ev, "deleteOptions")) {
     if (const Value* g = ds::JsonMember(*d, "gracePeriodSeconds"); g && g->IsNumber()) {
       has_grace = true;
       grace = std::max(0.0, g->GetDouble());
     }
+    if (const Value* pc = ds::JsonMember(*d, "preconditions")) pre_uid = ds::JsonString(*pc, "uid");
+  }
   ApiError success{201, "", "", ""};
   std::lock_guard<std::mutex> l(mu_);
   std::string key = Key(ns, name);
@@ -700,6 +703,13 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
   }
   Document pod;
   pod.Parse(it->second.json.c_str());
+  // deleteOptions.preconditions: the eviction's deletion checks them as a DELETE does (409).
+  if (std::string uid = ds::JsonString(pod["metadata"], "uid");
+      !pre_uid.empty() && pre_uid != uid) {
+    *code = 409;
+    return kPods.Conflict(name, "Precondition failed: UID in precondition: " + pre_uid +
+                                    ", UID in object meta: " + uid);
+  }
   std::string phase = Phase(pod);
   auto evict = [&] {
     std::string deleted;
