@@ -704,9 +704,12 @@ std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
   if (rebalancer_ == nullptr) return cold;
   for (size_t i = 0; i < decisions->size(); ++i) {
     NodeDecision& d = (*decisions)[i];
-    // Only the hottest level is the rebalancer's (a cooler one is never relieved).
-    if (d.verdict != Verdict::kCold || !marks.plan[i].marked || marks.plan[i].below_hottest != 0)
-      continue;
+    // Only the hottest level is the rebalancer's (a cooler one is never relieved). Held are its
+    // cold verdicts, and with graded marks a fall into a cooler level's band too: the evicted pods'
+    // replacements must not be let back in by a warm mark while they still terminate.
+    const bool cooler =
+        d.verdict == Verdict::kCold || (d.verdict == Verdict::kHot && d.below_hottest > 0);
+    if (!cooler || !marks.plan[i].marked || marks.plan[i].below_hottest != 0) continue;
     const double recorded = marks.records[i] ? marks.records[i]->last_eviction_wall : 0;
     if (rebalancer_->HoldsMark(std::string(marks.plan[i].name), recorded))
       d.verdict = Verdict::kUnknown;
@@ -789,9 +792,14 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     r.marked = marks.plan[i].marked && marks.records[i].has_value() &&
                marks.plan[i].below_hottest == 0;  // the hottest level only
     if (!r.marked) continue;
-    for (const OwnerRule& o : marks.records[i]->rules)
+    // Since when the hottest level holds it: a cooler level's rules in the record say since when
+    // the node was warm, and `after` must count from when it turned hot.
+    for (const OwnerRule& o : marks.records[i]->rules) {
+      auto rule = rule_index_.find(o.rule);
+      if (rule == rule_index_.end() || rules_[rule->second].below_hottest != 0) continue;
       if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
         r.marked_since_wall = o.since_wall;
+    }
     r.cold = cold[i];
     // The record keeps whole seconds (RFC 3339): the eviction was up to a second later than it
     // says, and a cool-down counted from the truncated time would end up to a second early.

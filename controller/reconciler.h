@@ -288,7 +288,8 @@ class Reconciler {
   void PostMarkEvents(const NodeSnapshot& snap, const std::vector<MarkWrite>& written,
                       const std::atomic<bool>* stop);
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
-  // term as the record says): a cold verdict on such a node becomes unknown, which changes nothing.
+  // term as the record says): a cold verdict on such a node, or with graded marks a fall into a
+  // cooler level's band, becomes unknown, which changes nothing.
   // Returns, per node, whether the verdict was cold before the hold (the effect figures judge
   // the node's load, not its mark).
   std::vector<bool> HoldForRebalance(const NodeMarks& marks,

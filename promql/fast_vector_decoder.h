@@ -7,7 +7,7 @@
 // declines everything else (errors, warnings, other result types, \u escapes, malformed input).
 // Declining is always allowed: DecodeQueryResponse (response_decoder.h) then falls back to the
 // reference decoder (reference_decoder.h), which reports errors. Whenever it accepts a body it
-// must produce what the reference would (test/query_result_test.cc, fuzz_prom_decoder.cc).
+// must produce what the reference would (test/promql/query_result_test.cc, fuzz_prom_decoder.cc).
 // Depends only on the result types; thread-safe (no shared state).
 #pragma once
 

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "fakes/fake_clock.h"
-#include "fakes/fake_prometheus.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_prometheus.h"
 
 namespace ds {
 namespace {

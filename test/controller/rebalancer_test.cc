@@ -179,6 +179,59 @@ TEST_F(RebalancerTest, AWarmNodeIsNoDestination) {
   EXPECT_GE(Skips("no_fit"), 1u);
 }
 
+// Graded marks (issue 24, defects 4 and 5): warm below 70 %, hot above 80 %.
+class GradedRebalancerTest : public RebalancerTest {
+ protected:
+  void SetUp() override {
+    RebalancerTest::SetUp();
+    cfg_.mark.levels = {{"warm", "warm"}, {"hot", "presure"}};
+    Rule warm = cfg_.rules[0];
+    warm.name = "cpu@warm";
+    warm.threshold = 70;
+    warm.clear_threshold = 65;
+    warm.below_hottest = 1;
+    warm.resource = Rule::Resource::kNone;
+    cfg_.rules.push_back(warm);
+    // Hot's clear threshold above the warm band: a node at 75 % is warm, not hot by hysteresis.
+    cfg_.rules[0].clear_threshold = 78;
+    cfg_.max_marked_fraction = 1;
+    cfg_.rebalance.after_seconds = 60;
+  }
+};
+
+// `after` counts from when the node turned hot, not from when it turned warm: the hot record must
+// not inherit the warm level's `since`.
+TEST_F(GradedRebalancerTest, AfterCountsFromHotNotFromWarm) {
+  Build();
+  for (int i = 0; i < 12; ++i) Cycle(75);  // warm for 120 s, longer than `after`
+  ASSERT_TRUE(Labelled("node-1", "warm"));
+  Cycle(95);
+  ASSERT_TRUE(Labelled("node-1"));
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty()) << "hot for 20 s of the 60 s `after`";
+  for (int i = 0; i < 5; ++i) Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"}) << "hot for 60 s and more";
+}
+
+// A relieved node that cools into the warm band keeps the hot mark while its evicted pods
+// terminate and for holdAfterEviction, as a node that cools for good does.
+TEST_F(GradedRebalancerTest, ARelievedNodeCoolingIntoTheWarmBandKeepsTheHotMark) {
+  cfg_.rebalance.after_seconds = 0;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  Cycle(75);  // big still terminating: in the warm band now
+  EXPECT_TRUE(Labelled("node-1")) << "not dropped to warm while its pod terminates";
+  api_.RemovePod("shop/big");
+  Cycle(75);
+  EXPECT_TRUE(Labelled("node-1")) << "holdAfterEviction (60 s)";
+  clock_.AdvanceSeconds(60);
+  Cycle(75);
+  EXPECT_TRUE(Labelled("node-1", "warm")) << "then the levels as usual";
+}
+
 TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
   Build();
   Cycle(95);
