@@ -699,8 +699,10 @@ Rebalancer::UnderuseCycle Rebalancer::UnderuseInputs(const std::vector<ReliefInp
     const std::string* v = FindLabel(r.node->labels, mark_.key);
     u.ours = v != nullptr && *v == uc.value;
     u.taken = v != nullptr && !u.ours;
+    // Never a node the cycle calls hot: the two modes do not act on one node (the hot mark is
+    // written this cycle, over the underused one, and the node is relieved, not drained).
     u.eligible = (!selector_ || selector_->Matches(r.node->labels)) && !r.node->unschedulable &&
-                 !Tainted(*r.node);
+                 !Tainted(*r.node) && !r.hot;
     u.drained = u.ours && drained_.count(u.name) > 0;
     c.by_name.emplace(u.name, &r);
     c.eligible.emplace(u.name, u.eligible);
@@ -751,7 +753,7 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
     msg << " for " << uc.for_seconds << " s or more; its pods will be moved elsewhere so that "
         << "the node can be removed";
   else if (!c.eligible.at(node))
-    msg << "; no longer a node to drain (cordoned, tainted, or rebalance.nodeSelector)";
+    msg << "; no longer a node to drain (hot, cordoned, tainted, or rebalance.nodeSelector)";
   LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
   EventInfo e;
   e.kind = "Node";

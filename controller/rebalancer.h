@@ -58,6 +58,7 @@ struct ReliefInput {
   bool marked = false;           // our mark is on it in the node cache
   double marked_since_wall = 0;  // the earliest `since` of its ownership record; 0: unknown
   bool cold = false;             // the cycle's verdict: every rule at or below its clear threshold
+  bool hot = false;  // the cycle's verdict: a rule holds it (our hot mark is on it or is being set)
   double recorded_eviction_wall = 0;  // the record's lastEviction (an earlier term's), 0: none
   // The node's real load this cycle, percent of allocatable CPU and memory, from the first rule
   // that measures each (NaN: unknown). Replacements are looked for on the least loaded nodes.

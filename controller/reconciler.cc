@@ -788,6 +788,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     r.node = snap.nodes[i].get();
     for (int k = 0; k < 2; ++k)
       if (load[k] != nullptr && i < load[k]->size()) r.load[k] = (*load[k])[i];
+    r.hot = decisions[i].verdict == Verdict::kHot;
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
     r.marked = marks.plan[i].marked && marks.records[i].has_value() &&
                marks.plan[i].below_hottest == 0;  // the hottest level only

@@ -770,6 +770,37 @@ class UnderusedTest : public RebalancerTest {
   }
 };
 
+// The two modes never act on one node (issue 24, defect 3): a node marked underused by its memory
+// that turns CPU-hot gets the hot mark and is not drained, neither in that cycle nor after.
+TEST_F(UnderusedTest, AHotNodeIsNeverDrained) {
+  UnderusedConfig& u = cfg_.rebalance.underused;
+  u.below[0] = std::nan("");
+  u.below[1] = 25;
+  Rule mem;
+  mem.name = "mem";
+  mem.query = "mem_pct";
+  mem.threshold = 90;
+  mem.clear_threshold = 85;
+  mem.resource = Rule::Resource::kMemory;
+  cfg_.rules.push_back(mem);
+  Build();
+  auto loads = [&](double cpu3) {
+    prom_.SetValues("cpu_pct", {{"node-1", 40}, {"node-2", 40}, {"node-3", cpu3}});
+    prom_.SetValues("mem_pct", {{"node-1", 50}, {"node-2", 50}, {"node-3", 10}});
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+    ASSERT_TRUE(cache_->ListOnce().ok());
+  };
+  for (int i = 0; i < 7; ++i) loads(40);
+  ASSERT_EQ(Value("node-3"), "underused");
+  loads(95);  // CPU-hot now; its memory still idles
+  EXPECT_EQ(Value("node-3"), "presure");
+  for (int i = 0; i < 3; ++i) loads(95);
+  EXPECT_EQ(Value("node-3"), "presure") << "the underused mark never comes back over the hot one";
+  for (const EvictionRecord& r : rebalancer_->Report().recent)
+    EXPECT_NE(r.rule, Rebalancer::kUnderusedRule) << r.pod << " drained from a hot node";
+}
+
 TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
   Build();
   for (int i = 0; i < 6; ++i) Loads(40, 15, 5);
