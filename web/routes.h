@@ -31,7 +31,8 @@ namespace ds {
 // With a `webhook_token`, POST /webhook needs "Authorization: Bearer <token>" (Alertmanager's
 // http_config.authorization) and answers 401 otherwise.
 // `alerted` (optional) receives the label sets of the webhook's firing alerts first: the
-// rebalancer relieves the nodes they name at once (an alert reacts faster than `after`).
+// rebalancer relieves the nodes they name at once (an alert reacts faster than `after`). Only
+// with a `webhook_token`: an unauthenticated webhook triggers a cycle and names no node.
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
                           const std::function<void()>& trigger,
                           const std::string& webhook_token = "",

@@ -296,11 +296,17 @@ TEST(Routes, WebhookHandsTheFiringAlertsOver) {
       R"({"status":"firing","labels":{"alertname":"NodeHot","node":"node-3"}},)"
       R"({"status":"resolved","labels":{"alertname":"NodeHot","node":"node-5"}},)"
       R"({"status":"firing","labels":{"instance":"10.0.0.7:9100","n":1}}]})";
-  auto r = HandleRequest(
-      WebRequest{"POST", "/webhook", static_cast<long long>(body.size()), body, ""}, ReadyView(),
-      [&] { ++triggered; }, "", [&](std::vector<Labels> a) { got = std::move(a); });
+  WebRequest post{"POST", "/webhook", static_cast<long long>(body.size()), body, ""};
+  auto take = [&](std::vector<Labels> a) { got = std::move(a); };
+  // Without a token the webhook triggers a cycle but names no node: anyone could send it.
+  auto r = HandleRequest(post, ReadyView(), [&] { ++triggered; }, "", take);
   EXPECT_EQ(r.status, 202);
   EXPECT_EQ(triggered, 1);
+  EXPECT_TRUE(got.empty()) << "an unauthenticated alert must not make a node evictable at once";
+  post.authorization = "Bearer s3cret";
+  r = HandleRequest(post, ReadyView(), [&] { ++triggered; }, "s3cret", take);
+  EXPECT_EQ(r.status, 202);
+  EXPECT_EQ(triggered, 2);
   ASSERT_EQ(got.size(), 2u) << "resolved alerts name nothing to relieve";
   EXPECT_EQ(got[0], (Labels{{"alertname", "NodeHot"}, {"node", "node-3"}}));
   EXPECT_EQ(got[1], (Labels{{"instance", "10.0.0.7:9100"}})) << "non-string labels are dropped";
