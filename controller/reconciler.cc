@@ -100,6 +100,9 @@ NodeCacheOptions CycleCacheOptions(const RuleConfig& rules) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (std::string& k : keys)
     if (k != rules.mark.key) o.keep_label_keys.push_back(std::move(k));
+  // The mirror mode's mark, which has no record, is taken off a node that leaves (the cycle).
+  if (rules.rebalance.enabled && rules.rebalance.underused.enabled)
+    o.departure_labels = {{rules.mark.key, rules.rebalance.underused.value}};
   return o;
 }
 
@@ -117,6 +120,9 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       kube_(kube),
       rebalancer_(rebalancer),
       reference_query_(rules.rebalance.reference_query),
+      underused_value_(rules.rebalance.enabled && rules.rebalance.underused.enabled
+                           ? rules.rebalance.underused.value
+                           : std::string()),
       decider_(rules.rules, FromSeconds(options_.grace_seconds)),
       writer_(options_.writes, options_.mark, kube, clock),
       eviction_records_(options_.mark, cache, &writer_) {
@@ -187,6 +193,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(&writes);
   const std::vector<MarkWrite> written = Write(writes, stop, &report);
+  UnmarkDepartedUnderused(stop);
   RememberChanges(written);
   PostMarkEvents(*snap, written, stop);
   const double rebalance_cpu0 = ThreadCpuSeconds();
@@ -545,6 +552,23 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
   return writes;
 }
 
+void Reconciler::UnmarkDepartedUnderused(const std::atomic<bool>* stop) {
+  WriteHooks hooks;
+  hooks.gate = [this, stop, planned_in = term_] { return MaySend(stop, planned_in); };
+  hooks.on_progress = [this] { MarkProgress(); };
+  for (auto it = underused_departed_.begin(); it != underused_departed_.end();) {
+    NodeWrite w;
+    w.node = *it;
+    // Conditional: a value written meanwhile (an operator's, our hot mark) is not ours.
+    w.edit.label = {NodeEdit::Op::kRemove, options_.mark.key, underused_value_};
+    w.reason = "it left the managed set with the underused mark of rebalance.underused";
+    const EditOutcome out = writer_.WriteEdit(w, hooks, stop);
+    // Tried again next cycle only when nothing was decided (the gate closed, a brownout).
+    it = out.end == WriteEnd::kRetryLater && !out.dry_run ? std::next(it)
+                                                          : underused_departed_.erase(it);
+  }
+}
+
 void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
   std::vector<NodeInfo> left = cache_->TakeDepartures();
   // Whether a node is back is asked of the cache as it is now, after the departures were taken:
@@ -559,6 +583,10 @@ void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
     const NodeInfo& n = it->second;
     const bool back = snap->Find(n.name) != nullptr;
     const std::string* text = FindLabel(n.annotations, kHeldByAnnotation);
+    // The mirror mode's mark has no record: our key with its value is ours to take off.
+    if (const std::string* v = FindLabel(n.labels, options_.mark.key);
+        !back && !underused_value_.empty() && v != nullptr && *v == underused_value_)
+      underused_departed_.insert(n.name);
     if (back || text == nullptr) {
       it = departed_.erase(it);  // managed again (the cycle decides), or no record of ours
       continue;

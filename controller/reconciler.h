@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -279,6 +280,9 @@ class Reconciler {
   // Adds the removals of our mark from nodes that left the managed set (NodeCache::
   // TakeDepartures), kept until written or refused; keeps `writes` sorted by node name.
   void PlanDepartures(std::vector<MarkWrite>* writes);
+  // Takes the mirror mode's mark off the nodes that left the managed set with it (conditional:
+  // only while the value is still the underused one), through the node writer.
+  void UnmarkDepartedUnderused(const std::atomic<bool>* stop);
   // Returns the marks set and removed (for their Events).
   std::vector<MarkWrite> Write(const std::vector<MarkWrite>& writes, const std::atomic<bool>* stop,
                                CycleReport* report);
@@ -339,6 +343,7 @@ class Reconciler {
   KubeApi* const kube_;
   Rebalancer* const rebalancer_;       // null: rebalancing is off
   const std::string reference_query_;  // rebalance.referenceQuery, for the discovery rate
+  const std::string underused_value_;  // rebalance.underused's value; "" when the mode is off
   uint64_t term_ = 0;                  // the leadership term decider_'s state belongs to
   Decider decider_;
   NodeWriter writer_;  // every node write of the cycle and of the rebalancer
@@ -353,6 +358,9 @@ class Reconciler {
   // RunCycle and (under departed_mu_) by writer threads.
   std::mutex departed_mu_;
   std::map<std::string, NodeInfo> departed_;  // GUARDED_BY(departed_mu_)
+  // Nodes that left the managed set with the mirror mode's mark, until it is taken off (cycle
+  // thread only).
+  std::set<std::string> underused_departed_;
 
   // Node index, rebuilt only when the set of nodes or their addresses change.
   uint64_t matcher_topology_ = ~uint64_t{0};

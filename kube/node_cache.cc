@@ -142,7 +142,12 @@ void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
 }
 
 void NodeCache::NoteDeparture(const NodeInfo& node) {
-  if (options_.keep_departures && !node.annotations.empty()) departed_[node.name] = node;
+  if (!options_.keep_departures) return;
+  bool ours = !node.annotations.empty();
+  for (const auto& [key, value] : options_.departure_labels)
+    if (const std::string* v = FindLabel(node.labels, key); v != nullptr && *v == value)
+      ours = true;
+  if (ours) departed_[node.name] = node;
 }
 
 std::vector<NodeInfo> NodeCache::TakeDepartures() {

@@ -42,6 +42,9 @@ struct NodeCacheOptions {
   int watch_timeout_max = 600;  // [min, max] so many clients do not reconnect in step
   // Keep the nodes that left (TakeDepartures). Off for a cache nobody takes them from.
   bool keep_departures = true;
+  // Also keep a node that leaves carrying one of these labels (key, value), though none of our
+  // annotations: the mirror mode's mark has no record.
+  std::vector<std::pair<std::string, std::string>> departure_labels;
 };
 
 // An immutable view of the cache at one moment. Nodes are sorted by name.
@@ -106,7 +109,8 @@ class NodeCache {
   // too when older than what the cache holds. Thread-safe.
   void ApplyWriteResult(const NodeInfo& node);
 
-  // Nodes that left the cache carrying one of our annotations (kOwnAnnotationPrefix), as they
+  // Nodes that left the cache carrying one of our annotations (kOwnAnnotationPrefix) or one of
+  // NodeCacheOptions::departure_labels, as they
   // were when they left: the watch said DELETED (the node was deleted, or its labels no longer
   // match the label selector: a changed nodeSelector, a node that became control-plane) or a
   // re-LIST no longer returned them. A node that comes back before they are taken is dropped from

@@ -801,6 +801,19 @@ TEST_F(UnderusedTest, AHotNodeIsNeverDrained) {
     EXPECT_NE(r.rule, Rebalancer::kUnderusedRule) << r.pod << " drained from a hot node";
 }
 
+// A node that leaves the managed set with the underused mark loses it (issue 24, defect 9): the
+// mode no longer looks at the node, so nothing else would ever take it off.
+TEST_F(UnderusedTest, ANodeThatLeavesTheManagedSetLosesTheUnderusedMark) {
+  cfg_.node_selector = "!excluded";
+  Build();
+  for (int i = 0; i < 7; ++i) Loads(40, 15, 5);
+  ASSERT_EQ(Value("node-3"), "underused");
+  api_.EditNode("node-3", [](NodeInfo* n) { n->labels.emplace_back("excluded", "true"); });
+  Loads(40, 15, 5);  // the re-LIST no longer returns node-3
+  Loads(40, 15, 5);
+  EXPECT_EQ(Value("node-3"), "");
+}
+
 TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
   Build();
   for (int i = 0; i < 6; ++i) Loads(40, 15, 5);

@@ -299,12 +299,14 @@ TEST(Routes, WebhookHandsTheFiringAlertsOver) {
   WebRequest post{"POST", "/webhook", static_cast<long long>(body.size()), body, ""};
   auto take = [&](std::vector<Labels> a) { got = std::move(a); };
   // Without a token the webhook triggers a cycle but names no node: anyone could send it.
-  auto r = HandleRequest(post, ReadyView(), [&] { ++triggered; }, "", take);
+  auto r = HandleRequest(
+      post, ReadyView(), [&] { ++triggered; }, "", take);
   EXPECT_EQ(r.status, 202);
   EXPECT_EQ(triggered, 1);
   EXPECT_TRUE(got.empty()) << "an unauthenticated alert must not make a node evictable at once";
   post.authorization = "Bearer s3cret";
-  r = HandleRequest(post, ReadyView(), [&] { ++triggered; }, "s3cret", take);
+  r = HandleRequest(
+      post, ReadyView(), [&] { ++triggered; }, "s3cret", take);
   EXPECT_EQ(r.status, 202);
   EXPECT_EQ(triggered, 2);
   ASSERT_EQ(got.size(), 2u) << "resolved alerts name nothing to relieve";
