@@ -237,6 +237,10 @@ void Rebalancer::FollowReplacements(double now) {
         if (e == pending_.end()) continue;
         replaced_seen_.insert(id);
         budget_.Replaced(p.Workload());
+        if (e->drain) {
+          pending_.erase(e);
+          continue;
+        }
         effect_.OnPodBound(p.Workload(), p.node, now);
         if (p.node == e->node)
           LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
@@ -477,11 +481,12 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
     case EvictionResult::Kind::kEvicted:
       Charge(pod, name, rec->at_wall);
       ExpectReplacement(pod, rec->to);
-      if (rec->rule != kUnderusedRule) {  // the effect figures are about hot nodes
-        if (!pod.Workload().empty() && !pod.labels.empty())
-          pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), rec->at_wall});
-        effect_.OnEviction(name, pod.Workload(), rec->at_wall);
-      }
+      // Its replacement is looked for, drains included: seeing it running releases the
+      // workload's perWorkload limit. The effect figures are about hot nodes only.
+      if (!pod.Workload().empty() && !pod.labels.empty())
+        pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), rec->at_wall,
+                                   rec->rule == kUnderusedRule});
+      if (rec->rule != kUnderusedRule) effect_.OnEviction(name, pod.Workload(), rec->at_wall);
       Announce(*rec, io);
       LOG(INFO) << "rebalance: evicted " << rec->pod << " from " << name << " (" << Why(*rec)
                 << UsageNote(*rec) << "); its replacement fits on " << rec->to;

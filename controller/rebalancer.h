@@ -284,11 +284,12 @@ class Rebalancer {
   LogThrottle throttle_{300};
   std::map<std::string, NodeState> state_;  // nodes evicted from, while they matter
   std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes
-  // Evictions of the last effectWindow whose replacement has not been seen running yet.
+  // Evictions (and drains) of the last effectWindow whose replacement has not been seen running.
   struct Pending {
     std::string workload, node;
     std::string selector;  // the evicted pod's labels, which its replacement has too
     double at_wall = 0;
+    bool drain = false;  // of the mirror mode: releases perWorkload, not in the effect figures
   };
   std::vector<Pending> pending_;
   std::set<std::string> replaced_seen_;  // pods counted as a replacement once

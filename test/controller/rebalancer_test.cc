@@ -814,6 +814,36 @@ TEST_F(UnderusedTest, ANodeThatLeavesTheManagedSetLosesTheUnderusedMark) {
   EXPECT_EQ(Value("node-3"), "");
 }
 
+// A drained pod's replacement, once running, releases its workload's perWorkload limit as a
+// relieved pod's does (issue 24, defect 10): the workload's next pod need not wait 10 minutes.
+TEST_F(UnderusedTest, ADrainedPodsReplacementReleasesItsWorkload) {
+  api_.RemovePod("shop/w1");
+  api_.RemovePod("shop/w2");
+  auto pod = [&](const std::string& name, const std::string& node) {
+    PodInfo p = api_.pods()["shop/big"];
+    p.name = name;
+    p.node = node;
+    p.uid = "uid-" + name;
+    p.owner_name = "web-rs";
+    p.terminating = false;
+    p.created_wall = clock_.WallSeconds();
+    return p;
+  };
+  PodInfo a = pod("web-a", "node-3"), b = pod("web-b", "node-3");
+  a.created_wall = b.created_wall = clock_.WallSeconds() - 3600;
+  api_.AddPod(a);
+  api_.AddPod(b);
+  Build();
+  for (int i = 0; i < 8; ++i) Loads(40, 15, 5);
+  ASSERT_EQ(api_.evictions().size(), 1u) << "perWorkload (1): one pod of web at a time";
+  EXPECT_EQ(Skips("per_workload"), 1u);
+  api_.RemovePod("shop/" + api_.evictions()[0].substr(5));
+  api_.AddPod(pod("web-c", "node-1"));  // its replacement runs elsewhere
+  clock_.AdvanceSeconds(30);            // the node's cool-down
+  Loads(40, 15, 5);
+  EXPECT_EQ(api_.evictions().size(), 2u) << "the replacement released the workload";
+}
+
 TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
   Build();
   for (int i = 0; i < 6; ++i) Loads(40, 15, 5);
