@@ -30,7 +30,7 @@ void RuleFileWatcher::Check(bool forced) {
   seen_text_ = *text;
   if (*text == running_text_) {
     // Back to the running text (a refused edit undone): nothing to apply, nothing refused.
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (forced) LOG(INFO) << path_ << ": unchanged; nothing to reload";
     view_.last_ok = true;
     view_.last_error.clear();
@@ -42,7 +42,7 @@ void RuleFileWatcher::Check(bool forced) {
   const double now = clock_->WallSeconds();
   if (!next.ok()) {
     LOG(ERROR) << "rule file not reloaded: " << next.status().message();
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++view_.refused;
     view_.last_ok = false;
     view_.last_error = next.status().message();
@@ -53,7 +53,7 @@ void RuleFileWatcher::Check(bool forced) {
   running_text_ = *text;
   {
     // Counted before it is handed on: whoever sees the new rules act sees the reload counted.
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++view_.reloads;
     view_.last_ok = true;
     view_.last_error.clear();
@@ -66,9 +66,9 @@ void RuleFileWatcher::Run(const std::atomic<bool>* stop, double period_seconds) 
   while (!stop->load()) {
     bool forced = false;
     {
-      std::unique_lock<std::mutex> l(mu_);
-      clock_->WaitUntil(l, cv_, clock_->Now() + FromSeconds(period_seconds),
-                        [&] { return poked_ || stop->load(); });
+      MutexLock l(&mu_);
+      clock_->WaitUntil(&mu_, &cv_, clock_->Now() + FromSeconds(period_seconds),
+                        [&]() REQUIRES(mu_) { return poked_ || stop->load(); });
       forced = poked_;
       poked_ = false;
     }
@@ -79,19 +79,19 @@ void RuleFileWatcher::Run(const std::atomic<bool>* stop, double period_seconds) 
 
 void RuleFileWatcher::Poke() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     poked_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void RuleFileWatcher::Wake() {
-  std::lock_guard<std::mutex> l(mu_);
-  cv_.notify_all();
+  MutexLock l(&mu_);
+  cv_.SignalAll();
 }
 
 RuleReloadView RuleFileWatcher::GetView() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return view_;
 }
 

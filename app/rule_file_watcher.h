@@ -7,12 +7,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "config/rule_config.h"
 #include "config/rule_reload.h"
 
@@ -42,10 +41,10 @@ class RuleFileWatcher {
   std::string running_text_;  // the text whose rules run
   std::string seen_text_;     // the last text read
   bool unreadable_ = false;   // the last read failed (logged once until it reads again)
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool poked_ = false;   // GUARDED_BY(mu_)
-  RuleReloadView view_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool poked_ GUARDED_BY(mu_) = false;
+  RuleReloadView view_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

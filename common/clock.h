@@ -12,6 +12,8 @@
 #include <functional>
 #include <mutex>
 
+#include "common/mutex.h"
+
 namespace ds {
 
 using Duration = std::chrono::steady_clock::duration;
@@ -42,6 +44,17 @@ class Clock {
   // `deadline` passes. Returns pred(). Thread-safe.
   virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                          TimePoint deadline, const std::function<bool()>& pred) const = 0;
+  // The same wait with common/mutex.h's types, which the thread-safety analysis checks: *mu is
+  // held, and pred() runs with it held (annotate the lambda REQUIRES(mu_)). It goes through the
+  // virtual form above, so a fake clock serves both; that form stays until the last caller on
+  // std::mutex is converted.
+  bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
+                 const std::function<bool()>& pred) const REQUIRES(mu) {
+    return cv->WaitWithStd(
+        mu, [&](std::unique_lock<std::mutex>& lock, std::condition_variable& std_cv) {
+          return WaitUntil(lock, std_cv, deadline, pred);
+        });
+  }
 
   bool SleepFor(Duration d, const std::atomic<bool>* stop) const {
     return SleepUntil(Now() + d, stop);
@@ -50,6 +63,7 @@ class Clock {
 
 class RealClock : public Clock {
  public:
+  using Clock::WaitUntil;  // the Mutex form, which an override would hide
   TimePoint Now() const override { return std::chrono::steady_clock::now(); }
   double WallSeconds() const override {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())

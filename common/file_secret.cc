@@ -42,7 +42,7 @@ StatusOr<std::string> FileSecret::Get() {
     s.ctime_ns = Nanos(st.st_ctim);
     return s;
   };
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0) return fail(std::strerror(errno));
   if (!value_.empty() && stamp_of(st) == stamp_) return value_;

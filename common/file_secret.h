@@ -6,9 +6,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace ds {
@@ -38,9 +38,9 @@ class FileSecret {
 
   const std::string path_;
   const std::string what_;
-  std::mutex mu_;
-  Stamp stamp_;        // GUARDED_BY(mu_): of the file `value_` was read from
-  std::string value_;  // GUARDED_BY(mu_): "" until the first successful read
+  Mutex mu_;
+  Stamp stamp_ GUARDED_BY(mu_);        // of the file `value_` was read from
+  std::string value_ GUARDED_BY(mu_);  // "" until the first successful read
 };
 
 }  // namespace ds

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 namespace ds {
 namespace {
@@ -144,7 +145,7 @@ CurlTransport::~CurlTransport() {
 
 void* CurlTransport::Acquire() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!free_handles_.empty()) {
       void* h = free_handles_.back();
       free_handles_.pop_back();
@@ -155,7 +156,7 @@ void* CurlTransport::Acquire() {
 }
 
 void CurlTransport::Release(void* handle) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   free_handles_.push_back(handle);
 }
 

@@ -5,12 +5,12 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace ds {
@@ -93,8 +93,8 @@ class CurlTransport : public HttpTransport {
   void Release(void* handle);
 
   const TlsOptions tls_;
-  std::mutex mu_;
-  std::vector<void*> free_handles_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<void*> free_handles_ GUARDED_BY(mu_);
 };
 
 // Percent-encodes a string for a URL query component.

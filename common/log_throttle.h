@@ -3,11 +3,11 @@
 #pragma once
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace ds {
 
@@ -16,7 +16,7 @@ class LogThrottle {
   explicit LogThrottle(double period_seconds) : period_(FromSeconds(period_seconds)) {}
   // True if `key` was not logged within the period (and records it as logged now).
   bool ShouldLog(const std::string& key, TimePoint now) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     auto [it, inserted] = last_.try_emplace(key, now);
     if (inserted) {
       // Keys often name nodes, and nodes come and go for months (autoscaling): forget keys
@@ -34,16 +34,16 @@ class LogThrottle {
   }
 
   size_t size() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return last_.size();
   }
 
  private:
   static constexpr size_t kMinPruneAt = 1024;
   const Duration period_;
-  std::mutex mu_;
-  std::unordered_map<std::string, TimePoint> last_;  // GUARDED_BY(mu_)
-  size_t prune_at_ = kMinPruneAt;                    // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unordered_map<std::string, TimePoint> last_ GUARDED_BY(mu_);
+  size_t prune_at_ GUARDED_BY(mu_) = kMinPruneAt;
 };
 
 }  // namespace ds

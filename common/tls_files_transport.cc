@@ -25,7 +25,7 @@ StatusOr<std::shared_ptr<HttpTransport>> TlsFilesTransport::Current() {
     }
     seen.push_back(std::move(*content));
   }
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   const bool changed = problem.ok() && (current_ == nullptr || seen != loaded_);
   if (changed && seen == rejected_) {
     problem = rejected_why_;  // the set that did not load: not read again
@@ -71,7 +71,7 @@ StatusOr<StreamResult> TlsFilesTransport::Stream(
 }
 
 int TlsFilesTransport::loads() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return loads_;
 }
 

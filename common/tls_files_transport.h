@@ -7,13 +7,13 @@
 #include <array>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/file_secret.h"
 #include "common/http_auth.h"
 #include "common/http_transport.h"
+#include "common/mutex.h"
 
 namespace ds {
 
@@ -48,13 +48,13 @@ class TlsFilesTransport : public HttpTransport {
   const Factory factory_;
   std::vector<std::unique_ptr<FileSecret>> files_;  // the configured ones of ca, cert, key
 
-  mutable std::mutex mu_;
-  std::shared_ptr<HttpTransport> current_;  // GUARDED_BY(mu_); null until a set has loaded
-  std::vector<std::string> loaded_;         // GUARDED_BY(mu_): the files' content behind current_
-  std::vector<std::string> rejected_;       // GUARDED_BY(mu_): the content that did not load
-  Status rejected_why_;                     // GUARDED_BY(mu_): and why
-  std::string last_error_;                  // GUARDED_BY(mu_): the problem last logged
-  int loads_ = 0;                           // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::shared_ptr<HttpTransport> current_ GUARDED_BY(mu_);  // null until a set has loaded
+  std::vector<std::string> loaded_ GUARDED_BY(mu_);         // the files' content behind current_
+  std::vector<std::string> rejected_ GUARDED_BY(mu_);       // the content that did not load
+  Status rejected_why_ GUARDED_BY(mu_);                     // and why
+  std::string last_error_ GUARDED_BY(mu_);                  // the problem last logged
+  int loads_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ds

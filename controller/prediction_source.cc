@@ -24,7 +24,7 @@ bool SameHistory(const Rule& was, const Rule& now) {
 }  // namespace
 
 PredictionSource::History* PredictionSource::Find(const Rule& rule) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto& h = histories_[rule.name];
   if (h == nullptr || !SameHistory(h->rule, rule)) {
     // A changed query, quantile or zone makes every stored day wrong: start over.
@@ -40,7 +40,7 @@ PredictionSource::History* PredictionSource::Find(const Rule& rule) {
 StatusOr<QueryResult> PredictionSource::Query(const Rule& rule, const LabelFilter* keep,
                                               SampleSink* sink) {
   History* h = Find(rule);
-  std::lock_guard<std::mutex> l(h->mu);
+  MutexLock l(&h->mu);
   const PredictConfig& cfg = rule.predict;
   if (!h->zone) {
     auto zone = TimeZone::Load(cfg.time_zone);
@@ -96,7 +96,7 @@ StatusOr<QueryResult> PredictionSource::Query(const Rule& rule, const LabelFilte
 }
 
 void PredictionSource::Retain(const std::vector<Rule>& rules) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   for (auto it = histories_.begin(); it != histories_.end();) {
     bool kept = false;
     for (const Rule& r : rules)
@@ -108,7 +108,7 @@ void PredictionSource::Retain(const std::vector<Rule>& rules) {
 uint64_t PredictionSource::days_fetched() const { return days_fetched_.load(); }
 
 size_t PredictionSource::DaysHeld(const std::string& rule) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = histories_.find(rule);
   return it == histories_.end() ? 0 : it->second->held.load();
 }

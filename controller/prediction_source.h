@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/time_zone.h"
 #include "config/rule_config.h"
@@ -53,19 +53,19 @@ class PredictionSource {
 
  private:
   struct History {
-    Rule rule;                     // the definition the days were fetched for
-    std::optional<TimeZone> zone;  // loaded on first use
-    DayHistory days;               // GUARDED_BY(mu)
-    std::atomic<size_t> held{0};   // days.size(), readable without mu
-    std::mutex mu;                 // serialises calls for one rule
+    Rule rule;                                    // the definition the days were fetched for
+    Mutex mu;                                     // serialises calls for one rule
+    std::optional<TimeZone> zone GUARDED_BY(mu);  // loaded on first use
+    DayHistory days GUARDED_BY(mu);
+    std::atomic<size_t> held{0};  // days.size(), readable without mu
   };
   History* Find(const Rule& rule);
 
   PrometheusClient* const prom_;
   const Clock* const clock_;
   const size_t max_fetches_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<History>> histories_;  // GUARDED_BY(mu_); by rule name
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<History>> histories_ GUARDED_BY(mu_);  // by rule name
   std::atomic<uint64_t> days_fetched_{0};
 };
 

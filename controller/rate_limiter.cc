@@ -16,7 +16,7 @@ bool RateLimiter::Acquire(const std::atomic<bool>* stop) {
   while (!stop->load()) {
     TimePoint ready;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       TimePoint now = clock_->Now();
       tokens_ = std::min(burst_, tokens_ + ToSeconds(now - last_) * qps_);
       last_ = now;

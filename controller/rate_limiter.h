@@ -4,9 +4,9 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace ds {
 
@@ -21,9 +21,9 @@ class RateLimiter {
  private:
   const double qps_, burst_;
   const Clock* const clock_;
-  std::mutex mu_;
-  double tokens_;   // GUARDED_BY(mu_)
-  TimePoint last_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);
+  TimePoint last_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

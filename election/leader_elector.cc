@@ -142,17 +142,17 @@ bool LeaderElector::RenewedWithinDeadline(TimePoint now) const {
 }
 
 bool LeaderElector::IsLeader() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return RenewedWithinDeadline(clock_->Now());
 }
 
 uint64_t LeaderElector::Term() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return term_;
 }
 
 LeaderElector::View LeaderElector::GetView() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   View v;
   v.leader = RenewedWithinDeadline(clock_->Now());
   v.identity = options_.identity;
@@ -185,7 +185,7 @@ void LeaderElector::StepDown(const std::string& why) {
 
 bool LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epoch) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (epoch == epoch_) {
       Observe(&rec, clock_->Now());
       if (!leader_) {
@@ -211,7 +211,7 @@ bool LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epo
 bool LeaderElector::TryAcquireOrRenew() {
   uint64_t epoch;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     released_ = false;  // an explicit attempt re-enters the election
     epoch = epoch_;
   }
@@ -226,7 +226,7 @@ bool LeaderElector::Attempt(uint64_t epoch) {
   LeaseRecord renew;
   bool fast = false;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (epoch != epoch_) return false;  // released since: write nothing
     fast =
         RenewedWithinDeadline(attempt) && exists_ && observed_.holder_identity == options_.identity;
@@ -237,12 +237,12 @@ bool LeaderElector::Attempt(uint64_t epoch) {
     renew.lease_duration_seconds = LeaseSeconds(options_);
     auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, renew, timeout);
     if (res.ok()) return Held(*res, attempt, epoch);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     last_error_ = res.status().ToString();
   }
   auto got = kube_->GetLease(options_.lease_namespace, options_.lease_name, timeout);
   if (!got.ok() && got.status().code() != StatusCode::kNotFound) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     last_error_ = got.status().ToString();
     return false;  // could not ask: keep the current role until the renew deadline says otherwise
   }
@@ -251,7 +251,7 @@ bool LeaderElector::Attempt(uint64_t epoch) {
   TimePoint missing_since;
   LeaseRecord last_seen;  // what we saw before, when the Lease turns out deleted
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     Observe(got.ok() ? &*got : nullptr, now);
     observed_at = observed_at_;
     missing_since = missing_since_;
@@ -265,17 +265,17 @@ bool LeaderElector::Attempt(uint64_t epoch) {
                  : "the lease was deleted while held by " + last_seen.holder_identity +
                        "; it is created again once that holder's lease would have expired";
     if (!got.ok() && throttle_.ShouldLog(why, now)) LOG(INFO) << "leader election: " << why;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     StepDown(why);
     return false;
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (epoch != epoch_) return false;  // released while we read: write nothing
   }
   auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, step.record, timeout);
   if (!res.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     last_error_ = res.status().ToString();
     return false;  // 409: somebody else was faster; the next read shows who
   }
@@ -284,7 +284,7 @@ bool LeaderElector::Attempt(uint64_t epoch) {
 
 void LeaderElector::Release() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     released_ = true;
   }
   GiveUp("released");
@@ -294,7 +294,7 @@ void LeaderElector::GiveUp(const std::string& why) {
   const TimePoint deadline = clock_->Now() + FromSeconds(kReleaseSeconds);
   LeaseRecord rec;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++epoch_;  // attempts in flight neither write again nor lead
     StepDown(why);
     if (!exists_ || observed_.holder_identity != options_.identity) return;
@@ -317,7 +317,7 @@ void LeaderElector::WriteReleased(LeaseRecord rec, TimePoint deadline) {
     auto res = kube_->WriteLease(options_.lease_namespace, options_.lease_name, rec, left);
     if (res.ok()) {
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         Observe(&*res, clock_->Now());
       }
       LOG(INFO) << "leader election: released lease " << lease;
@@ -335,7 +335,7 @@ void LeaderElector::WriteReleased(LeaseRecord rec, TimePoint deadline) {
       break;
     }
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       Observe(&*got, clock_->Now());
     }
     if (got->holder_identity != options_.identity) return;  // released already, or taken over
@@ -350,20 +350,20 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
   while (!stop->load()) {
     uint64_t epoch;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (released_) break;
       epoch = epoch_;
     }
     bool held = Attempt(epoch);
     bool leader;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (!held && leader_ && !RenewedWithinDeadline(clock_->Now()))
         StepDown("no renewal succeeded within the renew deadline: " + last_error_);
       leader = leader_;
     }
     if (!held && !leader) {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       // Keyed by the kind of error only: messages carry timings and would never repeat.
       if (!last_error_.empty() &&
           throttle_.ShouldLog(last_error_.substr(0, last_error_.find(':')), clock_->Now()))
@@ -375,13 +375,13 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
     }
     double wait = options_.retry_period_seconds * (leader ? 1 : 1 + jitter(rng_));
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (released_) break;  // released during the attempt: no need to sleep first
     }
     if (!leader) {
       // Wake up when the holder's lease runs out (also one seen before the Lease was deleted)
       // rather than up to a retry period later.
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (auto expiry = NotBefore(exists_ ? &observed_ : nullptr, &observed_, observed_at_,
                                   missing_since_, options_)) {
         double until_expiry = ToSeconds(*expiry - clock_->Now());

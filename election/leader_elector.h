@@ -9,12 +9,12 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <random>
 #include <string>
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "common/mutex.h"
 #include "election/leadership.h"
 #include "kube/kube_api.h"
 #include "kube/lease.h"
@@ -114,18 +114,18 @@ class LeaderElector : public Leadership {
  private:
   // One acquire-or-renew attempt begun in release epoch `epoch`: once a release began after
   // that, it writes nothing more and does not become leader.
-  bool Attempt(uint64_t epoch);
+  bool Attempt(uint64_t epoch) EXCLUDES(mu_);
   // Records a successful write of `rec` (we hold it) made at `attempt` in `epoch`. Returns false,
   // and releases the lease again, when a release began since (the write landed after it).
-  bool Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epoch);
+  bool Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epoch) EXCLUDES(mu_);
   // Steps down, ends the attempts in flight, and releases the lease if ours as last seen.
-  void GiveUp(const std::string& why);
+  void GiveUp(const std::string& why) EXCLUDES(mu_);
   // Writes `rec` (naming us) released by `deadline`, re-reading the lease after a 409.
-  void WriteReleased(LeaseRecord rec, TimePoint deadline);
-  void Observe(const LeaseRecord* rec, TimePoint now);  // REQUIRES mu_ held
-  void StepDown(const std::string& why);                // REQUIRES mu_ held
-  // Leader, and the last successful renewal younger than the renew deadline. REQUIRES mu_ held.
-  bool RenewedWithinDeadline(TimePoint now) const;
+  void WriteReleased(LeaseRecord rec, TimePoint deadline) EXCLUDES(mu_);
+  void Observe(const LeaseRecord* rec, TimePoint now) REQUIRES(mu_);
+  void StepDown(const std::string& why) REQUIRES(mu_);
+  // Leader, and the last successful renewal younger than the renew deadline.
+  bool RenewedWithinDeadline(TimePoint now) const REQUIRES(mu_);
   double RequestTimeout() const;
 
   KubeApi* const kube_;
@@ -134,21 +134,21 @@ class LeaderElector : public Leadership {
   std::mt19937_64 rng_{std::random_device{}()};  // Run's thread only
   LogThrottle throttle_{60};                     // Run's thread only
 
-  mutable std::mutex mu_;
-  bool exists_ = false;  // GUARDED_BY(mu_): the Lease object exists (as last read)
-  // GUARDED_BY(mu_): the Lease as last seen, and when this replica first saw that record. Kept
-  // when the Lease turns out deleted, so that its holder's lease is waited out.
-  LeaseRecord observed_;
-  TimePoint observed_at_{};
-  bool missing_ = false;       // GUARDED_BY(mu_): the last read found no Lease (404)
-  TimePoint missing_since_{};  // GUARDED_BY(mu_): the first of those reads in a row
-  bool leader_ = false;        // GUARDED_BY(mu_)
-  TimePoint last_renew_{};     // GUARDED_BY(mu_): when the last successful renewal was sent
-  uint64_t term_ = 0;          // GUARDED_BY(mu_)
-  std::string last_error_;     // GUARDED_BY(mu_)
-  uint64_t epoch_ = 0;         // GUARDED_BY(mu_): counts releases (see Attempt)
-  bool released_ = false;  // GUARDED_BY(mu_): Release() was called, TryAcquireOrRenew() not since
-  bool announced_leader_ = false;  // Run's thread only: what on_change was last told
+  mutable Mutex mu_;
+  bool exists_ GUARDED_BY(mu_) = false;  // the Lease object exists (as last read)
+  // The Lease as last seen, and when this replica first saw that record. Kept when the Lease
+  // turns out deleted, so that its holder's lease is waited out.
+  LeaseRecord observed_ GUARDED_BY(mu_);
+  TimePoint observed_at_ GUARDED_BY(mu_) = {};
+  bool missing_ GUARDED_BY(mu_) = false;          // the last read found no Lease (404)
+  TimePoint missing_since_ GUARDED_BY(mu_) = {};  // the first of those reads in a row
+  bool leader_ GUARDED_BY(mu_) = false;
+  TimePoint last_renew_ GUARDED_BY(mu_) = {};  // when the last successful renewal was sent
+  uint64_t term_ GUARDED_BY(mu_) = 0;
+  std::string last_error_ GUARDED_BY(mu_);
+  uint64_t epoch_ GUARDED_BY(mu_) = 0;     // counts releases (see Attempt)
+  bool released_ GUARDED_BY(mu_) = false;  // Release() was called, TryAcquireOrRenew() not since
+  bool announced_leader_ = false;          // Run's thread only: what on_change was last told
 };
 
 }  // namespace ds

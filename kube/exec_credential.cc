@@ -322,7 +322,7 @@ ExecCredentialCache::ExecCredentialCache(Obtain obtain, const Clock* clock)
 ExecCredentialCache::~ExecCredentialCache() {
   std::thread t;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     t = std::move(renewer_);
   }
   if (t.joinable()) t.join();
@@ -346,7 +346,7 @@ void ExecCredentialCache::StartRenewalLocked() {
   ++runs_;
   renewer_ = std::thread([this] {
     auto c = obtain_();
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (c.ok()) {
       StoreLocked(*c);
     } else {
@@ -355,13 +355,13 @@ void ExecCredentialCache::StartRenewalLocked() {
       failed_at_ = clock_->Now();
     }
     renewing_ = false;
-    renewed_.notify_all();
+    renewed_.SignalAll();
   });
 }
 
 StatusOr<ExecCredential> ExecCredentialCache::Get() {
-  std::unique_lock<std::mutex> l(mu_);
-  auto failure_held = [&] {
+  MutexLock l(&mu_);
+  auto failure_held = [&]() REQUIRES(mu_) {
     return !last_error_.ok() && clock_->Now() - failed_at_ < FromSeconds(kFailureHoldSeconds);
   };
   for (;;) {
@@ -373,7 +373,7 @@ StatusOr<ExecCredential> ExecCredentialCache::Get() {
     }
     // Expired or rejected while a renewal is in flight: its result is the one to use.
     if (!renewing_) break;
-    renewed_.wait(l);
+    renewed_.Wait(&mu_);
   }
   if (failure_held()) return last_error_;
   ++runs_;
@@ -389,19 +389,19 @@ StatusOr<ExecCredential> ExecCredentialCache::Get() {
 }
 
 void ExecCredentialCache::Invalidate(const ExecCredential& rejected) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (have_ && current_.token == rejected.token &&
       current_.client_cert_pem == rejected.client_cert_pem)
     have_ = false;
 }
 
 bool ExecCredentialCache::renewing() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return renewing_;
 }
 
 int ExecCredentialCache::runs() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return runs_;
 }
 

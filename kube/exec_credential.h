@@ -3,14 +3,13 @@
 // process, bounded in time and output), and the cache that decides when to run it again.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "kube/kubeconfig.h"
 
@@ -91,21 +90,21 @@ class ExecCredentialCache {
   bool renewing() const;
 
  private:
-  void StoreLocked(const ExecCredential& c);  // REQUIRES: mu_ held
-  void StartRenewalLocked();                  // REQUIRES: mu_ held, !renewing_
+  void StoreLocked(const ExecCredential& c) REQUIRES(mu_);
+  void StartRenewalLocked() REQUIRES(mu_);  // REQUIRES: !renewing_
 
   const Obtain obtain_;
   const Clock* const clock_;
-  mutable std::mutex mu_;
-  bool have_ = false;                // GUARDED_BY(mu_)
-  ExecCredential current_;           // GUARDED_BY(mu_)
-  Status last_error_;                // GUARDED_BY(mu_)
-  TimePoint failed_at_{};            // GUARDED_BY(mu_)
-  int runs_ = 0;                     // GUARDED_BY(mu_)
-  double renew_at_ = 0;              // GUARDED_BY(mu_): wall seconds from which current_ is renewed
-  bool renewing_ = false;            // GUARDED_BY(mu_): a background run is in flight
-  std::condition_variable renewed_;  // signalled when a background run ends
-  std::thread renewer_;              // the last background run; joined before the next
+  mutable Mutex mu_;
+  bool have_ GUARDED_BY(mu_) = false;
+  ExecCredential current_ GUARDED_BY(mu_);
+  Status last_error_ GUARDED_BY(mu_);
+  TimePoint failed_at_ GUARDED_BY(mu_) = {};
+  int runs_ GUARDED_BY(mu_) = 0;
+  double renew_at_ GUARDED_BY(mu_) = 0;    // wall seconds from which current_ is renewed
+  bool renewing_ GUARDED_BY(mu_) = false;  // a background run is in flight
+  CondVar renewed_;                        // signalled when a background run ends
+  std::thread renewer_ GUARDED_BY(mu_);    // the last background run; joined before the next
 };
 
 }  // namespace ds

@@ -53,7 +53,7 @@ StatusOr<HttpKubeApi::Auth> HttpKubeApi::Authorize() {
     a.from_exec = true;
     token = a.credential.token;
     if (!a.credential.client_cert_pem.empty()) {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (!cert_transport_ || cert_transport_pem_ != a.credential.client_cert_pem) {
         TlsOptions tls = config_.tls;
         tls.client_cert_pem = a.credential.client_cert_pem;
@@ -65,7 +65,7 @@ StatusOr<HttpKubeApi::Auth> HttpKubeApi::Authorize() {
       a.transport = a.keep.get();
     }
   } else if (!config_.token_file.empty()) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     TimePoint now = clock_->Now();
     if (file_token_.empty() || now - token_read_at_ > FromSeconds(kTokenRereadSeconds)) {
       std::ifstream in(config_.token_file);

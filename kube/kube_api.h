@@ -5,12 +5,12 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/http_transport.h"
+#include "common/mutex.h"
 #include "kube/event.h"
 #include "kube/exec_credential.h"
 #include "kube/kubeconfig.h"
@@ -178,12 +178,12 @@ class HttpKubeApi : public KubeApi {
   double watch_idle_timeout_ = 150;
   std::unique_ptr<ExecCredentialCache> exec_;  // set when config_.exec is
   TransportFactory transport_factory_;
-  std::mutex mu_;
-  std::string file_token_;     // GUARDED_BY(mu_)
-  TimePoint token_read_at_{};  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::string file_token_ GUARDED_BY(mu_);
+  TimePoint token_read_at_ GUARDED_BY(mu_) = {};
   // The transport for the exec plugin's current client certificate.
-  std::string cert_transport_pem_;                 // GUARDED_BY(mu_)
-  std::shared_ptr<HttpTransport> cert_transport_;  // GUARDED_BY(mu_)
+  std::string cert_transport_pem_ GUARDED_BY(mu_);
+  std::shared_ptr<HttpTransport> cert_transport_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

@@ -42,7 +42,7 @@ NodeCache::NodeCache(KubeApi* api, const Clock* clock, NodeCacheOptions options)
     : api_(api), clock_(clock), options_(std::move(options)) {}
 
 std::shared_ptr<const NodeSnapshot> NodeCache::Snapshot() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (snapshot_ == nullptr || snapshot_->generation != generation_) {
     auto s = std::make_shared<NodeSnapshot>();
     s->nodes.reserve(nodes_.size());
@@ -55,27 +55,27 @@ std::shared_ptr<const NodeSnapshot> NodeCache::Snapshot() const {
 }
 
 std::string NodeCache::LastError() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return last_error_;
 }
 
 NodeCacheStats NodeCache::Stats() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return stats_;
 }
 
 TimePoint NodeCache::LastProgress() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return last_progress_;
 }
 
 bool NodeCache::Stale(TimePoint now, Duration bound) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return last_progress_ == TimePoint{} || now - last_progress_ > bound;
 }
 
 void NodeCache::SetError(const Status& st) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   last_error_ = st.ok() ? "" : st.ToString();
 }
 
@@ -96,7 +96,7 @@ Status NodeCache::ListOnce() {
     }
     cont = page->continue_token;
   } while (!cont.empty());
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   // Nodes the LIST no longer returns left while no watch told us (deleted, or out of the selector).
   for (const auto& [name, node] : nodes_)
     if (!fresh.count(name)) NoteDeparture(*node);
@@ -124,7 +124,7 @@ void NodeCache::TrimLabels(NodeInfo* node) const {
 
 void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
   TrimLabels(&node);
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = nodes_.find(node.name);
   if (it == nodes_.end() && only_if_present) return;
   if (it != nodes_.end()) {
@@ -151,7 +151,7 @@ void NodeCache::NoteDeparture(const NodeInfo& node) {
 }
 
 std::vector<NodeInfo> NodeCache::TakeDepartures() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   std::vector<NodeInfo> out;
   out.reserve(departed_.size());
   for (auto& [name, node] : departed_) out.push_back(std::move(node));
@@ -161,7 +161,7 @@ std::vector<NodeInfo> NodeCache::TakeDepartures() {
 
 void NodeCache::Remove(NodeInfo&& last) {
   TrimLabels(&last);
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   // The DELETED event carries the node's last state: what it had on when it left.
   NoteDeparture(last);
   if (nodes_.erase(last.name) > 0) {
@@ -181,7 +181,7 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop, TimePoint list_due, u
   std::uniform_int_distribution<int> dist(options_.watch_timeout_min, options_.watch_timeout_max);
   std::string rv;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     rv = resource_version_;
   }
   auto on_event = [&](WatchEvent&& ev) {
@@ -199,7 +199,7 @@ Status NodeCache::WatchOnce(const std::atomic<bool>* stop, TimePoint list_due, u
         break;
     }
     ++*received;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!ev_rv.empty()) resource_version_ = ev_rv;
     last_progress_ = clock_->Now();
     if (ev.type == WatchEventType::kBookmark)
@@ -231,7 +231,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
       Status st = ListOnce();
       if (st.ok()) {
         {
-          std::lock_guard<std::mutex> l(mu_);
+          MutexLock l(&mu_);
           if (stats_.lists == 1) stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
         }
         LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
@@ -259,7 +259,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
     Status st = WatchOnce(stop, list_due, &received);
     if (stop->load()) break;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++stats_.watch_restarts;
     }
     const bool lived = received > 0 || clock_->Now() - opened >= FromSeconds(kWatchLivedSeconds);
@@ -270,7 +270,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
     if (st.code() == StatusCode::kExpired) {
       LOG(INFO) << "node cache: " << st.message() << "; re-listing";
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         ++stats_.relists_expired;
       }
       need_list = true;

@@ -21,12 +21,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/backoff.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "kube/kube_api.h"
 
 namespace ds {
@@ -127,10 +127,11 @@ class NodeCache {
   Status WatchOnce(const std::atomic<bool>* stop, TimePoint list_due, uint64_t* received);
   // Adds or replaces `node` unless the cache holds a newer version; with `only_if_present`,
   // never adds.
-  void Upsert(NodeInfo&& node, bool only_if_present);
-  void Remove(NodeInfo&& last);              // `last`: the node as the DELETED event carried it
-  void NoteDeparture(const NodeInfo& node);  // REQUIRES: mu_ held
-  void SetError(const Status& st);
+  void Upsert(NodeInfo&& node, bool only_if_present) EXCLUDES(mu_);
+  // `last`: the node as the DELETED event carried it.
+  void Remove(NodeInfo&& last) EXCLUDES(mu_);
+  void NoteDeparture(const NodeInfo& node) REQUIRES(mu_);
+  void SetError(const Status& st) EXCLUDES(mu_);
   void TrimLabels(NodeInfo* node) const;
 
   KubeApi* const api_;
@@ -138,16 +139,16 @@ class NodeCache {
   const NodeCacheOptions options_;
   std::atomic<bool> synced_{false};
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const NodeInfo>> nodes_;  // GUARDED_BY(mu_)
-  std::string resource_version_;                                  // GUARDED_BY(mu_)
-  uint64_t generation_ = 0;                                       // GUARDED_BY(mu_)
-  uint64_t topology_ = 0;                                         // GUARDED_BY(mu_)
-  mutable std::shared_ptr<const NodeSnapshot> snapshot_;          // GUARDED_BY(mu_)
-  std::string last_error_;                                        // GUARDED_BY(mu_)
-  TimePoint last_progress_{};                                     // GUARDED_BY(mu_)
-  std::map<std::string, NodeInfo> departed_;                      // GUARDED_BY(mu_)
-  NodeCacheStats stats_;                                          // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<const NodeInfo>> nodes_ GUARDED_BY(mu_);
+  std::string resource_version_ GUARDED_BY(mu_);
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  uint64_t topology_ GUARDED_BY(mu_) = 0;
+  mutable std::shared_ptr<const NodeSnapshot> snapshot_ GUARDED_BY(mu_);
+  std::string last_error_ GUARDED_BY(mu_);
+  TimePoint last_progress_ GUARDED_BY(mu_) = {};
+  std::map<std::string, NodeInfo> departed_ GUARDED_BY(mu_);
+  NodeCacheStats stats_ GUARDED_BY(mu_);
 };
 
 // True if resource version a is strictly newer than b. resourceVersions are opaque strings, but

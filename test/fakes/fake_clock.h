@@ -8,29 +8,31 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace ds {
 
 class FakeClock : public Clock {
  public:
   TimePoint Now() const override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return now_;
   }
   double WallSeconds() const override { return 1.8e9 + ToSeconds(Now().time_since_epoch()); }
 
   bool SleepUntil(TimePoint deadline, const std::atomic<bool>* stop) const override {
     if (stop != nullptr && stop->load()) return false;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     sleeps_.push_back(std::max(Duration::zero(), deadline - now_));
     now_ = std::max(now_, deadline);
     return true;
   }
+  using Clock::WaitUntil;  // the Mutex form, which this override would hide
   bool WaitUntil(std::unique_lock<std::mutex>&, std::condition_variable&, TimePoint deadline,
                  const std::function<bool()>& pred) const override {
     if (pred()) return true;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       sleeps_.push_back(std::max(Duration::zero(), deadline - now_));
       now_ = std::max(now_, deadline);
     }
@@ -38,20 +40,20 @@ class FakeClock : public Clock {
   }
 
   void Advance(Duration d) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     now_ += d;
   }
   void AdvanceSeconds(double s) { Advance(FromSeconds(s)); }
   // Every wait so far, as the time it skipped (0 for a deadline already past).
   std::vector<Duration> sleeps() const {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return sleeps_;
   }
 
  private:
-  mutable std::mutex mu_;
-  mutable TimePoint now_{std::chrono::hours(1000)};
-  mutable std::vector<Duration> sleeps_;
+  mutable Mutex mu_;
+  mutable TimePoint now_ GUARDED_BY(mu_) = TimePoint(std::chrono::hours(1000));
+  mutable std::vector<Duration> sleeps_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

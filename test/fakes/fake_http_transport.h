@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "common/http_transport.h"
+#include "common/mutex.h"
 
 namespace ds {
 
@@ -61,48 +61,48 @@ class FakeHttpTransport : public HttpTransport {
     r.status = status;
     r.body = std::move(body);
     r.headers = std::move(headers);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     script_.emplace_back(std::move(r));
   }
   // Queues a transport error (no HTTP answer: connect, TLS, timeout).
   void AddError(Status st) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     script_.emplace_back(std::move(st));
   }
   void SetHandler(Handler h) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     handler_ = std::move(h);
   }
   // Stream hands a 2xx body to on_data this many bytes at a time; 0 (the default): all at once.
   void SetStreamChunkBytes(size_t bytes) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     chunk_bytes_ = bytes;
   }
 
   std::vector<Recorded> requests() const {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return requests_;
   }
   // Only those that left (send_if allowed them, not cancelled first).
   std::vector<Recorded> sent_requests() const {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     std::vector<Recorded> out;
     for (const auto& r : requests_)
       if (r.sent) out.push_back(r);
     return out;
   }
   size_t request_count() const {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return requests_.size();
   }
   // REQUIRES: request_count() > 0.
   Recorded last_request() const {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return requests_.back();
   }
   // Scripted answers not consumed yet.
   size_t pending() const {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return script_.size();
   }
 
@@ -132,7 +132,7 @@ class FakeHttpTransport : public HttpTransport {
     }
     size_t chunk;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       chunk = chunk_bytes_;
     }
     std::string_view body = resp.body;
@@ -167,7 +167,7 @@ class FakeHttpTransport : public HttpTransport {
       rec.sent = rec.send_if_result;
     }
     rec.request.send_if = nullptr;  // may capture objects that end with the call
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     requests_.push_back(std::move(rec));
     return requests_.back().sent;
   }
@@ -175,7 +175,7 @@ class FakeHttpTransport : public HttpTransport {
   StatusOr<HttpResponse> NextAnswer(const HttpRequest& req) {
     Handler handler;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (!script_.empty()) {
         Answer a = std::move(script_.front());
         script_.pop_front();
@@ -189,11 +189,11 @@ class FakeHttpTransport : public HttpTransport {
                             req.url);
   }
 
-  mutable std::mutex mu_;
-  std::deque<Answer> script_;       // GUARDED_BY(mu_)
-  Handler handler_;                 // GUARDED_BY(mu_)
-  size_t chunk_bytes_ = 0;          // GUARDED_BY(mu_)
-  std::vector<Recorded> requests_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::deque<Answer> script_ GUARDED_BY(mu_);
+  Handler handler_ GUARDED_BY(mu_);
+  size_t chunk_bytes_ GUARDED_BY(mu_) = 0;
+  std::vector<Recorded> requests_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

@@ -8,7 +8,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "common/label_selector.h"
+#include "common/mutex.h"
 #include "kube/kube_api.h"
 
 namespace ds {
@@ -47,24 +47,24 @@ class FakeKubeApi : public KubeApi {
   };
 
   void AddNode(NodeInfo n) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     n.resource_version = std::to_string(++rv_);
     nodes_[n.name] = std::move(n);
   }
   // Changes a stored node as another client's write would (new resourceVersion), e.g. from
   // on_patch: a concurrent `kubectl taint` between the controller's read and its write.
   void EditNode(const std::string& name, const std::function<void(NodeInfo*)>& edit) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     NodeInfo& n = nodes_.at(name);
     edit(&n);
     n.resource_version = std::to_string(++rv_);
   }
   int get_calls() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return get_calls_;
   }
   StatusOr<NodeInfo> GetNode(const std::string& name) override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++get_calls_;
     auto it = nodes_.find(name);
     if (it == nodes_.end())
@@ -72,20 +72,20 @@ class FakeKubeApi : public KubeApi {
     return it->second;
   }
   void RemoveNode(const std::string& name) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     nodes_.erase(name);
   }
   std::map<std::string, NodeInfo> nodes() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return nodes_;
   }
   std::vector<PatchCall> patches() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return patches_;
   }
   // The next patches fail with these statuses, in order.
   void FailNextPatches(std::vector<Status> errors) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     patch_errors_.assign(errors.begin(), errors.end());
   }
   // Scripted watch sessions: each WatchNodes call consumes one (events, then final status).
@@ -104,25 +104,25 @@ class FakeKubeApi : public KubeApi {
   // on a thread). With it, such a watch sets *stop and returns, so Run() can be called on the
   // test's own thread and ends when the script does.
   void StopWhenScriptsRunOut(std::atomic<bool>* stop) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     stop_when_done_ = stop;
   }
   void AddWatchScript(WatchScript s) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     watches_.push_back(std::move(s));
   }
   // The next LIST page requests fail with these statuses, in order (e.g. 429 from API Priority
   // and Fairness); later ones are served.
   void FailNextLists(std::vector<Status> errors) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     list_errors_.assign(errors.begin(), errors.end());
   }
   int list_calls() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return list_calls_;
   }
   std::vector<std::string> watch_rvs() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return watch_rvs_;
   }
 
@@ -131,7 +131,7 @@ class FakeKubeApi : public KubeApi {
                                    const std::string& cont) override {
     auto sel = LabelSelector::Parse(selector);
     if (!sel.ok()) return sel.status();
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++list_calls_;
     if (!list_errors_.empty()) {
       Status st = list_errors_.front();
@@ -156,7 +156,7 @@ class FakeKubeApi : public KubeApi {
                     const std::function<bool()>& cancelled) override {
     WatchScript s;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       watch_rvs_.push_back(rv);
       if (watches_.empty()) {
         if (stop_when_done_ != nullptr) {
@@ -197,7 +197,7 @@ class FakeKubeApi : public KubeApi {
     // is refused before anything is sent, and not recorded as a patch.
     if (auto encoded = EncodeNodeEdit(edit); !encoded.ok()) return encoded.status();
     if (on_patch) on_patch(node);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     PatchCall call;
     call.node = node;
     call.edit = edit;
@@ -249,30 +249,30 @@ class FakeKubeApi : public KubeApi {
   // Pods: listed by spec.nodeName, and by metadata.name with it (what the code uses); an eviction
   // marks the pod terminating, unless a scripted result says otherwise.
   void AddPod(PodInfo p) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     pods_[p.Key()] = std::move(p);
   }
   void RemovePod(const std::string& key) {  // the kubelet finished the pod's termination
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     pods_.erase(key);
   }
   std::map<std::string, PodInfo> pods() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return pods_;
   }
   std::vector<std::string> evictions() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return evictions_;
   }
   // The next evictions end like this, in order (e.g. kBlockedByBudget).
   void ScriptEvictions(std::vector<EvictionResult> results) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     eviction_script_.assign(results.begin(), results.end());
   }
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
                                  const std::string& cont, const std::string& ns = "",
                                  const std::string& label_selector = "") override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++pod_list_calls_;
     pod_list_selectors_.push_back(field_selector);
     if (pod_list_failures_ > 0) {
@@ -315,7 +315,7 @@ class FakeKubeApi : public KubeApi {
     if (send_if && !send_if())
       return EvictionResult{EvictionResult::Kind::kError,
                             Status(StatusCode::kCancelled, "evict: not sent")};
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     const std::string key = ns + "/" + name;
     evictions_.push_back(key);
     if (!eviction_script_.empty()) {
@@ -336,7 +336,7 @@ class FakeKubeApi : public KubeApi {
   }
   Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) override {
     if (send_if && !send_if()) return Status(StatusCode::kCancelled, "event: not sent");
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     events_.push_back(event);
     return Status::OK();
   }
@@ -344,33 +344,33 @@ class FakeKubeApi : public KubeApi {
   Status PatchEventSeries(const EventInfo& event,
                           const std::function<bool()>& send_if = {}) override {
     if (send_if && !send_if()) return Status(StatusCode::kCancelled, "event: not sent");
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (missing_events.count(event.event_name))
       return Status::NotFound("events.events.k8s.io \"" + event.event_name + "\" not found");
     series_patches_.push_back(event);
     return Status::OK();
   }
   std::vector<EventInfo> events() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return events_;
   }
   std::vector<EventInfo> series_patches() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return series_patches_;
   }
   std::set<std::string> missing_events;  // set before use; names PatchEventSeries finds gone
   int pod_list_calls() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return pod_list_calls_;
   }
   // The next `n` pod LISTs fail with 503.
   void FailNextPodLists(int n) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     pod_list_failures_ = n;
   }
   // How many pod LISTs carried exactly this field selector.
   int pod_lists_with(const std::string& field_selector) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return static_cast<int>(
         std::count(pod_list_selectors_.begin(), pod_list_selectors_.end(), field_selector));
   }
@@ -379,7 +379,7 @@ class FakeKubeApi : public KubeApi {
   // resourceVersion). While lease_down(true), every lease call fails with 503. A write stores the
   // object as sent (its encoded body), as the API server does: what the client leaves out is gone.
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name, double) override {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++lease_calls_;
     if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
     auto it = leases_.find(ns + "/" + name);
@@ -392,7 +392,7 @@ class FakeKubeApi : public KubeApi {
     LeaseRecord stored;
     std::function<void(const LeaseRecord&, double)> hook;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++lease_calls_;
       if (lease_down_) return Status(StatusCode::kUnavailable, "lease API down");
       auto it = leases_.find(ns + "/" + name);
@@ -417,14 +417,14 @@ class FakeKubeApi : public KubeApi {
     return stored;
   }
   void set_lease_down(bool down) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     lease_down_ = down;
   }
   // Every successful lease write calls `hook(stored, caller's timeout)` once it is stored but
   // before its answer returns, as a slow response does: the write has landed, its writer does not
   // know yet. It runs on the writer's thread, without the fake's lock.
   void OnLeaseWrite(std::function<void(const LeaseRecord&, double)> hook) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     on_lease_write_ = std::move(hook);
   }
   // Stores `object` (a Lease as JSON, with its metadata.resourceVersion) as another client's
@@ -432,21 +432,21 @@ class FakeKubeApi : public KubeApi {
   Status SetLeaseObject(const std::string& ns, const std::string& name, const std::string& object) {
     auto decoded = DecodeLease(object);
     if (!decoded.ok()) return decoded.status();
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     leases_[ns + "/" + name] = std::move(*decoded);
     return Status::OK();
   }
   // As `kubectl delete lease` does.
   void DeleteLease(const std::string& ns, const std::string& name) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     leases_.erase(ns + "/" + name);
   }
   std::map<std::string, LeaseRecord> leases() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return leases_;
   }
   int lease_calls() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return lease_calls_;
   }
 
@@ -461,29 +461,29 @@ class FakeKubeApi : public KubeApi {
     if (k.op == NodeEdit::Op::kSet) kv->emplace_back(k.key, k.value);
   }
 
-  std::map<std::string, PodInfo> pods_;  // GUARDED_BY(mu_)
-  std::vector<std::string> evictions_;
-  std::vector<EventInfo> events_;                // GUARDED_BY(mu_)
-  std::vector<EventInfo> series_patches_;        // GUARDED_BY(mu_)
-  std::deque<EvictionResult> eviction_script_;   // GUARDED_BY(mu_)
-  int pod_list_calls_ = 0;                       // GUARDED_BY(mu_)
-  std::vector<std::string> pod_list_selectors_;  // GUARDED_BY(mu_)
-  int pod_list_failures_ = 0;                    // GUARDED_BY(mu_)
-  std::mutex mu_;
-  uint64_t rv_ = 100;
-  std::map<std::string, LeaseRecord> leases_;
-  bool lease_down_ = false;
-  int lease_calls_ = 0;
-  std::function<void(const LeaseRecord&, double)> on_lease_write_;
-  std::map<std::string, NodeInfo> nodes_;
-  std::vector<PatchCall> patches_;
-  std::deque<Status> patch_errors_;
-  std::deque<WatchScript> watches_;
-  std::deque<Status> list_errors_;
-  int list_calls_ = 0;
-  int get_calls_ = 0;
-  std::vector<std::string> watch_rvs_;
-  std::atomic<bool>* stop_when_done_ = nullptr;
+  Mutex mu_;
+  std::map<std::string, PodInfo> pods_ GUARDED_BY(mu_);
+  std::vector<std::string> evictions_ GUARDED_BY(mu_);
+  std::vector<EventInfo> events_ GUARDED_BY(mu_);
+  std::vector<EventInfo> series_patches_ GUARDED_BY(mu_);
+  std::deque<EvictionResult> eviction_script_ GUARDED_BY(mu_);
+  int pod_list_calls_ GUARDED_BY(mu_) = 0;
+  std::vector<std::string> pod_list_selectors_ GUARDED_BY(mu_);
+  int pod_list_failures_ GUARDED_BY(mu_) = 0;
+  uint64_t rv_ GUARDED_BY(mu_) = 100;
+  std::map<std::string, LeaseRecord> leases_ GUARDED_BY(mu_);
+  bool lease_down_ GUARDED_BY(mu_) = false;
+  int lease_calls_ GUARDED_BY(mu_) = 0;
+  std::function<void(const LeaseRecord&, double)> on_lease_write_ GUARDED_BY(mu_);
+  std::map<std::string, NodeInfo> nodes_ GUARDED_BY(mu_);
+  std::vector<PatchCall> patches_ GUARDED_BY(mu_);
+  std::deque<Status> patch_errors_ GUARDED_BY(mu_);
+  std::deque<WatchScript> watches_ GUARDED_BY(mu_);
+  std::deque<Status> list_errors_ GUARDED_BY(mu_);
+  int list_calls_ GUARDED_BY(mu_) = 0;
+  int get_calls_ GUARDED_BY(mu_) = 0;
+  std::vector<std::string> watch_rvs_ GUARDED_BY(mu_);
+  std::atomic<bool>* stop_when_done_ GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace ds

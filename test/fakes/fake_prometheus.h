@@ -3,10 +3,10 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "promql/prometheus_client.h"
 
 namespace ds {
@@ -19,7 +19,7 @@ class FakePrometheus : public PrometheusClient {
     QueryResult r;
     r.result_type = "vector";
     for (const auto& [node, v] : values) r.samples.push_back(Sample{{{label, node}}, v, 0});
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     results_[expr] = r;
     errors_.erase(expr);
   }
@@ -28,7 +28,7 @@ class FakePrometheus : public PrometheusClient {
     QueryResult r;
     r.result_type = "vector";
     r.samples = std::move(samples);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     results_[expr] = std::move(r);
     errors_.erase(expr);
   }
@@ -40,36 +40,36 @@ class FakePrometheus : public PrometheusClient {
     QueryResult r;
     r.result_type = "vector";
     for (const auto& [node, v] : values) r.samples.push_back(Sample{{{label, node}}, v, eval_time});
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     results_at_[{expr, eval_time}] = r;
   }
   // The evaluation times QueryAt was asked for, in order.
   std::vector<std::pair<std::string, double>> queries_at() {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return queries_at_;
   }
   void SetError(const std::string& expr, Status st) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     errors_[expr] = std::move(st);
   }
   int calls(const std::string& expr) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     return calls_[expr];
   }
   // Called (outside the fake's lock) at the start of every query of `expr`.
   void OnQuery(const std::string& expr, std::function<void()> hook) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     hooks_[expr] = std::move(hook);
   }
   StatusOr<QueryResult> Query(const std::string& expr, const LabelFilter* = nullptr,
                               SampleSink* sink = nullptr) override {
     std::function<void()> hook;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (auto it = hooks_.find(expr); it != hooks_.end()) hook = it->second;
     }
     if (hook) hook();
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++calls_[expr];
     if (auto it = errors_.find(expr); it != errors_.end()) return it->second;
     if (auto it = results_.find(expr); it != results_.end()) {
@@ -85,7 +85,7 @@ class FakePrometheus : public PrometheusClient {
   StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
                                 const LabelFilter* = nullptr) override {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       queries_at_.emplace_back(expr, eval_time);
       if (!errors_.count(expr))
         if (auto it = results_at_.find({expr, eval_time}); it != results_at_.end()) {
@@ -97,13 +97,13 @@ class FakePrometheus : public PrometheusClient {
   }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, QueryResult> results_;
-  std::map<std::pair<std::string, double>, QueryResult> results_at_;
-  std::vector<std::pair<std::string, double>> queries_at_;
-  std::map<std::string, Status> errors_;
-  std::map<std::string, int> calls_;
-  std::map<std::string, std::function<void()>> hooks_;
+  Mutex mu_;
+  std::map<std::string, QueryResult> results_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, double>, QueryResult> results_at_ GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, double>> queries_at_ GUARDED_BY(mu_);
+  std::map<std::string, Status> errors_ GUARDED_BY(mu_);
+  std::map<std::string, int> calls_ GUARDED_BY(mu_);
+  std::map<std::string, std::function<void()>> hooks_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

@@ -470,7 +470,7 @@ void EventStore::Record(const std::string& type, const std::string& json, const 
     compacted_rv_ = changes_.front().rv;
     changes_.pop_front();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void EventStore::EraseLocked(std::map<std::string, Stored>::iterator it) {
@@ -531,7 +531,7 @@ ApiError EventStore::Create(const std::string& ns, const std::string& body, std:
                     "the namespace of the provided object does not match the namespace sent on "
                     "the request");
 
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string name = ds::JsonString(*in_meta, "name");
   const std::string gen = ds::JsonString(*in_meta, "generateName");
   const bool generated = name.empty() && !gen.empty();
@@ -605,7 +605,7 @@ ApiError EventStore::Create(const std::string& ns, const std::string& body, std:
 
 ApiError EventStore::Get(const std::string& ns, const std::string& name, std::string* out,
                          EventApi api) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = events_.find(Key(ns, name));
   if (it == events_.end()) return NotFound(name, api);
   *out = api == EventApi::kEventsV1 ? ToEventsV1(it->second.json) : it->second.json;
@@ -621,7 +621,7 @@ ApiError EventStore::Patch(const std::string& ns, const std::string& name, const
     return ApiError(400, "BadRequest",
                     "error decoding patch: " +
                         (p.HasParseError() ? ds::JsonParseError(p) : std::string("not an object")));
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = events_.find(Key(ns, name));
   if (it == events_.end()) return NotFound(name, kApi);
   Document old;
@@ -692,7 +692,7 @@ ApiError EventStore::Patch(const std::string& ns, const std::string& name, const
 
 ApiError EventStore::Delete(const std::string& ns, const std::string& name, std::string* out,
                             EventApi api) {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = events_.find(Key(ns, name));
   if (it == events_.end()) return NotFound(name, api);
   *out = it->second.json;
@@ -704,7 +704,7 @@ std::vector<std::string> EventStore::List(const std::string& ns, const ds::Label
                                           const FieldSelector& fields, size_t limit,
                                           const std::string& after, std::string* next,
                                           uint64_t* list_rv, size_t* remaining) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::vector<std::string> out;
   *list_rv = cluster_->CurrentRv();
   next->clear();
@@ -730,7 +730,7 @@ std::vector<std::string> EventStore::List(const std::string& ns, const ds::Label
 }
 
 size_t EventStore::Clear() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   const size_t n = events_.size();
   while (!events_.empty()) EraseLocked(events_.begin());
   return n;
@@ -738,10 +738,10 @@ size_t EventStore::Clear() {
 
 uint64_t EventStore::ChangesAfter(uint64_t from, int timeout_ms, std::vector<EventChange>* out,
                                   bool* expired) {
-  std::unique_lock<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   *expired = false;
-  auto ready = [&] { return last_rv_ > from || from < compacted_rv_; };
-  if (!ready()) cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), ready);
+  auto ready = [&]() REQUIRES(mu_) { return last_rv_ > from || from < compacted_rv_; };
+  if (!ready()) cv_.WaitFor(&mu_, std::chrono::milliseconds(timeout_ms), ready);
   if (from < compacted_rv_) {
     *expired = true;
     return cluster_->CurrentRv();
@@ -752,27 +752,27 @@ uint64_t EventStore::ChangesAfter(uint64_t from, int timeout_ms, std::vector<Eve
   return cluster_->CurrentRv();
 }
 
-void EventStore::WakeAll() { cv_.notify_all(); }
+void EventStore::WakeAll() { cv_.SignalAll(); }
 
 void EventStore::Compact() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   changes_.clear();
   compacted_rv_ = cluster_->CurrentRv();
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 uint64_t EventStore::compacted_rv() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return compacted_rv_;
 }
 
 size_t EventStore::size() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return events_.size();
 }
 
 uint64_t EventStore::dropped() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return dropped_;
 }
 

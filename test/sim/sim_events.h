@@ -15,16 +15,15 @@
 // order: EventStore::mu_ before Store's mutex. HTTP lives in sim_server_events.cc.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "common/label_selector.h"
+#include "common/mutex.h"
 #include "test/sim/sim_pods.h"
 #include "test/sim/sim_store.h"
 
@@ -114,21 +113,21 @@ class EventStore {
     uint64_t rv = 0;  // of its creation; also its age order
   };
 
-  // REQUIRES: mu_ held (both).
-  void Record(const std::string& type, const std::string& json, const PodKeys& keys, uint64_t rv);
-  void EraseLocked(std::map<std::string, Stored>::iterator it);
+  void Record(const std::string& type, const std::string& json, const PodKeys& keys, uint64_t rv)
+      REQUIRES(mu_);
+  void EraseLocked(std::map<std::string, Stored>::iterator it) REQUIRES(mu_);
 
   Store* const cluster_;
   const EventStoreOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Stored> events_;    // "ns/name", GUARDED_BY(mu_)
-  std::map<uint64_t, std::string> by_age_;  // creation rv -> key, GUARDED_BY(mu_)
-  std::deque<EventChange> changes_;         // GUARDED_BY(mu_)
-  uint64_t last_rv_ = 0;                    // newest change's rv, GUARDED_BY(mu_)
-  uint64_t compacted_rv_ = 0;               // GUARDED_BY(mu_)
-  uint64_t dropped_ = 0;                    // GUARDED_BY(mu_)
-  std::mt19937_64 rng_;                     // names and uids, GUARDED_BY(mu_)
+  mutable ds::Mutex mu_;
+  ds::CondVar cv_;
+  std::map<std::string, Stored> events_ GUARDED_BY(mu_);    // "ns/name"
+  std::map<uint64_t, std::string> by_age_ GUARDED_BY(mu_);  // creation rv -> key
+  std::deque<EventChange> changes_ GUARDED_BY(mu_);
+  uint64_t last_rv_ GUARDED_BY(mu_) = 0;  // newest change's rv
+  uint64_t compacted_rv_ GUARDED_BY(mu_) = 0;
+  uint64_t dropped_ GUARDED_BY(mu_) = 0;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);  // names and uids
 };
 
 }  // namespace sim

@@ -391,12 +391,12 @@ PodStore::PodStore(Store* cluster, PodStoreOptions options)
     : cluster_(cluster), options_(options) {}
 
 size_t PodStore::size() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return pods_.size();
 }
 
 uint64_t PodStore::compacted_rv() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return compacted_rv_;
 }
 
@@ -434,14 +434,14 @@ void PodStore::CommitPod(const std::string& key, const std::string& type, std::s
     compacted_rv_ = events_.front().rv;
     events_.pop_front();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 std::vector<std::string> PodStore::ListPods(const std::string& ns, const ds::LabelSelector& labels,
                                             const FieldSelector& fields, size_t limit,
                                             const std::string& after, std::string* next,
                                             uint64_t* list_rv, size_t* remaining) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::vector<std::string> out;
   *list_rv = cluster_->CurrentRv();
   next->clear();
@@ -467,12 +467,12 @@ std::vector<std::string> PodStore::ListPods(const std::string& ns, const ds::Lab
 }
 
 ApiError PodStore::GetPod(const std::string& ns, const std::string& name, std::string* out) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return GetJson(pods_, kPods, ns, name, out);
 }
 
 ApiError PodStore::CreatePod(const std::string& ns, const std::string& body, std::string* out) {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   ApiError e = CreateLocked(ns, body, out);
   if (e.ok()) Reconcile();
   return e;
@@ -653,7 +653,7 @@ ApiError PodStore::DeletePod(const std::string& ns, const std::string& name,
       pre_uid = ds::JsonString(*pc, "uid");
     }
   }
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string key = Key(ns, name);
   auto it = pods_.find(key);
   if (it == pods_.end()) return kPods.NotFound(name);
@@ -694,7 +694,7 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
     if (const Value* pc = ds::JsonMember(*d, "preconditions")) pre_uid = ds::JsonString(*pc, "uid");
   }
   ApiError success{201, "", "", ""};
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string key = Key(ns, name);
   auto it = pods_.find(key);
   if (it == pods_.end()) {
@@ -711,7 +711,7 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
                                     ", UID in object meta: " + uid);
   }
   std::string phase = Phase(pod);
-  auto evict = [&] {
+  auto evict = [&]() REQUIRES(mu_) {
     std::string deleted;
     DeleteLocked(key, grace, has_grace, &deleted);
     Reconcile();
@@ -961,7 +961,7 @@ void PodStore::RecomputePdbs() {
 }
 
 std::vector<std::string> PodStore::ListPdbs(const std::string& ns, uint64_t* list_rv) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::vector<std::string> out;
   for (const auto& [key, pdb] : pdbs_)
     if (ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) out.push_back(pdb.json);
@@ -970,7 +970,7 @@ std::vector<std::string> PodStore::ListPdbs(const std::string& ns, uint64_t* lis
 }
 
 ApiError PodStore::GetPdb(const std::string& ns, const std::string& name, std::string* out) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return GetJson(pdbs_, kPdbs, ns, name, out);
 }
 
@@ -978,7 +978,7 @@ ApiError PodStore::CreatePdb(const std::string& ns, const std::string& body, std
   Document doc;
   std::string name;
   if (ApiError e = ParsePdb(ns, body, "", &doc, &name); !e.ok()) return e;
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string key = Key(ns, name);
   if (pdbs_.count(key)) return kPdbs.Exists(name);
   auto& a = doc.GetAllocator();
@@ -1006,7 +1006,7 @@ ApiError PodStore::ReplacePdb(const std::string& ns, const std::string& name,
   Document doc;
   std::string body_name;
   if (ApiError e = ParsePdb(ns, body, name, &doc, &body_name); !e.ok()) return e;
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = pdbs_.find(Key(ns, name));
   if (it == pdbs_.end()) return kPdbs.NotFound(name);
   std::string rv = ds::JsonString(doc["metadata"], "resourceVersion");
@@ -1045,7 +1045,7 @@ ApiError PodStore::ReplacePdb(const std::string& ns, const std::string& name,
 }
 
 ApiError PodStore::DeletePdb(const std::string& ns, const std::string& name, std::string* out) {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = pdbs_.find(Key(ns, name));
   if (it == pdbs_.end()) return kPdbs.NotFound(name);
   *out = it->second.json;
@@ -1115,7 +1115,7 @@ ApiError PodStore::ApplyWorkload(const std::string& body, std::string* out) {
     if (!fe.errs.empty()) return fe.ToError("ReplicaSet", "ReplicaSet.apps", "apps", w.name);
     w.created = 0;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string key = Key(w.ns, w.name);
   auto it = workloads_.find(key);
   if (it != workloads_.end()) w.created = it->second.created;
@@ -1127,7 +1127,7 @@ ApiError PodStore::ApplyWorkload(const std::string& body, std::string* out) {
 }
 
 ApiError PodStore::DeleteWorkload(const std::string& ns, const std::string& name) {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string key = Key(ns, name);
   if (!workloads_.count(key)) return Err(404, "NotFound", "workload not found");
   workloads_[key].replicas = 0;
@@ -1141,7 +1141,7 @@ ApiError PodStore::DeleteWorkload(const std::string& ns, const std::string& name
 }
 
 std::string PodStore::WorkloadsJson() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
@@ -1176,7 +1176,7 @@ std::string PodStore::ExplainSchedule(const std::string& pod_json) const {
   std::vector<SchedNode> nodes;
   std::vector<SchedPod> bound;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    ds::MutexLock l(&mu_);
     nodes = SchedNodes(*cluster_);
     bound = BoundPods(pods_);  // Schedule counts only pods on a node
   }
@@ -1279,7 +1279,7 @@ void PodStore::Reconcile() {
 }
 
 void PodStore::Tick() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   double now = Steady();
   std::vector<std::string> gone, start;
   for (const auto& k : ticking_) {  // the others can neither start nor go
@@ -1359,10 +1359,10 @@ void PodStore::Tick() {
 
 uint64_t PodStore::EventsAfter(uint64_t from, int timeout_ms, std::vector<PodEvent>* out,
                                bool* expired) {
-  std::unique_lock<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   *expired = false;
-  auto ready = [&] { return last_rv_ > from || from < compacted_rv_; };
-  if (!ready()) cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), ready);
+  auto ready = [&]() REQUIRES(mu_) { return last_rv_ > from || from < compacted_rv_; };
+  if (!ready()) cv_.WaitFor(&mu_, std::chrono::milliseconds(timeout_ms), ready);
   if (from < compacted_rv_) {
     *expired = true;
     return cluster_->CurrentRv();
@@ -1373,13 +1373,13 @@ uint64_t PodStore::EventsAfter(uint64_t from, int timeout_ms, std::vector<PodEve
   return cluster_->CurrentRv();
 }
 
-void PodStore::WakeAll() { cv_.notify_all(); }
+void PodStore::WakeAll() { cv_.SignalAll(); }
 
 void PodStore::Compact() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   events_.clear();
   compacted_rv_ = cluster_->CurrentRv();
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 }  // namespace sim

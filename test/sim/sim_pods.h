@@ -9,16 +9,15 @@
 // order: PodStore::mu_ before Store's mutex. HTTP lives in sim_server_pods.cc.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/label_selector.h"
+#include "common/mutex.h"
 #include "test/sim/sim_store.h"
 
 namespace sim {
@@ -132,36 +131,39 @@ class PodStore {
     uint64_t created = 0;  // pods created so far (name suffixes)
   };
 
-  // REQUIRES: mu_ held (all below).
-  ApiError CreateLocked(const std::string& ns, const std::string& body, std::string* out);
-  void CommitPod(const std::string& key, const std::string& type, std::string json);
+  ApiError CreateLocked(const std::string& ns, const std::string& body, std::string* out)
+      REQUIRES(mu_);
+  void CommitPod(const std::string& key, const std::string& type, std::string json) REQUIRES(mu_);
   ApiError DeleteLocked(const std::string& key, double grace_override, bool has_override,
-                        std::string* out);
-  void Reconcile();
+                        std::string* out) REQUIRES(mu_);
+  void Reconcile() REQUIRES(mu_);
   // Sets a pod's workload and keeps by_owner_ in step.
-  void SetOwner(const std::string& key, const std::string& owner);
+  void SetOwner(const std::string& key, const std::string& owner) REQUIRES(mu_);
   // Keeps unbound_ and ticking_ in step with a stored pod (after its keys or gone_at change).
-  void Index(const std::string& key, const StoredPod& p);
-  void RecomputePdbs();
-  std::string PdbStatus(const std::string& pdb_json, const std::string& ns) const;
+  void Index(const std::string& key, const StoredPod& p) REQUIRES(mu_);
+  void RecomputePdbs() REQUIRES(mu_);
+  std::string PdbStatus(const std::string& pdb_json, const std::string& ns) const REQUIRES(mu_);
+  // Reads and counts in *w only: ApplyWorkload probes a template with it before taking mu_.
   std::string NewPodFromWorkload(Workload* w);
 
   Store* const cluster_;
   const PodStoreOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, StoredPod> pods_;  // "ns/name", GUARDED_BY(mu_)
+  mutable ds::Mutex mu_;
+  ds::CondVar cv_;
+  std::map<std::string, StoredPod> pods_ GUARDED_BY(mu_);  // "ns/name"
   // Indexes of pods_ (keys, in pods_' order), so that a write or a Tick does not scan every pod:
-  // at 300,000 pods that made creating them quadratic. GUARDED_BY(mu_).
-  std::map<std::string, std::set<std::string>> by_owner_;  // workload "ns/name" -> its pods
-  std::set<std::string> unbound_;              // spec.nodeName empty: the scheduler's candidates
-  std::set<std::string> ticking_;              // Pending or terminating: what Tick looks at
-  std::map<std::string, Pdb> pdbs_;            // "ns/name", GUARDED_BY(mu_)
-  std::map<std::string, Workload> workloads_;  // "ns/name", GUARDED_BY(mu_)
-  std::deque<PodEvent> events_;                // GUARDED_BY(mu_)
-  uint64_t last_rv_ = 0;                       // newest pod event's rv, GUARDED_BY(mu_)
-  uint64_t compacted_rv_ = 0;                  // GUARDED_BY(mu_)
-  uint64_t uid_counter_ = 0;                   // GUARDED_BY(mu_)
+  // at 300,000 pods that made creating them quadratic. by_owner_: workload "ns/name" -> its pods;
+  // unbound_: spec.nodeName empty (the scheduler's candidates); ticking_: Pending or terminating
+  // (what Tick looks at).
+  std::map<std::string, std::set<std::string>> by_owner_ GUARDED_BY(mu_);
+  std::set<std::string> unbound_ GUARDED_BY(mu_);
+  std::set<std::string> ticking_ GUARDED_BY(mu_);
+  std::map<std::string, Pdb> pdbs_ GUARDED_BY(mu_);            // "ns/name"
+  std::map<std::string, Workload> workloads_ GUARDED_BY(mu_);  // "ns/name"
+  std::deque<PodEvent> events_ GUARDED_BY(mu_);
+  uint64_t last_rv_ GUARDED_BY(mu_) = 0;  // newest pod event's rv
+  uint64_t compacted_rv_ GUARDED_BY(mu_) = 0;
+  uint64_t uid_counter_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sim

@@ -150,7 +150,7 @@ std::string RequestClass(const std::string& method, const std::string& path,
 }  // namespace
 
 bool Server::TakeFault(const std::string& request_class, const std::string& selector, Fault* out) {
-  std::lock_guard<std::mutex> l(fault_mu_);
+  ds::MutexLock l(&fault_mu_);
   double now = SteadySeconds();
   for (auto it = faults_.begin(); it != faults_.end();) {
     if (it->until > 0 && now > it->until) {
@@ -292,7 +292,7 @@ void Server::LogWrite(mg_connection* conn, const std::string& verb, const std::s
   w.Key("changed");
   w.Bool(changed);
   w.EndObject();
-  std::lock_guard<std::mutex> l(log_mu_);
+  ds::MutexLock l(&log_mu_);
   writes_.emplace_back(sb.GetString());
   if (!options_.write_log_file.empty()) {
     std::ofstream out(options_.write_log_file, std::ios::app);
@@ -314,12 +314,12 @@ int Server::Dispatch(mg_connection* conn) {
   // --- test-only admin API (no auth: it does not exist on a real server) ---
   if (path.rfind("/sim/", 0) == 0) {
     if (path == "/sim/writes" && method == "GET") {
-      std::lock_guard<std::mutex> l(log_mu_);
+      ds::MutexLock l(&log_mu_);
       std::string body = "{\"count\":" + std::to_string(writes_.size()) + ",\"writes\":[";
       for (size_t i = 0; i < writes_.size(); ++i) body += (i ? "," : "") + writes_[i];
       Send(conn, 200, body + "]}");
     } else if (path == "/sim/writes" && method == "DELETE") {
-      std::lock_guard<std::mutex> l(log_mu_);
+      ds::MutexLock l(&log_mu_);
       writes_.clear();
       Send(conn, 200, "{}");
     } else if (path == "/sim/compact" && method == "POST") {
@@ -358,12 +358,12 @@ int Server::Dispatch(mg_connection* conn) {
       f.count = static_cast<int>(num("count"));
       if (const auto* h = ds::JsonMember(d, "hang"); h && h->IsBool()) f.hang = h->GetBool();
       if (num("seconds") > 0) f.until = SteadySeconds() + num("seconds");
-      std::lock_guard<std::mutex> l(fault_mu_);
+      ds::MutexLock l(&fault_mu_);
       faults_.push_back(f);
       Send(conn, 200, "{}");
     } else if (path == "/sim/faults" && method == "DELETE") {
       {
-        std::lock_guard<std::mutex> l(fault_mu_);
+        ds::MutexLock l(&fault_mu_);
         faults_.clear();
       }
       ++fault_epoch_;
@@ -380,7 +380,7 @@ int Server::Dispatch(mg_connection* conn) {
         return 1;
       }
       const auto* ro = ds::JsonMember(d, "readOnly");
-      std::lock_guard<std::mutex> l(token_mu_);
+      ds::MutexLock l(&token_mu_);
       tokens_[ds::JsonString(d, "token")] =
           User{ds::JsonString(d, "user"), ro != nullptr && ro->IsBool() && ro->GetBool()};
       Send(conn, 200, "{}");
@@ -388,7 +388,7 @@ int Server::Dispatch(mg_connection* conn) {
       // ?token=t: revoked; requests that carry it get 401 from now on.
       size_t n;
       {
-        std::lock_guard<std::mutex> l(token_mu_);
+        ds::MutexLock l(&token_mu_);
         n = tokens_.erase(QueryParam(query, "token"));
       }
       Send(conn, 200, "{\"revoked\":" + std::to_string(n) + "}");
@@ -431,7 +431,7 @@ int Server::Dispatch(mg_connection* conn) {
     } else if (path == "/sim/stats" && method == "GET") {
       std::string reqs;
       {
-        std::lock_guard<std::mutex> l(log_mu_);
+        ds::MutexLock l(&log_mu_);
         for (const auto& [k, n] : requests_)
           reqs += (reqs.empty() ? "\"" : ",\"") + k + "\":" + std::to_string(n);
       }
@@ -460,7 +460,7 @@ int Server::Dispatch(mg_connection* conn) {
     } else {
       kind += " other";
     }
-    std::lock_guard<std::mutex> l(log_mu_);
+    ds::MutexLock l(&log_mu_);
     ++requests_[kind];
   }
 
@@ -471,7 +471,7 @@ int Server::Dispatch(mg_connection* conn) {
   if (const char* auth = mg_get_header(conn, "Authorization"); auth != nullptr) {
     std::string a = auth;
     if (a.rfind("Bearer ", 0) == 0) {
-      std::lock_guard<std::mutex> l(token_mu_);
+      ds::MutexLock l(&token_mu_);
       auto it = tokens_.find(a.substr(7));
       if (it != tokens_.end()) {
         user = it->second;
@@ -495,7 +495,7 @@ int Server::Dispatch(mg_connection* conn) {
   if (!options_.request_log_file.empty()) {
     char at[32];
     std::snprintf(at, sizeof at, "%.6f ", t_request_arrived);
-    std::lock_guard<std::mutex> l(log_mu_);
+    ds::MutexLock l(&log_mu_);
     if (!request_log_.is_open()) request_log_.open(options_.request_log_file, std::ios::app);
     request_log_ << at << user.name << " " << method << " " << path << (query.empty() ? "" : "?")
                  << query << std::endl;  // flushed: a benchmark reads it while the server runs
@@ -506,7 +506,7 @@ int Server::Dispatch(mg_connection* conn) {
     RequestAttributes attrs = Attributes(method, path, ParseBool(QueryParam(query, "watch")));
     if (!Allowed(rules->second, attrs)) {
       {
-        std::lock_guard<std::mutex> l(log_mu_);
+        ds::MutexLock l(&log_mu_);
         ++requests_["forbidden " + attrs.verb + " " + attrs.resource];
       }
       SendError(conn, ApiError{403, "Forbidden", ForbiddenMessage(user.name, attrs), ""});

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "test/sim/sim_events.h"
 #include "test/sim/sim_http.h"
 #include "test/sim/sim_pods.h"
@@ -139,17 +139,17 @@ class Server {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> watch_epoch_{0};  // bumping it drops every open watch
   std::atomic<int> open_watches_{0};
-  std::mutex log_mu_;
-  std::vector<std::string> writes_;           // GUARDED_BY(log_mu_)
-  std::map<std::string, uint64_t> requests_;  // by "VERB kind", GUARDED_BY(log_mu_)
-  std::ofstream request_log_;                 // GUARDED_BY(log_mu_)
-  std::mutex fault_mu_;
-  std::vector<Fault> faults_;             // GUARDED_BY(fault_mu_)
+  ds::Mutex log_mu_;
+  std::vector<std::string> writes_ GUARDED_BY(log_mu_);
+  std::map<std::string, uint64_t> requests_ GUARDED_BY(log_mu_);  // by "VERB kind"
+  std::ofstream request_log_ GUARDED_BY(log_mu_);
+  ds::Mutex fault_mu_;
+  std::vector<Fault> faults_ GUARDED_BY(fault_mu_);
   std::atomic<uint64_t> fault_epoch_{0};  // bumps when faults are cleared (releases hung requests)
   // Bearer tokens: options_.tokens, then what /sim/tokens adds and revokes (credential rotation
   // and revocation, as an exec plugin's short-lived tokens see them).
-  std::mutex token_mu_;
-  std::map<std::string, User> tokens_;  // GUARDED_BY(token_mu_)
+  ds::Mutex token_mu_;
+  std::map<std::string, User> tokens_ GUARDED_BY(token_mu_);
 };
 
 }  // namespace sim

@@ -545,22 +545,22 @@ std::string StatusJson(const ApiError& e) {
 }
 
 uint64_t Store::CurrentRv() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return rv_;
 }
 
 uint64_t Store::NextRv() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return ++rv_;
 }
 
 uint64_t Store::compacted_rv() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return compacted_rv_;
 }
 
 size_t Store::size() const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   return nodes_.size();
 }
 
@@ -595,14 +595,14 @@ ApiError Store::Commit(const std::string& name, const std::string& type, std::st
     events_.pop_front();
   }
   *out = std::move(json);
-  cv_.notify_all();
+  cv_.SignalAll();
   return {};
 }
 
 std::vector<std::string> Store::List(const ds::LabelSelector& sel, size_t limit,
                                      const std::string& after, std::string* next, uint64_t* list_rv,
                                      size_t* remaining) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::vector<std::string> out;
   *list_rv = rv_;
   next->clear();
@@ -622,7 +622,7 @@ std::vector<std::string> Store::List(const ds::LabelSelector& sel, size_t limit,
 }
 
 ApiError Store::Get(const std::string& name, std::string* json) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return NotFound(name);
   *json = it->second.json;
@@ -638,7 +638,7 @@ ApiError Store::Create(const std::string& body, std::string* out) {
     return Err(422, "Invalid",
                "Node \"\" is invalid: metadata.name: Required value: name is required");
   if (ApiError e = Validate(doc, name); !e.ok()) return e;
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   if (nodes_.count(name)) return Err(409, "AlreadyExists", "nodes \"" + name + "\" already exists");
   auto& a = doc.GetAllocator();
   doc.AddMember("kind", "Node", a);
@@ -653,7 +653,7 @@ ApiError Store::Replace(const std::string& name, const std::string& body, std::s
   doc.Parse(body.c_str());
   if (doc.HasParseError() || !doc.IsObject()) return Err(400, "BadRequest", "invalid JSON body");
   if (ApiError e = Validate(doc, name); !e.ok()) return e;
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return NotFound(name);
   std::string rv = ds::JsonString(doc["metadata"], "resourceVersion");
@@ -673,7 +673,7 @@ ApiError Store::Patch(const std::string& name, PatchType type, const std::string
   patch.Parse(body.c_str());
   if (patch.HasParseError())
     return Err(400, "BadRequest", "error decoding patch: " + ds::JsonParseError(patch));
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return NotFound(name);
   Document doc;
@@ -711,7 +711,7 @@ ApiError Store::Patch(const std::string& name, PatchType type, const std::string
 }
 
 ApiError Store::Delete(const std::string& name, std::string* out) {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return NotFound(name);
   ds::Labels old = it->second.labels;
@@ -719,15 +719,15 @@ ApiError Store::Delete(const std::string& name, std::string* out) {
 }
 
 uint64_t Store::EventsAfter(uint64_t from, int timeout_ms, std::vector<Event>* out, bool* expired) {
-  std::unique_lock<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   *expired = false;
   // A node event after `from`, not merely a newer resourceVersion: rv_ is the cluster's, moved
   // by every Lease, Pod and Event write too, and a watch woken by those would find nothing to
   // send and ask again at once -- a busy loop for as long as no node changes.
-  auto ready = [&] {
+  auto ready = [&]() REQUIRES(mu_) {
     return from < compacted_rv_ || (!events_.empty() && events_.back().rv > from);
   };
-  if (!ready()) cv_.wait_for(l, std::chrono::milliseconds(timeout_ms), ready);
+  if (!ready()) cv_.WaitFor(&mu_, std::chrono::milliseconds(timeout_ms), ready);
   if (from < compacted_rv_) {
     *expired = true;
     return rv_;
@@ -739,20 +739,20 @@ uint64_t Store::EventsAfter(uint64_t from, int timeout_ms, std::vector<Event>* o
   return rv_;
 }
 
-void Store::WakeAll() { cv_.notify_all(); }
+void Store::WakeAll() { cv_.SignalAll(); }
 
 void Store::Compact() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   // The cluster-wide resourceVersion moves with writes to any resource; advance it as another
   // resource's write would, so every client's last-seen version is now older than the window.
   ++rv_;
   events_.clear();
   compacted_rv_ = rv_;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void Store::Heartbeat() {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::string now = Now();
   std::vector<std::string> names;
   for (const auto& [name, n] : nodes_) names.push_back(name);
@@ -771,7 +771,7 @@ void Store::Heartbeat() {
 }
 
 ApiError Store::GetLease(const std::string& ns, const std::string& name, std::string* out) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = leases_.find(ns + "/" + name);
   if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
   *out = it->second.first;
@@ -779,7 +779,7 @@ ApiError Store::GetLease(const std::string& ns, const std::string& name, std::st
 }
 
 std::vector<std::string> Store::ListLeases(const std::string& ns, uint64_t* list_rv) const {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   std::vector<std::string> out;
   for (const auto& [key, lease] : leases_)
     if (ns.empty() || key.compare(0, ns.size() + 1, ns + "/") == 0) out.push_back(lease.first);
@@ -833,7 +833,7 @@ ApiError Store::CreateLease(const std::string& ns, const std::string& body, std:
   Document doc;
   std::string name;
   if (ApiError e = ParseLease(ns, body, "", &doc, &name); !e.ok()) return e;
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto& slot = leases_[ns + "/" + name];
   if (!slot.first.empty()) return Err(409, "AlreadyExists", LeaseRef(name) + " already exists");
   StoreLease(&doc, ns, "sim-lease-" + ns + "-" + name, Now(), ++rv_, &slot);
@@ -846,7 +846,7 @@ ApiError Store::ReplaceLease(const std::string& ns, const std::string& name,
   Document doc;
   std::string body_name;
   if (ApiError e = ParseLease(ns, body, name, &doc, &body_name); !e.ok()) return e;
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = leases_.find(ns + "/" + name);
   if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
   std::string rv = ds::JsonString(doc["metadata"], "resourceVersion");
@@ -869,7 +869,7 @@ ApiError Store::ReplaceLease(const std::string& ns, const std::string& name,
 }
 
 ApiError Store::DeleteLease(const std::string& ns, const std::string& name, std::string* out) {
-  std::lock_guard<std::mutex> l(mu_);
+  ds::MutexLock l(&mu_);
   auto it = leases_.find(ns + "/" + name);
   if (it == leases_.end()) return Err(404, "NotFound", LeaseRef(name) + " not found");
   *out = it->second.first;

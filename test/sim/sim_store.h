@@ -5,17 +5,16 @@
 
 #include <rapidjson/document.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/label_selector.h"
 #include "common/labels.h"
+#include "common/mutex.h"
 
 namespace sim {
 
@@ -102,16 +101,17 @@ class Store {
 
  private:
   ApiError Commit(const std::string& name, const std::string& type, std::string json,
-                  const ds::Labels* old_labels, std::string* out);  // REQUIRES mu_ held
+                  const ds::Labels* old_labels, std::string* out) REQUIRES(mu_);
 
   const size_t window_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, StoredNode> nodes_;
-  std::map<std::string, std::pair<std::string, uint64_t>> leases_;  // "ns/name" -> (json, rv)
-  std::deque<Event> events_;
-  uint64_t rv_ = 1000;
-  uint64_t compacted_rv_ = 1000;  // watches from an rv below this get 410
+  mutable ds::Mutex mu_;
+  ds::CondVar cv_;
+  std::map<std::string, StoredNode> nodes_ GUARDED_BY(mu_);
+  // "ns/name" -> (json, rv)
+  std::map<std::string, std::pair<std::string, uint64_t>> leases_ GUARDED_BY(mu_);
+  std::deque<Event> events_ GUARDED_BY(mu_);
+  uint64_t rv_ GUARDED_BY(mu_) = 1000;
+  uint64_t compacted_rv_ GUARDED_BY(mu_) = 1000;  // watches from an rv below this get 410
 };
 
 // Builds the Status object JSON for an error (or a success Status for deletes).
