@@ -46,8 +46,7 @@ class Clock {
                          TimePoint deadline, const std::function<bool()>& pred) const = 0;
   // The same wait with common/mutex.h's types, which the thread-safety analysis checks: *mu is
   // held, and pred() runs with it held (annotate the lambda REQUIRES(mu_)). It goes through the
-  // virtual form above, so a fake clock serves both; that form stays until the last caller on
-  // std::mutex is converted.
+  // virtual form above, so a fake clock serves both (every product caller uses this one).
   bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
                  const std::function<bool()>& pred) const REQUIRES(mu) {
     return cv->WaitWithStd(

@@ -54,7 +54,7 @@ NodeEdit EditFor(const MarkWrite& w, const Mark& graded) {
 }
 
 WriteCounters NodeWriter::Counters() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return counters_;
 }
 
@@ -62,7 +62,7 @@ std::vector<const MarkWrite*> NodeWriter::Select(const std::vector<MarkWrite>& w
                                                  WriteOutcome* out) {
   std::vector<const MarkWrite*> due;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     const TimePoint now = clock_->Now();
     for (const MarkWrite& w : writes) {
       auto it = failing_.find(w.node);
@@ -108,7 +108,7 @@ WriteOutcome NodeWriter::Write(const std::vector<MarkWrite>& writes, const Write
                 << ": " << w->reason;
     return out;
   }
-  std::mutex out_mu;
+  Mutex out_mu;
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < chosen.size() && !stop->load();) {
@@ -122,7 +122,7 @@ WriteOutcome NodeWriter::Write(const std::vector<MarkWrite>& writes, const Write
         if (r == Result::kFailed && IsBackedOff(chosen[i]->node)) end = WriteEnd::kRefused;
         hooks.on_done(*chosen[i], end);
       }
-      std::lock_guard<std::mutex> l(out_mu);
+      MutexLock l(&out_mu);
       if (r == Result::kOk)
         ++out.ok;
       else if (r == Result::kFailed)
@@ -146,7 +146,7 @@ bool NodeWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bo
   for (;;) {
     TimePoint not_before;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       not_before = not_before_;
     }
     if (stop->load()) return false;
@@ -161,13 +161,13 @@ bool NodeWriter::WaitForRetryAfter(const WriteHooks& hooks, const std::atomic<bo
 }
 
 bool NodeWriter::IsBackedOff(const std::string& node) const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto it = failing_.find(node);
   return it != failing_.end() && clock_->Now() < it->second.until;
 }
 
 void NodeWriter::RecordFailure(const std::string& node) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   NodeBackoff& b = failing_[node];
   const Duration max = FromSeconds(limits_.failed_node_backoff_max_seconds);
   b.delay = b.delay == Duration::zero() ? FromSeconds(limits_.failed_node_backoff_seconds)
@@ -201,7 +201,7 @@ NodeWriter::Result NodeWriter::Written(const MarkWrite& w, const NodeEdit& edit,
                                        const WriteHooks& hooks) {
   if (hooks.on_written) hooks.on_written(node);
   LOG(INFO) << what;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   ++(w.kind == ChangeKind::kMark     ? counters_.sets
      : w.kind == ChangeKind::kUnmark ? counters_.removals
                                      : counters_.records);
@@ -223,7 +223,7 @@ std::optional<NodeWriter::Result> NodeWriter::Refused(const MarkWrite& w, const 
     if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
       LOG(INFO) << "node " << w.node << ": not unmarked: " << mark.key
                 << " or the record changed since the cycle began (" << st.message() << ")";
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++counters_.changed;
     return Result::kChanged;
   }
@@ -240,7 +240,7 @@ std::optional<NodeWriter::Result> NodeWriter::Failed(const std::string& node, co
     return Result::kDeferred;
   }
   if (st.retry_after_seconds() > 0) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     not_before_ = std::max(not_before_, clock_->Now() + FromSeconds(st.retry_after_seconds()));
   }
   if (!st.IsRetryable() || last_attempt) {
@@ -251,11 +251,11 @@ std::optional<NodeWriter::Result> NodeWriter::Failed(const std::string& node, co
     // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
     // nothing about this node, and its change must go out as soon as the server recovers.
     if (!st.IsRetryable()) RecordFailure(node);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++counters_.errors;
     return Result::kFailed;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   ++counters_.retries;
   if (edit.set_taints && st.code() == StatusCode::kConflict) ++counters_.taint_conflicts;
   return std::nullopt;  // to be tried again
@@ -293,7 +293,7 @@ EditOutcome NodeWriter::WriteEdit(const NodeWrite& w, const WriteHooks& hooks,
     if (res.ok()) {
       if (hooks.on_written) hooks.on_written(*res);
       LOG(INFO) << what;
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       if (w.record) ++counters_.records;
       failing_.erase(w.node);
       out.end = WriteEnd::kWritten;
@@ -312,7 +312,7 @@ EditOutcome NodeWriter::WriteEdit(const NodeWrite& w, const WriteHooks& hooks,
         w.edit.label.op == NodeEdit::Op::kRemove || w.edit.annotation.op == NodeEdit::Op::kRemove;
     if ((removes && RemovalFoundChanges(st)) ||
         (!w.edit.resource_version.empty() && st.code() == StatusCode::kConflict)) {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++counters_.changed;
       out.end = WriteEnd::kChanged;
       return out;
@@ -369,7 +369,7 @@ std::optional<NodeWriter::Result> NodeWriter::ReadAgain(MarkWrite* w, const Mark
       if (throttle_.ShouldLog("changed:" + w->node, clock_->Now()))
         LOG(INFO) << "node " << w->node << ": not unmarked: nothing of " << mark.ToString()
                   << " is ours any more since the cycle began";
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++counters_.changed;
       return Result::kChanged;
     }

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "common/mutex.h"
 #include "controller/rate_limiter.h"
 #include "kube/kube_api.h"
 #include "rules/mark.h"
@@ -194,16 +194,16 @@ class NodeWriter {
   LogThrottle throttle_{300};
   std::string resume_after_;  // Write's thread only: the node the last capped batch stopped at
 
-  mutable std::mutex mu_;
-  WriteCounters counters_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  WriteCounters counters_ GUARDED_BY(mu_);
   // The API server asked us (Retry-After) not to write before this time; every writer and every
   // later batch waits for it, not just the retry of the request that got the answer.
-  TimePoint not_before_{};  // GUARDED_BY(mu_)
+  TimePoint not_before_ GUARDED_BY(mu_){};
   struct NodeBackoff {
     TimePoint until{};
     Duration delay{};
   };
-  std::map<std::string, NodeBackoff> failing_;  // GUARDED_BY(mu_)
+  std::map<std::string, NodeBackoff> failing_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

@@ -92,12 +92,12 @@ bool Rebalancer::HoldsMark(const std::string& node, double recorded_eviction_wal
 
 void Rebalancer::Count(std::map<std::string, uint64_t> RebalanceCounters::*which,
                        const std::string& key, uint64_t n) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   (counters_.*which)[key] += n;
 }
 
 void Rebalancer::Remember(EvictionRecord r) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   report_.recent.push_back(std::move(r));
   while (report_.recent.size() > kRecentEvictions) report_.recent.pop_front();
 }
@@ -124,7 +124,7 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
     // One node's pods: the API server answers from its watch cache's spec.nodeName index.
     auto page = kube_->ListPods("spec.nodeName=" + node, 0, "");
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++report_.pod_lists;
       if (!page.ok()) ++counters_.list_errors;
     }
@@ -151,7 +151,7 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
     auto whole = kube_->GetNode(node);
     if (!whole.ok()) {
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         ++counters_.list_errors;
       }
       if (throttle_.ShouldLog("get-node", clock_->Now()))
@@ -175,7 +175,7 @@ std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
   auto res = prom_->Query(query, &kKeep, &sink);
   if (!res.ok()) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++counters_.usage_errors;
     }
     if (throttle_.ShouldLog("pod-usage", clock_->Now()))
@@ -219,7 +219,7 @@ void Rebalancer::FollowReplacements(double now) {
     do {
       auto page = kube_->ListPods("", kPodPage, cont, ns, selector);
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         ++report_.pod_lists;
         if (!page.ok()) ++counters_.list_errors;
       }
@@ -279,7 +279,7 @@ void Rebalancer::TrackInFlight(double now) {
       auto page = kube_->ListPods("metadata.name=" + f->second.name + ",spec.nodeName=" + it->first,
                                   0, "", f->second.ns);
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         ++report_.pod_lists;
         if (!page.ok()) ++counters_.list_errors;
       }
@@ -733,7 +733,7 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   if (res.end == WriteEnd::kRetryLater && res.status.code() == StatusCode::kCancelled) return;
   const bool written = res.end == WriteEnd::kWritten;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++counters_.underused_marks[!written ? "failed" : set ? "set" : "removed"];
   }
   if (!written) {
@@ -769,7 +769,7 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   e.at_wall = now;
   e.message = msg.str();
   if (Status st = kube_->CreateEvent(e, io.hooks.gate); !st.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++counters_.event_errors;
   }
 }
@@ -890,7 +890,7 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
   ReportUnderused(&c);
   const std::vector<std::string> order = DrainOrder(&c, relieving, now);
   if (!order.empty()) Drain(nodes, &c, order, now, io, acted, tried);
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   report_.underused = std::move(c.reports);
 }
 
@@ -921,7 +921,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
   for (const std::string& name : tried)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   report_.nodes = std::move(reports);
   report_.figures = effect_.Figures();
 }
@@ -969,7 +969,7 @@ void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {
     Status st = kube_->CreateEvent(*e, io.hooks.gate);
     if (st.ok()) continue;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       ++counters_.event_errors;
     }
     if (throttle_.ShouldLog("event", clock_->Now()))
@@ -979,12 +979,12 @@ void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {
 }
 
 RebalanceReport Rebalancer::Report() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return report_;
 }
 
 RebalanceCounters Rebalancer::Counters() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return counters_;
 }
 

@@ -26,7 +26,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,6 +35,7 @@
 #include "common/clock.h"
 #include "common/label_selector.h"
 #include "common/log_throttle.h"
+#include "common/mutex.h"
 #include "common/time_zone.h"
 #include "config/rule_config.h"
 #include "controller/eviction_records.h"
@@ -297,9 +297,9 @@ class Rebalancer {
   std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
   std::map<std::string, Requested> requested_;  // destinations' requests, while fresh enough
 
-  mutable std::mutex mu_;
-  RebalanceReport report_;      // GUARDED_BY(mu_)
-  RebalanceCounters counters_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  RebalanceReport report_ GUARDED_BY(mu_);
+  RebalanceCounters counters_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

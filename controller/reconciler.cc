@@ -141,7 +141,7 @@ void Reconciler::IndexRules() {
 
 void Reconciler::Reload(const RuleConfig& rules) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     pending_reload_ = rules;
   }
   Trigger();
@@ -150,7 +150,7 @@ void Reconciler::Reload(const RuleConfig& rules) {
 void Reconciler::ApplyReload() {
   std::optional<RuleConfig> next;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     next.swap(pending_reload_);
   }
   if (!next) return;
@@ -173,7 +173,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   CycleReport report;
   report.started_wall = clock_->WallSeconds();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     report.cycle = ++counters_.cycles;
   }
   ApplyReload();
@@ -214,7 +214,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
 bool Reconciler::MayRun(CycleReport* report) {
   // A standby or an unsynced cache relieves nothing: the alerts it receives go stale.
   auto drop_alerts = [this] {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     alerts_.clear();
   };
   if (!cache_->Synced()) {
@@ -262,7 +262,7 @@ struct Reconciler::Queries {
 Reconciler::Queries Reconciler::SendQueries(TimePoint now, double now_wall) {
   bool query_all = false;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     std::swap(query_all, query_all_);
   }
   Queries q;
@@ -332,7 +332,7 @@ bool Reconciler::TakeAnswer(size_t r, Queries* q, const NodeSnapshot& snap,
                             clock_->Now()))
       LOG(WARNING) << "rule " << rr.name
                    << ": query failed (keeping its last verdicts for the grace time): " << rr.error;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++counters_.query_errors[rr.name];
     return false;
   }
@@ -575,7 +575,7 @@ void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
   // the cycle's snapshot is older, and a node that left since it was taken is in both (it was
   // taken for back, its departure dropped, and our mark left on it for good).
   const auto snap = cache_->Snapshot();
-  std::lock_guard<std::mutex> l(departed_mu_);
+  MutexLock l(&departed_mu_);
   for (NodeInfo& n : left) departed_[n.name] = std::move(n);
   if (departed_.empty()) return;
   size_t added = 0;
@@ -623,7 +623,7 @@ void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
 std::vector<MarkWrite> Reconciler::Write(const std::vector<MarkWrite>& writes,
                                          const std::atomic<bool>* stop, CycleReport* report) {
   const Stopwatch t;
-  std::mutex written_mu;  // on_done runs on the writer's threads
+  Mutex written_mu;  // on_done runs on the writer's threads
   std::vector<MarkWrite> written;
   WriteHooks hooks;
   // Every write belongs to the term it was planned in: a write phase that outlives its term
@@ -634,11 +634,11 @@ std::vector<MarkWrite> Reconciler::Write(const std::vector<MarkWrite>& writes,
   hooks.on_done = [&, this](const MarkWrite& w, WriteEnd end) {
     if (end == WriteEnd::kWritten &&
         (w.kind == ChangeKind::kMark || w.kind == ChangeKind::kUnmark)) {
-      std::lock_guard<std::mutex> l(written_mu);
+      MutexLock l(&written_mu);
       written.push_back(w);
     }
     if (end == WriteEnd::kRetryLater) return;
-    std::lock_guard<std::mutex> l(departed_mu_);
+    MutexLock l(&departed_mu_);
     auto it = departed_.find(w.node);
     if (it == departed_.end()) return;
     if (end == WriteEnd::kChanged && w.kind == ChangeKind::kUnmark) {
@@ -713,7 +713,7 @@ void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<Mark
     if (!MaySend(stop, term_)) break;
     send(w);
   }
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   counters_.events_posted += posted;
   counters_.events_suppressed += suppressed;
   counters_.event_errors += failed;
@@ -842,7 +842,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
   }
   std::vector<std::pair<TimePoint, Labels>> alerts;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     alerts.swap(alerts_);
   }
   std::set<std::string> alerted;
@@ -967,7 +967,7 @@ void Reconciler::RememberChanges(const std::vector<MarkWrite>& written) {
   std::sort(sorted.begin(), sorted.end(),
             [](const MarkWrite* a, const MarkWrite* b) { return a->node < b->node; });
   const double now_wall = clock_->WallSeconds();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   auto next = std::make_shared<std::vector<MarkChange>>();
   const size_t kept = recent_changes_ == nullptr ? 0 : recent_changes_->size();
   // Bounded: the oldest go first. Copied, not changed in place, because published reports
@@ -985,7 +985,7 @@ void Reconciler::RememberChanges(const std::vector<MarkWrite>& written) {
 
 void Reconciler::Publish(CycleReport report) {
   MarkProgress();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   report.recent_changes = recent_changes_;
   rebalance_cpu_total_ += report.rebalance_cpu_seconds;
   report.rebalance_cpu_seconds_total =
@@ -1045,15 +1045,15 @@ void Reconciler::Run(const std::atomic<bool>* stop) {
     // A cycle frees its response bodies (about 1.2 MB per rule at 10,000 nodes); hand the pages
     // back to the kernel so the resident size does not ratchet up between cycles.
     malloc_trim(0);
-    std::unique_lock<std::mutex> l(mu_);
-    clock_->WaitUntil(l, cv_, start + FromSeconds(options_.interval_seconds),
-                      [&] { return triggered_ || stop->load(); });
+    MutexLock l(&mu_);
+    clock_->WaitUntil(&mu_, &cv_, start + FromSeconds(options_.interval_seconds),
+                      [&]() REQUIRES(mu_) { return triggered_ || stop->load(); });
     if (triggered_ && trigger_spaced_) {
       // Webhook calls can come back to back (or from anything that reaches the port): a
       // triggered cycle starts no sooner than the minimum spacing after the previous one. A
       // trigger that may not wait (a new term) ends the wait.
-      clock_->WaitUntil(l, cv_, start + FromSeconds(options_.min_trigger_spacing_seconds),
-                        [&] { return stop->load() || !trigger_spaced_; });
+      clock_->WaitUntil(&mu_, &cv_, start + FromSeconds(options_.min_trigger_spacing_seconds),
+                        [&]() REQUIRES(mu_) { return stop->load() || !trigger_spaced_; });
     }
     triggered_ = false;
     trigger_spaced_ = false;
@@ -1062,18 +1062,18 @@ void Reconciler::Run(const std::atomic<bool>* stop) {
 
 void Reconciler::Trigger(bool spaced) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     // Pending triggers coalesce: the cycle may wait the spacing only if all of them may.
     trigger_spaced_ = triggered_ ? trigger_spaced_ && spaced : spaced;
     triggered_ = true;
     query_all_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void Reconciler::Alerted(std::vector<Labels> alerts) {
   if (rebalancer_ == nullptr || alerts.empty()) return;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   // Bounded: a flood of webhooks between two cycles keeps the newest.
   const TimePoint now = clock_->Now();
   for (auto& a : alerts) alerts_.emplace_back(now, std::move(a));
@@ -1084,19 +1084,19 @@ void Reconciler::Alerted(std::vector<Labels> alerts) {
 void Reconciler::Wake() {
   // Under the mutex: otherwise the notification can fall between Run's check of *stop and its
   // wait, and Run sleeps a whole interval more.
-  std::lock_guard<std::mutex> l(mu_);
-  cv_.notify_all();
+  MutexLock l(&mu_);
+  cv_.SignalAll();
 }
 
 CycleReport Reconciler::LastReport() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return last_;
 }
 
 ReconcilerCounters Reconciler::Counters() const {
   ReconcilerCounters c;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     c = counters_;
   }
   WriteCounters w = writer_.Counters();
@@ -1113,7 +1113,7 @@ ReconcilerCounters Reconciler::Counters() const {
 }
 
 TimePoint Reconciler::LastCycleEnd() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return last_end_;
 }
 

@@ -10,11 +10,9 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/log_throttle.h"
+#include "common/mutex.h"
 #include "config/rule_config.h"
 #include "controller/duration_metrics.h"
 #include "controller/event_limiter.h"
@@ -334,7 +333,7 @@ class Reconciler {
   EventRecorder event_recorder_;  // cycle thread only
   HerdCap herd_cap_;
   OutagePolicy outage_policy_;
-  std::optional<RuleConfig> pending_reload_;  // GUARDED_BY(mu_)
+  std::optional<RuleConfig> pending_reload_ GUARDED_BY(mu_);
   OutageClock outage_;
   NodeCache* const cache_;
   PrometheusClient* const prom_;
@@ -356,8 +355,8 @@ class Reconciler {
   std::vector<std::optional<RuleAnswer>> answers_;  // rules[].interval: last answers, per rule
   // Nodes that left the managed set with our record on, until their mark is removed. Touched by
   // RunCycle and (under departed_mu_) by writer threads.
-  std::mutex departed_mu_;
-  std::map<std::string, NodeInfo> departed_;  // GUARDED_BY(departed_mu_)
+  Mutex departed_mu_;
+  std::map<std::string, NodeInfo> departed_ GUARDED_BY(departed_mu_);
   // Nodes that left the managed set with the mirror mode's mark, until it is taken off (cycle
   // thread only).
   std::set<std::string> underused_departed_;
@@ -366,21 +365,21 @@ class Reconciler {
   uint64_t matcher_topology_ = ~uint64_t{0};
   std::unique_ptr<NodeMatcher> matcher_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool triggered_ = false;       // GUARDED_BY(mu_)
-  bool trigger_spaced_ = false;  // GUARDED_BY(mu_): every pending trigger may wait the spacing
-  bool query_all_ = false;       // GUARDED_BY(mu_): triggered; every rule is due (rule_scope.h)
-  // GUARDED_BY(mu_): firing alerts not yet seen by a cycle, with when they came.
-  std::vector<std::pair<TimePoint, Labels>> alerts_;
-  CycleReport last_;                        // GUARDED_BY(mu_)
-  double rebalance_cpu_total_ = 0;          // GUARDED_BY(mu_)
-  ReconcilerCounters counters_;             // GUARDED_BY(mu_); the write counters live in writer_
-  TimePoint last_end_{};                    // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool triggered_ GUARDED_BY(mu_) = false;
+  bool trigger_spaced_ GUARDED_BY(mu_) = false;  // every pending trigger may wait the spacing
+  bool query_all_ GUARDED_BY(mu_) = false;       // triggered; every rule is due (rule_scope.h)
+  // Firing alerts not yet seen by a cycle, with when they came.
+  std::vector<std::pair<TimePoint, Labels>> alerts_ GUARDED_BY(mu_);
+  CycleReport last_ GUARDED_BY(mu_);
+  double rebalance_cpu_total_ GUARDED_BY(mu_) = 0;
+  ReconcilerCounters counters_ GUARDED_BY(mu_);  // the write counters live in writer_
+  TimePoint last_end_ GUARDED_BY(mu_){};
   std::atomic<Duration::rep> progress_{0};  // LastProgress(), as ticks since the clock's epoch
   DurationMetrics durations_;               // thread-safe itself
-  // GUARDED_BY(mu_): replaced, never changed in place, so a published report may share it.
-  std::shared_ptr<const std::vector<MarkChange>> recent_changes_;
+  // Replaced, never changed in place, so a published report may share it.
+  std::shared_ptr<const std::vector<MarkChange>> recent_changes_ GUARDED_BY(mu_);
   // The `predict:` rules' histories of finished days; their values come from here, not from a
   // query of now.
   PredictionSource predictions_{prom_, clock_};
