@@ -14,16 +14,20 @@ using Allocator = rapidjson::Document::AllocatorType;
 // Full precision: a number in a field this code does not know goes back with the value it came
 // with (integers exactly within 64 bits, others to a double's precision), so the object does not
 // drift from one renewal to the next. Debian's RapidJSON 1.1.0 reads outside a table on that
-// path for a long number such as -0.000...0164 (found by the fuzzer): LongestNumber guards it.
+// path for a long number such as -0.000...0164, or for one whose digits reach far below 1e-300
+// such as 0.888...8E-335 (both found by the fuzzer): NumberProblem refuses them before parsing.
 constexpr unsigned kParseFlags = rapidjson::kParseFullPrecisionFlag;
-// No Lease the API server writes holds a number this long (int64 has 19 digits).
+// No Lease the API server writes holds a number this long (int64 has 19 digits)...
 constexpr size_t kMaxNumberChars = 40;
+// ...nor one whose digits reach beyond 10^±300 (a double's range is about 10^±308).
+constexpr int kMaxDecimalExponent = 300;
 
-// The length of the longest number token of a JSON text (characters of numbers outside strings).
-size_t LongestNumber(const std::string& json) {
-  size_t longest = 0, run = 0;
+// Why a number token of a JSON text (outside strings) is not to be parsed, or "".
+std::string NumberProblem(const std::string& json) {
   bool in_string = false, escaped = false;
-  for (char c : json) {
+  size_t i = 0;
+  while (i < json.size()) {
+    const char c = json[i];
     if (in_string) {
       if (escaped)
         escaped = false;
@@ -31,18 +35,49 @@ size_t LongestNumber(const std::string& json) {
         escaped = true;
       else if (c == '"')
         in_string = false;
+      ++i;
       continue;
     }
     if (c == '"') {
       in_string = true;
-      run = 0;
-    } else if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-      longest = std::max(longest, ++run);
-    } else {
-      run = 0;
+      ++i;
+      continue;
     }
+    const auto in_number = [](char x) {
+      return (x >= '0' && x <= '9') || x == '.' || x == 'e' || x == 'E' || x == '+' || x == '-';
+    };
+    if (!in_number(c)) {
+      ++i;
+      continue;
+    }
+    const size_t start = i;
+    while (i < json.size() && in_number(json[i])) ++i;
+    if (i - start > kMaxNumberChars)
+      return "a number longer than " + std::to_string(kMaxNumberChars) + " characters";
+    // The decimal places its digits span: the exponent, less the digits after the point, up to
+    // the exponent plus the digits before it.
+    int int_digits = 0, frac_digits = 0, exponent = 0, sign = 1;
+    bool fraction = false, in_exponent = false;
+    for (size_t k = start; k < i; ++k) {
+      const char d = json[k];
+      if (in_exponent) {
+        if (d == '-') sign = -1;
+        if (d >= '0' && d <= '9') exponent = std::min(exponent * 10 + (d - '0'), 100000);
+      } else if (d == '.') {
+        fraction = true;
+      } else if (d == 'e' || d == 'E') {
+        in_exponent = true;
+      } else if (d >= '0' && d <= '9') {
+        ++(fraction ? frac_digits : int_digits);
+      }
+    }
+    exponent *= sign;
+    if (exponent - frac_digits < -kMaxDecimalExponent ||
+        exponent + int_digits > kMaxDecimalExponent)
+      return "a number beyond 1e" + std::to_string(kMaxDecimalExponent) + " or 1e-" +
+             std::to_string(kMaxDecimalExponent);
   }
-  return longest;
+  return "";
 }
 
 // Member `key` of object `obj`, added as null when absent. Later members with the same key are
@@ -73,9 +108,7 @@ void SetOrErase(Value& obj, const char* key, const std::string& value, Allocator
 }  // namespace
 
 StatusOr<LeaseRecord> DecodeLease(const std::string& body) {
-  if (LongestNumber(body) > kMaxNumberChars)
-    return Status::Internal("lease: a number longer than " + std::to_string(kMaxNumberChars) +
-                            " characters");
+  if (std::string why = NumberProblem(body); !why.empty()) return Status::Internal("lease: " + why);
   rapidjson::Document d;
   d.Parse<kParseFlags>(body.c_str(), body.size());
   if (d.HasParseError()) return Status::Internal("lease: " + JsonParseError(d));

@@ -682,6 +682,13 @@ TEST(HttpKubeApi, ALeaseWithAnOverlongNumberIsRefusedBeforeParsing) {
   auto r = DecodeLease(meta + R"({"holderIdentity":"a","x":-0.)" + std::string(600, '0') + "16}}");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "lease: a number longer than 40 characters");
+  // Short, but its digits reach below 1e-300: the same parser indexes its table out of bounds.
+  auto tiny =
+      DecodeLease(meta + R"({"holderIdentity":"a","x":0.8888888888888888888888888880E-335}})");
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.status().message(), "lease: a number beyond 1e300 or 1e-300");
+  auto huge = DecodeLease(meta + R"({"holderIdentity":"a","x":12E300}})");
+  EXPECT_FALSE(huge.ok());
   // Digits inside a string are no number, escaped quotes included.
   auto ok = DecodeLease(meta + R"({"holderIdentity":"a\")" + std::string(600, '1') +
                         R"(","leaseDurationSeconds":15}})");
