@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "app/options.h"
+#include "controller/eviction_records.h"
 #include "controller/node_writer.h"
 #include "rules/ownership.h"
 
@@ -49,7 +50,13 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& graded,
     edit.resource_version = node.resource_version;
     edit.taints = recorded.WithoutTaint(node.taints);
   }
-  if (record_text != nullptr) edit.annotation.op = NodeEdit::Op::kRemove;
+  if (record_text != nullptr) {
+    edit.annotation.op = NodeEdit::Op::kRemove;
+  } else if (FindLabel(node.annotations, kLastDrainAnnotation) != nullptr) {
+    // The mirror mode's drain record (a node's one annotation of ours besides held-by, which an
+    // underused node does not have; on a node with both, the next -cleanup takes it).
+    edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
+  }
   if (const std::string* v = FindLabel(node.labels, mark.key);
       v != nullptr && !(edit.label.op == NodeEdit::Op::kRemove && edit.label.key == mark.key))
     step.note = "kept " + mark.key + "=" + *v + " (not ours)";

@@ -148,14 +148,21 @@ class Sim:
 POD_ANNOTATIONS = {}
 
 
+# The term the README asks workloads to carry: without it the rebalancer evicts nothing (its
+# replacement would come back, rebalance/steering.h).
+AFFINITY = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    {"weight": 100, "preference": {"matchExpressions": [
+        {"key": "status", "operator": "NotIn", "values": ["presure"]}]}}]}}
+
+
 def pod_body(name, node, labels, owner):
     return {"metadata": {"name": name, "labels": labels, "annotations": dict(POD_ANNOTATIONS),
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
                                               "uid": "uid-" + owner, "controller": True,
                                               "blockOwnerDeletion": True}]},
-            "spec": {"nodeName": node, "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
-                                                       "resources": {"requests": {"cpu": "100m",
-                                                                                  "memory": "128Mi"}}}]}}
+            "spec": {"nodeName": node, "affinity": AFFINITY,
+                     "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}
 
 
 def _post_pods(args):

@@ -221,13 +221,15 @@ class Parser {
     if (!cfg->mark.UsesLabel())
       return Error(n, "rebalance", "needs the label: mark: label or both, not taint");
     RebalanceConfig& r = cfg->rebalance;
-    RETURN_NOT_OK(CheckKeys(
-        n, "rebalance",
-        {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge", "evictBarePods",
-         "evictLocalStorage", "priorityThreshold", "namespaces", "nodeSelector", "limits",
-         "windows", "timeZone", "effectWindow", "referenceQuery", "underused"}));
+    RETURN_NOT_OK(
+        CheckKeys(n, "rebalance",
+                  {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge",
+                   "evictBarePods", "evictLocalStorage", "priorityThreshold", "namespaces",
+                   "nodeSelector", "limits", "windows", "timeZone", "effectWindow",
+                   "referenceQuery", "underused", "requireSteering", "bounceBackPause"}));
     r.enabled = true;
     RETURN_NOT_OK(ParseRebalanceMeasures(n, &r));
+    RETURN_NOT_OK(ParseSteering(n, &r));
     if (n["after"]) {
       ASSIGN_OR_RETURN(r.after_seconds, Seconds(n["after"], "rebalance.after"));
     }
@@ -256,6 +258,20 @@ class Parser {
       return Error(n, "rebalance",
                    "no rule says which resource it measures (resource: cpu or memory on a rule), "
                    "so no node could be relieved");
+    return Status::OK();
+  }
+
+  // rebalance.requireSteering and .bounceBackPause: the guards against a replacement that comes
+  // back to the node its pod left.
+  Status ParseSteering(const YAML::Node& n, RebalanceConfig* r) const {
+    if (n["requireSteering"]) {
+      ASSIGN_OR_RETURN(r->require_steering,
+                       Bool(n["requireSteering"], "rebalance.requireSteering"));
+    }
+    if (n["bounceBackPause"]) {
+      ASSIGN_OR_RETURN(r->bounce_back_pause_seconds,
+                       Seconds(n["bounceBackPause"], "rebalance.bounceBackPause"));
+    }
     return Status::OK();
   }
 

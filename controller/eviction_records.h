@@ -14,6 +14,15 @@
 
 namespace ds {
 
+// A drain's time (the mirror mode, rebalance.underused): the underused mark has no ownership
+// record, so the time of its node's last drain eviction has an annotation of its own, written
+// only while our key carries the underused value and removed with that mark.
+inline constexpr const char* kLastDrainAnnotation = "dynamic-scheduler.io/last-drain";
+
+// The last drain eviction recorded on `node` (epoch seconds; 0: none or unreadable). The record
+// keeps whole seconds: a second is added, so a cool-down counted from it never ends early.
+double RecordedDrain(const NodeInfo& node);
+
 class EvictionRecords {
  public:
   // All pointers must outlive this.
@@ -25,6 +34,12 @@ class EvictionRecords {
   // hooks' gate is the caller's term. A dry run (the writer's) counts as written.
   WriteEnd Write(const std::string& node, double at_wall, const WriteHooks& hooks,
                  const std::atomic<bool>* stop, double* previous = nullptr);
+  // The same for a drain: `at_wall` into kLastDrainAnnotation (0 removes it), only while the
+  // node carries our key with `underused_value` (else kRefused). *previous as read, without the
+  // added second.
+  WriteEnd WriteDrain(const std::string& node, const std::string& underused_value, double at_wall,
+                      const WriteHooks& hooks, const std::atomic<bool>* stop,
+                      double* previous = nullptr);
 
  private:
   const Mark mark_;

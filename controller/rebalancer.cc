@@ -17,11 +17,8 @@ namespace ds {
 // What a cycle's pod LISTs gave: the requests bound to each node (for the fit check) and the pods
 // of the nodes to relieve (the candidates). Other pods are not kept.
 struct Rebalancer::Cluster {
-  std::unordered_map<std::string, std::pair<double, double>> requested;  // node -> cpu, memory
-  // A destination's labels, every one of them: the node cache keeps only those the controller
-  // reads, and a pod's nodeSelector may name any (kubernetes.io/os, a pool's).
-  std::unordered_map<std::string, Labels> labels;
-  std::map<std::string, std::vector<PodInfo>> on;  // node to relieve -> its pods
+  std::unordered_map<std::string, Requested> places;  // destination -> what the fit check reads
+  std::map<std::string, std::vector<PodInfo>> on;     // node to relieve -> its pods
 };
 
 namespace {
@@ -114,8 +111,7 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
   std::vector<std::string> all = relieve;
   for (const std::string& node : places) {
     if (auto r = requested_.find(node); r != requested_.end()) {
-      c.requested[node] = {r->second.cpu, r->second.memory};
-      c.labels[node] = r->second.labels;
+      c.places[node] = r->second;
     } else {
       all.push_back(node);
     }
@@ -134,17 +130,20 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
                      << " failed, nothing is evicted this cycle: " << page.status().ToString();
       return std::nullopt;
     }
-    auto& req = c.requested[node];
     const bool relieved = std::find(relieve.begin(), relieve.end(), node) != relieve.end();
-    for (PodInfo& p : page->items) {
-      if (p.node != node || !Holds(p)) continue;
-      req.first += p.cpu_request;
-      req.second += p.memory_request;
-      if (relieved) c.on[node].push_back(std::move(p));
-    }
     if (relieved) {
+      for (PodInfo& p : page->items)
+        if (p.node == node && Holds(p)) c.on[node].push_back(std::move(p));
       requested_.erase(node);  // its evictions change it: listed again if it is a destination
       continue;
+    }
+    Requested req;
+    for (const PodInfo& p : page->items) {
+      if (p.node != node || !Holds(p)) continue;
+      req.cpu += p.cpu_request;
+      req.memory += p.memory_request;
+      AddOtherRequests(p, &req.other);
+      req.host_ports.insert(req.host_ports.end(), p.host_ports.begin(), p.host_ports.end());
     }
     // A destination: read whole, for its labels. Unread, a pod's nodeSelector could not be judged
     // on it, and a guess would be wrong one way or the other: nothing is evicted this cycle.
@@ -159,8 +158,11 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
                      << " failed, nothing is evicted this cycle: " << whole.status().ToString();
       return std::nullopt;
     }
-    c.labels[node] = whole->labels;
-    requested_[node] = Requested{req.first, req.second, now, std::move(whole->labels)};
+    req.listed_wall = now;
+    req.labels = std::move(whole->labels);
+    req.allocatable_other = std::move(whole->allocatable_other);
+    c.places[node] = req;
+    requested_[node] = std::move(req);
   }
   return c;
 }
@@ -237,14 +239,19 @@ void Rebalancer::FollowReplacements(double now) {
         if (e == pending_.end()) continue;
         replaced_seen_.insert(id);
         budget_.Replaced(p.Workload());
-        if (e->drain) {
-          pending_.erase(e);
-          continue;
-        }
-        effect_.OnPodBound(p.Workload(), p.node, now);
-        if (p.node == e->node)
+        if (!e->drain) effect_.OnPodBound(p.Workload(), p.node, now);
+        if (p.node == e->node) {
           LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
-                       << " and was scheduled right back onto it (a bounce-back)";
+                       << " and was scheduled right back onto it (a bounce-back)"
+                       << (cfg_.bounce_back_pause_seconds > 0
+                               ? "; " + p.Workload() + " is not evicted again for " +
+                                     std::to_string(
+                                         static_cast<long>(cfg_.bounce_back_pause_seconds)) +
+                                     " s (rebalance.bounceBackPause)"
+                               : std::string());
+          if (cfg_.bounce_back_pause_seconds > 0)
+            paused_[p.Workload()] = now + cfg_.bounce_back_pause_seconds;
+        }
         pending_.erase(e);
       }
       cont = page->continue_token;
@@ -409,13 +416,17 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
   for (const ReliefInput* in : dest) {
     PlacementNode p;
     p.name = in->node->name;
-    if (auto l = cluster->labels.find(p.name); l != cluster->labels.end()) p.labels = l->second;
+    const Requested& r = cluster->places[p.name];
+    p.labels = r.labels;
+    p.allocatable_other = r.allocatable_other;
+    p.requested_other = r.other;
+    p.host_ports = r.host_ports;
     p.unschedulable = in->node->unschedulable;
     p.taints = in->node->taints;
     p.allocatable_cpu = in->node->allocatable_cpu;
     p.allocatable_memory = in->node->allocatable_memory;
-    p.requested_cpu = cluster->requested[p.name].first;
-    p.requested_memory = cluster->requested[p.name].second;
+    p.requested_cpu = r.cpu;
+    p.requested_memory = r.memory;
     // The real load the rules measured (percent of allocatable; NaN when none measures it).
     p.used_cpu = in->load[0] / 100 * p.allocatable_cpu;
     p.used_memory = in->load[1] / 100 * p.allocatable_memory;
@@ -424,24 +435,89 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
   return Placement(std::move(places));
 }
 
-std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods, double now,
-                                                  size_t* limited) {
+Rebalancer::Avoid Rebalancer::HotMarkOn(const NodeInfo& node) const {
+  Avoid a;
+  const std::string* v = FindLabel(node.labels, mark_.key);
+  a.value = v != nullptr ? *v : mark_.value;
+  for (const Taint& t : node.taints)
+    if (t.key == mark_.taint.key) a.taint = &t;
+  return a;
+}
+
+std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods,
+                                                  const NodeInfo& node, const Avoid& avoid,
+                                                  double now, const ReliefWrites& io,
+                                                  Skipped* skipped) {
+  Skipped local;
+  Skipped& sk = skipped != nullptr ? *skipped : local;
   std::vector<const PodInfo*> out;
   for (const PodInfo& p : pods) {
     if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
       Count(&RebalanceCounters::kept, KeepName(k));
       continue;
     }
+    // Where its replacement may run depends on what the fit check does not judge: never a guess.
+    if (!p.unjudged.empty()) {
+      Count(&RebalanceCounters::skips, "constraint");
+      ++sk.constraint;
+      if (throttle_.ShouldLog("constraint/" + p.Workload(), clock_->Now()))
+        LOG(INFO) << "rebalance: " << p.Key() << " is not evicted: where its replacement may run "
+                  << "depends on " << p.unjudged.front() << ", which the fit check does not judge";
+      continue;
+    }
+    if (auto pause = paused_.find(p.Workload()); pause != paused_.end() && now < pause->second) {
+      Count(&RebalanceCounters::skips, "bounced_back");
+      ++sk.limited;  // for now: the pause ends
+      continue;
+    }
+    if (cfg_.require_steering &&
+        SteeredAway(p, mark_.key, avoid.value, avoid.taint) == Steer::kNone) {
+      Count(&RebalanceCounters::skips, "would_return");
+      ++sk.would_return;
+      AdviseSteering(p, node, avoid.value, now, io);
+      continue;
+    }
     // A pod a limit forbids now (its workload's or namespace's) is no candidate: the plan is
     // made of pods that can move, and with none the usage query is not sent at all.
     if (Limit lim = budget_.Check(p); lim != Limit::kNone) {
       Count(&RebalanceCounters::skips, LimitName(lim));
-      if (limited != nullptr) ++*limited;
+      ++sk.limited;
       continue;
     }
     out.push_back(&p);
   }
   return out;
+}
+
+void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const std::string& value,
+                                double now, const ReliefWrites& io) {
+  // Once per workload (a bare pod: per pod) and hour: the advice is for its owner, not a stream.
+  const std::string who = pod.Workload().empty() ? pod.Key() : pod.Workload();
+  for (auto it = advised_.begin(); it != advised_.end();)
+    it = now - it->second >= kAdviceEverySeconds || now < it->second ? advised_.erase(it)
+                                                                     : std::next(it);
+  if (!advised_.emplace(who, now).second) return;
+  LOG(WARNING) << "rebalance: " << pod.Key() << " on hot node " << node.name
+               << " is not evicted: nothing keeps its replacement off the node (would_return); "
+               << SteeringAdvice(mark_.key, value);
+  EventInfo e;
+  e.kind = "Pod";
+  e.name = pod.name;
+  e.object_namespace = pod.ns;
+  e.uid = pod.uid;
+  e.type = "Warning";
+  e.reason = "RebalanceWouldReturn";
+  e.action = "Skip";
+  e.at_wall = now;
+  e.related_kind = "Node";
+  e.related_name = node.name;
+  e.message = "Not evicted from node " + node.name +
+              ": its replacement would be scheduled back onto it. To let the rebalancer move it, " +
+              SteeringAdvice(mark_.key, value);
+  if (!kube_->CreateEvent(e, io.hooks.gate).ok()) {
+    MutexLock l(&mu_);
+    ++counters_.event_errors;
+  }
 }
 
 size_t Rebalancer::RoomThisCycle() const {
@@ -461,12 +537,23 @@ void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
   if (auto r = requested_.find(to); r != requested_.end()) {
     r->second.cpu += pod.cpu_request;
     r->second.memory += pod.memory_request;
+    AddOtherRequests(pod, &r->second.other);
+    r->second.host_ports.insert(r->second.host_ports.end(), pod.host_ports.begin(),
+                                pod.host_ports.end());
   }
 }
 
+WriteEnd Rebalancer::WriteRecord(const std::string& node, bool drain, double at_wall,
+                                 const ReliefWrites& io, double* previous) {
+  if (drain)
+    return io.records->WriteDrain(node, cfg_.underused.value, at_wall, io.hooks, io.stop, previous);
+  return io.records->Write(node, at_wall, io.hooks, io.stop, previous);
+}
+
 bool Rebalancer::WriteAhead(const EvictionRecord& rec, const ReliefWrites& io, double* previous) {
-  if (io.records == nullptr || rec.rule == kUnderusedRule) return true;
-  if (io.records->Write(rec.node, rec.at_wall, io.hooks, io.stop, previous) == WriteEnd::kWritten)
+  if (io.records == nullptr) return true;
+  if (WriteRecord(rec.node, rec.rule == kUnderusedRule, rec.at_wall, io, previous) ==
+      WriteEnd::kWritten)
     return true;
   // The write logged why; the pod waits for a cycle whose record write lands.
   Count(&RebalanceCounters::skips, "record_failed");
@@ -479,6 +566,11 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
   rec->result = ResultName(res.kind);
   switch (res.kind) {
     case EvictionResult::Kind::kEvicted:
+      if (!problem_.empty()) {
+        problem_.clear();
+        MutexLock l(&mu_);
+        report_.problem.clear();
+      }
       Charge(pod, name, rec->at_wall);
       ExpectReplacement(pod, rec->to);
       // Its replacement is looked for, drains included: seeing it running releases the
@@ -517,15 +609,11 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
     // was evicted, so nothing is charged. A 403 is the rebalancer's RBAC missing (a separate
     // overlay, easy to miss): said loudly, as it will not go away by itself.
     rec->result = http == 403 ? "forbidden" : "refused";
-    if (throttle_.ShouldLog("evict-refused-" + std::to_string(http), clock_->Now())) {
-      if (http == 403)
-        LOG(ERROR)
-            << "rebalance: the API server forbids evicting " << rec->pod << ": "
-            << res.status.ToString()
-            << "; the rebalancer needs RBAC to create pods/eviction (deploy/overlays/rebalance)";
-      else
-        LOG(WARNING) << "rebalance: the API server refused to evict " << rec->pod << ": "
-                     << res.status.ToString();
+    if (http == 403) {
+      Forbidden(pod, *rec, res.status, io);
+    } else if (throttle_.ShouldLog("evict-refused-" + std::to_string(http), clock_->Now())) {
+      LOG(WARNING) << "rebalance: the API server refused to evict " << rec->pod << ": "
+                   << res.status.ToString();
     }
     return false;
   }
@@ -561,10 +649,10 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWr
     double previous = 0;
     if (!WriteAhead(rec, io, &previous)) return !gate || gate();
     const EvictionResult res = kube_->EvictPod(pod.ns, pod.name, pod.uid, gate);
-    if (!Answered(pod, res, &rec, io) && io.records != nullptr && rec.rule != kUnderusedRule) {
+    if (!Answered(pod, res, &rec, io) && io.records != nullptr) {
       // Nothing was evicted: the intent is taken back, so the node's cool-down and the hold of
       // its mark are not charged for it. Should this write fail, the record errs toward holding.
-      io.records->Write(name, previous, io.hooks, io.stop);
+      WriteRecord(name, rec.rule == kUnderusedRule, previous, io);
     }
   }
   if (rec.result == "evicted" || rec.result == "dry_run") ++(*acted)[name];
@@ -626,8 +714,10 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   // The evictable pods of each node, then one usage query per resource for all of them.
   std::map<std::string, std::vector<const PodInfo*>> evictable;
   std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
+  std::map<std::string, Skipped> skipped;
   for (auto& [name, entry] : relieve) {
-    evictable[name] = Evictable(cluster->on[name], now);
+    const NodeInfo& node = *entry.in->node;
+    evictable[name] = Evictable(cluster->on[name], node, HotMarkOn(node), now, io, &skipped[name]);
     for (const PodInfo* p : evictable[name])
       wanted[entry.relief.resource == Rule::Resource::kCpu ? 0 : 1].insert(p->Key());
   }
@@ -645,6 +735,8 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
       if (auto u = used.find(p->Key()); u != used.end())
         candidates.push_back(Candidate{p, relief.Share(u->second)});
     rep->candidates = candidates.size();
+    rep->would_return = skipped[name].would_return;
+    rep->constraint = skipped[name].constraint;
     const size_t room = RoomThisCycle();
     if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
     tried->insert(name);
@@ -724,6 +816,10 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   edit.label.op = set ? NodeEdit::Op::kSet : NodeEdit::Op::kRemove;
   edit.label.key = mark_.key;
   edit.label.value = uc.value;  // a removal only if the value is still ours
+  // The drain record goes with the mark it belongs to (in the same JSON Patch, which fails if the
+  // node changed since it was read: then the next cycle looks again).
+  if (!set && FindLabel(c.by_name.at(node)->node->annotations, kLastDrainAnnotation) != nullptr)
+    edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
   if (cfg_.dry_run) {
     LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on " << node;
     return;
@@ -802,7 +898,7 @@ std::vector<std::string> Rebalancer::DrainOrder(UnderuseCycle* c, bool relieving
     UnderusedNodeReport* rep = c->ReportOf(n);
     if (relieving) {
       rep->limit = "hot_nodes_first";
-    } else if (Limit lim = NodeLimit(n, c->by_name.at(n)->recorded_eviction_wall, now);
+    } else if (Limit lim = NodeLimit(n, RecordedDrain(*c->by_name.at(n)->node), now);
                lim != Limit::kNone) {
       rep->limit = LimitName(lim);
       Count(&RebalanceCounters::skips, rep->limit);
@@ -839,10 +935,12 @@ void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
     if (room == 0) return;
     tried->insert(n);
     const ReliefInput* r = c->by_name.at(n);
-    size_t limited = 0;
-    const std::vector<const PodInfo*> movable = Evictable(cluster->on[n], now, &limited);
+    Skipped skipped;
+    // The underused mark has no taint; in a dry run it is not on the node, but would be.
+    const std::vector<const PodInfo*> movable =
+        Evictable(cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &skipped);
     // Drained: nothing it may ever move is left; pods a limit holds back for now still count.
-    if (movable.empty() && limited == 0)
+    if (movable.empty() && skipped.limited == 0)
       drained_.insert(n);
     else
       drained_.erase(n);
@@ -921,9 +1019,45 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
   for (const std::string& name : tried)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
+  for (auto it = paused_.begin(); it != paused_.end();)
+    it = now >= it->second ? paused_.erase(it) : std::next(it);
   MutexLock l(&mu_);
   report_.nodes = std::move(reports);
   report_.figures = effect_.Figures();
+  report_.paused = paused_;
+}
+
+void Rebalancer::Forbidden(const PodInfo& pod, const EvictionRecord& rec, const Status& st,
+                           const ReliefWrites& io) {
+  // It will not go away by itself (the rebalancer's RBAC is a separate overlay, easy to miss):
+  // /status says so until an eviction goes through, and a log line and an Event on the pod say
+  // it every 5 minutes.
+  problem_ =
+      "evictions are forbidden (403): the rebalancer needs RBAC to create pods/eviction "
+      "(deploy/overlays/rebalance)";
+  {
+    MutexLock l(&mu_);
+    report_.problem = problem_;
+  }
+  if (!throttle_.ShouldLog("evict-forbidden", clock_->Now())) return;
+  LOG(ERROR) << "rebalance: the API server forbids evicting " << rec.pod << ": " << st.ToString()
+             << "; " << problem_;
+  EventInfo e;
+  e.kind = "Pod";
+  e.name = pod.name;
+  e.object_namespace = pod.ns;
+  e.uid = pod.uid;
+  e.type = "Warning";
+  e.reason = "RebalanceEvictionForbidden";
+  e.action = "Evict";
+  e.at_wall = rec.at_wall;
+  e.related_kind = "Node";
+  e.related_name = rec.node;
+  e.message = "Not evicted from node " + rec.node + ": " + problem_;
+  if (!kube_->CreateEvent(e, io.hooks.gate).ok()) {
+    MutexLock l(&mu_);
+    ++counters_.event_errors;
+  }
 }
 
 void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {

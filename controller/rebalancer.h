@@ -48,6 +48,7 @@
 #include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
 #include "rebalance/qualify.h"
+#include "rebalance/steering.h"
 #include "rebalance/underuse.h"
 
 namespace ds {
@@ -79,6 +80,9 @@ struct RebalanceNodeReport {
   std::string name, qualification, rule, limit;
   double load = 0, goal = 0, load_after = 0;
   size_t candidates = 0, picks = 0, no_fit = 0;
+  // Pods not evicted because their replacement would come back (rebalance.requireSteering), or
+  // because a constraint decides where it may run that the fit check does not judge.
+  size_t would_return = 0, constraint = 0;
   bool held = false;  // the mark stays for the evictions
 };
 
@@ -95,8 +99,12 @@ struct RebalanceReport {
   std::vector<RebalanceNodeReport> nodes;      // the marked nodes of the last cycle
   std::vector<UnderusedNodeReport> underused;  // rebalance.underused: its nodes of the last cycle
   std::deque<EvictionRecord> recent;           // the last kRecentEvictions, oldest first
+  std::map<std::string, double> paused;        // workload -> until when (rebalance.bounceBackPause)
   EffectFigures figures;
   size_t pod_lists = 0;  // pod LISTs since start
+  // What keeps every eviction from going through until an operator acts (a 403), for /status;
+  // cleared by the next eviction that does. Empty: nothing.
+  std::string problem;
 };
 
 struct RebalanceCounters {
@@ -136,6 +144,8 @@ class Rebalancer {
   static constexpr size_t kPodPage = 500;
   // An evicted pod still listed this long after its eviction holds the node's mark no longer.
   static constexpr double kInFlightLimitSeconds = 600;
+  // A workload is told how to let its pods move (a `would_return` Event) at most this often.
+  static constexpr double kAdviceEverySeconds = 3600;
   // The `rule` of an eviction that drains an underused node.
   static constexpr const char* kUnderusedRule = "underused";
 
@@ -172,12 +182,17 @@ class Rebalancer {
     std::map<std::string, InFlight> in_flight;  // pods (uid) evicted, still listed
     double last_eviction_wall = 0;
   };
-  // The requests bound to a destination node when its pods were listed, plus the replacements
-  // sent its way since (kRequestsMaxAgeSeconds).
+  // A destination as its pods' LIST and its GET showed it, plus the replacements sent its way
+  // since (kRequestsMaxAgeSeconds): what the fit check reads of it.
   struct Requested {
-    double cpu = 0, memory = 0;
+    double cpu = 0, memory = 0;                         // requested by its pods
+    std::vector<std::pair<std::string, double>> other;  // every other resource; "pods": count
+    std::vector<HostPort> host_ports;                   // bound by its pods
     double listed_wall = 0;
-    Labels labels;  // all of them, read with the node (Cluster::labels)
+    // Read with the node: all its labels (the node cache keeps only those the controller reads,
+    // and a pod's nodeSelector or affinity may name any) and its allocatable beyond cpu and memory.
+    Labels labels;
+    std::vector<std::pair<std::string, double>> allocatable_other;
   };
   struct Cluster;  // what a cycle's pod LISTs gave
   struct Hot {     // a hot node to relieve this cycle
@@ -223,10 +238,28 @@ class Rebalancer {
   std::vector<const ReliefInput*> Destinations(const std::vector<ReliefInput>& nodes, int resource,
                                                const std::set<std::string>& exclude);
   static Placement PlacementOn(const std::vector<const ReliefInput*>& dest, Cluster* cluster);
-  // The pods of `pods` that may be evicted now (evictable.h, and no limit forbids them).
-  // `limited` (optional) counts the pods left out only because a limit forbids them now.
-  std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, double now,
-                                        size_t* limited = nullptr);
+  // What the replacements of a node's pods must avoid: our key's value and our taint.
+  struct Avoid {
+    std::string value;
+    const Taint* taint = nullptr;  // points into the node; null: none
+  };
+  // A hot node's: the value on it (a level of the mark), and our taint if it carries it.
+  Avoid HotMarkOn(const NodeInfo& node) const;
+  // Why pods of a node were left out, besides evictable.h: `limited` only for now (a limit, a
+  // bounce-back pause), the others for as long as the pod stays as it is.
+  struct Skipped {
+    size_t limited = 0, would_return = 0, constraint = 0;
+  };
+  // The pods of `pods`, on `node`, that may be evicted now: evictable.h; no constraint the fit
+  // check does not judge (PodInfo::unjudged); their workload not paused after a bounce-back;
+  // their replacement steered off the node (steering.h), with rebalance.requireSteering; and no
+  // limit forbids them.
+  std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, const NodeInfo& node,
+                                        const Avoid& avoid, double now, const ReliefWrites& io,
+                                        Skipped* skipped);
+  // The log line and Warning Event that say what to add to a `would_return` pod's template.
+  void AdviseSteering(const PodInfo& pod, const NodeInfo& node, const std::string& value,
+                      double now, const ReliefWrites& io);
   size_t RoomThisCycle() const;
   // A replacement of `pod` is expected on `to`: counted on its cached requests until it is listed.
   void ExpectReplacement(const PodInfo& pod, const std::string& to);
@@ -238,12 +271,18 @@ class Rebalancer {
   // eviction is sent, and it is sent only if that write landed: a crash, a lost lease or a failed
   // write in between errs toward a held mark and a cool-down on the next leader, never toward a
   // second eviction. *previous: the record's lastEviction before, to take the intent back.
-  // Drains are not recorded (an underused mark has no record).
+  // A drain's time goes into the node's last-drain annotation (eviction_records.h) the same way.
   bool WriteAhead(const EvictionRecord& rec, const ReliefWrites& io, double* previous);
+  // The eviction's record: the node's held-by record, or for a drain its last-drain annotation.
+  WriteEnd WriteRecord(const std::string& node, bool drain, double at_wall, const ReliefWrites& io,
+                       double* previous = nullptr);
   // The answer to an eviction: its result in *rec, its bookkeeping, and whether the pod may have
   // been evicted (false only for a definite no: a PDB, a 4xx, the pod gone).
   bool Answered(const PodInfo& pod, const EvictionResult& res, EvictionRecord* rec,
                 const ReliefWrites& io);
+  // A 403 on an eviction: /status's note, a log line and a Warning Event on the pod.
+  void Forbidden(const PodInfo& pod, const EvictionRecord& rec, const Status& st,
+                 const ReliefWrites& io);
   // An eviction that happened, or may have: charged to every limit, holding the node's mark.
   void Charge(const PodInfo& pod, const std::string& node, double now);
   // Why the pod of `r` is evicted, for logs and Events.
@@ -296,6 +335,9 @@ class Rebalancer {
   std::set<std::string> multiple_budgets_logged_;
   std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
   std::map<std::string, Requested> requested_;  // destinations' requests, while fresh enough
+  std::map<std::string, double> paused_;        // workload -> until when: its replacement came back
+  std::map<std::string, double> advised_;  // workload -> when its would_return Event was posted
+  std::string problem_;                    // RebalanceReport::problem
 
   mutable Mutex mu_;
   RebalanceReport report_ GUARDED_BY(mu_);

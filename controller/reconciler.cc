@@ -187,8 +187,12 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   const TimePoint now = clock_->Now();
   const NodeMarks marks = ReadMarks(*snap);
   std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
+  // Per node, whether its rules found it cold: the effect figures judge the node's load, not
+  // its mark (which the hold keeps, and which a release takes off a node of unknown load).
+  std::vector<bool> cold(decisions.size());
+  for (size_t i = 0; i < decisions.size(); ++i) cold[i] = decisions[i].verdict == Verdict::kCold;
   ReleaseOnOutage(now, &decisions, &report);
-  const std::vector<bool> cold = HoldForRebalance(marks, &decisions);
+  HoldForRebalance(marks, report.releasing, &decisions);
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
   PlanDepartures(&writes);
@@ -724,12 +728,9 @@ bool Reconciler::MaySend(const std::atomic<bool>* stop, uint64_t planned_in) con
   return leadership_ == nullptr || (leadership_->IsLeader() && leadership_->Term() == planned_in);
 }
 
-std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
-                                               std::vector<NodeDecision>* decisions) const {
-  std::vector<bool> cold(decisions->size());
-  for (size_t i = 0; i < decisions->size(); ++i)
-    cold[i] = (*decisions)[i].verdict == Verdict::kCold;
-  if (rebalancer_ == nullptr) return cold;
+void Reconciler::HoldForRebalance(const NodeMarks& marks, bool releasing,
+                                  std::vector<NodeDecision>* decisions) const {
+  if (rebalancer_ == nullptr || releasing) return;
   for (size_t i = 0; i < decisions->size(); ++i) {
     NodeDecision& d = (*decisions)[i];
     // Only the hottest level is the rebalancer's (a cooler one is never relieved). Held are its
@@ -742,7 +743,6 @@ std::vector<bool> Reconciler::HoldForRebalance(const NodeMarks& marks,
     if (rebalancer_->HoldsMark(std::string(marks.plan[i].name), recorded))
       d.verdict = Verdict::kUnknown;
   }
-  return cold;
 }
 
 void Reconciler::ReleaseOnOutage(TimePoint now, std::vector<NodeDecision>* decisions,

@@ -293,10 +293,10 @@ class Reconciler {
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
   // term as the record says): a cold verdict on such a node, or with graded marks a fall into a
   // cooler level's band, becomes unknown, which changes nothing.
-  // Returns, per node, whether the verdict was cold before the hold (the effect figures judge
-  // the node's load, not its mark).
-  std::vector<bool> HoldForRebalance(const NodeMarks& marks,
-                                     std::vector<NodeDecision>* decisions) const;
+  // `releasing` (onPrometheusDown: release in force): nothing is held, as the operator chose
+  // marks that go when the metrics are gone.
+  void HoldForRebalance(const NodeMarks& marks, bool releasing,
+                        std::vector<NodeDecision>* decisions) const;
   // onPrometheusDown: release: after releaseAfter without any answer, the marks go.
   void ReleaseOnOutage(TimePoint now, std::vector<NodeDecision>* decisions, CycleReport* report);
   // The herd cap: hot nodes beyond it are not marked (their verdict becomes unknown).

@@ -90,7 +90,7 @@ Status NodeCache::ListOnce() {
     }
     if (rv.empty()) rv = page->resource_version;  // later pages are a snapshot at the first's RV
     for (auto& n : page->items) {
-      TrimLabels(&n);
+      Trim(&n);
       std::string name = n.name;
       fresh[name] = std::make_shared<const NodeInfo>(std::move(n));
     }
@@ -112,7 +112,9 @@ Status NodeCache::ListOnce() {
   return Status::OK();
 }
 
-void NodeCache::TrimLabels(NodeInfo* node) const {
+void NodeCache::Trim(NodeInfo* node) const {
+  node->allocatable_other.clear();
+  node->allocatable_other.shrink_to_fit();
   if (options_.keep_label_keys.empty()) return;
   Labels kept;
   for (auto& kv : node->labels)
@@ -123,7 +125,7 @@ void NodeCache::TrimLabels(NodeInfo* node) const {
 }
 
 void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
-  TrimLabels(&node);
+  Trim(&node);
   MutexLock l(&mu_);
   auto it = nodes_.find(node.name);
   if (it == nodes_.end() && only_if_present) return;
@@ -160,7 +162,7 @@ std::vector<NodeInfo> NodeCache::TakeDepartures() {
 }
 
 void NodeCache::Remove(NodeInfo&& last) {
-  TrimLabels(&last);
+  Trim(&last);
   MutexLock l(&mu_);
   // The DELETED event carries the node's last state: what it had on when it left.
   NoteDeparture(last);

@@ -132,7 +132,8 @@ class NodeCache {
   void Remove(NodeInfo&& last) EXCLUDES(mu_);
   void NoteDeparture(const NodeInfo& node) REQUIRES(mu_);
   void SetError(const Status& st) EXCLUDES(mu_);
-  void TrimLabels(NodeInfo* node) const;
+  // Keeps what the controller reads: the labels of NodeCacheOptions, not allocatable_other.
+  void Trim(NodeInfo* node) const;
 
   KubeApi* const api_;
   const Clock* const clock_;

@@ -61,6 +61,15 @@ Status ParseNodeValue(const rapidjson::Value& obj, NodeInfo* out) {
         ParseQuantity(q->GetString(), &out->allocatable_cpu);
       if (const auto* q = JsonMember(*alloc, "memory"); q != nullptr && q->IsString())
         ParseQuantity(q->GetString(), &out->allocatable_memory);
+      if (alloc->IsObject())
+        for (auto it = alloc->MemberBegin(); it != alloc->MemberEnd(); ++it) {
+          std::string_view name(it->name.GetString(), it->name.GetStringLength());
+          double v = 0;
+          if (name == "cpu" || name == "memory" || !it->value.IsString() ||
+              !ParseQuantity(it->value.GetString(), &v))
+            continue;  // unread: a pod that requests it fits nowhere, which is safe
+          out->allocatable_other.emplace_back(std::string(name), v);
+        }
     }
     if (const auto* addrs = JsonMember(*status, "addresses");
         addrs != nullptr && addrs->IsArray()) {

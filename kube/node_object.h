@@ -28,6 +28,9 @@ struct NodeInfo {
   bool unschedulable = false;
   std::vector<Taint> taints;                           // spec.taints
   double allocatable_cpu = 0, allocatable_memory = 0;  // status.allocatable: cores, bytes
+  // The rest of status.allocatable: pods, ephemeral-storage, hugepages-*, extended resources. Read
+  // for the rebalancer's destinations (GET); the node cache drops it, as nothing else needs it.
+  std::vector<std::pair<std::string, double>> allocatable_other;
   std::string uid;  // metadata.uid: the rebalancer's Events name it (`kubectl describe node`)
   bool IsControlPlane() const;
 };

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <map>
 
 #include "common/json_util.h"
 #include "common/quantity.h"
@@ -18,59 +19,159 @@ Status Malformed(const std::string& what, const std::string& why) {
 const char* const kMirrorAnnotation = "kubernetes.io/config.mirror";
 const char* const kOwnPodAnnotation = "dynamic-scheduler.io/evict";
 
-// One container's requests; false on a quantity that does not parse.
-bool ContainerRequests(const rapidjson::Value& c, double* cpu, double* mem) {
-  *cpu = *mem = 0;
-  const auto* res = JsonMember(c, "resources");
-  const auto* req = res != nullptr ? JsonMember(*res, "requests") : nullptr;
+using Requests = std::map<std::string, double, std::less<>>;
+
+// One container's (or the overhead's) requests, every resource; false on a quantity that does not
+// parse.
+bool ParseRequests(const rapidjson::Value* req, Requests* out) {
+  out->clear();
   if (req == nullptr || !req->IsObject()) return true;
-  if (const auto* q = JsonMember(*req, "cpu"); q != nullptr)
-    if (!q->IsString() || !ParseQuantity(q->GetString(), cpu)) return false;
-  if (const auto* q = JsonMember(*req, "memory"); q != nullptr)
-    if (!q->IsString() || !ParseQuantity(q->GetString(), mem)) return false;
+  for (auto it = req->MemberBegin(); it != req->MemberEnd(); ++it) {
+    double v = 0;
+    if (!it->value.IsString() || !ParseQuantity(it->value.GetString(), &v)) return false;
+    (*out)[std::string(it->name.GetString(), it->name.GetStringLength())] = v;
+  }
   return true;
 }
 
-// The scheduler's effective request of a pod (resourcehelper.PodRequests): the larger of the
-// containers' sum (plus the native sidecars, init containers with restartPolicy Always, which
-// keep running) and each ordinary init container's request plus the sidecars started before
-// it; then the pod overhead on top.
-bool EffectiveRequests(const rapidjson::Value& spec, double* cpu, double* mem) {
-  double run_cpu = 0, run_mem = 0;
+bool ContainerRequests(const rapidjson::Value& c, Requests* out) {
+  const auto* res = JsonMember(c, "resources");
+  return ParseRequests(res != nullptr ? JsonMember(*res, "requests") : nullptr, out);
+}
+
+void Add(const Requests& from, Requests* to) {
+  for (const auto& [name, v] : from) (*to)[name] += v;
+}
+
+void Max(const Requests& from, Requests* to) {
+  for (const auto& [name, v] : from) (*to)[name] = std::max((*to)[name], v);
+}
+
+// The scheduler's effective request of a pod (resourcehelper.PodRequests), per resource: the
+// larger of the containers' sum (plus the native sidecars, init containers with restartPolicy
+// Always, which keep running) and each ordinary init container's request plus the sidecars
+// started before it; then the pod overhead on top.
+bool EffectiveRequests(const rapidjson::Value& spec, Requests* out) {
+  Requests run, side, init, c;
   if (const auto* cs = JsonMember(spec, "containers"); cs != nullptr && cs->IsArray())
-    for (const auto& c : cs->GetArray()) {
-      double ccpu, cmem;
-      if (!ContainerRequests(c, &ccpu, &cmem)) return false;
-      run_cpu += ccpu;
-      run_mem += cmem;
+    for (const auto& ctr : cs->GetArray()) {
+      if (!ContainerRequests(ctr, &c)) return false;
+      Add(c, &run);
     }
-  double side_cpu = 0, side_mem = 0, init_cpu = 0, init_mem = 0;
   if (const auto* is = JsonMember(spec, "initContainers"); is != nullptr && is->IsArray())
-    for (const auto& c : is->GetArray()) {
-      double ccpu, cmem;
-      if (!ContainerRequests(c, &ccpu, &cmem)) return false;
-      if (JsonString(c, "restartPolicy") == "Always") {
-        side_cpu += ccpu;
-        side_mem += cmem;
-        init_cpu = std::max(init_cpu, side_cpu);
-        init_mem = std::max(init_mem, side_mem);
+    for (const auto& ctr : is->GetArray()) {
+      if (!ContainerRequests(ctr, &c)) return false;
+      if (JsonString(ctr, "restartPolicy") == "Always") {
+        Add(c, &side);
+        Max(side, &init);
       } else {
-        init_cpu = std::max(init_cpu, ccpu + side_cpu);
-        init_mem = std::max(init_mem, cmem + side_mem);
+        Requests with_side = side;
+        Add(c, &with_side);
+        Max(with_side, &init);
       }
     }
-  *cpu = std::max(run_cpu + side_cpu, init_cpu);
-  *mem = std::max(run_mem + side_mem, init_mem);
-  if (const auto* over = JsonMember(spec, "overhead"); over != nullptr && over->IsObject()) {
-    double ocpu = 0, omem = 0;
-    if (const auto* q = JsonMember(*over, "cpu"); q != nullptr)
-      if (!q->IsString() || !ParseQuantity(q->GetString(), &ocpu)) return false;
-    if (const auto* q = JsonMember(*over, "memory"); q != nullptr)
-      if (!q->IsString() || !ParseQuantity(q->GetString(), &omem)) return false;
-    *cpu += ocpu;
-    *mem += omem;
-  }
+  Add(side, &run);
+  Max(init, &run);
+  Requests overhead;
+  if (!ParseRequests(JsonMember(spec, "overhead"), &overhead)) return false;
+  Add(overhead, &run);
+  *out = std::move(run);
   return true;
+}
+
+// One NodeSelectorTerm; "" or why it cannot be judged.
+std::string ParseTerm(const rapidjson::Value& t, NodeSelectorTerm* out) {
+  if (!t.IsObject()) return "a term is not an object";
+  for (const char* part : {"matchExpressions", "matchFields"}) {
+    const auto* list = JsonMember(t, part);
+    if (list == nullptr || list->IsNull()) continue;
+    if (!list->IsArray()) return std::string(part) + " is not a list";
+    const bool field = part[5] == 'F';
+    for (const auto& r : list->GetArray()) {
+      NodeSelectorRequirement req{JsonString(r, "key"), JsonString(r, "operator"), {}};
+      if (const auto* vs = JsonMember(r, "values"); vs != nullptr && vs->IsArray())
+        for (const auto& v : vs->GetArray()) {
+          if (!v.IsString()) return "a value of " + req.key + " is not a string";
+          req.values.emplace_back(v.GetString(), v.GetStringLength());
+        }
+      if (std::string why = ValidateRequirement(req, field); !why.empty()) return why;
+      (field ? out->match_fields : out->match_expressions).push_back(std::move(req));
+    }
+  }
+  return "";
+}
+
+// spec.affinity into *out: node affinity's terms, and as unjudged the required inter-pod
+// (anti-)affinity, which depends on pods elsewhere in a topology the fit check does not list.
+void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
+  if (!aff.IsObject()) return;
+  if (const auto* na = JsonMember(aff, "nodeAffinity"); na != nullptr && na->IsObject()) {
+    const auto* req = JsonMember(*na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const auto* terms = req != nullptr ? JsonMember(*req, "nodeSelectorTerms") : nullptr;
+    if (terms != nullptr && terms->IsArray())
+      for (const auto& t : terms->GetArray()) {
+        NodeSelectorTerm term;
+        if (std::string why = ParseTerm(t, &term); !why.empty())
+          out->unjudged.push_back("nodeAffinity (" + why + ")");
+        out->required_affinity.push_back(std::move(term));
+      }
+    const auto* pref = JsonMember(*na, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (pref != nullptr && pref->IsArray())
+      for (const auto& p : pref->GetArray()) {
+        PreferredSchedulingTerm pt;
+        if (const auto* w = JsonMember(p, "weight"); w != nullptr && w->IsInt())
+          pt.weight = w->GetInt();
+        const auto* t = JsonMember(p, "preference");
+        if (t == nullptr || !ParseTerm(*t, &pt.preference).empty()) continue;  // scores only
+        out->preferred_affinity.push_back(std::move(pt));
+      }
+  }
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    const auto* pa = JsonMember(aff, kind);
+    const auto* req =
+        pa != nullptr ? JsonMember(*pa, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+    if (req != nullptr && req->IsArray() && !req->Empty()) out->unjudged.push_back(kind);
+  }
+}
+
+// What of spec the fit check reads beyond requests: affinity, host ports, topology spread,
+// volumes bound to a place, another scheduler.
+void ParseConstraints(const rapidjson::Value& spec, PodInfo* out) {
+  if (const auto* aff = JsonMember(spec, "affinity")) ParseAffinity(*aff, out);
+  for (const char* list : {"containers", "initContainers"}) {
+    const auto* cs = JsonMember(spec, list);
+    if (cs == nullptr || !cs->IsArray()) continue;
+    for (const auto& c : cs->GetArray()) {
+      const auto* ports = JsonMember(c, "ports");
+      if (ports == nullptr || !ports->IsArray()) continue;
+      for (const auto& p : ports->GetArray()) {
+        const auto* hp = JsonMember(p, "hostPort");
+        if (hp == nullptr || !hp->IsInt() || hp->GetInt() <= 0) continue;
+        out->host_ports.push_back(
+            HostPort{hp->GetInt(), JsonString(p, "protocol", "TCP"), JsonString(p, "hostIP")});
+      }
+    }
+  }
+  if (const auto* tsc = JsonMember(spec, "topologySpreadConstraints");
+      tsc != nullptr && tsc->IsArray())
+    for (const auto& c : tsc->GetArray())
+      if (JsonString(c, "whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule") {
+        out->unjudged.push_back("topologySpreadConstraints");
+        break;
+      }
+  if (const auto* vols = JsonMember(spec, "volumes"); vols != nullptr && vols->IsArray())
+    for (const auto& v : vols->GetArray()) {
+      if (JsonMember(v, "emptyDir") != nullptr || JsonMember(v, "hostPath") != nullptr)
+        out->local_storage = true;
+      // A bound volume may be reachable from one zone only: its PersistentVolume's node affinity
+      // would have to be read. (An ephemeral volume is claimed anew for the replacement.)
+      if (const auto* pvc = JsonMember(v, "persistentVolumeClaim"); pvc != nullptr)
+        out->unjudged.push_back("persistentVolumeClaim " + JsonString(*pvc, "claimName"));
+    }
+  // Where another scheduler places the replacement is its business: the fit check models
+  // kube-scheduler's default profile.
+  if (std::string s = JsonString(spec, "schedulerName"); !s.empty() && s != "default-scheduler")
+    out->unjudged.push_back("schedulerName " + s);
 }
 
 Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
@@ -121,12 +222,19 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
         out->tolerations.push_back(Toleration{JsonString(t, "key"),
                                               JsonString(t, "operator", "Equal"),
                                               JsonString(t, "value"), JsonString(t, "effect")});
-    if (const auto* vols = JsonMember(*spec, "volumes"); vols != nullptr && vols->IsArray())
-      for (const auto& v : vols->GetArray())
-        if (JsonMember(v, "emptyDir") != nullptr || JsonMember(v, "hostPath") != nullptr)
-          out->local_storage = true;
-    if (!EffectiveRequests(*spec, &out->cpu_request, &out->memory_request))
+    ParseConstraints(*spec, out);
+    Requests req;
+    if (!EffectiveRequests(*spec, &req))
       return Malformed(what, "a container's resources.requests or spec.overhead is not a quantity");
+    for (auto& [name, v] : req) {
+      if (name == "cpu") {
+        out->cpu_request = v;
+      } else if (name == "memory") {
+        out->memory_request = v;
+      } else if (v > 0) {
+        out->other_requests.emplace_back(name, v);
+      }
+    }
   }
   if (const auto* status = JsonMember(obj, "status"); status != nullptr && status->IsObject()) {
     out->phase = JsonString(*status, "phase");

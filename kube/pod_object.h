@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/labels.h"
+#include "common/node_selector.h"
 #include "common/status.h"
 #include "common/taint.h"
 
@@ -17,6 +18,15 @@ struct Toleration {
   std::string op = "Equal";  // Equal or Exists
   std::string value;
   std::string effect;  // empty: every effect
+};
+
+// A container port bound on the node (containers[].ports[].hostPort): two pods that bind the same
+// port, protocol and address (an empty one is every address) cannot share a node.
+struct HostPort {
+  int32_t port = 0;
+  std::string protocol = "TCP";
+  std::string ip;  // "" or 0.0.0.0: every address
+  bool operator==(const HostPort&) const = default;
 };
 
 struct PodInfo {
@@ -38,6 +48,18 @@ struct PodInfo {
   double memory_request = 0;   // bytes
   Labels node_selector;        // spec.nodeSelector
   std::vector<Toleration> tolerations;
+  // spec.affinity.nodeAffinity: the required terms (ORed; empty: none) and the preferred ones.
+  std::vector<NodeSelectorTerm> required_affinity;
+  std::vector<PreferredSchedulingTerm> preferred_affinity;
+  std::vector<HostPort> host_ports;
+  // Effective requests of every other resource (pods aside): ephemeral-storage, hugepages-*,
+  // extended resources such as nvidia.com/gpu; summed like cpu's.
+  std::vector<std::pair<std::string, double>> other_requests;
+  // Constraints the rebalancer's fit check does not judge, each named (e.g. "podAntiAffinity",
+  // "topologySpreadConstraints", "persistentVolumeClaim data"): where the replacement may run
+  // then depends on more than the destinations' labels, taints, allocatable and pods, so such a
+  // pod is never evicted (placement.h).
+  std::vector<std::string> unjudged;
 
   // "namespace/name", for logs and maps.
   std::string Key() const { return ns + "/" + name; }

@@ -47,6 +47,7 @@ EvictionBudget::EvictionBudget(EvictionLimits limits) : limits_(std::move(limits
 
 void EvictionBudget::StartCycle(double now_wall, int weekday, int minute_of_day) {
   now_ = now_wall;
+  ++cycle_;
   in_window_ = InWindow(limits_.windows, weekday, minute_of_day);
   cycle_count_ = 0;
   Expire();
@@ -55,7 +56,8 @@ void EvictionBudget::StartCycle(double now_wall, int weekday, int minute_of_day)
 void EvictionBudget::Expire() {
   while (!last_hour_.empty() && now_ - last_hour_.front().at >= 3600) last_hour_.pop_front();
   for (auto it = node_last_.begin(); it != node_last_.end();)
-    it = now_ - it->second >= limits_.node_cooldown_seconds ? node_last_.erase(it) : std::next(it);
+    it = now_ - it->second.at >= limits_.node_cooldown_seconds ? node_last_.erase(it)
+                                                               : std::next(it);
   for (auto it = unreplaced_.begin(); it != unreplaced_.end();) {
     auto& times = it->second;
     while (!times.empty() && now_ - times.front() >= limits_.unreplaced_expiry_seconds)
@@ -76,8 +78,9 @@ Limit EvictionBudget::Check(const PodInfo& pod) const {
   if (node_hour >= limits_.per_node_per_hour) return Limit::kNodeHour;
   // The cool-down starts with the next cycle: the pods one cycle picks for a node are one plan,
   // whose effect the next evictions wait for.
-  if (auto it = node_last_.find(pod.node); it != node_last_.end() && it->second < now_ &&
-                                           now_ - it->second < limits_.node_cooldown_seconds)
+  // (An eviction "in the future", the wall clock stepped back since, is within its cool-down.)
+  if (auto it = node_last_.find(pod.node); it != node_last_.end() && it->second.cycle != cycle_ &&
+                                           now_ - it->second.at < limits_.node_cooldown_seconds)
     return Limit::kNodeCooldown;
   if (limits_.per_namespace_per_hour > 0 && ns_hour >= limits_.per_namespace_per_hour)
     return Limit::kNamespace;
@@ -92,7 +95,7 @@ Limit EvictionBudget::Check(const PodInfo& pod) const {
 void EvictionBudget::Record(const PodInfo& pod) {
   ++cycle_count_;
   last_hour_.push_back(Eviction{now_, pod.node, pod.ns, pod.Workload()});
-  node_last_[pod.node] = now_;
+  node_last_[pod.node] = Last{now_, cycle_};
   if (const std::string w = pod.Workload(); !w.empty()) unreplaced_[w].push_back(now_);
 }
 

@@ -74,12 +74,21 @@ class EvictionBudget {
   };
   void Expire();
 
+  // A node's last eviction, and the cycle it was in: the pods one cycle picks for a node are one
+  // plan, so the cool-down starts with the next cycle -- told by the cycle's number, not by
+  // comparing times, which a wall clock stepped back would turn into no cool-down at all.
+  struct Last {
+    double at = 0;
+    uint64_t cycle = 0;
+  };
+
   const EvictionLimits limits_;
   double now_ = 0;
+  uint64_t cycle_ = 0;
   bool in_window_ = true;
   size_t cycle_count_ = 0;
   std::deque<Eviction> last_hour_;                        // oldest first
-  std::map<std::string, double> node_last_;               // node -> time of its last eviction
+  std::map<std::string, Last> node_last_;                 // node -> its last eviction
   std::map<std::string, std::deque<double>> unreplaced_;  // workload -> eviction times
 };
 

@@ -4,22 +4,61 @@
 
 namespace ds {
 
+bool Tolerates(const PodInfo& pod, const Taint& t) {
+  for (const Toleration& tol : pod.tolerations) {
+    if (!tol.effect.empty() && tol.effect != t.effect) continue;
+    if (tol.op == "Exists" ? tol.key.empty() || tol.key == t.key
+                           : tol.key == t.key && tol.value == t.value)
+      return true;
+  }
+  return false;
+}
+
 bool ToleratesAll(const PodInfo& pod, const std::vector<Taint>& taints) {
   for (const Taint& t : taints) {
     if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;  // PreferNoSchedule scores
-    bool tolerated = false;
-    for (const Toleration& tol : pod.tolerations) {
-      if (!tol.effect.empty() && tol.effect != t.effect) continue;
-      if (tol.op == "Exists") {
-        tolerated = tol.key.empty() || tol.key == t.key;
-      } else {
-        tolerated = tol.key == t.key && tol.value == t.value;
-      }
-      if (tolerated) break;
-    }
-    if (!tolerated) return false;
+    if (!Tolerates(pod, t)) return false;
   }
   return true;
+}
+
+bool PortsCollide(const std::vector<HostPort>& pod, const std::vector<HostPort>& used) {
+  auto any = [](const std::string& ip) { return ip.empty() || ip == "0.0.0.0"; };
+  for (const HostPort& a : pod)
+    for (const HostPort& b : used)
+      if (a.port == b.port && a.protocol == b.protocol && (any(a.ip) || any(b.ip) || a.ip == b.ip))
+        return true;
+  return false;
+}
+
+namespace {
+
+double* Slot(std::vector<std::pair<std::string, double>>* list, const std::string& name) {
+  for (auto& [n, v] : *list)
+    if (n == name) return &v;
+  list->emplace_back(name, 0);
+  return &list->back().second;
+}
+
+double Find(const std::vector<std::pair<std::string, double>>& list, const std::string& name) {
+  for (const auto& [n, v] : list)
+    if (n == name) return v;
+  return 0;
+}
+
+// NodeResourcesFit beyond cpu and memory: every other resource the pod requests, and one more pod.
+bool FitsOther(const PodInfo& pod, const PlacementNode& n) {
+  if (Find(n.requested_other, "pods") + 1 > Find(n.allocatable_other, "pods")) return false;
+  for (const auto& [name, want] : pod.other_requests)
+    if (Find(n.requested_other, name) + want > Find(n.allocatable_other, name)) return false;
+  return true;
+}
+
+}  // namespace
+
+void AddOtherRequests(const PodInfo& pod, std::vector<std::pair<std::string, double>>* requested) {
+  *Slot(requested, "pods") += 1;
+  for (const auto& [name, v] : pod.other_requests) *Slot(requested, name) += v;
 }
 
 Placement::Placement(std::vector<PlacementNode> nodes) : nodes_(std::move(nodes)) {}
@@ -50,6 +89,7 @@ bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
 }  // namespace
 
 std::string Placement::Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit) {
+  if (!pod.unjudged.empty()) return "";
   PlacementNode* best = nullptr;
   double best_room = -1;
   for (PlacementNode& n : nodes_) {
@@ -60,10 +100,11 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
       const std::string* have = FindLabel(n.labels, k);
       if (have == nullptr || *have != v) selected = false;
     }
-    if (!selected) continue;
+    if (!selected || !RequiredTermsMatch(pod.required_affinity, n.name, n.labels)) continue;
     const double cpu_left = n.allocatable_cpu - n.requested_cpu;
     const double mem_left = n.allocatable_memory - n.requested_memory;
     if (pod.cpu_request > cpu_left || pod.memory_request > mem_left) continue;
+    if (!FitsOther(pod, n) || PortsCollide(pod.host_ports, n.host_ports)) continue;
     if (!FitsByUsage(n, fit)) continue;
     // Least allocated after placing, averaged over the two resources (NodeResourcesFit's default).
     const double room =
@@ -78,6 +119,8 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
   if (best == nullptr) return "";
   best->requested_cpu += pod.cpu_request;
   best->requested_memory += pod.memory_request;
+  AddOtherRequests(pod, &best->requested_other);
+  best->host_ports.insert(best->host_ports.end(), pod.host_ports.begin(), pod.host_ports.end());
   if (double* used = UsedSlot(*best, fit); used != nullptr && std::isfinite(*used))
     *used += fit.usage;
   return best->name;

@@ -1,8 +1,13 @@
-// Would an evicted pod's replacement fit somewhere else? The filters of kube-scheduler that can
-// be judged from the node cache: not the node it leaves, not a marked node (the replacement must
-// not land on another hot node), not cordoned, NoSchedule/NoExecute taints tolerated, nodeSelector
-// matched, and requests within allocatable minus what is already requested. Pods chosen in the
-// same cycle reserve their room, so two replacements are not both counted into the last gap.
+// Would an evicted pod's replacement fit somewhere else? kube-scheduler's filters, judged on the
+// candidate node's whole labels, taints, allocatable and pods: not the node it leaves, not a
+// marked node (the replacement must not land on another hot node), not cordoned
+// (NodeUnschedulable), NoSchedule/NoExecute taints tolerated (TaintToleration), nodeSelector and
+// required node affinity matched, matchFields too (NodeAffinity), every requested resource within
+// allocatable minus what its pods request, the pod count among them (NodeResourcesFit), no host
+// port taken (NodePorts). A pod with a constraint these do not cover (PodInfo::unjudged: inter-pod
+// affinity, topology spread, a bound volume, another scheduler) fits nowhere: never a guess. Pods
+// chosen in the same cycle reserve their room, so two replacements are not both counted into the
+// last gap.
 //
 // Requests alone are what kube-scheduler judges, and a pod that uses far more than it requests
 // (14 GiB requested, 28 GiB used) then fits by requests on nodes where it does not fit at all,
@@ -29,6 +34,11 @@ struct PlacementNode {
   std::vector<Taint> taints;
   double allocatable_cpu = 0, allocatable_memory = 0;
   double requested_cpu = 0, requested_memory = 0;  // by the pods bound to it
+  // Every other resource (NodeInfo::allocatable_other, "pods" among them; one not reported is 0,
+  // as the scheduler takes it) and what its pods request of each ("pods": how many there are).
+  std::vector<std::pair<std::string, double>> allocatable_other;
+  std::vector<std::pair<std::string, double>> requested_other;
+  std::vector<HostPort> host_ports;  // bound by its pods
   // Real usage (cores, bytes), e.g. from the rules' values; NaN: unknown, requests alone decide.
   double used_cpu = std::nan(""), used_memory = std::nan("");
 };
@@ -44,6 +54,12 @@ struct UsageFit {
 
 // True when `pod` tolerates every NoSchedule and NoExecute taint of `node`.
 bool ToleratesAll(const PodInfo& pod, const std::vector<Taint>& taints);
+// True when one of `pod`'s tolerations tolerates `taint` (any effect).
+bool Tolerates(const PodInfo& pod, const Taint& taint);
+// Would `pod`'s host ports collide with `used` (same port and protocol, an address in common)?
+bool PortsCollide(const std::vector<HostPort>& pod, const std::vector<HostPort>& used);
+// Adds `pod`'s requests beyond cpu and memory, and itself to the "pods" count, to `requested`.
+void AddOtherRequests(const PodInfo& pod, std::vector<std::pair<std::string, double>>* requested);
 
 class Placement {
  public:

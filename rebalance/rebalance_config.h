@@ -23,6 +23,8 @@
 //     effectWindow: 10m         # how long after an eviction its effect is judged
 //     referenceQuery: ""        # nodes hot by your own standard (each series names one), for
 //                               # the discovery rate; empty: not measured
+//     requireSteering: true     # evict only pods whose replacement avoids the mark (steering.h)
+//     bounceBackPause: 1h       # a workload whose replacement came back is left alone this long
 //     underused:                # the mirror mode (UnderusedConfig); absent: off
 //       cpuBelow: 15            # percent of allocatable CPU (a rule with resource: cpu)
 //       memoryBelow: 25         # percent of allocatable memory (resource: memory)
@@ -70,6 +72,13 @@ struct RebalanceConfig {
   // a replacement bound back onto the node it left within it is a bounce-back.
   double effect_window_seconds = 600;
   std::string reference_query;  // empty: the discovery rate is not measured
+  // Evict only a pod whose replacement the scheduler will steer off the node it leaves (its
+  // node-affinity term, or our taint untolerated: rebalance/steering.h); false: any pod, as
+  // before, for clusters that steer by other means.
+  bool require_steering = true;
+  // After a replacement is seen back on the node its pod left, its workload is not evicted again
+  // for this long (0: no pause).
+  double bounce_back_pause_seconds = 3600;
   EvictablePolicy pods;
   EvictionLimits limits;
   UnderusedConfig underused;

@@ -233,14 +233,19 @@ void PutEvictions(Exposition& e, const RebalanceCounters& rc, const RebalanceRep
   auto& evictions = e.Counters(
       "dynamic_scheduler_evictions_total",
       "Evictions the rebalancer asked for, by result (evicted, blocked_by_pdb, multiple_pdbs, "
-      "gone, error; dry_run: planned, not sent).");
+      "gone, forbidden: a 403, refused: another 4xx, error: no answer, a 5xx or abandoned; "
+      "dry_run: planned, not sent).");
   PutEach(evictions, rc.evictions, "result",
-          {"evicted", "blocked_by_pdb", "multiple_pdbs", "gone", "error", "dry_run"});
+          {"evicted", "blocked_by_pdb", "multiple_pdbs", "gone", "forbidden", "refused", "error",
+           "dry_run"});
   auto& skips = e.Counters(
       "dynamic_scheduler_eviction_skips_total",
-      "Pods chosen for eviction but not evicted, and nodes not relieved, by reason (no_fit: "
-      "no other node could take the pod; the others are the limits of rebalance.limits and "
-      "windows; retry_wait: nothing could be evicted from the node at its last try).");
+      "Pods not evicted, and nodes not relieved, by reason (would_return: nothing keeps the "
+      "pod's replacement off the node; constraint: a constraint the fit check does not judge; "
+      "bounced_back: its workload is paused after a bounce-back; no_fit: no other node could "
+      "take the pod; retry_wait: nothing could be evicted from the node at its last try; "
+      "record_failed: the eviction could not be written into the node's record first; the "
+      "others are the limits of rebalance.limits and windows).");
   for (const auto& [reason, n] : rc.skips) Put(skips, n, {{"reason", reason}});
   auto& kept = e.Counters("dynamic_scheduler_pods_kept_total",
                           "Pods on nodes being relieved that are never evicted, by reason.");

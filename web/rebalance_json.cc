@@ -32,6 +32,10 @@ void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
   w.Uint64(n.picks);
   w.Key("noFit");
   w.Uint64(n.no_fit);
+  w.Key("wouldReturn");
+  w.Uint64(n.would_return);
+  w.Key("constraint");
+  w.Uint64(n.constraint);
   w.Key("markHeld");
   w.Bool(n.held);
   w.EndObject();
@@ -132,6 +136,14 @@ std::string RenderRebalanceJson(const ControllerView& view) {
     WriteArray(w, "nodes", r.nodes, WriteNode);
     WriteArray(w, "evictions", r.recent, WriteEviction);
     WriteArray(w, "underused", r.underused, WriteUnderused);
+    WriteArray(w, "paused", r.paused, [](JsonWriter& w, const auto& p) {
+      w.StartObject();
+      w.Key("workload");
+      WriteString(w, p.first);
+      w.Key("until");
+      WriteString(w, FormatRfc3339(p.second));
+      w.EndObject();
+    });
     w.Key("figures");
     WriteFigures(w, r.figures);
     w.Key("podLists");

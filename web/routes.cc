@@ -59,10 +59,13 @@ WebResponse Readiness(const ControllerView& view) {
   if (!why.empty()) return Text(503, why);
   // Still ready: the running rules keep working. But whoever looks should learn that the
   // file they changed is not what runs.
-  const std::string note =
+  std::string note =
       view.reload.last_ok
           ? ""
           : "; rule file change refused (the running rules are kept): " + view.reload.last_error;
+  // Labelling goes on, so still ready; but the rebalancer cannot do its part until someone acts.
+  if (view.rebalance && !view.rebalance->problem.empty())
+    note += "; rebalancer: " + view.rebalance->problem;
   if (view.leader_election && !view.is_leader)
     return Text(200,
                 "ok: standby, the lease is held by " +

@@ -12,6 +12,7 @@
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
 #include "rebalance/qualify.h"
+#include "rebalance/steering.h"
 #include "rules/herd_cap.h"
 #include "rules/planner.h"
 
@@ -394,6 +395,14 @@ ds::PodInfo Simulation::Info(uint32_t i) const {
   info.created_wall = kEpoch + pod.started;
   info.cpu_request = static_cast<double>(specs_[pod.deployment].cpu_milli) / 1000;
   info.memory_request = static_cast<double>(specs_[pod.deployment].memory);
+  // Its template's node affinity: what keeps a replacement off our mark (rebalance/steering.h).
+  for (const sim::PreferredTerm& t : specs_[pod.deployment].preferred) {
+    ds::PreferredSchedulingTerm pt;
+    pt.weight = t.weight;
+    for (const sim::NodeSelectorRequirement& r : t.term)
+      pt.preference.match_expressions.push_back({r.key, r.op, r.values});
+    info.preferred_affinity.push_back(std::move(pt));
+  }
   return info;
 }
 
@@ -576,6 +585,8 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     pn.allocatable_memory = nodes_[k].alloc_memory;
     pn.requested_cpu = static_cast<double>(requested_[k].cpu) / 1000;
     pn.requested_memory = static_cast<double>(requested_[k].memory);
+    pn.allocatable_other = {{"pods", static_cast<double>(sched_nodes_[k].pods)}};
+    pn.requested_other = {{"pods", static_cast<double>(nodes_[k].pods.size())}};
     // Real usage as the rules see it, as the controller fills it from the rule values: a pod
     // must fit there by use too, not only by requests (placement.h).
     if (nodes_[k].cpu_seen >= 0) pn.used_cpu = nodes_[k].cpu_seen / 100 * nodes_[k].alloc_cpu;
@@ -595,6 +606,12 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     for (uint32_t i : nodes_[t.node].pods) {
       ds::PodInfo info = Info(i);
       if (ds::CheckEvictable(info, cfg.pods, now) != ds::Keep::kNone) continue;
+      // Steer or skip, where the scheduler sees the mark (a label: the simulated rebalancer runs
+      // without taints). evict-usage is the baseline without marks, which evicts regardless.
+      if (cfg.require_steering && s_.marks_visible &&
+          ds::SteeredAway(info, p_.rules.mark.key, p_.rules.mark.value, nullptr) ==
+              ds::Steer::kNone)
+        continue;
       if (c.budget.Check(info) != ds::Limit::kNone) continue;
       infos.push_back(std::move(info));
       ids.push_back(i);

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "controller/eviction_records.h"
 #include "rules/ownership.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
@@ -78,6 +79,16 @@ TEST(Cleanup, TheUnderusedMarkIsOursWhenTheMirrorModeIsConfigured) {
   EXPECT_EQ(on.edit->label.op, NodeEdit::Op::kRemove);
   EXPECT_EQ(on.edit->label.value, "underused") << "removed only if it still has that value";
   EXPECT_TRUE(on.note.empty());
+}
+
+TEST(Cleanup, TheDrainRecordGoesWithTheUnderusedMark) {
+  NodeInfo idle = Node("idle", {{"status", "underused"}});
+  idle.annotations = {{kLastDrainAnnotation, "2026-11-27T10:00:00Z"}};
+  CleanupStep step = PlanCleanup(idle, Mark{}, "underused");
+  ASSERT_TRUE(step.edit);
+  EXPECT_EQ(step.edit->label.op, NodeEdit::Op::kRemove);
+  EXPECT_EQ(step.edit->annotation.op, NodeEdit::Op::kRemove);
+  EXPECT_EQ(step.edit->annotation.key, kLastDrainAnnotation);
 }
 
 TEST(Cleanup, DryRunWritesNothing) {

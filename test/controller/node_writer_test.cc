@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <mutex>
 #include <optional>
 
+#include "common/mutex.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 
@@ -53,7 +53,7 @@ class NodeWriterTest : public ::testing::Test {
     WriteHooks hooks;
     hooks.gate = std::move(gate);
     hooks.on_written = [&](const NodeInfo& n) {  // from writer threads, several at once
-      std::lock_guard<std::mutex> l(written_mu_);
+      MutexLock l(&written_mu_);
       written_.push_back(n.name);
     };
     hooks.on_progress = [&] { ++progress_; };
@@ -66,8 +66,9 @@ class NodeWriterTest : public ::testing::Test {
   FakeClock clock_;
   WriteLimits limits_;
   std::atomic<bool> stop_{false};
-  std::mutex written_mu_;
-  std::vector<std::string> written_;  // read once the writes are done
+  Mutex written_mu_;
+  // Read once the writes are done (the writer threads joined): no lock then.
+  std::vector<std::string> written_;
   WriteCounters counters_;
   std::atomic<int> progress_{0};
   std::optional<NodeWriter> writer_;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "controller/eviction_records.h"
 #include "controller/reconciler.h"
 #include "test/fakes/cycle_fixture.h"
 
@@ -13,6 +14,13 @@ namespace ds {
 namespace {
 
 constexpr const char* kPodCpu = "pod_cpu";
+
+// The term the README asks workloads to carry: the scheduler keeps their pods off nodes with our
+// key at these values, so the rebalancer may move them (rebalance/steering.h).
+PreferredSchedulingTerm Avoiding(std::vector<std::string> values) {
+  return PreferredSchedulingTerm{100,
+                                 NodeSelectorTerm{{{"status", "NotIn", std::move(values)}}, {}}};
+}
 
 class RebalancerTest : public CycleFixture {
  protected:
@@ -23,6 +31,7 @@ class RebalancerTest : public CycleFixture {
       n.addresses = {"10.0.0." + std::to_string(i)};
       n.allocatable_cpu = 4;
       n.allocatable_memory = 16e9;
+      n.allocatable_other = {{"pods", 110}};
       n.uid = "uid-" + n.name;
       api_.AddNode(n);
     }
@@ -61,6 +70,7 @@ class RebalancerTest : public CycleFixture {
     p.created_wall = clock_.WallSeconds() - 3600;
     p.uid = "uid-" + name;
     p.labels = {{"app", name}, {"pod-template-hash", "5d8f"}};
+    p.preferred_affinity = {Avoiding({"presure", "underused"})};
     api_.AddPod(p);
     usage_.push_back(Sample{{{"namespace", "shop"}, {"pod", name}}, usage, 0});
     prom_.SetSamples(kPodCpu, usage_);
@@ -278,6 +288,7 @@ TEST_F(RebalancerTest, ReplacementsAreLookedForOnTheLeastLoadedNodesOnly) {
     n.name = "node-" + std::to_string(i);
     n.allocatable_cpu = 4;
     n.allocatable_memory = 16e9;
+    n.allocatable_other = {{"pods", 110}};
     api_.AddNode(n);
     cpu.emplace_back(n.name, i >= 12 ? 5 : 40);
   }
@@ -397,6 +408,157 @@ TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
   // Seen once only, though it stays listed.
   Cycle(40);
   EXPECT_EQ(rebalancer_->Report().figures.replacements, 1u);
+}
+
+// After a replacement came back to the node its pod left, its workload is left alone for
+// rebalance.bounceBackPause: a loop of evictions would not relieve the node.
+TEST_F(RebalancerTest, ABounceBackPausesItsWorkload) {
+  cfg_.rebalance.limits.per_workload_unreplaced = 1;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  api_.RemovePod("shop/big");
+  PodInfo back = api_.pods().at("shop/small");
+  back.name = "big-x2k4p";
+  back.uid = "uid-big-x2k4p";
+  back.owner_name = "big-rs";
+  back.labels = {{"app", "big"}, {"pod-template-hash", "5d8f"}};
+  back.created_wall = std::floor(clock_.WallSeconds());
+  api_.AddPod(back);
+  usage_.push_back(Sample{{{"namespace", "shop"}, {"pod", "big-x2k4p"}}, 2.0, 0});
+  prom_.SetSamples(kPodCpu, usage_);
+  Cycle(95);
+  ASSERT_EQ(rebalancer_->Report().figures.bounce_backs, 1u);
+  const double bounced = clock_.WallSeconds();
+  auto paused = rebalancer_->Report().paused;
+  ASSERT_EQ(paused.size(), 1u);
+  EXPECT_EQ(paused.begin()->first, "shop/ReplicaSet/big-rs");
+  EXPECT_DOUBLE_EQ(paused.begin()->second, bounced + 3600);
+  for (int i = 0; i < 6; ++i) {  // past nodeCooldown and the retry wait, node-1 still hot
+    clock_.AdvanceSeconds(20);
+    Cycle(95);
+  }
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big-x2k4p");
+  EXPECT_GE(Skips("bounced_back"), 1u);
+  clock_.AdvanceSeconds(3600);
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(rebalancer_->Report().paused.empty()) << "the pause ends";
+  EXPECT_EQ(api_.evictions().back(), "shop/big-x2k4p") << "and the workload may move again";
+}
+
+// Steer or skip: without a term that keeps the replacement off the mark, the scheduler would put
+// it back where its pod was; nothing is evicted, and its owner is told what to add, once an hour.
+TEST_F(RebalancerTest, APodWhoseReplacementWouldComeBackIsNotEvicted) {
+  for (const char* name : {"shop/big", "shop/small"}) {
+    PodInfo p = api_.pods().at(name);
+    p.preferred_affinity.clear();
+    api_.AddPod(p);
+  }
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(Skips("would_return"), 2u);
+  ASSERT_EQ(rebalancer_->Report().nodes.size(), 1u);
+  EXPECT_EQ(rebalancer_->Report().nodes[0].would_return, 2u);
+  auto warned = [&] {
+    std::vector<EventInfo> out;
+    for (auto& e : RebalanceEvents())
+      if (e.reason == "RebalanceWouldReturn") out.push_back(e);
+    return out;
+  };
+  ASSERT_EQ(warned().size(), 2u) << "one per workload";
+  EXPECT_EQ(warned()[0].type, "Warning");
+  EXPECT_EQ(warned()[0].related_name, "node-1");
+  EXPECT_NE(warned()[0].message.find("{key: status, operator: NotIn, values: [presure]}"),
+            std::string::npos)
+      << warned()[0].message;
+  for (int i = 0; i < 4; ++i) {
+    clock_.AdvanceSeconds(30);
+    Cycle(95);
+  }
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(warned().size(), 2u) << "not again within the hour";
+}
+
+// ...unless the operator says the cluster steers by other means.
+TEST_F(RebalancerTest, WithoutRequiredSteeringAnyPodMayGo) {
+  PodInfo big = api_.pods().at("shop/big");
+  big.preferred_affinity.clear();
+  api_.AddPod(big);
+  cfg_.rebalance.require_steering = false;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(Skips("would_return"), 0u);
+}
+
+// mark: both: our taint steers a pod that does not tolerate it, without any affinity term.
+TEST_F(RebalancerTest, OurTaintSteersAPodThatDoesNotTolerateIt) {
+  PodInfo big = api_.pods().at("shop/big");
+  big.preferred_affinity.clear();
+  api_.AddPod(big);
+  PodInfo small = api_.pods().at("shop/small");
+  small.preferred_affinity.clear();
+  small.tolerations = {{"", "Exists", "", ""}};
+  api_.AddPod(small);
+  cfg_.mark.mode = Mark::Mode::kBoth;
+  opts_.mark = cfg_.mark;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(Skips("would_return"), 1u) << "small tolerates every taint";
+}
+
+// A pod pinned to its node by required node affinity: its replacement could only go back there.
+TEST_F(RebalancerTest, APodPinnedToItsNodeIsNeverEvicted) {
+  for (const char* n : {"node-1", "node-2", "node-3"})
+    api_.EditNode(n,
+                  [n](NodeInfo* node) { node->labels.emplace_back("kubernetes.io/hostname", n); });
+  PodInfo big = api_.pods().at("shop/big");
+  big.required_affinity = {NodeSelectorTerm{{{"kubernetes.io/hostname", "In", {"node-1"}}}, {}}};
+  api_.AddPod(big);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_GE(Skips("no_fit"), 1u);
+}
+
+// Where a topology spread constraint lets the replacement run depends on pods the rebalancer does
+// not list: never a guess.
+TEST_F(RebalancerTest, APodWithAConstraintTheFitCheckDoesNotJudgeStays) {
+  PodInfo big = api_.pods().at("shop/big");
+  big.unjudged = {"topologySpreadConstraints"};
+  api_.AddPod(big);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_EQ(Skips("constraint"), 1u);
+  EXPECT_EQ(rebalancer_->Report().nodes[0].constraint, 1u);
+}
+
+// onPrometheusDown: release says the marks go when the metrics are gone: an eviction's hold
+// does not keep them (the operator chose a cluster that schedules as if we were not there).
+TEST_F(RebalancerTest, ReleaseOnOutageIsNotUndoneByTheHold) {
+  cfg_.release_on_outage = true;
+  cfg_.release_after_seconds = 20;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  prom_.SetError("cpu_pct", Status::Unavailable("connection refused"));
+  for (int i = 0; i < 4 && Labelled("node-1"); ++i) {
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  }
+  EXPECT_TRUE(rec_->LastReport().releasing);
+  EXPECT_FALSE(Labelled("node-1")) << "released, though big is still terminating";
 }
 
 TEST_F(RebalancerTest, AnEvictionInFlightHoldsTheMarkUntilThePodIsGoneOrStuck) {
@@ -620,6 +782,12 @@ TEST_F(RebalancerTest, ARefusedEvictionIsNotCharged) {
   auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
   ASSERT_TRUE(record.ok());
   EXPECT_EQ(record->last_eviction_wall, 0) << "the intent is taken back";
+  // Loud: /status's note (through the report), and a Warning Event on the pod.
+  EXPECT_NE(rebalancer_->Report().problem.find("forbidden (403)"), std::string::npos);
+  bool warned = false;
+  for (const EventInfo& e : RebalanceEvents())
+    warned |= e.reason == "RebalanceEvictionForbidden" && e.type == "Warning" && e.name == "big";
+  EXPECT_TRUE(warned);
   Cycle(40);
   EXPECT_FALSE(Labelled("node-1")) << "nothing is terminating: the cooled node's mark is not held";
 }
@@ -879,12 +1047,46 @@ TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
   EXPECT_EQ(Value("node-3"), "");
   EXPECT_EQ(rebalancer_->Counters().underused_marks["removed"], 1u);
   auto patches = api_.patches();
-  ASSERT_EQ(patches.size(), 3u);
-  EXPECT_EQ(patches[1].node, "node-3");
-  EXPECT_FALSE(patches[1].set);
-  EXPECT_EQ(patches[1].edit.label.value, "underused") << "removed only if still ours";
-  EXPECT_EQ(patches[2].node, "node-2") << "the place it held goes to the next idle node";
+  ASSERT_EQ(patches.size(), 5u) << "the mark, each drain's record, the unmark, node-2's mark";
+  for (int i : {1, 2}) {
+    EXPECT_EQ(patches[i].node, "node-3");
+    EXPECT_EQ(patches[i].edit.annotation.key, kLastDrainAnnotation);
+    EXPECT_EQ(patches[i].edit.annotation.op, NodeEdit::Op::kSet);
+  }
+  EXPECT_EQ(patches[3].node, "node-3");
+  EXPECT_FALSE(patches[3].set);
+  EXPECT_EQ(patches[3].edit.label.value, "underused") << "removed only if still ours";
+  EXPECT_EQ(patches[3].edit.annotation.op, NodeEdit::Op::kRemove) << "the record goes with it";
+  EXPECT_EQ(FindLabel(api_.nodes()["node-3"].annotations, kLastDrainAnnotation), nullptr);
+  EXPECT_EQ(patches[4].node, "node-2") << "the place it held goes to the next idle node";
   EXPECT_EQ(Value("node-2"), "underused");
+}
+
+// Defect 8: a drain is recorded before it is sent, so a new leader waits out the node's
+// cool-down instead of draining it again at once.
+TEST_F(UnderusedTest, ADrainIsRecordedFirstAndANewLeaderWaitsOutTheCooldown) {
+  cfg_.rebalance.limits.per_cycle = 1;
+  Build();
+  std::vector<size_t> sent_at_patch;  // evictions sent when each PATCH arrived
+  api_.on_patch = [&](const std::string&) { sent_at_patch.push_back(api_.evictions().size()); };
+  for (int i = 0; i < 8; ++i) Loads(40, 15, 5);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/w1"});
+  auto patches = api_.patches();
+  ASSERT_EQ(patches.size(), 2u) << "the mark, the drain's record";
+  EXPECT_EQ(patches[1].edit.annotation.key, kLastDrainAnnotation);
+  EXPECT_EQ(sent_at_patch[1], 0u) << "the record's PATCH came before the eviction";
+  ASSERT_NE(FindLabel(api_.nodes()["node-3"].annotations, kLastDrainAnnotation), nullptr);
+  api_.on_patch = nullptr;
+  // Another replica takes over: nothing in memory, the record on the node.
+  Build();
+  Loads(40, 15, 5);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "within nodeCooldown (30 s) of the recorded drain";
+  auto report = rebalancer_->Report();
+  ASSERT_FALSE(report.underused.empty());
+  EXPECT_EQ(report.underused[0].limit, "node_cooldown");
+  for (int i = 0; i < 3; ++i) Loads(40, 15, 5);
+  EXPECT_EQ(api_.evictions(), (std::vector<std::string>{"shop/w1", "shop/w2"}))
+      << "after the cool-down the drain goes on";
 }
 
 TEST_F(UnderusedTest, HotNodesComeFirstAndAHotMarkIsNeverOverwritten) {

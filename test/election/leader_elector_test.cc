@@ -6,12 +6,11 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include <condition_variable>
 #include <future>
-#include <mutex>
 #include <random>
 #include <thread>
 
+#include "common/mutex.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 
@@ -429,30 +428,31 @@ class GatedClock : public FakeClock {
  public:
   bool SleepUntil(TimePoint deadline, const std::atomic<bool>* stop) const override {
     {
-      std::unique_lock<std::mutex> l(gate_mu_);
+      MutexLock l(&gate_mu_);
       ++sleepers_;
-      gate_cv_.notify_all();
-      gate_cv_.wait(l, [&] { return open_; });
+      gate_cv_.SignalAll();
+      while (!open_) gate_cv_.Wait(&gate_mu_);
       --sleepers_;
     }
     return FakeClock::SleepUntil(deadline, stop);
   }
   // Waits (up to 10 s) until a thread sleeps; false if none did.
   bool AwaitSleeper() {
-    std::unique_lock<std::mutex> l(gate_mu_);
-    return gate_cv_.wait_for(l, std::chrono::seconds(10), [&] { return sleepers_ > 0; });
+    MutexLock l(&gate_mu_);
+    return gate_cv_.WaitFor(&gate_mu_, std::chrono::seconds(10),
+                            [this]() REQUIRES(gate_mu_) { return sleepers_ > 0; });
   }
   void Open() {
-    std::lock_guard<std::mutex> l(gate_mu_);
+    MutexLock l(&gate_mu_);
     open_ = true;
-    gate_cv_.notify_all();
+    gate_cv_.SignalAll();
   }
 
  private:
-  mutable std::mutex gate_mu_;
-  mutable std::condition_variable gate_cv_;
-  mutable int sleepers_ = 0;
-  bool open_ = false;
+  mutable Mutex gate_mu_;
+  mutable CondVar gate_cv_;
+  mutable int sleepers_ GUARDED_BY(gate_mu_) = 0;
+  bool open_ GUARDED_BY(gate_mu_) = false;
 };
 
 // Shutdown: main releases from its own thread while Run is still looping (the evaluation loop may
@@ -460,12 +460,12 @@ class GatedClock : public FakeClock {
 TEST_F(TwoReplicas, ReleaseFromAnotherThreadWhileRunLoops) {
   GatedClock gated;
   LeaderElector a(&api_, &gated, Opts("a"));
-  std::mutex mu;
-  std::vector<double> release_timeouts;
-  bool leader_during_release = false;
+  Mutex mu;
+  std::vector<double> release_timeouts;  // guarded by mu
+  bool leader_during_release = false;    // guarded by mu
   api_.OnLeaseWrite([&](const LeaseRecord& stored, double timeout) {
     if (!stored.holder_identity.empty()) return;
-    std::lock_guard<std::mutex> l(mu);
+    MutexLock l(&mu);
     release_timeouts.push_back(timeout);
     leader_during_release = leader_during_release || a.IsLeader();
   });
@@ -484,7 +484,7 @@ TEST_F(TwoReplicas, ReleaseFromAnotherThreadWhileRunLoops) {
   EXPECT_FALSE(a.IsLeader()) << "stepped down";
   EXPECT_EQ(api_.leases()[kKey].holder_identity, "");
   {
-    std::lock_guard<std::mutex> l(mu);
+    MutexLock l(&mu);
     ASSERT_EQ(release_timeouts.size(), 1u);
     EXPECT_LE(release_timeouts[0], 2) << "a release must not hold up shutdown";
     EXPECT_FALSE(leader_during_release) << "stepped down before writing the release";

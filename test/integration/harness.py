@@ -319,6 +319,10 @@ class Stack:
     def node_labels(self, name):
         return json.loads(self.kubectl("get", "node", name, "-o", "jsonpath={.metadata.labels}").stdout)
 
+    def node_annotations(self, name):
+        out = self.kubectl("get", "node", name, "-o", "jsonpath={.metadata.annotations}").stdout
+        return json.loads(out) if out.strip() else {}
+
 
 def touched(write):
     """What one PATCH in the simulator's write log changes: {(where, key): new value or None},

@@ -105,6 +105,23 @@ TEST(NodeCache, PagedListThenWatchEvents) {
   EXPECT_EQ(cache.Stats().bookmarks, 1u);
 }
 
+// 10,000 nodes' pods, hugepages and GPUs would be kept for nothing: only the rebalancer's
+// destinations need them, and it reads those whole.
+TEST(NodeCache, DropsAllocatableBeyondCpuAndMemory) {
+  FakeKubeApi api;
+  NodeInfo n = Node("n1");
+  n.allocatable_cpu = 4;
+  n.allocatable_other = {{"pods", 110}, {"nvidia.com/gpu", 2}};
+  api.AddNode(n);
+  FakeClock clock;
+  NodeCache cache(&api, &clock, NodeCacheOptions{});
+  ASSERT_TRUE(cache.ListOnce().ok());
+  auto snap = cache.Snapshot();
+  ASSERT_EQ(snap->nodes.size(), 1u);
+  EXPECT_EQ(snap->nodes[0]->allocatable_cpu, 4);
+  EXPECT_TRUE(snap->nodes[0]->allocatable_other.empty());
+}
+
 TEST(NodeCache, ExpiredRelistsAndKeepsServing) {
   FakeKubeApi api;
   api.AddNode(Node("n1"));

@@ -190,6 +190,8 @@ TEST(NodeObject, TaintsAndAllocatableForPlacement) {
   EXPECT_EQ(n->taints[1].time_added, "2026-11-26T01:02:03Z");
   EXPECT_DOUBLE_EQ(n->allocatable_cpu, 3.92);
   EXPECT_DOUBLE_EQ(n->allocatable_memory, 15.0 * 1073741824);
+  // The rest, for the fit check's pod count and extended resources.
+  EXPECT_EQ(n->allocatable_other, (std::vector<std::pair<std::string, double>>{{"pods", 110}}));
 }
 
 TEST(NodeObject, KeepsOnlyOurOwnAnnotations) {

@@ -68,6 +68,60 @@ TEST(PodObject, NativeSidecarsAndOverheadCount) {
   EXPECT_DOUBLE_EQ(p->memory_request, 1073741824);
 }
 
+// What the fit check and steering read: node affinity, host ports, every requested resource, and
+// the constraints they do not judge, each named.
+TEST(PodObject, DecodesSchedulingConstraints) {
+  auto p = DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{
+    "affinity":{
+      "nodeAffinity":{
+        "requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+          {"matchExpressions":[{"key":"zone","operator":"In","values":["a","b"]}],
+           "matchFields":[{"key":"metadata.name","operator":"NotIn","values":["n9"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution":[
+          {"weight":100,"preference":{"matchExpressions":[
+            {"key":"status","operator":"NotIn","values":["presure"]}]}}]},
+      "podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[]}},
+    "initContainers":[{"name":"i","resources":{"requests":{"nvidia.com/gpu":"1"}}}],
+    "containers":[
+      {"name":"c","ports":[{"containerPort":80,"hostPort":8080},{"containerPort":53,"hostPort":53,
+        "protocol":"UDP","hostIP":"10.0.0.1"},{"containerPort":9090}],
+       "resources":{"requests":{"cpu":"1","ephemeral-storage":"1Gi","nvidia.com/gpu":"2"}}}]}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->required_affinity.size(), 1u);
+  EXPECT_EQ(p->required_affinity[0].match_expressions[0].values,
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(p->required_affinity[0].match_fields[0].op, "NotIn");
+  ASSERT_EQ(p->preferred_affinity.size(), 1u);
+  EXPECT_EQ(p->preferred_affinity[0].weight, 100);
+  EXPECT_EQ(p->preferred_affinity[0].preference.match_expressions[0].key, "status");
+  EXPECT_EQ(p->host_ports, (std::vector<HostPort>{{8080, "TCP", ""}, {53, "UDP", "10.0.0.1"}}));
+  EXPECT_DOUBLE_EQ(p->cpu_request, 1);
+  EXPECT_EQ(p->other_requests, (std::vector<std::pair<std::string, double>>{
+                                   {"ephemeral-storage", 1073741824}, {"nvidia.com/gpu", 2}}))
+      << "the init container's 1 GPU is less than the app's 2";
+  EXPECT_TRUE(p->unjudged.empty()) << "preferred anti-affinity only scores";
+}
+
+TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
+  auto p = DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{
+    "schedulerName":"volcano",
+    "affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+      {"labelSelector":{"matchLabels":{"app":"a"}},"topologyKey":"kubernetes.io/hostname"}]},
+      "nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"zone","operator":"Near","values":["a"]}]}]}}},
+    "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},
+      {"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}],
+    "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data-a"}},
+      {"name":"e","ephemeral":{"volumeClaimTemplate":{}}}],
+    "containers":[{"name":"c"}]}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->unjudged,
+            (std::vector<std::string>{"nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
+                                      "DoesNotExist, Gt or Lt)",
+                                      "podAntiAffinity", "topologySpreadConstraints",
+                                      "persistentVolumeClaim data-a", "schedulerName volcano"}));
+}
+
 TEST(PodObject, TerminatingMirrorAndBare) {
   auto p = DecodePod(
       R"({"metadata":{"name":"kube-apiserver-n1","namespace":"kube-system",)"

@@ -13,6 +13,7 @@
 #include "rebalance/pod_choice.h"
 #include "rebalance/pod_usage.h"
 #include "rebalance/qualify.h"
+#include "rebalance/steering.h"
 #include "rebalance/underuse.h"
 
 namespace ds {
@@ -84,6 +85,7 @@ PlacementNode Node(const std::string& name, double cpu_free, bool marked = false
   n.allocatable_cpu = 4;
   n.requested_cpu = 4 - cpu_free;
   n.allocatable_memory = 16e9;
+  n.allocatable_other = {{"pods", 110}};
   return n;
 }
 
@@ -104,6 +106,95 @@ TEST(Placement, OnlyWhereTheSchedulerCouldPutIt) {
   EXPECT_EQ(place.Reserve(p, "hot"), "tainted");
   p.node_selector = {{"zone", "b"}};
   EXPECT_EQ(place.Reserve(p, "hot"), "") << "no node has zone=b";
+}
+
+// NodeAffinity's filter on the destination's whole labels and name: a pod pinned to the node it
+// leaves fits nowhere else (its replacement would stay Pending), one that needs a zone fits there.
+TEST(Placement, RequiredNodeAffinityIsTheSchedulersFilter) {
+  PlacementNode a = Node("a", 4), b = Node("b", 4);
+  a.labels = {{"topology.kubernetes.io/zone", "z1"}};
+  b.labels = {{"topology.kubernetes.io/zone", "z2"}};
+  Placement place({a, b});
+  PodInfo pinned = Pod("pinned");
+  pinned.required_affinity = {NodeSelectorTerm{{{"kubernetes.io/hostname", "In", {"hot"}}}, {}}};
+  EXPECT_EQ(place.Reserve(pinned, "hot"), "");
+  PodInfo by_name = Pod("by-name");
+  by_name.required_affinity = {NodeSelectorTerm{{}, {{"metadata.name", "In", {"hot"}}}}};
+  EXPECT_EQ(place.Reserve(by_name, "hot"), "");
+  PodInfo zoned = Pod("zoned");
+  zoned.required_affinity = {NodeSelectorTerm{{{"topology.kubernetes.io/zone", "In", {"z2"}}}, {}}};
+  EXPECT_EQ(place.Reserve(zoned, "hot"), "b");
+  zoned.required_affinity.push_back(
+      NodeSelectorTerm{{{"topology.kubernetes.io/zone", "In", {"z1"}}}, {}});
+  EXPECT_EQ(place.Reserve(zoned, "hot"), "a") << "terms are ORed; a has more room left now";
+}
+
+// NodeResourcesFit beyond cpu and memory, and NodePorts.
+TEST(Placement, PodCountExtendedResourcesAndHostPorts) {
+  PlacementNode full = Node("full", 4);
+  full.requested_other = {{"pods", 110}};
+  PlacementNode gpu = Node("gpu", 2);
+  gpu.allocatable_other.emplace_back("nvidia.com/gpu", 1);
+  gpu.host_ports = {{8080, "TCP", ""}};
+  Placement place({full, gpu});
+  PodInfo p = Pod("a");
+  EXPECT_EQ(place.Reserve(p, "hot"), "gpu") << "full has 110 of 110 pods, though room for more";
+  PodInfo wants_gpu = Pod("g");
+  wants_gpu.other_requests = {{"nvidia.com/gpu", 1}};
+  EXPECT_EQ(place.Reserve(wants_gpu, "hot"), "gpu");
+  EXPECT_EQ(place.Reserve(wants_gpu, "hot"), "") << "its one GPU is reserved now";
+  PodInfo port = Pod("p");
+  port.host_ports = {{8080, "TCP", "10.0.0.5"}};
+  EXPECT_EQ(place.Reserve(port, "hot"), "") << "8080/TCP is bound on every address of gpu";
+  port.host_ports = {{8080, "UDP", ""}};
+  EXPECT_EQ(place.Reserve(port, "hot"), "gpu") << "another protocol";
+  PlacementNode unreported = Node("unreported", 4);
+  unreported.allocatable_other.clear();
+  EXPECT_EQ(Placement({unreported}).Reserve(Pod("b"), "hot"), "")
+      << "a node that reports no pod capacity takes none, as the scheduler reads it";
+}
+
+TEST(Placement, AConstraintItDoesNotJudgeFitsNowhere) {
+  Placement place({Node("a", 4)});
+  PodInfo p = Pod("a");
+  p.unjudged = {"topologySpreadConstraints"};
+  EXPECT_EQ(place.Reserve(p, "hot"), "");
+  p.unjudged.clear();
+  EXPECT_EQ(place.Reserve(p, "hot"), "a");
+}
+
+// Steer or skip: a pod is evicted only when something keeps its replacement off the mark.
+TEST(Steering, AReplacementAvoidsTheMarkOnlyWhenATermOrTheTaintSaysSo) {
+  const Taint ours{"dynamic-scheduler.io/pressure", "presure", "PreferNoSchedule"};
+  PodInfo bare = Pod("bare");
+  EXPECT_EQ(SteeredAway(bare, "status", "presure", nullptr), Steer::kNone);
+  EXPECT_STREQ(SteerName(Steer::kNone), "would_return");
+  EXPECT_EQ(SteeredAway(bare, "status", "presure", &ours), Steer::kTaint)
+      << "mark: both, and nothing tolerates the taint";
+  PodInfo tolerant = bare;
+  tolerant.tolerations = {{"", "Exists", "", ""}};
+  EXPECT_EQ(SteeredAway(tolerant, "status", "presure", &ours), Steer::kNone)
+      << "tolerates every taint: ours does not steer it";
+
+  PodInfo preferred = Pod("p");
+  preferred.preferred_affinity = {{100, {{{"status", "NotIn", {"presure"}}}, {}}}};
+  EXPECT_EQ(SteeredAway(preferred, "status", "presure", nullptr), Steer::kPreferred);
+  EXPECT_EQ(SteeredAway(preferred, "status", "underused", nullptr), Steer::kNone)
+      << "a drain's value is not excluded by the term";
+  preferred.preferred_affinity[0].weight = 0;
+  EXPECT_EQ(SteeredAway(preferred, "status", "presure", nullptr), Steer::kNone)
+      << "weight 0 scores nothing";
+
+  PodInfo required = Pod("r");
+  required.required_affinity = {{{{"status", "DoesNotExist", {}}}, {}},
+                                {{{"status", "In", {"cool"}}}, {}}};
+  EXPECT_EQ(SteeredAway(required, "status", "presure", nullptr), Steer::kRequired);
+  required.required_affinity.push_back({{{"zone", "In", {"a"}}}, {}});
+  EXPECT_EQ(SteeredAway(required, "status", "presure", nullptr), Steer::kNone)
+      << "one ORed term lets a marked node in zone a through";
+  EXPECT_NE(
+      SteeringAdvice("status", "presure").find("{key: status, operator: NotIn, values: [presure]}"),
+      std::string::npos);
 }
 
 // The effect simulation's finding: a pod requesting 14 GiB and using 28 GiB fit by requests on
@@ -397,6 +488,22 @@ TEST(EvictionBudget, TheNodeCooldownStartsWithTheNextCycle) {
   EXPECT_EQ(b.Check(Pod("b")), Limit::kNone) << "the same cycle: the same plan";
   b.StartCycle(kNow + 10, 1, 9 * 60);
   EXPECT_EQ(b.Check(Pod("b")), Limit::kNodeCooldown) << "wait to see the plan's effect";
+  b.StartCycle(kNow + 60, 1, 9 * 60 + 1);
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNone);
+}
+
+// A wall clock stepped back (NTP, a VM restored) puts the last eviction "in the future": that is
+// within the cool-down, not a new cycle of the same plan.
+TEST(EvictionBudget, AWallClockSteppedBackDoesNotBypassTheCooldown) {
+  EvictionLimits l;
+  l.per_cycle = 5;
+  l.per_node_per_hour = 10;
+  l.node_cooldown_seconds = 60;
+  EvictionBudget b(l);
+  b.StartCycle(kNow, 1, 9 * 60);
+  b.Record(Pod("a"));
+  b.StartCycle(kNow - 300, 1, 9 * 60 - 5);
+  EXPECT_EQ(b.Check(Pod("b")), Limit::kNodeCooldown);
   b.StartCycle(kNow + 60, 1, 9 * 60 + 1);
   EXPECT_EQ(b.Check(Pod("b")), Limit::kNone);
 }

@@ -133,6 +133,10 @@ double SteadySeconds() {
 std::string RequestClass(const std::string& method, const std::string& path,
                          const std::string& query) {
   if (path.rfind("/apis/coordination.k8s.io/v1/", 0) == 0) return "lease";
+  const std::string evict = "/eviction";
+  if (method == "POST" && path.size() > evict.size() &&
+      path.compare(path.size() - evict.size(), evict.size(), evict) == 0)
+    return "evict";
   if (path.rfind("/api/v1/nodes", 0) != 0) return "discovery";
   bool one = path.size() > std::string("/api/v1/nodes").size() + 1;
   if (method == "GET") {
@@ -531,6 +535,7 @@ int Server::Dispatch(mg_connection* conn) {
     if (fault.status != 0) {
       ApiError e{fault.status,
                  fault.status == 429   ? "TooManyRequests"
+                 : fault.status == 403 ? "Forbidden"
                  : fault.status == 410 ? "Expired"
                  : fault.status == 409 ? "Conflict"
                  : fault.status >= 500 ? "ServiceUnavailable"

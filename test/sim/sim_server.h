@@ -31,11 +31,13 @@ struct User {
 
 // A fault injected into requests of one class (POST /sim/faults). See sim_server.cc.
 struct Fault {
-  std::string match = "all";  // list, watch, get, patch, put, create, delete, lease, discovery, all
-  int status = 0;             // answer with this HTTP code and a Status object (0: no error)
-  double retry_after = 0;     // Retry-After seconds with the error
-  int latency_ms = 0;         // added before handling
-  bool hang = false;          // never answer (until the fault is cleared or 120 s pass)
+  // list, watch, get, patch, put, create, delete (of nodes), lease, evict (a pod's eviction),
+  // discovery (any other path), all
+  std::string match = "all";
+  int status = 0;                 // answer with this HTTP code and a Status object (0: no error)
+  double retry_after = 0;         // Retry-After seconds with the error
+  int latency_ms = 0;             // added before handling
+  bool hang = false;              // never answer (until the fault is cleared or 120 s pass)
   double drop_watch_seconds = 0;  // watches: cut the stream mid-event after this long
   size_t pad_bytes = 0;           // watches: every event carries an annotation this long
   int count = 0;                  // stop after this many requests (0: unlimited)

@@ -220,6 +220,15 @@ TEST(Routes, ARefusedRuleFileChangeIsSaidButStaysReady) {
             std::string::npos);
 }
 
+TEST(Routes, ForbiddenEvictionsAreSaidButStayReady) {
+  ControllerView v = ReadyView();
+  v.rebalance = RebalanceReport{};
+  v.rebalance->problem = "evictions are forbidden (403): the rebalancer needs RBAC";
+  auto r = HandleRequest(Get("/status"), v, [] {});
+  EXPECT_EQ(r.status, 200) << "labelling goes on";
+  EXPECT_EQ(r.body, "ok; rebalancer: evictions are forbidden (403): the rebalancer needs RBAC\n");
+}
+
 TEST(Routes, LeaderElectionStandbyIsReadyAndSaysWhoLeads) {
   auto noop = [] {};
   ControllerView v = ReadyView();
