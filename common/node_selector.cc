@@ -39,19 +39,19 @@ bool Holds(const NodeSelectorRequirement& r, bool present, std::string_view valu
 std::string ValidateRequirement(const NodeSelectorRequirement& r, bool field) {
   if (field) {
     if (r.key != "metadata.name") return "field \"" + r.key + "\" is not metadata.name";
-    if (r.op != "In" && r.op != "NotIn") return "field operator \"" + r.op + "\" is not In or NotIn";
+    if (r.op != "In" && r.op != "NotIn")
+      return "field operator \"" + r.op + "\" is not In or NotIn";
     if (r.values.size() != 1) return "metadata.name needs exactly one value";
     return "";
   }
   if (r.key.empty()) return "a requirement has no key";
-  if (r.op == "In" || r.op == "NotIn")
-    return r.values.empty() ? r.op + " needs values" : "";
+  if (r.op == "In" || r.op == "NotIn") return r.values.empty() ? r.op + " needs values" : "";
   if (r.op == "Exists" || r.op == "DoesNotExist")
     return r.values.empty() ? "" : r.op + " takes no values";
   if (r.op == "Gt" || r.op == "Lt") {
     int64_t v = 0;
     return r.values.size() == 1 && ParseInt(r.values[0], &v) ? ""
-                                                               : r.op + " needs one integer value";
+                                                             : r.op + " needs one integer value";
   }
   return "operator \"" + r.op + "\" is not In, NotIn, Exists, DoesNotExist, Gt or Lt";
 }
@@ -78,10 +78,9 @@ bool RequiredTermsMatch(const std::vector<NodeSelectorTerm>& terms, std::string_
 }
 
 bool TermExcludes(const NodeSelectorTerm& term, const std::string& key, const std::string& value) {
-  return std::any_of(term.match_expressions.begin(), term.match_expressions.end(),
-                     [&](const NodeSelectorRequirement& r) {
-                       return r.key == key && !Holds(r, true, value);
-                     });
+  return std::any_of(
+      term.match_expressions.begin(), term.match_expressions.end(),
+      [&](const NodeSelectorRequirement& r) { return r.key == key && !Holds(r, true, value); });
 }
 
 }  // namespace ds

@@ -500,20 +500,29 @@ void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const 
   LOG(WARNING) << "rebalance: " << pod.Key() << " on hot node " << node.name
                << " is not evicted: nothing keeps its replacement off the node (would_return); "
                << SteeringAdvice(mark_.key, value);
+  WarnOnPod(pod, node.name, "RebalanceWouldReturn", "Skip",
+            "Not evicted from node " + node.name +
+                ": its replacement would be scheduled back onto it. To let the rebalancer move "
+                "it, " +
+                SteeringAdvice(mark_.key, value),
+            now, io);
+}
+
+void Rebalancer::WarnOnPod(const PodInfo& pod, const std::string& node, const char* reason,
+                           const char* action, std::string message, double at_wall,
+                           const ReliefWrites& io) {
   EventInfo e;
   e.kind = "Pod";
   e.name = pod.name;
   e.object_namespace = pod.ns;
   e.uid = pod.uid;
   e.type = "Warning";
-  e.reason = "RebalanceWouldReturn";
-  e.action = "Skip";
-  e.at_wall = now;
+  e.reason = reason;
+  e.action = action;
+  e.at_wall = at_wall;
   e.related_kind = "Node";
-  e.related_name = node.name;
-  e.message = "Not evicted from node " + node.name +
-              ": its replacement would be scheduled back onto it. To let the rebalancer move it, " +
-              SteeringAdvice(mark_.key, value);
+  e.related_name = node;
+  e.message = std::move(message);
   if (!kube_->CreateEvent(e, io.hooks.gate).ok()) {
     MutexLock l(&mu_);
     ++counters_.event_errors;
@@ -681,26 +690,31 @@ std::string Rebalancer::Why(const EvictionRecord& r) {
   return why.str();
 }
 
-bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
-                            std::map<std::string, Hot> relieve, double now, const ReliefWrites& io,
-                            std::vector<RebalanceNodeReport>* reports,
-                            std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
+std::vector<std::string> Rebalancer::HotOrder(std::map<std::string, Hot>* relieve) {
   // The nodes furthest over their goal first, as many as this cycle's evictions allow: each is
   // listed and queried, so the work per cycle is bounded by the limits, not by the hot nodes.
   std::vector<std::string> order;
-  for (const auto& [name, entry] : relieve) order.push_back(name);
+  for (const auto& [name, entry] : *relieve) order.push_back(name);
   std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-    const NodeLoad& x = relieve.at(a).relief.load;
-    const NodeLoad& y = relieve.at(b).relief.load;
+    const NodeLoad& x = relieve->at(a).relief.load;
+    const NodeLoad& y = relieve->at(b).relief.load;
     return x.load - x.goal > y.load - y.goal;
   });
   if (order.size() > cfg_.limits.per_cycle) {
     for (size_t i = cfg_.limits.per_cycle; i < order.size(); ++i) {
-      relieve.erase(order[i]);
+      relieve->erase(order[i]);
       Count(&RebalanceCounters::skips, LimitName(Limit::kCycle));
     }
     order.resize(cfg_.limits.per_cycle);
   }
+  return order;
+}
+
+bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
+                            std::map<std::string, Hot> relieve, double now, const ReliefWrites& io,
+                            std::vector<RebalanceNodeReport>* reports,
+                            std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
+  const std::vector<std::string> order = HotOrder(&relieve);
   if (relieve.empty()) return true;
   // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
   // the resource to relieve (kDestinations of them), with the requests bound to each.
@@ -1042,22 +1056,8 @@ void Rebalancer::Forbidden(const PodInfo& pod, const EvictionRecord& rec, const 
   if (!throttle_.ShouldLog("evict-forbidden", clock_->Now())) return;
   LOG(ERROR) << "rebalance: the API server forbids evicting " << rec.pod << ": " << st.ToString()
              << "; " << problem_;
-  EventInfo e;
-  e.kind = "Pod";
-  e.name = pod.name;
-  e.object_namespace = pod.ns;
-  e.uid = pod.uid;
-  e.type = "Warning";
-  e.reason = "RebalanceEvictionForbidden";
-  e.action = "Evict";
-  e.at_wall = rec.at_wall;
-  e.related_kind = "Node";
-  e.related_name = rec.node;
-  e.message = "Not evicted from node " + rec.node + ": " + problem_;
-  if (!kube_->CreateEvent(e, io.hooks.gate).ok()) {
-    MutexLock l(&mu_);
-    ++counters_.event_errors;
-  }
+  WarnOnPod(pod, rec.node, "RebalanceEvictionForbidden", "Evict",
+            "Not evicted from node " + rec.node + ": " + problem_, rec.at_wall, io);
 }
 
 void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {

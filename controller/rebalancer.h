@@ -207,6 +207,8 @@ class Rebalancer {
   std::map<std::string, Hot> QualifyHot(const std::vector<ReliefInput>& nodes,
                                         const std::set<std::string>& alerted, double now,
                                         std::vector<RebalanceNodeReport>* reports);
+  // The nodes of `relieve` to relieve this cycle, in order; the others (perCycle) are dropped.
+  std::vector<std::string> HotOrder(std::map<std::string, Hot>* relieve);
   // False when the gate closed (no longer the leader, stopping): nothing more this cycle.
   bool RelieveHot(const std::vector<ReliefInput>& nodes, std::map<std::string, Hot> relieve,
                   double now, const ReliefWrites& io, std::vector<RebalanceNodeReport>* reports,
@@ -280,6 +282,9 @@ class Rebalancer {
   // been evicted (false only for a definite no: a PDB, a 4xx, the pod gone).
   bool Answered(const PodInfo& pod, const EvictionResult& res, EvictionRecord* rec,
                 const ReliefWrites& io);
+  // A Warning Event on `pod`, naming `node`: something about it an operator must act on.
+  void WarnOnPod(const PodInfo& pod, const std::string& node, const char* reason,
+                 const char* action, std::string message, double at_wall, const ReliefWrites& io);
   // A 403 on an eviction: /status's note, a log line and a Warning Event on the pod.
   void Forbidden(const PodInfo& pod, const EvictionRecord& rec, const Status& st,
                  const ReliefWrites& io);
