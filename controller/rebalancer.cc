@@ -492,14 +492,17 @@ std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& po
 void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const std::string& value,
                                 double now, const ReliefWrites& io) {
   // Once per workload (a bare pod: per pod) and hour: the advice is for its owner, not a stream.
-  const std::string who = pod.Workload().empty() ? pod.Key() : pod.Workload();
+  // Keyed by the value too: a workload on a hot and on an underused node is told about each.
+  const std::string who = (pod.Workload().empty() ? pod.Key() : pod.Workload()) + "=" + value;
   for (auto it = advised_.begin(); it != advised_.end();)
     it = now - it->second >= kAdviceEverySeconds || now < it->second ? advised_.erase(it)
                                                                      : std::next(it);
   if (!advised_.emplace(who, now).second) return;
-  LOG(WARNING) << "rebalance: " << pod.Key() << " on hot node " << node.name
-               << " is not evicted: nothing keeps its replacement off the node (would_return); "
+  LOG(WARNING) << "rebalance: " << pod.Key() << " on node " << node.name << " (" << mark_.key << "="
+               << value
+               << ") is not evicted: nothing keeps its replacement off the node (would_return); "
                << SteeringAdvice(mark_.key, value);
+  if (cfg_.dry_run) return;  // a dry run plans and reports: it writes nothing, Events included
   WarnOnPod(pod, node.name, "RebalanceWouldReturn", "Skip",
             "Not evicted from node " + node.name +
                 ": its replacement would be scheduled back onto it. To let the rebalancer move "
@@ -575,11 +578,7 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
   rec->result = ResultName(res.kind);
   switch (res.kind) {
     case EvictionResult::Kind::kEvicted:
-      if (!problem_.empty()) {
-        problem_.clear();
-        MutexLock l(&mu_);
-        report_.problem.clear();
-      }
+      problem_.clear();  // evictions go through
       Charge(pod, name, rec->at_wall);
       ExpectReplacement(pod, rec->to);
       // Its replacement is looked for, drains included: seeing it running releases the
@@ -618,7 +617,7 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
     // was evicted, so nothing is charged. A 403 is the rebalancer's RBAC missing (a separate
     // overlay, easy to miss): said loudly, as it will not go away by itself.
     rec->result = http == 403 ? "forbidden" : "refused";
-    if (http == 403) {
+    if (res.AuthorizationDenied()) {
       Forbidden(pod, *rec, res.status, io);
     } else if (throttle_.ShouldLog("evict-refused-" + std::to_string(http), clock_->Now())) {
       LOG(WARNING) << "rebalance: the API server refused to evict " << rec->pod << ": "
@@ -953,8 +952,11 @@ void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
     // The underused mark has no taint; in a dry run it is not on the node, but would be.
     const std::vector<const PodInfo*> movable =
         Evictable(cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &skipped);
-    // Drained: nothing it may ever move is left; pods a limit holds back for now still count.
-    if (movable.empty() && skipped.limited == 0)
+    // Drained: nothing it may ever move is left. Pods a limit holds back for now still count, and
+    // so do pods that would come back or whose fit is not judged: they are still on the node,
+    // which is not empty, and a drained node would free its maxNodes place for the next one.
+    if (movable.empty() && skipped.limited == 0 && skipped.would_return == 0 &&
+        skipped.constraint == 0)
       drained_.insert(n);
     else
       drained_.erase(n);
@@ -1033,9 +1035,14 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
   for (const std::string& name : tried)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
+  // A pause set "in the future" (the wall clock stepped back since) is not made longer by the step.
   for (auto it = paused_.begin(); it != paused_.end();)
-    it = now >= it->second ? paused_.erase(it) : std::next(it);
+    it = now >= it->second || it->second - now > cfg_.bounce_back_pause_seconds ? paused_.erase(it)
+                                                                                : std::next(it);
+  // A 403 not seen again for kProblemSeconds: perhaps the RBAC was fixed while no node was hot.
+  if (!problem_.empty() && std::abs(now - problem_at_) > kProblemSeconds) problem_.clear();
   MutexLock l(&mu_);
+  report_.problem = problem_;
   report_.nodes = std::move(reports);
   report_.figures = effect_.Figures();
   report_.paused = paused_;
@@ -1049,10 +1056,7 @@ void Rebalancer::Forbidden(const PodInfo& pod, const EvictionRecord& rec, const 
   problem_ =
       "evictions are forbidden (403): the rebalancer needs RBAC to create pods/eviction "
       "(deploy/overlays/rebalance)";
-  {
-    MutexLock l(&mu_);
-    report_.problem = problem_;
-  }
+  problem_at_ = rec.at_wall;
   if (!throttle_.ShouldLog("evict-forbidden", clock_->Now())) return;
   LOG(ERROR) << "rebalance: the API server forbids evicting " << rec.pod << ": " << st.ToString()
              << "; " << problem_;

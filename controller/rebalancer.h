@@ -48,6 +48,7 @@
 #include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
 #include "rebalance/qualify.h"
+#include "rebalance/report.h"
 #include "rebalance/steering.h"
 #include "rebalance/underuse.h"
 
@@ -65,54 +66,6 @@ struct ReliefInput {
   // that measures each (NaN: unknown). Replacements are looked for on the least loaded nodes.
   double load[2] = {std::nan(""), std::nan("")};
   std::vector<HoldingRule> holding;  // the rules holding it, with fresh values
-};
-
-// One eviction the rebalancer attempted, planned or skipped at the API.
-struct EvictionRecord {
-  std::string pod, node, to, rule, result;
-  double usage = 0;  // the pod's share of the node's load, percent
-  double load = 0, goal = 0;
-  double at_wall = 0;
-  std::string pod_uid, node_uid;  // for the Events
-};
-
-struct RebalanceNodeReport {
-  std::string name, qualification, rule, limit;
-  double load = 0, goal = 0, load_after = 0;
-  size_t candidates = 0, picks = 0, no_fit = 0;
-  // Pods not evicted because their replacement would come back (rebalance.requireSteering), or
-  // because a constraint decides where it may run that the fit check does not judge.
-  size_t would_return = 0, constraint = 0;
-  bool held = false;  // the mark stays for the evictions
-};
-
-// A node of the mirror mode in the last cycle: marked, draining, unmarked or capped.
-struct UnderusedNodeReport {
-  std::string name, state, limit;
-  double load[2] = {std::nan(""), std::nan("")};  // cpu, memory percent
-  double below_since_wall = 0;                    // 0: not below its bounds now
-  size_t picks = 0;
-};
-
-struct RebalanceReport {
-  bool enabled = false, dry_run = false;
-  std::vector<RebalanceNodeReport> nodes;      // the marked nodes of the last cycle
-  std::vector<UnderusedNodeReport> underused;  // rebalance.underused: its nodes of the last cycle
-  std::deque<EvictionRecord> recent;           // the last kRecentEvictions, oldest first
-  std::map<std::string, double> paused;        // workload -> until when (rebalance.bounceBackPause)
-  EffectFigures figures;
-  size_t pod_lists = 0;  // pod LISTs since start
-  // What keeps every eviction from going through until an operator acts (a 403), for /status;
-  // cleared by the next eviction that does. Empty: nothing.
-  std::string problem;
-};
-
-struct RebalanceCounters {
-  std::map<std::string, uint64_t> evictions;  // by result: evicted, blocked_by_pdb, dry_run, ...
-  std::map<std::string, uint64_t> skips;      // by reason: no_fit and the limits' names
-  std::map<std::string, uint64_t> kept;       // pods never evicted, by reason (evictable.h)
-  uint64_t list_errors = 0, usage_errors = 0, event_errors = 0;
-  std::map<std::string, uint64_t> underused_marks;  // set, removed, failed
 };
 
 // What the cycle lends the rebalancer for one Relieve: its term's gate, and the writers every
@@ -144,6 +97,9 @@ class Rebalancer {
   static constexpr size_t kPodPage = 500;
   // An evicted pod still listed this long after its eviction holds the node's mark no longer.
   static constexpr double kInFlightLimitSeconds = 600;
+  // RebalanceReport::problem stays this long after it was last seen (or until an eviction goes
+  // through).
+  static constexpr double kProblemSeconds = 900;
   // A workload is told how to let its pods move (a `would_return` Event) at most this often.
   static constexpr double kAdviceEverySeconds = 3600;
   // The `rule` of an eviction that drains an underused node.
@@ -343,6 +299,7 @@ class Rebalancer {
   std::map<std::string, double> paused_;        // workload -> until when: its replacement came back
   std::map<std::string, double> advised_;  // workload -> when its would_return Event was posted
   std::string problem_;                    // RebalanceReport::problem
+  double problem_at_ = 0;                  // when it was last seen
 
   mutable Mutex mu_;
   RebalanceReport report_ GUARDED_BY(mu_);

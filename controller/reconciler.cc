@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/label_selector.h"
+#include "controller/eviction_records.h"
 
 namespace ds {
 namespace {
@@ -562,9 +563,11 @@ void Reconciler::UnmarkDepartedUnderused(const std::atomic<bool>* stop) {
   hooks.on_progress = [this] { MarkProgress(); };
   for (auto it = underused_departed_.begin(); it != underused_departed_.end();) {
     NodeWrite w;
-    w.node = *it;
+    w.node = it->first;
     // Conditional: a value written meanwhile (an operator's, our hot mark) is not ours.
     w.edit.label = {NodeEdit::Op::kRemove, options_.mark.key, underused_value_};
+    // The drain record goes with the mark (in the same JSON Patch, which fails if it is gone).
+    if (it->second) w.edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
     w.reason = "it left the managed set with the underused mark of rebalance.underused";
     const EditOutcome out = writer_.WriteEdit(w, hooks, stop);
     // Tried again next cycle only when nothing was decided (the gate closed, a brownout).
@@ -590,7 +593,7 @@ void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
     // The mirror mode's mark has no record: our key with its value is ours to take off.
     if (const std::string* v = FindLabel(n.labels, options_.mark.key);
         !back && !underused_value_.empty() && v != nullptr && *v == underused_value_)
-      underused_departed_.insert(n.name);
+      underused_departed_[n.name] = FindLabel(n.annotations, kLastDrainAnnotation) != nullptr;
     if (back || text == nullptr) {
       it = departed_.erase(it);  // managed again (the cycle decides), or no record of ours
       continue;

@@ -359,7 +359,7 @@ class Reconciler {
   std::map<std::string, NodeInfo> departed_ GUARDED_BY(departed_mu_);
   // Nodes that left the managed set with the mirror mode's mark, until it is taken off (cycle
   // thread only).
-  std::set<std::string> underused_departed_;
+  std::map<std::string, bool> underused_departed_;  // node -> it has a drain record too
 
   // Node index, rebuilt only when the set of nodes or their addresses change.
   uint64_t matcher_topology_ = ~uint64_t{0};

@@ -32,6 +32,14 @@ struct EvictionResult {
   };
   Kind kind = Kind::kError;
   Status status;  // the error, for everything but kEvicted
+
+  // A 403 from the authorizer (RBAC's wording: `User "u" cannot create resource "pods/eviction"`),
+  // not an admission webhook's ("denied the request"): about the caller's permissions, so every
+  // eviction will meet it, not about this pod.
+  bool AuthorizationDenied() const {
+    return status.http_status() == 403 &&
+           status.message().find("cannot create resource") != std::string::npos;
+  }
 };
 
 // Classifies an answer to POST .../eviction. Pure.

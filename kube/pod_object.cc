@@ -50,7 +50,8 @@ void Max(const Requests& from, Requests* to) {
 // The scheduler's effective request of a pod (resourcehelper.PodRequests), per resource: the
 // larger of the containers' sum (plus the native sidecars, init containers with restartPolicy
 // Always, which keep running) and each ordinary init container's request plus the sidecars
-// started before it; then the pod overhead on top.
+// started before it, or the pod-level request where the pod has one; then the pod overhead on
+// top.
 bool EffectiveRequests(const rapidjson::Value& spec, Requests* out) {
   Requests run, side, init, c;
   if (const auto* cs = JsonMember(spec, "containers"); cs != nullptr && cs->IsArray())
@@ -72,6 +73,12 @@ bool EffectiveRequests(const rapidjson::Value& spec, Requests* out) {
     }
   Add(side, &run);
   Max(init, &run);
+  // Pod-level resources (spec.resources, PodLevelResources): a resource the pod itself requests
+  // is that request, whatever its containers ask.
+  Requests pod_level;
+  if (const auto* res = JsonMember(spec, "resources"); res != nullptr)
+    if (!ParseRequests(JsonMember(*res, "requests"), &pod_level)) return false;
+  for (const auto& [name, v] : pod_level) run[name] = v;
   Requests overhead;
   if (!ParseRequests(JsonMember(spec, "overhead"), &overhead)) return false;
   Add(overhead, &run);
@@ -138,10 +145,13 @@ void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
 // volumes bound to a place, another scheduler.
 void ParseConstraints(const rapidjson::Value& spec, PodInfo* out) {
   if (const auto* aff = JsonMember(spec, "affinity")) ParseAffinity(*aff, out);
+  // NodePorts: the ports of the containers and of the native sidecars, which run alongside them
+  // (an ordinary init container has ended before they start).
   for (const char* list : {"containers", "initContainers"}) {
     const auto* cs = JsonMember(spec, list);
     if (cs == nullptr || !cs->IsArray()) continue;
     for (const auto& c : cs->GetArray()) {
+      if (list[0] == 'i' && JsonString(c, "restartPolicy") != "Always") continue;
       const auto* ports = JsonMember(c, "ports");
       if (ports == nullptr || !ports->IsArray()) continue;
       for (const auto& p : ports->GetArray()) {
@@ -168,6 +178,10 @@ void ParseConstraints(const rapidjson::Value& spec, PodInfo* out) {
       if (const auto* pvc = JsonMember(v, "persistentVolumeClaim"); pvc != nullptr)
         out->unjudged.push_back("persistentVolumeClaim " + JsonString(*pvc, "claimName"));
     }
+  // Dynamic resource allocation: whether a device can be allocated there is the claim's driver's.
+  if (const auto* claims = JsonMember(spec, "resourceClaims");
+      claims != nullptr && claims->IsArray() && !claims->Empty())
+    out->unjudged.push_back("resourceClaims");
   // Where another scheduler places the replacement is its business: the fit check models
   // kube-scheduler's default profile.
   if (std::string s = JsonString(spec, "schedulerName"); !s.empty() && s != "default-scheduler")

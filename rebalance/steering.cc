@@ -27,8 +27,14 @@ Steer SteeredAway(const PodInfo& pod, const std::string& key, const std::string&
         return TermExcludes(t, key, value);
       }))
     return Steer::kRequired;
+  // NodeAffinity scores a node by the summed weights of the preferred terms it matches. The terms
+  // that exclude our value never count for the marked node; any other term might (its labels are
+  // not all known here), so only a larger weight against the mark than all of them together
+  // keeps the replacement off it.
+  int32_t against = 0, others = 0;
   for (const PreferredSchedulingTerm& p : pod.preferred_affinity)
-    if (p.weight > 0 && TermExcludes(p.preference, key, value)) return Steer::kPreferred;
+    (TermExcludes(p.preference, key, value) ? against : others) += std::max(0, p.weight);
+  if (against > others) return Steer::kPreferred;
   if (taint != nullptr && !Tolerates(pod, *taint)) return Steer::kTaint;
   return Steer::kNone;
 }

@@ -4,8 +4,9 @@
 // kubernetes-sigs/descheduler #424, #994, #1695). The pod stands in for its template, which its
 // replacement is made from. The scheduler keeps a replacement off our mark when
 //   - its node affinity excludes the mark's value: every required term (ORed) fails on a node
-//     with our key at that value, or a preferred term with a weight does (the NodeAffinity score
-//     then ranks every unmarked node above the marked ones), or
+//     with our key at that value, or the preferred terms that do outweigh all its other preferred
+//     terms together (the NodeAffinity score then ranks the marked node below any node that
+//     matches the same others), or
 //   - the node carries our taint (mark: both) and the pod does not tolerate it (the
 //     TaintToleration score ranks untainted nodes first).
 // A required term that fails on the node for another reason (a label changed after scheduling)

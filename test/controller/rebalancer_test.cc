@@ -776,7 +776,10 @@ TEST_F(RebalancerTest, ARefusedEvictionIsNotCharged) {
   Cycle(95);
   api_.ScriptEvictions({EvictionResult{
       EvictionResult::Kind::kError,
-      Status(StatusCode::kPermissionDenied, "pods/eviction is forbidden").set_http_status(403)}});
+      Status(StatusCode::kPermissionDenied,
+             "pods \"big\" is forbidden: User \"system:serviceaccount:ds:ds\" cannot create "
+             "resource \"pods/eviction\" in API group \"\" in the namespace \"shop\"")
+          .set_http_status(403)}});
   Cycle(95);
   EXPECT_EQ(Evictions("forbidden"), 1u);
   auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
@@ -790,6 +793,22 @@ TEST_F(RebalancerTest, ARefusedEvictionIsNotCharged) {
   EXPECT_TRUE(warned);
   Cycle(40);
   EXPECT_FALSE(Labelled("node-1")) << "nothing is terminating: the cooled node's mark is not held";
+}
+
+// An admission webhook's 403 is about that pod, not the rebalancer's permissions: a refusal like
+// any other 4xx, with no note on /status.
+TEST_F(RebalancerTest, AWebhooksDenialIsNotBlamedOnRbac) {
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{
+      EvictionResult::Kind::kError,
+      Status(StatusCode::kPermissionDenied,
+             "admission webhook \"policy.example.com\" denied the request: protected")
+          .set_http_status(403)}});
+  Cycle(95);
+  EXPECT_EQ(Evictions("forbidden"), 1u);
+  EXPECT_TRUE(rebalancer_->Report().problem.empty());
+  for (const EventInfo& e : RebalanceEvents()) EXPECT_NE(e.reason, "RebalanceEvictionForbidden");
 }
 
 TEST_F(RebalancerTest, LosingTheLeadershipMidCycleStopsTheEvictions) {
@@ -1060,6 +1079,26 @@ TEST_F(UnderusedTest, MarkedAfterForThenDrainedThenUnmarkedWhenBusyAgain) {
   EXPECT_EQ(FindLabel(api_.nodes()["node-3"].annotations, kLastDrainAnnotation), nullptr);
   EXPECT_EQ(patches[4].node, "node-2") << "the place it held goes to the next idle node";
   EXPECT_EQ(Value("node-2"), "underused");
+}
+
+// Pods that would come back stay on the node, so it is not drained: were it called drained, its
+// maxNodes place would go to the next idle node, and in time every idle node would carry the mark.
+TEST_F(UnderusedTest, PodsThatWouldComeBackKeepTheNodeDraining) {
+  for (const char* name : {"shop/w1", "shop/w2"}) {
+    PodInfo p = api_.pods().at(name);
+    p.preferred_affinity = {Avoiding({"presure"})};  // not the underused value
+    api_.AddPod(p);
+  }
+  Build();
+  for (int i = 0; i < 10; ++i) Loads(40, 15, 5);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_GE(Skips("would_return"), 2u);
+  EXPECT_EQ(Value("node-3"), "underused");
+  EXPECT_EQ(Value("node-2"), "") << "node-3 still holds the one place (maxNodes 1)";
+  auto report = rebalancer_->Report();
+  ASSERT_FALSE(report.underused.empty());
+  EXPECT_EQ(report.underused[0].name, "node-3");
+  EXPECT_EQ(report.underused[0].state, "draining");
 }
 
 // Defect 8: a drain is recorded before it is sent, so a new leader waits out the node's

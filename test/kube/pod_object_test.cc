@@ -81,7 +81,8 @@ TEST(PodObject, DecodesSchedulingConstraints) {
           {"weight":100,"preference":{"matchExpressions":[
             {"key":"status","operator":"NotIn","values":["presure"]}]}}]},
       "podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[]}},
-    "initContainers":[{"name":"i","resources":{"requests":{"nvidia.com/gpu":"1"}}}],
+    "initContainers":[{"name":"i","resources":{"requests":{"nvidia.com/gpu":"1"}},
+      "ports":[{"containerPort":1,"hostPort":7000}]}],
     "containers":[
       {"name":"c","ports":[{"containerPort":80,"hostPort":8080},{"containerPort":53,"hostPort":53,
         "protocol":"UDP","hostIP":"10.0.0.1"},{"containerPort":9090}],
@@ -94,12 +95,22 @@ TEST(PodObject, DecodesSchedulingConstraints) {
   ASSERT_EQ(p->preferred_affinity.size(), 1u);
   EXPECT_EQ(p->preferred_affinity[0].weight, 100);
   EXPECT_EQ(p->preferred_affinity[0].preference.match_expressions[0].key, "status");
-  EXPECT_EQ(p->host_ports, (std::vector<HostPort>{{8080, "TCP", ""}, {53, "UDP", "10.0.0.1"}}));
+  EXPECT_EQ(p->host_ports, (std::vector<HostPort>{{8080, "TCP", ""}, {53, "UDP", "10.0.0.1"}}))
+      << "not the ordinary init container's 7000: it has ended when the others run";
   EXPECT_DOUBLE_EQ(p->cpu_request, 1);
   EXPECT_EQ(p->other_requests, (std::vector<std::pair<std::string, double>>{
                                    {"ephemeral-storage", 1073741824}, {"nvidia.com/gpu", 2}}))
       << "the init container's 1 GPU is less than the app's 2";
   EXPECT_TRUE(p->unjudged.empty()) << "preferred anti-affinity only scores";
+}
+
+TEST(PodObject, APodLevelRequestIsThePodsRequest) {
+  auto p = DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{
+    "resources":{"requests":{"cpu":"2"}},
+    "containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Gi"}}}]}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_DOUBLE_EQ(p->cpu_request, 2);
+  EXPECT_DOUBLE_EQ(p->memory_request, 1073741824) << "no pod-level memory: the containers'";
 }
 
 TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
@@ -113,13 +124,15 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
       {"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}],
     "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data-a"}},
       {"name":"e","ephemeral":{"volumeClaimTemplate":{}}}],
+    "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],
     "containers":[{"name":"c"}]}})");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->unjudged,
             (std::vector<std::string>{"nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
                                       "DoesNotExist, Gt or Lt)",
                                       "podAntiAffinity", "topologySpreadConstraints",
-                                      "persistentVolumeClaim data-a", "schedulerName volcano"}));
+                                      "persistentVolumeClaim data-a", "resourceClaims",
+                                      "schedulerName volcano"}));
 }
 
 TEST(PodObject, TerminatingMirrorAndBare) {
@@ -191,6 +204,22 @@ TEST(Eviction, AnswersAreClassified) {
             K::kMultipleBudgets);
   EXPECT_EQ(EvictionResultFromResponse(404, "{}", "", "e").kind, K::kGone);
   EXPECT_EQ(EvictionResultFromResponse(403, "{}", "", "e").kind, K::kError);
+}
+
+TEST(Eviction, OnlyTheAuthorizersDenialIsAboutPermissions) {
+  auto rbac = EvictionResultFromResponse(
+      403,
+      R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":)"
+      R"("pods \"a\" is forbidden: User \"u\" cannot create resource \"pods/eviction\" in API )"
+      R"(group \"\" in the namespace \"b\""})",
+      "", "evict b/a");
+  EXPECT_TRUE(rbac.AuthorizationDenied()) << rbac.status.ToString();
+  auto webhook = EvictionResultFromResponse(
+      403,
+      R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":)"
+      R"("admission webhook \"deny.example.com\" denied the request: no"})",
+      "", "evict b/a");
+  EXPECT_FALSE(webhook.AuthorizationDenied());
 }
 
 }  // namespace

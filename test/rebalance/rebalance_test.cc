@@ -181,7 +181,11 @@ TEST(Steering, AReplacementAvoidsTheMarkOnlyWhenATermOrTheTaintSaysSo) {
   EXPECT_EQ(SteeredAway(preferred, "status", "presure", nullptr), Steer::kPreferred);
   EXPECT_EQ(SteeredAway(preferred, "status", "underused", nullptr), Steer::kNone)
       << "a drain's value is not excluded by the term";
+  preferred.preferred_affinity.push_back({100, {{{"zone", "In", {"z1"}}}, {}}});
+  EXPECT_EQ(SteeredAway(preferred, "status", "presure", nullptr), Steer::kNone)
+      << "100 for its zone against 100 for the mark: a hot node in z1 may still score first";
   preferred.preferred_affinity[0].weight = 0;
+  preferred.preferred_affinity.pop_back();
   EXPECT_EQ(SteeredAway(preferred, "status", "presure", nullptr), Steer::kNone)
       << "weight 0 scores nothing";
 

@@ -533,14 +533,22 @@ int Server::Dispatch(mg_connection* conn) {
       return 1;  // close without an answer
     }
     if (fault.status != 0) {
-      ApiError e{fault.status,
-                 fault.status == 429   ? "TooManyRequests"
-                 : fault.status == 403 ? "Forbidden"
-                 : fault.status == 410 ? "Expired"
-                 : fault.status == 409 ? "Conflict"
-                 : fault.status >= 500 ? "ServiceUnavailable"
-                                       : "BadRequest",
-                 "injected fault", ""};
+      ApiError e{
+          fault.status,
+          fault.status == 429   ? "TooManyRequests"
+          : fault.status == 403 ? "Forbidden"
+          : fault.status == 410 ? "Expired"
+          : fault.status == 409 ? "Conflict"
+          : fault.status >= 500 ? "ServiceUnavailable"
+                                : "BadRequest",
+          // A 403 worded as RBAC's (an admission webhook's would say "admission webhook
+          // ... denied the request"), so a client can tell the two apart as with a real
+          // API server.
+          fault.status == 403
+              ? ForbiddenMessage(user.name,
+                                 Attributes(method, path, ParseBool(QueryParam(query, "watch"))))
+              : "injected fault",
+          ""};
       std::string extra;
       if (fault.retry_after > 0)
         extra =
