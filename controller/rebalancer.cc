@@ -99,6 +99,13 @@ void Rebalancer::Remember(EvictionRecord r) {
   while (report_.recent.size() > kRecentEvictions) report_.recent.pop_front();
 }
 
+void Rebalancer::Requested::Add(const PodInfo& pod) {
+  cpu += pod.cpu_request;
+  memory += pod.memory_request;
+  AddOtherRequests(pod, &other);
+  host_ports.insert(host_ports.end(), pod.host_ports.begin(), pod.host_ports.end());
+}
+
 std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::string>& relieve,
                                                          const std::vector<std::string>& places,
                                                          double now) {
@@ -138,13 +145,8 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
       continue;
     }
     Requested req;
-    for (const PodInfo& p : page->items) {
-      if (p.node != node || !Holds(p)) continue;
-      req.cpu += p.cpu_request;
-      req.memory += p.memory_request;
-      AddOtherRequests(p, &req.other);
-      req.host_ports.insert(req.host_ports.end(), p.host_ports.begin(), p.host_ports.end());
-    }
+    for (const PodInfo& p : page->items)
+      if (p.node == node && Holds(p)) req.Add(p);
     // A destination: read whole, for its labels. Unread, a pod's nodeSelector could not be judged
     // on it, and a guess would be wrong one way or the other: nothing is evicted this cycle.
     auto whole = kube_->GetNode(node);
@@ -493,10 +495,8 @@ void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const 
                                 double now, const ReliefWrites& io) {
   // Once per workload (a bare pod: per pod) and hour: the advice is for its owner, not a stream.
   // Keyed by the value too: a workload on a hot and on an underused node is told about each.
+  // (Entries older than an hour go once a cycle, in Relieve.)
   const std::string who = (pod.Workload().empty() ? pod.Key() : pod.Workload()) + "=" + value;
-  for (auto it = advised_.begin(); it != advised_.end();)
-    it = now - it->second >= kAdviceEverySeconds || now < it->second ? advised_.erase(it)
-                                                                     : std::next(it);
   if (!advised_.emplace(who, now).second) return;
   LOG(WARNING) << "rebalance: " << pod.Key() << " on node " << node.name << " (" << mark_.key << "="
                << value
@@ -546,13 +546,7 @@ void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now)
 }
 
 void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
-  if (auto r = requested_.find(to); r != requested_.end()) {
-    r->second.cpu += pod.cpu_request;
-    r->second.memory += pod.memory_request;
-    AddOtherRequests(pod, &r->second.other);
-    r->second.host_ports.insert(r->second.host_ports.end(), pod.host_ports.begin(),
-                                pod.host_ports.end());
-  }
+  if (auto r = requested_.find(to); r != requested_.end()) r->second.Add(pod);
 }
 
 WriteEnd Rebalancer::WriteRecord(const std::string& node, bool drain, double at_wall,
@@ -1035,6 +1029,9 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
   for (const std::string& name : tried)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
+  for (auto it = advised_.begin(); it != advised_.end();)
+    it = now - it->second >= kAdviceEverySeconds || now < it->second ? advised_.erase(it)
+                                                                     : std::next(it);
   // A pause set "in the future" (the wall clock stepped back since) is not made longer by the step.
   for (auto it = paused_.begin(); it != paused_.end();)
     it = now >= it->second || it->second - now > cfg_.bounce_back_pause_seconds ? paused_.erase(it)

@@ -149,6 +149,8 @@ class Rebalancer {
     // and a pod's nodeSelector or affinity may name any) and its allocatable beyond cpu and memory.
     Labels labels;
     std::vector<std::pair<std::string, double>> allocatable_other;
+    // A pod bound there (listed, or a replacement sent its way): its requests and ports.
+    void Add(const PodInfo& pod);
   };
   struct Cluster;  // what a cycle's pod LISTs gave
   struct Hot {     // a hot node to relieve this cycle

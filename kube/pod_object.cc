@@ -128,8 +128,14 @@ void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
         PreferredSchedulingTerm pt;
         if (const auto* w = JsonMember(p, "weight"); w != nullptr && w->IsInt())
           pt.weight = w->GetInt();
+        // Unread, a preference could favour the very node the pod leaves: steering would guess.
         const auto* t = JsonMember(p, "preference");
-        if (t == nullptr || !ParseTerm(*t, &pt.preference).empty()) continue;  // scores only
+        if (std::string why =
+                t == nullptr ? "a preferred term has no preference" : ParseTerm(*t, &pt.preference);
+            !why.empty()) {
+          out->unjudged.push_back("nodeAffinity preference (" + why + ")");
+          continue;
+        }
         out->preferred_affinity.push_back(std::move(pt));
       }
   }

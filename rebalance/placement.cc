@@ -89,6 +89,8 @@ bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
 }  // namespace
 
 std::string Placement::Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit) {
+  // The rebalancer leaves such pods out before (and names the reason); this keeps Reserve right
+  // for any caller.
   if (!pod.unjudged.empty()) return "";
   PlacementNode* best = nullptr;
   double best_room = -1;

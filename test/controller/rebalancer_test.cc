@@ -108,6 +108,18 @@ class RebalancerTest : public CycleFixture {
       if (e.reason != "Marked" && e.reason != "Unmarked") out.push_back(e);
     return out;
   }
+  // `big` is gone, and its replacement (same labels and owner, created within the second of the
+  // eviction: creationTimestamp has whole seconds) is bound back onto node-1, which it left.
+  void BigComesBack() {
+    api_.RemovePod("shop/big");
+    PodInfo back = api_.pods().at("shop/small");
+    back.name = "big-x2k4p";
+    back.uid = "uid-big-x2k4p";
+    back.owner_name = "big-rs";
+    back.labels = {{"app", "big"}, {"pod-template-hash", "5d8f"}};
+    back.created_wall = std::floor(clock_.WallSeconds());
+    api_.AddPod(back);
+  }
   // Two cycles (the first marks node-1): `pod` is never evicted, as no other node can take it.
   void ExpectStaysForNoFit(const std::string& pod) {
     Build();
@@ -399,16 +411,7 @@ TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
   clock_.AdvanceSeconds(0.5);  // the eviction happens at x.5 s
   Cycle(95);
   ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
-  api_.RemovePod("shop/big");
-  // The replacement: same labels and owner, created within the second of the eviction
-  // (creationTimestamp has whole seconds), bound back onto the node it left.
-  PodInfo back = api_.pods().at("shop/small");
-  back.name = "big-x2k4p";
-  back.uid = "uid-big-x2k4p";
-  back.owner_name = "big-rs";
-  back.labels = {{"app", "big"}, {"pod-template-hash", "5d8f"}};
-  back.created_wall = std::floor(clock_.WallSeconds());
-  api_.AddPod(back);
+  BigComesBack();
   Cycle(40);
   auto f = rebalancer_->Report().figures;
   EXPECT_EQ(f.replacements, 1u);
@@ -426,14 +429,7 @@ TEST_F(RebalancerTest, ABounceBackPausesItsWorkload) {
   Cycle(95);
   Cycle(95);
   ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
-  api_.RemovePod("shop/big");
-  PodInfo back = api_.pods().at("shop/small");
-  back.name = "big-x2k4p";
-  back.uid = "uid-big-x2k4p";
-  back.owner_name = "big-rs";
-  back.labels = {{"app", "big"}, {"pod-template-hash", "5d8f"}};
-  back.created_wall = std::floor(clock_.WallSeconds());
-  api_.AddPod(back);
+  BigComesBack();
   usage_.push_back(Sample{{{"namespace", "shop"}, {"pod", "big-x2k4p"}}, 2.0, 0});
   prom_.SetSamples(kPodCpu, usage_);
   Cycle(95);

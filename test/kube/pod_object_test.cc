@@ -119,7 +119,8 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
     "affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
       {"labelSelector":{"matchLabels":{"app":"a"}},"topologyKey":"kubernetes.io/hostname"}]},
       "nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
-        {"matchExpressions":[{"key":"zone","operator":"Near","values":["a"]}]}]}}},
+        {"matchExpressions":[{"key":"zone","operator":"Near","values":["a"]}]}]},
+        "preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1}]}},
     "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},
       {"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}],
     "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data-a"}},
@@ -128,11 +129,12 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
     "containers":[{"name":"c"}]}})");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->unjudged,
-            (std::vector<std::string>{"nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
-                                      "DoesNotExist, Gt or Lt)",
-                                      "podAntiAffinity", "topologySpreadConstraints",
-                                      "persistentVolumeClaim data-a", "resourceClaims",
-                                      "schedulerName volcano"}));
+            (std::vector<std::string>{
+                "nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
+                "DoesNotExist, Gt or Lt)",
+                "nodeAffinity preference (a preferred term has no preference)", "podAntiAffinity",
+                "topologySpreadConstraints", "persistentVolumeClaim data-a", "resourceClaims",
+                "schedulerName volcano"}));
 }
 
 TEST(PodObject, TerminatingMirrorAndBare) {
