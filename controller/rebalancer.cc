@@ -19,6 +19,8 @@ namespace ds {
 struct Rebalancer::Cluster {
   std::unordered_map<std::string, Requested> places;  // destination -> what the fit check reads
   std::map<std::string, std::vector<PodInfo>> on;     // node to relieve -> its pods
+  std::set<std::string> groups;                       // group terms listed (PodGroupTerm::Id)
+  std::map<std::string, Labels> node_labels;          // nodes read for their members' domains
 };
 
 namespace {
@@ -104,6 +106,7 @@ void Rebalancer::Requested::Add(const PodInfo& pod) {
   memory += pod.memory_request;
   AddOtherRequests(pod, &other);
   host_ports.insert(host_ports.end(), pod.host_ports.begin(), pod.host_ports.end());
+  pods.push_back(ResidentOf(pod));
 }
 
 std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::string>& relieve,
@@ -167,6 +170,60 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
     requested_[node] = std::move(req);
   }
   return c;
+}
+
+void Rebalancer::LookUpGroups(const PodInfo& pod, Cluster* c, Placement* placement) {
+  // A member's node's labels: a destination's were read whole; any other is read once a cycle,
+  // up to kGroupNodeReads. Null when it cannot be read (the term is then not judged).
+  auto labels_of = [&](const std::string& node) -> const Labels* {
+    if (auto known = c->node_labels.find(node); known != c->node_labels.end())
+      return &known->second;
+    if (auto d = c->places.find(node); d != c->places.end()) return &d->second.labels;
+    if (c->node_labels.size() >= kGroupNodeReads) return nullptr;
+    auto read = kube_->GetNode(node);
+    if (!read.ok()) return nullptr;
+    return &c->node_labels.emplace(node, std::move(read->labels)).first->second;
+  };
+  GroupLookup found;
+  for (const auto* terms : {&pod.pod_affinity, &pod.pod_anti_affinity, &pod.spread})
+    for (const PodGroupTerm& t : *terms) {
+      if (HostnameKey(t.topology_key) || t.none || !c->groups.insert(t.Id()).second) continue;
+      std::vector<GroupMember> members;
+      bool listed = true;
+      // Every namespace: one LIST ("" is all of them); else one per namespace.
+      const std::vector<std::string> spaces =
+          t.namespaces.empty() ? std::vector<std::string>{""} : t.namespaces;
+      for (size_t i = 0; listed && i < spaces.size(); ++i) {
+        std::string cont;
+        do {
+          auto page = kube_->ListPods("", kPodPage, cont, spaces[i], t.selector.text());
+          {
+            MutexLock l(&mu_);
+            ++report_.pod_lists;
+            if (!page.ok()) ++counters_.list_errors;
+          }
+          listed = page.ok();
+          for (size_t k = 0; listed && k < page->items.size(); ++k) {
+            const PodInfo& m = page->items[k];
+            if (!Holds(m) || !t.Counts(m.ns, m.labels)) continue;
+            const Labels* labels = labels_of(m.node);
+            const std::string* domain =
+                labels != nullptr ? FindLabel(*labels, t.topology_key) : nullptr;
+            listed = labels != nullptr;
+            members.push_back(GroupMember{m.uid, domain != nullptr ? *domain : "", m.terminating});
+          }
+          if (listed) cont = page->continue_token;
+        } while (listed && !cont.empty());
+      }
+      if (listed) {
+        found.emplace(t.Id(), std::move(members));
+      } else if (throttle_.ShouldLog("group/" + t.Id(), clock_->Now())) {
+        LOG(WARNING) << "rebalance: the pods counted by a " << t.topology_key << " term of "
+                     << pod.Key() << " (" << t.selector.text()
+                     << ") could not all be listed with their nodes; it is not evicted this cycle";
+      }
+    }
+  placement->AddGroups(std::move(found));
 }
 
 std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
@@ -423,6 +480,7 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
     p.allocatable_other = r.allocatable_other;
     p.requested_other = r.other;
     p.host_ports = r.host_ports;
+    p.pods = r.pods;
     p.unschedulable = in->node->unschedulable;
     p.taints = in->node->taints;
     p.allocatable_cpu = in->node->allocatable_cpu;
@@ -449,6 +507,7 @@ Rebalancer::Avoid Rebalancer::HotMarkOn(const NodeInfo& node) const {
 std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods,
                                                   const NodeInfo& node, const Avoid& avoid,
                                                   double now, const ReliefWrites& io,
+                                                  Cluster* cluster, Placement* placement,
                                                   Skipped* skipped) {
   Skipped local;
   Skipped& sk = skipped != nullptr ? *skipped : local;
@@ -472,8 +531,15 @@ std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& po
       ++sk.limited;  // for now: the pause ends
       continue;
     }
+    LookUpGroups(p, cluster, placement);
     if (cfg_.require_steering &&
         SteeredAway(p, mark_.key, avoid.value, avoid.taint) == Steer::kNone) {
+      // Pinned to the node (or with no room elsewhere): no term added would let it move.
+      if (!placement->FitsSomewhere(p, node.name)) {
+        Count(&RebalanceCounters::skips, "no_fit");
+        ++sk.no_fit;
+        continue;
+      }
       Count(&RebalanceCounters::skips, "would_return");
       ++sk.would_return;
       AdviseSteering(p, node, avoid.value, now, io);
@@ -724,7 +790,8 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   std::map<std::string, Skipped> skipped;
   for (auto& [name, entry] : relieve) {
     const NodeInfo& node = *entry.in->node;
-    evictable[name] = Evictable(cluster->on[name], node, HotMarkOn(node), now, io, &skipped[name]);
+    evictable[name] = Evictable(cluster->on[name], node, HotMarkOn(node), now, io, &*cluster,
+                                &placement, &skipped[name]);
     for (const PodInfo* p : evictable[name])
       wanted[entry.relief.resource == Rule::Resource::kCpu ? 0 : 1].insert(p->Key());
   }
@@ -752,7 +819,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement,
                                   UsageCeiling{relief.resource, relief.per_unit, relief.load.goal});
     rep->picks = choice.picks.size();
-    rep->no_fit = choice.no_fit;
+    rep->no_fit = choice.no_fit + skipped[name].no_fit;
     rep->load_after = choice.load_after;
     if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
     for (const PodChoice::Pick& pick : choice.picks) {
@@ -945,12 +1012,14 @@ void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
     Skipped skipped;
     // The underused mark has no taint; in a dry run it is not on the node, but would be.
     const std::vector<const PodInfo*> movable =
-        Evictable(cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &skipped);
+        Evictable(cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &*cluster,
+                  &placement, &skipped);
     // Drained: nothing it may ever move is left. Pods a limit holds back for now still count, and
-    // so do pods that would come back or whose fit is not judged: they are still on the node,
-    // which is not empty, and a drained node would free its maxNodes place for the next one.
+    // so do pods that would come back, fit nowhere, or whose fit is not judged: they are still on
+    // the node, which is not empty, and a drained node would free its maxNodes place for the next
+    // one.
     if (movable.empty() && skipped.limited == 0 && skipped.would_return == 0 &&
-        skipped.constraint == 0)
+        skipped.constraint == 0 && skipped.no_fit == 0)
       drained_.insert(n);
     else
       drained_.erase(n);

@@ -95,6 +95,8 @@ class Rebalancer {
   static constexpr double kRequestsMaxAgeSeconds = 30;
   // Pods per page of a namespace's LIST (replacements are looked for there).
   static constexpr size_t kPodPage = 500;
+  // Nodes read in a cycle for the topology domain of group terms' members (LookUpGroups).
+  static constexpr size_t kGroupNodeReads = 32;
   // An evicted pod still listed this long after its eviction holds the node's mark no longer.
   static constexpr double kInFlightLimitSeconds = 600;
   // RebalanceReport::problem stays this long after it was last seen (or until an eviction goes
@@ -144,6 +146,7 @@ class Rebalancer {
     double cpu = 0, memory = 0;                         // requested by its pods
     std::vector<std::pair<std::string, double>> other;  // every other resource; "pods": count
     std::vector<HostPort> host_ports;                   // bound by its pods
+    std::vector<ResidentPod> pods;                      // bound to it, for the inter-pod filters
     double listed_wall = 0;
     // Read with the node: all its labels (the node cache keeps only those the controller reads,
     // and a pod's nodeSelector or affinity may name any) and its allocatable beyond cpu and memory.
@@ -152,7 +155,7 @@ class Rebalancer {
     // A pod bound there (listed, or a replacement sent its way): its requests and ports.
     void Add(const PodInfo& pod);
   };
-  struct Cluster;  // what a cycle's pod LISTs gave
+  struct Cluster;  // what a cycle's pod LISTs gave (and its group terms' lists)
   struct Hot {     // a hot node to relieve this cycle
     const ReliefInput* in = nullptr;
     Relief relief;
@@ -208,15 +211,22 @@ class Rebalancer {
   // Why pods of a node were left out, besides evictable.h: `limited` only for now (a limit, a
   // bounce-back pause), the others for as long as the pod stays as it is.
   struct Skipped {
-    size_t limited = 0, would_return = 0, constraint = 0;
+    size_t limited = 0, would_return = 0, constraint = 0, no_fit = 0;
   };
   // The pods of `pods`, on `node`, that may be evicted now: evictable.h; no constraint the fit
   // check does not judge (PodInfo::unjudged); their workload not paused after a bounce-back;
-  // their replacement steered off the node (steering.h), with rebalance.requireSteering; and no
-  // limit forbids them.
+  // their replacement steered off the node (steering.h), with rebalance.requireSteering (a pod
+  // that fits on no other node is no_fit then, not would_return: no term would let it move); and
+  // no limit forbids them. Looks up their group terms (LookUpGroups) into `placement`.
   std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, const NodeInfo& node,
                                         const Avoid& avoid, double now, const ReliefWrites& io,
-                                        Skipped* skipped);
+                                        Cluster* cluster, Placement* placement, Skipped* skipped);
+  // The members of `pod`'s group terms whose key is not the hostname (placement.h), each term
+  // listed once a cycle, into `placement`: the API server filters the pods by the term's selector,
+  // in each of its namespaces (every one: one LIST), and each member's node gives the value of
+  // the key (a destination read whole, else a GET, at most kGroupNodeReads a cycle). A term that
+  // could not be listed stays out, and its pod fits nowhere.
+  void LookUpGroups(const PodInfo& pod, Cluster* cluster, Placement* placement);
   // The log line and Warning Event that say what to add to a `would_return` pod's template.
   void AdviseSteering(const PodInfo& pod, const NodeInfo& node, const std::string& value,
                       double now, const ReliefWrites& io);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "common/json_util.h"
 #include "common/quantity.h"
@@ -108,8 +109,87 @@ std::string ParseTerm(const rapidjson::Value& t, NodeSelectorTerm* out) {
   return "";
 }
 
-// spec.affinity into *out: node affinity's terms, and as unjudged the required inter-pod
-// (anti-)affinity, which depends on pods elsewhere in a topology the fit check does not list.
+// A metav1.LabelSelector in the string form LabelSelector parses ("a=b,c in (d),!e"), into
+// *text; "" or why it cannot be read.
+std::string SelectorText(const rapidjson::Value& sel, std::string* text) {
+  if (!sel.IsObject()) return "labelSelector is not an object";
+  auto add = [&](const std::string& part) { *text += (text->empty() ? "" : ",") + part; };
+  if (const auto* ml = JsonMember(sel, "matchLabels"); ml != nullptr && ml->IsObject())
+    for (auto it = ml->MemberBegin(); it != ml->MemberEnd(); ++it) {
+      if (!it->value.IsString()) return "a matchLabels value is not a string";
+      add(std::string(it->name.GetString(), it->name.GetStringLength()) + "=" +
+          it->value.GetString());
+    }
+  if (const auto* me = JsonMember(sel, "matchExpressions"); me != nullptr && me->IsArray())
+    for (const auto& r : me->GetArray()) {
+      const std::string key = JsonString(r, "key"), op = JsonString(r, "operator");
+      std::string values;
+      if (const auto* vs = JsonMember(r, "values"); vs != nullptr && vs->IsArray())
+        for (const auto& v : vs->GetArray()) {
+          if (!v.IsString()) return "a value of " + key + " is not a string";
+          values += (values.empty() ? "" : ",") + std::string(v.GetString());
+        }
+      if ((op == "In" || op == "NotIn") && !values.empty()) {
+        add(key + (op == "In" ? " in (" : " notin (") + values + ")");
+      } else if (op == "Exists" || op == "DoesNotExist") {
+        add((op == "Exists" ? "" : "!") + key);
+      } else {
+        return "matchExpressions operator \"" + op + "\" on " + key;
+      }
+    }
+  return "";
+}
+
+// One required inter-pod (anti-)affinity term (spread: false) or DoNotSchedule spread
+// constraint (spread: true) of `pod`, whose labels are read; "" or why it cannot be judged.
+std::string ParseGroupTerm(const rapidjson::Value& t, const PodInfo& pod, bool spread,
+                           PodGroupTerm* out) {
+  if (!t.IsObject()) return "a term is not an object";
+  out->topology_key = JsonString(t, "topologyKey");
+  if (out->topology_key.empty()) return "no topologyKey";
+  std::string text;
+  const auto* sel = JsonMember(t, "labelSelector");
+  out->none = sel == nullptr || sel->IsNull();  // the API's "null: matches no pod"
+  if (!out->none)
+    if (std::string why = SelectorText(*sel, &text); !why.empty()) return why;
+  // matchLabelKeys: the group is narrowed to pods with the incoming pod's value of each key (a
+  // replacement has its pod's labels); mismatchLabelKeys: to pods without it.
+  for (const char* keys : {"matchLabelKeys", "mismatchLabelKeys"}) {
+    const auto* list = JsonMember(t, keys);
+    if (out->none || list == nullptr || !list->IsArray()) continue;
+    for (const auto& k : list->GetArray())
+      if (const std::string* v = k.IsString() ? FindLabel(pod.labels, k.GetString()) : nullptr)
+        text += (text.empty() ? "" : ",") + std::string(k.GetString()) +
+                (std::string_view(keys) == "matchLabelKeys" ? "=" : "!=") + *v;
+  }
+  auto parsed = LabelSelector::Parse(text);
+  if (!parsed.ok()) return parsed.status().message();
+  out->selector = std::move(*parsed);
+  if (spread) {
+    const auto* skew = JsonMember(t, "maxSkew");
+    if (skew == nullptr || !skew->IsInt() || skew->GetInt() < 1) return "maxSkew is not above 0";
+    out->max_skew = skew->GetInt();
+    out->namespaces = {pod.ns};  // a spread counts the pod's own namespace
+    return "";
+  }
+  if (const auto* nss = JsonMember(t, "namespaces"); nss != nullptr && nss->IsArray())
+    for (const auto& n : nss->GetArray())
+      if (n.IsString()) out->namespaces.emplace_back(n.GetString(), n.GetStringLength());
+  const auto* ns_sel = JsonMember(t, "namespaceSelector");
+  if (ns_sel == nullptr || ns_sel->IsNull()) {
+    if (out->namespaces.empty()) out->namespaces = {pod.ns};
+    return "";
+  }
+  // {} is every namespace; one that selects by the namespaces' labels needs them read.
+  std::string ns_text;
+  if (std::string why = SelectorText(*ns_sel, &ns_text); !why.empty()) return why;
+  if (!ns_text.empty()) return "namespaceSelector";
+  out->namespaces.clear();
+  return "";
+}
+
+// spec.affinity into *out: node affinity's terms, and the required inter-pod affinity and
+// anti-affinity terms.
 void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
   if (!aff.IsObject()) return;
   if (const auto* na = JsonMember(aff, "nodeAffinity"); na != nullptr && na->IsObject()) {
@@ -143,7 +223,16 @@ void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
     const auto* pa = JsonMember(aff, kind);
     const auto* req =
         pa != nullptr ? JsonMember(*pa, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
-    if (req != nullptr && req->IsArray() && !req->Empty()) out->unjudged.push_back(kind);
+    if (req == nullptr || !req->IsArray()) continue;
+    for (const auto& t : req->GetArray()) {
+      PodGroupTerm term;
+      if (std::string why = ParseGroupTerm(t, *out, false, &term); !why.empty()) {
+        out->unjudged.push_back(std::string(kind) + " (" + why + ")");
+        continue;
+      }
+      (std::string_view(kind) == "podAffinity" ? out->pod_affinity : out->pod_anti_affinity)
+          .push_back(std::move(term));
+    }
   }
 }
 
@@ -170,11 +259,15 @@ void ParseConstraints(const rapidjson::Value& spec, PodInfo* out) {
   }
   if (const auto* tsc = JsonMember(spec, "topologySpreadConstraints");
       tsc != nullptr && tsc->IsArray())
-    for (const auto& c : tsc->GetArray())
-      if (JsonString(c, "whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule") {
-        out->unjudged.push_back("topologySpreadConstraints");
-        break;
+    for (const auto& c : tsc->GetArray()) {
+      if (JsonString(c, "whenUnsatisfiable", "DoNotSchedule") != "DoNotSchedule") continue;
+      PodGroupTerm term;
+      if (std::string why = ParseGroupTerm(c, *out, true, &term); !why.empty()) {
+        out->unjudged.push_back("topologySpreadConstraints (" + why + ")");
+        continue;
       }
+      out->spread.push_back(std::move(term));
+    }
   if (const auto* vols = JsonMember(spec, "volumes"); vols != nullptr && vols->IsArray())
     for (const auto& v : vols->GetArray()) {
       if (JsonMember(v, "emptyDir") != nullptr || JsonMember(v, "hostPath") != nullptr)

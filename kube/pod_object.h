@@ -2,10 +2,12 @@
 // (a Pod, a PodList page). Pure functions of bytes; only what the decisions need is kept.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/label_selector.h"
 #include "common/labels.h"
 #include "common/node_selector.h"
 #include "common/status.h"
@@ -27,6 +29,35 @@ struct HostPort {
   std::string protocol = "TCP";
   std::string ip;  // "" or 0.0.0.0: every address
   bool operator==(const HostPort&) const = default;
+};
+
+// A group of pods counted in a topology: a required inter-pod affinity or anti-affinity term, or
+// a topology spread constraint that is DoNotSchedule. The pods are those `selector` matches in
+// `namespaces`, counted per value of the node label `topology_key` (a domain: one node for
+// kubernetes.io/hostname, a zone for topology.kubernetes.io/zone).
+struct PodGroupTerm {
+  LabelSelector selector;  // matchLabels and matchExpressions, and matchLabelKeys merged in
+  bool none = false;       // a null labelSelector: the term counts no pod
+  std::vector<std::string> namespaces;  // empty: every namespace
+  std::string topology_key;
+  int32_t max_skew = 0;  // a spread constraint's maxSkew
+
+  // Does the term count a pod of namespace `ns` with `labels`? (Inline: the pure decisions of
+  // rebalance/ read it without the client's library.)
+  bool Counts(const std::string& ns, const Labels& labels) const {
+    if (none) return false;
+    if (!namespaces.empty() &&
+        std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
+      return false;
+    return selector.Matches(labels);
+  }
+  // One string per distinct group (namespaces, selector, topology key), for maps.
+  std::string Id() const {
+    std::string id = none ? "none" : selector.text();
+    id += "|" + topology_key + "|";
+    for (const std::string& n : namespaces) id += n + ",";
+    return id;
+  }
 };
 
 struct PodInfo {
@@ -52,11 +83,14 @@ struct PodInfo {
   std::vector<NodeSelectorTerm> required_affinity;
   std::vector<PreferredSchedulingTerm> preferred_affinity;
   std::vector<HostPort> host_ports;
+  // Required podAffinity and podAntiAffinity terms (every one must hold), and the topology spread
+  // constraints that are DoNotSchedule (ScheduleAnyway only scores).
+  std::vector<PodGroupTerm> pod_affinity, pod_anti_affinity, spread;
   // Effective requests of every other resource (pods aside): ephemeral-storage, hugepages-*,
   // extended resources such as nvidia.com/gpu; summed like cpu's.
   std::vector<std::pair<std::string, double>> other_requests;
-  // Constraints the rebalancer's fit check does not judge, each named (e.g. "podAntiAffinity",
-  // "topologySpreadConstraints", "persistentVolumeClaim data"): where the replacement may run
+  // Constraints the rebalancer's fit check does not judge, each named (e.g. "podAntiAffinity
+  // (namespaceSelector)", "persistentVolumeClaim data"): where the replacement may run
   // then depends on more than the destinations' labels, taints, allocatable and pods, so such a
   // pod is never evicted (placement.h).
   std::vector<std::string> unjudged;

@@ -88,10 +88,70 @@ bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
 
 }  // namespace
 
-std::string Placement::Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit) {
-  // The rebalancer leaves such pods out before (and names the reason); this keeps Reserve right
+ResidentPod ResidentOf(const PodInfo& pod) {
+  return ResidentPod{pod.uid, pod.ns, pod.labels, pod.terminating, pod.pod_anti_affinity};
+}
+
+bool HostnameKey(const std::string& key) { return key == "kubernetes.io/hostname"; }
+
+void Placement::AddGroups(GroupLookup groups) {
+  for (auto& [id, members] : groups) groups_[id] = std::move(members);
+}
+
+int Placement::InDomain(const PodGroupTerm& term, const PlacementNode& n, Use use,
+                        const std::string& self) const {
+  auto counted = [&](const std::string& uid, bool terminating) {
+    if (use == Use::kAnti) return true;  // terminating, leaving, the pod itself: still there
+    if (!uid.empty() && uid == self) return false;
+    return use == Use::kSpread || (!terminating && !leaving_.count(uid));
+  };
+  int count = 0;
+  if (HostnameKey(term.topology_key)) {
+    // The node is the domain (the kubelet sets the label to its own hostname).
+    for (const ResidentPod& r : n.pods)
+      count += counted(r.uid, r.terminating) && term.Counts(r.ns, r.labels);
+    return count;
+  }
+  const std::string* domain = FindLabel(n.labels, term.topology_key);
+  const auto members = groups_.find(term.Id());
+  if (domain == nullptr || members == groups_.end()) return -1;
+  for (const GroupMember& m : members->second)
+    count += m.domain == *domain && counted(m.uid, m.terminating);
+  // Replacements reserved a place this cycle are not among the listed pods yet.
+  for (const auto& [i, r] : placed_) {
+    const std::string* there = FindLabel(nodes_[i].labels, term.topology_key);
+    count += there != nullptr && *there == *domain && term.Counts(r.ns, r.labels);
+  }
+  return count;
+}
+
+bool Placement::InterPodFits(const PodInfo& pod, const PlacementNode& n) const {
+  // The required anti-affinity of the pods already there (the node is in each of their domains
+  // when it has the key).
+  for (const ResidentPod& r : n.pods)
+    for (const PodGroupTerm& t : r.anti_affinity)
+      if (FindLabel(n.labels, t.topology_key) != nullptr && t.Counts(pod.ns, pod.labels))
+        return false;
+  for (const PodGroupTerm& t : pod.pod_anti_affinity) {
+    if (FindLabel(n.labels, t.topology_key) == nullptr) continue;  // in no domain: none there
+    if (InDomain(t, n, Use::kAnti, pod.uid) != 0) return false;
+  }
+  for (const PodGroupTerm& t : pod.pod_affinity)
+    if (FindLabel(n.labels, t.topology_key) == nullptr ||
+        InDomain(t, n, Use::kAffinity, pod.uid) <= 0)
+      return false;
+  for (const PodGroupTerm& t : pod.spread) {
+    if (FindLabel(n.labels, t.topology_key) == nullptr) return false;
+    const int count = InDomain(t, n, Use::kSpread, pod.uid);
+    if (count < 0 || count + (t.Counts(pod.ns, pod.labels) ? 1 : 0) > t.max_skew) return false;
+  }
+  return true;
+}
+
+PlacementNode* Placement::Find(const PodInfo& pod, const std::string& from, const UsageFit& fit) {
+  // The rebalancer leaves such pods out before (and names the reason); this keeps Placement right
   // for any caller.
-  if (!pod.unjudged.empty()) return "";
+  if (!pod.unjudged.empty()) return nullptr;
   PlacementNode* best = nullptr;
   double best_room = -1;
   for (PlacementNode& n : nodes_) {
@@ -107,7 +167,7 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
     const double mem_left = n.allocatable_memory - n.requested_memory;
     if (pod.cpu_request > cpu_left || pod.memory_request > mem_left) continue;
     if (!FitsOther(pod, n) || PortsCollide(pod.host_ports, n.host_ports)) continue;
-    if (!FitsByUsage(n, fit)) continue;
+    if (!InterPodFits(pod, n) || !FitsByUsage(n, fit)) continue;
     // Least allocated after placing, averaged over the two resources (NodeResourcesFit's default).
     const double room =
         ((n.allocatable_cpu > 0 ? (cpu_left - pod.cpu_request) / n.allocatable_cpu : 0) +
@@ -118,6 +178,15 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
       best = &n;
     }
   }
+  return best;
+}
+
+bool Placement::FitsSomewhere(const PodInfo& pod, const std::string& from) {
+  return Find(pod, from, UsageFit{}) != nullptr;
+}
+
+std::string Placement::Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit) {
+  PlacementNode* best = Find(pod, from, fit);
   if (best == nullptr) return "";
   best->requested_cpu += pod.cpu_request;
   best->requested_memory += pod.memory_request;
@@ -125,6 +194,12 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
   best->host_ports.insert(best->host_ports.end(), pod.host_ports.begin(), pod.host_ports.end());
   if (double* used = UsedSlot(*best, fit); used != nullptr && std::isfinite(*used))
     *used += fit.usage;
+  // The replacement is a new pod (no uid yet) with the pod's labels and terms.
+  ResidentPod replacement = ResidentOf(pod);
+  replacement.uid.clear();
+  best->pods.push_back(replacement);
+  placed_.emplace_back(static_cast<size_t>(best - nodes_.data()), std::move(replacement));
+  if (!pod.uid.empty()) leaving_.insert(pod.uid);
   return best->name;
 }
 

@@ -4,10 +4,28 @@
 // (NodeUnschedulable), NoSchedule/NoExecute taints tolerated (TaintToleration), nodeSelector and
 // required node affinity matched, matchFields too (NodeAffinity), every requested resource within
 // allocatable minus what its pods request, the pod count among them (NodeResourcesFit), no host
-// port taken (NodePorts). A pod with a constraint these do not cover (PodInfo::unjudged: inter-pod
-// affinity, topology spread, a bound volume, another scheduler) fits nowhere: never a guess. Pods
-// chosen in the same cycle reserve their room, so two replacements are not both counted into the
-// last gap.
+// port taken (NodePorts), required inter-pod affinity and anti-affinity, the pod's and those of
+// the pods already there (InterPodAffinity), and DoNotSchedule topology spread
+// (PodTopologySpread). A pod with a constraint these do not cover (PodInfo::unjudged: a bound
+// volume, a namespaceSelector, another scheduler) fits nowhere: never a guess. Pods chosen in the
+// same cycle reserve their room, so two replacements are not both counted into the last gap.
+//
+// Inter-pod terms and spread count pods per topology domain. For kubernetes.io/hostname the
+// domain is the node, whose pods are listed; for any other key (a zone) the caller lists the
+// pods each term counts, with their nodes' value of the key (GroupLookup), and a term it could not
+// list means no fit. Where the scheduler's answer needs what is not listed, the check takes the
+// side that keeps the pod:
+//   - spread: the scheduler lets a domain take the pod while its count, plus the pod, minus the
+//     smallest count of any eligible domain stays within maxSkew. The smallest count needs every
+//     domain of the cluster; it is never below 0, so count + 1 <= maxSkew is enough, and is
+//     what is checked (on a cluster with an empty eligible node, the scheduler's own answer).
+//   - affinity: the pods being evicted (this one and the cycle's other picks) and terminating
+//     ones do not count as the pods the replacement must join; for anti-affinity every pod counts,
+//     the evicted one too; for a spread every pod but the evicted one (the scheduler skips a
+//     terminating pod in a spread).
+//   - the required anti-affinity of pods already placed is read from the destination's own pods:
+//     one on another node of the destination's zone, keeping pods like this one out of the whole
+//     zone, is not seen (it would need every pod of the cluster listed).
 //
 // Requests alone are what kube-scheduler judges, and a pod that uses far more than it requests
 // (14 GiB requested, 28 GiB used) then fits by requests on nodes where it does not fit at all,
@@ -17,6 +35,8 @@
 #pragma once
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +44,28 @@
 #include "rules/rule.h"
 
 namespace ds {
+
+// A pod bound to a node, as the inter-pod filters see it.
+struct ResidentPod {
+  std::string uid, ns;
+  Labels labels;
+  bool terminating = false;
+  std::vector<PodGroupTerm> anti_affinity;  // its required anti-affinity: the pods it keeps away
+};
+ResidentPod ResidentOf(const PodInfo& pod);
+
+// A pod a group term counts (PodGroupTerm::Counts), with its node's value of the term's topology
+// key ("": the node has no such label).
+struct GroupMember {
+  std::string uid;
+  std::string domain;
+  bool terminating = false;
+};
+// The members of each group term with a key other than the hostname, by PodGroupTerm::Id().
+using GroupLookup = std::map<std::string, std::vector<GroupMember>>;
+
+// True for the topology key whose domain is one node.
+bool HostnameKey(const std::string& key);
 
 // A node as a place where an evicted pod's replacement could run.
 struct PlacementNode {
@@ -39,6 +81,7 @@ struct PlacementNode {
   std::vector<std::pair<std::string, double>> allocatable_other;
   std::vector<std::pair<std::string, double>> requested_other;
   std::vector<HostPort> host_ports;  // bound by its pods
+  std::vector<ResidentPod> pods;     // bound to it (replacements sent its way among them)
   // Real usage (cores, bytes), e.g. from the rules' values; NaN: unknown, requests alone decide.
   double used_cpu = std::nan(""), used_memory = std::nan("");
 };
@@ -71,9 +114,27 @@ class Placement {
   // real usage is known must also fit the pod by real usage (see the top), which is then added
   // to the node's usage along with the requests.
   std::string Reserve(const PodInfo& pod, const std::string& from, const UsageFit& fit = {});
+  // Would `pod` pass the scheduler's filters on any node but `from`, room included, real usage
+  // not judged? Reserves nothing.
+  bool FitsSomewhere(const PodInfo& pod, const std::string& from);
+  // The members of group terms whose key is not the hostname, as the caller listed them (added
+  // to those known; a term not among them fits nowhere).
+  void AddGroups(GroupLookup groups);
 
  private:
+  enum class Use { kAnti, kSpread, kAffinity };  // which pods a count takes (see the top)
+  PlacementNode* Find(const PodInfo& pod, const std::string& from, const UsageFit& fit);
+  bool InterPodFits(const PodInfo& pod, const PlacementNode& n) const;
+  // How many pods `term` counts in `n`'s domain (it has the key), as `use` takes them; -1 when
+  // they were not listed.
+  int InDomain(const PodGroupTerm& term, const PlacementNode& n, Use use,
+               const std::string& self) const;
+
   std::vector<PlacementNode> nodes_;
+  GroupLookup groups_;
+  std::set<std::string> leaving_;  // uids of the pods whose replacement was reserved a place
+  // Replacements reserved a place: the node (index in nodes_) and the pod.
+  std::vector<std::pair<size_t, ResidentPod>> placed_;
 };
 
 }  // namespace ds

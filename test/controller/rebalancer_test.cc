@@ -529,11 +529,91 @@ TEST_F(RebalancerTest, APodPinnedToItsNodeIsNeverEvicted) {
   ExpectStaysForNoFit("shop/big");
 }
 
-// Where a topology spread constraint lets the replacement run depends on pods the rebalancer does
-// not list: never a guess.
+// Pinned, and without the term: no term added would let it move, so it is no_fit, and its
+// workload is not told to add one (steering is asked only of pods that fit elsewhere).
+TEST_F(RebalancerTest, APinnedPodIsNotAdvisedToSteer) {
+  for (const char* n : {"node-1", "node-2", "node-3"})
+    api_.EditNode(n,
+                  [n](NodeInfo* node) { node->labels.emplace_back("kubernetes.io/hostname", n); });
+  PodInfo big = api_.pods().at("shop/big");
+  big.preferred_affinity.clear();
+  big.required_affinity = {NodeSelectorTerm{{{"kubernetes.io/hostname", "In", {"node-1"}}}, {}}};
+  api_.AddPod(big);
+  ExpectStaysForNoFit("shop/big");
+  EXPECT_EQ(Skips("would_return"), 0u);
+  for (const EventInfo& e : RebalanceEvents()) EXPECT_NE(e.reason, "RebalanceWouldReturn");
+}
+
+PodGroupTerm GroupOf(const std::string& app, const std::string& key) {
+  PodGroupTerm t;
+  t.selector = *LabelSelector::Parse("app=" + app);
+  t.namespaces = {"shop"};
+  t.topology_key = key;
+  return t;
+}
+
+// A zone term: the pods it counts are listed (the API server filters by its selector) and their
+// nodes read for their zone. big keeps away from its own app by zone: it is in z1 itself, so only
+// node-3, in z2, may take it; with another big pod in z2, nothing may.
+TEST_F(RebalancerTest, ZoneAntiAffinityIsJudgedOnTheListedPods) {
+  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
+    api_.EditNode(
+        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  PodInfo big = api_.pods().at("shop/big");
+  big.pod_anti_affinity = {GroupOf("big", "topology.kubernetes.io/zone")};
+  api_.AddPod(big);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  ASSERT_EQ(rebalancer_->Report().recent.size(), 1u);
+  EXPECT_EQ(rebalancer_->Report().recent[0].to, "node-3") << "node-2 is in big's own zone";
+}
+
+TEST_F(RebalancerTest, ZoneAntiAffinityWithNoZoneFreeStays) {
+  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
+    api_.EditNode(
+        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  PodInfo big = api_.pods().at("shop/big");
+  big.pod_anti_affinity = {GroupOf("big", "topology.kubernetes.io/zone")};
+  api_.AddPod(big);
+  PodInfo twin = big;
+  twin.name = "big-twin";
+  twin.uid = "uid-big-twin";
+  twin.node = "node-3";
+  twin.pod_anti_affinity.clear();  // only big's own term keeps it out of z2
+  api_.AddPod(twin);
+  ExpectStaysForNoFit("shop/big");
+}
+
+// The required anti-affinity of a pod already on a destination (read with its pods) keeps the
+// replacement off it, as the scheduler's symmetric check does.
+TEST_F(RebalancerTest, ADestinationPodsAntiAffinityKeepsTheReplacementAway) {
+  for (const char* n : {"node-1", "node-2", "node-3"})
+    api_.EditNode(n,
+                  [n](NodeInfo* node) { node->labels.emplace_back("kubernetes.io/hostname", n); });
+  PodInfo guard;
+  guard.ns = "shop";
+  guard.name = "guard";
+  guard.node = "node-2";
+  guard.phase = "Running";
+  guard.pod_anti_affinity = {GroupOf("big", "kubernetes.io/hostname")};
+  api_.AddPod(guard);
+  PodInfo filler;  // no room on node-3
+  filler.ns = "fill";
+  filler.name = "filler";
+  filler.node = "node-3";
+  filler.phase = "Running";
+  filler.cpu_request = 3.8;
+  api_.AddPod(filler);
+  ExpectStaysForNoFit("shop/big");
+}
+
+// Where a term with a namespaceSelector lets the replacement run depends on namespaces' labels
+// the rebalancer does not read: never a guess.
 TEST_F(RebalancerTest, APodWithAConstraintTheFitCheckDoesNotJudgeStays) {
   PodInfo big = api_.pods().at("shop/big");
-  big.unjudged = {"topologySpreadConstraints"};
+  big.unjudged = {"podAntiAffinity (namespaceSelector)"};
   api_.AddPod(big);
   Build();
   Cycle(95);

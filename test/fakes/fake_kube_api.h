@@ -296,19 +296,11 @@ class FakeKubeApi : public KubeApi {
     }
     return page;
   }
-  // "k=v,k2=v2" only: what the rebalancer sends.
+  // The API server's label selector (what the rebalancer sends: a replacement's labels, a group
+  // term's selector); one that does not parse selects nothing.
   static bool HasLabels(const Labels& labels, const std::string& selector) {
-    size_t from = 0;
-    while (from < selector.size()) {
-      size_t comma = selector.find(',', from);
-      if (comma == std::string::npos) comma = selector.size();
-      const std::string term = selector.substr(from, comma - from);
-      const size_t eq = term.find('=');
-      const std::string* v = FindLabel(labels, term.substr(0, eq));
-      if (v == nullptr || *v != term.substr(eq + 1)) return false;
-      from = comma + 1;
-    }
-    return true;
+    auto sel = LabelSelector::Parse(selector);
+    return sel.ok() && sel->Matches(labels);
   }
   EvictionResult EvictPod(const std::string& ns, const std::string& name, const std::string& uid,
                           const std::function<bool()>& send_if = {}) override {

@@ -117,12 +117,15 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
   auto p = DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{
     "schedulerName":"volcano",
     "affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
-      {"labelSelector":{"matchLabels":{"app":"a"}},"topologyKey":"kubernetes.io/hostname"}]},
+      {"labelSelector":{"matchLabels":{"app":"a"}},"topologyKey":"kubernetes.io/hostname",
+       "namespaceSelector":{"matchLabels":{"team":"x"}}}]},
+      "podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+      {"labelSelector":{"matchExpressions":[{"key":"app","operator":"Near"}]},"topologyKey":"zone"}]},
       "nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
         {"matchExpressions":[{"key":"zone","operator":"Near","values":["a"]}]}]},
         "preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1}]}},
     "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},
-      {"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}],
+      {"maxSkew":0,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}],
     "volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data-a"}},
       {"name":"e","ephemeral":{"volumeClaimTemplate":{}}}],
     "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],
@@ -132,9 +135,56 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
             (std::vector<std::string>{
                 "nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
                 "DoesNotExist, Gt or Lt)",
-                "nodeAffinity preference (a preferred term has no preference)", "podAntiAffinity",
-                "topologySpreadConstraints", "persistentVolumeClaim data-a", "resourceClaims",
-                "schedulerName volcano"}));
+                "nodeAffinity preference (a preferred term has no preference)",
+                "podAffinity (matchExpressions operator \"Near\" on app)",
+                "podAntiAffinity (namespaceSelector)",
+                "topologySpreadConstraints (maxSkew is not above 0)",
+                "persistentVolumeClaim data-a", "resourceClaims", "schedulerName volcano"}));
+  EXPECT_TRUE(p->pod_affinity.empty() && p->pod_anti_affinity.empty() && p->spread.empty());
+}
+
+// Required inter-pod terms and DoNotSchedule spread constraints become groups the fit check
+// counts: the selector in the API's string form (matchLabelKeys merged in with the pod's own
+// value), the namespaces they count (the pod's by default; none listed: every one).
+TEST(PodObject, ReadsInterPodTermsAndSpreadConstraints) {
+  auto p = DecodePod(R"({"metadata":{"name":"a","namespace":"shop",
+      "labels":{"app":"web","pod-template-hash":"5d8f"}},"spec":{
+    "affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+      {"labelSelector":{"matchLabels":{"app":"web"},"matchExpressions":[
+         {"key":"tier","operator":"In","values":["a","b"]},{"key":"canary","operator":"DoesNotExist"}]},
+       "matchLabelKeys":["pod-template-hash"],"topologyKey":"kubernetes.io/hostname"}]},
+      "podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[
+      {"labelSelector":{"matchLabels":{"app":"cache"}},"namespaceSelector":{},
+       "topologyKey":"topology.kubernetes.io/zone"},
+      {"labelSelector":{"matchLabels":{"app":"db"}},"namespaces":["data"],"topologyKey":"zone"},
+      {"topologyKey":"zone"}]}},
+    "topologySpreadConstraints":[{"maxSkew":2,"topologyKey":"topology.kubernetes.io/zone",
+      "whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"web"}},
+      "matchLabelKeys":["pod-template-hash","absent"]},
+      {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway",
+       "labelSelector":{}}],
+    "containers":[{"name":"c"}]}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->unjudged.empty()) << p->unjudged.front();
+  ASSERT_EQ(p->pod_anti_affinity.size(), 1u);
+  const PodGroupTerm& anti = p->pod_anti_affinity[0];
+  EXPECT_EQ(anti.selector.text(), "app=web,tier in (a,b),!canary,pod-template-hash=5d8f");
+  EXPECT_EQ(anti.namespaces, std::vector<std::string>{"shop"}) << "the pod's own by default";
+  EXPECT_TRUE(anti.Counts("shop", {{"app", "web"}, {"tier", "a"}, {"pod-template-hash", "5d8f"}}));
+  EXPECT_FALSE(anti.Counts("shop", {{"app", "web"}, {"tier", "a"}, {"pod-template-hash", "old"}}))
+      << "another ReplicaSet's pods (matchLabelKeys)";
+  EXPECT_FALSE(
+      anti.Counts("other", {{"app", "web"}, {"tier", "a"}, {"pod-template-hash", "5d8f"}}));
+  ASSERT_EQ(p->pod_affinity.size(), 3u);
+  EXPECT_TRUE(p->pod_affinity[0].namespaces.empty()) << "namespaceSelector {}: every namespace";
+  EXPECT_TRUE(p->pod_affinity[0].Counts("anywhere", {{"app", "cache"}}));
+  EXPECT_EQ(p->pod_affinity[1].namespaces, std::vector<std::string>{"data"});
+  EXPECT_TRUE(p->pod_affinity[2].none) << "a null labelSelector counts no pod";
+  EXPECT_FALSE(p->pod_affinity[2].Counts("shop", {{"app", "web"}}));
+  ASSERT_EQ(p->spread.size(), 1u) << "ScheduleAnyway only scores";
+  EXPECT_EQ(p->spread[0].max_skew, 2);
+  EXPECT_EQ(p->spread[0].selector.text(), "app=web,pod-template-hash=5d8f");
+  EXPECT_EQ(p->spread[0].namespaces, std::vector<std::string>{"shop"});
 }
 
 TEST(PodObject, TerminatingMirrorAndBare) {

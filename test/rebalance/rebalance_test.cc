@@ -157,10 +157,147 @@ TEST(Placement, PodCountExtendedResourcesAndHostPorts) {
 TEST(Placement, AConstraintItDoesNotJudgeFitsNowhere) {
   Placement place({Node("a", 4)});
   PodInfo p = Pod("a");
-  p.unjudged = {"topologySpreadConstraints"};
+  p.unjudged = {"podAntiAffinity (namespaceSelector)"};
   EXPECT_EQ(place.Reserve(p, "hot"), "");
   p.unjudged.clear();
   EXPECT_EQ(place.Reserve(p, "hot"), "a");
+}
+
+// A group term over `app` in `key`'s topology, in the pods' namespace.
+PodGroupTerm Group(const std::string& app, const std::string& key, int32_t max_skew = 0) {
+  PodGroupTerm t;
+  t.selector = *LabelSelector::Parse("app=" + app);
+  t.namespaces = {"shop"};
+  t.topology_key = key;
+  t.max_skew = max_skew;
+  return t;
+}
+
+ResidentPod Resident(const std::string& uid, const std::string& app) {
+  return ResidentPod{uid, "shop", {{"app", app}}, false, {}};
+}
+
+PlacementNode Host(const std::string& name, const std::string& zone = "z1") {
+  PlacementNode n = Node(name, 4);
+  n.labels = {{"kubernetes.io/hostname", name}, {"topology.kubernetes.io/zone", zone}};
+  return n;
+}
+
+const char* const kHost = "kubernetes.io/hostname";
+const char* const kZone = "topology.kubernetes.io/zone";
+
+// InterPodAffinity: the pod's own required anti-affinity, judged on the destination's pods and
+// on the replacements sent there in the same cycle.
+TEST(Placement, RequiredAntiAffinityKeepsReplicasApart) {
+  PlacementNode a = Host("a"), b = Host("b");
+  a.pods = {Resident("w1", "web")};
+  b.requested_cpu = 1;  // a has more room: without the term, a would be chosen
+  Placement place({a, b});
+  PodInfo web = Pod("web");
+  web.uid = "w2";
+  web.labels = {{"app", "web"}};
+  web.pod_anti_affinity = {Group("web", kHost)};
+  EXPECT_EQ(place.Reserve(web, "hot"), "b") << "a already runs a web pod";
+  web.uid = "w3";
+  EXPECT_EQ(place.Reserve(web, "hot"), "") << "b runs the replacement sent there just now";
+  PodInfo other = Pod("other");
+  other.labels = {{"app", "web"}};
+  EXPECT_EQ(place.Reserve(other, "hot"), "a") << "no term of its own, none on a's pods";
+}
+
+// The required anti-affinity of a pod already on the destination keeps the replacement away too
+// (the scheduler's symmetric check).
+TEST(Placement, AnExistingPodsAntiAffinityKeepsItAway) {
+  PlacementNode a = Host("a"), b = Host("b");
+  ResidentPod guard = Resident("g", "db");
+  guard.anti_affinity = {Group("web", kHost)};
+  a.pods = {guard};
+  b.requested_cpu = 1;
+  Placement place({a, b});
+  PodInfo web = Pod("web");
+  web.labels = {{"app", "web"}};
+  EXPECT_EQ(place.Reserve(web, "hot"), "b");
+  web.ns = "other";
+  EXPECT_EQ(place.Reserve(web, "hot"), "a") << "the guard's term counts its own namespace only";
+}
+
+// Required pod affinity: the replacement must join a pod of the group in the domain; a pod on
+// its way out (terminating) is no company.
+TEST(Placement, RequiredAffinityNeedsAPodOfTheGroupThere) {
+  PlacementNode a = Host("a"), b = Host("b");
+  b.requested_cpu = 1;
+  b.pods = {Resident("c1", "cache")};
+  ResidentPod leaving = Resident("c2", "cache");
+  leaving.terminating = true;
+  a.pods = {leaving};
+  Placement place({a, b});
+  PodInfo web = Pod("web");
+  web.pod_affinity = {Group("cache", kHost)};
+  EXPECT_EQ(place.Reserve(web, "hot"), "b");
+  PodInfo lonely = Pod("lonely");
+  lonely.pod_affinity = {Group("search", kHost)};
+  EXPECT_EQ(place.Reserve(lonely, "hot"), "") << "no search pod anywhere listed";
+}
+
+// PodTopologySpread, DoNotSchedule: the domain's count plus the pod within maxSkew (the
+// cluster's smallest count is never below 0).
+TEST(Placement, HostnameSpreadWithinMaxSkew) {
+  PlacementNode a = Host("a"), b = Host("b"), bare = Node("bare", 4);
+  a.pods = {Resident("w1", "web")};
+  b.requested_cpu = 1;
+  bare.requested_cpu = 0.5;  // the most room, but no hostname label: the scheduler filters it
+  Placement place({a, b, bare});
+  PodInfo web = Pod("web");
+  web.labels = {{"app", "web"}};
+  web.spread = {Group("web", kHost, 1)};
+  EXPECT_EQ(place.Reserve(web, "hot"), "b") << "a: 1 + 1 > 1";
+  EXPECT_EQ(place.Reserve(web, "hot"), "") << "b has its replacement now";
+  web.spread[0].max_skew = 2;
+  EXPECT_EQ(place.Reserve(web, "hot"), "a") << "1 + 1 <= 2; a has the more room";
+  PodInfo unlabelled = Pod("x");  // the selector does not match the pod itself: no + 1
+  unlabelled.spread = {Group("web", kHost, 1)};
+  EXPECT_EQ(place.Reserve(unlabelled, "hot"), "b") << "a has 2 web pods now, b 1";
+}
+
+// A key other than the hostname spans nodes whose pods are not listed: the members the caller
+// listed decide, and without them the term fits nowhere.
+TEST(Placement, ZoneTermsNeedTheirMembersListed) {
+  PlacementNode a = Host("a", "z1"), b = Host("b", "z2");
+  b.requested_cpu = 1;
+  Placement place({a, b});
+  PodInfo web = Pod("web");
+  web.uid = "w-hot";
+  web.labels = {{"app", "web"}};
+  web.pod_anti_affinity = {Group("web", kZone)};
+  EXPECT_EQ(place.Reserve(web, "hot"), "") << "its members were not listed";
+  // The pod itself, on the hot node in z1, is one of them: it counts until it is gone.
+  place.AddGroups({{web.pod_anti_affinity[0].Id(), {GroupMember{"w-hot", "z1", false}}}});
+  EXPECT_EQ(place.Reserve(web, "hot"), "b");
+  PodInfo again = web;
+  again.uid = "w-hot-2";
+  EXPECT_EQ(place.Reserve(again, "hot"), "") << "z2 has the replacement just sent there";
+
+  PodInfo spread = Pod("s");
+  spread.uid = "s-hot";
+  spread.labels = {{"app", "s"}};
+  spread.spread = {Group("s", kZone, 2)};
+  place.AddGroups({{spread.spread[0].Id(),
+                    {GroupMember{"s-hot", "z1", false}, GroupMember{"s1", "z1", false},
+                     GroupMember{"s2", "z2", false}}}});
+  EXPECT_EQ(place.Reserve(spread, "hot"), "a")
+      << "z1: 1 + 1 (the pod itself leaves) and z2: 1 + 1 are both within 2; a has more room";
+  EXPECT_EQ(place.Reserve(spread, "hot"), "b") << "z1: 2 + 1 > 2 now";
+  EXPECT_EQ(place.Reserve(spread, "hot"), "") << "z2: 2 + 1 > 2 too";
+}
+
+TEST(Placement, FitsSomewhereReservesNothing) {
+  Placement place({Node("a", 0.5)});
+  PodInfo p = Pod("p");
+  EXPECT_TRUE(place.FitsSomewhere(p, "hot"));
+  EXPECT_TRUE(place.FitsSomewhere(p, "hot"));
+  EXPECT_FALSE(place.FitsSomewhere(p, "a")) << "not on the node it leaves";
+  EXPECT_EQ(place.Reserve(p, "hot"), "a");
+  EXPECT_FALSE(place.FitsSomewhere(p, "hot"));
 }
 
 // Steer or skip: a pod is evicted only when something keeps its replacement off the mark.
