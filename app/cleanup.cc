@@ -128,7 +128,7 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
 
 int RunCleanupCommand(const Options& options, std::ostream& out) {
   RealClock clock;
-  CurlTransport transport(options.rest.tls);
+  CurlTransport transport(options.rest.tls, options.rest.proxy_url);
   HttpKubeApi kube(&transport, options.rest, &clock, options.api_timeout_seconds,
                    options.user_agent);
   CleanupOptions co;

@@ -52,7 +52,7 @@ std::unique_ptr<HttpTransport> MakePromTransport(const Options& o) {
 
 Controller::Controller(const Options& options)
     : options_(options),
-      kube_transport_(options.rest.tls),
+      kube_transport_(options.rest.tls, options.rest.proxy_url),
       prom_transport_(MakePromTransport(options)),
       kube_(&kube_transport_, options.rest, &clock_, options.api_timeout_seconds,
             options.user_agent),

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,10 @@ struct TlsOptions {
   std::string client_cert_pem;  // client certificate (PEM), optional
   std::string client_key_pem;   // its key (PEM), required with client_cert_pem
   bool insecure_skip_verify = false;
+  // The name the server's certificate must carry (and the TLS SNI) instead of the URL's host,
+  // which stays where connections go and what the Host header says: kubeconfig's
+  // tls-server-name. Empty: the URL's host. Applies to https:// URLs only.
+  std::string server_name;
 };
 
 struct HttpRequest {
@@ -78,7 +83,11 @@ class HttpTransport {
 // reused across requests from any thread.
 class CurlTransport : public HttpTransport {
  public:
-  explicit CurlTransport(TlsOptions tls = {});
+  // `proxy_url`: every request goes through this proxy (http://, https:// or socks5://, where
+  // the proxy resolves the server's name, as client-go's socks5 does); the environment's
+  // *_proxy and NO_PROXY variables are then not consulted. Empty: libcurl's default, which
+  // honours those variables. REQUIRES: proxy_url is empty or has one of those schemes.
+  explicit CurlTransport(TlsOptions tls = {}, std::string proxy_url = "");
   ~CurlTransport() override;
   CurlTransport(const CurlTransport&) = delete;
   CurlTransport& operator=(const CurlTransport&) = delete;
@@ -93,9 +102,24 @@ class CurlTransport : public HttpTransport {
   void Release(void* handle);
 
   const TlsOptions tls_;
+  const std::string proxy_url_;  // as libcurl takes it (socks5h:// for socks5://)
   Mutex mu_;
   std::vector<void*> free_handles_ GUARDED_BY(mu_);
 };
+
+// How a request reaches `url` while its server's certificate is verified against another name
+// (TlsOptions::server_name): libcurl verifies (and sends as SNI) the URL's host, so the URL names
+// server_name and a CURLOPT_CONNECT_TO entry sends its connections to the original host and port;
+// the Host header keeps the original authority, as client-go sends it.
+struct ServerNameRoute {
+  std::string url;          // `url` with its host replaced by the server name
+  std::string connect_to;   // "server_name:port:host:port"
+  std::string host_header;  // "Host: <the original host[:port]>"
+};
+// The route for an https:// URL, or nullopt for any other URL (http://: no TLS; one with
+// user info or without a host: left alone). Pure.
+std::optional<ServerNameRoute> RouteToServerName(std::string_view url,
+                                                 std::string_view server_name);
 
 // Percent-encodes a string for a URL query component.
 std::string UrlEncode(std::string_view s);

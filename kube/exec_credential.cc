@@ -63,6 +63,10 @@ std::string EncodeExecInfo(const ExecConfig& exec, const RestConfig& cluster) {
     w.StartObject();
     w.Key("server");
     WriteString(w, cluster.server);
+    if (!cluster.tls.server_name.empty()) {
+      w.Key("tls-server-name");
+      WriteString(w, cluster.tls.server_name);
+    }
     if (!cluster.tls.ca_pem.empty()) {
       w.Key("certificate-authority-data");
       WriteString(w, Base64Encode(cluster.tls.ca_pem));
@@ -70,6 +74,10 @@ std::string EncodeExecInfo(const ExecConfig& exec, const RestConfig& cluster) {
     if (cluster.tls.insecure_skip_verify) {
       w.Key("insecure-skip-tls-verify");
       w.Bool(true);
+    }
+    if (!cluster.proxy_url.empty()) {
+      w.Key("proxy-url");
+      WriteString(w, cluster.proxy_url);
     }
     w.EndObject();
   }

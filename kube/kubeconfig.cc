@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -244,6 +245,74 @@ YAML::Node FindFirst(const std::vector<Loaded>& files, const char* list, const s
   return YAML::Node();
 }
 
+// A string field of `map` that, when present, must be a non-empty scalar.
+StatusOr<std::string> OptionalString(const YAML::Node& map, const char* key,
+                                     const std::string& where) {
+  const YAML::Node v = map[key];
+  if (!v || v.IsNull()) return std::string();
+  if (!v.IsScalar() || v.Scalar().empty())
+    return Status::InvalidArgument(where + "." + key + " must be a non-empty string");
+  return v.Scalar();
+}
+
+// clusters[].cluster.tls-server-name: the name the server's certificate is checked against (and
+// the SNI) instead of the server URL's host. A DNS name or an IP address, as client-go's
+// tls.Config.ServerName.
+StatusOr<std::string> TlsServerName(const YAML::Node& cluster, const std::string& where) {
+  ASSIGN_OR_RETURN(std::string name, OptionalString(cluster, "tls-server-name", where));
+  const bool ipv6 = name.find(':') != std::string::npos;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '.' || c == '-' || (ipv6 && c == ':')) continue;
+    return Status::InvalidArgument(where + ".tls-server-name \"" + name +
+                                   "\" is not a host name or IP address");
+  }
+  return name;
+}
+
+// The URL without its user information (a proxy password), for messages and logs.
+std::string WithoutUserInfo(const std::string& url) {
+  const size_t start = url.find("://");
+  if (start == std::string::npos) return url;
+  const size_t end = url.find_first_of("/?#", start + 3);
+  const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start + 3) + url.substr(at + 1);
+}
+
+// clusters[].cluster.proxy-url: scheme http, https or socks5 (client-go's three), a host, and
+// a port if given in digits. Returns it with the scheme lower-cased (Go's URL parser does that).
+StatusOr<std::string> ProxyUrl(const YAML::Node& cluster, const std::string& where) {
+  ASSIGN_OR_RETURN(std::string url, OptionalString(cluster, "proxy-url", where));
+  if (url.empty()) return url;
+  const std::string shown = "\"" + WithoutUserInfo(url) + "\"";
+  const size_t sep = url.find("://");
+  if (sep == std::string::npos || sep == 0)
+    return Status::InvalidArgument(where + ".proxy-url " + shown +
+                                   " is not a URL (e.g. http://proxy.example:3128)");
+  for (size_t i = 0; i < sep; ++i) url[i] = static_cast<char>(std::tolower(url[i]));
+  const std::string scheme = url.substr(0, sep);
+  if (scheme != "http" && scheme != "https" && scheme != "socks5")
+    return Status::InvalidArgument(where + ".proxy-url " + shown + ": scheme \"" + scheme +
+                                   "\" is not supported (http, https or socks5)");
+  std::string authority = url.substr(sep + 3, url.find_first_of("/?#", sep + 3) - (sep + 3));
+  if (const size_t at = authority.rfind('@'); at != std::string::npos)
+    authority = authority.substr(at + 1);
+  std::string port;
+  if (const size_t close = authority.rfind(']'), colon = authority.rfind(':');
+      colon != std::string::npos && (close == std::string::npos || colon > close)) {
+    port = authority.substr(colon + 1);
+    authority.resize(colon);
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) == 0 ||
+        std::stoi(port) > 65535)
+      return Status::InvalidArgument(where + ".proxy-url " + shown + ": port \"" + port +
+                                     "\" is not a number from 1 to 65535");
+  }
+  if (authority.empty() || authority == "[]")
+    return Status::InvalidArgument(where + ".proxy-url " + shown + " names no host");
+  return url;
+}
+
 // clusters[].cluster: the server's URL and what its TLS needs. `where` names the entry, `base_dir`
 // is its file's directory.
 Status ParseCluster(const YAML::Node& cluster, const std::string& where,
@@ -254,10 +323,11 @@ Status ParseCluster(const YAML::Node& cluster, const std::string& where,
   if (cfg->server.rfind("https://", 0) != 0 && cfg->server.rfind("http://", 0) != 0)
     return Status::InvalidArgument(where + ".server \"" + cfg->server +
                                    "\" must start with https:// (or http://)");
-  if (Scalar(cluster, "proxy-url") != "")
-    return Status::InvalidArgument(where + ".proxy-url is not supported");
-  if (Scalar(cluster, "tls-server-name") != "")
-    return Status::InvalidArgument(where + ".tls-server-name is not supported");
+  ASSIGN_OR_RETURN(cfg->tls.server_name, TlsServerName(cluster, where));
+  if (!cfg->tls.server_name.empty() && cfg->server.rfind("https://", 0) != 0)
+    return Status::InvalidArgument(where + ".tls-server-name needs an https:// server, not \"" +
+                                   cfg->server + "\"");
+  ASSIGN_OR_RETURN(cfg->proxy_url, ProxyUrl(cluster, where));
   cfg->tls.insecure_skip_verify = Scalar(cluster, "insecure-skip-tls-verify") == "true";
   return LoadPem(cluster, "certificate-authority", where, base_dir, &cfg->tls.ca_pem);
 }
@@ -288,7 +358,10 @@ Status ParseUser(const std::vector<Loaded>& files, const std::string& user_name,
   const std::string uwhere = user_path + ": users[" + user_name + "].user";
   const std::string base = Dir(user_path);
   if (user["auth-provider"])
-    return Status::InvalidArgument(uwhere + ".auth-provider is not supported");
+    return Status::InvalidArgument(
+        uwhere +
+        ".auth-provider is not supported: use an exec credential plugin instead "
+        "(users[].user.exec), e.g. kubelogin for OIDC or Azure, gke-gcloud-auth-plugin for GKE");
   RETURN_NOT_OK(LoadClientCertificate(user, uwhere, base, &cfg->tls));
   cfg->token = Scalar(user, "token");
   std::string tf = Scalar(user, "tokenFile");
@@ -347,7 +420,10 @@ StatusOr<RestConfig> ResolveContext(const std::vector<Loaded>& files,
     return Status::InvalidArgument(
         where + ".server is plain http://; refusing to send credentials without TLS");
   cfg.namespace_name = Scalar(ctx, "namespace");
-  cfg.description = all_paths + " (context " + ctx_name + ", server " + cfg.server + ")";
+  cfg.description =
+      all_paths + " (context " + ctx_name + ", server " + cfg.server +
+      (cfg.tls.server_name.empty() ? "" : ", tls-server-name " + cfg.tls.server_name) +
+      (cfg.proxy_url.empty() ? "" : ", proxy " + WithoutUserInfo(cfg.proxy_url)) + ")";
   return cfg;
 }
 

@@ -28,7 +28,11 @@ struct ExecConfig {
 
 struct RestConfig {
   std::string server;  // "https://host:port" without a trailing slash
-  TlsOptions tls;
+  TlsOptions tls;      // tls.server_name: the cluster's tls-server-name
+  // The cluster's proxy-url: http://, https:// or socks5://[user:password@]host[:port] (the
+  // scheme lower-cased), for every request to the server; empty: none configured (libcurl then
+  // honours the *_proxy variables, as client-go does).
+  std::string proxy_url;
   std::string token;               // static bearer token
   std::string token_file;          // bearer token read from this file (re-read: tokens rotate)
   std::string username, password;  // basic auth

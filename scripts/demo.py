@@ -249,8 +249,9 @@ def rebalance_demo(duration, stop):
                      if "set status=presure" in l or "remove status (if still presure)" in l or "rebalance: evicted" in l
                      or "bounce-back" in l]
             for l in lines[seen:]:
-                kind = ("EVICTED   " if "evicted" in l else "MARKED    " if l.startswith("set")
-                        else "BOUNCE    " if "bounce-back" in l else "UNMARKED  ")
+                # ("node node-00002: set status=presure ...": the verb is not at the start.)
+                kind = ("EVICTED   " if "evicted" in l else "BOUNCE    " if "bounce-back" in l
+                        else "MARKED    " if "set status=presure" in l else "UNMARKED  ")
                 live.change("%s %s" % (kind, l))
             seen = len(lines)
             if live.tty or time.monotonic() - last_view >= 5:

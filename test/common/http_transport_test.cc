@@ -101,5 +101,42 @@ TEST_F(TransportTest, NoPreconditionByDefault) {
   EXPECT_EQ(res->body, "GET /status");
 }
 
+TEST(RouteToServerName, VerifiesTheNameConnectsToTheAddressKeepsTheHost) {
+  struct Case {
+    const char* url;
+    const char* name;
+    const char* want_url;  // nullptr: no route
+    const char* want_connect_to;
+    const char* want_host;
+  };
+  const Case cases[] = {
+      {"https://127.0.0.1:6443/api/v1/nodes?watch=1", "kubernetes.default.svc",
+       "https://kubernetes.default.svc:6443/api/v1/nodes?watch=1",
+       "kubernetes.default.svc:6443:127.0.0.1:6443", "Host: 127.0.0.1:6443"},
+      // No port: 443 for the connection, none in the URL or Host header.
+      {"https://api.internal/apis", "k8s.example", "https://k8s.example/apis",
+       "k8s.example:443:api.internal:443", "Host: api.internal"},
+      {"https://[fd00::1]:6443", "k8s", "https://k8s:6443", "k8s:6443:[fd00::1]:6443",
+       "Host: [fd00::1]:6443"},
+      {"https://10.0.0.1:6443/", "fd00::2", "https://[fd00::2]:6443/",
+       "[fd00::2]:6443:10.0.0.1:6443", "Host: 10.0.0.1:6443"},
+      {"http://127.0.0.1:8080/api", "k8s", nullptr, nullptr, nullptr},  // no TLS to verify
+      {"https://127.0.0.1:6443/api", "", nullptr, nullptr, nullptr},
+      {"https://u@h:6443/", "k8s", nullptr, nullptr, nullptr},
+      {"https:///api", "k8s", nullptr, nullptr, nullptr},
+  };
+  for (const auto& c : cases) {
+    auto r = RouteToServerName(c.url, c.name);
+    if (c.want_url == nullptr) {
+      EXPECT_FALSE(r.has_value()) << c.url;
+      continue;
+    }
+    ASSERT_TRUE(r.has_value()) << c.url;
+    EXPECT_EQ(r->url, c.want_url);
+    EXPECT_EQ(r->connect_to, c.want_connect_to);
+    EXPECT_EQ(r->host_header, c.want_host);
+  }
+}
+
 }  // namespace
 }  // namespace ds

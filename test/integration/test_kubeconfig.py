@@ -2,13 +2,24 @@
 merges them: the real dynamic-scheduler (and real kubectl) against the simulator and real
 Prometheus. The plugin is a small script written here that prints an ExecCredential with a token
 the simulator accepts (tokens are added and revoked through its /sim/tokens admin hook) and
-counts its runs."""
+counts its runs.
+
+Also a cluster's tls-server-name and proxy-url (ServerNameAndProxyIT): a simulator whose
+certificate names only kubernetes.default.svc, reached at 127.0.0.1, and an HTTP CONNECT proxy
+written here that counts the tunnels it opens."""
 import json
 import os
+import select
+import shutil
+import socket
+import socketserver
+import subprocess
+import tempfile
+import threading
 import time
 import unittest
 
-from harness import CONTROLLER, CPU_RULES, Process, StackTestCase, free_port, kubectl_version, wait_until
+from harness import CONTROLLER, CPU_RULES, SIM, Process, StackTestCase, free_port, kubectl_version, wait_until
 
 RULES = CPU_RULES
 
@@ -216,6 +227,205 @@ class ExecCredentialIT(StackTestCase):
         r = self.stack.kubectl("get", "nodes", kubeconfig=self.kubeconfig_env, check=False)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("Unauthorized", r.stderr + r.stdout)
+
+
+# A CA, a server certificate that names only kubernetes.default.svc (not 127.0.0.1, where the
+# simulator listens), and the client certificates the simulator expects to find next to them
+# (it makes its own only when server.pem or client.crt is missing).
+CERTS = r"""set -e
+O='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+openssl req -x509 $O -keyout ca.key -out ca.crt -days 30 -subj /CN=sni-test-ca 2>/dev/null
+printf 'subjectAltName=DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' > server.ext
+openssl req $O -keyout server.key -out server.csr -subj /CN=kube-apiserver 2>/dev/null
+openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 30 \
+  -extfile server.ext 2>/dev/null
+cat server.key server.crt > server.pem
+printf 'extendedKeyUsage=clientAuth\n' > client.ext
+for u in client:dynamic-scheduler admin:admin; do f=${u%%:*}; cn=${u#*:}
+  openssl req $O -keyout $f.key -out $f.csr -subj "/O=sim/CN=$cn" 2>/dev/null
+  openssl x509 -req -in $f.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $f.crt -days 30 \
+    -extfile client.ext 2>/dev/null
+done
+"""
+
+
+class ConnectProxy(socketserver.ThreadingTCPServer):
+    """A forward proxy that only tunnels (HTTP CONNECT), as one in front of an API server would.
+    Records each tunnel's target and the request's header names."""
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), ConnectHandler)
+        self.lock = threading.Lock()
+        self.tunnels = []  # (target, [header names, lower-case])
+
+    def count(self):
+        with self.lock:
+            return len(self.tunnels)
+
+
+class ConnectHandler(socketserver.StreamRequestHandler):
+    def handle(self):
+        request = self.rfile.readline().decode("latin-1").split()
+        names = []
+        while True:
+            line = self.rfile.readline().decode("latin-1")
+            if line in ("\r\n", "\n", ""):
+                break
+            names.append(line.split(":", 1)[0].strip().lower())
+        if len(request) < 2 or request[0] != "CONNECT":
+            self.wfile.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            return
+        host, _, port = request[1].rpartition(":")
+        try:
+            upstream = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
+        except OSError:
+            self.wfile.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            return
+        with self.server.lock:
+            self.server.tunnels.append((request[1], names))
+        self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        self.wfile.flush()
+        client = self.connection
+        with upstream:
+            while True:
+                ready, _, _ = select.select([client, upstream], [], [], 60)
+                if not ready:
+                    return
+                for src in ready:
+                    data = src.recv(65536)
+                    if not data:
+                        return
+                    (upstream if src is client else client).sendall(data)
+
+
+class ServerNameAndProxyIT(unittest.TestCase):
+    """clusters[].cluster.tls-server-name and proxy-url, end to end: the real binary's one-shot
+    -cleanup -dry_run (it lists the nodes through the same client the controller uses) and real
+    kubectl, against a simulator whose certificate does not name the address it is reached at."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="ds-it-sni-")
+        cls.sim_dir = os.path.join(cls.dir, "sim")
+        os.makedirs(cls.sim_dir)
+        subprocess.run(["sh", "-c", CERTS], cwd=cls.sim_dir, check=True)
+        cls.sim = Process("kube-sim", [SIM, "-dir", cls.sim_dir, "-nodes", "3"], cls.dir)
+        port_file = os.path.join(cls.sim_dir, "port")
+        wait_until(lambda: os.path.exists(port_file) and os.path.getsize(port_file) > 0, 15,
+                   what="kube-sim port file")
+        with open(port_file) as f:
+            cls.sim_port = int(f.read())
+        cls.proxy = ConnectProxy()
+        threading.Thread(target=cls.proxy.serve_forever, daemon=True).start()
+        cls.proxy_url = "http://127.0.0.1:%d" % cls.proxy.server_address[1]
+        cls.rule_file = os.path.join(cls.dir, "rule.yaml")
+        with open(cls.rule_file, "w") as f:
+            f.write(CPU_RULES.format(metric="unused"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.shutdown()
+        cls.proxy.server_close()
+        cls.sim.stop()
+        if os.environ.get("DS_KEEP_TMP") != "1":
+            shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def kubeconfig(self, name, cluster_extra=""):
+        """A kubeconfig for the simulator at 127.0.0.1 (its CA, the token of dynamic-scheduler),
+        with `cluster_extra` lines added to the cluster."""
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "clusters:\n- name: sim\n  cluster:\n    server: https://127.0.0.1:%d\n"
+                    "    certificate-authority: %s\n%s"
+                    "users:\n- name: ds\n  user:\n    token: sim-token\n"
+                    "contexts:\n- name: sim\n  context: {cluster: sim, user: ds}\ncurrent-context: sim\n"
+                    % (self.sim_port, os.path.join(self.sim_dir, "ca.crt"), cluster_extra))
+        return path
+
+    def cleanup(self, kubeconfig):
+        """The one-shot -cleanup -dry_run: lists every node and writes nothing. The environment
+        asks to bypass proxies for 127.0.0.1: a proxy-url must still carry every request, as in
+        client-go (which reads *_proxy only when proxy-url is not set)."""
+        env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+        for var in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+            env.pop(var, None)
+        return subprocess.run([CONTROLLER, "-cleanup", "-dry_run", "-kubeconfig", kubeconfig, "-r", self.rule_file],
+                              capture_output=True, text=True, timeout=60, env=env)
+
+    def kubectl(self, kubeconfig):
+        env = dict(os.environ, KUBECONFIG=kubeconfig, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+        return subprocess.run(["kubectl", "get", "nodes", "-o", "name", "--request-timeout=20s"],
+                              capture_output=True, text=True, timeout=60, env=env)
+
+    def test_tls_server_name_is_the_name_the_certificate_is_checked_against(self):
+        # Without it the certificate (kubernetes.default.svc) does not match 127.0.0.1: refused.
+        plain = self.kubeconfig("plain")
+        r = self.cleanup(plain)
+        out = r.stdout + r.stderr
+        self.assertNotEqual(r.returncode, 0, out)
+        self.assertIn("127.0.0.1", out)
+        self.assertRegex(out, "(?i)certificate|subject name", "a TLS verification error")
+        self.assertNotIn("3 nodes", out)
+        # With it: connected to 127.0.0.1, verified as kubernetes.default.svc.
+        named = self.kubeconfig("named", "    tls-server-name: kubernetes.default.svc\n")
+        r = self.cleanup(named)
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn("tls-server-name kubernetes.default.svc", out, "the description says so")
+        self.assertIn("cleanup: 3 nodes, 0 marks removed", out)
+        # A name the certificate does not carry is refused: the name is really checked.
+        wrong = self.kubeconfig("wrong", "    tls-server-name: other.example\n")
+        r = self.cleanup(wrong)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("other.example", r.stdout + r.stderr)
+        self.assertNotIn("3 nodes", r.stdout + r.stderr)
+        # kubectl reads the same files the same way.
+        if kubectl_version() >= (1, 19):
+            self.assertNotEqual(self.kubectl(plain).returncode, 0)
+            k = self.kubectl(named)
+            self.assertEqual(k.stdout.count("node/"), 3, k.stdout + k.stderr)
+
+    def test_proxy_url_carries_every_request(self):
+        before = self.proxy.count()
+        kc = self.kubeconfig("proxied", "    tls-server-name: kubernetes.default.svc\n"
+                                        "    proxy-url: %s\n" % self.proxy_url)
+        r = self.cleanup(kc)
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn("cleanup: 3 nodes, 0 marks removed", out)
+        self.assertIn("proxy " + self.proxy_url, out)
+        with self.proxy.lock:
+            ours = self.proxy.tunnels[before:]
+        self.assertGreaterEqual(len(ours), 1, "the requests went through the proxy")
+        for target, names in ours:
+            # The tunnel goes to the server's address (the proxy never needs the certificate's
+            # name), and the bearer token stays inside the TLS tunnel.
+            self.assertEqual(target, "127.0.0.1:%d" % self.sim_port)
+            self.assertNotIn("authorization", names)
+        # Only through it: with the proxy's port closed, nothing reaches the server.
+        closed = free_port()
+        dead = self.kubeconfig("dead-proxy", "    tls-server-name: kubernetes.default.svc\n"
+                                             "    proxy-url: http://127.0.0.1:%d\n" % closed)
+        r = self.cleanup(dead)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("3 nodes", r.stdout + r.stderr)
+        # kubectl with the same file: through the same proxy.
+        if kubectl_version() >= (1, 19):
+            n = self.proxy.count()
+            k = self.kubectl(kc)
+            self.assertEqual(k.stdout.count("node/"), 3, k.stdout + k.stderr)
+            self.assertGreater(self.proxy.count(), n, "kubectl used the proxy too")
+
+    def test_unsupported_proxy_scheme_is_refused_at_start(self):
+        kc = self.kubeconfig("socks4", "    proxy-url: socks4://127.0.0.1:1080\n")
+        r = self.cleanup(kc)
+        out = r.stdout + r.stderr
+        self.assertNotEqual(r.returncode, 0, out)
+        self.assertIn(kc + ": clusters[sim].cluster.proxy-url", out)
+        self.assertIn('scheme "socks4" is not supported (http, https or socks5)', out)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,14 @@ TEST(ExecInfo, InteractiveFalseAndClusterOnlyWhenAsked) {
   ASSERT_TRUE(d["spec"].HasMember("cluster"));
   EXPECT_STREQ(d["spec"]["cluster"]["server"].GetString(), "https://k:6443");
   EXPECT_EQ(*Base64Decode(d["spec"]["cluster"]["certificate-authority-data"].GetString()), kPem);
+  EXPECT_FALSE(d["spec"]["cluster"].HasMember("tls-server-name"));
+  EXPECT_FALSE(d["spec"]["cluster"].HasMember("proxy-url"));
+  // client-go's Cluster carries the kubeconfig's tls-server-name and proxy-url as well.
+  cluster.tls.server_name = "kubernetes.default.svc";
+  cluster.proxy_url = "socks5://127.0.0.1:1080";
+  d.Parse(EncodeExecInfo(e, cluster).c_str());
+  EXPECT_STREQ(d["spec"]["cluster"]["tls-server-name"].GetString(), "kubernetes.default.svc");
+  EXPECT_STREQ(d["spec"]["cluster"]["proxy-url"].GetString(), "socks5://127.0.0.1:1080");
 }
 
 TEST(DecodeExecCredential, TokenCertificateAndExpiry) {

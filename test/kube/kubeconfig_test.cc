@@ -142,6 +142,84 @@ TEST_F(KubeconfigTest, ErrorsNameTheField) {
   }
 }
 
+TEST_F(KubeconfigTest, TlsServerNameAndProxyUrl) {
+  auto c = ParseKubeconfig(
+      Config("    server: https://10.0.0.1:6443\n    tls-server-name: kubernetes.default.svc\n"
+             "    proxy-url: HTTP://alice:s3cret@proxy.corp:3128\n",
+             "    token: t\n"),
+      "/x/config");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server, "https://10.0.0.1:6443") << "connections still go to the server's address";
+  EXPECT_EQ(c->tls.server_name, "kubernetes.default.svc");
+  EXPECT_EQ(c->proxy_url, "http://alice:s3cret@proxy.corp:3128") << "scheme lower-cased";
+  EXPECT_NE(c->description.find("tls-server-name kubernetes.default.svc"), std::string::npos)
+      << c->description;
+  EXPECT_NE(c->description.find("proxy http://proxy.corp:3128"), std::string::npos)
+      << c->description;
+  EXPECT_EQ(c->description.find("s3cret"), std::string::npos) << "no proxy password in logs";
+
+  // client-go's other two schemes; an IP address (v4 or v6) as the name to verify.
+  for (const char* proxy :
+       {"https://proxy.corp", "socks5://127.0.0.1:1080", "socks5://[::1]:1080"}) {
+    auto p = ParseKubeconfig(Config("    server: https://k:6443\n    tls-server-name: fd00::1\n"
+                                    "    proxy-url: " +
+                                        std::string(proxy) + "\n",
+                                    "    token: t\n"),
+                             "/x/config");
+    ASSERT_TRUE(p.ok()) << proxy << ": " << p.status().ToString();
+    EXPECT_EQ(p->proxy_url, proxy);
+    EXPECT_EQ(p->tls.server_name, "fd00::1");
+  }
+  // Neither set: nothing configured (libcurl then honours *_proxy as client-go does).
+  auto none =
+      ParseKubeconfig(Config("    server: https://k:6443\n", "    token: t\n"), "/x/config");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->proxy_url, "");
+  EXPECT_EQ(none->tls.server_name, "");
+}
+
+TEST_F(KubeconfigTest, TlsServerNameProxyUrlAndAuthProviderErrorsNameTheField) {
+  struct Case {
+    std::string cluster;
+    std::string user;
+    const char* want;
+  };
+  const std::string server = "    server: https://k:6443\n";
+  const std::vector<Case> cases = {
+      {server + "    tls-server-name: 'a b'\n", "    token: t\n",
+       "clusters[c].cluster.tls-server-name \"a b\" is not a host name or IP address"},
+      {server + "    tls-server-name: [x]\n", "    token: t\n",
+       "clusters[c].cluster.tls-server-name must be a non-empty string"},
+      {"    server: http://k:8080\n    tls-server-name: k\n", "",
+       "clusters[c].cluster.tls-server-name needs an https:// server"},
+      {server + "    proxy-url: socks4://p:1080\n", "    token: t\n",
+       "clusters[c].cluster.proxy-url \"socks4://p:1080\": scheme \"socks4\" is not supported "
+       "(http, https or socks5)"},
+      {server + "    proxy-url: proxy.corp:3128\n", "    token: t\n",
+       "clusters[c].cluster.proxy-url \"proxy.corp:3128\" is not a URL"},
+      {server + "    proxy-url: http://:3128\n", "    token: t\n",
+       "clusters[c].cluster.proxy-url \"http://:3128\" names no host"},
+      {server + "    proxy-url: http://p:99999\n", "    token: t\n",
+       "clusters[c].cluster.proxy-url \"http://p:99999\": port \"99999\" is not a number"},
+      {server + "    proxy-url: ''\n", "    token: t\n",
+       "clusters[c].cluster.proxy-url must be a non-empty string"},
+      {server, "    auth-provider:\n      name: oidc\n",
+       "users[u].user.auth-provider is not supported: use an exec credential plugin instead "
+       "(users[].user.exec), e.g. kubelogin"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseKubeconfig(Config(c.cluster, c.user), "/home/u/.kube/config");
+    ASSERT_FALSE(r.ok()) << c.cluster << c.user;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("/home/u/.kube/config", 0), 0u) << r.status().message();
+  }
+  // A proxy password stays out of the error.
+  auto r = ParseKubeconfig(Config(server + "    proxy-url: ftp://u:pw@p\n", "    token: t\n"),
+                           "/home/u/.kube/config");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().find("pw"), std::string::npos) << r.status().message();
+}
+
 TEST_F(KubeconfigTest, ExecStanza) {
   std::filesystem::create_directories(dir_ / "bin");
   std::string path = Write("config", Config("    server: https://k:6443\n",
