@@ -217,9 +217,6 @@ class Parser {
   // The `rebalance:` section (rebalance/rebalance_config.h). The rules are parsed already: the
   // target and the underused bounds are checked against their clear thresholds.
   Status ParseRebalance(const YAML::Node& n, RuleConfig* cfg) const {
-    // The rebalancer reads and writes the label (its underused mark shares the label's key).
-    if (!cfg->mark.UsesLabel())
-      return Error(n, "rebalance", "needs the label: mark: label or both, not taint");
     RebalanceConfig& r = cfg->rebalance;
     RETURN_NOT_OK(
         CheckKeys(n, "rebalance",
@@ -396,6 +393,9 @@ class Parser {
   // rule measuring its resource, and must lie below the clear threshold of every such rule, or
   // one node could be underused and hot at once.
   Status ParseUnderused(const YAML::Node& u, RuleConfig* cfg) const {
+    // Its mark is a label under the mark's key (no taint could say "move pods here last").
+    if (!cfg->mark.UsesLabel())
+      return Error(u, "rebalance.underused", "needs the label: mark: label or both, not taint");
     UnderusedConfig& c = cfg->rebalance.underused;
     RETURN_NOT_OK(CheckKeys(u, "rebalance.underused",
                             {"cpuBelow", "memoryBelow", "for", "value", "maxNodes"}));

@@ -441,8 +441,12 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
   return relieve;
 }
 
-bool Rebalancer::Ours(const Labels& labels) const {
-  const std::string* v = FindLabel(labels, mark_.key);
+bool Rebalancer::Ours(const NodeInfo& node) const {
+  // Our taint, at any level (mark: taint or both).
+  if (mark_.UsesTaint() && std::any_of(node.taints.begin(), node.taints.end(),
+                                       [&](const Taint& t) { return t.key == mark_.taint.key; }))
+    return true;
+  const std::string* v = FindLabel(node.labels, mark_.key);
   return v != nullptr && std::find(our_values_.begin(), our_values_.end(), *v) != our_values_.end();
 }
 
@@ -455,7 +459,7 @@ std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<Relie
   // operator's: the affinity term does not avoid it.)
   std::vector<const ReliefInput*> free;
   for (const ReliefInput& in : nodes)
-    if (!in.marked && !Ours(in.node->labels) && !in.node->unschedulable && !Tainted(*in.node) &&
+    if (!in.marked && !Ours(*in.node) && !in.node->unschedulable && !Tainted(*in.node) &&
         std::isfinite(in.load[resource]) && !exclude.count(in.node->name))
       free.push_back(&in);
   const size_t keep = std::min(free.size(), kDestinations);
@@ -498,9 +502,10 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
 Rebalancer::Avoid Rebalancer::HotMarkOn(const NodeInfo& node) const {
   Avoid a;
   const std::string* v = FindLabel(node.labels, mark_.key);
-  a.value = v != nullptr ? *v : mark_.value;
-  for (const Taint& t : node.taints)
-    if (t.key == mark_.taint.key) a.taint = &t;
+  if (mark_.UsesLabel()) a.value = v != nullptr ? *v : mark_.value;  // mark: taint: no label
+  if (mark_.UsesTaint())
+    for (const Taint& t : node.taints)
+      if (t.key == mark_.taint.key) a.taint = &t;
   return a;
 }
 
@@ -542,7 +547,7 @@ std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& po
       }
       Count(&RebalanceCounters::skips, "would_return");
       ++sk.would_return;
-      AdviseSteering(p, node, avoid.value, now, io);
+      AdviseSteering(p, node, avoid, now, io);
       continue;
     }
     // A pod a limit forbids now (its workload's or namespace's) is no candidate: the plan is
@@ -557,23 +562,25 @@ std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& po
   return out;
 }
 
-void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const std::string& value,
+void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const Avoid& avoid,
                                 double now, const ReliefWrites& io) {
+  const std::string& value = avoid.value;
   // Once per workload (a bare pod: per pod) and hour: the advice is for its owner, not a stream.
   // Keyed by the value too: a workload on a hot and on an underused node is told about each.
   // (Entries older than an hour go once a cycle, in Relieve.)
   const std::string who = (pod.Workload().empty() ? pod.Key() : pod.Workload()) + "=" + value;
   if (!advised_.emplace(who, now).second) return;
-  LOG(WARNING) << "rebalance: " << pod.Key() << " on node " << node.name << " (" << mark_.key << "="
-               << value
+  const std::string advice = SteeringAdvice(mark_.key, value, avoid.taint);
+  LOG(WARNING) << "rebalance: " << pod.Key() << " on node " << node.name << " ("
+               << (value.empty() ? "our taint" : mark_.key + "=" + value)
                << ") is not evicted: nothing keeps its replacement off the node (would_return); "
-               << SteeringAdvice(mark_.key, value);
+               << advice;
   if (cfg_.dry_run) return;  // a dry run plans and reports: it writes nothing, Events included
   WarnOnPod(pod, node.name, "RebalanceWouldReturn", "Skip",
             "Not evicted from node " + node.name +
                 ": its replacement would be scheduled back onto it. To let the rebalancer move "
                 "it, " +
-                SteeringAdvice(mark_.key, value),
+                advice,
             now, io);
 }
 

@@ -193,8 +193,8 @@ class Rebalancer {
 
   // The limit that stops every eviction from `node` now (kNone: none).
   Limit NodeLimit(const std::string& node, double recorded_eviction_wall, double now);
-  // Our key with our value or the underused one (when that mode is on).
-  bool Ours(const Labels& labels) const;
+  // Our key with one of our values (a level of the mark, underused), or our taint.
+  bool Ours(const NodeInfo& node) const;
   // Up to kDestinations nodes where replacements may go: without either of our values,
   // schedulable, untainted, with a known load of `resource` (0 cpu, 1 memory), the least loaded
   // first; not those in `exclude`.
@@ -203,7 +203,7 @@ class Rebalancer {
   static Placement PlacementOn(const std::vector<const ReliefInput*>& dest, Cluster* cluster);
   // What the replacements of a node's pods must avoid: our key's value and our taint.
   struct Avoid {
-    std::string value;
+    std::string value;             // empty: no label of ours (mark: taint)
     const Taint* taint = nullptr;  // points into the node; null: none
   };
   // A hot node's: the value on it (a level of the mark), and our taint if it carries it.
@@ -228,8 +228,8 @@ class Rebalancer {
   // could not be listed stays out, and its pod fits nowhere.
   void LookUpGroups(const PodInfo& pod, Cluster* cluster, Placement* placement);
   // The log line and Warning Event that say what to add to a `would_return` pod's template.
-  void AdviseSteering(const PodInfo& pod, const NodeInfo& node, const std::string& value,
-                      double now, const ReliefWrites& io);
+  void AdviseSteering(const PodInfo& pod, const NodeInfo& node, const Avoid& avoid, double now,
+                      const ReliefWrites& io);
   size_t RoomThisCycle() const;
   // A replacement of `pod` is expected on `to`: counted on its cached requests until it is listed.
   void ExpectReplacement(const PodInfo& pod, const std::string& to);

@@ -23,7 +23,7 @@ const char* SteerName(Steer s) {
 Steer SteeredAway(const PodInfo& pod, const std::string& key, const std::string& value,
                   const Taint* taint) {
   const auto& req = pod.required_affinity;
-  if (!req.empty() && std::all_of(req.begin(), req.end(), [&](const NodeSelectorTerm& t) {
+  if (!value.empty() && !req.empty() && std::all_of(req.begin(), req.end(), [&](const NodeSelectorTerm& t) {
         return TermExcludes(t, key, value);
       }))
     return Steer::kRequired;
@@ -33,13 +33,18 @@ Steer SteeredAway(const PodInfo& pod, const std::string& key, const std::string&
   // keeps the replacement off it.
   int32_t against = 0, others = 0;
   for (const PreferredSchedulingTerm& p : pod.preferred_affinity)
-    (TermExcludes(p.preference, key, value) ? against : others) += std::max(0, p.weight);
+    (!value.empty() && TermExcludes(p.preference, key, value) ? against : others) +=
+        std::max(0, p.weight);
   if (against > others) return Steer::kPreferred;
   if (taint != nullptr && !Tolerates(pod, *taint)) return Steer::kTaint;
   return Steer::kNone;
 }
 
-std::string SteeringAdvice(const std::string& key, const std::string& value) {
+std::string SteeringAdvice(const std::string& key, const std::string& value, const Taint* taint) {
+  if (value.empty() && taint != nullptr)
+    return "drop from its template the toleration that tolerates the taint " + taint->key + "=" +
+           taint->value + ":" + taint->effect +
+           " (an operator: Exists toleration without a key tolerates every taint)";
   return "add to its template spec.affinity.nodeAffinity."
          "preferredDuringSchedulingIgnoredDuringExecution: {weight: 100, preference: "
          "{matchExpressions: [{key: " +

@@ -30,12 +30,13 @@ enum class Steer {
 // "would_return", "required_affinity", "preferred_affinity", "taint".
 const char* SteerName(Steer s);
 
-// How `pod`'s replacement is kept off a node whose label `key` is `value` and that carries
-// `taint` (null: no taint of ours on it).
+// How `pod`'s replacement is kept off a node whose label `key` is `value` (empty: the node
+// carries no label of ours, mark: taint) and that carries `taint` (null: no taint of ours on it).
 Steer SteeredAway(const PodInfo& pod, const std::string& key, const std::string& value,
                   const Taint* taint);
 
-// What to add to the pod's template so the next eviction can go ahead, for its Event.
-std::string SteeringAdvice(const std::string& key, const std::string& value);
+// What to change in the pod's template so the next eviction can go ahead, for its Event: the
+// affinity term to add against `value`, or (value empty) the toleration of `taint` to drop.
+std::string SteeringAdvice(const std::string& key, const std::string& value, const Taint* taint);
 
 }  // namespace ds

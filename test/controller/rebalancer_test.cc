@@ -518,6 +518,33 @@ TEST_F(RebalancerTest, OurTaintSteersAPodThatDoesNotTolerateIt) {
   EXPECT_EQ(Skips("would_return"), 1u) << "small tolerates every taint";
 }
 
+// mark: taint: the rebalancer reads our taint as the mark. Only a pod that does not tolerate it
+// is steered away; the affinity term against the label steers nothing, as no label is set.
+TEST_F(RebalancerTest, WithTheTaintAloneTheTaintIsTheMark) {
+  PodInfo small = api_.pods().at("shop/small");
+  small.tolerations = {{"", "Exists", "", ""}};  // tolerates everything, and has the term
+  api_.AddPod(small);
+  PodInfo big = api_.pods().at("shop/big");
+  big.preferred_affinity.clear();
+  api_.AddPod(big);
+  cfg_.mark.mode = Mark::Mode::kTaint;
+  opts_.mark = cfg_.mark;
+  Build();
+  Cycle(95);
+  EXPECT_FALSE(Labelled("node-1"));
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(Skips("would_return"), 1u) << "small tolerates the taint";
+  bool advised = false;
+  for (const EventInfo& e : RebalanceEvents())
+    if (e.reason == "RebalanceWouldReturn") {
+      advised = true;
+      EXPECT_NE(e.message.find("drop from its template the toleration"), std::string::npos)
+          << e.message;
+    }
+  EXPECT_TRUE(advised);
+}
+
 // A pod pinned to its node by required node affinity: its replacement could only go back there.
 TEST_F(RebalancerTest, APodPinnedToItsNodeIsNeverEvicted) {
   for (const char* n : {"node-1", "node-2", "node-3"})

@@ -334,8 +334,27 @@ TEST(Steering, AReplacementAvoidsTheMarkOnlyWhenATermOrTheTaintSaysSo) {
   EXPECT_EQ(SteeredAway(required, "status", "presure", nullptr), Steer::kNone)
       << "one ORed term lets a marked node in zone a through";
   EXPECT_NE(
-      SteeringAdvice("status", "presure").find("{key: status, operator: NotIn, values: [presure]}"),
+      SteeringAdvice("status", "presure", nullptr).find("{key: status, operator: NotIn, values: [presure]}"),
       std::string::npos);
+}
+
+// mark: taint puts no label on the node: a term against the label does not steer, only the taint.
+TEST(Steering, WithTheTaintAloneOnlyTheTaintSteers) {
+  const Taint ours{"dynamic-scheduler.io/pressure", "presure", "PreferNoSchedule"};
+  PodInfo preferred = Pod("p");
+  preferred.preferred_affinity = {{100, {{{"status", "NotIn", {"presure"}}}, {}}}};
+  preferred.tolerations = {{"", "Exists", "", ""}};
+  EXPECT_EQ(SteeredAway(preferred, "status", "", &ours), Steer::kNone)
+      << "the node has no status label: the term matches it like any other node";
+  preferred.required_affinity = {{{{"status", "NotIn", {"presure"}}}, {}}};
+  EXPECT_EQ(SteeredAway(preferred, "status", "", &ours), Steer::kNone);
+  preferred.tolerations.clear();
+  EXPECT_EQ(SteeredAway(preferred, "status", "", &ours), Steer::kTaint);
+  const std::string advice = SteeringAdvice("status", "", &ours);
+  EXPECT_NE(advice.find("toleration that tolerates the taint "
+                        "dynamic-scheduler.io/pressure=presure:PreferNoSchedule"),
+            std::string::npos)
+      << advice;
 }
 
 // The effect simulation's finding: a pod requesting 14 GiB and using 28 GiB fit by requests on
