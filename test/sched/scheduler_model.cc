@@ -12,6 +12,33 @@
 //                      (nodeaffinity/node_affinity.go, component-helpers nodeaffinity)
 //   NodeResourcesFit   sum of requests (as written) of bound pods + this pod <= allocatable, for
 //                      cpu and memory, and pod count < allocatable pods (noderesources/fit.go)
+//   PodTopologySpread  DoNotSchedule constraints only (podtopologyspread/filtering.go, common.go).
+//                      Eligible domains: the topology values of the nodes that carry every
+//                      constraint's key and pass its node inclusion policies (nodeAffinityPolicy
+//                      Honor by default: nodeSelector and required node affinity; nodeTaintsPolicy
+//                      Ignore by default, Honor: no untolerated NoSchedule/NoExecute taint).
+//                      A domain counts the pods of the incoming pod's namespace, not terminating,
+//                      whose labels the selector matches (an empty selector counts none). Global
+//                      minimum: the least count over eligible domains, 0 when there are fewer of
+//                      them than minDomains (default 1). A node fails when it lacks the key, or
+//                      when count(its domain) + (1 if the pod matches the selector) - minimum >
+//                      maxSkew. matchLabelKeys: the pod's values for those keys ANDed to the
+//                      selector (a null selector stays null).
+//   InterPodAffinity   required terms only (interpodaffinity/filtering.go, framework/types.go
+//                      AffinityTerm.Matches). Every pod bound to a listed node counts, terminating
+//                      ones included. In order, the first failure being the node's reason:
+//                      podAffinity: the node must carry each term's topology key, and some pod
+//                      matching all terms must run in the node's domain of each key; unless no
+//                      pod anywhere matches all terms and the pod matches all its own terms.
+//                      podAntiAffinity: no pod matching a term in the node's domain of that
+//                      term's key (a node without the key passes). Existing pods' required
+//                      anti-affinity: no pod whose term matches the incoming pod in the node's
+//                      domain of that term's key. Namespaces: a term's `namespaces`, or its
+//                      namespaceSelector against the namespace's labels; the simulator keeps no
+//                      Namespace objects, so a namespace's labels are only the automatic
+//                      kubernetes.io/metadata.name=<name> (a selector on other namespace labels
+//                      selects nothing). match/mismatchLabelKeys: merged into the selector with
+//                      the owning pod's labels, as the API server does at pod creation.
 //
 // Scores (each 0..100 per node, then multiplied by the plugin's weight and summed):
 //   TaintToleration    count = PreferNoSchedule taints not tolerated; normalised in reverse:
@@ -31,14 +58,20 @@
 // Weights of the default profile (pkg/scheduler/apis/config/v1/default_plugins.go,
 // getDefaultPlugins MultiPoint): TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1,
 // NodeResourcesBalancedAllocation 1, PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1.
-// Not modelled: PodTopologySpread (including the system default spreading constraints for pods
-// owned by ReplicaSets), InterPodAffinity, ImageLocality, NodePorts, volumes, preemption,
+// Not modelled: the scores of PodTopologySpread and InterPodAffinity, ScheduleAnyway constraints,
+// the system default spreading constraints for pods owned by ReplicaSets (ScheduleAnyway, so
+// scoring only), preferred pod (anti-)affinity, ImageLocality, NodePorts, volumes, preemption,
 // priority ordering. Ties: the first node in input order instead of a random pick.
+// Reasons: the model reports every failing filter of a node, where the real framework stops at
+// the first (so a node can count under several reasons in the message).
 #include "test/sched/scheduler_model.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <optional>
+#include <utility>
 
 #include "common/json_util.h"
 #include "common/quantity.h"
@@ -93,6 +126,206 @@ bool TermMatches(const NodeSelectorTerm& term, const std::map<std::string, std::
   return true;
 }
 
+// spec.nodeSelector and the required node affinity terms (NodeAffinity's filter; also
+// PodTopologySpread's nodeAffinityPolicy Honor).
+bool NodeAffinityMatches(const SchedPod& pod, const std::map<std::string, std::string>& labels) {
+  for (const auto& [k, v] : pod.node_selector) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  if (pod.required.empty()) return true;
+  for (const auto& term : pod.required)
+    if (TermMatches(term, labels)) return true;
+  return false;
+}
+
+// Some NoSchedule or NoExecute taint of `n` that `pod` does not tolerate.
+bool HasUntoleratedTaint(const SchedPod& pod, const SchedNode& n) {
+  for (const auto& t : n.taints)
+    if ((t.effect == "NoSchedule" || t.effect == "NoExecute") && !Tolerated(pod.tolerations, t))
+      return true;
+  return false;
+}
+
+bool SelectorMatches(const LabelSelector& s, const std::map<std::string, std::string>& labels) {
+  if (!s.set) return false;
+  for (const auto& r : s.requirements)
+    if (!RequirementMatches(r, labels)) return false;
+  return true;
+}
+
+// `s` with the owner's values of `match_keys` (key In [value]) and `mismatch_keys` (key NotIn
+// [value]) ANDed to it; keys the owner lacks are ignored, and a null selector stays null.
+LabelSelector WithLabelKeys(LabelSelector s, const std::vector<std::string>& match_keys,
+                            const std::vector<std::string>& mismatch_keys,
+                            const std::map<std::string, std::string>& owner) {
+  if (!s.set) return s;
+  for (const auto& k : match_keys)
+    if (auto it = owner.find(k); it != owner.end())
+      s.requirements.push_back({k, "In", {it->second}});
+  for (const auto& k : mismatch_keys)
+    if (auto it = owner.find(k); it != owner.end())
+      s.requirements.push_back({k, "NotIn", {it->second}});
+  return s;
+}
+
+// An affinity term with its owner's namespace and label keys applied (framework.AffinityTerm).
+struct ResolvedTerm {
+  const PodAffinityTerm* term;
+  std::string owner_ns;
+  LabelSelector selector;
+
+  bool Selects(const SchedPod& p) const {
+    const PodAffinityTerm& t = *term;
+    bool in_ns;
+    if (t.namespaces.empty() && !t.namespace_selector.set) {
+      in_ns = p.ns == owner_ns;
+    } else {
+      in_ns = std::find(t.namespaces.begin(), t.namespaces.end(), p.ns) != t.namespaces.end() ||
+              SelectorMatches(t.namespace_selector, {{"kubernetes.io/metadata.name", p.ns}});
+    }
+    return in_ns && SelectorMatches(selector, p.labels);
+  }
+};
+
+ResolvedTerm Resolve(const PodAffinityTerm& t, const SchedPod& owner) {
+  return {&t, owner.ns,
+          WithLabelKeys(t.selector, t.match_label_keys, t.mismatch_label_keys, owner.labels)};
+}
+
+bool SelectsAll(const std::vector<ResolvedTerm>& terms, const SchedPod& p) {
+  if (terms.empty()) return false;
+  for (const auto& t : terms)
+    if (!t.Selects(p)) return false;
+  return true;
+}
+
+// The bound pods of each node (`nodes[i]`'s at [i]).
+using PodsByNode = std::vector<std::vector<const SchedPod*>>;
+
+constexpr char kReasonAffinity[] = "node(s) didn't match pod affinity rules";
+constexpr char kReasonAntiAffinity[] = "node(s) didn't match pod anti-affinity rules";
+constexpr char kReasonExistingAntiAffinity[] =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+constexpr char kReasonSpread[] = "node(s) didn't match pod topology spread constraints";
+constexpr char kReasonSpreadLabel[] =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+// InterPodAffinity's PreFilter: matching pods counted per (topology key, value).
+class InterPodAffinity {
+ public:
+  InterPodAffinity(const std::vector<SchedNode>& nodes, const PodsByNode& pods,
+                   const SchedPod& pod) {
+    for (const auto& t : pod.pod_affinity) affinity_.push_back(Resolve(t, pod));
+    for (const auto& t : pod.pod_anti_affinity) anti_.push_back(Resolve(t, pod));
+    self_match_ = SelectsAll(affinity_, pod);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const auto& labels = nodes[i].labels;
+      auto count = [&](Counts* c, const std::string& key) {
+        if (auto it = labels.find(key); it != labels.end()) ++(*c)[{key, it->second}];
+      };
+      for (const SchedPod* p : pods[i]) {
+        if (SelectsAll(affinity_, *p))
+          for (const auto& t : affinity_) count(&affinity_counts_, t.term->topology_key);
+        for (const auto& t : anti_)
+          if (t.Selects(*p)) count(&anti_counts_, t.term->topology_key);
+        for (const auto& term : p->pod_anti_affinity)
+          if (Resolve(term, *p).Selects(pod)) count(&existing_anti_counts_, term.topology_key);
+      }
+    }
+  }
+
+  // The reason `n` fails, or nullptr.
+  const char* Reason(const SchedNode& n) const {
+    bool pods_exist = true;
+    for (const auto& t : affinity_) {
+      auto it = n.labels.find(t.term->topology_key);
+      if (it == n.labels.end()) return kReasonAffinity;
+      if (Count(affinity_counts_, t.term->topology_key, it->second) <= 0) pods_exist = false;
+    }
+    // The first of a group of pods with affinity to one another may go anywhere.
+    if (!pods_exist && !(affinity_counts_.empty() && self_match_)) return kReasonAffinity;
+    for (const auto& t : anti_) {
+      auto it = n.labels.find(t.term->topology_key);
+      if (it != n.labels.end() && Count(anti_counts_, it->first, it->second) > 0)
+        return kReasonAntiAffinity;
+    }
+    for (const auto& [k, v] : n.labels)
+      if (Count(existing_anti_counts_, k, v) > 0) return kReasonExistingAntiAffinity;
+    return nullptr;
+  }
+
+ private:
+  using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
+  static int64_t Count(const Counts& c, const std::string& key, const std::string& value) {
+    auto it = c.find({key, value});
+    return it == c.end() ? 0 : it->second;
+  }
+
+  std::vector<ResolvedTerm> affinity_, anti_;
+  bool self_match_ = false;      // the pod matches all its own affinity terms
+  Counts affinity_counts_;       // pods matching all of affinity_, by the domain they run in
+  Counts anti_counts_;           // pods matching a term of anti_, by that term's domain
+  Counts existing_anti_counts_;  // pods with a term matching the pod, by that term's domain
+};
+
+// PodTopologySpread's PreFilter for the DoNotSchedule constraints: matching pods per domain.
+class TopologySpread {
+ public:
+  TopologySpread(const std::vector<SchedNode>& nodes, const PodsByNode& pods, const SchedPod& pod)
+      : pod_(pod), counts_(pod.spread.size()), min_(pod.spread.size(), 0) {
+    for (const auto& c : pod.spread)
+      selectors_.push_back(WithLabelKeys(c.selector, c.match_label_keys, {}, pod.labels));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const SchedNode& n = nodes[i];
+      if (!HasAllKeys(n)) continue;
+      for (size_t c = 0; c < pod.spread.size(); ++c) {
+        const SpreadConstraint& sc = pod.spread[c];
+        if (sc.honor_node_affinity && !NodeAffinityMatches(pod, n.labels)) continue;
+        if (sc.honor_node_taints && HasUntoleratedTaint(pod, n)) continue;
+        int64_t matching = 0;
+        // An empty selector counts no pod (countPodsMatchSelector), though the pod matches it.
+        if (!(selectors_[c].set && selectors_[c].requirements.empty()))
+          for (const SchedPod* p : pods[i])
+            if (!p->terminating && p->ns == pod.ns && SelectorMatches(selectors_[c], p->labels))
+              ++matching;
+        counts_[c][n.labels.at(sc.topology_key)] += matching;
+      }
+    }
+    for (size_t c = 0; c < pod.spread.size(); ++c) {
+      if (counts_[c].size() < static_cast<size_t>(std::max(0, pod.spread[c].min_domains))) continue;
+      min_[c] = std::numeric_limits<int32_t>::max();  // no eligible domain: nothing to exceed
+      for (const auto& [value, count] : counts_[c]) min_[c] = std::min(min_[c], count);
+    }
+  }
+
+  // The reason `n` fails, or nullptr.
+  const char* Reason(const SchedNode& n) const {
+    for (size_t c = 0; c < pod_.spread.size(); ++c) {
+      const SpreadConstraint& sc = pod_.spread[c];
+      auto it = n.labels.find(sc.topology_key);
+      if (it == n.labels.end()) return kReasonSpreadLabel;
+      auto count = counts_[c].find(it->second);
+      const int64_t matching = count == counts_[c].end() ? 0 : count->second;
+      const int64_t self = SelectorMatches(selectors_[c], pod_.labels) ? 1 : 0;
+      if (matching + self - min_[c] > sc.max_skew) return kReasonSpread;
+    }
+    return nullptr;
+  }
+
+ private:
+  bool HasAllKeys(const SchedNode& n) const {
+    for (const auto& sc : pod_.spread)
+      if (n.labels.count(sc.topology_key) == 0) return false;
+    return true;
+  }
+
+  const SchedPod& pod_;
+  std::vector<LabelSelector> selectors_;                // per constraint, label keys merged
+  std::vector<std::map<std::string, int64_t>> counts_;  // per constraint: domain -> pods
+  std::vector<int64_t> min_;                            // per constraint: global minimum
+};
+
 int64_t LeastRequested(int64_t requested, int64_t capacity) {
   if (capacity <= 0 || requested > capacity) return 0;
   return (capacity - requested) * kMaxScore / capacity;
@@ -113,9 +346,16 @@ void Normalize(std::vector<int64_t>* scores, bool reverse) {
 }
 
 // The filters and scores for `pod`; fills `res` (scores, unfit reasons, message) when it is not
-// null. Returns the index of the chosen node, or -1.
+// null. `pods` (the bound pods by node) is null for ChooseNode, which then skips the filters that
+// need them. Returns the index of the chosen node, or -1.
 int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
-           const SchedPod& pod, ScheduleResult* res) {
+           const PodsByNode* pods, const SchedPod& pod, ScheduleResult* res) {
+  std::optional<TopologySpread> spread;
+  std::optional<InterPodAffinity> inter_pod;
+  if (pods != nullptr) {
+    if (!pod.spread.empty()) spread.emplace(nodes, *pods, pod);
+    inter_pod.emplace(nodes, *pods, pod);
+  }
   std::vector<size_t> feasible;
   std::vector<std::string> why;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -133,18 +373,15 @@ int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>&
         break;
       }
     }
-    bool selector_ok = true;
-    for (const auto& [k, v] : pod.node_selector) {
-      auto it = n.labels.find(k);
-      if (it == n.labels.end() || it->second != v) selector_ok = false;
-    }
-    bool required_ok = pod.required.empty();
-    for (const auto& term : pod.required) required_ok = required_ok || TermMatches(term, n.labels);
-    if (!selector_ok || !required_ok)
+    if (!NodeAffinityMatches(pod, n.labels))
       why.push_back("node(s) didn't match Pod's node affinity/selector");
     if (u.pods + 1 > n.pods) why.push_back("Too many pods");
     if (pod.cpu_milli > 0 && u.cpu + pod.cpu_milli > n.cpu_milli) why.push_back("Insufficient cpu");
     if (pod.memory > 0 && u.memory + pod.memory > n.memory) why.push_back("Insufficient memory");
+    if (spread)
+      if (const char* r = spread->Reason(n)) why.push_back(r);
+    if (inter_pod)
+      if (const char* r = inter_pod->Reason(n)) why.push_back(r);
     if (why.empty()) {
       feasible.push_back(i);
     } else if (res != nullptr) {
@@ -227,20 +464,29 @@ ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<S
                         const SchedPod& pod) {
   // By name: pods bound to a node not in `nodes` count nowhere.
   std::map<std::string, NodeRequests> by_name;
+  std::map<std::string, std::vector<const SchedPod*>> pods_by_name;
   for (const auto& p : bound)
-    if (!p.node.empty()) by_name[p.node].Add(p);
+    if (!p.node.empty()) {
+      by_name[p.node].Add(p);
+      pods_by_name[p.node].push_back(&p);
+    }
   std::vector<NodeRequests> requested;
   requested.reserve(nodes.size());
-  for (const auto& n : nodes) requested.push_back(by_name[n.name]);
+  PodsByNode pods;
+  pods.reserve(nodes.size());
+  for (const auto& n : nodes) {
+    requested.push_back(by_name[n.name]);
+    pods.push_back(pods_by_name[n.name]);
+  }
   ScheduleResult res;
-  const int i = Choose(nodes, requested, pod, &res);
+  const int i = Choose(nodes, requested, &pods, pod, &res);
   if (i >= 0) res.node = nodes[static_cast<size_t>(i)].name;
   return res;
 }
 
 int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
                const SchedPod& pod) {
-  return Choose(nodes, requested, pod, nullptr);
+  return Choose(nodes, requested, nullptr, pod, nullptr);
 }
 
 namespace {
@@ -261,17 +507,57 @@ std::map<std::string, std::string> StringMap(const rapidjson::Value* v) {
   return out;
 }
 
-NodeSelectorTerm TermFromJson(const rapidjson::Value& term) {
-  NodeSelectorTerm out;
-  const rapidjson::Value* exprs = ds::JsonMember(term, "matchExpressions");
+std::vector<std::string> Strings(const rapidjson::Value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr || !v->IsArray()) return out;
+  for (const auto& s : v->GetArray())
+    if (s.IsString()) out.push_back(s.GetString());
+  return out;
+}
+
+int32_t Int(const rapidjson::Value& v, const char* name, int32_t def) {
+  const rapidjson::Value* m = ds::JsonMember(v, name);
+  return m != nullptr && m->IsInt() ? m->GetInt() : def;
+}
+
+// The matchExpressions of a node selector term or a label selector.
+std::vector<NodeSelectorRequirement> ExpressionsFromJson(const rapidjson::Value& v) {
+  std::vector<NodeSelectorRequirement> out;
+  const rapidjson::Value* exprs = ds::JsonMember(v, "matchExpressions");
   if (exprs == nullptr || !exprs->IsArray()) return out;
-  for (const auto& e : exprs->GetArray()) {
-    NodeSelectorRequirement r{ds::JsonString(e, "key"), ds::JsonString(e, "operator"), {}};
-    if (const auto* vals = ds::JsonMember(e, "values"); vals && vals->IsArray())
-      for (const auto& v : vals->GetArray())
-        if (v.IsString()) r.values.push_back(v.GetString());
-    out.push_back(std::move(r));
-  }
+  for (const auto& e : exprs->GetArray())
+    out.push_back({ds::JsonString(e, "key"), ds::JsonString(e, "operator"),
+                   Strings(ds::JsonMember(e, "values"))});
+  return out;
+}
+
+NodeSelectorTerm TermFromJson(const rapidjson::Value& term) { return ExpressionsFromJson(term); }
+
+// Absent or null: a null selector.
+LabelSelector SelectorFromJson(const rapidjson::Value* v) {
+  LabelSelector s;
+  if (v == nullptr || !v->IsObject()) return s;
+  s.set = true;
+  for (const auto& [k, val] : StringMap(ds::JsonMember(*v, "matchLabels")))
+    s.requirements.push_back({k, "In", {val}});
+  for (auto& r : ExpressionsFromJson(*v)) s.requirements.push_back(std::move(r));
+  return s;
+}
+
+// The required terms of spec.affinity.<kind> (podAffinity or podAntiAffinity).
+std::vector<PodAffinityTerm> AffinityTermsFromJson(const rapidjson::Value* affinity,
+                                                   const char* kind) {
+  std::vector<PodAffinityTerm> out;
+  const auto* a = affinity != nullptr ? ds::JsonMember(*affinity, kind) : nullptr;
+  const auto* terms =
+      a != nullptr ? ds::JsonMember(*a, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+  if (terms == nullptr || !terms->IsArray()) return out;
+  for (const auto& t : terms->GetArray())
+    out.push_back({SelectorFromJson(ds::JsonMember(t, "labelSelector")),
+                   Strings(ds::JsonMember(t, "namespaces")),
+                   SelectorFromJson(ds::JsonMember(t, "namespaceSelector")),
+                   ds::JsonString(t, "topologyKey"), Strings(ds::JsonMember(t, "matchLabelKeys")),
+                   Strings(ds::JsonMember(t, "mismatchLabelKeys"))});
   return out;
 }
 
@@ -302,6 +588,12 @@ SchedNode NodeFromJson(const rapidjson::Value& node) {
 
 SchedPod PodFromJson(const rapidjson::Value& pod) {
   SchedPod p;
+  if (const auto* meta = ds::JsonMember(pod, "metadata")) {
+    p.ns = ds::JsonString(*meta, "namespace");
+    p.labels = StringMap(ds::JsonMember(*meta, "labels"));
+    const auto* deleted = ds::JsonMember(*meta, "deletionTimestamp");
+    p.terminating = deleted != nullptr && !deleted->IsNull();
+  }
   const auto* spec = ds::JsonMember(pod, "spec");
   if (spec == nullptr || !spec->IsObject()) return p;
   p.node = ds::JsonString(*spec, "nodeName");
@@ -324,7 +616,22 @@ SchedPod PodFromJson(const rapidjson::Value& pod) {
     for (const auto& t : ts->GetArray())
       p.tolerations.push_back({ds::JsonString(t, "key"), ds::JsonString(t, "operator", "Equal"),
                                ds::JsonString(t, "value"), ds::JsonString(t, "effect")});
+  if (const auto* cs = ds::JsonMember(*spec, "topologySpreadConstraints"); cs && cs->IsArray())
+    for (const auto& c : cs->GetArray()) {
+      if (ds::JsonString(c, "whenUnsatisfiable") != "DoNotSchedule") continue;
+      SpreadConstraint sc;
+      sc.max_skew = Int(c, "maxSkew", 1);
+      sc.topology_key = ds::JsonString(c, "topologyKey");
+      sc.selector = SelectorFromJson(ds::JsonMember(c, "labelSelector"));
+      sc.match_label_keys = Strings(ds::JsonMember(c, "matchLabelKeys"));
+      sc.min_domains = Int(c, "minDomains", 1);
+      sc.honor_node_affinity = ds::JsonString(c, "nodeAffinityPolicy", "Honor") != "Ignore";
+      sc.honor_node_taints = ds::JsonString(c, "nodeTaintsPolicy", "Ignore") == "Honor";
+      p.spread.push_back(std::move(sc));
+    }
   const auto* aff = ds::JsonMember(*spec, "affinity");
+  p.pod_affinity = AffinityTermsFromJson(aff, "podAffinity");
+  p.pod_anti_affinity = AffinityTermsFromJson(aff, "podAntiAffinity");
   const auto* na = aff ? ds::JsonMember(*aff, "nodeAffinity") : nullptr;
   if (na == nullptr) return p;
   if (const auto* req = ds::JsonMember(*na, "requiredDuringSchedulingIgnoredDuringExecution"))

@@ -34,17 +34,55 @@ struct PreferredTerm {
   NodeSelectorTerm term;
 };
 
+// A metav1.LabelSelector: matchLabels (as In [value]) and matchExpressions, ANDed. A null
+// selector (`set` false) selects nothing; a set one without requirements selects everything.
+struct LabelSelector {
+  bool set = false;
+  std::vector<NodeSelectorRequirement> requirements;  // In, NotIn, Exists, DoesNotExist
+};
+
+// One requiredDuringSchedulingIgnoredDuringExecution term of podAffinity or podAntiAffinity.
+// The pods it selects: in `namespaces` or in a namespace whose labels `namespace_selector`
+// matches (no namespaces and a null selector: the owning pod's namespace), and matched by
+// `selector` merged with the owner's labels named in match_label_keys (key In [value]) and
+// mismatch_label_keys (key NotIn [value]), keys the owner lacks being ignored.
+struct PodAffinityTerm {
+  LabelSelector selector;
+  std::vector<std::string> namespaces;
+  LabelSelector namespace_selector;
+  std::string topology_key;
+  std::vector<std::string> match_label_keys, mismatch_label_keys;
+};
+
+// One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule (ScheduleAnyway ones are
+// scoring only, not modelled, and PodFromJson drops them).
+struct SpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  LabelSelector selector;  // merged with the owner's labels named in match_label_keys
+  std::vector<std::string> match_label_keys;
+  int32_t min_domains = 1;          // absent: 1
+  bool honor_node_affinity = true;  // nodeAffinityPolicy (absent: Honor)
+  bool honor_node_taints = false;   // nodeTaintsPolicy (absent: Ignore)
+};
+
 // What scheduling needs of a pod. Requests are the sums over its containers.
 struct SchedPod {
-  std::string node;         // spec.nodeName ("" = not bound)
-  int64_t cpu_milli = 0;    // requests as written (0 when absent)
-  int64_t memory = 0;       // bytes
-  bool cpu_set = false;     // some container requests cpu (else NonZero default applies)
-  bool memory_set = false;  // likewise memory
+  std::string ns;  // metadata.namespace
+  std::map<std::string, std::string> labels;
+  bool terminating = false;  // metadata.deletionTimestamp set
+  std::string node;          // spec.nodeName ("" = not bound)
+  int64_t cpu_milli = 0;     // requests as written (0 when absent)
+  int64_t memory = 0;        // bytes
+  bool cpu_set = false;      // some container requests cpu (else NonZero default applies)
+  bool memory_set = false;   // likewise memory
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> required;  // ORed (requiredDuringScheduling...); empty: none
   std::vector<PreferredTerm> preferred;
   std::vector<Toleration> tolerations;
+  std::vector<PodAffinityTerm> pod_affinity;       // required; all must hold
+  std::vector<PodAffinityTerm> pod_anti_affinity;  // required; all must hold
+  std::vector<SpreadConstraint> spread;            // DoNotSchedule constraints
 };
 
 struct SchedNode {
@@ -71,8 +109,9 @@ struct ScheduleResult {
 };
 
 // Chooses a node for `pod` among `nodes`, given `bound` (pods already on nodes, terminating ones
-// included: their resources are still held). Ties go to the first node in `nodes` order (the
-// real scheduler picks one of the best at random).
+// included: their resources are still held, and InterPodAffinity counts them; PodTopologySpread
+// does not). Ties go to the first node in `nodes` order (the real scheduler picks one of the
+// best at random).
 ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
                         const SchedPod& pod);
 
@@ -88,12 +127,15 @@ struct NodeRequests {
 };
 
 // Schedule's decision alone, from the per-node sums (`requested[i]` belongs to `nodes[i]`): the
-// index of the chosen node, or -1 when none fits. Same filters, scores and ties as Schedule.
-// REQUIRES: requested.size() == nodes.size().
+// index of the chosen node, or -1 when none fits. Same filters, scores and ties as Schedule,
+// except InterPodAffinity and PodTopologySpread, which need the pods themselves: the sums carry
+// no labels. REQUIRES: requested.size() == nodes.size(); neither `pod` nor any pod counted in
+// `requested` has a pod_affinity, pod_anti_affinity or spread entry.
 int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
                const SchedPod& pod);
 
-// Readers for the JSON objects (Node, Pod). Missing fields give defaults.
+// Readers for the JSON objects (Node, Pod). Missing fields give defaults. PodFromJson keeps the
+// label selectors as written; the match/mismatchLabelKeys merge happens when they are used.
 SchedNode NodeFromJson(const rapidjson::Value& node);
 SchedPod PodFromJson(const rapidjson::Value& pod);
 
