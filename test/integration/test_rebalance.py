@@ -65,6 +65,8 @@ AFFINITY = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": 
     {"weight": 100, "preference": {"matchExpressions": [
         {"key": "status", "operator": "NotIn", "values": ["presure", "underused"]}]}}]}}
 
+TAINT_KEY = "dynamic-scheduler.io/pressure"  # mark: taint's default key
+
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]  # datetime.weekday() order
 
 
@@ -179,20 +181,25 @@ class RebalanceIT(unittest.TestCase):
         res = self.stack.query('it_node_cpu{node="%s"}' % node)
         return float(res[0]["value"][1]) if res else None
 
-    def setup_hot(self, affinity, **extra):
+    def setup_hot(self, affinity, fillers=None, affinity_override=None, **extra):
         """Fillers on the other workers, then the hot workload, all of whose pods land on HOT;
         waits until Prometheus sees HOT at 86.7 % and every hot pod's usage. Returns the hot pods'
-        names."""
+        names. `fillers`: {node: (extra labels, extra spec)} for some of the fillers."""
         for n in OTHERS:
+            labels, more = (fillers or {}).get(n, ({}, {}))
+            spec = {"nodeName": n, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
+                    "resources": {"requests": {"cpu": "3", "memory": "128Mi"}}}]}
+            spec.update(more)
             code, obj = self.api.call("POST", "/api/v1/namespaces/%s/pods" % self.ns, {
-                "metadata": {"name": "filler-" + n, "labels": {"app": "filler"}},
-                "spec": {"nodeName": n, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9",
-                         "resources": {"requests": {"cpu": "3", "memory": "128Mi"}}}]}})
+                "metadata": {"name": "filler-" + n, "labels": dict({"app": "filler"}, **labels)},
+                "spec": spec})
             self.assertEqual(code, 201, obj)
         spec = {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
                                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}
         if affinity:
             spec["affinity"] = json.loads(json.dumps(AFFINITY))
+        if affinity_override:
+            spec["affinity"] = affinity_override
         for key, value in extra.items():  # e.g. nodeSelector, or affinity's requiredDuring...
             if key == "required":
                 spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})[
@@ -240,10 +247,11 @@ class RebalanceIT(unittest.TestCase):
         return self.api.get("/apis/policy/v1/namespaces/%s/poddisruptionbudgets/%s" % (self.ns, name))["status"]
 
     # --- controller helpers ---
-    def start(self, limits, dry_run=False, hold="6s", windows="", args=(), name=None):
-        """A controller; `windows` may also carry other lines of the rebalance section."""
-        c = Controller(self.stack, RULE_YAML.format(limits=limits, dry_run=str(dry_run).lower(), hold=hold,
-                                                    windows=windows), args=args,
+    def start(self, limits, dry_run=False, hold="6s", windows="", args=(), name=None, head=""):
+        """A controller; `windows` may also carry other lines of the rebalance section, `head`
+        top-level lines of rule.yaml (e.g. mark: taint)."""
+        c = Controller(self.stack, head + RULE_YAML.format(limits=limits, dry_run=str(dry_run).lower(),
+                                                           hold=hold, windows=windows), args=args,
                        name=name or "controller-" + self.ns)
         self.controllers.append(c)
         return c
@@ -446,6 +454,45 @@ class RebalanceIT(unittest.TestCase):
         self.assertEqual(self.evictions(), [])
         self.assert_pods_unchanged(before)
         self.assertFalse([p for p in self.pods() if p["status"].get("phase") == "Pending"])
+
+    def test_inter_pod_anti_affinity_is_judged_on_both_sides(self):
+        """The hot pods keep away from pods labelled guard=true (required anti-affinity, hostname):
+        the filler on OTHERS[0] carries that label. The filler on OTHERS[1] keeps app=hot pods away
+        (its own required anti-affinity, which the scheduler checks too). Only OTHERS[2] may take
+        a replacement: the controller plans every eviction there, and the simulator's scheduler,
+        which enforces both, binds every replacement there, none left Pending."""
+        anti = lambda sel: {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": sel}, "topologyKey": "kubernetes.io/hostname"}]}}
+        affinity = json.loads(json.dumps(AFFINITY))
+        affinity.update(anti({"guard": "true"}))
+        before = self.setup_hot(affinity=False, affinity_override=affinity, fillers={
+            OTHERS[0]: ({"guard": "true"}, {}),
+            OTHERS[1]: ({}, {"affinity": anti({"app": "hot"})})})
+        c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}")
+        self.wait_marked([HOT])
+        new = self.relieved(c, before)
+        self.assertEqual(set(new.values()), {OTHERS[2]}, new)
+        self.assertEqual({e["to"] for e in self.rebalance()["evictions"]}, {OTHERS[2]})
+        self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="constraint"), 0)
+        self.assertFalse([p for p in self.pods() if p["status"].get("phase") == "Pending"])
+
+    def test_taint_mode_relieves_through_the_taint(self):
+        """mark: taint: no label is set; the rebalancer reads our taint as the mark, and a workload
+        without any affinity term is steered by the taint alone (the scheduler model scores a
+        PreferNoSchedule taint it does not tolerate below every untainted node)."""
+        before = self.setup_hot(affinity=False)
+        try:
+            c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}",
+                           head="mark: taint\n")
+            wait_until(lambda: TAINT_KEY in self.stack.kubectl(
+                "get", "node", HOT, "-o", "jsonpath={.spec.taints[*].key}").stdout, 20, what="HOT tainted")
+            self.assertEqual(self.stack.labelled(), [])
+            self.relieved(c, before)
+            self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="would_return"), 0)
+        finally:
+            for c in self.controllers:
+                c.stop()
+            self.stack.kubectl("taint", "nodes", "--all", TAINT_KEY + "-", check=False)
 
     def test_rebalance_node_selector_excludes_and_selects_on_every_label(self):
         """Defect 1: rebalance.nodeSelector is matched on the node's own labels, not the cache's
