@@ -23,9 +23,9 @@ const char* SteerName(Steer s) {
 Steer SteeredAway(const PodInfo& pod, const std::string& key, const std::string& value,
                   const Taint* taint) {
   const auto& req = pod.required_affinity;
-  if (!value.empty() && !req.empty() && std::all_of(req.begin(), req.end(), [&](const NodeSelectorTerm& t) {
-        return TermExcludes(t, key, value);
-      }))
+  if (!value.empty() && !req.empty() &&
+      std::all_of(req.begin(), req.end(),
+                  [&](const NodeSelectorTerm& t) { return TermExcludes(t, key, value); }))
     return Steer::kRequired;
   // NodeAffinity scores a node by the summed weights of the preferred terms it matches. The terms
   // that exclude our value never count for the marked node; any other term might (its labels are

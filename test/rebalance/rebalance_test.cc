@@ -333,9 +333,9 @@ TEST(Steering, AReplacementAvoidsTheMarkOnlyWhenATermOrTheTaintSaysSo) {
   required.required_affinity.push_back({{{"zone", "In", {"a"}}}, {}});
   EXPECT_EQ(SteeredAway(required, "status", "presure", nullptr), Steer::kNone)
       << "one ORed term lets a marked node in zone a through";
-  EXPECT_NE(
-      SteeringAdvice("status", "presure", nullptr).find("{key: status, operator: NotIn, values: [presure]}"),
-      std::string::npos);
+  EXPECT_NE(SteeringAdvice("status", "presure", nullptr)
+                .find("{key: status, operator: NotIn, values: [presure]}"),
+            std::string::npos);
 }
 
 // mark: taint puts no label on the node: a term against the label does not steer, only the taint.
