@@ -17,10 +17,11 @@ namespace ds {
 // What a cycle's pod LISTs gave: the requests bound to each node (for the fit check) and the pods
 // of the nodes to relieve (the candidates). Other pods are not kept.
 struct Rebalancer::Cluster {
-  std::unordered_map<std::string, Requested> places;  // destination -> what the fit check reads
-  std::map<std::string, std::vector<PodInfo>> on;     // node to relieve -> its pods
-  std::set<std::string> groups;                       // group terms listed (PodGroupTerm::Id)
-  std::map<std::string, Labels> node_labels;          // nodes read for their members' domains
+  std::unordered_map<std::string, Requested> places;   // destination -> what the fit check reads
+  std::map<std::string, std::vector<PodInfo>> on;      // node to relieve -> its pods
+  std::set<std::string> groups;                        // group terms listed (PodGroupTerm::Id)
+  std::map<std::string, Labels> node_labels;           // nodes read for their members' domains
+  std::map<std::string, StatusOr<ClaimPlace>> claims;  // "namespace/claim" -> its volume's place
 };
 
 namespace {
@@ -509,19 +510,43 @@ Rebalancer::Avoid Rebalancer::HotMarkOn(const NodeInfo& node) const {
   return a;
 }
 
-std::vector<const PodInfo*> Rebalancer::Evictable(const std::vector<PodInfo>& pods,
-                                                  const NodeInfo& node, const Avoid& avoid,
-                                                  double now, const ReliefWrites& io,
-                                                  Cluster* cluster, Placement* placement,
-                                                  Skipped* skipped) {
+void Rebalancer::ReadVolumes(PodInfo* pod, Cluster* c) {
+  if (pod->claims.empty() || pod->volume_affinity.size() == pod->claims.size()) return;
+  pod->volume_affinity.clear();
+  for (const std::string& claim : pod->claims) {
+    const std::string key = pod->ns + "/" + claim;
+    auto it = c->claims.find(key);
+    if (it == c->claims.end()) {
+      it = c->claims.emplace(key, kube_->GetClaimPlace(pod->ns, claim)).first;
+      if (!it->second.ok()) {
+        MutexLock l(&mu_);
+        ++counters_.list_errors;
+      }
+    }
+    const StatusOr<ClaimPlace>& place = it->second;
+    if (!place.ok() || place->volume.empty()) {
+      // Unbound, its volume could be made anywhere or nowhere; unread, its zone is unknown.
+      pod->unjudged.push_back("persistentVolumeClaim " + claim + " (" +
+                              (place.ok() ? "not bound" : place.status().ToString()) + ")");
+      return;
+    }
+    pod->volume_affinity.push_back(place->node_affinity);
+  }
+}
+
+std::vector<const PodInfo*> Rebalancer::Evictable(std::vector<PodInfo>* pods, const NodeInfo& node,
+                                                  const Avoid& avoid, double now,
+                                                  const ReliefWrites& io, Cluster* cluster,
+                                                  Placement* placement, Skipped* skipped) {
   Skipped local;
   Skipped& sk = skipped != nullptr ? *skipped : local;
   std::vector<const PodInfo*> out;
-  for (const PodInfo& p : pods) {
+  for (PodInfo& p : *pods) {
     if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
       Count(&RebalanceCounters::kept, KeepName(k));
       continue;
     }
+    ReadVolumes(&p, cluster);
     // Where its replacement may run depends on what the fit check does not judge: never a guess.
     if (!p.unjudged.empty()) {
       Count(&RebalanceCounters::skips, "constraint");
@@ -797,7 +822,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   std::map<std::string, Skipped> skipped;
   for (auto& [name, entry] : relieve) {
     const NodeInfo& node = *entry.in->node;
-    evictable[name] = Evictable(cluster->on[name], node, HotMarkOn(node), now, io, &*cluster,
+    evictable[name] = Evictable(&cluster->on[name], node, HotMarkOn(node), now, io, &*cluster,
                                 &placement, &skipped[name]);
     for (const PodInfo* p : evictable[name])
       wanted[entry.relief.resource == Rule::Resource::kCpu ? 0 : 1].insert(p->Key());
@@ -1019,7 +1044,7 @@ void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
     Skipped skipped;
     // The underused mark has no taint; in a dry run it is not on the node, but would be.
     const std::vector<const PodInfo*> movable =
-        Evictable(cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &*cluster,
+        Evictable(&cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &*cluster,
                   &placement, &skipped);
     // Drained: nothing it may ever move is left. Pods a limit holds back for now still count, and
     // so do pods that would come back, fit nowhere, or whose fit is not judged: they are still on

@@ -218,9 +218,13 @@ class Rebalancer {
   // their replacement steered off the node (steering.h), with rebalance.requireSteering (a pod
   // that fits on no other node is no_fit then, not would_return: no term would let it move); and
   // no limit forbids them. Looks up their group terms (LookUpGroups) into `placement`.
-  std::vector<const PodInfo*> Evictable(const std::vector<PodInfo>& pods, const NodeInfo& node,
+  // Reads their claims' volumes first (ReadVolumes).
+  std::vector<const PodInfo*> Evictable(std::vector<PodInfo>* pods, const NodeInfo& node,
                                         const Avoid& avoid, double now, const ReliefWrites& io,
                                         Cluster* cluster, Placement* placement, Skipped* skipped);
+  // Where each of `pod`'s claims' volumes can be used (each claim read once a cycle) into
+  // pod->volume_affinity; a claim not bound or not readable makes the pod unjudged, named.
+  void ReadVolumes(PodInfo* pod, Cluster* cluster);
   // The members of `pod`'s group terms whose key is not the hostname (placement.h), each term
   // listed once a cycle, into `placement`: the API server filters the pods by the term's selector,
   // in each of its namespaces (every one: one LIST), and each member's node gives the value of

@@ -325,6 +325,25 @@ StatusOr<NodeInfo> HttpKubeApi::GetNode(const std::string& node) {
   return DecodeNode(std::move(body));
 }
 
+StatusOr<ClaimPlace> HttpKubeApi::GetClaimPlace(const std::string& ns, const std::string& claim) {
+  HttpRequest req;
+  req.url = config_.server + "/api/v1/namespaces/" + UrlEncode(ns) + "/persistentvolumeclaims/" +
+            UrlEncode(claim);
+  req.timeout_seconds = timeout_;
+  ASSIGN_OR_RETURN(std::string body,
+                   Call(std::move(req), "get persistentvolumeclaim " + ns + "/" + claim));
+  ClaimPlace place;
+  ASSIGN_OR_RETURN(place.volume, DecodeClaimVolume(std::move(body)));
+  if (place.volume.empty()) return place;
+  HttpRequest pv;
+  pv.url = config_.server + "/api/v1/persistentvolumes/" + UrlEncode(place.volume);
+  pv.timeout_seconds = timeout_;
+  ASSIGN_OR_RETURN(std::string pv_body,
+                   Call(std::move(pv), "get persistentvolume " + place.volume));
+  ASSIGN_OR_RETURN(place.node_affinity, DecodeVolumeNodeAffinity(std::move(pv_body)));
+  return place;
+}
+
 namespace {
 std::string LeasePath(const std::string& ns, const std::string& name) {
   return "/apis/coordination.k8s.io/v1/namespaces/" + UrlEncode(ns) + "/leases" +

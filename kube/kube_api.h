@@ -18,6 +18,7 @@
 #include "kube/node_edit.h"
 #include "kube/node_object.h"
 #include "kube/pod_object.h"
+#include "kube/volume_object.h"
 
 namespace ds {
 
@@ -73,6 +74,9 @@ class KubeApi {
   // GET /api/v1/nodes/NAME: the node as the server has it now (kNotFound when deleted). A taint
   // edit whose precondition failed (409) reads the node afresh with it before editing again.
   virtual StatusOr<NodeInfo> GetNode(const std::string& node) = 0;
+  // Where the volume of claim NS/NAME can be used: GET the PersistentVolumeClaim, and when it is
+  // bound, GET its PersistentVolume (volume empty: not bound).
+  virtual StatusOr<ClaimPlace> GetClaimPlace(const std::string& ns, const std::string& claim) = 0;
   // One page of GET /api/v1/pods (all namespaces). `field_selector`, e.g. "spec.nodeName=n1",
   // narrows it on the server; resourceVersion=0 lets the API server answer from its watch cache
   // (an index on spec.nodeName), so a per-node list is cheap.
@@ -130,6 +134,7 @@ class HttpKubeApi : public KubeApi {
   StatusOr<NodeInfo> PatchNode(const std::string& node, const NodeEdit& edit,
                                const std::function<bool()>& send_if = {}) override;
   StatusOr<NodeInfo> GetNode(const std::string& node) override;
+  StatusOr<ClaimPlace> GetClaimPlace(const std::string& ns, const std::string& claim) override;
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
                                  const std::string& continue_token, const std::string& ns = "",
                                  const std::string& label_selector = "") override;

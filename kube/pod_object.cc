@@ -9,6 +9,7 @@
 #include "common/json_util.h"
 #include "common/quantity.h"
 #include "common/rfc3339.h"
+#include "kube/node_selector_json.h"
 
 namespace ds {
 namespace {
@@ -85,28 +86,6 @@ bool EffectiveRequests(const rapidjson::Value& spec, Requests* out) {
   Add(overhead, &run);
   *out = std::move(run);
   return true;
-}
-
-// One NodeSelectorTerm; "" or why it cannot be judged.
-std::string ParseTerm(const rapidjson::Value& t, NodeSelectorTerm* out) {
-  if (!t.IsObject()) return "a term is not an object";
-  for (const char* part : {"matchExpressions", "matchFields"}) {
-    const auto* list = JsonMember(t, part);
-    if (list == nullptr || list->IsNull()) continue;
-    if (!list->IsArray()) return std::string(part) + " is not a list";
-    const bool field = part[5] == 'F';
-    for (const auto& r : list->GetArray()) {
-      NodeSelectorRequirement req{JsonString(r, "key"), JsonString(r, "operator"), {}};
-      if (const auto* vs = JsonMember(r, "values"); vs != nullptr && vs->IsArray())
-        for (const auto& v : vs->GetArray()) {
-          if (!v.IsString()) return "a value of " + req.key + " is not a string";
-          req.values.emplace_back(v.GetString(), v.GetStringLength());
-        }
-      if (std::string why = ValidateRequirement(req, field); !why.empty()) return why;
-      (field ? out->match_fields : out->match_expressions).push_back(std::move(req));
-    }
-  }
-  return "";
 }
 
 // A metav1.LabelSelector in the string form LabelSelector parses ("a=b,c in (d),!e"), into
@@ -198,7 +177,7 @@ void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
     if (terms != nullptr && terms->IsArray())
       for (const auto& t : terms->GetArray()) {
         NodeSelectorTerm term;
-        if (std::string why = ParseTerm(t, &term); !why.empty())
+        if (std::string why = ParseNodeSelectorTerm(t, &term); !why.empty())
           out->unjudged.push_back("nodeAffinity (" + why + ")");
         out->required_affinity.push_back(std::move(term));
       }
@@ -210,8 +189,8 @@ void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
           pt.weight = w->GetInt();
         // Unread, a preference could favour the very node the pod leaves: steering would guess.
         const auto* t = JsonMember(p, "preference");
-        if (std::string why =
-                t == nullptr ? "a preferred term has no preference" : ParseTerm(*t, &pt.preference);
+        if (std::string why = t == nullptr ? "a preferred term has no preference"
+                                           : ParseNodeSelectorTerm(*t, &pt.preference);
             !why.empty()) {
           out->unjudged.push_back("nodeAffinity preference (" + why + ")");
           continue;
@@ -272,10 +251,17 @@ void ParseConstraints(const rapidjson::Value& spec, PodInfo* out) {
     for (const auto& v : vols->GetArray()) {
       if (JsonMember(v, "emptyDir") != nullptr || JsonMember(v, "hostPath") != nullptr)
         out->local_storage = true;
-      // A bound volume may be reachable from one zone only: its PersistentVolume's node affinity
-      // would have to be read. (An ephemeral volume is claimed anew for the replacement.)
-      if (const auto* pvc = JsonMember(v, "persistentVolumeClaim"); pvc != nullptr)
-        out->unjudged.push_back("persistentVolumeClaim " + JsonString(*pvc, "claimName"));
+      // A bound volume may be reachable from one zone only: the rebalancer reads its
+      // PersistentVolume's node affinity. (An ephemeral volume is claimed anew for the
+      // replacement.)
+      if (const auto* pvc = JsonMember(v, "persistentVolumeClaim"); pvc != nullptr) {
+        const std::string claim = JsonString(*pvc, "claimName");
+        if (claim.empty()) {
+          out->unjudged.push_back("persistentVolumeClaim (no claimName)");
+        } else {
+          out->claims.push_back(claim);
+        }
+      }
     }
   // Dynamic resource allocation: whether a device can be allocated there is the claim's driver's.
   if (const auto* claims = JsonMember(spec, "resourceClaims");

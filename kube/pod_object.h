@@ -86,11 +86,15 @@ struct PodInfo {
   // Required podAffinity and podAntiAffinity terms (every one must hold), and the topology spread
   // constraints that are DoNotSchedule (ScheduleAnyway only scores).
   std::vector<PodGroupTerm> pod_affinity, pod_anti_affinity, spread;
+  // Its persistentVolumeClaim volumes' claims; and, read by the rebalancer (ClaimPlace), each
+  // one's bound volume's required node affinity, in the same order (each must hold: VolumeBinding).
+  std::vector<std::string> claims;
+  std::vector<std::vector<NodeSelectorTerm>> volume_affinity;
   // Effective requests of every other resource (pods aside): ephemeral-storage, hugepages-*,
   // extended resources such as nvidia.com/gpu; summed like cpu's.
   std::vector<std::pair<std::string, double>> other_requests;
   // Constraints the rebalancer's fit check does not judge, each named (e.g. "podAntiAffinity
-  // (namespaceSelector)", "persistentVolumeClaim data"): where the replacement may run
+  // (namespaceSelector)", "persistentVolumeClaim data (not bound)"): where the replacement may run
   // then depends on more than the destinations' labels, taints, allocatable and pods, so such a
   // pod is never evicted (placement.h).
   std::vector<std::string> unjudged;

@@ -88,6 +88,19 @@ bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
 
 }  // namespace
 
+namespace {
+
+// VolumeBinding, bound volumes: each claim's volume's required node affinity holds on the node.
+// Claims whose volumes were not read (volume_affinity short) fit nowhere.
+bool VolumesReach(const PodInfo& pod, const PlacementNode& n) {
+  if (pod.volume_affinity.size() != pod.claims.size()) return false;
+  for (const auto& terms : pod.volume_affinity)
+    if (!RequiredTermsMatch(terms, n.name, n.labels)) return false;
+  return true;
+}
+
+}  // namespace
+
 ResidentPod ResidentOf(const PodInfo& pod) {
   return ResidentPod{pod.uid, pod.ns, pod.labels, pod.terminating, pod.pod_anti_affinity};
 }
@@ -163,6 +176,7 @@ PlacementNode* Placement::Find(const PodInfo& pod, const std::string& from, cons
       if (have == nullptr || *have != v) selected = false;
     }
     if (!selected || !RequiredTermsMatch(pod.required_affinity, n.name, n.labels)) continue;
+    if (!VolumesReach(pod, n)) continue;
     const double cpu_left = n.allocatable_cpu - n.requested_cpu;
     const double mem_left = n.allocatable_memory - n.requested_memory;
     if (pod.cpu_request > cpu_left || pod.memory_request > mem_left) continue;

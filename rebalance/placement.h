@@ -4,10 +4,12 @@
 // (NodeUnschedulable), NoSchedule/NoExecute taints tolerated (TaintToleration), nodeSelector and
 // required node affinity matched, matchFields too (NodeAffinity), every requested resource within
 // allocatable minus what its pods request, the pod count among them (NodeResourcesFit), no host
-// port taken (NodePorts), required inter-pod affinity and anti-affinity, the pod's and those of
+// port taken (NodePorts), every bound volume's required node affinity (VolumeBinding: a zonal disk
+// stays in its zone; claims whose volumes the caller did not read fit nowhere), required
+// inter-pod affinity and anti-affinity, the pod's and those of
 // the pods already there (InterPodAffinity), and DoNotSchedule topology spread
-// (PodTopologySpread). A pod with a constraint these do not cover (PodInfo::unjudged: a bound
-// volume, a namespaceSelector, another scheduler) fits nowhere: never a guess. Pods chosen in the
+// (PodTopologySpread). A pod with a constraint these do not cover (PodInfo::unjudged: an unbound
+// claim, a namespaceSelector, another scheduler) fits nowhere: never a guess. Pods chosen in the
 // same cycle reserve their room, so two replacements are not both counted into the last gap.
 //
 // Inter-pod terms and spread count pods per topology domain. For kubernetes.io/hostname the

@@ -613,6 +613,42 @@ TEST_F(RebalancerTest, ZoneAntiAffinityWithNoZoneFreeStays) {
   ExpectStaysForNoFit("shop/big");
 }
 
+// A claim's volume is read (PersistentVolumeClaim, then its PersistentVolume): the replacement
+// may only go where the volume's node affinity holds. Unbound or unreadable: not judged.
+TEST_F(RebalancerTest, ABoundVolumeDecidesWhereTheReplacementMayGo) {
+  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
+    api_.EditNode(
+        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  PodInfo big = api_.pods().at("shop/big");
+  big.claims = {"data"};
+  api_.AddPod(big);
+  api_.AddClaim(
+      "shop", "data",
+      ClaimPlace{"pv-z2", {NodeSelectorTerm{{{"topology.kubernetes.io/zone", "In", {"z2"}}}, {}}}});
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  ASSERT_EQ(rebalancer_->Report().recent.size(), 1u);
+  EXPECT_EQ(rebalancer_->Report().recent[0].to, "node-3") << "the volume is in z2";
+}
+
+TEST_F(RebalancerTest, AnUnboundOrUnreadableClaimIsNotJudged) {
+  PodInfo big = api_.pods().at("shop/big");
+  big.claims = {"data"};
+  api_.AddPod(big);
+  PodInfo small = api_.pods().at("shop/small");
+  small.claims = {"missing"};  // 404
+  api_.AddPod(small);
+  api_.AddClaim("shop", "data", ClaimPlace{"", {}});  // not bound
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(Skips("constraint"), 2u);
+  EXPECT_EQ(rebalancer_->Report().nodes[0].constraint, 2u);
+}
+
 // The required anti-affinity of a pod already on a destination (read with its pods) keeps the
 // replacement off it, as the scheduler's symmetric check does.
 TEST_F(RebalancerTest, ADestinationPodsAntiAffinityKeepsTheReplacementAway) {

@@ -71,6 +71,18 @@ class FakeKubeApi : public KubeApi {
       return Status(StatusCode::kNotFound, "nodes \"" + name + "\" not found");
     return it->second;
   }
+  // Claims: where each one's volume can be used (GetClaimPlace); one not added is 404.
+  void AddClaim(const std::string& ns, const std::string& claim, ClaimPlace place) {
+    MutexLock l(&mu_);
+    claims_[ns + "/" + claim] = std::move(place);
+  }
+  StatusOr<ClaimPlace> GetClaimPlace(const std::string& ns, const std::string& claim) override {
+    MutexLock l(&mu_);
+    auto it = claims_.find(ns + "/" + claim);
+    if (it == claims_.end())
+      return Status(StatusCode::kNotFound, "persistentvolumeclaims \"" + claim + "\" not found");
+    return it->second;
+  }
   void RemoveNode(const std::string& name) {
     MutexLock l(&mu_);
     nodes_.erase(name);
@@ -467,6 +479,7 @@ class FakeKubeApi : public KubeApi {
   bool lease_down_ GUARDED_BY(mu_) = false;
   int lease_calls_ GUARDED_BY(mu_) = 0;
   std::function<void(const LeaseRecord&, double)> on_lease_write_ GUARDED_BY(mu_);
+  std::map<std::string, ClaimPlace> claims_ GUARDED_BY(mu_);
   std::map<std::string, NodeInfo> nodes_ GUARDED_BY(mu_);
   std::vector<PatchCall> patches_ GUARDED_BY(mu_);
   std::deque<Status> patch_errors_ GUARDED_BY(mu_);

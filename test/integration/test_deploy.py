@@ -111,6 +111,8 @@ class ManifestsTest(unittest.TestCase):
         self.assertEqual(role["rules"], [
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
             {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+            {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"],
+             "verbs": ["get"]},
             {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]}])
         binding = find(docs, "ClusterRoleBinding", "dynamic-scheduler-rebalance")
         self.assertEqual(binding["roleRef"]["name"], "dynamic-scheduler-rebalance")

@@ -131,16 +131,17 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
     "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],
     "containers":[{"name":"c"}]}})");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_EQ(p->unjudged,
-            (std::vector<std::string>{
-                "nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
-                "DoesNotExist, Gt or Lt)",
-                "nodeAffinity preference (a preferred term has no preference)",
-                "podAffinity (matchExpressions operator \"Near\" on app)",
-                "podAntiAffinity (namespaceSelector)",
-                "topologySpreadConstraints (maxSkew is not above 0)",
-                "persistentVolumeClaim data-a", "resourceClaims", "schedulerName volcano"}));
+  EXPECT_EQ(p->unjudged, (std::vector<std::string>{
+                             "nodeAffinity (operator \"Near\" is not In, NotIn, Exists, "
+                             "DoesNotExist, Gt or Lt)",
+                             "nodeAffinity preference (a preferred term has no preference)",
+                             "podAffinity (matchExpressions operator \"Near\" on app)",
+                             "podAntiAffinity (namespaceSelector)",
+                             "topologySpreadConstraints (maxSkew is not above 0)", "resourceClaims",
+                             "schedulerName volcano"}));
   EXPECT_TRUE(p->pod_affinity.empty() && p->pod_anti_affinity.empty() && p->spread.empty());
+  EXPECT_EQ(p->claims, std::vector<std::string>{"data-a"})
+      << "judged once its volume is read; an ephemeral volume is claimed anew";
 }
 
 // Required inter-pod terms and DoNotSchedule spread constraints become groups the fit check

@@ -290,6 +290,22 @@ TEST(Placement, ZoneTermsNeedTheirMembersListed) {
   EXPECT_EQ(place.Reserve(spread, "hot"), "") << "z2: 2 + 1 > 2 too";
 }
 
+// VolumeBinding: a bound volume's node affinity holds the replacement to where the volume is; a
+// claim whose volume was not read fits nowhere.
+TEST(Placement, ABoundVolumeKeepsTheReplacementInItsZone) {
+  PlacementNode a = Host("a", "z1"), b = Host("b", "z2");
+  b.requested_cpu = 1;  // a has the more room
+  Placement place({a, b});
+  PodInfo db = Pod("db");
+  db.claims = {"data"};
+  EXPECT_EQ(place.Reserve(db, "hot"), "") << "its volume was not read";
+  db.volume_affinity = {{NodeSelectorTerm{{{kZone, "In", {"z2"}}}, {}}}};
+  EXPECT_EQ(place.Reserve(db, "hot"), "b");
+  db.claims.push_back("logs");
+  db.volume_affinity.push_back({});  // usable anywhere
+  EXPECT_EQ(place.Reserve(db, "hot"), "b") << "every volume must reach the node";
+}
+
 TEST(Placement, FitsSomewhereReservesNothing) {
   Placement place({Node("a", 0.5)});
   PodInfo p = Pod("p");
