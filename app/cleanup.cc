@@ -54,7 +54,7 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& graded,
     edit.annotation.op = NodeEdit::Op::kRemove;
   } else if (FindLabel(node.annotations, kLastDrainAnnotation) != nullptr) {
     // The mirror mode's drain record (a node's one annotation of ours besides held-by, which an
-    // underused node does not have; on a node with both, the next -cleanup takes it).
+    // underused node does not have; on a node with both, RunCleanup removes it after held-by).
     edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
   }
   if (const std::string* v = FindLabel(node.labels, mark.key);
@@ -66,6 +66,46 @@ CleanupStep PlanCleanup(const NodeInfo& node, const Mark& graded,
   return step;
 }
 
+namespace {
+
+// Writes one edit of -cleanup on `node` (or says what it would write) and counts it; false when
+// the node is left as it is (changed meanwhile, gone, or the write failed).
+bool CleanNode(const std::string& node, const NodeEdit& edit, bool dry_run, NodeWriter* writer,
+               CleanupCounts* c, std::ostream& out) {
+  const std::string what = DescribeNodeEdit(edit);
+  if (dry_run) {
+    out << "node " << node << ": would " << what << "\n";
+    return true;
+  }
+  static const std::atomic<bool> never{false};
+  const bool unmarks = edit.label.op == NodeEdit::Op::kRemove || edit.set_taints;
+  const EditOutcome res =
+      writer->WriteEdit(NodeWrite{node, edit, "-cleanup", !unmarks}, {}, &never);
+  switch (res.end) {
+    case WriteEnd::kWritten:
+      ++(unmarks ? c->unmarked : c->forgotten);
+      out << "node " << node << ": " << what << ": done\n";
+      return true;
+    case WriteEnd::kChanged:
+      ++c->changed;
+      out << "node " << node
+          << ": changed since it was listed; left alone (run again): " << res.status.message()
+          << "\n";
+      return false;
+    case WriteEnd::kGone:
+      out << "node " << node << ": deleted meanwhile\n";
+      return false;
+    case WriteEnd::kRefused:
+    case WriteEnd::kRetryLater:
+      ++c->failed;
+      out << "node " << node << ": could not " << what << ": " << res.status.ToString() << "\n";
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
 StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const CleanupOptions& o,
                                    std::ostream& out) {
   CleanupCounts c;
@@ -76,7 +116,6 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
   limits.burst = o.qps;
   limits.concurrency = 1;
   NodeWriter writer(limits, o.mark, kube, clock);
-  const std::atomic<bool> never{false};
   std::string cont;
   do {
     ASSIGN_OR_RETURN(NodeListPage page, kube->ListNodes("", 500, cont));
@@ -88,35 +127,18 @@ StatusOr<CleanupCounts> RunCleanup(KubeApi* kube, const Clock* clock, const Clea
         out << "node " << n.name << ": " << step.note << "\n";
       }
       if (!step.edit) continue;
-      const std::string what = DescribeNodeEdit(*step.edit);
-      if (o.dry_run) {
-        out << "node " << n.name << ": would " << what << "\n";
-        continue;
+      // One patch edits one annotation: a node with both of ours (a hot mark's held-by record
+      // over an underused node's drain record) has the drain record removed by a second one.
+      std::vector<NodeEdit> edits{*step.edit};
+      if (step.edit->annotation.op == NodeEdit::Op::kRemove &&
+          step.edit->annotation.key == kHeldByAnnotation &&
+          FindLabel(n.annotations, kLastDrainAnnotation) != nullptr) {
+        NodeEdit drain;
+        drain.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
+        edits.push_back(std::move(drain));
       }
-      const bool unmarks = step.edit->label.op == NodeEdit::Op::kRemove || step.edit->set_taints;
-      const EditOutcome res =
-          writer.WriteEdit(NodeWrite{n.name, *step.edit, "-cleanup", !unmarks}, {}, &never);
-      switch (res.end) {
-        case WriteEnd::kWritten:
-          ++(unmarks ? c.unmarked : c.forgotten);
-          out << "node " << n.name << ": " << what << ": done\n";
-          break;
-        case WriteEnd::kChanged:
-          ++c.changed;
-          out << "node " << n.name
-              << ": changed since it was listed; left alone (run again): " << res.status.message()
-              << "\n";
-          break;
-        case WriteEnd::kGone:
-          out << "node " << n.name << ": deleted meanwhile\n";
-          break;
-        case WriteEnd::kRefused:
-        case WriteEnd::kRetryLater:
-          ++c.failed;
-          out << "node " << n.name << ": could not " << what << ": " << res.status.ToString()
-              << "\n";
-          break;
-      }
+      for (const NodeEdit& edit : edits)
+        if (!CleanNode(n.name, edit, o.dry_run, &writer, &c, out)) break;
     }
     cont = page.continue_token;
   } while (!cont.empty());

@@ -91,6 +91,21 @@ TEST(Cleanup, TheDrainRecordGoesWithTheUnderusedMark) {
   EXPECT_EQ(step.edit->annotation.key, kLastDrainAnnotation);
 }
 
+// A hot mark over an underused node's drain record: both annotations go in one run.
+TEST(Cleanup, BothRecordsGoInOneRun) {
+  FakeKubeApi api;
+  NodeInfo n = Node("hot", {{"status", "presure"}}, RecordOf("status", "presure"));
+  n.annotations.emplace_back(kLastDrainAnnotation, "2026-11-27T10:00:00Z");
+  api.AddNode(n);
+  FakeClock clock;
+  std::ostringstream out;
+  auto c = RunCleanup(&api, &clock, CleanupOptions{}, out);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(api.nodes()["hot"].annotations.empty()) << out.str();
+  EXPECT_EQ(c->unmarked, 1u);
+  EXPECT_EQ(c->forgotten, 1u) << "the drain record";
+}
+
 TEST(Cleanup, DryRunWritesNothing) {
   FakeKubeApi api;
   api.AddNode(Node("marked", {{"status", "presure"}}, RecordOf("status", "presure")));
