@@ -678,7 +678,8 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
       if (!pod.Workload().empty() && !pod.labels.empty())
         pending_.push_back(Pending{pod.Workload(), name, ReplacementSelector(pod), rec->at_wall,
                                    rec->rule == kUnderusedRule});
-      if (rec->rule != kUnderusedRule) effect_.OnEviction(name, pod.Workload(), rec->at_wall);
+      if (rec->rule != kUnderusedRule)
+        effect_.OnEviction(name, pod.Workload(), rec->at_wall, pod.Key(), pod.owner_api_version);
       Announce(*rec, io);
       LOG(INFO) << "rebalance: evicted " << rec->pod << " from " << name << " (" << Why(*rec)
                 << UsageNote(*rec) << "); its replacement fits on " << rec->to;
@@ -1113,6 +1114,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   TrackInFlight(now);
   FollowReplacements(now);
   TrackEpisodes(nodes, now, reference_hot);
+  AnnounceOutcomes(io);
 
   // Which nodes to relieve, and how far; the limits are checked before any pod is listed.
   std::vector<RebalanceNodeReport> reports;
@@ -1160,6 +1162,41 @@ void Rebalancer::Forbidden(const PodInfo& pod, const EvictionRecord& rec, const 
              << "; " << problem_;
   WarnOnPod(pod, rec.node, "RebalanceEvictionForbidden", "Evict",
             "Not evicted from node " + rec.node + ": " + problem_, rec.at_wall, io);
+}
+
+void Rebalancer::AnnounceOutcomes(const ReliefWrites& io) {
+  for (const EvictionOutcome& o : effect_.TakeOutcomes()) {
+    std::ostringstream msg;
+    const bool relieved = o.relieved_after >= 0;
+    msg << "Evicted " << o.pod << " from node " << o.node << ": ";
+    if (relieved)
+      msg << "node relieved after " << static_cast<long>(o.relieved_after / 60) << "m"
+          << static_cast<long>(o.relieved_after) % 60 << "s";
+    else
+      msg << "node not relieved within effectWindow ("
+          << static_cast<long>(cfg_.effect_window_seconds) << " s)";
+    msg << (o.replacement_node.empty() ? "; no replacement seen"
+                                       : "; replacement on " + o.replacement_node);
+    LOG(INFO) << "rebalance: outcome: " << msg.str();
+    // On the pod's owner: the pod is gone, and its workload is what the outcome is about.
+    const size_t a = o.workload.find('/'), b = o.workload.find('/', a + 1);
+    if (o.workload.empty() || a == std::string::npos || b == std::string::npos) continue;
+    EventInfo e;
+    e.object_namespace = o.workload.substr(0, a);
+    e.kind = o.workload.substr(a + 1, b - a - 1);
+    e.name = o.workload.substr(b + 1);
+    e.api_version = o.owner_api_version;
+    e.reason = relieved ? "RebalanceRelieved" : "RebalanceNotRelieved";
+    e.action = "Evict";
+    e.at_wall = clock_->WallSeconds();
+    e.related_kind = "Node";
+    e.related_name = o.node;
+    e.message = msg.str();
+    if (!kube_->CreateEvent(e, io.hooks.gate).ok()) {
+      MutexLock l(&mu_);
+      ++counters_.event_errors;
+    }
+  }
 }
 
 void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {

@@ -284,6 +284,9 @@ class Rebalancer {
   void Remember(EvictionRecord r);
   // Events on the pod and on the node (kube/event.h), with the rule, its load and its goal.
   void Announce(const EvictionRecord& r, const ReliefWrites& io);
+  // An Event on each evicted pod's owner once the eviction's effectWindow ended: relieved after
+  // how long, and where its replacement runs (EffectTracker::TakeOutcomes); logged too.
+  void AnnounceOutcomes(const ReliefWrites& io);
 
   const RebalanceConfig cfg_;
   const Mark mark_;

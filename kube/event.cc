@@ -20,10 +20,10 @@ std::string CutUtf8(const std::string& s, size_t n) {
 }
 
 void WriteRef(JsonWriter& w, const std::string& kind, const std::string& name,
-              const std::string& ns, const std::string& uid) {
+              const std::string& ns, const std::string& uid, const std::string& api_version = "") {
   w.StartObject();
   w.Key("apiVersion");
-  w.String("v1");  // Node and Pod are core/v1
+  WriteString(w, api_version.empty() ? "v1" : api_version);  // Node and Pod are core/v1
   w.Key("kind");
   WriteString(w, kind);
   w.Key("name");
@@ -91,7 +91,7 @@ std::string EncodeEvent(const EventInfo& e, const std::string& controller,
   w.Key("reason");
   WriteString(w, e.reason);
   w.Key("regarding");
-  WriteRef(w, e.kind, e.name, e.object_namespace, e.uid);
+  WriteRef(w, e.kind, e.name, e.object_namespace, e.uid, e.api_version);
   if (!e.related_kind.empty()) {
     w.Key("related");
     WriteRef(w, e.related_kind, e.related_name, e.related_namespace, "");

@@ -20,9 +20,11 @@ inline constexpr size_t kEventNoteLimit = 1024;
 inline constexpr size_t kEventFieldLimit = 128;  // action, reason, reportingInstance
 
 struct EventInfo {
-  // The object the event is about (`regarding`): "Pod" (namespaced) or "Node" (cluster-scoped;
-  // its events live in the "default" namespace, as the kubelet's do).
+  // The object the event is about (`regarding`): "Pod" (namespaced), "Node" (cluster-scoped;
+  // its events live in the "default" namespace, as the kubelet's do), or a pod's owner.
   std::string kind, name, object_namespace;
+  // The object's apiVersion: "" is core/v1 (a Node, a Pod); an owner's, e.g. apps/v1.
+  std::string api_version;
   std::string reason;   // UpperCamelCase, e.g. "RebalanceEviction"
   std::string message;  // `note`: for people; the API server keeps up to 1 KiB of it
   std::string type = "Normal";

@@ -294,6 +294,7 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
       if (c != nullptr && c->IsBool() && c->GetBool()) {
         out->owner_kind = JsonString(o, "kind");
         out->owner_name = JsonString(o, "name");
+        out->owner_api_version = JsonString(o, "apiVersion");
       }
     }
   }

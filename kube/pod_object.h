@@ -64,7 +64,7 @@ struct PodInfo {
   std::string ns, name, node;
   std::string uid;  // metadata.uid: `kubectl describe` finds an object's events by it
   // The controller owner (ownerReferences[controller=true]); kind empty for a bare pod.
-  std::string owner_kind, owner_name;
+  std::string owner_kind, owner_name, owner_api_version;
   std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
   bool ready = false;
   bool terminating = false;  // metadata.deletionTimestamp is set

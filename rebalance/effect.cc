@@ -20,7 +20,8 @@ void EffectTracker::OnQualified(const std::string& node, double /*now*/) {
   if (episodes_.emplace(node, Episode{}).second) ++figures_.episodes;
 }
 
-void EffectTracker::OnEviction(const std::string& node, const std::string& workload, double now) {
+void EffectTracker::OnEviction(const std::string& node, const std::string& workload, double now,
+                               const std::string& pod, const std::string& owner_api_version) {
   ++figures_.evictions;
   auto it = episodes_.find(node);
   if (it != episodes_.end() && !it->second.evicted) {
@@ -28,7 +29,7 @@ void EffectTracker::OnEviction(const std::string& node, const std::string& workl
     it->second.first_eviction = now;
     ++figures_.episodes_evicted;
   }
-  recent_.push_back(Eviction{node, workload, now, false});
+  recent_.push_back(Eviction{node, workload, pod, owner_api_version, now, false, "", -1});
 }
 
 void EffectTracker::OnPodBound(const std::string& workload, const std::string& node, double now) {
@@ -37,6 +38,7 @@ void EffectTracker::OnPodBound(const std::string& workload, const std::string& n
   for (Eviction& e : recent_) {
     if (e.replaced || e.workload != workload) continue;
     e.replaced = true;
+    e.replaced_on = node;
     ++figures_.replacements;
     if (e.node == node) ++figures_.bounce_backs;
     return;
@@ -44,6 +46,8 @@ void EffectTracker::OnPodBound(const std::string& workload, const std::string& n
 }
 
 void EffectTracker::OnCleared(const std::string& node, double now) {
+  for (Eviction& r : recent_)
+    if (r.node == node && r.cleared_at < 0 && now - r.at <= window_) r.cleared_at = now;
   auto it = episodes_.find(node);
   if (it == episodes_.end()) return;
   Episode& e = it->second;
@@ -65,9 +69,22 @@ void EffectTracker::Judge(Episode* e, bool relieved) {
 }
 
 void EffectTracker::Expire(double now) {
-  recent_.erase(std::remove_if(recent_.begin(), recent_.end(),
-                               [&](const Eviction& e) { return now - e.at > window_; }),
-                recent_.end());
+  auto ended = [&](const Eviction& e) { return now - e.at > window_; };
+  for (const Eviction& e : recent_)
+    if (ended(e))
+      outcomes_.push_back(EvictionOutcome{e.node, e.workload, e.pod, e.owner_api_version, e.at,
+                                          e.cleared_at < 0 ? -1 : e.cleared_at - e.at,
+                                          e.replaced_on});
+  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), ended), recent_.end());
+  // Bounded where nobody takes them (the effect simulation): the newest are kept.
+  if (outcomes_.size() > kMaxOutcomes)
+    outcomes_.erase(outcomes_.begin(), outcomes_.end() - static_cast<std::ptrdiff_t>(kMaxOutcomes));
+}
+
+std::vector<EvictionOutcome> EffectTracker::TakeOutcomes() {
+  std::vector<EvictionOutcome> out;
+  out.swap(outcomes_);
+  return out;
 }
 
 }  // namespace ds

@@ -8,7 +8,9 @@
 //    threshold within `effect_window` of the first eviction;
 //  - bounce-backs: replacements of an evicted pod's workload bound to the node it left within
 //    `effect_window` -- the loop marking first is there to break.
-// An episode runs from a node qualifying for relief until its mark goes. Pure.
+// An episode runs from a node qualifying for relief until its mark goes. Each eviction's own
+// outcome (did its node clear within `effect_window` of it, where did its replacement run) is
+// handed out once its window ends (TakeOutcomes), for an Event on the pod's owner. Pure.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +32,15 @@ struct EffectFigures {
   static double Ratio(size_t a, size_t b) { return b == 0 ? 0 : static_cast<double>(a) / b; }
 };
 
+// What became of one eviction, once its effect window ended.
+struct EvictionOutcome {
+  std::string node, workload, pod;
+  std::string owner_api_version;  // the workload's (its Event is about it)
+  double at = 0;
+  double relieved_after = -1;    // seconds from the eviction to its node clearing; -1: not within
+  std::string replacement_node;  // where its replacement was bound; empty: none seen
+};
+
 class EffectTracker {
  public:
   explicit EffectTracker(double effect_window_seconds) : window_(effect_window_seconds) {}
@@ -38,7 +49,8 @@ class EffectTracker {
   void OnCycle(double now, const std::vector<std::string>& reference_hot,
                const std::set<std::string>& marked);
   void OnQualified(const std::string& node, double now);  // starts an episode (once)
-  void OnEviction(const std::string& node, const std::string& workload, double now);
+  void OnEviction(const std::string& node, const std::string& workload, double now,
+                  const std::string& pod = "", const std::string& owner_api_version = "");
   // A new pod of `workload` was bound to `node` (a replacement, if one of its pods was evicted
   // within the window).
   void OnPodBound(const std::string& workload, const std::string& node, double now);
@@ -48,6 +60,8 @@ class EffectTracker {
   void OnUnmarked(const std::string& node);
 
   EffectFigures Figures() const { return figures_; }
+  // The outcomes of the evictions whose window ended since the last call, oldest first.
+  std::vector<EvictionOutcome> TakeOutcomes();
 
  private:
   struct Episode {
@@ -55,17 +69,21 @@ class EffectTracker {
     double first_eviction = 0;
   };
   struct Eviction {
-    std::string node, workload;
+    std::string node, workload, pod, owner_api_version;
     double at = 0;
     bool replaced = false;
+    std::string replaced_on;
+    double cleared_at = -1;  // the first cycle its node was at or below its clear threshold
   };
   void Judge(Episode* e, bool relieved);
   void Expire(double now);
 
+  static constexpr size_t kMaxOutcomes = 1000;
   const double window_;
   EffectFigures figures_;
   std::map<std::string, Episode> episodes_;  // open episodes, by node
   std::vector<Eviction> recent_;             // within the window
+  std::vector<EvictionOutcome> outcomes_;    // windows ended, not taken yet
 };
 
 }  // namespace ds

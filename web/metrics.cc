@@ -286,6 +286,30 @@ void PutRebalanceEffect(Exposition& e, const RebalanceCounters& rc, const Rebala
   Put(e.Counters("dynamic_scheduler_rebalance_replacements_total",
                  "Replacements of evicted pods seen running."),
       f.replacements);
+  // The figures' numerators and denominators, as counters: increase() over any window gives the
+  // figure for that window, and sums over the replicas survive a failover (each counts only while
+  // it leads); the gauges below are since this process started.
+  Put(e.Counters("dynamic_scheduler_rebalance_reference_hot_total",
+                 "Node-cycles rebalance.referenceQuery called hot (the discovery rate's "
+                 "denominator)."),
+      f.reference_hot);
+  Put(e.Counters("dynamic_scheduler_rebalance_reference_hot_marked_total",
+                 "Of those, the node-cycles the node carried our mark (its numerator)."),
+      f.reference_hot_marked);
+  Put(e.Counters("dynamic_scheduler_rebalance_episodes_total",
+                 "Hot episodes that qualified for relief (the eviction rate's denominator)."),
+      f.episodes);
+  Put(e.Counters("dynamic_scheduler_rebalance_episodes_evicted_total",
+                 "Of those, the episodes where a pod was evicted (its numerator)."),
+      f.episodes_evicted);
+  Put(e.Counters("dynamic_scheduler_rebalance_episodes_judged_total",
+                 "Episodes with evictions whose effectWindow ended (effectiveness's "
+                 "denominator)."),
+      f.episodes_judged);
+  Put(e.Counters("dynamic_scheduler_rebalance_episodes_relieved_total",
+                 "Of those, the episodes whose node fell below its clear threshold within it "
+                 "(its numerator)."),
+      f.episodes_relieved);
   Put(e.Gauges("dynamic_scheduler_rebalance_discovery_rate",
                "Of the node-cycles rebalance.referenceQuery called hot, the share that carried "
                "our mark (0 without the query)."),

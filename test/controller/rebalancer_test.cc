@@ -454,6 +454,33 @@ TEST_F(RebalancerTest, ABounceBackPausesItsWorkload) {
 
 // Steer or skip: without a term that keeps the replacement off the mark, the scheduler would put
 // it back where its pod was; nothing is evicted, and its owner is told what to add, once an hour.
+// When an eviction's effectWindow ends, an Event on the pod's owner says what became of it.
+TEST_F(RebalancerTest, AnOutcomeEventOnTheOwnerWhenTheWindowEnds) {
+  PodInfo big = api_.pods().at("shop/big");
+  big.owner_api_version = "apps/v1";
+  api_.AddPod(big);
+  cfg_.rebalance.effect_window_seconds = 60;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  api_.RemovePod("shop/big");
+  Cycle(40);  // relieved: below its clear threshold 10 s after the eviction
+  for (int i = 0; i < 6; ++i) Cycle(40);
+  std::vector<EventInfo> outcomes;
+  for (const EventInfo& e : RebalanceEvents())
+    if (e.reason == "RebalanceRelieved" || e.reason == "RebalanceNotRelieved")
+      outcomes.push_back(e);
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].reason, "RebalanceRelieved");
+  EXPECT_EQ(outcomes[0].kind, "ReplicaSet");
+  EXPECT_EQ(outcomes[0].name, "big-rs");
+  EXPECT_EQ(outcomes[0].object_namespace, "shop");
+  EXPECT_EQ(outcomes[0].api_version, "apps/v1");
+  EXPECT_NE(outcomes[0].message.find("node relieved after 0m10s"), std::string::npos)
+      << outcomes[0].message;
+}
+
 TEST_F(RebalancerTest, APodWhoseReplacementWouldComeBackIsNotEvicted) {
   for (const char* name : {"shop/big", "shop/small"}) {
     PodInfo p = api_.pods().at(name);

@@ -1061,7 +1061,9 @@ class DashboardTest(unittest.TestCase):
                      "label_writes_total", "label_write_errors_total", "query_errors_total", "leader",
                      "node_cache_lists_total", "node_cache_expired_relists_total", "node_cache_watch_restarts_total",
                      "evictions_total", "eviction_skips_total", "rebalance_bounce_backs_total",
-                     "rebalance_discovery_rate", "rebalance_eviction_rate", "rebalance_effectiveness",
+                     "rebalance_reference_hot_total", "rebalance_reference_hot_marked_total",
+                     "rebalance_episodes_total", "rebalance_episodes_evicted_total",
+                     "rebalance_episodes_judged_total", "rebalance_episodes_relieved_total",
                      "underused_nodes"):
             self.assertIn("dynamic_scheduler_" + want, used)
 

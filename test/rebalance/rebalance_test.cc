@@ -762,6 +762,35 @@ TEST(Effect, TheFourFigures) {
   EXPECT_EQ(t.Figures().bounce_backs, 1u) << "outside the window: not a bounce-back";
 }
 
+// Each eviction's own outcome, handed out once its window ends: relieved after how long, and
+// where its replacement ran.
+TEST(Effect, EachEvictionsOutcomeOnceItsWindowEnds) {
+  EffectTracker t(600);
+  t.OnQualified("a", kNow);
+  t.OnEviction("a", "shop/ReplicaSet/web", kNow, "shop/web-1", "apps/v1");
+  t.OnEviction("b", "shop/ReplicaSet/db", kNow + 10, "shop/db-1", "apps/v1");
+  t.OnPodBound("shop/ReplicaSet/web", "d", kNow + 30);
+  t.OnCleared("a", kNow + 200);
+  t.OnCleared("a", kNow + 260);  // the first clearing counts
+  t.OnCycle(kNow + 300, {}, {"a", "b"});
+  EXPECT_TRUE(t.TakeOutcomes().empty()) << "both windows still open";
+  t.OnCycle(kNow + 605, {}, {"b"});
+  std::vector<EvictionOutcome> first = t.TakeOutcomes();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].pod, "shop/web-1");
+  EXPECT_EQ(first[0].owner_api_version, "apps/v1");
+  EXPECT_DOUBLE_EQ(first[0].relieved_after, 200);
+  EXPECT_EQ(first[0].replacement_node, "d");
+  EXPECT_TRUE(t.TakeOutcomes().empty()) << "taken once";
+  t.OnCleared("b", kNow + 650);  // after its window: too late
+  t.OnCycle(kNow + 700, {}, {});
+  std::vector<EvictionOutcome> second = t.TakeOutcomes();
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].node, "b");
+  EXPECT_LT(second[0].relieved_after, 0);
+  EXPECT_EQ(second[0].replacement_node, "");
+}
+
 TEST(PodUsage, NodesPlaceholderBecomesAnEscapedAlternation) {
   EXPECT_EQ(ExpandNodes(R"(sum by (namespace, pod) (x{node=~"$nodes"}))", {"node-1", "a.b.c"}),
             R"(sum by (namespace, pod) (x{node=~"node-1|a\\.b\\.c"}))");
