@@ -39,6 +39,23 @@
 //                      kubernetes.io/metadata.name=<name> (a selector on other namespace labels
 //                      selects nothing). match/mismatchLabelKeys: merged into the selector with
 //                      the owning pod's labels, as the API server does at pod creation.
+//   VolumeBinding      (volumebinding/volume_binding.go PreFilter, binder.go checkBoundClaims,
+//                      component-helpers storage/volume CheckNodeAffinity) for the pod's
+//                      persistentVolumeClaim volumes. PreFilter, claim by claim, fails the pod on
+//                      every node with: `persistentvolumeclaim "X" not found` (none in the pod's
+//                      namespace), `persistentvolumeclaim "X" bound to non-existent
+//                      persistentvolume "V"` (phase Lost), `persistentvolumeclaim "X" is being
+//                      deleted`; then, when a claim is not fully bound (spec.volumeName and the
+//                      PV controller's pv.kubernetes.io/bind-completed annotation), with "pod has
+//                      unbound immediate PersistentVolumeClaims": StorageClasses are not
+//                      modelled, so every claim binds Immediate (WaitForFirstConsumer's binding
+//                      at scheduling time is not modelled). The message is then "0/N nodes are
+//                      available: <reason>." without per-node counts, as FitError words a
+//                      PreFilter rejection. Filter, for bound claims in order, the first failure
+//                      being the node's reason: a PersistentVolume that does not exist, or whose
+//                      spec.nodeAffinity.required matches none of its nodeSelectorTerms against
+//                      the node's labels. Not modelled: generic ephemeral volumes, matchFields,
+//                      CSI migration, VolumeZone, VolumeRestrictions, NodeVolumeLimits.
 //
 // Scores (each 0..100 per node, then multiplied by the plugin's weight and summed):
 //   TaintToleration    count = PreferNoSchedule taints not tolerated; normalised in reverse:
@@ -60,10 +77,10 @@
 // NodeResourcesBalancedAllocation 1, PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1.
 // Not modelled: the scores of PodTopologySpread and InterPodAffinity, ScheduleAnyway constraints,
 // the system default spreading constraints for pods owned by ReplicaSets (ScheduleAnyway, so
-// scoring only), preferred pod (anti-)affinity, ImageLocality, NodePorts, volumes, preemption,
-// priority ordering. Ties: the first node in input order instead of a random pick.
-// Reasons: the model reports every failing filter of a node, where the real framework stops at
-// the first (so a node can count under several reasons in the message).
+// scoring only), preferred pod (anti-)affinity, ImageLocality, NodePorts, the volume plugins
+// other than VolumeBinding, preemption, priority ordering. Ties: the first node in input order
+// instead of a random pick. Reasons: the model reports every failing filter of a node, where the
+// real framework stops at the first (so a node can count under several reasons in the message).
 #include "test/sched/scheduler_model.h"
 
 #include <algorithm>
@@ -207,6 +224,9 @@ constexpr char kReasonAffinity[] = "node(s) didn't match pod affinity rules";
 constexpr char kReasonAntiAffinity[] = "node(s) didn't match pod anti-affinity rules";
 constexpr char kReasonExistingAntiAffinity[] =
     "node(s) didn't satisfy existing pods anti-affinity rules";
+constexpr char kReasonVolumeNodeConflict[] = "node(s) had volume node affinity conflict";
+constexpr char kReasonVolumeMissing[] =
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
 constexpr char kReasonSpread[] = "node(s) didn't match pod topology spread constraints";
 constexpr char kReasonSpreadLabel[] =
     "node(s) didn't match pod topology spread constraints (missing required label)";
@@ -326,6 +346,43 @@ class TopologySpread {
   std::vector<int64_t> min_;                            // per constraint: global minimum
 };
 
+// VolumeBinding's PreFilter: the claims' volumes in the pod's order (null where a volume does
+// not exist), or the reason the pod fits no node.
+std::string VolumePreFilter(const SchedPod& pod, const SchedVolumes& cluster,
+                            std::vector<const SchedVolume*>* volumes) {
+  std::vector<const SchedClaim*> claims;
+  for (const auto& name : pod.claims) {
+    auto it = cluster.claims.find(pod.ns + "/" + name);
+    if (it == cluster.claims.end()) return "persistentvolumeclaim \"" + name + "\" not found";
+    const SchedClaim& c = it->second;
+    if (c.lost)
+      return "persistentvolumeclaim \"" + name + "\" bound to non-existent persistentvolume \"" +
+             c.volume_name + "\"";
+    if (c.deleting) return "persistentvolumeclaim \"" + name + "\" is being deleted";
+    claims.push_back(&c);
+  }
+  for (const SchedClaim* c : claims)
+    if (c->volume_name.empty() || !c->bind_completed)
+      return "pod has unbound immediate PersistentVolumeClaims";
+  for (const SchedClaim* c : claims) {
+    auto it = cluster.volumes.find(c->volume_name);
+    volumes->push_back(it == cluster.volumes.end() ? nullptr : &it->second);
+  }
+  return "";
+}
+
+// VolumeBinding's Filter for bound claims: the reason `n` fails, or nullptr.
+const char* VolumeReason(const std::vector<const SchedVolume*>& volumes, const SchedNode& n) {
+  for (const SchedVolume* v : volumes) {
+    if (v == nullptr) return kReasonVolumeMissing;
+    if (!v->has_required) continue;
+    bool match = false;
+    for (const auto& term : v->required) match = match || TermMatches(term, n.labels);
+    if (!match) return kReasonVolumeNodeConflict;
+  }
+  return nullptr;
+}
+
 int64_t LeastRequested(int64_t requested, int64_t capacity) {
   if (capacity <= 0 || requested > capacity) return 0;
   return (capacity - requested) * kMaxScore / capacity;
@@ -346,10 +403,23 @@ void Normalize(std::vector<int64_t>* scores, bool reverse) {
 }
 
 // The filters and scores for `pod`; fills `res` (scores, unfit reasons, message) when it is not
-// null. `pods` (the bound pods by node) is null for ChooseNode, which then skips the filters that
-// need them. Returns the index of the chosen node, or -1.
+// null. `pods` (the bound pods by node) and `cluster_volumes` are null for ChooseNode, which then
+// skips the filters that need them. Returns the index of the chosen node, or -1.
 int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
-           const PodsByNode* pods, const SchedPod& pod, ScheduleResult* res) {
+           const PodsByNode* pods, const SchedVolumes* cluster_volumes, const SchedPod& pod,
+           ScheduleResult* res) {
+  std::vector<const SchedVolume*> volumes;
+  if (cluster_volumes != nullptr && !pod.claims.empty()) {
+    const std::string reason = VolumePreFilter(pod, *cluster_volumes, &volumes);
+    if (!reason.empty()) {
+      if (res != nullptr) {
+        res->why[reason] = static_cast<int>(nodes.size());
+        res->message =
+            "0/" + std::to_string(nodes.size()) + " nodes are available: " + reason + ".";
+      }
+      return -1;
+    }
+  }
   std::optional<TopologySpread> spread;
   std::optional<InterPodAffinity> inter_pod;
   if (pods != nullptr) {
@@ -382,6 +452,7 @@ int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>&
       if (const char* r = spread->Reason(n)) why.push_back(r);
     if (inter_pod)
       if (const char* r = inter_pod->Reason(n)) why.push_back(r);
+    if (const char* r = VolumeReason(volumes, n)) why.push_back(r);
     if (why.empty()) {
       feasible.push_back(i);
     } else if (res != nullptr) {
@@ -461,7 +532,7 @@ void NodeRequests::Remove(const SchedPod& p) {
 }
 
 ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
-                        const SchedPod& pod) {
+                        const SchedPod& pod, const SchedVolumes& volumes) {
   // By name: pods bound to a node not in `nodes` count nowhere.
   std::map<std::string, NodeRequests> by_name;
   std::map<std::string, std::vector<const SchedPod*>> pods_by_name;
@@ -479,14 +550,14 @@ ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<S
     pods.push_back(pods_by_name[n.name]);
   }
   ScheduleResult res;
-  const int i = Choose(nodes, requested, &pods, pod, &res);
+  const int i = Choose(nodes, requested, &pods, &volumes, pod, &res);
   if (i >= 0) res.node = nodes[static_cast<size_t>(i)].name;
   return res;
 }
 
 int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
                const SchedPod& pod) {
-  return Choose(nodes, requested, nullptr, pod, nullptr);
+  return Choose(nodes, requested, nullptr, nullptr, pod, nullptr);
 }
 
 namespace {
@@ -629,6 +700,10 @@ SchedPod PodFromJson(const rapidjson::Value& pod) {
       sc.honor_node_taints = ds::JsonString(c, "nodeTaintsPolicy", "Ignore") == "Honor";
       p.spread.push_back(std::move(sc));
     }
+  if (const auto* vs = ds::JsonMember(*spec, "volumes"); vs && vs->IsArray())
+    for (const auto& v : vs->GetArray())
+      if (const auto* c = ds::JsonMember(v, "persistentVolumeClaim"); c && c->IsObject())
+        p.claims.push_back(ds::JsonString(*c, "claimName"));
   const auto* aff = ds::JsonMember(*spec, "affinity");
   p.pod_affinity = AffinityTermsFromJson(aff, "podAffinity");
   p.pod_anti_affinity = AffinityTermsFromJson(aff, "podAntiAffinity");
@@ -645,6 +720,36 @@ SchedPod PodFromJson(const rapidjson::Value& pod) {
       if (w && w->IsInt() && term) p.preferred.push_back({w->GetInt(), TermFromJson(*term)});
     }
   return p;
+}
+
+void AddClaimFromJson(const rapidjson::Value& pvc, SchedVolumes* out) {
+  const auto* meta = ds::JsonMember(pvc, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return;
+  SchedClaim c;
+  const auto* deleted = ds::JsonMember(*meta, "deletionTimestamp");
+  c.deleting = deleted != nullptr && !deleted->IsNull();
+  if (const auto* ann = ds::JsonMember(*meta, "annotations"); ann && ann->IsObject())
+    c.bind_completed = ann->HasMember("pv.kubernetes.io/bind-completed");
+  if (const auto* spec = ds::JsonMember(pvc, "spec"); spec && spec->IsObject())
+    c.volume_name = ds::JsonString(*spec, "volumeName");
+  if (const auto* st = ds::JsonMember(pvc, "status"); st && st->IsObject())
+    c.lost = ds::JsonString(*st, "phase") == "Lost";
+  out->claims[ds::JsonString(*meta, "namespace") + "/" + ds::JsonString(*meta, "name")] = c;
+}
+
+void AddVolumeFromJson(const rapidjson::Value& pv, SchedVolumes* out) {
+  const auto* meta = ds::JsonMember(pv, "metadata");
+  if (meta == nullptr || !meta->IsObject()) return;
+  SchedVolume v;
+  const auto* spec = ds::JsonMember(pv, "spec");
+  const auto* na = spec != nullptr ? ds::JsonMember(*spec, "nodeAffinity") : nullptr;
+  const auto* req = na != nullptr ? ds::JsonMember(*na, "required") : nullptr;
+  if (req != nullptr && req->IsObject()) {
+    v.has_required = true;
+    if (const auto* terms = ds::JsonMember(*req, "nodeSelectorTerms"); terms && terms->IsArray())
+      for (const auto& t : terms->GetArray()) v.required.push_back(TermFromJson(t));
+  }
+  out->volumes[ds::JsonString(*meta, "name")] = std::move(v);
 }
 
 }  // namespace sim

@@ -66,6 +66,26 @@ struct SpreadConstraint {
   bool honor_node_taints = false;   // nodeTaintsPolicy (absent: Ignore)
 };
 
+// A PersistentVolumeClaim as VolumeBinding reads it.
+struct SchedClaim {
+  std::string volume_name;      // spec.volumeName
+  bool bind_completed = false;  // annotation pv.kubernetes.io/bind-completed (the PV controller's)
+  bool deleting = false;        // metadata.deletionTimestamp set
+  bool lost = false;            // status.phase Lost (its PersistentVolume is gone)
+};
+
+// A PersistentVolume as VolumeBinding reads it: spec.nodeAffinity.required.
+struct SchedVolume {
+  bool has_required = false;               // required set (with no terms it matches no node)
+  std::vector<NodeSelectorTerm> required;  // nodeSelectorTerms, ORed
+};
+
+// The cluster's claims and volumes, for the VolumeBinding filter.
+struct SchedVolumes {
+  std::map<std::string, SchedClaim> claims;    // "namespace/name"
+  std::map<std::string, SchedVolume> volumes;  // by name
+};
+
 // What scheduling needs of a pod. Requests are the sums over its containers.
 struct SchedPod {
   std::string ns;  // metadata.namespace
@@ -83,6 +103,7 @@ struct SchedPod {
   std::vector<PodAffinityTerm> pod_affinity;       // required; all must hold
   std::vector<PodAffinityTerm> pod_anti_affinity;  // required; all must hold
   std::vector<SpreadConstraint> spread;            // DoNotSchedule constraints
+  std::vector<std::string> claims;  // spec.volumes[].persistentVolumeClaim.claimName, in order
 };
 
 struct SchedNode {
@@ -110,10 +131,11 @@ struct ScheduleResult {
 
 // Chooses a node for `pod` among `nodes`, given `bound` (pods already on nodes, terminating ones
 // included: their resources are still held, and InterPodAffinity counts them; PodTopologySpread
-// does not). Ties go to the first node in `nodes` order (the real scheduler picks one of the
-// best at random).
+// does not) and the cluster's claims and volumes (VolumeBinding; a pod without claims needs
+// none). Ties go to the first node in `nodes` order (the real scheduler picks one of the best at
+// random).
 ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<SchedPod>& bound,
-                        const SchedPod& pod);
+                        const SchedPod& pod, const SchedVolumes& volumes = SchedVolumes{});
 
 // What the pods bound to one node request, summed: Schedule's view of a node's pods. A caller
 // that places many pods (the effect simulation) keeps one per node and updates it as pods come
@@ -129,8 +151,9 @@ struct NodeRequests {
 // Schedule's decision alone, from the per-node sums (`requested[i]` belongs to `nodes[i]`): the
 // index of the chosen node, or -1 when none fits. Same filters, scores and ties as Schedule,
 // except InterPodAffinity and PodTopologySpread, which need the pods themselves: the sums carry
-// no labels. REQUIRES: requested.size() == nodes.size(); neither `pod` nor any pod counted in
-// `requested` has a pod_affinity, pod_anti_affinity or spread entry.
+// no labels, and VolumeBinding, which needs the claims. REQUIRES: requested.size() ==
+// nodes.size(); neither `pod` nor any pod counted in `requested` has a pod_affinity,
+// pod_anti_affinity or spread entry; `pod` has no claims.
 int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
                const SchedPod& pod);
 
@@ -138,5 +161,8 @@ int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeReques
 // label selectors as written; the match/mismatchLabelKeys merge happens when they are used.
 SchedNode NodeFromJson(const rapidjson::Value& node);
 SchedPod PodFromJson(const rapidjson::Value& pod);
+// Adds a PersistentVolumeClaim (under "namespace/name") or a PersistentVolume (under its name).
+void AddClaimFromJson(const rapidjson::Value& pvc, SchedVolumes* out);
+void AddVolumeFromJson(const rapidjson::Value& pv, SchedVolumes* out);
 
 }  // namespace sim

@@ -1,6 +1,7 @@
 // The scheduler model's InterPodAffinity and PodTopologySpread filters (required terms and
-// DoNotSchedule constraints), and the Pod reader that feeds them. The model's fast path
-// (ChooseNode against Schedule) is checked in bench/effect/effect_test.cc.
+// DoNotSchedule constraints), its VolumeBinding filter (bound claims' volume node affinity, and
+// the PreFilter's missing and unbound claims), and the readers that feed them. The model's fast
+// path (ChooseNode against Schedule) is checked in bench/effect/effect_test.cc.
 #include "test/sched/scheduler_model.h"
 
 #include <gtest/gtest.h>
@@ -364,6 +365,173 @@ TEST(SchedulerModelTest, PodFromJsonReadsWhatThePodFiltersNeed) {
   EXPECT_FALSE(plain.terminating);
   EXPECT_TRUE(plain.pod_affinity.empty() && plain.pod_anti_affinity.empty() &&
               plain.spread.empty());
+}
+
+// --- VolumeBinding ---
+
+constexpr char kVolumeConflict[] = "node(s) had volume node affinity conflict";
+
+// A pod in "default" with persistentVolumeClaim volumes.
+SchedPod PodWithClaims(std::vector<std::string> claims) {
+  SchedPod p = Pod({});
+  p.claims = std::move(claims);
+  return p;
+}
+
+// A claim the PV controller bound to `volume`.
+SchedClaim Bound(const std::string& volume) {
+  SchedClaim c;
+  c.volume_name = volume;
+  c.bind_completed = true;
+  return c;
+}
+
+// A volume reachable from the nodes whose `key` is one of `values` (one term per value: ORed).
+SchedVolume PinnedTo(const std::string& key, const std::vector<std::string>& values) {
+  SchedVolume v;
+  v.has_required = true;
+  for (const auto& value : values) v.required.push_back({{key, "In", {value}}});
+  return v;
+}
+
+TEST(VolumeBindingTest, BoundVolumeNodeAffinityLimitsTheNodes) {
+  const auto nodes = FourNodes();
+  SchedVolumes vols;
+  vols.claims["default/data"] = Bound("pv-1");
+  vols.volumes["pv-1"] = PinnedTo("kubernetes.io/hostname", {"n2"});
+  const SchedPod pod = PodWithClaims({"data"});
+  ScheduleResult r = Schedule(nodes, {}, pod, vols);
+  EXPECT_EQ(r.node, "n2");
+  EXPECT_EQ(Feasible(r), Names{"n2"});
+  EXPECT_EQ(r.why.at(kVolumeConflict), 3);
+  // The terms are ORed; a term's requirements are ANDed.
+  vols.volumes["pv-1"] = PinnedTo("zone", {"b", "a"});
+  EXPECT_EQ(Feasible(Schedule(nodes, {}, pod, vols)), (Names{"n0", "n1", "n2"}));
+  vols.volumes["pv-1"].required = {
+      {{"zone", "In", {"a"}}, {"kubernetes.io/hostname", "In", {"n1"}}}};
+  EXPECT_EQ(Feasible(Schedule(nodes, {}, pod, vols)), Names{"n1"});
+  // Required with no terms matches no node.
+  vols.volumes["pv-1"].required.clear();
+  r = Schedule(nodes, {}, pod, vols);
+  EXPECT_EQ(r.node, "");
+  EXPECT_EQ(r.message, "0/4 nodes are available: 4 node(s) had volume node affinity conflict.");
+  // A volume without node affinity goes anywhere.
+  vols.volumes["pv-1"] = SchedVolume{};
+  EXPECT_EQ(Feasible(Schedule(nodes, {}, pod, vols)), (Names{"n0", "n1", "n2", "n3"}));
+}
+
+TEST(VolumeBindingTest, EveryClaimsVolumeMustReachTheNode) {
+  const auto nodes = FourNodes();
+  SchedVolumes vols;
+  vols.claims["default/a"] = Bound("pv-a");
+  vols.claims["default/b"] = Bound("pv-b");
+  vols.volumes["pv-a"] = PinnedTo("zone", {"a"});
+  vols.volumes["pv-b"] = PinnedTo("kubernetes.io/hostname", {"n1", "n2"});
+  EXPECT_EQ(Feasible(Schedule(nodes, {}, PodWithClaims({"a", "b"}), vols)), Names{"n1"});
+  // Other filters still apply: a node the volume reaches but the pod's selector excludes.
+  SchedPod pod = PodWithClaims({"a", "b"});
+  pod.node_selector = {{"kubernetes.io/hostname", "n0"}};
+  const ScheduleResult r = Schedule(nodes, {}, pod, vols);
+  EXPECT_EQ(r.node, "");
+  EXPECT_EQ(r.why.at(kVolumeConflict), 3);  // n0 (pv-b), n2 and n3 (pv-a)
+}
+
+TEST(VolumeBindingTest, BoundToAMissingVolume) {
+  SchedVolumes vols;
+  vols.claims["default/data"] = Bound("gone");
+  const ScheduleResult r = Schedule(FourNodes(), {}, PodWithClaims({"data"}), vols);
+  EXPECT_EQ(r.node, "");
+  EXPECT_EQ(r.message,
+            "0/4 nodes are available: 4 node(s) unavailable due to one or more pvc(s) bound to "
+            "non-existent pv(s).");
+}
+
+TEST(VolumeBindingTest, PreFilterRejectsMissingUnboundAndDeletingClaims) {
+  const auto nodes = FourNodes();
+  SchedVolumes vols;
+  vols.volumes["pv-1"] = SchedVolume{};
+  struct Case {
+    const char* what;
+    SchedClaim claim;
+    std::string message;
+  };
+  SchedClaim pending;
+  SchedClaim prebound;  // spec.volumeName set, the PV controller has not completed the binding
+  prebound.volume_name = "pv-1";
+  SchedClaim deleting = Bound("pv-1");
+  deleting.deleting = true;
+  SchedClaim lost = Bound("pv-0");
+  lost.lost = true;
+  const std::vector<Case> cases = {
+      {"unbound", pending,
+       "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims."},
+      {"prebound", prebound,
+       "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims."},
+      {"deleting", deleting,
+       "0/4 nodes are available: persistentvolumeclaim \"data\" is being deleted."},
+      {"lost", lost,
+       "0/4 nodes are available: persistentvolumeclaim \"data\" bound to non-existent "
+       "persistentvolume \"pv-0\"."},
+  };
+  for (const Case& c : cases) {
+    vols.claims["default/data"] = c.claim;
+    const ScheduleResult r = Schedule(nodes, {}, PodWithClaims({"data"}), vols);
+    EXPECT_EQ(r.node, "") << c.what;
+    EXPECT_EQ(r.message, c.message) << c.what;
+    EXPECT_TRUE(r.scores.empty()) << c.what;
+  }
+  // Missing: the claim is looked up in the pod's namespace only.
+  vols.claims.clear();
+  vols.claims["other/data"] = Bound("pv-1");
+  ScheduleResult r = Schedule(nodes, {}, PodWithClaims({"data"}), vols);
+  EXPECT_EQ(r.message, "0/4 nodes are available: persistentvolumeclaim \"data\" not found.");
+  EXPECT_EQ(r.why.at("persistentvolumeclaim \"data\" not found"), 4);
+  // Claims are checked in the pod's order: the first missing one is named.
+  vols.claims["default/data"] = pending;
+  r = Schedule(nodes, {}, PodWithClaims({"data", "logs"}), vols);
+  EXPECT_EQ(r.message, "0/4 nodes are available: persistentvolumeclaim \"logs\" not found.");
+  // A pod without claims needs no volumes.
+  EXPECT_EQ(Schedule(nodes, {}, Pod({}), SchedVolumes{}).node, "n0");
+}
+
+TEST(VolumeBindingTest, ReadersTakeClaimsVolumesAndThePodsClaimNames) {
+  rapidjson::Document d;
+  d.Parse(R"({"metadata": {"name": "db"}, "spec": {"volumes": [
+      {"name": "tmp", "emptyDir": {}},
+      {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}},
+      {"name": "logs", "persistentVolumeClaim": {"claimName": "logs", "readOnly": true}}]}})");
+  EXPECT_EQ(PodFromJson(d).claims, (Names{"data-db-0", "logs"}));
+  SchedVolumes vols;
+  d.Parse(R"({"metadata": {"name": "data-db-0", "namespace": "shop",
+                           "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+              "spec": {"volumeName": "pv-7"}, "status": {"phase": "Bound"}})");
+  AddClaimFromJson(d, &vols);
+  d.Parse(R"({"metadata": {"name": "logs", "namespace": "shop",
+                           "deletionTimestamp": "2024-01-01T00:00:00Z"},
+              "spec": {"volumeName": "pv-8"}, "status": {"phase": "Lost"}})");
+  AddClaimFromJson(d, &vols);
+  ASSERT_EQ(vols.claims.size(), 2u);
+  const SchedClaim& c = vols.claims.at("shop/data-db-0");
+  EXPECT_EQ(c.volume_name, "pv-7");
+  EXPECT_TRUE(c.bind_completed);
+  EXPECT_FALSE(c.deleting || c.lost);
+  const SchedClaim& l = vols.claims.at("shop/logs");
+  EXPECT_FALSE(l.bind_completed);
+  EXPECT_TRUE(l.deleting && l.lost);
+  d.Parse(R"({"metadata": {"name": "pv-7"}, "spec": {"nodeAffinity": {"required": {
+      "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                               "values": ["n1", "n2"]}]},
+        {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}}}})");
+  AddVolumeFromJson(d, &vols);
+  d.Parse(R"({"metadata": {"name": "pv-8"}, "spec": {"hostPath": {"path": "/x"}}})");
+  AddVolumeFromJson(d, &vols);
+  const SchedVolume& v = vols.volumes.at("pv-7");
+  EXPECT_TRUE(v.has_required);
+  ASSERT_EQ(v.required.size(), 2u);
+  EXPECT_EQ(v.required[0][0].values, (Names{"n1", "n2"}));
+  EXPECT_EQ(v.required[1][0].op, "Exists");
+  EXPECT_FALSE(vols.volumes.at("pv-8").has_required);
 }
 
 }  // namespace

@@ -151,6 +151,8 @@ int main(int argc, char** argv) {
   pod_opts.grace_seconds = FLAGS_pod_grace_seconds;
   pod_opts.start_seconds = FLAGS_pod_start_seconds;
   sim::PodStore pods(&store, pod_opts);
+  sim::VolumeStore volumes(&store);
+  pods.UseVolumes(&volumes);
   sim::EventStoreOptions event_opts;
   event_opts.max_events = static_cast<size_t>(std::max(FLAGS_events_max, 0));
   event_opts.window = static_cast<size_t>(FLAGS_window);
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
   }
   std::remove(opts.write_log_file.c_str());
   if (!opts.request_log_file.empty()) std::remove(opts.request_log_file.c_str());
-  sim::Server server(&store, opts, &pods, &events);
+  sim::Server server(&store, opts, &pods, &events, &volumes);
   std::string err;
   if (!server.Start(&err)) {
     std::cerr << "kube-sim: " << err << "\n";

@@ -10,6 +10,8 @@
 
 #include "common/json_util.h"
 #include "test/sched/scheduler_model.h"
+#include "test/sim/sim_validation.h"
+#include "test/sim/sim_volumes.h"
 
 namespace sim {
 namespace {
@@ -42,132 +44,8 @@ time_t ParseTime(const std::string& s) {
 
 std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
-// details of a Status: {"name","group","kind","causes"}.
-std::string Details(const std::string& name, const std::string& group, const std::string& kind,
-                    const std::string& causes = "") {
-  rapidjson::StringBuffer sb;
-  ds::JsonWriter w(sb);
-  w.StartObject();
-  if (!name.empty()) {
-    w.Key("name");
-    ds::WriteString(w, name);
-  }
-  if (!group.empty()) {
-    w.Key("group");
-    ds::WriteString(w, group);
-  }
-  if (!kind.empty()) {
-    w.Key("kind");
-    ds::WriteString(w, kind);
-  }
-  if (!causes.empty()) {
-    w.Key("causes");
-    w.RawValue(causes.c_str(), causes.size(), rapidjson::kArrayType);
-  }
-  w.EndObject();
-  return sb.GetString();
-}
-
-ApiError Err(int code, const std::string& reason, const std::string& message,
-             const std::string& details = "") {
-  return ApiError(code, reason, message, "", details);
-}
-
-// "pods" or "poddisruptionbudgets.policy" errors worded as the API server does.
-struct Resource {
-  const char* plural;
-  const char* group;
-  std::string Ref(const std::string& name) const {
-    return std::string(plural) + (*group ? std::string(".") + group : "") + " \"" + name + "\"";
-  }
-  ApiError NotFound(const std::string& name) const {
-    return Err(404, "NotFound", Ref(name) + " not found", Details(name, group, plural));
-  }
-  ApiError Exists(const std::string& name) const {
-    return Err(409, "AlreadyExists", Ref(name) + " already exists", Details(name, group, plural));
-  }
-  ApiError Conflict(const std::string& name, const std::string& why) const {
-    return Err(409, "Conflict", "Operation cannot be fulfilled on " + Ref(name) + ": " + why,
-               Details(name, group, plural));
-  }
-};
 const Resource kPods{"pods", ""};
 const Resource kPdbs{"poddisruptionbudgets", "policy"};
-
-// Field errors collected for one 422 Invalid.
-struct FieldErrors {
-  struct E {
-    std::string reason, field, detail;  // detail: "Required value", "Invalid value: ..."
-  };
-  std::vector<E> errs;
-  void Required(const std::string& field, const std::string& why = "") {
-    errs.push_back(
-        {"FieldValueRequired", field, "Required value" + (why.empty() ? "" : ": " + why)});
-  }
-  void Invalid(const std::string& field, const std::string& value, const std::string& why) {
-    errs.push_back({"FieldValueInvalid", field, "Invalid value: " + value + ": " + why});
-  }
-  // "Pod \"x\" is invalid: f: Required value" or "... is invalid: [a, b]"
-  ApiError ToError(const std::string& kind, const std::string& group_kind, const std::string& group,
-                   const std::string& name) const {
-    rapidjson::StringBuffer sb;
-    ds::JsonWriter w(sb);
-    w.StartArray();
-    std::string all;
-    for (const auto& e : errs) {
-      all += (all.empty() ? "" : ", ") + e.field + ": " + e.detail;
-      w.StartObject();
-      w.Key("reason");
-      ds::WriteString(w, e.reason);
-      w.Key("message");
-      ds::WriteString(w, e.detail);
-      w.Key("field");
-      ds::WriteString(w, e.field);
-      w.EndObject();
-    }
-    w.EndArray();
-    if (errs.size() > 1) all = "[" + all + "]";
-    return Err(422, "Invalid", group_kind + " \"" + name + "\" is invalid: " + all,
-               Details(name, group, kind, sb.GetString()));
-  }
-};
-
-void ValidateLabels(const Value* meta, FieldErrors* fe) {
-  const Value* l = meta ? ds::JsonMember(*meta, "labels") : nullptr;
-  if (l == nullptr || !l->IsObject()) return;
-  for (auto it = l->MemberBegin(); it != l->MemberEnd(); ++it) {
-    std::string key = it->name.GetString();
-    std::string why = ds::ValidateLabelKey(key);
-    if (why.empty())
-      why = it->value.IsString() ? ds::ValidateLabelValue(it->value.GetString())
-                                 : "label value must be a string";
-    if (!why.empty()) fe->Invalid("metadata.labels", "\"" + key + "\"", why);
-  }
-}
-
-bool IsDns1123Subdomain(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (alnum(c) || c == '-') continue;
-    if (c == '.' && alnum(s[i - 1]) && alnum(s[i + 1])) continue;
-    return false;
-  }
-  return true;
-}
-
-void ValidateName(const std::string& name, FieldErrors* fe) {
-  if (name.empty())
-    fe->Required("metadata.name", "name or generateName is required");
-  else if (!IsDns1123Subdomain(name))
-    fe->Invalid("metadata.name", "\"" + name + "\"",
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character "
-                "(e.g. 'example.com', regex used for validation is "
-                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
-}
 
 Value& Ensure(Value& obj, const char* key, rapidjson::Type type, Document::AllocatorType& a) {
   auto it = obj.FindMember(key);
@@ -1180,7 +1058,8 @@ std::string PodStore::ExplainSchedule(const std::string& pod_json) const {
     nodes = SchedNodes(*cluster_);
     bound = BoundPods(pods_);  // Schedule counts only pods on a node
   }
-  ScheduleResult r = Schedule(nodes, bound, PodFromJson(pd));
+  const SchedVolumes volumes = volumes_ != nullptr ? volumes_->Snapshot() : SchedVolumes{};
+  ScheduleResult r = Schedule(nodes, bound, PodFromJson(pd), volumes);
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();
@@ -1247,12 +1126,13 @@ void PodStore::Reconcile() {
   std::sort(pending.begin(), pending.end());
   if (!pending.empty()) {
     const std::vector<SchedNode> nodes = SchedNodes(*cluster_);
+    const SchedVolumes volumes = volumes_ != nullptr ? volumes_->Snapshot() : SchedVolumes{};
     for (const auto& [prv, key] : pending) {
       const std::vector<SchedPod> bound = BoundPods(pods_);
       Document d;
       d.Parse(pods_[key].json.c_str());
       auto& a = d.GetAllocator();
-      ScheduleResult r = Schedule(nodes, bound, PodFromJson(d));
+      ScheduleResult r = Schedule(nodes, bound, PodFromJson(d), volumes);
       Value& st = Ensure(d, "status", rapidjson::kObjectType, a);
       Value cond(rapidjson::kObjectType);
       cond.AddMember("type", "PodScheduled", a);

@@ -51,6 +51,8 @@ struct PodEvent {
   bool had_old = false;  // MODIFIED/DELETED: old_keys are valid
 };
 
+class VolumeStore;
+
 struct PodStoreOptions {
   size_t window = 20000;       // pod watch events kept
   double grace_seconds = 1;    // simulated time a graceful deletion takes (0: at once)
@@ -60,6 +62,11 @@ struct PodStoreOptions {
 class PodStore {
  public:
   PodStore(Store* cluster, PodStoreOptions options);
+
+  // The claims and volumes the scheduler model reads (VolumeBinding); not owned. Without them a
+  // pod with a persistentVolumeClaim volume stays Pending (its claim is not found).
+  // REQUIRES: called before Tick or ExplainSchedule first runs.
+  void UseVolumes(const VolumeStore* volumes) { volumes_ = volumes; }
 
   // --- Pods (ns "" in ListPods: all namespaces). Errors are the API server's Status. ---
   // A page of matching pods in etcd key order (namespace, name) after `after` ("ns/name").
@@ -148,6 +155,7 @@ class PodStore {
 
   Store* const cluster_;
   const PodStoreOptions options_;
+  const VolumeStore* volumes_ = nullptr;  // set before the controllers run
   mutable ds::Mutex mu_;
   ds::CondVar cv_;
   std::map<std::string, StoredPod> pods_ GUARDED_BY(mu_);  // "ns/name"

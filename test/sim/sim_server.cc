@@ -189,10 +189,12 @@ void Server::Refuse(double seconds) {
   }).detach();
 }
 
-Server::Server(Store* store, ServerOptions options, PodStore* pods, EventStore* events)
+Server::Server(Store* store, ServerOptions options, PodStore* pods, EventStore* events,
+               VolumeStore* volumes)
     : store_(store),
       pods_(pods),
       events_(events),
+      volumes_(volumes),
       options_(std::move(options)),
       tokens_(options_.tokens) {}
 
@@ -637,6 +639,7 @@ int Server::Dispatch(mg_connection* conn) {
   if (HandleEvents(conn, method, path, query, user, table, faulted ? fault.drop_watch_seconds : 0,
                    faulted ? fault.pad_bytes : 0))
     return 1;
+  if (HandleVolumes(conn, method, path, query, user, table)) return 1;
   if (method == "GET" && path == "/api/v1") {
     Send(
         conn, 200,
@@ -657,6 +660,15 @@ int Server::Dispatch(mg_connection* conn) {
                                              "\"namespaced\":true,\"kind\":\"Event\",\"verbs\":["
                                              "\"create\",\"delete\",\"get\",\"list\","
                                              "\"watch\"],\"shortNames\":[\"ev\"]}") +
+            std::string(volumes_ == nullptr
+                            ? ""
+                            : ",{\"name\":\"persistentvolumeclaims\",\"singularName\":"
+                              "\"persistentvolumeclaim\",\"namespaced\":true,\"kind\":"
+                              "\"PersistentVolumeClaim\",\"verbs\":[\"create\",\"delete\",\"get\","
+                              "\"list\"],\"shortNames\":[\"pvc\"]},{\"name\":"
+                              "\"persistentvolumes\",\"singularName\":\"persistentvolume\","
+                              "\"namespaced\":false,\"kind\":\"PersistentVolume\",\"verbs\":["
+                              "\"create\",\"delete\",\"get\",\"list\"],\"shortNames\":[\"pv\"]}") +
             "]}");
     return 1;
   }

@@ -18,6 +18,7 @@
 #include "test/sim/sim_pods.h"
 #include "test/sim/sim_rbac.h"
 #include "test/sim/sim_store.h"
+#include "test/sim/sim_volumes.h"
 
 struct mg_context;
 struct mg_connection;
@@ -90,9 +91,10 @@ struct WatchSource {
 class Server {
  public:
   // `pods` (optional, not owned) serves Pods, evictions and PodDisruptionBudgets; `events`
-  // (optional, not owned) serves core/v1 Events.
+  // (optional, not owned) serves core/v1 Events; `volumes` (optional, not owned) serves
+  // PersistentVolumeClaims and PersistentVolumes.
   Server(Store* store, ServerOptions options, PodStore* pods = nullptr,
-         EventStore* events = nullptr);
+         EventStore* events = nullptr, VolumeStore* volumes = nullptr);
   ~Server();
   bool Start(std::string* error);
   void Stop();
@@ -116,6 +118,10 @@ class Server {
   bool HandleEvents(mg_connection* conn, const std::string& method, const std::string& path,
                     const std::string& query, const User& user, bool table, double drop_after,
                     size_t pad);
+  // PersistentVolumeClaims and PersistentVolumes (sim_server_volumes.cc): false when the path
+  // is not theirs.
+  bool HandleVolumes(mg_connection* conn, const std::string& method, const std::string& path,
+                     const std::string& query, const User& user, bool table);
   void EventWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool v1,
                   bool table, double drop_after, size_t pad);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
@@ -134,6 +140,7 @@ class Server {
   Store* const store_;
   PodStore* const pods_;
   EventStore* const events_;
+  VolumeStore* const volumes_;
   const ServerOptions options_;
   ConnectionPolicy policy_{options_.keep_alive};  // mg_start's user data (CivetWeb wants void*)
   mg_context* ctx_ = nullptr;
