@@ -476,6 +476,37 @@ class RebalanceIT(unittest.TestCase):
         self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="constraint"), 0)
         self.assertFalse([p for p in self.pods() if p["status"].get("phase") == "Pending"])
 
+    def test_a_volumes_node_affinity_decides_where_replacements_go(self):
+        """The hot pods mount a claim bound to a volume reachable from HOT and OTHERS[2] only
+        (its node affinity): the controller reads the claim and the volume (the rebalance overlay's
+        RBAC grants it) and plans every replacement onto OTHERS[2], and the simulator's scheduler,
+        which holds pods to their volumes' node affinity, binds them there."""
+        pv = "pv-" + self.ns
+        code, obj = self.api.call("POST", "/api/v1/persistentvolumes", {
+            "metadata": {"name": pv},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "local": {"path": "/mnt/data"},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": "kubernetes.io/hostname", "operator": "In", "values": [HOT, OTHERS[2]]}]}]}}}})
+        self.assertEqual(code, 201, obj)
+        try:
+            code, obj = self.api.call("POST", "/api/v1/namespaces/%s/persistentvolumeclaims" % self.ns, {
+                "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": pv,
+                         "resources": {"requests": {"storage": "1Gi"}}}})
+            self.assertEqual(code, 201, obj)
+            before = self.setup_hot(affinity=True, volumes=[
+                {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
+            c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}")
+            self.wait_marked([HOT])
+            new = self.relieved(c, before)
+            self.assertEqual(set(new.values()), {OTHERS[2]}, new)
+            self.assertEqual({e["to"] for e in self.rebalance()["evictions"]}, {OTHERS[2]})
+            self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="constraint"), 0)
+        finally:
+            self.api.call("DELETE", "/api/v1/namespaces/%s/persistentvolumeclaims/data" % self.ns)
+            self.api.call("DELETE", "/api/v1/persistentvolumes/" + pv)
+
     def test_taint_mode_relieves_through_the_taint(self):
         """mark: taint: no label is set; the rebalancer reads our taint as the mark, and a workload
         without any affinity term is steered by the taint alone (the scheduler model scores a
