@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "app/version.h"
+#include "common/log_fields.h"
 #include "common/tls_files_transport.h"
 #include "web/routes.h"
 
@@ -30,7 +31,7 @@ std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, Prom
   if (!o.rules.rebalance.enabled) return nullptr;
   auto zone = TimeZone::Load(o.rules.rebalance.time_zone);  // checked with the options
   if (!zone.ok()) {
-    LOG(ERROR) << "rebalance.timeZone: " << zone.status().ToString() << "; using UTC";
+    LOG(ERROR) << "rebalance.timeZone unusable; using UTC" << Fields("err", zone.status());
     zone = TimeZone::Utc();
   }
   return std::make_unique<Rebalancer>(o.rules, kube, prom, clock, std::move(*zone));
@@ -89,7 +90,8 @@ Status Controller::Start() {
     LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name
               << ", identity " << le.identity << ", duration " << le.lease_duration_seconds
               << " s, renew deadline " << le.renew_deadline_seconds << " s, retry "
-              << le.retry_period_seconds << " s";
+              << le.retry_period_seconds << " s"
+              << Fields("lease", le.lease_namespace + "/" + le.lease_name, "identity", le.identity);
   }
   auto handler = [this](const WebRequest& req) {
     return HandleRequest(

@@ -9,6 +9,7 @@
 #include "app/cleanup.h"
 #include "app/controller.h"
 #include "app/options.h"
+#include "common/log_fields.h"
 
 int main(int argc, char** argv) {
   // Each cycle runs its queries and writes on short-lived threads; with glibc's default of up to
@@ -27,6 +28,12 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   auto options = ds::ParseOptions(&argc, &argv);
+  // The log format before anything is logged, and whatever else is wrong with the options: with
+  // -log_format=json a start-up error is a JSON line too. (An invalid -log_format is reported in
+  // text: it is the error.)
+  const auto log_format = ds::LogFormatFlag();
+  const bool json_logs = log_format.ok() && *log_format == ds::LogFormat::kJson;
+  if (json_logs) ds::UseJsonLogs();
   if (options.ok() && options->check_only) {
     std::cout << ds::DescribeConfig(*options);
     return 0;
@@ -39,15 +46,19 @@ int main(int argc, char** argv) {
     started = controller->Start();
   }
   if (!started.ok()) {
-    std::cerr << "dynamic-scheduler: " << started.message() << "\n";
+    if (json_logs) {
+      LOG(ERROR) << "dynamic-scheduler: not started" << ds::Fields("err", started.message());
+    } else {
+      std::cerr << "dynamic-scheduler: " << started.message() << "\n";
+    }
     return 2;
   }
   int sig = 0;
   while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
-    LOG(INFO) << "SIGHUP: reading " << options->rule_file << " again";
+    LOG(INFO) << "SIGHUP: reading the rule file again" << ds::Fields("file", options->rule_file);
     controller->ReloadRules();
   }
-  LOG(INFO) << "received signal " << sig << ", stopping";
+  LOG(INFO) << "received a stop signal, stopping" << ds::Fields("signal", sig);
   controller->Stop();
   LOG(INFO) << "stopped";
   return 0;

@@ -14,6 +14,7 @@
 
 #include "app/version.h"
 #include "common/file_secret.h"
+#include "common/json_log_sink.h"
 #include "common/time_zone.h"
 #include "common/web_server.h"
 #include "promql/prometheus_client.h"
@@ -99,6 +100,10 @@ DEFINE_double(webhook_min_interval, 2,
               "Seconds a webhook-triggered cycle waits at least after the previous cycle started, "
               "so repeated calls cannot drive back-to-back cycles (a new leadership term is "
               "evaluated at once).");
+DEFINE_string(log_format, "text",
+              "text: glog's lines; json: one JSON object a line on stderr, with the keys of "
+              "Kubernetes components' JSON logs (ts, caller, msg, v, err) and each structured "
+              "field (node, rule, term, ...) as a key of its own. -v still sets the verbosity.");
 DEFINE_uint64(max_writes_per_cycle, 0,
               "Cap on label changes per cycle, the rest waits (0 = no cap).");
 
@@ -455,6 +460,7 @@ Status ResolveCluster(const GetEnv& getenv, Options* o) {
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   ASSIGN_OR_RETURN(const std::vector<std::string> header_flags, ParseFlags(argc, argv));
   Options o;
+  ASSIGN_OR_RETURN(o.log_format, LogFormatFlag());
   RETURN_NOT_OK(LoadRules(&o));
   std::string auth_names[5];
   RETURN_NOT_OK(ConfigurePrometheus(header_flags, &o, auth_names));
@@ -493,6 +499,8 @@ std::string DescribeRebalance(const RuleConfig& c) {
 }
 
 }  // namespace
+
+StatusOr<LogFormat> LogFormatFlag() { return ParseLogFormat(FLAGS_log_format, "log_format"); }
 
 std::string DescribeConfig(const Options& o) {
   std::ostringstream os;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/http_auth.h"
+#include "common/json_log_sink.h"
 #include "common/status.h"
 #include "config/rule_config.h"
 #include "controller/reconciler.h"
@@ -23,6 +24,7 @@ struct Options {
   RuleConfig rules;
   bool check_only = false;  // -check_config: validate, print the summary, exit
   bool cleanup = false;     // -cleanup: remove what this controller put on nodes, exit
+  LogFormat log_format = LogFormat::kText;  // -log_format
 
   // Prometheus.
   std::string prometheus_url;  // normalized (no trailing slash)
@@ -73,6 +75,11 @@ using GetEnv = std::function<const char*(const char*)>;
 // rule file, checks that the token, password and TLS files can be read, resolves the kubeconfig and
 // validates everything. On error returns a message that names the flag, file or field.
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv = ::getenv);
+
+// -log_format as ParseOptions read it from argv (call it after ParseOptions, which parses the
+// flags first): main sets the log format up with it even when other options are invalid, so that
+// the start-up error comes out in the format asked for.
+StatusOr<LogFormat> LogFormatFlag();
 
 // The -check_config summary: the rules, the mark and the managed nodes, one rule a line.
 std::string DescribeConfig(const Options& o);

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "app/options.h"
+#include "common/log_fields.h"
 #include "config/rule_reload.h"
 
 namespace ds {
@@ -21,7 +22,8 @@ void RuleFileWatcher::Check(bool forced) {
     // Mid-swap, or removed for good: the running rules stay either way. Said once per outage
     // of the file, and only on SIGHUP again.
     if (!unreadable_ || forced)
-      LOG(WARNING) << "rule file: " << text.status().message() << "; the running rules are kept";
+      LOG(WARNING) << "rule file unreadable; the running rules are kept"
+                   << Fields("file", path_, "err", text.status().message());
     unreadable_ = true;
     return;
   }
@@ -31,7 +33,7 @@ void RuleFileWatcher::Check(bool forced) {
   if (*text == running_text_) {
     // Back to the running text (a refused edit undone): nothing to apply, nothing refused.
     MutexLock l(&mu_);
-    if (forced) LOG(INFO) << path_ << ": unchanged; nothing to reload";
+    if (forced) LOG(INFO) << "rule file unchanged; nothing to reload" << Fields("file", path_);
     view_.last_ok = true;
     view_.last_error.clear();
     return;
@@ -41,7 +43,7 @@ void RuleFileWatcher::Check(bool forced) {
     if (Status zones = CheckTimeZones(*next, path_); !zones.ok()) next = zones;
   const double now = clock_->WallSeconds();
   if (!next.ok()) {
-    LOG(ERROR) << "rule file not reloaded: " << next.status().message();
+    LOG(ERROR) << "rule file not reloaded" << Fields("file", path_, "err", next.status().message());
     MutexLock l(&mu_);
     ++view_.refused;
     view_.last_ok = false;

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "common/log_fields.h"
 #include "common/rfc3339.h"
 #include "rules/ownership.h"
 
@@ -40,9 +41,9 @@ WriteEnd EvictionRecords::Write(const std::string& node, double at_wall, const W
   EditOutcome out = writer_->WriteEdit(w, hooks, stop);
   if (out.dry_run) return WriteEnd::kWritten;  // nothing is evicted in a dry run either
   if (out.end != WriteEnd::kWritten)
-    LOG(WARNING) << "node " << node << ": writing the eviction's time into " << kHeldByAnnotation
-                 << " failed (" << out.status.ToString()
-                 << "); nothing is evicted from the node until it lands";
+    LOG(WARNING) << "writing the eviction's time into " << kHeldByAnnotation
+                 << " failed; nothing is evicted from the node until it lands"
+                 << Fields("node", node, "err", out.status);
   return out.end;
 }
 
@@ -72,9 +73,9 @@ WriteEnd EvictionRecords::WriteDrain(const std::string& node, const std::string&
   EditOutcome out = writer_->WriteEdit(w, hooks, stop);
   if (out.dry_run) return WriteEnd::kWritten;
   if (out.end != WriteEnd::kWritten)
-    LOG(WARNING) << "node " << node << ": writing the drain's time into " << kLastDrainAnnotation
-                 << " failed (" << out.status.ToString()
-                 << "); nothing is drained from the node until it lands";
+    LOG(WARNING) << "writing the drain's time into " << kLastDrainAnnotation
+                 << " failed; nothing is drained from the node until it lands"
+                 << Fields("node", node, "err", out.status);
   return out.end;
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/backoff.h"
+#include "common/log_fields.h"
 
 namespace ds {
 
@@ -90,8 +91,8 @@ std::vector<const MarkWrite*> NodeWriter::Select(const std::vector<MarkWrite>& w
     chosen.push_back(due[(start + k) % due.size()]);
   out->deferred += due.size() - chosen.size();
   resume_after_ = chosen.back()->node;
-  LOG(WARNING) << due.size() - chosen.size()
-               << " label changes deferred to the next cycle (max_writes_per_cycle)";
+  LOG(WARNING) << "label changes deferred to the next cycle (max_writes_per_cycle)"
+               << Fields("deferred", due.size() - chosen.size());
   return chosen;
 }
 
@@ -100,12 +101,12 @@ WriteOutcome NodeWriter::Write(const std::vector<MarkWrite>& writes, const Write
   WriteOutcome out;
   std::vector<const MarkWrite*> chosen = Select(writes, &out);
   if (out.held_back > 0 && throttle_.ShouldLog("held-back", clock_->Now()))
-    LOG(WARNING) << out.held_back
-                 << " label changes held back: their node's last write was refused (backoff)";
+    LOG(WARNING) << "label changes held back: their node's last write was refused (backoff)"
+                 << Fields("held_back", out.held_back);
   if (limits_.dry_run) {
     for (const MarkWrite* w : chosen)
-      LOG(INFO) << "dry-run: node " << w->node << ": would " << DescribeNodeEdit(EditFor(*w, mark_))
-                << ": " << w->reason;
+      LOG(INFO) << "dry-run: would " << DescribeNodeEdit(EditFor(*w, mark_))
+                << Fields("node", w->node, "reason", w->reason);
     return out;
   }
   Mutex out_mu;
@@ -221,8 +222,8 @@ std::optional<NodeWriter::Result> NodeWriter::Refused(const MarkWrite& w, const 
   // the node: the next cycle plans again from what the watch shows.
   if (w.kind == ChangeKind::kUnmark && RemovalFoundChanges(st)) {
     if (throttle_.ShouldLog("changed:" + w.node, clock_->Now()))
-      LOG(INFO) << "node " << w.node << ": not unmarked: " << mark.key
-                << " or the record changed since the cycle began (" << st.message() << ")";
+      LOG(INFO) << "not unmarked: " << mark.key << " or the record changed since the cycle began"
+                << Fields("node", w.node, "err", st.message());
     MutexLock l(&mu_);
     ++counters_.changed;
     return Result::kChanged;
@@ -236,7 +237,7 @@ std::optional<NodeWriter::Result> NodeWriter::Failed(const std::string& node, co
   // may still have been applied; the watch will show it, and the cycle that follows plans from
   // what the cluster says.
   if (st.code() == StatusCode::kCancelled) {
-    LOG(WARNING) << "write to node " << node << " not completed: " << st.message();
+    LOG(WARNING) << "write to a node not completed" << Fields("node", node, "err", st.message());
     return Result::kDeferred;
   }
   if (st.retry_after_seconds() > 0) {
@@ -246,8 +247,7 @@ std::optional<NodeWriter::Result> NodeWriter::Failed(const std::string& node, co
   if (!st.IsRetryable() || last_attempt) {
     if (throttle_.ShouldLog("write:" + node + ":" + std::to_string(st.http_status()),
                             clock_->Now()))
-      LOG(WARNING) << "node " << node << ": could not " << DescribeNodeEdit(edit) << ": "
-                   << st.ToString();
+      LOG(WARNING) << "could not " << DescribeNodeEdit(edit) << Fields("node", node, "err", st);
     // Only a refusal backs the node off: a brownout (5xx, 429) that used up the retries says
     // nothing about this node, and its change must go out as soon as the server recovers.
     if (!st.IsRetryable()) RecordFailure(node);
@@ -272,10 +272,11 @@ Duration NodeWriter::RetryWait(const Status& st, Backoff* backoff) {
 EditOutcome NodeWriter::WriteEdit(const NodeWrite& w, const WriteHooks& hooks,
                                   const std::atomic<bool>* stop) {
   EditOutcome out;
-  const std::string what = "node " + w.node + ": " + DescribeNodeEdit(w.edit) + ": " + w.reason;
+  const std::string what =
+      DescribeNodeEdit(w.edit) + Fields("node", w.node, "reason", w.reason).Encoded();
   if (limits_.dry_run) {
-    LOG(INFO) << "dry-run: node " << w.node << ": would " << DescribeNodeEdit(w.edit) << ": "
-              << w.reason;
+    LOG(INFO) << "dry-run: would " << DescribeNodeEdit(w.edit)
+              << Fields("node", w.node, "reason", w.reason);
     out.dry_run = true;
     return out;
   }
@@ -336,8 +337,9 @@ std::optional<NodeWriter::Result> NodeWriter::ReadAgain(MarkWrite* w, const Mark
     // The read failed (a brownout): the old edit is sent again, answered 409 again, and the
     // read tried again, within the attempts.
     if (throttle_.ShouldLog("reread:" + w->node, clock_->Now()))
-      LOG(WARNING) << "node " << w->node << ": could not read it again after a conflict ("
-                   << fresh.status().ToString() << "); the stale edit is sent again";
+      LOG(WARNING) << "could not read the node again after a conflict; the stale edit is sent "
+                      "again"
+                   << Fields("node", w->node, "err", fresh.status());
     return std::nullopt;
   }
   *fresh_read = true;
@@ -367,8 +369,8 @@ std::optional<NodeWriter::Result> NodeWriter::ReadAgain(MarkWrite* w, const Mark
       // Nothing of ours is left to remove (taken off by hand, overwritten, or no longer named by
       // our record): as a failed removal test, the next cycle plans from what the watch shows.
       if (throttle_.ShouldLog("changed:" + w->node, clock_->Now()))
-        LOG(INFO) << "node " << w->node << ": not unmarked: nothing of " << mark.ToString()
-                  << " is ours any more since the cycle began";
+        LOG(INFO) << "not unmarked: nothing of " << mark.ToString()
+                  << " is ours any more since the cycle began" << Fields("node", w->node);
       MutexLock l(&mu_);
       ++counters_.changed;
       return Result::kChanged;
@@ -382,7 +384,8 @@ NodeWriter::Result NodeWriter::WriteOne(const MarkWrite& planned, const WriteHoo
   MarkWrite w = planned;  // w.read is replaced by a fresh read after a taint edit's 409
   const Mark mark = mark_.Below(w.below_hottest);  // the level this write is about
   NodeEdit edit = EditFor(w, mark_);
-  std::string what = "node " + w.node + ": " + DescribeNodeEdit(edit) + ": " + w.reason;
+  // The line logged once written: the change, then the node and why.
+  std::string what = DescribeNodeEdit(edit) + Fields("node", w.node, "reason", w.reason).Encoded();
   Backoff backoff(0.2, 5);
   for (int attempt = 1; attempt <= limits_.attempts; ++attempt) {
     if (auto end = WaitToSend(hooks, stop)) return *end;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/label_selector.h"
+#include "common/log_fields.h"
 #include "controller/eviction_records.h"
 
 namespace ds {
@@ -164,8 +165,9 @@ void Reconciler::ApplyReload() {
   predictions_.Retain(rules_);
   herd_cap_ = HerdCap{next->max_marked_fraction, next->max_marked};
   outage_policy_ = OutagePolicy{next->release_on_outage, next->release_after_seconds};
-  LOG(INFO) << next->source << " reloaded: " << rules_.size() << " rules, " << kept
-            << " of them unchanged (they keep their state); grace " << grace << " s";
+  LOG(INFO) << "rules reloaded: " << rules_.size() << " rules, " << kept
+            << " of them unchanged (they keep their state); grace " << grace << " s"
+            << Fields("file", next->source);
 }
 
 void Reconciler::RunCycle(const std::atomic<bool>* stop) {
@@ -212,7 +214,8 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   report.cpu_seconds = ProcessCpuSeconds() - cpu0;
   VLOG(1) << "cycle " << report.cycle << ": " << snap->nodes.size() << " nodes, "
           << report.hot_nodes << " hot, " << writes.size() << " changes, "
-          << report.duration_seconds * 1000 << " ms";
+          << report.duration_seconds * 1000 << " ms"
+          << Fields("v", 1, "cycle", report.cycle, "term", term_);
   Publish(std::move(report));
 }
 
@@ -237,7 +240,7 @@ bool Reconciler::MayRun(CycleReport* report) {
     // Hysteresis timers and last seen values from an earlier term are stale (another replica
     // decided meanwhile): start over as after a restart, adopting the labels on the nodes.
     if (term_ != 0)
-      LOG(INFO) << "leader again (term " << term << "): starting from the labels in the cluster";
+      LOG(INFO) << "leader again: starting from the labels in the cluster" << Fields("term", term);
     decider_.Reset();
     outage_.Reset();
     term_ = term;
@@ -335,8 +338,8 @@ bool Reconciler::TakeAnswer(size_t r, Queries* q, const NodeSnapshot& snap,
     ev->inputs[r].failed = true;
     if (throttle_.ShouldLog("query:" + rr.name + ":" + StatusCodeName(res.status().code()),
                             clock_->Now()))
-      LOG(WARNING) << "rule " << rr.name
-                   << ": query failed (keeping its last verdicts for the grace time): " << rr.error;
+      LOG(WARNING) << "query failed (keeping its last verdicts for the grace time)"
+                   << Fields("rule", rr.name, "err", rr.error);
     MutexLock l(&mu_);
     ++counters_.query_errors[rr.name];
     return false;
@@ -366,18 +369,18 @@ void Reconciler::LogAnswerProblems(size_t r, const RuleReport& rr, const Matched
                                    const NodeSnapshot& snap,
                                    const std::vector<std::string>& warnings) {
   if (!warnings.empty() && throttle_.ShouldLog("warn:" + rr.name, clock_->Now()))
-    LOG(WARNING) << "rule " << rr.name << ": Prometheus warnings: " << warnings.front();
+    LOG(WARNING) << "Prometheus warnings" << Fields("rule", rr.name, "warning", warnings.front());
   if (rr.unmatched > 0 && throttle_.ShouldLog("unmatched:" + rr.name, clock_->Now())) {
     std::string ex;
     for (const auto& n : matched.unmatched_names) ex += " " + n;
-    LOG(WARNING) << "rule " << rr.name << ": " << rr.unmatched
-                 << " series name no known node; they are ignored. e.g." << ex;
+    LOG(WARNING) << rr.unmatched << " series name no known node; they are ignored. e.g." << ex
+                 << Fields("rule", rr.name);
   }
   if (rr.too_old > 0 && throttle_.ShouldLog("too-old:" + rr.name, clock_->Now()))
-    LOG(WARNING) << "rule " << rr.name << ": " << rr.too_old << " node value(s) older than maxAge "
+    LOG(WARNING) << rr.too_old << " node value(s) older than maxAge "
                  << Num(rules_[r].max_age_seconds)
                  << " s count as missing data (the pusher or exporter stopped?): "
-                 << DescribeStale(matched.stale, snap);
+                 << DescribeStale(matched.stale, snap) << Fields("rule", rr.name);
 }
 
 Reconciler::Evidence Reconciler::QueryAndMatch(const NodeSnapshot& snap, CycleReport* report) {
@@ -460,8 +463,8 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
     if (text == nullptr) continue;
     if (!record.ok()) {
       if (throttle_.ShouldLog("record:" + node.name, clock_->Now()))
-        LOG(WARNING) << "node " << node.name << ": unreadable " << record.status().message()
-                     << "; it is treated as having no record";
+        LOG(WARNING) << "unreadable ownership record: it is treated as having no record"
+                     << Fields("node", node.name, "err", record.status().message());
       continue;
     }
     // A record of another mark (the label or taint, or the mode, was changed in rule.yaml) says
@@ -502,9 +505,10 @@ std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes
     rr.mean = eff[r].mean;
     rr.mean_values = eff[r].count;
     if (rr.ok && !eff[r].known && throttle_.ShouldLog("mean:" + rr.name, now))
-      LOG(WARNING) << "rule " << rr.name << ": only " << eff[r].count
-                   << " node(s) have a value, fewer than minNodes " << rules_[r].min_nodes
-                   << ": no mean, so no verdicts this cycle (last ones kept for the grace time)";
+      LOG(WARNING) << "only " << eff[r].count << " node(s) have a value, fewer than minNodes "
+                   << rules_[r].min_nodes
+                   << ": no mean, so no verdicts this cycle (last ones kept for the grace time)"
+                   << Fields("rule", rr.name);
   }
   return decisions;
 }
@@ -696,8 +700,8 @@ void Reconciler::PostMarkEvents(const NodeSnapshot& snap, const std::vector<Mark
     ++failed;
     event_recorder_.Failed(w);
     if (throttle_.ShouldLog("mark-event", now))
-      LOG(WARNING) << "the Event for node " << w.event.name
-                   << " could not be written: " << st.ToString();
+      LOG(WARNING) << "the Event for a node could not be written"
+                   << Fields("node", w.event.name, "err", st);
   };
   for (const MarkWrite* w : sorted) {
     if (!MaySend(stop, term_)) break;
@@ -789,8 +793,8 @@ std::vector<std::string> Reconciler::ReferenceHot(const NodeSnapshot& snap) {
   auto res = prom_->Query(reference_query_);
   if (!res.ok()) {
     if (throttle_.ShouldLog("reference", clock_->Now()))
-      LOG(WARNING) << "rebalance.referenceQuery failed (the discovery rate skips this cycle): "
-                   << res.status().ToString();
+      LOG(WARNING) << "rebalance.referenceQuery failed (the discovery rate skips this cycle)"
+                   << Fields("err", res.status());
     return hot;
   }
   for (const Sample& s : res->samples)

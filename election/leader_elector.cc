@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/log_fields.h"
+
 namespace ds {
 namespace {
 
@@ -179,8 +181,9 @@ void LeaderElector::Observe(const LeaseRecord* rec, TimePoint now) {
 void LeaderElector::StepDown(const std::string& why) {
   if (!leader_) return;
   leader_ = false;
-  LOG(WARNING) << "leader election: no longer the leader of lease " << options_.lease_namespace
-               << "/" << options_.lease_name << " (" << why << "); label writes stop";
+  LOG(WARNING) << "leader election: no longer the leader; label writes stop"
+               << Fields("lease", options_.lease_namespace + "/" + options_.lease_name, "term",
+                         term_, "reason", why);
 }
 
 bool LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epoch) {
@@ -191,9 +194,10 @@ bool LeaderElector::Held(const LeaseRecord& rec, TimePoint attempt, uint64_t epo
       if (!leader_) {
         leader_ = true;
         ++term_;
-        LOG(INFO) << "leader election: " << options_.identity << " is now the leader of lease "
-                  << options_.lease_namespace << "/" << options_.lease_name << " (transitions "
-                  << rec.lease_transitions << ")";
+        LOG(INFO) << "leader election: now the leader"
+                  << Fields("identity", options_.identity, "lease",
+                            options_.lease_namespace + "/" + options_.lease_name, "term", term_,
+                            "transitions", rec.lease_transitions);
       }
       last_renew_ = attempt;
       last_error_.clear();
@@ -264,7 +268,8 @@ bool LeaderElector::Attempt(uint64_t epoch) {
         got.ok() ? "the lease is held by " + got->holder_identity
                  : "the lease was deleted while held by " + last_seen.holder_identity +
                        "; it is created again once that holder's lease would have expired";
-    if (!got.ok() && throttle_.ShouldLog(why, now)) LOG(INFO) << "leader election: " << why;
+    if (!got.ok() && throttle_.ShouldLog(why, now))
+      LOG(INFO) << "leader election: lease gone" << Fields("reason", why);
     MutexLock l(&mu_);
     StepDown(why);
     return false;
@@ -320,7 +325,7 @@ void LeaderElector::WriteReleased(LeaseRecord rec, TimePoint deadline) {
         MutexLock l(&mu_);
         Observe(&*res, clock_->Now());
       }
-      LOG(INFO) << "leader election: released lease " << lease;
+      LOG(INFO) << "leader election: released lease" << Fields("lease", lease);
       return;
     }
     error = res.status();
@@ -341,8 +346,9 @@ void LeaderElector::WriteReleased(LeaseRecord rec, TimePoint deadline) {
     if (got->holder_identity != options_.identity) return;  // released already, or taken over
     rec = *got;
   }
-  LOG(WARNING) << "leader election: could not release lease " << lease
-               << " (a standby takes it over when it expires): " << error.ToString();
+  LOG(WARNING) << "leader election: could not release lease (a standby takes it over when it "
+                  "expires)"
+               << Fields("lease", lease, "err", error);
 }
 
 void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(bool)>& on_change) {
@@ -367,7 +373,7 @@ void LeaderElector::Run(const std::atomic<bool>* stop, const std::function<void(
       // Keyed by the kind of error only: messages carry timings and would never repeat.
       if (!last_error_.empty() &&
           throttle_.ShouldLog(last_error_.substr(0, last_error_.find(':')), clock_->Now()))
-        LOG(WARNING) << "leader election: " << last_error_;
+        LOG(WARNING) << "leader election: not the leader" << Fields("err", last_error_);
     }
     if (leader != announced_leader_) {
       announced_leader_ = leader;

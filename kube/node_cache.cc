@@ -3,6 +3,8 @@
 #include <charconv>
 #include <random>
 
+#include "common/log_fields.h"
+
 namespace ds {
 namespace {
 
@@ -236,7 +238,8 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
           MutexLock l(&mu_);
           if (stats_.lists == 1) stats_.initial_sync_seconds = ToSeconds(clock_->Now() - run_start);
         }
-        LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes";
+        LOG(INFO) << "node cache: listed " << Snapshot()->nodes.size() << " nodes"
+                  << Fields("nodes", Snapshot()->nodes.size());
         need_list = false;
         resync_backoff.Reset();
         list_due = options_.resync_seconds > 0
@@ -244,15 +247,15 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
                        : TimePoint::max();
       } else if (need_list) {
         SetError(st);
-        LOG(WARNING) << "node cache: list failed: " << st.ToString();
+        LOG(WARNING) << "node cache: list failed" << Fields("err", st);
         clock_->SleepFor(RetryDelay(&backoff, st), stop);
         continue;
       } else {
         // The cache is still current through its watch; the resync can wait.
         SetError(st);
         Duration d = RetryDelay(&resync_backoff, st);
-        LOG(WARNING) << "node cache: resync list failed: " << st.ToString()
-                     << "; still watching, next try in " << ToSeconds(d) << " s";
+        LOG(WARNING) << "node cache: resync list failed; still watching, next try in "
+                     << ToSeconds(d) << " s" << Fields("err", st);
         list_due = clock_->Now() + d;
       }
     }
@@ -270,7 +273,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
       continue;  // ended for the resync LIST: no failure
     }
     if (st.code() == StatusCode::kExpired) {
-      LOG(INFO) << "node cache: " << st.message() << "; re-listing";
+      LOG(INFO) << "node cache: watch expired; re-listing" << Fields("err", st.message());
       {
         MutexLock l(&mu_);
         ++stats_.relists_expired;
@@ -285,7 +288,7 @@ void NodeCache::Run(const std::atomic<bool>* stop) {
                    << " s with nothing received; backing off";
     } else {
       SetError(st);
-      LOG(WARNING) << "node cache: watch ended: " << st.ToString();
+      LOG(WARNING) << "node cache: watch ended" << Fields("err", st);
     }
     clock_->SleepFor(RetryDelay(&backoff, st), stop);
   }

@@ -249,7 +249,7 @@ def rebalance_demo(duration, stop):
                      if "set status=presure" in l or "remove status (if still presure)" in l or "rebalance: evicted" in l
                      or "bounce-back" in l]
             for l in lines[seen:]:
-                # ("node node-00002: set status=presure ...": the verb is not at the start.)
+                # ('set status=presure {node="node-00002" ...}': "remove" is the other verb.)
                 kind = ("EVICTED   " if "evicted" in l else "BOUNCE    " if "bounce-back" in l
                         else "MARKED    " if "set status=presure" in l else "UNMARKED  ")
                 live.change("%s %s" % (kind, l))

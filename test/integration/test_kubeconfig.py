@@ -196,7 +196,7 @@ class ExecCredentialIT(StackTestCase):
         c = self.start()
         wait_until(lambda: "error: the SSO session has expired" in c.output(), 30,
                    what="the plugin's stderr in the log")
-        log = c.output()
+        log = c.output().replace('\\"', '"')  # the error is a quoted field value: quotes escaped
         self.assertIn('users[sso].user.exec (command "%s")' % os.path.join(self.dir, "users", "./bin/get-token"), log)
         self.assertIn(self.users_kc + ":", log, "the error names the kubeconfig file")
         self.assertNotIn("run 'login' again", log, "only stderr's first line")

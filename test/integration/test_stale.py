@@ -130,8 +130,8 @@ class StalePushIT(unittest.TestCase):
                     if w["user"] == "dynamic-scheduler" and removes_mark(w)]
         self.assertEqual(removals, [STALE], "the node pushed all along kept its mark throughout")
         log = self.controller.proc.output()
-        self.assertRegex(log, r"rule memory_available: 1 node value\(s\) older than maxAge 6 s count as "
-                              r"missing data .*: node-00002 \(\d+ s\)")
+        self.assertRegex(log, r"1 node value\(s\) older than maxAge 6 s count as "
+                              r"missing data .*: node-00002 \(\d+ s\) \{rule=\"memory_available\"\}")
 
         # push.sh back: a fresh value holds again at once.
         self.start_pusher(STALE)
