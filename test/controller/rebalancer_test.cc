@@ -598,6 +598,13 @@ TEST_F(RebalancerTest, APinnedPodIsNotAdvisedToSteer) {
   for (const EventInfo& e : RebalanceEvents()) EXPECT_NE(e.reason, "RebalanceWouldReturn");
 }
 
+// node-1 and node-2 in zone z1, node-3 in z2.
+void InZones(FakeKubeApi* api) {
+  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
+    api->EditNode(
+        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+}
+
 PodGroupTerm GroupOf(const std::string& app, const std::string& key) {
   PodGroupTerm t;
   t.selector = *LabelSelector::Parse("app=" + app);
@@ -610,9 +617,7 @@ PodGroupTerm GroupOf(const std::string& app, const std::string& key) {
 // nodes read for their zone. big keeps away from its own app by zone: it is in z1 itself, so only
 // node-3, in z2, may take it; with another big pod in z2, nothing may.
 TEST_F(RebalancerTest, ZoneAntiAffinityIsJudgedOnTheListedPods) {
-  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
-    api_.EditNode(
-        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  InZones(&api_);
   PodInfo big = api_.pods().at("shop/big");
   big.pod_anti_affinity = {GroupOf("big", "topology.kubernetes.io/zone")};
   api_.AddPod(big);
@@ -625,9 +630,7 @@ TEST_F(RebalancerTest, ZoneAntiAffinityIsJudgedOnTheListedPods) {
 }
 
 TEST_F(RebalancerTest, ZoneAntiAffinityWithNoZoneFreeStays) {
-  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
-    api_.EditNode(
-        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  InZones(&api_);
   PodInfo big = api_.pods().at("shop/big");
   big.pod_anti_affinity = {GroupOf("big", "topology.kubernetes.io/zone")};
   api_.AddPod(big);
@@ -643,9 +646,7 @@ TEST_F(RebalancerTest, ZoneAntiAffinityWithNoZoneFreeStays) {
 // A claim's volume is read (PersistentVolumeClaim, then its PersistentVolume): the replacement
 // may only go where the volume's node affinity holds. Unbound or unreadable: not judged.
 TEST_F(RebalancerTest, ABoundVolumeDecidesWhereTheReplacementMayGo) {
-  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
-    api_.EditNode(
-        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  InZones(&api_);
   PodInfo big = api_.pods().at("shop/big");
   big.claims = {"data"};
   api_.AddPod(big);

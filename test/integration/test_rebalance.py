@@ -431,6 +431,16 @@ class RebalanceIT(unittest.TestCase):
         self.assertTrue(all(e["node"] == HOT for e in self.rebalance()["evictions"]))
         return new
 
+    def relieved_onto(self, before, node):
+        """A controller relieves HOT, planning every replacement onto `node` (the only one the
+        test's constraints leave), and the simulator's scheduler binds them there."""
+        c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}")
+        self.wait_marked([HOT])
+        new = self.relieved(c, before)
+        self.assertEqual(set(new.values()), {node}, new)
+        self.assertEqual({e["to"] for e in self.rebalance()["evictions"]}, {node})
+        self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="constraint"), 0)
+
     def test_hot_pods_with_a_node_selector_are_relieved(self):
         """Defect 2: a pod with `kubernetes.io/os: linux` (set by many charts) fits where the node
         has the label, though the node cache keeps only the labels the controller reads."""
@@ -468,12 +478,7 @@ class RebalanceIT(unittest.TestCase):
         before = self.setup_hot(affinity=False, affinity_override=affinity, fillers={
             OTHERS[0]: ({"guard": "true"}, {}),
             OTHERS[1]: ({}, {"affinity": anti({"app": "hot"})})})
-        c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}")
-        self.wait_marked([HOT])
-        new = self.relieved(c, before)
-        self.assertEqual(set(new.values()), {OTHERS[2]}, new)
-        self.assertEqual({e["to"] for e in self.rebalance()["evictions"]}, {OTHERS[2]})
-        self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="constraint"), 0)
+        self.relieved_onto(before, OTHERS[2])
         self.assertFalse([p for p in self.pods() if p["status"].get("phase") == "Pending"])
 
     def test_a_volumes_node_affinity_decides_where_replacements_go(self):
@@ -497,12 +502,7 @@ class RebalanceIT(unittest.TestCase):
             self.assertEqual(code, 201, obj)
             before = self.setup_hot(affinity=True, volumes=[
                 {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
-            c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}")
-            self.wait_marked([HOT])
-            new = self.relieved(c, before)
-            self.assertEqual(set(new.values()), {OTHERS[2]}, new)
-            self.assertEqual({e["to"] for e in self.rebalance()["evictions"]}, {OTHERS[2]})
-            self.assertEqual(metric0(c, "dynamic_scheduler_eviction_skips_total", reason="constraint"), 0)
+            self.relieved_onto(before, OTHERS[2])
         finally:
             self.api.call("DELETE", "/api/v1/namespaces/%s/persistentvolumeclaims/data" % self.ns)
             self.api.call("DELETE", "/api/v1/persistentvolumes/" + pv)
