@@ -350,6 +350,40 @@ void BM_RebalanceStep10kNodes300kPods(benchmark::State& state) {
                                        static_cast<double>(std::max<size_t>(1, prom.queries));
   state.SetLabel(by_node ? "podUsage with $nodes" : "podUsage over every pod");
 }
+// One page (500 pods) of the cluster-wide pod listing the rebalancer reads every
+// kGuardsEverySeconds for zone-wide anti-affinity (RefreshGuards): a pod as a Deployment's
+// replica looks on the wire, with a container's requests, ports, probes-free spec, owner and
+// status conditions. 300,000 pods are 600 such pages.
+void BM_DecodePodListPage500(benchmark::State& state) {
+  std::string body =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[)";
+  for (int i = 0; i < 500; ++i) {
+    const std::string n = std::to_string(i);
+    body +=
+        std::string(i ? "," : "") + R"({"metadata":{"name":"web-5d8f-)" + n +
+        R"(","namespace":"team-)" + std::to_string(i % 50) + R"(","uid":"0b5f6c1e-)" + n +
+        R"(","creationTimestamp":"2026-11-20T10:00:00Z","labels":{"app":"web","pod-template-hash":"5d8f"},)"
+        R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d8f","uid":"x","controller":true}]},)"
+        R"("spec":{"nodeName":"node-)" +
+        n +
+        R"(","priority":0,"containers":[{"name":"app","image":"registry.example/web:1.2.3",)"
+        R"("ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"100m","memory":"256Mi"},)"
+        R"("limits":{"memory":"512Mi"}}}],"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists",)"
+        R"("effect":"NoExecute","tolerationSeconds":300}],"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":)"
+        R"([{"weight":100,"preference":{"matchExpressions":[{"key":"status","operator":"NotIn","values":["presure"]}]}}]}}},)"
+        R"("status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})";
+  }
+  body += "]}";
+  state.SetBytesProcessed(0);
+  for (auto _ : state) {
+    auto page = DecodePodList(body);
+    if (!page.ok() || page->items.size() != 500) state.SkipWithError("decode failed");
+    benchmark::DoNotOptimize(page);
+  }
+  state.counters["bytes_per_pod"] = static_cast<double>(body.size()) / 500;
+}
+BENCHMARK(BM_DecodePodListPage500)->Unit(benchmark::kMillisecond);
+
 // 360 cycles of 10 s: one hour, so the hourly limits take part.
 BENCHMARK(BM_RebalanceStep10kNodes300kPods)
     ->Arg(0)

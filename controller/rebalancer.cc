@@ -227,6 +227,63 @@ void Rebalancer::LookUpGroups(const PodInfo& pod, Cluster* c, Placement* placeme
   placement->AddGroups(std::move(found));
 }
 
+void Rebalancer::RefreshGuards(const std::string& ns, double now, Placement* placement) {
+  auto cached = guards_.find(ns);
+  if (cached != guards_.end()) {
+    const double age = now - cached->second.listed_wall;
+    if (age >= 0 && age < kGuardsEverySeconds) {
+      placement->AddGuards(ns, cached->second.list);
+      return;
+    }
+  }
+  std::vector<std::pair<PodGroupTerm, std::string>> found;  // a term, its pod's node
+  std::string cont;
+  do {
+    auto page = kube_->ListPods("", kPodPage, cont, ns);
+    {
+      MutexLock l(&mu_);
+      ++report_.pod_lists;
+      if (!page.ok()) ++counters_.list_errors;
+    }
+    if (!page.ok()) {
+      guards_.erase(ns);
+      if (throttle_.ShouldLog("guards", clock_->Now()))
+        LOG(WARNING) << "rebalance: listing the pods of namespace " << ns
+                     << " for zone-wide anti-affinity failed; its pods are not evicted this "
+                        "cycle: "
+                     << page.status().ToString();
+      return;
+    }
+    for (const PodInfo& p : page->items)
+      if (Holds(p))
+        for (const PodGroupTerm& t : p.pod_anti_affinity)
+          if (!HostnameKey(t.topology_key)) found.emplace_back(t, p.node);
+    cont = page->continue_token;
+  } while (!cont.empty());
+  Guards g;
+  g.listed_wall = now;
+  size_t reads = 0;
+  for (auto& [term, node] : found) {
+    auto known = guard_nodes_.find(node);
+    if (known == guard_nodes_.end() && reads < kGroupNodeReads) {
+      ++reads;
+      if (auto read = kube_->GetNode(node); read.ok())
+        known = guard_nodes_.emplace(node, std::move(read->labels)).first;
+    }
+    DomainGuard guard{std::move(term), "", known != guard_nodes_.end()};
+    if (guard.known) {
+      const std::string* v = FindLabel(known->second, guard.term.topology_key);
+      if (v == nullptr) continue;  // its node has no such key: in no domain, keeps no node out
+      guard.domain = *v;
+    }
+    g.list.push_back(std::move(guard));
+  }
+  // Bounded: the nodes of guards listed since the namespace's last listing (zones do not move).
+  if (guard_nodes_.size() > 10000) guard_nodes_.clear();
+  placement->AddGuards(ns, g.list);
+  guards_[ns] = std::move(g);
+}
+
 std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
                                                    const std::unordered_set<std::string>& wanted,
                                                    const std::vector<std::string>& nodes) {
@@ -561,6 +618,7 @@ std::vector<const PodInfo*> Rebalancer::Evictable(std::vector<PodInfo>* pods, co
       ++sk.limited;  // for now: the pause ends
       continue;
     }
+    RefreshGuards(p.ns, now, placement);
     LookUpGroups(p, cluster, placement);
     if (cfg_.require_steering &&
         SteeredAway(p, mark_.key, avoid.value, avoid.taint) == Steer::kNone) {
@@ -817,6 +875,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   auto cluster = ListNodes(order, dest_names, now);
   if (!cluster) return true;
   Placement placement = PlacementOn(dest, &*cluster);
+  placement.RequireGuards();
   // The evictable pods of each node, then one usage query per resource for all of them.
   std::map<std::string, std::vector<const PodInfo*>> evictable;
   std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
@@ -1037,6 +1096,7 @@ void Rebalancer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
   auto cluster = ListNodes(order, dest_names, now);
   if (!cluster) return;
   Placement placement = PlacementOn(dest, &*cluster);
+  placement.RequireGuards();
   for (const std::string& n : order) {
     const size_t room = RoomThisCycle();
     if (room == 0) return;
@@ -1139,6 +1199,10 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   for (auto it = paused_.begin(); it != paused_.end();)
     it = now >= it->second || it->second - now > cfg_.bounce_back_pause_seconds ? paused_.erase(it)
                                                                                 : std::next(it);
+  for (auto it = guards_.begin(); it != guards_.end();) {  // listed again when next needed
+    const double age = now - it->second.listed_wall;
+    it = age >= kGuardsEverySeconds || age < 0 ? guards_.erase(it) : std::next(it);
+  }
   // A 403 not seen again for kProblemSeconds: perhaps the RBAC was fixed while no node was hot.
   if (!problem_.empty() && std::abs(now - problem_at_) > kProblemSeconds) problem_.clear();
   MutexLock l(&mu_);

@@ -95,8 +95,13 @@ class Rebalancer {
   static constexpr double kRequestsMaxAgeSeconds = 30;
   // Pods per page of a namespace's LIST (replacements are looked for there).
   static constexpr size_t kPodPage = 500;
-  // Nodes read in a cycle for the topology domain of group terms' members (LookUpGroups).
+  // Nodes read in a cycle for the topology domain of group terms' members (LookUpGroups), and
+  // in a listing of the domain guards (RefreshGuards).
   static constexpr size_t kGroupNodeReads = 32;
+  // A namespace's domain guards (placement.h) are listed again after this long: pods with a
+  // zone-wide required anti-affinity are few and come with their workloads, and a listing reads
+  // every pod of the namespace, page by page.
+  static constexpr double kGuardsEverySeconds = 300;
   // An evicted pod still listed this long after its eviction holds the node's mark no longer.
   static constexpr double kInFlightLimitSeconds = 600;
   // RebalanceReport::problem stays this long after it was last seen (or until an eviction goes
@@ -231,6 +236,11 @@ class Rebalancer {
   // the key (a destination read whole, else a GET, at most kGroupNodeReads a cycle). A term that
   // could not be listed stays out, and its pod fits nowhere.
   void LookUpGroups(const PodInfo& pod, Cluster* cluster, Placement* placement);
+  // The domain guards of namespace `ns` into `placement`, listed again when the last listing is
+  // older than kGuardsEverySeconds (or failed, or the wall clock stepped back): the namespace's
+  // pods, page by page, keeping the required anti-affinity terms whose key is not the hostname,
+  // their nodes read for the key's value. Not listed: nothing is added (the pod fits nowhere).
+  void RefreshGuards(const std::string& ns, double now, Placement* placement);
   // The log line and Warning Event that say what to add to a `would_return` pod's template.
   void AdviseSteering(const PodInfo& pod, const NodeInfo& node, const Avoid& avoid, double now,
                       const ReliefWrites& io);
@@ -290,6 +300,12 @@ class Rebalancer {
 
   const RebalanceConfig cfg_;
   const Mark mark_;
+  struct Guards {
+    double listed_wall = 0;
+    std::vector<DomainGuard> list;
+  };
+  std::map<std::string, Guards> guards_;       // by namespace
+  std::map<std::string, Labels> guard_nodes_;  // the guards' nodes, as read
   std::vector<std::string> our_values_;  // every level's value of mark_, and underused's: Ours()
   KubeApi* const kube_;
   PrometheusClient* const prom_;

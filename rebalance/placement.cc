@@ -107,6 +107,12 @@ ResidentPod ResidentOf(const PodInfo& pod) {
 
 bool HostnameKey(const std::string& key) { return key == "kubernetes.io/hostname"; }
 
+void Placement::AddGuards(const std::string& ns, std::vector<DomainGuard> guards) {
+  if (!guarded_.insert(ns).second) return;
+  guards_.insert(guards_.end(), std::make_move_iterator(guards.begin()),
+                 std::make_move_iterator(guards.end()));
+}
+
 void Placement::AddGroups(GroupLookup groups) {
   for (auto& [id, members] : groups) groups_[id] = std::move(members);
 }
@@ -139,6 +145,13 @@ int Placement::InDomain(const PodGroupTerm& term, const PlacementNode& n, Use us
 }
 
 bool Placement::InterPodFits(const PodInfo& pod, const PlacementNode& n) const {
+  if (guards_required_ && !guarded_.count(pod.ns)) return false;
+  // Pods elsewhere in the node's domain (a zone) that keep this one out of it.
+  for (const DomainGuard& g : guards_) {
+    const std::string* domain = FindLabel(n.labels, g.term.topology_key);
+    if (domain != nullptr && (!g.known || g.domain == *domain) && g.term.Counts(pod.ns, pod.labels))
+      return false;
+  }
   // The required anti-affinity of the pods already there (the node is in each of their domains
   // when it has the key).
   for (const ResidentPod& r : n.pods)

@@ -25,9 +25,13 @@
 //     ones do not count as the pods the replacement must join; for anti-affinity every pod counts,
 //     the evicted one too; for a spread every pod but the evicted one (the scheduler skips a
 //     terminating pod in a spread).
-//   - the required anti-affinity of pods already placed is read from the destination's own pods:
-//     one on another node of the destination's zone, keeping pods like this one out of the whole
-//     zone, is not seen (it would need every pod of the cluster listed).
+//   - the required anti-affinity of pods already placed: on the destination itself, from its own
+//     pods; for a key other than the hostname (a pod on another node of the destination's zone
+//     that keeps pods like this one out of the whole zone), from the guards the caller listed in
+//     the pod's namespace (AddGuards); a guard whose node's domain is unknown keeps the pods its
+//     term counts off every node with the key. A guard in another namespace whose term names this
+//     pod's namespace (`namespaces`, or a namespaceSelector) is not seen: that would take every
+//     pod of the cluster listed.
 //
 // Requests alone are what kube-scheduler judges, and a pod that uses far more than it requests
 // (14 GiB requested, 28 GiB used) then fits by requests on nodes where it does not fit at all,
@@ -65,6 +69,14 @@ struct GroupMember {
 };
 // The members of each group term with a key other than the hostname, by PodGroupTerm::Id().
 using GroupLookup = std::map<std::string, std::vector<GroupMember>>;
+
+// A pod's required anti-affinity term with a topology key other than the hostname: the scheduler
+// keeps every pod the term counts out of the guard's whole domain (its node's value of the key).
+struct DomainGuard {
+  PodGroupTerm term;
+  std::string domain;
+  bool known = true;  // false: its node could not be read, the domain is any
+};
 
 // True for the topology key whose domain is one node.
 bool HostnameKey(const std::string& key);
@@ -122,6 +134,11 @@ class Placement {
   // The members of group terms whose key is not the hostname, as the caller listed them (added
   // to those known; a term not among them fits nowhere).
   void AddGroups(GroupLookup groups);
+  // From now on a pod fits only once the domain guards of its namespace were added (a caller
+  // that never asks models no such pods).
+  void RequireGuards() { guards_required_ = true; }
+  // The domain guards of the pods of namespace `ns`.
+  void AddGuards(const std::string& ns, std::vector<DomainGuard> guards);
 
  private:
   enum class Use { kAnti, kSpread, kAffinity };  // which pods a count takes (see the top)
@@ -134,6 +151,9 @@ class Placement {
 
   std::vector<PlacementNode> nodes_;
   GroupLookup groups_;
+  std::vector<DomainGuard> guards_;
+  std::set<std::string> guarded_;  // namespaces whose guards were added
+  bool guards_required_ = false;
   std::set<std::string> leaving_;  // uids of the pods whose replacement was reserved a place
   // Replacements reserved a place: the node (index in nodes_) and the pod.
   std::vector<std::pair<size_t, ResidentPod>> placed_;

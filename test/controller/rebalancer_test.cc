@@ -166,7 +166,8 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(events[1].name, "node-1");
   EXPECT_EQ(EventNamespace(events[1]), "default");
   EXPECT_NE(events[1].message.find("Evicted shop/big (50 % of the node)"), std::string::npos);
-  EXPECT_EQ(report.pod_lists, 3u) << "the hot node's pods and the two free nodes', one LIST each";
+  EXPECT_EQ(report.pod_lists, 4u) << "the hot node's pods and the two free nodes', one LIST each, "
+                                     "and the pods of big's namespace (zone-wide anti-affinity)";
 
   // The node cools at once, but the evicted pod is still terminating: the mark stays.
   Cycle(40);
@@ -319,8 +320,9 @@ TEST_F(RebalancerTest, ReplacementsAreLookedForOnTheLeastLoadedNodesOnly) {
     rec_->RunCycle(&stop_);
   }
   ASSERT_EQ(api_.evictions().size(), 1u);
-  EXPECT_EQ(api_.pod_list_calls(), static_cast<int>(1 + Rebalancer::kDestinations))
-      << "never the whole cluster";
+  EXPECT_EQ(api_.pod_list_calls(), static_cast<int>(1 + Rebalancer::kDestinations + 1))
+      << "the hot node's, the destinations' and the evicted pod's namespace's: never the whole "
+         "cluster";
   const std::string to = rebalancer_->Report().recent.at(0).to;
   EXPECT_GE(std::stoi(to.substr(5)), 12) << to << " is not among the least loaded";
 }
@@ -675,6 +677,31 @@ TEST_F(RebalancerTest, AnUnboundOrUnreadableClaimIsNotJudged) {
   EXPECT_TRUE(api_.evictions().empty());
   EXPECT_EQ(Skips("constraint"), 2u);
   EXPECT_EQ(rebalancer_->Report().nodes[0].constraint, 2u);
+}
+
+// A pod on another node of a destination's zone that keeps pods like this one out of the whole
+// zone (required anti-affinity, zone key): listed with the pods of this one's namespace.
+TEST_F(RebalancerTest, AZoneWideGuardElsewhereKeepsTheReplacementOutOfItsZone) {
+  InZones(&api_);
+  NodeInfo n4;
+  n4.name = "node-4";
+  n4.labels = {{"topology.kubernetes.io/zone", "z2"}};
+  api_.AddNode(n4);  // not managed by the test's cycle, but where the guard runs
+  PodInfo guard;
+  guard.ns = "shop";
+  guard.name = "guard";
+  guard.node = "node-4";
+  guard.phase = "Running";
+  guard.pod_anti_affinity = {GroupOf("big", "topology.kubernetes.io/zone")};
+  api_.AddPod(guard);
+  PodInfo filler;  // no room on node-2: only node-3 (z2) could take big
+  filler.ns = "fill";
+  filler.name = "filler";
+  filler.node = "node-2";
+  filler.phase = "Running";
+  filler.cpu_request = 3.8;
+  api_.AddPod(filler);
+  ExpectStaysForNoFit("shop/big");
 }
 
 // The required anti-affinity of a pod already on a destination (read with its pods) keeps the
