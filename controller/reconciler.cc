@@ -571,12 +571,20 @@ void Reconciler::UnmarkDepartedUnderused(const std::atomic<bool>* stop) {
     // Conditional: a value written meanwhile (an operator's, our hot mark) is not ours.
     w.edit.label = {NodeEdit::Op::kRemove, options_.mark.key, underused_value_};
     // The drain record goes with the mark (in the same JSON Patch, which fails if it is gone).
-    if (it->second) w.edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
+    if (it->second.drain_record)
+      w.edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
     w.reason = "it left the managed set with the underused mark of rebalance.underused";
     const EditOutcome out = writer_.WriteEdit(w, hooks, stop);
-    // Tried again next cycle only when nothing was decided (the gate closed, a brownout).
-    it = out.end == WriteEnd::kRetryLater && !out.dry_run ? std::next(it)
-                                                          : underused_departed_.erase(it);
+    // Tried again next cycle only when nothing was decided (the gate closed, a brownout), and
+    // not for ever: -cleanup takes what a long outage left.
+    const bool again =
+        out.end == WriteEnd::kRetryLater && !out.dry_run &&
+        (out.status.code() == StatusCode::kCancelled || ++it->second.tries < kUnmarkDepartedTries);
+    if (!again && out.end == WriteEnd::kRetryLater && !out.dry_run)
+      LOG(WARNING) << "the underused mark stays on node " << it->first << ", which left the "
+                   << "managed set: removing it failed " << kUnmarkDepartedTries
+                   << " cycles in a row (" << out.status.ToString() << "); -cleanup removes it";
+    it = again ? std::next(it) : underused_departed_.erase(it);
   }
 }
 
@@ -597,7 +605,8 @@ void Reconciler::PlanDepartures(std::vector<MarkWrite>* writes) {
     // The mirror mode's mark has no record: our key with its value is ours to take off.
     if (const std::string* v = FindLabel(n.labels, options_.mark.key);
         !back && !underused_value_.empty() && v != nullptr && *v == underused_value_)
-      underused_departed_[n.name] = FindLabel(n.annotations, kLastDrainAnnotation) != nullptr;
+      underused_departed_[n.name] =
+          Departed{FindLabel(n.annotations, kLastDrainAnnotation) != nullptr, 0};
     if (back || text == nullptr) {
       it = departed_.erase(it);  // managed again (the cycle decides), or no record of ours
       continue;

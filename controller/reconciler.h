@@ -133,6 +133,9 @@ struct MarkChange {
   std::string level = {};  // graded marks: the level set or removed ("" without levels)
 };
 inline constexpr size_t kRecentChanges = 200;
+// Cycles in a row the removal of the underused mark from a node that left the managed set may end
+// undecided (a brownout) before it is given up, with a warning.
+inline constexpr int kUnmarkDepartedTries = 30;
 
 struct CycleReport {
   uint64_t cycle = 0;
@@ -359,7 +362,11 @@ class Reconciler {
   std::map<std::string, NodeInfo> departed_ GUARDED_BY(departed_mu_);
   // Nodes that left the managed set with the mirror mode's mark, until it is taken off (cycle
   // thread only).
-  std::map<std::string, bool> underused_departed_;  // node -> it has a drain record too
+  struct Departed {
+    bool drain_record = false;  // it has a drain record too
+    int tries = 0;              // cycles that could not decide (kUnmarkDepartedTries at most)
+  };
+  std::map<std::string, Departed> underused_departed_;
 
   // Node index, rebuilt only when the set of nodes or their addresses change.
   uint64_t matcher_topology_ = ~uint64_t{0};

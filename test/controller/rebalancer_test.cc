@@ -1195,6 +1195,21 @@ TEST_F(UnderusedTest, ANodeThatLeavesTheManagedSetLosesTheUnderusedMark) {
   EXPECT_EQ(Value("node-3"), "");
 }
 
+// ...but not at any cost: after kUnmarkDepartedTries cycles of failing writes it is left (with a
+// warning) for -cleanup, not tried for ever.
+TEST_F(UnderusedTest, RemovingItFromADepartedNodeIsNotTriedForEver) {
+  cfg_.node_selector = "!excluded";
+  Build();
+  for (int i = 0; i < 7; ++i) Loads(40, 15, 5);
+  ASSERT_EQ(Value("node-3"), "underused");
+  api_.EditNode("node-3", [](NodeInfo* n) { n->labels.emplace_back("excluded", "true"); });
+  api_.FailNextPatches(std::vector<Status>(10000, Status::Unavailable("503 brownout")));
+  for (int i = 0; i < kUnmarkDepartedTries + 5; ++i) Loads(40, 15, 5);
+  api_.FailNextPatches({});
+  Loads(40, 15, 5);
+  EXPECT_EQ(Value("node-3"), "underused") << "given up";
+}
+
 // A drained pod's replacement, once running, releases its workload's perWorkload limit as a
 // relieved pod's does (issue 24, defect 10): the workload's next pod need not wait 10 minutes.
 TEST_F(UnderusedTest, ADrainedPodsReplacementReleasesItsWorkload) {
