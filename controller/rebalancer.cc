@@ -1036,6 +1036,28 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   }
 }
 
+void Rebalancer::ForgetDrains(const std::vector<ReliefInput>& nodes, double now,
+                              const ReliefWrites& io) {
+  for (const ReliefInput& r : nodes) {
+    const double drained = RecordedDrain(*r.node);
+    if (drained <= 0 || now - drained < cfg_.limits.node_cooldown_seconds) continue;
+    const std::string* v = FindLabel(r.node->labels, mark_.key);
+    if (v != nullptr && *v == cfg_.underused.value) continue;  // still ours: it goes with the mark
+    NodeEdit edit;
+    edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
+    if (cfg_.dry_run) {
+      LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on "
+                << r.node->name;
+      continue;
+    }
+    const EditOutcome res = io.writer->WriteEdit(
+        NodeWrite{r.node->name, edit, "its underused mark is gone", true}, io.hooks, io.stop);
+    if (res.end != WriteEnd::kWritten && throttle_.ShouldLog("forget-drain", clock_->Now()))
+      LOG(WARNING) << "rebalance: could not remove the drain record of " << r.node->name << ": "
+                   << res.status.ToString();
+  }
+}
+
 void Rebalancer::ReportUnderused(UnderuseCycle* c) {
   auto report = [&](const std::string& n, const char* state) {
     const ReliefInput* r = c->by_name.at(n);
@@ -1156,6 +1178,7 @@ void Rebalancer::Underuse(const std::vector<ReliefInput>& nodes, bool relieving,
   for (auto it = drained_.begin(); it != drained_.end();)
     it = ours.count(*it) ? std::next(it) : drained_.erase(it);
   for (const std::string& n : c.plan.mark) WriteUnderusedMark(c, n, true, now, io);
+  ForgetDrains(nodes, now, io);
 
   ReportUnderused(&c);
   const std::vector<std::string> order = DrainOrder(&c, relieving, now);

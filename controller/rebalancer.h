@@ -191,6 +191,10 @@ class Rebalancer {
   void WriteUnderusedMark(const UnderuseCycle& c, const std::string& node, bool set, double now,
                           const ReliefWrites& io);
   void ReportUnderused(UnderuseCycle* c);
+  // A drain record (kLastDrainAnnotation) whose underused mark is gone (the hot mark replaced it,
+  // or an operator's value) is removed once the node's cool-down is over: the mark's removal,
+  // which takes it along, will not come.
+  void ForgetDrains(const std::vector<ReliefInput>& nodes, double now, const ReliefWrites& io);
   std::vector<std::string> DrainOrder(UnderuseCycle* c, bool relieving, double now);
   void Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
              const std::vector<std::string>& order, double now, const ReliefWrites& io,

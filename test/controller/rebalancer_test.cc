@@ -1337,6 +1337,20 @@ TEST_F(UnderusedTest, ADrainIsRecordedFirstAndANewLeaderWaitsOutTheCooldown) {
       << "after the cool-down the drain goes on";
 }
 
+// The hot mark replacing the underused one leaves the drain record behind; it goes once the
+// node's cool-down is over, as no removal of the underused mark will take it along.
+TEST_F(UnderusedTest, ADrainRecordWhoseMarkWasReplacedGoes) {
+  Build();
+  for (int i = 0; i < 8; ++i) Loads(40, 15, 5);
+  ASSERT_FALSE(api_.evictions().empty());
+  ASSERT_NE(FindLabel(api_.nodes()["node-3"].annotations, kLastDrainAnnotation), nullptr);
+  Loads(40, 15, 95);  // hot: the labeller's mark replaces the underused one
+  ASSERT_EQ(Value("node-3"), "presure");
+  for (int i = 0; i < 4; ++i) Loads(40, 15, 95);  // past nodeCooldown (30 s)
+  EXPECT_EQ(Value("node-3"), "presure");
+  EXPECT_EQ(FindLabel(api_.nodes()["node-3"].annotations, kLastDrainAnnotation), nullptr);
+}
+
 TEST_F(UnderusedTest, HotNodesComeFirstAndAHotMarkIsNeverOverwritten) {
   cfg_.rebalance.underused.for_seconds = 0;
   Build();
