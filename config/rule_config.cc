@@ -515,7 +515,7 @@ class Parser {
     RETURN_NOT_OK(CheckKeys(n, at,
                             {"name", "query", "operator", "threshold", "clearThreshold", "for",
                              "nodeLabel", "resource", "maxAge", "ageQuery", "relativeTo",
-                             "minNodes", "levels", "predict", "nodeSelector", "interval"}));
+                             "minNodes", "levels", "predict", "nodeSelector", "interval", "unit"}));
     Rule r;
     if (!n["name"]) return Error(n, at + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], at + ".name"));
@@ -538,6 +538,13 @@ class Parser {
       ASSIGN_OR_RETURN(r.node_label, NonEmptyString(n["nodeLabel"], f + ": nodeLabel"));
     }
     if (n["resource"]) RETURN_NOT_OK(ParseResource(n["resource"], f, &r));
+    if (r.resource != Rule::Resource::kNone) r.unit = ValueUnit::kPercent;
+    if (n["unit"]) {
+      ASSIGN_OR_RETURN(std::string unit, String(n["unit"], f + ": unit"));
+      if (!ParseValueUnit(unit, &r.unit))
+        return Error(n["unit"], f + ": unit",
+                     "\"" + unit + "\" is not percent, bytes, cores, seconds or none");
+    }
     RETURN_NOT_OK(ParseRuleAge(n, f, &r));
     RETURN_NOT_OK(ParseRuleScope(n, f, cfg, &r));
     if (n["predict"]) RETURN_NOT_OK(ParsePredict(n, f, &r));

@@ -896,6 +896,7 @@ void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDec
       HoldReport hr{r.name,      OpName(r.op),      h.value,
                     h.threshold, h.clear_threshold, now_wall - ToSeconds(now - h.since),
                     h.stale};
+      hr.unit = r.unit;
       if (r.relative_to != Rule::Relative::kNone) {
         hr.relative = true;
         hr.mean = RelativeMean(r, h.threshold);
@@ -924,6 +925,7 @@ void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
   for (size_t r = 0; r < rules_.size(); ++r) {
     const Rule& rule = rules_[r];
     NodeTable::Column c{rule.name, OpName(rule.op), rule.threshold, rule.clear_threshold};
+    c.unit = rule.unit;
     if (rule.relative_to != Rule::Relative::kNone) {
       c.relative = true;
       const bool known = r < eff.size() && eff[r].known;
@@ -1038,10 +1040,11 @@ std::string Reconciler::DescribeHolds(const NodeDecision& d) const {
   for (const auto& h : d.holds) {
     const Rule& r = rules_[h.rule];
     if (!s.empty()) s += "; ";
-    s += "rule " + r.name + " value " + Num(h.value) + " " + OpName(r.op) + " " + Num(h.threshold);
+    s += "rule " + r.name + " value " + FormatValue(h.value, r.unit) + " " + OpName(r.op) + " " +
+         FormatValue(h.threshold, r.unit);
     if (r.relative_to != Rule::Relative::kNone)
-      s += " (mean " + Num(RelativeMean(r, h.threshold)) +
-           (r.op == Comparison::kGreater ? " + " : " - ") + Num(r.threshold) + ")";
+      s += " (mean " + FormatValue(RelativeMean(r, h.threshold), r.unit) +
+           (r.op == Comparison::kGreater ? " + " : " - ") + FormatValue(r.threshold, r.unit) + ")";
     if (h.stale) s += " (last seen value, data missing)";
   }
   return s;

@@ -85,6 +85,7 @@ struct HoldReport {
   // offsets; the mean is shown so the threshold can be understood.
   bool relative = false;
   double mean = 0;
+  ValueUnit unit = ValueUnit::kNone;  // the rule's, for people (FormatValue)
 };
 
 // Where a cycle's time went, for /metrics and the benchmarks.
@@ -113,6 +114,7 @@ struct NodeTable {
     double threshold = 0, clear_threshold = 0;
     double mean = 0;  // relative rules only
     bool relative = false;
+    ValueUnit unit = ValueUnit::kNone;  // for people (FormatValue)
   };
   std::vector<Column> rules;
   std::vector<std::string> names;  // sorted, as the cycle's snapshot

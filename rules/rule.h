@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "common/value_format.h"
 #include "rules/prediction.h"
 
 namespace ds {
@@ -25,6 +26,9 @@ struct Rule {
   // memory in use (`resource: cpu | memory`), so each pod's real usage can be put in the same
   // unit. kNone: the rule marks nodes but its value cannot be relieved by moving pods.
   enum class Resource { kNone, kCpu, kMemory } resource = Resource::kNone;
+  // `unit:` what the value is in, for people (common/value_format.h); a rule with a resource is
+  // in percent unless it says otherwise.
+  ValueUnit unit = ValueUnit::kNone;
   // `maxAge`: a node's value whose last update is older than this counts as missing data (not
   // as its last value), so a node whose exporter or push.sh died lets go of its hold after the
   // grace. 0: off. The update time is the value of `age_query` per node (e.g. the

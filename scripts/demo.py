@@ -20,17 +20,20 @@ missingDataGrace: 10s
 rules:
   - name: cpu
     query: node_cpu_usage_percent
+    unit: percent
     operator: ">"
     threshold: 80
     clearThreshold: 65
     for: 2s
   - name: memory
     query: node_memory_usage_percent
+    unit: percent
     operator: ">"
     threshold: 85
     clearThreshold: 75
   - name: memory_available
     query: k8s_node_memory_available_bytes
+    unit: bytes
     operator: "<"
     threshold: 500000000
     clearThreshold: 800000000
@@ -158,8 +161,9 @@ def describe(hold):
     """'cpu 91 > 80', or for a value inside the hysteresis band 'cpu 71 (held until <= 65)'."""
     v, op, th, clear = hold["value"], hold["operator"], hold["threshold"], hold["clearThreshold"]
     over = v > th if op == ">" else v < th
-    if over:
-        return "%s %s %s %s" % (hold["rule"], number(v), op, number(th))
+    if over:  # the controller's own words, in the rule's unit ("memory_available 119.4 MiB < 476.8 MiB")
+        return "%s %s" % (hold["rule"], hold["shown"]) if "shown" in hold else \
+            "%s %s %s %s" % (hold["rule"], number(v), op, number(th))
     return "%s %s (held until %s %s)" % (hold["rule"], number(v), "<=" if op == ">" else ">=", number(clear))
 
 

@@ -44,6 +44,12 @@ void WriteHolds(JsonWriter& w, const CycleReport& cycle, const std::string& node
       WriteString(w, h.rule);
       w.Key("value");
       WriteNumber(w, h.value);
+      w.Key("unit");
+      WriteString(w, ValueUnitName(h.unit));
+      // For people: the value and threshold in the rule's unit (the numbers above stay raw).
+      w.Key("shown");
+      WriteString(
+          w, FormatValue(h.value, h.unit) + " " + h.op + " " + FormatValue(h.threshold, h.unit));
       w.Key("operator");
       WriteString(w, h.op);
       w.Key("threshold");

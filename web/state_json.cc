@@ -105,6 +105,8 @@ void WriteRules(JsonWriter& w, const NodeTable* t, const CycleReport& c) {
     WriteString(w, col.rule);
     w.Key("operator");
     WriteString(w, col.op);
+    w.Key("unit");
+    WriteString(w, ValueUnitName(col.unit));
     w.Key("threshold");
     WriteValue(w, col.threshold);
     w.Key("clearThreshold");

@@ -343,6 +343,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "rules.yaml:4:17: taint.effect: \"NoSchedule\": only PreferNoSchedule"},
         BadCase{"taint_unknown", R1 "mark: taint\ntaint: {key: a, operator: Exists}\n",
                 "taint.operator: unknown field"},
+        BadCase{"bad_unit", "rules:\n  - {name: a, query: up, threshold: 5, unit: MiB}\n",
+                "rules.yaml:2:46: rule \"a\": unit: \"MiB\" is not percent, bytes, cores, seconds "
+                "or none"},
         BadCase{"taint_underused", R1C "mark: taint\nrebalance: {underused: {cpuBelow: 20}}\n",
                 "rules.yaml:4:24: rebalance.underused: needs the label: mark: label or both"},
         BadCase{"bad_label_key",

@@ -115,6 +115,24 @@ TEST_F(ReconcilerTest, LabelsHotNodeAndOnlyWritesChanges) {
   EXPECT_EQ(report.holds.at("node-3")[0].rule, "mem");
 }
 
+// The reason a mark gives (its log line, Event and the page's change list) says the value and
+// threshold in the rule's unit; the numbers stay raw in the report.
+TEST_F(ReconcilerTest, TheReasonSaysTheValueInTheRulesUnit) {
+  cfg_.rules[1].unit = ValueUnit::kBytes;
+  cfg_.rules[1].threshold = 500e6;
+  cfg_.rules[1].clear_threshold = 600e6;
+  Build();
+  prom_.SetValues("cpu_pct", {{"node-1", 20}, {"node-2", 20}, {"node-3", 20}});
+  prom_.SetValues("mem_avail", {{"10.0.0.1", 900e6}, {"10.0.0.2", 125169277}}, "instance");
+  Cycle();
+  const CycleReport r = rec_->LastReport();
+  ASSERT_NE(r.recent_changes, nullptr);
+  ASSERT_EQ(r.recent_changes->size(), 1u);
+  EXPECT_EQ(r.recent_changes->front().reason, "rule mem value 119.4 MiB < 476.8 MiB");
+  EXPECT_EQ(r.holds.at("node-2")[0].value, 125169277);
+  EXPECT_EQ(r.holds.at("node-2")[0].unit, ValueUnit::kBytes);
+}
+
 // The web page's data: every node's value per rule and verdict of the last cycle, and the mark
 // changes with their reasons, newest last, bounded.
 TEST_F(ReconcilerTest, ReportsEveryNodesValuesAndTheRecentChanges) {

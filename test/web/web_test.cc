@@ -65,6 +65,8 @@ ControllerView FullView() {
                         RuleReport{"mem", false, "Unavailable: timeout", 0, 0, 0, 0, 5, {}, 0}};
   v.last_cycle.holds["node-7"] = {HoldReport{"cpu", ">", 85, 80, 60, 1795303100, false},
                                   HoldReport{"mem", "<", 1e8, 2e8, 3e8, 1795303150, true}};
+  v.last_cycle.holds["node-7"][0].unit = ValueUnit::kPercent;  // shown "85 % > 80 %"
+  v.last_cycle.holds["node-7"][1].unit = ValueUnit::kBytes;    // shown "95.37 MiB < 190.7 MiB"
   // Hot, left unmarked by the herd cap.
   v.last_cycle.mark_limit = 2;
   v.last_cycle.capped = {"node-9"};
@@ -139,6 +141,8 @@ ControllerView MetricsView() {
 std::shared_ptr<NodeTable> TableFor(const std::vector<std::string>& names) {
   auto t = std::make_shared<NodeTable>();
   t->rules = {NodeTable::Column{"cpu", ">", 80, 60}, NodeTable::Column{"mem", "<", 2e8, 3e8}};
+  t->rules[0].unit = ValueUnit::kPercent;
+  t->rules[1].unit = ValueUnit::kBytes;
   t->names = names;
   t->values.assign(names.size() * 2, std::nan(""));
   t->states.assign(names.size(), NodeTable::State::kCold);

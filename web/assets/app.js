@@ -25,6 +25,25 @@
     return String(Number(v.toFixed(a >= 100 ? 1 : 2)));
   }
 
+  // A value in its rule's unit (the server's common/value_format.h, in the same words): percent,
+  // bytes (binary prefixes), cores, seconds, or a plain number with an SI prefix.
+  function fmtVal(v, unit) {
+    if (v === null || v === undefined) return '';
+    const short = x => String(Number(x.toFixed(Math.abs(x) >= 1000 ? 0 : Math.abs(x) >= 100 ? 1 : 2)));
+    switch (unit) {
+      case 'percent': return short(v) + ' %';
+      case 'seconds': return short(v) + ' s';
+      case 'cores': return short(v) + (v === 1 ? ' core' : ' cores');
+      case 'bytes': {
+        const p = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+        let x = v, i = 0;
+        while (i < 4 && Math.abs(x) >= 1024) { x /= 1024; ++i; }
+        return short(x) + ' ' + p[i];
+      }
+      default: return fmtNum(v);
+    }
+  }
+
   function fmtAgo(epochSeconds, now) {
     let s = Math.max(0, Math.round(now - epochSeconds));
     if (s < 60) return s + ' s ago';
@@ -115,9 +134,9 @@
 
   function ruleHeader(rule) {
     const clearOp = rule.operator === '>' ? '\u2264' : '\u2265';
-    return rule.name + ' ' + rule.operator + ' ' + fmtNum(rule.threshold) + ' (clear ' + clearOp +
-        ' ' + fmtNum(rule.clearThreshold) + ')' +
-        ('mean' in rule ? ' mean ' + fmtNum(rule.mean) : '');  // relativeTo: mean
+    return rule.name + ' ' + rule.operator + ' ' + fmtVal(rule.threshold, rule.unit) + ' (clear ' +
+        clearOp + ' ' + fmtVal(rule.clearThreshold, rule.unit) + ')' +
+        ('mean' in rule ? ' mean ' + fmtVal(rule.mean, rule.unit) : '');  // relativeTo: mean
   }
 
   function renderHead() {
@@ -164,7 +183,7 @@
       tr.appendChild(since);
       rules.forEach((rule, i) => {
         const v = r.values.length > i ? r.values[i] : null;
-        const td = el('td', v === null ? '\u2013' : fmtNum(v), 'num ' + valueClass(rule, v));
+        const td = el('td', v === null ? '\u2013' : fmtVal(v, rule.unit), 'num ' + valueClass(rule, v));
         if (v !== null) td.title = String(v);
         tr.appendChild(td);
       });
