@@ -60,8 +60,8 @@ def synthetic_state(nodes=10000):
         "identity": "", "leaseHolder": "", "standby": False, "allQueriesFailed": False,
         "outageSeconds": 0, "releasing": False, "reloadOk": True, "reloadError": "",
         "markLimit": 5000, "hotNodes": len(rows) // 3, "rebalance": False,
-        "rules": [{"name": "cpu", "operator": ">", "threshold": 80, "clearThreshold": 60},
-                  {"name": "mem", "operator": "<", "threshold": 2e8, "clearThreshold": 3e8}],
+        "rules": [{"name": "cpu", "operator": ">", "unit": "percent", "threshold": 80, "clearThreshold": 60},
+                  {"name": "mem", "operator": "<", "unit": "bytes", "threshold": 2e8, "clearThreshold": 3e8}],
         "nodeFields": ["name", "mark", "state", "since", "values"],
         "nodes": rows, "markedNodes": (nodes + 2) // 3,
         "changes": [{"at": "2026-11-21T23:20:00Z", "node": "node-%05d" % (3 * k), "change": "marked",
@@ -318,6 +318,10 @@ class WebPageIT(unittest.TestCase):
             wait_until(lambda: self.driver.find_element(By.ID, "count").text == "10 of 10000 nodes", 5,
                        what="the filter at 10,000 nodes")
             filter_ms = self.js("return window.dsPage.lastUpdateMs;")
+            # Each value in its rule's unit, as the controller's logs and Events say it.
+            self.assertEqual(self.table()["node-09999"][-2:], ["99.9 %", "152.8 MiB"])
+            heads = self.js("return Array.from(document.querySelectorAll('#head th'), (th) => th.textContent);")
+            self.assertTrue(any("mem < 190.7 MiB" in h for h in heads), heads)
             # A second refresh, with the filter and sort kept.
             n = self.js("return window.dsPage.refreshes;")
             wait_until(lambda: self.js("return window.dsPage.refreshes;") > n, 10, what="a refresh")
