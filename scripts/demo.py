@@ -7,6 +7,7 @@ Ctrl-C stops everything (or DEMO_DURATION=seconds)."""
 import math
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -64,6 +65,7 @@ def main():
         stack.start()
         live.note("  prometheus  %s\n  pushgateway %s\n  kubernetes  %s  (KUBECONFIG=%s)\n  work dir    %s"
                   % (stack.prom, stack.pgw, stack.sim_url, stack.admin_kubeconfig, stack.dir))
+        live.keep_log(os.path.join(stack.dir, "changes.log"))
         t0 = time.monotonic()
 
         def push_all():
@@ -91,7 +93,8 @@ def main():
                      if "set status=presure" in l or "remove status (if still presure)" in l]
             for l in lines[seen_lines:]:
                 msg = readable(l.split("] ", 1)[-1])
-                live.change("%s %s" % ("LABELLED  " if "set status=presure" in msg else "UNLABELLED", msg))
+                live.change("%s %s" % ("LABELLED  " if "set status=presure" in msg else "UNLABELLED", short(msg)),
+                            msg)
             seen_lines = len(lines)
             if live.tty or time.monotonic() - last_view >= 6:
                 last_view = time.monotonic()
@@ -116,6 +119,24 @@ def readable(line):
     return re.sub(r"\b\d{7,}(\.\d+)?\b", lambda m: number(float(m.group(0))), line)
 
 
+def field(line, key):
+    """A structured field of a controller log line ( {node="node-00002" reason="..."} ), or None."""
+    m = re.search(r'\b%s="((?:[^"\\]|\\.)*)"' % re.escape(key), line)
+    return m.group(1).replace('\\"', '"').replace("\\\\", "\\") if m else None
+
+
+def short(line):
+    """A change as one short line: "node-00002: cpu 91.5 % > 80 %" for a mark or its removal,
+    "demo/web-1 from node-00002 to node-00004" for an eviction; the full line is in the change log."""
+    node, reason = field(line, "node"), field(line, "reason")
+    if node and reason:
+        return "%s: %s" % (node, re.sub(r"\brule (\S+) value ", r"\1 ", reason))
+    m = re.search(r"evicted (\S+) from (\S+) .*its replacement fits on (\S+)", line)
+    if m:
+        return "%s from %s to %s" % m.groups()
+    return line
+
+
 def number(v):
     """91.5 as '91.5'; byte counts (memory.available) as '107 MB' rather than '1.074e+08'."""
     if abs(v) >= 1e6:
@@ -133,15 +154,24 @@ class Live:
     def __init__(self):
         self.tty = sys.stdout.isatty() and os.environ.get("TERM", "dumb") != "dumb"
         self.header, self.rows, self.changes = [], [], []
+        self.log = None  # every change in full, one per line (changes.log in the work dir)
+
+    def keep_log(self, path):
+        self.log = open(path, "a")
+        self.note("  changes     %s  (each change in full; the lines below are short)" % path)
 
     def note(self, text):
         print(text, flush=True)
         self.header += text.rstrip("\n").split("\n")
 
-    def change(self, text):
+    def change(self, text, full=None):
         line = "%s  %s" % (time.strftime("%H:%M:%S"), text)
-        if self.tty:
-            self.changes = (self.changes + [line])[-12:]
+        if self.log:
+            self.log.write("%s  %s\n" % (time.strftime("%H:%M:%S"), full or text))
+            self.log.flush()
+        if self.tty:  # cut to the terminal's width: a wrapped line would push the table off
+            width = shutil.get_terminal_size().columns
+            self.changes = (self.changes + [line if len(line) < width else line[:width - 2] + "\u2026"])[-12:]
         else:
             print(line, flush=True)
 
@@ -215,6 +245,7 @@ def rebalance_demo(duration, stop):
         stack.start()
         live.note("  kubernetes  %s  (KUBECONFIG=%s: kubectl get pods -A -o wide)\n  work dir    %s"
                   % (stack.sim_url, stack.admin_kubeconfig, stack.dir))
+        live.keep_log(os.path.join(stack.dir, "changes.log"))
         api = KubeAdmin(stack)
         workers = ["node-%05d" % i for i in range(2, 6)]
         for n in workers[1:]:
@@ -256,7 +287,7 @@ def rebalance_demo(duration, stop):
                 # ('set status=presure {node="node-00002" ...}': "remove" is the other verb.)
                 kind = ("EVICTED   " if "evicted" in l else "BOUNCE    " if "bounce-back" in l
                         else "MARKED    " if "set status=presure" in l else "UNMARKED  ")
-                live.change("%s %s" % (kind, l))
+                live.change("%s %s" % (kind, short(l)), l)
             seen = len(lines)
             if live.tty or time.monotonic() - last_view >= 5:
                 last_view = time.monotonic()

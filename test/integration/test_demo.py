@@ -37,7 +37,7 @@ def read_or_eof(fd):
 class DemoIT(unittest.TestCase):
     def test_demo_runs_labels_and_cleans_up(self):
         # On a terminal, as the README's first command runs it: the view is redrawn in place.
-        env = dict(os.environ, DEMO_DURATION="45", TERM="xterm")
+        env = dict(os.environ, DEMO_DURATION="45", TERM="xterm", COLUMNS="72")
         code, out, err = run_on_a_terminal(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env, 240)
         r = subprocess.CompletedProcess([], code, out, err)
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
@@ -47,6 +47,12 @@ class DemoIT(unittest.TestCase):
         self.assertIn("NODE", last)
         self.assertIn("recent changes", last)
         self.assertRegex(last, r"UNLABELLED .*node-", "each change with its reason, on the screen")
+        changes = last.split("recent changes (newest last):")[1].strip().splitlines()
+        self.assertTrue(changes)
+        for line in changes:  # cut to the terminal, never wrapped
+            self.assertLessEqual(len(line), 72, line)
+        self.assertRegex(last, r"LABELLED +node-\d+: \S+ [\d.]+ (%|MiB|MB)? ?[<>]",
+                         "short: node, rule, value and threshold")
         self.assertIn("LABELLED", r.stdout)
         self.assertIn("UNLABELLED", r.stdout)
         self.assertIn("no process left behind", r.stdout)
@@ -68,9 +74,11 @@ class DemoIT(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         out = r.stdout
         # Marked first, then evicted (one pod per cool-down), and the replacements went elsewhere.
-        marked = re.search(r'(?<!UN)MARKED +set status=presure[^{]*\{node="node-00002"', out)
+        # Each change in short ("node-00002: cpu 86.7 % > 80 %"), the full line in changes.log.
+        marked = re.search(r'(?<!UN)MARKED +node-00002: cpu \d', out)
         self.assertIsNotNone(marked, out[-3000:])
-        self.assertNotRegex(out, r"UNMARKED +set status", "a mark is labelled as a mark")
+        self.assertNotRegex(out, r"UNMARKED +node-00002: cpu [\d.]+ > 80", "a mark is labelled as a mark")
+        self.assertRegex(out, r"EVICTED +demo/web-\S+ from node-00002 to node-0000[3-6]")
         self.assertIn("EVICTED", out)
         self.assertLess(marked.start(), out.index("EVICTED"), out[-3000:])
         self.assertNotIn("BOUNCE", out)
