@@ -22,6 +22,7 @@ struct Rebalancer::Cluster {
   std::set<std::string> groups;                        // group terms listed (PodGroupTerm::Id)
   std::map<std::string, Labels> node_labels;           // nodes read for their members' domains
   std::map<std::string, StatusOr<ClaimPlace>> claims;  // "namespace/claim" -> its volume's place
+  std::set<std::string> guards_failed;  // namespaces whose guards could not be listed this cycle
 };
 
 namespace {
@@ -188,15 +189,22 @@ void Rebalancer::LookUpGroups(const PodInfo& pod, Cluster* c, Placement* placeme
   GroupLookup found;
   for (const auto* terms : {&pod.pod_affinity, &pod.pod_anti_affinity, &pod.spread})
     for (const PodGroupTerm& t : *terms) {
-      if (HostnameKey(t.topology_key) || t.none || !c->groups.insert(t.Id()).second) continue;
+      if (HostnameKey(t.topology_key) || t.none || t.all || !c->groups.insert(t.Id()).second)
+        continue;
       std::vector<GroupMember> members;
       bool listed = true;
       // Every namespace: one LIST ("" is all of them); else one per namespace.
       const std::vector<std::string> spaces =
           t.namespaces.empty() ? std::vector<std::string>{""} : t.namespaces;
+      size_t pages = 0;
       for (size_t i = 0; listed && i < spaces.size(); ++i) {
         std::string cont;
         do {
+          // A group that large (a broad selector over every namespace) is not judged: no fit.
+          if (++pages > kGroupPages) {
+            listed = false;
+            break;
+          }
           auto page = kube_->ListPods("", kPodPage, cont, spaces[i], t.selector.text());
           {
             MutexLock l(&mu_);
@@ -227,7 +235,9 @@ void Rebalancer::LookUpGroups(const PodInfo& pod, Cluster* c, Placement* placeme
   placement->AddGroups(std::move(found));
 }
 
-void Rebalancer::RefreshGuards(const std::string& ns, double now, Placement* placement) {
+void Rebalancer::RefreshGuards(const std::string& ns, double now, Cluster* c,
+                               Placement* placement) {
+  if (c->guards_failed.count(ns)) return;  // once a cycle: not a LIST per pod in a brownout
   auto cached = guards_.find(ns);
   if (cached != guards_.end()) {
     const double age = now - cached->second.listed_wall;
@@ -247,6 +257,7 @@ void Rebalancer::RefreshGuards(const std::string& ns, double now, Placement* pla
     }
     if (!page.ok()) {
       guards_.erase(ns);
+      c->guards_failed.insert(ns);
       if (throttle_.ShouldLog("guards", clock_->Now()))
         LOG(WARNING) << "rebalance: listing the pods of namespace " << ns
                      << " for zone-wide anti-affinity failed; its pods are not evicted this "
@@ -561,6 +572,7 @@ Rebalancer::Avoid Rebalancer::HotMarkOn(const NodeInfo& node) const {
   Avoid a;
   const std::string* v = FindLabel(node.labels, mark_.key);
   if (mark_.UsesLabel()) a.value = v != nullptr ? *v : mark_.value;  // mark: taint: no label
+  // (A node is relieved only once the cache has seen its whole mark: with mark: taint, the taint.)
   if (mark_.UsesTaint())
     for (const Taint& t : node.taints)
       if (t.key == mark_.taint.key) a.taint = &t;
@@ -618,7 +630,7 @@ std::vector<const PodInfo*> Rebalancer::Evictable(std::vector<PodInfo>* pods, co
       ++sk.limited;  // for now: the pause ends
       continue;
     }
-    RefreshGuards(p.ns, now, placement);
+    RefreshGuards(p.ns, now, cluster, placement);
     LookUpGroups(p, cluster, placement);
     if (cfg_.require_steering &&
         SteeredAway(p, mark_.key, avoid.value, avoid.taint) == Steer::kNone) {
@@ -702,7 +714,10 @@ void Rebalancer::Charge(const PodInfo& pod, const std::string& node, double now)
 }
 
 void Rebalancer::ExpectReplacement(const PodInfo& pod, const std::string& to) {
-  if (auto r = requested_.find(to); r != requested_.end()) r->second.Add(pod);
+  if (auto r = requested_.find(to); r != requested_.end()) {
+    r->second.Add(pod);
+    r->second.pods.back().predicted = true;  // expected there: no company for an affinity
+  }
 }
 
 WriteEnd Rebalancer::WriteRecord(const std::string& node, bool drain, double at_wall,

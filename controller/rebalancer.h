@@ -98,6 +98,9 @@ class Rebalancer {
   // Nodes read in a cycle for the topology domain of group terms' members (LookUpGroups), and
   // in a listing of the domain guards (RefreshGuards).
   static constexpr size_t kGroupNodeReads = 32;
+  // Pages (kPodPage pods each) a group term's members may take: a term that counts more pods
+  // than that (a broad selector over every namespace) is not judged.
+  static constexpr size_t kGroupPages = 20;
   // A namespace's domain guards (placement.h) are listed again after this long: pods with a
   // zone-wide required anti-affinity are few and come with their workloads, and a listing reads
   // every pod of the namespace, page by page.
@@ -244,7 +247,8 @@ class Rebalancer {
   // older than kGuardsEverySeconds (or failed, or the wall clock stepped back): the namespace's
   // pods, page by page, keeping the required anti-affinity terms whose key is not the hostname,
   // their nodes read for the key's value. Not listed: nothing is added (the pod fits nowhere).
-  void RefreshGuards(const std::string& ns, double now, Placement* placement);
+  // A listing that fails is not tried again in the same cycle (`cluster`).
+  void RefreshGuards(const std::string& ns, double now, Cluster* cluster, Placement* placement);
   // The log line and Warning Event that say what to add to a `would_return` pod's template.
   void AdviseSteering(const PodInfo& pod, const NodeInfo& node, const Avoid& avoid, double now,
                       const ReliefWrites& io);

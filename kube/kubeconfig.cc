@@ -273,8 +273,9 @@ StatusOr<std::string> TlsServerName(const YAML::Node& cluster, const std::string
 std::string WithoutUserInfo(const std::string& url) {
   const size_t start = url.find("://");
   if (start == std::string::npos) return url;
-  const size_t end = url.find_first_of("/?#", start + 3);
-  const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  // The last '@' anywhere: a password with an unencoded '/', '?' or '#' would otherwise end
+  // the authority early and be shown (a path with an '@' is cut too, which only hides more).
+  const size_t at = url.rfind('@');
   if (at == std::string::npos || at < start) return url;
   return url.substr(0, start + 3) + url.substr(at + 1);
 }

@@ -207,6 +207,13 @@ void ParseAffinity(const rapidjson::Value& aff, PodInfo* out) {
       PodGroupTerm term;
       if (std::string why = ParseGroupTerm(t, *out, false, &term); !why.empty()) {
         out->unjudged.push_back(std::string(kind) + " (" + why + ")");
+        if (std::string_view(kind) == "podAffinity") continue;
+        // Unread, it still keeps pods away from this one: as counting every pod.
+        PodGroupTerm unread;
+        unread.all = true;
+        unread.topology_key = JsonString(t, "topologyKey");
+        if (unread.topology_key.empty()) unread.topology_key = "kubernetes.io/hostname";
+        out->pod_anti_affinity.push_back(std::move(unread));
         continue;
       }
       (std::string_view(kind) == "podAffinity" ? out->pod_affinity : out->pod_anti_affinity)

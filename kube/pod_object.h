@@ -38,6 +38,9 @@ struct HostPort {
 struct PodGroupTerm {
   LabelSelector selector;  // matchLabels and matchExpressions, and matchLabelKeys merged in
   bool none = false;       // a null labelSelector: the term counts no pod
+  // A term that could not be read (an unknown operator, a namespaceSelector by labels): it counts
+  // every pod, so as another pod's anti-affinity it keeps every pod away (never a guess).
+  bool all = false;
   std::vector<std::string> namespaces;  // empty: every namespace
   std::string topology_key;
   int32_t max_skew = 0;  // a spread constraint's maxSkew
@@ -45,6 +48,7 @@ struct PodGroupTerm {
   // Does the term count a pod of namespace `ns` with `labels`? (Inline: the pure decisions of
   // rebalance/ read it without the client's library.)
   bool Counts(const std::string& ns, const Labels& labels) const {
+    if (all) return true;
     if (none) return false;
     if (!namespaces.empty() &&
         std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end())
@@ -53,7 +57,7 @@ struct PodGroupTerm {
   }
   // One string per distinct group (namespaces, selector, topology key), for maps.
   std::string Id() const {
-    std::string id = none ? "none" : selector.text();
+    std::string id = all ? "all" : none ? "none" : selector.text();
     id += "|" + topology_key + "|";
     for (const std::string& n : namespaces) id += n + ",";
     return id;

@@ -20,8 +20,9 @@ struct ClaimPlace {
 // A PersistentVolumeClaim: the volume it is bound to (status.phase Bound and spec.volumeName),
 // or "" when it is not bound.
 StatusOr<std::string> DecodeClaimVolume(std::string body);
-// A PersistentVolume: its required node affinity terms. An unreadable term is an error (a guess
-// could send the replacement where its volume cannot follow).
+// A PersistentVolume: its required node affinity terms, with its zone and region labels ANDed
+// into each (VolumeZone). An unreadable term is an error (a guess could send the replacement
+// where its volume cannot follow).
 StatusOr<std::vector<NodeSelectorTerm>> DecodeVolumeNodeAffinity(std::string body);
 
 }  // namespace ds

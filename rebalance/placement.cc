@@ -102,7 +102,7 @@ bool VolumesReach(const PodInfo& pod, const PlacementNode& n) {
 }  // namespace
 
 ResidentPod ResidentOf(const PodInfo& pod) {
-  return ResidentPod{pod.uid, pod.ns, pod.labels, pod.terminating, pod.pod_anti_affinity};
+  return ResidentPod{pod.uid, pod.ns, pod.labels, pod.terminating, false, pod.pod_anti_affinity};
 }
 
 bool HostnameKey(const std::string& key) { return key == "kubernetes.io/hostname"; }
@@ -119,25 +119,27 @@ void Placement::AddGroups(GroupLookup groups) {
 
 int Placement::InDomain(const PodGroupTerm& term, const PlacementNode& n, Use use,
                         const std::string& self) const {
-  auto counted = [&](const std::string& uid, bool terminating) {
+  auto counted = [&](const std::string& uid, bool terminating, bool predicted) {
     if (use == Use::kAnti) return true;  // terminating, leaving, the pod itself: still there
     if (!uid.empty() && uid == self) return false;
-    return use == Use::kSpread || (!terminating && !leaving_.count(uid));
+    return use == Use::kSpread || (!terminating && !predicted && !leaving_.count(uid));
   };
   int count = 0;
   if (HostnameKey(term.topology_key)) {
     // The node is the domain (the kubelet sets the label to its own hostname).
     for (const ResidentPod& r : n.pods)
-      count += counted(r.uid, r.terminating) && term.Counts(r.ns, r.labels);
+      count += counted(r.uid, r.terminating, r.predicted) && term.Counts(r.ns, r.labels);
     return count;
   }
   const std::string* domain = FindLabel(n.labels, term.topology_key);
   const auto members = groups_.find(term.Id());
   if (domain == nullptr || members == groups_.end()) return -1;
   for (const GroupMember& m : members->second)
-    count += m.domain == *domain && counted(m.uid, m.terminating);
-  // Replacements reserved a place this cycle are not among the listed pods yet.
+    count += m.domain == *domain && counted(m.uid, m.terminating, false);
+  // Replacements reserved a place this cycle are not among the listed pods yet (and are no
+  // company: the scheduler may put them elsewhere).
   for (const auto& [i, r] : placed_) {
+    if (use == Use::kAffinity) break;
     const std::string* there = FindLabel(nodes_[i].labels, term.topology_key);
     count += there != nullptr && *there == *domain && term.Counts(r.ns, r.labels);
   }
@@ -152,6 +154,16 @@ bool Placement::InterPodFits(const PodInfo& pod, const PlacementNode& n) const {
     if (domain != nullptr && (!g.known || g.domain == *domain) && g.term.Counts(pod.ns, pod.labels))
       return false;
   }
+  // Replacements reserved this cycle whose zone-wide anti-affinity keeps this one out of the
+  // node's domain (they are not among the listed guards).
+  for (const auto& [i, r] : placed_)
+    for (const PodGroupTerm& t : r.anti_affinity) {
+      if (HostnameKey(t.topology_key)) continue;  // on its own node: among n.pods below
+      const std::string* here = FindLabel(n.labels, t.topology_key);
+      const std::string* there = FindLabel(nodes_[i].labels, t.topology_key);
+      if (here != nullptr && there != nullptr && *here == *there && t.Counts(pod.ns, pod.labels))
+        return false;
+    }
   // The required anti-affinity of the pods already there (the node is in each of their domains
   // when it has the key).
   for (const ResidentPod& r : n.pods)
@@ -224,6 +236,7 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
   // The replacement is a new pod (no uid yet) with the pod's labels and terms.
   ResidentPod replacement = ResidentOf(pod);
   replacement.uid.clear();
+  replacement.predicted = true;
   best->pods.push_back(replacement);
   placed_.emplace_back(static_cast<size_t>(best - nodes_.data()), std::move(replacement));
   if (!pod.uid.empty()) leaving_.insert(pod.uid);

@@ -21,8 +21,9 @@
 //     smallest count of any eligible domain stays within maxSkew. The smallest count needs every
 //     domain of the cluster; it is never below 0, so count + 1 <= maxSkew is enough, and is
 //     what is checked (on a cluster with an empty eligible node, the scheduler's own answer).
-//   - affinity: the pods being evicted (this one and the cycle's other picks) and terminating
-//     ones do not count as the pods the replacement must join; for anti-affinity every pod counts,
+//   - affinity: the pods being evicted (this one and the cycle's other picks), terminating ones
+//     and replacements only expected somewhere (ResidentPod::predicted) do not count as the pods
+//     the replacement must join; for anti-affinity every pod counts,
 //     the evicted one too; for a spread every pod but the evicted one (the scheduler skips a
 //     terminating pod in a spread).
 //   - the required anti-affinity of pods already placed: on the destination itself, from its own
@@ -56,6 +57,10 @@ struct ResidentPod {
   std::string uid, ns;
   Labels labels;
   bool terminating = false;
+  // A replacement expected there (reserved by this cycle's plan, or sent there by an eviction
+  // since the node was listed): where it really lands is the scheduler's choice, so it keeps
+  // pods away but is no company for a required affinity.
+  bool predicted = false;
   std::vector<PodGroupTerm> anti_affinity;  // its required anti-affinity: the pods it keeps away
 };
 ResidentPod ResidentOf(const PodInfo& pod);

@@ -35,12 +35,15 @@ echo "demo: building dynamic-scheduler and the API simulator in build/ (the firs
 (cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
   cmake --build build -j"$(nproc)" --target dynamic-scheduler kube-sim) >"$log" 2>&1 </dev/null &
 build_pid=$!
+# Ctrl-C stops the build too: a background job ignores SIGINT, not the TERM sent to the group.
+trap 'trap - INT TERM; kill 0' INT TERM
 tail -n +1 --pid="$build_pid" -f "$log" 2>/dev/null | progress || true  # ends with the build
 if ! wait "$build_pid"; then
   echo "demo: the build failed; the end of $log:" >&2
   tail -n 30 "$log" >&2
   exit 1
 fi
+trap - INT TERM
 echo "demo: built"
 export DS_BUILD_DIR="$PWD/build"
 exec /usr/bin/python3 scripts/demo.py "$@"

@@ -139,7 +139,12 @@ TEST(PodObject, NamesTheConstraintsTheFitCheckDoesNotJudge) {
                              "podAntiAffinity (namespaceSelector)",
                              "topologySpreadConstraints (maxSkew is not above 0)", "resourceClaims",
                              "schedulerName volcano"}));
-  EXPECT_TRUE(p->pod_affinity.empty() && p->pod_anti_affinity.empty() && p->spread.empty());
+  EXPECT_TRUE(p->pod_affinity.empty() && p->spread.empty());
+  // The unread anti-affinity term still keeps other pods away from this one: it counts them all.
+  ASSERT_EQ(p->pod_anti_affinity.size(), 1u);
+  EXPECT_TRUE(p->pod_anti_affinity[0].all);
+  EXPECT_TRUE(p->pod_anti_affinity[0].Counts("anywhere", {}));
+  EXPECT_EQ(p->pod_anti_affinity[0].topology_key, "kubernetes.io/hostname");
   EXPECT_EQ(p->claims, std::vector<std::string>{"data-a"})
       << "judged once its volume is read; an ephemeral volume is claimed anew";
 }

@@ -39,5 +39,23 @@ TEST(VolumeObject, AVolumesRequiredNodeAffinity) {
   EXPECT_FALSE(odd.ok()) << "an unreadable term is no guess";
 }
 
+// VolumeZone: an older volume that says its zone only by label keeps its pods there too.
+TEST(VolumeObject, ZoneLabelsHoldAsWellAsTheNodeAffinity) {
+  auto labelled = DecodeVolumeNodeAffinity(R"({"metadata":{"name":"pv-old","labels":{
+    "failure-domain.beta.kubernetes.io/zone":"z1__z2"}},"spec":{}})");
+  ASSERT_TRUE(labelled.ok()) << labelled.status().ToString();
+  EXPECT_TRUE(RequiredTermsMatch(*labelled, "n", {{"topology.kubernetes.io/zone", "z2"}}));
+  EXPECT_FALSE(RequiredTermsMatch(*labelled, "n", {{"topology.kubernetes.io/zone", "z3"}}));
+  auto both = DecodeVolumeNodeAffinity(R"({"metadata":{"labels":{
+    "topology.kubernetes.io/zone":"z1"}},"spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":[
+    {"matchExpressions":[{"key":"disk","operator":"In","values":["ssd"]}]}]}}}})");
+  ASSERT_TRUE(both.ok());
+  EXPECT_TRUE(
+      RequiredTermsMatch(*both, "n", {{"disk", "ssd"}, {"topology.kubernetes.io/zone", "z1"}}));
+  EXPECT_FALSE(
+      RequiredTermsMatch(*both, "n", {{"disk", "ssd"}, {"topology.kubernetes.io/zone", "z2"}}))
+      << "the zone label and the node affinity both hold";
+}
+
 }  // namespace
 }  // namespace ds

@@ -174,7 +174,7 @@ PodGroupTerm Group(const std::string& app, const std::string& key, int32_t max_s
 }
 
 ResidentPod Resident(const std::string& uid, const std::string& app) {
-  return ResidentPod{uid, "shop", {{"app", app}}, false, {}};
+  return ResidentPod{uid, "shop", {{"app", app}}, false, false, {}};
 }
 
 PlacementNode Host(const std::string& name, const std::string& zone = "z1") {
@@ -237,6 +237,49 @@ TEST(Placement, RequiredAffinityNeedsAPodOfTheGroupThere) {
   PodInfo lonely = Pod("lonely");
   lonely.pod_affinity = {Group("search", kHost)};
   EXPECT_EQ(place.Reserve(lonely, "hot"), "") << "no search pod anywhere listed";
+}
+
+// A replacement this cycle's plan sends somewhere is no company for another pod's required
+// affinity: the scheduler decides where it really lands.
+TEST(Placement, APlannedReplacementIsNoCompany) {
+  PlacementNode a = Host("a"), b = Host("b");
+  Placement place({a, b});
+  PodInfo redis = Pod("redis");
+  redis.labels = {{"app", "redis"}};
+  ASSERT_NE(place.Reserve(redis, "hot"), "");
+  PodInfo web = Pod("web");
+  web.pod_affinity = {Group("redis", kHost)};
+  EXPECT_EQ(place.Reserve(web, "hot"), "") << "no real redis pod on any destination";
+}
+
+// Another pod's anti-affinity term that could not be read keeps every pod away from it.
+TEST(Placement, AnUnreadTermOfAPodThereKeepsEveryPodAway) {
+  PlacementNode a = Host("a"), b = Host("b");
+  ResidentPod odd = Resident("o", "odd");
+  PodGroupTerm unread;
+  unread.all = true;
+  unread.topology_key = kHost;
+  odd.anti_affinity = {unread};
+  a.pods = {odd};
+  b.requested_cpu = 1;
+  Placement place({a, b});
+  EXPECT_EQ(place.Reserve(Pod("web"), "hot"), "b");
+}
+
+// A replacement reserved in this cycle keeps the pods its zone-wide anti-affinity counts out of
+// its whole zone, not only off its node.
+TEST(Placement, AReservedReplacementsZoneTermKeepsOthersOutOfItsZone) {
+  PlacementNode a = Host("a", "z1"), c = Host("c", "z1"), b = Host("b", "z2");
+  c.requested_cpu = 0.5;
+  b.requested_cpu = 2;
+  Placement place({a, b, c});
+  PodInfo guard = Pod("guard");
+  guard.pod_anti_affinity = {Group("db", kZone)};
+  place.AddGroups({{guard.pod_anti_affinity[0].Id(), {}}});
+  ASSERT_EQ(place.Reserve(guard, "hot"), "a");
+  PodInfo db = Pod("db");
+  db.labels = {{"app", "db"}};
+  EXPECT_EQ(place.Reserve(db, "hot"), "b") << "c has more room, but is in z1 with the guard";
 }
 
 // PodTopologySpread, DoNotSchedule: the domain's count plus the pod within maxSkew (the

@@ -40,7 +40,12 @@
         while (i < 4 && Math.abs(x) >= 1024) { x /= 1024; ++i; }
         return short(x) + ' ' + p[i];
       }
-      default: return fmtNum(v);
+      default: {  // SI prefixes from 10,000 up
+        const p = ['', ' k', ' M', ' G', ' T'];
+        let x = v, i = 0;
+        if (Math.abs(x) >= 1e4) while (i < 4 && Math.abs(x) >= 1000) { x /= 1000; ++i; }
+        return short(x) + p[i];
+      }
     }
   }
 
