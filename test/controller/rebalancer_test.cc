@@ -602,9 +602,12 @@ TEST_F(RebalancerTest, APinnedPodIsNotAdvisedToSteer) {
 
 // node-1 and node-2 in zone z1, node-3 in z2.
 void InZones(FakeKubeApi* api) {
-  for (auto [n, z] : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}})
-    api->EditNode(
-        n, [z](NodeInfo* node) { node->labels.emplace_back("topology.kubernetes.io/zone", z); });
+  for (const auto& nz : {std::pair{"node-1", "z1"}, {"node-2", "z1"}, {"node-3", "z2"}}) {
+    const std::string zone = nz.second;  // (a lambda may not capture a structured binding in C++17)
+    api->EditNode(nz.first, [zone](NodeInfo* node) {
+      node->labels.emplace_back("topology.kubernetes.io/zone", zone);
+    });
+  }
 }
 
 PodGroupTerm GroupOf(const std::string& app, const std::string& key) {
