@@ -610,6 +610,16 @@ void InZones(FakeKubeApi* api) {
   }
 }
 
+// A bare running pod (no owner, no requests).
+PodInfo RunningPod(const std::string& ns, const std::string& name, const std::string& node) {
+  PodInfo p;
+  p.ns = ns;
+  p.name = name;
+  p.node = node;
+  p.phase = "Running";
+  return p;
+}
+
 PodGroupTerm GroupOf(const std::string& app, const std::string& key) {
   PodGroupTerm t;
   t.selector = *LabelSelector::Parse("app=" + app);
@@ -690,18 +700,11 @@ TEST_F(RebalancerTest, AZoneWideGuardElsewhereKeepsTheReplacementOutOfItsZone) {
   n4.name = "node-4";
   n4.labels = {{"topology.kubernetes.io/zone", "z2"}};
   api_.AddNode(n4);  // not managed by the test's cycle, but where the guard runs
-  PodInfo guard;
-  guard.ns = "shop";
-  guard.name = "guard";
-  guard.node = "node-4";
-  guard.phase = "Running";
+  PodInfo guard = RunningPod("shop", "guard", "node-4");
   guard.pod_anti_affinity = {GroupOf("big", "topology.kubernetes.io/zone")};
   api_.AddPod(guard);
-  PodInfo filler;  // no room on node-2: only node-3 (z2) could take big
-  filler.ns = "fill";
-  filler.name = "filler";
-  filler.node = "node-2";
-  filler.phase = "Running";
+  PodInfo filler =
+      RunningPod("fill", "filler", "node-2");  // no room on node-2: only node-3 (z2) could take big
   filler.cpu_request = 3.8;
   api_.AddPod(filler);
   ExpectStaysForNoFit("shop/big");
@@ -713,18 +716,10 @@ TEST_F(RebalancerTest, ADestinationPodsAntiAffinityKeepsTheReplacementAway) {
   for (const char* n : {"node-1", "node-2", "node-3"})
     api_.EditNode(n,
                   [n](NodeInfo* node) { node->labels.emplace_back("kubernetes.io/hostname", n); });
-  PodInfo guard;
-  guard.ns = "shop";
-  guard.name = "guard";
-  guard.node = "node-2";
-  guard.phase = "Running";
+  PodInfo guard = RunningPod("shop", "guard", "node-2");
   guard.pod_anti_affinity = {GroupOf("big", "kubernetes.io/hostname")};
   api_.AddPod(guard);
-  PodInfo filler;  // no room on node-3
-  filler.ns = "fill";
-  filler.name = "filler";
-  filler.node = "node-3";
-  filler.phase = "Running";
+  PodInfo filler = RunningPod("fill", "filler", "node-3");  // no room on node-3
   filler.cpu_request = 3.8;
   api_.AddPod(filler);
   ExpectStaysForNoFit("shop/big");
