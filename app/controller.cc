@@ -68,11 +68,25 @@ Controller::Controller(const Options& options)
           options.rule_file, RunningText(options),
           [this](const RuleConfig& rules) { reconciler_.Reload(rules); }, &clock_) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
+  reconciler_.OnPublish([this](const CycleReport& report) { RecordHistory(report); });
   if (!options.marked_cache.label_selector.empty())
     marked_cache_ = std::make_unique<NodeCache>(&kube_, &clock_, options.marked_cache);
 }
 
 Controller::~Controller() { Stop(); }
+
+void Controller::RecordHistory(const CycleReport& report) {
+  size_t marked = 0;
+  if (auto snap = cache_.Snapshot(); snap != nullptr)
+    for (const auto& n : snap->nodes)
+      marked += options_.reconciler.mark.AnyLevelIsOn(n->labels, n->taints);
+  uint64_t evicted = 0;
+  if (rebalancer_ != nullptr) {
+    const RebalanceCounters c = rebalancer_->Counters();
+    if (auto it = c.evictions.find("evicted"); it != c.evictions.end()) evicted = it->second;
+  }
+  history_.Record(report.table.get(), clock_.WallSeconds(), marked, evicted);
+}
 
 Status Controller::Start() {
   const Options& o = options_;
@@ -159,6 +173,7 @@ ControllerView Controller::View() const {
   v.durations = reconciler_.durations().Collect();
   v.rss_bytes = ResidentBytes();
   v.reload = rule_watcher_.GetView();
+  v.history = &history_;
   if (rebalancer_ != nullptr) {
     v.rebalance = rebalancer_->Report();
     v.rebalance_counters = rebalancer_->Counters();

@@ -18,6 +18,7 @@
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
 #include "web/controller_view.h"
+#include "web/value_history.h"
 
 namespace ds {
 
@@ -46,6 +47,9 @@ class Controller {
   int web_port() const { return web_.port(); }
 
  private:
+  // A published cycle into history_, with the nodes the cache shows marked and the evictions.
+  void RecordHistory(const CycleReport& report);
+
   const Options& options_;
   RealClock clock_;
   CurlTransport kube_transport_;
@@ -57,6 +61,7 @@ class Controller {
   std::unique_ptr<NodeCache> marked_cache_;  // Options::marked_cache; null when unused
   std::unique_ptr<LeaderElector> elector_;   // null without -leader_elect
   std::unique_ptr<Rebalancer> rebalancer_;   // null without a `rebalance:` section
+  ValueHistory history_;                     // the page's charts; fed by every published cycle
   Reconciler reconciler_;
   RuleFileWatcher rule_watcher_;
   WebServer web_;

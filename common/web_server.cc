@@ -82,6 +82,7 @@ int WebServer::OnRequest(::mg_connection* conn, void* self) {
   WebRequest req;
   req.method = ri->request_method ? ri->request_method : "";
   req.path = ri->local_uri ? ri->local_uri : "";
+  req.query = ri->query_string ? ri->query_string : "";
   req.content_length = ri->content_length;
   if (const char* auth = mg_get_header(conn, "Authorization")) req.authorization = auth;
   if (req.method == "POST" && req.content_length <= kMaxRequestBody) {

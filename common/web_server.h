@@ -19,6 +19,7 @@ struct WebRequest {
   long long content_length = -1;  // -1 when unknown
   std::string body;               // read only for POST, up to kMaxRequestBody
   std::string authorization;      // the Authorization header, "" when absent
+  std::string query = {};         // after '?', still percent-encoded; "" when absent
 };
 
 struct WebResponse {

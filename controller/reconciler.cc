@@ -909,7 +909,8 @@ void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDec
 size_t NodeTable::Bytes() const {
   size_t b = sizeof(NodeTable) + rules.capacity() * sizeof(Column) +
              names.capacity() * sizeof(std::string) + values.capacity() * sizeof(double) +
-             states.capacity() * sizeof(State) + since_wall.capacity() * sizeof(double);
+             states.capacity() * sizeof(State) + since_wall.capacity() * sizeof(double) +
+             applies.capacity();
   for (const Column& c : rules) b += c.rule.capacity() + c.op.capacity();
   // Names longer than the small-string buffer live on the heap.
   for (const std::string& n : names)
@@ -944,9 +945,15 @@ void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = snap.nodes[i]->name;
     t->names.push_back(name);
-    for (size_t r = 0; r < nr; ++r)
+    for (size_t r = 0; r < nr; ++r) {
       if (const std::vector<double>* v = evidence.inputs[r].values; v != nullptr && i < v->size())
         t->values[i * nr + r] = (*v)[i];
+      if (r < evidence.applies.size() && i < evidence.applies[r].size() &&
+          !evidence.applies[r][i]) {
+        if (t->applies.empty()) t->applies.assign(n * nr, 1);
+        t->applies[i * nr + r] = 0;
+      }
+    }
     NodeTable::State& st = t->states[i];
     switch (decisions[i].verdict) {
       case Verdict::kHot:
@@ -1003,6 +1010,7 @@ void Reconciler::RememberChanges(const std::vector<MarkWrite>& written) {
 
 void Reconciler::Publish(CycleReport report) {
   MarkProgress();
+  if (observer_) observer_(report);
   MutexLock l(&mu_);
   report.recent_changes = recent_changes_;
   rebalance_cpu_total_ += report.rebalance_cpu_seconds;

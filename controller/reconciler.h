@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -121,7 +122,13 @@ struct NodeTable {
   std::vector<double> values;      // names.size() x rules.size(), row-major; NaN: no value
   std::vector<State> states;       // per node
   std::vector<double> since_wall;  // per node: since when its rules hold it (epoch s), 0: not
+  // Like values; 0 where the rule does not apply to the node (its nodeSelector: another pool),
+  // which is no value but not missing data either. Empty: every rule applies to every node.
+  std::vector<uint8_t> applies;
   double Value(size_t node, size_t rule) const { return values[node * rules.size() + rule]; }
+  bool Applies(size_t node, size_t rule) const {
+    return applies.empty() || applies[node * rules.size() + rule] != 0;
+  }
   // Heap bytes held, for the figures in docs/contributing.md (Performance).
   size_t Bytes() const;
 };
@@ -223,6 +230,12 @@ class Reconciler {
   // effect at the start of the next cycle, on the cycle's thread; rules defined as before keep
   // their state (Decider::Rebase). Thread-safe.
   void Reload(const RuleConfig& rules);
+
+  // Called on the cycle's thread with each cycle's report as it is published (the page's
+  // history, web/value_history.h). Set before Run.
+  void OnPublish(std::function<void(const CycleReport&)> observer) {
+    observer_ = std::move(observer);
+  }
 
   // Thread-safe copies for the HTTP endpoints.
   CycleReport LastReport() const;
@@ -382,6 +395,7 @@ class Reconciler {
   // Firing alerts not yet seen by a cycle, with when they came.
   std::vector<std::pair<TimePoint, Labels>> alerts_ GUARDED_BY(mu_);
   CycleReport last_ GUARDED_BY(mu_);
+  std::function<void(const CycleReport&)> observer_;  // OnPublish; set before Run
   double rebalance_cpu_total_ GUARDED_BY(mu_) = 0;
   ReconcilerCounters counters_ GUARDED_BY(mu_);  // the write counters live in writer_
   TimePoint last_end_ GUARDED_BY(mu_){};

@@ -16,6 +16,7 @@
 #include "controller/reconciler.h"
 #include "kube/node_cache.h"
 #include "rules/mark.h"
+#include "web/value_history.h"
 
 namespace ds {
 
@@ -49,6 +50,9 @@ struct ControllerView {
   std::optional<RebalanceReport> rebalance;
   RebalanceCounters rebalance_counters;
   RuleReloadView reload;  // rule.yaml reloads (config/rule_reload.h)
+  // The page's history (GET /api/v1/history): the controller's own, which outlives every view and
+  // locks for itself, so it is pointed to rather than copied. Null: none kept (404).
+  const ValueHistory* history = nullptr;
 };
 
 }  // namespace ds

@@ -46,9 +46,9 @@ WebResponse Webhook(const WebRequest& req, const std::function<void()>& trigger,
 }
 
 bool IsGetPath(const std::string& path) {
-  static const char* kGetPaths[] = {"/status",    "/healthz",    "/nodes",
-                                    "/metrics",   "/rebalance",  "/",
-                                    "/ui/app.js", "/ui/app.css", "/api/v1/state"};
+  static const char* kGetPaths[] = {
+      "/status", "/healthz",   "/nodes",      "/metrics",      "/rebalance",
+      "/",       "/ui/app.js", "/ui/app.css", "/api/v1/state", "/api/v1/history"};
   for (const char* p : kGetPaths)
     if (path == p) return true;
   return false;
@@ -94,6 +94,67 @@ WebResponse Asset(const WebAsset& a) {
       "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
       "frame-ancestors 'none'");
   r.headers.push_back("X-Content-Type-Options: nosniff");
+  return r;
+}
+
+// The `nodes` parameter of a query ("nodes=a,b,c"), percent-decoded; false with `error` set for a
+// malformed or oversized one. Other parameters are ignored.
+bool NodesParameter(const std::string& query, std::vector<std::string>* nodes, std::string* error) {
+  size_t pos = 0;
+  while (pos <= query.size()) {
+    size_t end = query.find('&', pos);
+    if (end == std::string::npos) end = query.size();
+    const std::string_view param(query.data() + pos, end - pos);
+    pos = end + 1;
+    if (!param.starts_with("nodes=")) continue;
+    std::string name;
+    auto flush = [&]() {
+      if (!name.empty()) nodes->push_back(std::move(name));
+      name.clear();
+    };
+    for (size_t k = 6; k < param.size(); ++k) {
+      const char c = param[k];
+      if (c == ',') {
+        flush();
+      } else if (c == '%') {
+        unsigned v = 0;
+        for (int d = 1; d <= 2; ++d) {
+          const char h = k + d < param.size() ? param[k + d] : '\0';
+          const int x = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+          if (x < 0) {
+            *error = "malformed percent-encoding in nodes=";
+            return false;
+          }
+          v = v * 16 + static_cast<unsigned>(x);
+        }
+        name.push_back(static_cast<char>(v));
+        k += 2;
+      } else {
+        name.push_back(c);
+      }
+    }
+    flush();
+  }
+  if (nodes->size() > ValueHistory::kMaxNodesPerRequest) {
+    *error = "too many nodes: at most " + std::to_string(ValueHistory::kMaxNodesPerRequest) +
+             " per request";
+    return false;
+  }
+  return true;
+}
+
+WebResponse History(const WebRequest& req, const ControllerView& view) {
+  if (view.history == nullptr) return Text(404, "no history is kept");
+  std::vector<std::string> nodes;
+  std::string error;
+  if (!NodesParameter(req.query, &nodes, &error)) return Text(400, error);
+  WebResponse r;
+  r.content_type = "application/json";
+  r.body = view.history->RenderJson(nodes);
+  r.headers.push_back("Cache-Control: no-store");
   return r;
 }
 
@@ -175,8 +236,8 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   if (req.path == "/webhook") return Webhook(req, trigger, webhook_token, alerted);
   if (!IsGetPath(req.path))
     return Text(404,
-                "not found; endpoints: / /api/v1/state /status /healthz /nodes /metrics /rebalance "
-                "/webhook");
+                "not found; endpoints: / /api/v1/state /api/v1/history /status /healthz /nodes "
+                "/metrics /rebalance /webhook");
   if (req.method != "GET" && req.method != "HEAD") {
     WebResponse r = Text(405, "method not allowed; use GET");
     r.headers.push_back("Allow: GET, HEAD");
@@ -184,6 +245,7 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   }
   if (req.path == "/status") return Readiness(view);
   if (req.path == "/healthz") return Liveness(view);
+  if (req.path == "/api/v1/history") return History(req, view);
   if (const WebAsset* a = FindWebAsset(req.path)) return Asset(*a);
   return Rendered(req.path, view);
 }

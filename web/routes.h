@@ -5,6 +5,9 @@
 //   GET  /         the live web page (web/web_assets.h; with /ui/app.js and /ui/app.css),
 //                  which polls /api/v1/state and, with rebalancing, /rebalance
 //   GET  /api/v1/state  the page's data (web/state_json.h)
+//   GET  /api/v1/history?nodes=a,b  the last hour of the named nodes' values and the last hours
+//                  of the cluster, for the page's charts (web/value_history.h); 400 for a
+//                  malformed or oversized nodes= list
 //   GET  /status   200 "ok" when ready (a standby says whose lease it waits for), else 503 and a
 //                  one-line reason (readiness)
 //   GET  /healthz  200 "ok" while the evaluation loop is ticking (liveness)

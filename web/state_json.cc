@@ -150,7 +150,12 @@ void WriteNodeRow(JsonWriter& w, const NodeInfo& n, const Mark& mark, const Node
     w.Null();
   w.StartArray();
   if (known)
-    for (size_t r = 0; r < t->rules.size(); ++r) WriteValue(w, t->Value(k, r));
+    for (size_t r = 0; r < t->rules.size(); ++r) {
+      if (t->Applies(k, r))
+        WriteValue(w, t->Value(k, r));
+      else
+        w.String("n/a");  // another pool's rule: not missing data, which is null
+    }
   w.EndArray();
   w.EndArray();
 }

@@ -1089,6 +1089,17 @@ TEST_F(PoolsTest, EachPoolHasItsOwnThreshold) {
   EXPECT_TRUE(std::isnan(t->Value(0, 1))) << "general-cpu does not apply to node-1";
   EXPECT_TRUE(std::isnan(t->Value(2, 0))) << "gpu-cpu does not apply to node-3";
   EXPECT_EQ(t->Value(2, 1), 60);
+  // Not applying is not missing data: the table tells them apart (the page shows "n/a").
+  EXPECT_FALSE(t->Applies(0, 1));
+  EXPECT_FALSE(t->Applies(2, 0));
+  EXPECT_TRUE(t->Applies(0, 0));
+  EXPECT_TRUE(t->Applies(2, 1));
+  // A node in the pool without a sample is missing data.
+  prom_.SetValues("cpu_pct", {{"node-1", 60}, {"node-3", 60}});
+  Cycle();
+  t = rec_->LastReport().table;
+  EXPECT_TRUE(std::isnan(t->Value(1, 0)));
+  EXPECT_TRUE(t->Applies(1, 0)) << "node-2 is a GPU node without a value";
 }
 
 TEST_F(PoolsTest, ANodeRelabelledOutOfItsPoolLosesTheMark) {

@@ -12,6 +12,7 @@ import threading
 import time
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
 
 from harness import CPU_RULES, Controller, Stack, http, wait_until
 
@@ -69,16 +70,47 @@ def synthetic_state(nodes=10000):
     }
 
 
+def synthetic_history(query, rules=(("cpu", ">", "percent", 80, 60), ("mem", "<", "bytes", 2e8, 3e8))):
+    """/api/v1/history for the nodes a query names: each node's hour rises to its value in the
+    synthetic state; the cluster had evictions in 12 of its 360 minutes."""
+    names = []
+    for part in query.split("&"):
+        if part.startswith("nodes="):
+            names = [unquote(n) for n in part[len("nodes="):].split(",") if n]
+    start = 1795303200 - 59 * 60
+    nodes = {}
+    for name in names:
+        i = int(name.rsplit("-", 1)[1]) if name.rsplit("-", 1)[1].isdigit() else 0
+        cpu = 50 + (i % 500) / 10
+        mem = 1.5e8 + i * 1024
+        nodes[name] = [[None if k < 5 else round(cpu * (0.5 + k / 118), 2) for k in range(60)],
+                       [mem * (1.5 - k / 118) for k in range(60)]]
+    return {
+        "stepSeconds": 60, "start": start,
+        "rules": [{"name": n, "operator": op, "unit": u, "threshold": [t] * 60, "clearThreshold": [c] * 60}
+                  for n, op, u, t, c in rules],
+        "nodes": nodes,
+        "cluster": {"start": 1795303200 - 359 * 60,
+                    "marked": [None] * 60 + [k % 40 for k in range(300)],
+                    "hot": [None] * 60 + [k % 45 for k in range(300)],
+                    "evictions": [None] * 60 + [3 if k % 25 == 0 else 0 for k in range(300)]},
+    }
+
+
 class StaticServer:
-    """Serves the page's files as the controller served them, and a synthetic state."""
+    """Serves the page's files as the controller served them, and a synthetic state. A file may
+    be a function of the query string instead (the history)."""
 
     def __init__(self, files):
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
-                f = files.get(self.path)
+                path, _, query = self.path.partition("?")
+                f = files.get(path)
                 if f is None:
                     self.send_error(404)
                     return
+                if callable(f):
+                    f = ("application/json", json.dumps(f(query)).encode())
                 ctype, body = f
                 self.send_response(200)
                 self.send_header("Content-Type", ctype)
@@ -174,6 +206,31 @@ class WebPageIT(unittest.TestCase):
         self.assertEqual(cells[2].text, "hot")
         self.assertIn("over", cells[4].get_attribute("class"))
         self.assertTrue(cells[3].text.endswith("ago"), cells[3].text)
+        # Its last hour: the history says 95 against 80 for this minute, and the page's sparkline
+        # for the node's cpu draws its newest point above the threshold's line (SVG y grows down).
+        hist = json.loads(c.get("/api/v1/history?nodes=node-00003,node-00004")[1])
+        self.assertEqual([r["name"] for r in hist["rules"]], ["cpu"])
+        self.assertEqual(hist["rules"][0]["threshold"][-1], 80)
+        self.assertEqual(sorted(hist["nodes"]), ["node-00003", "node-00004"])
+        # A chart's precision: within a level (1/254) of the node's hour's range.
+        self.assertAlmostEqual(hist["nodes"]["node-00003"][0][-1], 95, delta=0.5)
+        self.assertAlmostEqual(hist["nodes"]["node-00004"][0][-1], 20, delta=0.5)
+        spark_js = """
+            const svg = document.querySelector('tr[data-node="' + arguments[0] + '"] td.num svg.spark');
+            if (!svg) return null;
+            const ys = (cls) => (svg.querySelector('path.' + cls) || {getAttribute: () => ''})
+                .getAttribute('d').split(/[ML]/).filter(Boolean).map((p) => Number(p.split(' ')[1]));
+            return {line: ys('line'), thr: ys('thr'), clr: ys('clr')};"""
+        line = wait_until(lambda: (lambda sp: sp if sp and sp["line"] and sp["line"][-1] < sp["thr"][-1]
+                                   else None)(self.js(spark_js, "node-00003")), 30,
+                          what="node-00003's sparkline over its threshold")
+        self.assertLess(line["thr"][-1], line["clr"][-1], "the threshold is drawn above the clear threshold")
+        cold = self.js(spark_js, "node-00004")
+        self.assertGreater(cold["line"][-1], cold["clr"][-1], "a cold node's line is under its clear threshold")
+        # The cluster chart: one node marked now.
+        wait_until(lambda: "now 1 marked" in self.driver.find_element(By.ID, "cluster-note").text, 30,
+                   what="the cluster chart's note")
+        self.assertEqual(self.js("return document.querySelectorAll('#cluster-chart path.marked').length;"), 1)
         # The change and its reason.
         wait_until(lambda: "node-00003" in self.driver.find_element(By.ID, "changes").text, 10,
                    what="the mark in the recent changes")
@@ -235,6 +292,7 @@ class WebPageIT(unittest.TestCase):
         state["nodes"][0][0] = "node-" + evil
         state["nodes"][1][1] = evil  # someone else's value under our key
         state["changes"][0]["reason"] = "rule cpu value 91.5 > 80 " + evil
+        state["nodes"][2][4][1] = "n/a"  # mem's nodeSelector leaves node-00002 out
         # An outage that releases the marks, a refused rule file, a standby.
         state.update(ready=False, notReady="every rule's query failed in the last cycle",
                      allQueriesFailed=True, outageSeconds=700, releasing=True, reloadOk=False,
@@ -260,6 +318,7 @@ class WebPageIT(unittest.TestCase):
         files = self.page_files()
         files["/api/v1/state"] = ("application/json", json.dumps(state).encode())
         files["/rebalance"] = ("application/json", json.dumps(rebalance).encode())
+        files["/api/v1/history"] = synthetic_history
         server = StaticServer(files)
         try:
             self.driver.get(server.url + "/")
@@ -288,6 +347,13 @@ class WebPageIT(unittest.TestCase):
             self.assertIn("standby (pod-b leads)", summary)
             self.assertIn("down 700 s", summary)
             self.assertEqual(self.driver.find_element(By.ID, "status").text, "not ready")
+            # Another pool's rule: "n/a", not the dash of missing data.
+            cell = self.driver.find_elements(By.CSS_SELECTOR, 'tr[data-node="node-00002"] td')[5]
+            self.assertEqual((cell.text, cell.get_attribute("class")), ("n/a", "num na"))
+            # The cluster chart draws a bar for each minute with evictions (12 in the history).
+            wait_until(lambda: self.js("return document.querySelectorAll('#cluster-chart rect.evictions').length;") == 12,
+                       10, what="the eviction bars")
+            self.assertIn("36 evicted in 6 h", self.driver.find_element(By.ID, "cluster-note").text)
         finally:
             server.stop()
 
@@ -296,6 +362,7 @@ class WebPageIT(unittest.TestCase):
         files = self.page_files()
         files["/api/v1/state"] = ("application/json", json.dumps(synthetic_state()).encode())
         files["/rebalance"] = ("application/json", b'{"enabled":false}')
+        files["/api/v1/history"] = synthetic_history
         server = StaticServer(files)
         try:
             t0 = time.monotonic()
@@ -306,6 +373,10 @@ class WebPageIT(unittest.TestCase):
             self.assertEqual(self.driver.find_element(By.ID, "count").text, "10000 of 10000 nodes")
             self.assertEqual(len(self.table()), 100, "one page of rows in the DOM")
             refresh_ms = self.js("return window.dsPage.lastRefreshMs;")
+            # A sparkline per row and rule for the page's 100 rows, from one history request.
+            wait_until(lambda: self.js("return document.querySelectorAll('#rows svg.spark').length;") == 200,
+                       20, what="the sparklines of the page's rows")
+            history_ms = self.js("return window.dsPage.lastHistoryMs;")
             # A sort is synchronous: timed inside the page.
             sort_ms = self.js("""
                 const t0 = performance.now();
@@ -327,15 +398,20 @@ class WebPageIT(unittest.TestCase):
             wait_until(lambda: self.js("return window.dsPage.refreshes;") > n, 10, what="a refresh")
             self.assertEqual(self.driver.find_element(By.ID, "count").text, "10 of 10000 nodes")
             refresh2_ms = self.js("return window.dsPage.lastRefreshMs;")
+            # The filtered rows' sparklines follow (the rows changed: a new request).
+            wait_until(lambda: self.js("return document.querySelectorAll('#rows svg.spark').length;") == 20,
+                       10, what="the sparklines of the filtered rows")
             print("10,000 nodes: first load %.2f s (fetch, parse and draw); refresh %.0f ms, again "
-                  "%.0f ms; sort %.0f ms; filter %.0f ms; state JSON %d kB"
-                  % (first, refresh_ms, refresh2_ms, sort_ms, filter_ms,
+                  "%.0f ms; sort %.0f ms; filter %.0f ms; history of 100 rows %.0f ms; state JSON %d kB"
+                  % (first, refresh_ms, refresh2_ms, sort_ms, filter_ms, history_ms,
                      len(files["/api/v1/state"][1]) // 1024), file=sys.stderr)
             # Bounds an order of magnitude above what was measured, so a slow machine passes but
             # a page that draws every row (seconds) does not.
             self.assertLess(refresh_ms, 1500)
             self.assertLess(sort_ms, 1000)
             self.assertLess(filter_ms, 1000)
+            self.assertLess(history_ms, 1500)
+            self.assertEqual(self.js("return window.dsPage.errors;"), 0)
         finally:
             server.stop()
 

@@ -70,7 +70,8 @@
   let filterText = '';
   let show = 'all';
   let filterTimer = 0;
-  const stats = {refreshes: 0, lastUpdateMs: 0, lastRenderMs: 0, maxUpdateMs: 0, errors: 0};
+  const stats = {refreshes: 0, lastUpdateMs: 0, lastRenderMs: 0, maxUpdateMs: 0, errors: 0,
+                 historyLoads: 0, lastHistoryMs: 0};
   window.dsPage = stats;  // read by the browser test
 
   function prepare(state) {
@@ -114,8 +115,9 @@
       const i = Number(sortKey.slice(1));
       // Rows without a value go last whichever way the column is sorted.
       return (a, b) => {
-        const x = a.values.length > i ? a.values[i] : null;
-        const y = b.values.length > i ? b.values[i] : null;
+        // "n/a" (another pool's rule) sorts with the rows without a value.
+        const x = typeof a.values[i] === 'number' ? a.values[i] : null;
+        const y = typeof b.values[i] === 'number' ? b.values[i] : null;
         if (x === null || y === null) return (x === null) - (y === null) || byName(a, b);
         return sortDir * (x - y) || byName(a, b);
       };
@@ -188,8 +190,16 @@
       tr.appendChild(since);
       rules.forEach((rule, i) => {
         const v = r.values.length > i ? r.values[i] : null;
-        const td = el('td', v === null ? '\u2013' : fmtVal(v, rule.unit), 'num ' + valueClass(rule, v));
-        if (v !== null) td.title = String(v);
+        let td;
+        if (v === 'n/a') {  // the rule's nodeSelector leaves this node out: not missing data
+          td = el('td', 'n/a', 'num na');
+          td.title = 'not in this rule\'s pool (its nodeSelector)';
+        } else {
+          td = el('td', v === null ? '\u2013' : fmtVal(v, rule.unit), 'num ' + valueClass(rule, v));
+          if (v !== null) td.title = String(v);
+        }
+        const line = sparkFor(r.name, rule.name);
+        if (line) td.appendChild(line);
         tr.appendChild(td);
       });
       frag.appendChild(tr);
@@ -201,6 +211,169 @@
     $('prev').disabled = page === 0;
     $('next').disabled = page + 1 >= pages;
     stats.lastRenderMs = performance.now() - t0;
+    queueHistory();
+  }
+
+  // History (GET /api/v1/history): the last hour of the rows on this page, and the cluster's
+  // last hours. Asked for the rows shown only (the hour of 10,000 nodes would be megabytes), again
+  // when they change and otherwise every HISTORY_MS: a point is a minute.
+  const HISTORY_MS = 20000;
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  let hist = null;  // the last answer: {start, stepSeconds, rules, nodes, cluster}
+  let histKey = '';
+  let histAt = 0;
+  let histLoading = false;
+  let histTimer = 0;
+
+  function svgEl(tag, attrs, cls) {
+    const e = document.createElementNS(SVG_NS, tag);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (cls) e.setAttribute('class', cls);
+    return e;
+  }
+
+  // A path through the non-null values, lifted at gaps (a minute without a cycle or a value).
+  function pathOf(values, x, y) {
+    let d = '';
+    let pen = false;
+    values.forEach((v, k) => {
+      if (v === null || v === undefined) {
+        pen = false;
+        return;
+      }
+      d += (pen ? 'L' : 'M') + x(k).toFixed(1) + ' ' + y(v).toFixed(1);
+      pen = true;
+    });
+    return d;
+  }
+
+  function lastOf(a) {
+    for (let k = a.length - 1; k >= 0; --k) if (a[k] !== null) return k;
+    return -1;
+  }
+
+  // A node's last hour for one rule: its line, the threshold (red) and the clear threshold
+  // (grey), scaled so that all three show.
+  function spark(values, rule) {
+    const k = lastOf(values);
+    if (k < 0) return null;
+    const nums = values.filter((v) => v !== null);
+    const lines = rule.threshold.concat(rule.clearThreshold).filter((v) => v !== null);
+    let lo = Math.min(...nums, ...lines);
+    let hi = Math.max(...nums, ...lines);
+    if (hi === lo) { hi += 1; lo -= 1; }
+    const W = 60, H = 16, n = values.length;
+    const x = (i) => (i * W) / (n - 1);
+    const y = (v) => H - ((v - lo) / (hi - lo)) * H;
+    const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img'}, 'spark');
+    svg.setAttribute('aria-label', 'last hour of ' + rule.name + ': ' + fmtVal(Math.min(...nums), rule.unit) +
+                     ' to ' + fmtVal(Math.max(...nums), rule.unit));
+    for (const [line, cls] of [[rule.clearThreshold, 'clr'], [rule.threshold, 'thr'], [values, 'line']]) {
+      const d = pathOf(line, x, y);
+      if (d) svg.appendChild(svgEl('path', {d: d}, cls));
+    }
+    svg.appendChild(svgEl('circle', {cx: x(k).toFixed(1), cy: y(values[k]).toFixed(1), r: 1.5}, 'now'));
+    return svg;
+  }
+
+  function sparkFor(node, ruleName) {
+    if (!hist || !(node in hist.nodes)) return null;
+    const i = hist.rules.findIndex((r) => r.name === ruleName);
+    const series = hist.nodes[node];
+    return i < 0 || i >= series.length ? null : spark(series[i], hist.rules[i]);
+  }
+
+  function queueHistory() {
+    clearTimeout(histTimer);
+    histTimer = setTimeout(() => loadHistory(false), 300);
+  }
+
+  async function loadHistory(force) {
+    if (histLoading || document.hidden || !data) return;
+    const start = page * perPage;
+    const names = shown.slice(start, start + perPage).map((r) => r.name);
+    const key = names.join(',');
+    if (!force && key === histKey && Date.now() - histAt < HISTORY_MS) return;
+    histLoading = true;
+    const t0 = performance.now();
+    try {
+      // Under the server's 16 KB request limit: a request per 6,000 characters of names.
+      const chunks = [[]];
+      let len = 0;
+      for (const n of names) {
+        const e = encodeURIComponent(n);
+        if (len + e.length > 6000) { chunks.push([]); len = 0; }
+        chunks[chunks.length - 1].push(e);
+        len += e.length + 1;
+      }
+      let next = null;
+      for (const c of chunks) {
+        const h = await getJson('/api/v1/history?nodes=' + c.join(','));
+        if (next) Object.assign(next.nodes, h.nodes);
+        else next = h;
+      }
+      hist = next;
+      histKey = key;
+      histAt = Date.now();
+      renderTable();
+      renderCluster();
+      stats.lastHistoryMs = performance.now() - t0;  // fetch, parse and draw
+      stats.historyLoads++;
+    } catch (e) {
+      stats.errors++;
+    } finally {
+      histLoading = false;
+    }
+  }
+
+  // The cluster's last hours: nodes marked and hot (the most of each minute) on the left scale,
+  // evictions per minute as bars on the right one.
+  function renderCluster() {
+    const box = $('cluster-chart');
+    const c = hist && hist.cluster;
+    const n = c ? c.marked.length : 0;
+    if (n < 2 || lastOf(c.marked) < 0) {
+      box.replaceChildren(el('p', 'No cycle has run yet.', 'muted'));
+      return;
+    }
+    const W = 720, H = 140, L = 36, R = 36, T = 8, B = 18;
+    const vals = (a) => a.filter((v) => v !== null);
+    const maxN = Math.max(1, ...vals(c.marked), ...vals(c.hot));
+    const maxE = Math.max(1, ...vals(c.evictions));
+    const x = (k) => L + (k * (W - L - R)) / (n - 1);
+    const yN = (v) => T + (1 - v / maxN) * (H - T - B);
+    const yE = (v) => T + (1 - v / maxE) * (H - T - B);
+    const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'marked nodes, hot nodes and evictions, last 6 hours'});
+    svg.appendChild(svgEl('line', {x1: L, x2: W - R, y1: H - B, y2: H - B}, 'axis'));
+    const text = (s, tx, ty, anchor) => {
+      const t = svgEl('text', {x: tx, y: ty, 'text-anchor': anchor});
+      t.textContent = s;
+      svg.appendChild(t);
+    };
+    text(String(maxN), L - 4, T + 10, 'end');
+    text('0', L - 4, H - B, 'end');
+    text(maxE + '/min', W - R + 4, T + 10, 'start');
+    text('-6 h', L, H - 4, 'start');
+    text('-3 h', L + (W - L - R) / 2, H - 4, 'middle');
+    text('now', W - R, H - 4, 'end');
+    c.evictions.forEach((v, k) => {
+      if (!v) return;
+      const bar = svgEl('rect', {x: (x(k) - 1).toFixed(1), y: yE(v).toFixed(1), width: 2,
+                                 height: (H - B - yE(v)).toFixed(1)}, 'evictions');
+      const title = svgEl('title');
+      title.textContent = new Date((c.start + 60 * k) * 1000).toLocaleTimeString() + ': ' + v + ' evicted';
+      bar.appendChild(title);
+      svg.appendChild(bar);
+    });
+    for (const [series, cls] of [[c.hot, 'hot'], [c.marked, 'marked']]) {
+      const d = pathOf(series, x, yN);
+      if (d) svg.appendChild(svgEl('path', {d: d}, cls));
+    }
+    box.replaceChildren(svg);
+    const k = lastOf(c.marked);
+    const evicted = vals(c.evictions).reduce((a, b) => a + b, 0);
+    $('cluster-note').textContent = '\u00b7 now ' + c.marked[k] + ' marked' +
+        (c.hot[k] === null ? '' : ', ' + c.hot[k] + ' hot') + '; ' + evicted + ' evicted in 6 h';
   }
 
   function card(label, value, cls, title) {
@@ -334,6 +507,7 @@
       stats.lastRefreshMs = performance.now() - t0;
       if (s.rebalance) renderRebalance(await getJson('/rebalance'));
       else renderRebalance(null);
+      loadHistory(false);
       stats.refreshes++;
       document.body.dataset.cycle = String(s.cycle);
       setConnection(true, 'updated ' + new Date().toLocaleTimeString());
