@@ -127,13 +127,15 @@ def field(line, key):
 
 def short(line):
     """A change as one short line: "node-00002: cpu 91.5 % > 80 %" for a mark or its removal,
-    "demo/web-1 from node-00002 to node-00004" for an eviction; the full line is in the change log."""
-    node, reason = field(line, "node"), field(line, "reason")
+    "demo/web-1 from node-00002 to node-00004" for an eviction, "demo/web-1 back on node-00002" for
+    a bounce-back; the full line is in the change log."""
+    pod, node, reason, to = field(line, "pod"), field(line, "node"), field(line, "reason"), field(line, "destination")
+    if pod and node and to:
+        return "%s from %s to %s" % (pod, node, to)
+    if pod and node:
+        return "%s back on %s" % (pod, node)
     if node and reason:
         return "%s: %s" % (node, re.sub(r"\brule (\S+) value ", r"\1 ", reason))
-    m = re.search(r"evicted (\S+) from (\S+) .*its replacement fits on (\S+)", line)
-    if m:
-        return "%s from %s to %s" % m.groups()
     return line
 
 
