@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "rebalance/evictable.h"
+#include "rebalance/eviction_text.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_usage.h"
 
@@ -138,8 +139,8 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
     }
     if (!page.ok()) {
       if (throttle_.ShouldLog("list-pods", clock_->Now()))
-        LOG(WARNING) << "rebalance: listing the pods of " << node
-                     << " failed, nothing is evicted this cycle: " << page.status().ToString();
+        LOG(WARNING) << "rebalance: listing a node's pods failed, nothing is evicted this cycle"
+                     << Fields("node", node, "err", page.status());
       return std::nullopt;
     }
     const bool relieved = std::find(relieve.begin(), relieve.end(), node) != relieve.end();
@@ -161,8 +162,8 @@ std::optional<Rebalancer::Cluster> Rebalancer::ListNodes(const std::vector<std::
         ++counters_.list_errors;
       }
       if (throttle_.ShouldLog("get-node", clock_->Now()))
-        LOG(WARNING) << "rebalance: reading node " << node
-                     << " failed, nothing is evicted this cycle: " << whole.status().ToString();
+        LOG(WARNING) << "rebalance: reading a node failed, nothing is evicted this cycle"
+                     << Fields("node", node, "err", whole.status());
       return std::nullopt;
     }
     req.listed_wall = now;
@@ -227,9 +228,10 @@ void Rebalancer::LookUpGroups(const PodInfo& pod, Cluster* c, Placement* placeme
       if (listed) {
         found.emplace(t.Id(), std::move(members));
       } else if (throttle_.ShouldLog("group/" + t.Id(), clock_->Now())) {
-        LOG(WARNING) << "rebalance: the pods counted by a " << t.topology_key << " term of "
-                     << pod.Key() << " (" << t.selector.text()
-                     << ") could not all be listed with their nodes; it is not evicted this cycle";
+        LOG(WARNING) << "rebalance: the pods a term counts could not all be listed with their "
+                        "nodes; the pod is not evicted this cycle"
+                     << Fields("pod", pod.Key(), "topology_key", t.topology_key, "selector",
+                               t.selector.text());
       }
     }
   placement->AddGroups(std::move(found));
@@ -259,10 +261,9 @@ void Rebalancer::RefreshGuards(const std::string& ns, double now, Cluster* c,
       guards_.erase(ns);
       c->guards_failed.insert(ns);
       if (throttle_.ShouldLog("guards", clock_->Now()))
-        LOG(WARNING) << "rebalance: listing the pods of namespace " << ns
-                     << " for zone-wide anti-affinity failed; its pods are not evicted this "
-                        "cycle: "
-                     << page.status().ToString();
+        LOG(WARNING) << "rebalance: listing a namespace's pods for zone-wide anti-affinity "
+                        "failed; its pods are not evicted this cycle"
+                     << Fields("namespace", ns, "err", page.status());
       return;
     }
     for (const PodInfo& p : page->items)
@@ -309,8 +310,8 @@ std::map<std::string, double> Rebalancer::PodUsage(Rule::Resource resource,
       ++counters_.usage_errors;
     }
     if (throttle_.ShouldLog("pod-usage", clock_->Now()))
-      LOG(WARNING) << "rebalance: the pod usage query failed, nothing is evicted: "
-                   << res.status().ToString();
+      LOG(WARNING) << "rebalance: the pod usage query failed, nothing is evicted"
+                   << Fields("err", res.status());
     return {};
   }
   return {sink.usage().begin(), sink.usage().end()};
@@ -369,14 +370,11 @@ void Rebalancer::FollowReplacements(double now) {
         budget_.Replaced(p.Workload());
         if (!e->drain) effect_.OnPodBound(p.Workload(), p.node, now);
         if (p.node == e->node) {
-          LOG(WARNING) << "rebalance: " << p.Key() << " replaces a pod evicted from " << p.node
-                       << " and was scheduled right back onto it (a bounce-back)"
-                       << (cfg_.bounce_back_pause_seconds > 0
-                               ? "; " + p.Workload() + " is not evicted again for " +
-                                     std::to_string(
-                                         static_cast<long>(cfg_.bounce_back_pause_seconds)) +
-                                     " s (rebalance.bounceBackPause)"
-                               : std::string());
+          LOG(WARNING) << "rebalance: a replacement was scheduled right back onto the node its "
+                          "pod was evicted from (a bounce-back); rebalance.bounceBackPause "
+                          "keeps its workload from eviction for paused_s"
+                       << Fields("pod", p.Key(), "node", p.node, "workload", p.Workload(),
+                                 "paused_s", cfg_.bounce_back_pause_seconds);
           if (cfg_.bounce_back_pause_seconds > 0)
             paused_[p.Workload()] = now + cfg_.bounce_back_pause_seconds;
         }
@@ -405,9 +403,10 @@ void Rebalancer::TrackInFlight(double now) {
       // Still there after any sensible grace period (stuck on an unreachable node, or the
       // eviction never happened): it holds the mark no longer, and is not looked up again.
       if (now - f->second.since_wall >= kInFlightLimitSeconds) {
-        LOG(WARNING) << "rebalance: pod " << f->second.ns << "/" << f->second.name
-                     << " evicted from " << it->first << " " << kInFlightLimitSeconds
-                     << " s ago may still be there; it no longer holds the node's mark";
+        LOG(WARNING) << "rebalance: a pod evicted long ago may still be there; it no longer "
+                        "holds the node's mark"
+                     << Fields("pod", f->second.ns + "/" + f->second.name, "node", it->first,
+                               "evicted_s_ago", kInFlightLimitSeconds);
         f = s.in_flight.erase(f);
         continue;
       }
@@ -423,8 +422,8 @@ void Rebalancer::TrackInFlight(double now) {
         // each waiting out its own timeout now.
         if (throttle_.ShouldLog("in-flight", clock_->Now()))
           LOG(WARNING) << "rebalance: looking up the evicted pods failed; they hold their nodes' "
-                          "marks until the next cycle: "
-                       << page.status().ToString();
+                          "marks until the next cycle"
+                       << Fields("err", page.status());
         return;
       }
       // The same pod: a StatefulSet's replacement has its name, and may be back on this node.
@@ -621,8 +620,9 @@ std::vector<const PodInfo*> Rebalancer::Evictable(std::vector<PodInfo>* pods, co
       Count(&RebalanceCounters::skips, "constraint");
       ++sk.constraint;
       if (throttle_.ShouldLog("constraint/" + p.Workload(), clock_->Now()))
-        LOG(INFO) << "rebalance: " << p.Key() << " is not evicted: where its replacement may run "
-                  << "depends on " << p.unjudged.front() << ", which the fit check does not judge";
+        LOG(INFO) << "rebalance: not evicted: where its replacement may run depends on a "
+                     "constraint the fit check does not judge"
+                  << Fields("pod", p.Key(), "constraint", p.unjudged.front());
       continue;
     }
     if (auto pause = paused_.find(p.Workload()); pause != paused_.end() && now < pause->second) {
@@ -666,10 +666,10 @@ void Rebalancer::AdviseSteering(const PodInfo& pod, const NodeInfo& node, const 
   const std::string who = (pod.Workload().empty() ? pod.Key() : pod.Workload()) + "=" + value;
   if (!advised_.emplace(who, now).second) return;
   const std::string advice = SteeringAdvice(mark_.key, value, avoid.taint);
-  LOG(WARNING) << "rebalance: " << pod.Key() << " on node " << node.name << " ("
-               << (value.empty() ? "our taint" : mark_.key + "=" + value)
-               << ") is not evicted: nothing keeps its replacement off the node (would_return); "
-               << advice;
+  LOG(WARNING) << "rebalance: not evicted: nothing keeps its replacement off the marked node "
+                  "(would_return)"
+               << Fields("pod", pod.Key(), "node", node.name, "mark",
+                         value.empty() ? "our taint" : mark_.key + "=" + value, "advice", advice);
   if (cfg_.dry_run) return;  // a dry run plans and reports: it writes nothing, Events included
   WarnOnPod(pod, node.name, "RebalanceWouldReturn", "Skip",
             "Not evicted from node " + node.name +
@@ -754,19 +754,19 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
       if (rec->rule != kUnderusedRule)
         effect_.OnEviction(name, pod.Workload(), rec->at_wall, pod.Key(), pod.owner_api_version);
       Announce(*rec, io);
-      LOG(INFO) << "rebalance: evicted " << rec->pod << " from " << name << " (" << Why(*rec)
-                << UsageNote(*rec) << "); its replacement fits on " << rec->to;
+      LOG(INFO) << "rebalance: evicted a pod; its replacement fits on the destination"
+                << EvictionLogFields(*rec, rec->rule == kUnderusedRule);
       return true;
     case EvictionResult::Kind::kMultipleBudgets:
       if (multiple_budgets_logged_.size() > 10000) multiple_budgets_logged_.clear();
       if (multiple_budgets_logged_.insert(pod.Key()).second)
-        LOG(WARNING) << "rebalance: " << rec->pod
-                     << " is selected by more than one PodDisruptionBudget; the API server "
-                        "refuses to evict it: "
-                     << res.status.ToString();
+        LOG(WARNING) << "rebalance: the pod is selected by more than one PodDisruptionBudget; "
+                        "the API server refuses to evict it"
+                     << Fields("pod", rec->pod, "err", res.status);
       return false;
     case EvictionResult::Kind::kBlockedByBudget:
-      VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of " << rec->pod;
+      VLOG(1) << "rebalance: a PodDisruptionBudget allows no disruption of the pod"
+              << Fields("v", 1, "pod", rec->pod);
       return false;
     case EvictionResult::Kind::kGone:
       return false;
@@ -786,8 +786,8 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
     if (res.AuthorizationDenied()) {
       Forbidden(pod, *rec, res.status, io);
     } else if (throttle_.ShouldLog("evict-refused-" + std::to_string(http), clock_->Now())) {
-      LOG(WARNING) << "rebalance: the API server refused to evict " << rec->pod << ": "
-                   << res.status.ToString();
+      LOG(WARNING) << "rebalance: the API server refused an eviction"
+                   << Fields("pod", rec->pod, "code", http, "err", res.status);
     }
     return false;
   }
@@ -799,7 +799,8 @@ bool Rebalancer::Answered(const PodInfo& pod, const EvictionResult& res, Evictio
   Charge(pod, name, rec->at_wall);
   ExpectReplacement(pod, rec->to);
   if (throttle_.ShouldLog("evict-error", clock_->Now()))
-    LOG(WARNING) << "rebalance: evicting " << rec->pod << " failed: " << res.status.ToString();
+    LOG(WARNING) << "rebalance: evicting a pod failed"
+                 << Fields("pod", rec->pod, "err", res.status);
   return true;
 }
 
@@ -815,8 +816,8 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWr
     budget_.Record(pod);
     ExpectReplacement(pod, rec.to);
     rec.result = "dry_run";
-    LOG(INFO) << "rebalance (dry run): would evict " << rec.pod << " from " << name << " ("
-              << Why(rec) << UsageNote(rec) << "); its replacement fits on " << rec.to;
+    LOG(INFO) << "rebalance (dry run): would evict a pod; its replacement fits on the destination"
+              << EvictionLogFields(rec, rec.rule == kUnderusedRule);
   } else {
     const Gate& gate = io.hooks.gate;
     if (gate && !gate()) return false;  // not the leader of this term any more, or stopping
@@ -833,26 +834,6 @@ bool Rebalancer::EvictOne(const PodInfo& pod, EvictionRecord rec, const ReliefWr
   Count(&RebalanceCounters::evictions, rec.result);
   Remember(std::move(rec));
   return true;
-}
-
-std::string Rebalancer::UsageNote(const EvictionRecord& r) {
-  if (r.rule == kUnderusedRule) return "";  // a drain moves every pod, whatever it uses
-  std::ostringstream note;
-  note.precision(4);
-  note << "; the pod uses " << r.usage << " %";
-  return note.str();
-}
-
-std::string Rebalancer::Why(const EvictionRecord& r) {
-  std::ostringstream why;
-  why.precision(4);
-  if (r.rule == kUnderusedRule)
-    why << "the node has stayed underused, at " << r.load << " % of allocatable, below " << r.goal
-        << " %";
-  else
-    why << "rule " << r.rule << " at " << r.load << " % is over its clear threshold " << r.goal
-        << " %";
-  return why.str();
 }
 
 std::vector<std::string> Rebalancer::HotOrder(std::map<std::string, Hot>* relieve) {
@@ -1002,7 +983,7 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   if (!set && FindLabel(c.by_name.at(node)->node->annotations, kLastDrainAnnotation) != nullptr)
     edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
   if (cfg_.dry_run) {
-    LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on " << node;
+    LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << Fields("node", node);
     return;
   }
   NodeWrite w{node, edit, set ? "below every bound of rebalance.underused" : "no longer underused"};
@@ -1015,8 +996,8 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
   }
   if (!written) {
     if (throttle_.ShouldLog("underused-" + node, clock_->Now()))
-      LOG(WARNING) << "rebalance: could not " << DescribeNodeEdit(edit) << " on " << node << ": "
-                   << res.status.ToString();
+      LOG(WARNING) << "rebalance: could not " << DescribeNodeEdit(edit)
+                   << Fields("node", node, "err", res.status);
     return;
   }
   const ReliefInput* r = c.by_name.at(node);
@@ -1036,7 +1017,8 @@ void Rebalancer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& n
         << "the node can be removed";
   else if (!c.eligible.at(node))
     msg << "; no longer a node to drain (hot, cordoned, tainted, or rebalance.nodeSelector)";
-  LOG(INFO) << "rebalance: node " << node << ": " << msg.str();
+  LOG(INFO) << (set ? "rebalance: marked underused" : "rebalance: unmarked underused")
+            << Fields("node", node, "reason", msg.str());
   EventInfo e;
   e.kind = "Node";
   e.name = node;
@@ -1061,15 +1043,15 @@ void Rebalancer::ForgetDrains(const std::vector<ReliefInput>& nodes, double now,
     NodeEdit edit;
     edit.annotation = {NodeEdit::Op::kRemove, kLastDrainAnnotation, ""};
     if (cfg_.dry_run) {
-      LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit) << " on "
-                << r.node->name;
+      LOG(INFO) << "rebalance (dry run): would " << DescribeNodeEdit(edit)
+                << Fields("node", r.node->name);
       continue;
     }
     const EditOutcome res = io.writer->WriteEdit(
         NodeWrite{r.node->name, edit, "its underused mark is gone", true}, io.hooks, io.stop);
     if (res.end != WriteEnd::kWritten && throttle_.ShouldLog("forget-drain", clock_->Now()))
-      LOG(WARNING) << "rebalance: could not remove the drain record of " << r.node->name << ": "
-                   << res.status.ToString();
+      LOG(WARNING) << "rebalance: could not remove a drain record"
+                   << Fields("node", r.node->name, "err", res.status);
   }
 }
 
@@ -1260,8 +1242,7 @@ void Rebalancer::Forbidden(const PodInfo& pod, const EvictionRecord& rec, const 
       "(deploy/overlays/rebalance)";
   problem_at_ = rec.at_wall;
   if (!throttle_.ShouldLog("evict-forbidden", clock_->Now())) return;
-  LOG(ERROR) << "rebalance: the API server forbids evicting " << rec.pod << ": " << st.ToString()
-             << "; " << problem_;
+  LOG(ERROR) << "rebalance: " << problem_ << Fields("pod", rec.pod, "err", st);
   WarnOnPod(pod, rec.node, "RebalanceEvictionForbidden", "Evict",
             "Not evicted from node " + rec.node + ": " + problem_, rec.at_wall, io);
 }
@@ -1279,7 +1260,11 @@ void Rebalancer::AnnounceOutcomes(const ReliefWrites& io) {
           << static_cast<long>(cfg_.effect_window_seconds) << " s)";
     msg << (o.replacement_node.empty() ? "; no replacement seen"
                                        : "; replacement on " + o.replacement_node);
-    LOG(INFO) << "rebalance: outcome: " << msg.str();
+    LogFields f = Fields("pod", o.pod, "node", o.node, "replacement_node", o.replacement_node);
+    if (relieved) f.Add("relieved_after_s", o.relieved_after);
+    LOG(INFO) << (relieved ? "rebalance: outcome: node relieved"
+                           : "rebalance: outcome: node not relieved within effectWindow")
+              << f;
     // On the pod's owner: the pod is gone, and its workload is what the outcome is about.
     const size_t a = o.workload.find('/'), b = o.workload.find('/', a + 1);
     if (o.workload.empty() || a == std::string::npos || b == std::string::npos) continue;
@@ -1319,13 +1304,14 @@ void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {
   std::ostringstream pm, nm;
   pm.precision(4);
   nm.precision(4);
+  const std::string why = EvictionReason(r, drain);
   if (drain) {
-    pm << "Evicted to drain node " << r.node << " (" << Why(r) << ")";
-    nm << "Evicted " << r.pod << " to drain the node: " << Why(r);
+    pm << "Evicted to drain node " << r.node << " (" << why << ")";
+    nm << "Evicted " << r.pod << " to drain the node: " << why;
   } else {
-    pm << "Evicted to relieve node " << r.node << " (" << Why(r) << "; this pod used " << r.usage
+    pm << "Evicted to relieve node " << r.node << " (" << why << "; this pod used " << r.usage
        << " % of it)";
-    nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << Why(r);
+    nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << why;
   }
   pm << "; its replacement should fit on " << r.to;
   pod.message = pm.str();
@@ -1348,8 +1334,8 @@ void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {
       ++counters_.event_errors;
     }
     if (throttle_.ShouldLog("event", clock_->Now()))
-      LOG(WARNING) << "rebalance: the event for " << e->kind << " " << e->name
-                   << " could not be written: " << st.ToString();
+      LOG(WARNING) << "rebalance: an event could not be written"
+                   << Fields(e == &node ? "node" : "pod", e == &node ? r.node : r.pod, "err", st);
   }
 }
 

@@ -280,10 +280,6 @@ class Rebalancer {
                  const ReliefWrites& io);
   // An eviction that happened, or may have: charged to every limit, holding the node's mark.
   void Charge(const PodInfo& pod, const std::string& node, double now);
-  // Why the pod of `r` is evicted, for logs and Events.
-  static std::string Why(const EvictionRecord& r);
-  // "; the pod uses N %" for a relief, "" for a drain.
-  static std::string UsageNote(const EvictionRecord& r);
 
   // The pods of the nodes to relieve, one LIST per node, and the requests and labels of the
   // candidate destinations (one LIST and one GET each, again once older than

@@ -127,13 +127,15 @@ def field(line, key):
 
 def short(line):
     """A change as one short line: "node-00002: cpu 91.5 % > 80 %" for a mark or its removal,
-    "demo/web-1 from node-00002 to node-00004" for an eviction; the full line is in the change log."""
-    node, reason = field(line, "node"), field(line, "reason")
+    "demo/web-1 from node-00002 to node-00004" for an eviction, "demo/web-1 back on node-00002" for
+    a bounce-back; the full line is in the change log."""
+    pod, node, reason, to = field(line, "pod"), field(line, "node"), field(line, "reason"), field(line, "destination")
+    if pod and node and to:
+        return "%s from %s to %s" % (pod, node, to)
+    if pod and node:
+        return "%s back on %s" % (pod, node)
     if node and reason:
         return "%s: %s" % (node, re.sub(r"\brule (\S+) value ", r"\1 ", reason))
-    m = re.search(r"evicted (\S+) from (\S+) .*its replacement fits on (\S+)", line)
-    if m:
-        return "%s from %s to %s" % m.groups()
     return line
 
 
@@ -230,6 +232,9 @@ rebalance:
 AFFINITY = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
     {"weight": 100, "preference": {"matchExpressions": [
         {"key": "status", "operator": "NotIn", "values": ["presure"]}]}}]}}
+WEB_LABELS = {"app": "web"}
+WEB_CONTAINERS = [{"name": "app", "image": "registry.k8s.io/pause:3.9",
+                   "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]
 
 
 def rebalance_demo(duration, stop):
@@ -239,7 +244,7 @@ def rebalance_demo(duration, stop):
     from pod_load import KubeAdmin, LoadGenerator, running
     print("starting Prometheus, pushgateway and the Kubernetes API simulator (with pods) ...", flush=True)
     stack = Stack(nodes=5, control_plane=1, sim_args=["-pod_grace_seconds", "1", "-pod_start_seconds", "1"])
-    controller = load = None
+    controller = load = scenario = show_changes = None
     live = Live()
     try:
         stack.start()
@@ -255,14 +260,15 @@ def rebalance_demo(duration, stop):
                          "resources": {"requests": {"cpu": "3", "memory": "128Mi"}}}]}})
         stack.sim_admin("POST", "/sim/workloads", {
             "namespace": "demo", "name": "web", "replicas": 4,
-            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
-                "affinity": AFFINITY,
-                "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9",
-                                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}})
+            "template": {"metadata": {"labels": WEB_LABELS}, "spec": {
+                "affinity": AFFINITY, "containers": WEB_CONTAINERS}}})
         load = LoadGenerator(stack)
         load.set("demo", "web", 0.85)  # 4 x 0.85 cores of 3.92: 87 % of the node they share
         load.start()
         wait_until(lambda: len(stack.query("it_pod_cpu > 0")) == 4, 30, what="the pods' usage in Prometheus")
+        # Where the seed's loop starts from: the side by side at the end replays the demo's
+        # evictions from here, without the mark.
+        scenario = [p for p in api.get("/api/v1/pods")["items"] if p["spec"].get("nodeName")]
         controller = Controller(stack, REBALANCE_RULES, interval=2, name="dynamic-scheduler")
         live.note("  dynamic-scheduler %s  (/nodes /rebalance /metrics)" % controller.url)
         live.note("  web page    %s/  (open it in a browser: marks, evictions and the effect, live)\n"
@@ -271,24 +277,25 @@ def rebalance_demo(duration, stop):
                   "requests)\nrule: cpu > 80% (clears <= 60%); rebalance after 4 s marked, one eviction per "
                   "4 s, mark held 10 s after the last")
         t0 = time.monotonic()
-        seen = 0
+        seen = [0]
         last_view = 0
         peaked = False
+
+        def show_changes():
+            lines = changes(controller.proc.output())
+            for l in lines[seen[0]:]:
+                # ('set status=presure {node="node-00002" ...}': "remove" is the other verb.)
+                kind = ("EVICTED   " if "rebalance: evicted" in l else "BOUNCE    " if "bounce-back" in l
+                        else "MARKED    " if "set status=presure" in l else "UNMARKED  ")
+                live.change("%s %s" % (kind, short(l)), l)
+            seen[0] = len(lines)
         while not stop["now"] and (duration <= 0 or time.monotonic() - t0 < duration):
             if not peaked and time.monotonic() - t0 >= 40:
                 # A traffic peak doubles every web pod's usage: a node left with two of them runs hot.
                 peaked = True
                 load.set("demo", "web", 1.7)
                 live.change("TRAFFIC PEAK: every web pod now uses 1.7 cores")
-            lines = [l.split("] ", 1)[-1] for l in controller.proc.output().splitlines()
-                     if "set status=presure" in l or "remove status (if still presure)" in l or "rebalance: evicted" in l
-                     or "bounce-back" in l]
-            for l in lines[seen:]:
-                # ('set status=presure {node="node-00002" ...}': "remove" is the other verb.)
-                kind = ("EVICTED   " if "evicted" in l else "BOUNCE    " if "bounce-back" in l
-                        else "MARKED    " if "set status=presure" in l else "UNMARKED  ")
-                live.change("%s %s" % (kind, short(l)), l)
-            seen = len(lines)
+            show_changes()
             if live.tty or time.monotonic() - last_view >= 5:
                 last_view = time.monotonic()
                 pods = [p for p in api.get("/api/v1/namespaces/demo/pods?labelSelector=app%3Dweb")["items"]
@@ -316,10 +323,62 @@ def rebalance_demo(duration, stop):
                           f.get("evictions", 0), f.get("replacements", 0), f.get("bounceBacks", 0),
                           f.get("evictionRate", 0), f.get("effectiveness", 0), f.get("episodesJudged", 0)))
             controller.stop()
+            if show_changes and scenario is not None:
+                show_changes()  # the last ones, so every eviction counted below was shown
+                side_by_side(stack, scenario, changes(controller.proc.output()))
         if load:
             load.stop()
         stack.stop()
         print("stopped; no process left behind.")
+
+
+def changes(output):
+    """The controller's log lines (their messages) that the demo shows: marks, their removal,
+    evictions and bounce-backs."""
+    return [l.split("] ", 1)[-1] for l in output.splitlines()
+            if "set status=presure" in l or "remove status (if still presure)" in l or "rebalance: evicted" in l
+            or "bounce-back" in l]
+
+
+def side_by_side(stack, scenario, lines):
+    """The seed's loop next to ours. With the mark: the demo's evictions and how many replacements
+    the controller saw land back on the node they left (its bounce-backs). Without it: the same
+    evictions, from the same nodes in the same order, replayed from the scenario as it was before
+    the first one, each replacement placed by the simulator's scheduler model (POST /sim/schedule,
+    the model that bound the demo's own pods) with the replayed pods as the bound ones and without
+    the affinity term. Replayed, not simulated: the effect simulation (bench/effect) models a
+    1,000-node week with its own workload generator, and fitting it to 5 nodes and 4 pods would
+    measure the fit, not this scenario; the replay uses this scenario's nodes, pods and requests
+    and the scheduler's own scoring, for a few HTTP calls."""
+    evicted = [(field(l, "pod"), field(l, "node")) for l in lines if "rebalance: evicted" in l]
+    bounced = sum(1 for l in lines if "bounce-back" in l)
+    bound = [dict(p) for p in scenario]
+    replayed = back = 0
+    for i, (pod, node) in enumerate(evicted):
+        ns, name = pod.split("/", 1)
+        # The replay's own replacements have other names: one of the workload's pods on that node.
+        mates = [p for p in bound if p["metadata"].get("namespace") == ns and p["spec"]["nodeName"] == node
+                 and WEB_LABELS.items() <= p["metadata"].get("labels", {}).items()
+                 and not p["metadata"].get("deletionTimestamp")]
+        mates.sort(key=lambda p: p["metadata"]["name"] != name)
+        if not mates:
+            continue  # without the mark the pods never left for this node: nothing to evict there
+        # The evicted pod still holds its requests while it terminates, as in the demo.
+        victim = mates[0]
+        victim["metadata"] = dict(victim["metadata"], deletionTimestamp="1970-01-01T00:00:00Z")
+        replacement = {"metadata": {"name": "replay-%d" % i, "namespace": ns, "labels": WEB_LABELS},
+                       "spec": {"containers": WEB_CONTAINERS}}
+        to = stack.sim_admin("POST", "/sim/schedule", {"pod": replacement, "bound": bound})["node"]
+        bound.remove(victim)
+        replayed += 1
+        if to:
+            replacement["spec"]["nodeName"] = to
+            bound.append(replacement)
+            back += to == node
+    print("side by side (replacements back on the node they left):")
+    print("  with the mark     %d evictions, %d back" % (len(evicted), bounced))
+    print("  without the mark  %d evictions, %d back  (the seed's loop, replayed" % (replayed, back))
+    print("                    through the simulator's scheduler model)")
 
 
 if __name__ == "__main__":

@@ -83,6 +83,21 @@ class DemoIT(unittest.TestCase):
         self.assertLess(marked.start(), out.index("EVICTED"), out[-3000:])
         self.assertNotIn("BOUNCE", out)
         self.assertRegex(out, r"effect: [1-9]\d* evictions, \d+ replacements, 0 bounce-backs")
+        # The seed's loop side by side, measured: every eviction shown is counted, none came back
+        # with the mark, and the same evictions replayed without it through the scheduler model
+        # all go back (the other workers are full by requests, so the scheduler picks the hot node).
+        evicted = len(re.findall(r"^\S+ +EVICTED ", out, re.M))
+        self.assertGreater(evicted, 0, out[-3000:])
+        with_mark = re.search(r"^  with the mark +(\d+) evictions, (\d+) back$", out, re.M)
+        without = re.search(r"^  without the mark +(\d+) evictions, (\d+) back ", out, re.M)
+        self.assertIsNotNone(with_mark, out[-3000:])
+        self.assertIsNotNone(without, out[-3000:])
+        self.assertEqual(int(with_mark.group(1)), evicted)
+        self.assertEqual(int(with_mark.group(2)), len(re.findall(r"^\S+ +BOUNCE ", out, re.M)))
+        self.assertEqual((int(without.group(1)), int(without.group(2))), (evicted, evicted))
+        side = out[out.index("side by side"):out.index("stopped;")]
+        for line in side.splitlines():
+            self.assertLessEqual(len(line), 72, line)
         self.assertIn("no process left behind", out)
         self.assertRegex(out, r"web page +http://127\.0\.0\.1:\d+/ ")
 

@@ -28,6 +28,7 @@ import unittest
 
 from harness import Controller, Stack, kustomize, removes_mark, touched, wait_until
 from pod_load import KubeAdmin, LoadGenerator, running
+from test_logs import json_lines
 
 HOT = "node-00002"
 OTHERS = ["node-00003", "node-00004", "node-00005"]
@@ -421,6 +422,34 @@ class RebalanceIT(unittest.TestCase):
         self.assertEqual(rb["figures"]["bounceBacks"], 1)
         self.assertEqual([p["workload"] for p in rb["paused"]], ["%s/ReplicaSet/hot" % self.ns], rb["paused"])
         self.assertEqual(metric(c, "dynamic_scheduler_evictions_total", result="evicted"), 1)
+
+    def test_rebalancer_logs_pod_and_node_as_fields(self):
+        """-log_format=json at -v=4 through an eviction and its bounce-back: the rebalancer's lines
+        carry the pod (namespace/name), the nodes and the numbers as fields, and their message is
+        constant, with no pod or node name in it."""
+        before = self.setup_hot(affinity=False)
+        c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 3, nodeCooldown: 2s, perWorkload: 5}",
+                       windows="  requireSteering: false\n  bounceBackPause: 1h\n",
+                       args=["-log_format=json", "-v=4"])
+        wait_until(lambda: "bounce-back" in c.proc.output(), 40, what="a bounce-back logged")
+        c.stop()
+        lines = json_lines(c.proc.output())
+        ours = [o for o in lines if o["msg"].startswith("rebalance")]
+        evicted = [o for o in ours if o["msg"].startswith("rebalance: evicted")]
+        self.assertEqual(len(evicted), 1, ours)
+        e = evicted[0]
+        self.assertEqual(e["pod"], self.evicted()[0]["name"])
+        self.assertEqual((e["node"], e["rule"]), (HOT, "cpu"))
+        self.assertIn(e["destination"], OTHERS)
+        self.assertAlmostEqual(e["usage_percent"], POD_PERCENT, delta=0.1)
+        self.assertIn("is over its clear threshold 60 %", e["reason"])
+        bounced = [o for o in ours if "bounce-back" in o["msg"]]
+        self.assertEqual(len(bounced), 1, ours)
+        self.assertEqual(bounced[0]["node"], HOT)
+        self.assertEqual(bounced[0]["pod"], "%s/%s" % (self.ns, list(self.replacements(before))[0]))
+        self.assertEqual(bounced[0]["paused_s"], 3600)
+        for o in ours:
+            self.assertNotRegex(o["msg"], r"node-\d|%s/|hot-" % self.ns, o)
 
     def relieved(self, c, before):
         """Waits until the controller evicted from HOT and every replacement ran elsewhere."""

@@ -297,6 +297,26 @@ class SimPodsIT(unittest.TestCase):
         self.assertIn("Insufficient cpu", msg[0])
         self.stack.sim_admin("DELETE", "/sim/workloads/pref/huge")
 
+    def test_schedule_what_if_with_the_pods_given(self):
+        """POST /sim/schedule {"pod", "bound"}: the verdict as if the bound pods given were the
+        pods on the nodes (the demo replays its evictions with it)."""
+        workers = ["node-0000%d" % i for i in range(2, 6)]
+
+        def on(node, cpu):
+            return {"metadata": {"namespace": "x", "name": "p-" + node}, "spec": dict(
+                template({"app": "w"}, cpu=cpu)["spec"], nodeName=node)}
+        tmpl = template({"app": "what-if"})
+        # Every worker but one full by requests: that one, whatever the simulator holds.
+        for free in (workers[0], workers[-1]):
+            bound = [on(n, "3") for n in workers if n != free] + [on(free, "100m")]
+            self.assertEqual(self.stack.sim_admin("POST", "/sim/schedule", {"pod": tmpl, "bound": bound})["node"],
+                             free)
+        # Unbound pods in the list hold nothing.
+        unbound = [{"metadata": {"name": "u"}, "spec": template({}, cpu="3")["spec"]}]
+        verdict = self.stack.sim_admin("POST", "/sim/schedule", {"pod": tmpl, "bound": unbound})
+        self.assertEqual(verdict["node"], self.stack.sim_admin("POST", "/sim/schedule",
+                                                               {"pod": tmpl, "bound": []})["node"])
+
     # --- watch ---
     def test_watch_events(self):
         w = kubernetes.watch.Watch()

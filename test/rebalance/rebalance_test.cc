@@ -9,6 +9,7 @@
 #include "rebalance/effect.h"
 #include "rebalance/evictable.h"
 #include "rebalance/eviction_budget.h"
+#include "rebalance/eviction_text.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
 #include "rebalance/pod_usage.h"
@@ -360,6 +361,28 @@ TEST(Placement, FitsSomewhereReservesNothing) {
 }
 
 // Steer or skip: a pod is evicted only when something keeps its replacement off the mark.
+TEST(EvictionText, ThePodTheNodesAndTheNumbersAreFields) {
+  EvictionRecord r;
+  r.pod = "shop/web-1";
+  r.node = "node-2";
+  r.to = "node-4";
+  r.rule = "cpu";
+  r.load = 86.734;
+  r.goal = 60;
+  r.usage = 21.68;
+  EXPECT_EQ(EvictionReason(r, false), "rule cpu at 86.73 % is over its clear threshold 60 %");
+  EXPECT_EQ(EvictionLogFields(r, false).Encoded(),
+            " {pod=\"shop/web-1\" node=\"node-2\" destination=\"node-4\" rule=\"cpu\" "
+            "reason=\"rule cpu at 86.73 % is over its clear threshold 60 %\" usage_percent=21.68}");
+  // A drain moves every pod, whatever it uses: no share.
+  r.rule = "underused";
+  r.load = 8;
+  r.goal = 20;
+  EXPECT_EQ(EvictionLogFields(r, true).Encoded(),
+            " {pod=\"shop/web-1\" node=\"node-2\" destination=\"node-4\" rule=\"underused\" "
+            "reason=\"the node has stayed underused, at 8 % of allocatable, below 20 %\"}");
+}
+
 TEST(Steering, AReplacementAvoidsTheMarkOnlyWhenATermOrTheTaintSaysSo) {
   const Taint ours{"dynamic-scheduler.io/pressure", "presure", "PreferNoSchedule"};
   PodInfo bare = Pod("bare");

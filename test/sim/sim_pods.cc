@@ -1051,15 +1051,21 @@ std::string PodStore::ExplainSchedule(const std::string& pod_json) const {
   Document pd;
   pd.Parse(pod_json.c_str());
   if (pd.HasParseError() || !pd.IsObject()) return "{\"error\":\"invalid JSON\"}";
+  // {"pod": Pod, "bound": [Pod...]}: the same verdict as if `bound` were the pods on the nodes
+  // (a what-if: the demo replays its evictions without the mark on the scenario it started from).
+  const bool what_if = pd.HasMember("pod") && pd["pod"].IsObject();
   std::vector<SchedNode> nodes;
   std::vector<SchedPod> bound;
+  if (what_if && pd.HasMember("bound") && pd["bound"].IsArray())
+    for (const auto& p : pd["bound"].GetArray())
+      if (p.IsObject() && !PodFromJson(p).node.empty()) bound.push_back(PodFromJson(p));
   {
     ds::MutexLock l(&mu_);
     nodes = SchedNodes(*cluster_);
-    bound = BoundPods(pods_);  // Schedule counts only pods on a node
+    if (!what_if) bound = BoundPods(pods_);  // Schedule counts only pods on a node
   }
   const SchedVolumes volumes = volumes_ != nullptr ? volumes_->Snapshot() : SchedVolumes{};
-  ScheduleResult r = Schedule(nodes, bound, PodFromJson(pd), volumes);
+  ScheduleResult r = Schedule(nodes, bound, PodFromJson(what_if ? pd["pod"] : pd), volumes);
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   w.StartObject();

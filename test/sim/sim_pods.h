@@ -105,6 +105,8 @@ class PodStore {
   ApiError DeleteWorkload(const std::string& ns, const std::string& name);
   std::string WorkloadsJson() const;
   // The scheduler model's verdict for a pod spec (JSON Pod), without binding: {"node", "scores"}.
+  // Or, for {"pod": Pod, "bound": [Pod...]}, the verdict with the bound ones of `bound` (those
+  // with a spec.nodeName) as the pods on the nodes instead of the stored pods.
   std::string ExplainSchedule(const std::string& pod_json) const;
 
   // Runs the controllers once: ends graceful deletions whose time has come, reconciles workloads,
