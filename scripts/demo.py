@@ -379,6 +379,10 @@ def side_by_side(stack, scenario, lines):
     print("  with the mark     %d evictions, %d back" % (len(evicted), bounced))
     print("  without the mark  %d evictions, %d back  (the seed's loop, replayed" % (replayed, back))
     print("                    through the simulator's scheduler model)")
+    if replayed < len(evicted):
+        # Later evictions can come from a node the pods only reached because of the mark.
+        print("                    %d of ours not replayed: without the mark no pod" % (len(evicted) - replayed))
+        print("                    of the workload was on that node")
 
 
 if __name__ == "__main__":

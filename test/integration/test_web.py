@@ -353,7 +353,7 @@ class WebPageIT(unittest.TestCase):
             # The cluster chart draws a bar for each minute with evictions (12 in the history).
             wait_until(lambda: self.js("return document.querySelectorAll('#cluster-chart rect.evictions').length;") == 12,
                        10, what="the eviction bars")
-            self.assertIn("36 evicted in 6 h", self.driver.find_element(By.ID, "cluster-note").text)
+            self.assertIn("36 evicted in 5 h", self.driver.find_element(By.ID, "cluster-note").text)
         finally:
             server.stop()
 

@@ -252,6 +252,11 @@
     return -1;
   }
 
+  function firstOf(a) {
+    for (let k = 0; k < a.length; ++k) if (a[k] !== null) return k;
+    return -1;
+  }
+
   // A node's last hour for one rule: its line, the threshold (red) and the clear threshold
   // (grey), scaled so that all three show.
   function spark(values, rule) {
@@ -262,14 +267,18 @@
     let lo = Math.min(...nums, ...lines);
     let hi = Math.max(...nums, ...lines);
     if (hi === lo) { hi += 1; lo -= 1; }
-    const W = 60, H = 16, n = values.length;
-    const x = (i) => (i * W) / (n - 1);
+    // The time axis starts where the rule's history does (the same for every row, so the lines
+    // compare): a controller up for ten minutes draws ten minutes across, not in the last sixth.
+    const from = Math.max(0, Math.min(firstOf(rule.threshold), firstOf(values), values.length - 10));
+    const W = 60, H = 16, n = values.length - from;
+    const x = (i) => ((i - from) * W) / (n - 1);
     const y = (v) => H - ((v - lo) / (hi - lo)) * H;
     const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img'}, 'spark');
     svg.setAttribute('aria-label', 'last hour of ' + rule.name + ': ' + fmtVal(Math.min(...nums), rule.unit) +
                      ' to ' + fmtVal(Math.max(...nums), rule.unit));
+    const part = (a) => a.map((v, i) => (i < from ? null : v));
     for (const [line, cls] of [[rule.clearThreshold, 'clr'], [rule.threshold, 'thr'], [values, 'line']]) {
-      const d = pathOf(line, x, y);
+      const d = pathOf(part(line), x, y);
       if (d) svg.appendChild(svgEl('path', {d: d}, cls));
     }
     svg.appendChild(svgEl('circle', {cx: x(k).toFixed(1), cy: y(values[k]).toFixed(1), r: 1.5}, 'now'));
@@ -336,11 +345,16 @@
       box.replaceChildren(el('p', 'No cycle has run yet.', 'muted'));
       return;
     }
-    const W = 720, H = 140, L = 36, R = 36, T = 8, B = 18;
+    // Drawn at the box's own width, one unit a pixel, so the text keeps its size. The time axis
+    // runs from the first minute with a cycle (at least the last 30) to now.
+    const W = Math.max(320, box.clientWidth - 16), H = 140, L = 36, R = 44, T = 8, B = 18;
+    const from = Math.min(firstOf(c.marked), n - 30);
+    const span = n - 1 - from;
     const vals = (a) => a.filter((v) => v !== null);
     const maxN = Math.max(1, ...vals(c.marked), ...vals(c.hot));
     const maxE = Math.max(1, ...vals(c.evictions));
-    const x = (k) => L + (k * (W - L - R)) / (n - 1);
+    const x = (k) => L + ((k - from) * (W - L - R)) / span;
+    const ago = (m) => (m >= 120 ? '-' + Math.round(m / 60) + ' h' : '-' + m + ' min');
     const yN = (v) => T + (1 - v / maxN) * (H - T - B);
     const yE = (v) => T + (1 - v / maxE) * (H - T - B);
     const svg = svgEl('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'marked nodes, hot nodes and evictions, last 6 hours'});
@@ -353,11 +367,11 @@
     text(String(maxN), L - 4, T + 10, 'end');
     text('0', L - 4, H - B, 'end');
     text(maxE + '/min', W - R + 4, T + 10, 'start');
-    text('-6 h', L, H - 4, 'start');
-    text('-3 h', L + (W - L - R) / 2, H - 4, 'middle');
+    text(ago(span), L, H - 4, 'start');
+    text(ago(Math.round(span / 2)), L + (W - L - R) / 2, H - 4, 'middle');
     text('now', W - R, H - 4, 'end');
     c.evictions.forEach((v, k) => {
-      if (!v) return;
+      if (!v || k < from) return;
       const bar = svgEl('rect', {x: (x(k) - 1).toFixed(1), y: yE(v).toFixed(1), width: 2,
                                  height: (H - B - yE(v)).toFixed(1)}, 'evictions');
       const title = svgEl('title');
@@ -366,14 +380,15 @@
       svg.appendChild(bar);
     });
     for (const [series, cls] of [[c.hot, 'hot'], [c.marked, 'marked']]) {
-      const d = pathOf(series, x, yN);
+      const d = pathOf(series.map((v, k) => (k < from ? null : v)), x, yN);
       if (d) svg.appendChild(svgEl('path', {d: d}, cls));
     }
     box.replaceChildren(svg);
     const k = lastOf(c.marked);
     const evicted = vals(c.evictions).reduce((a, b) => a + b, 0);
     $('cluster-note').textContent = '\u00b7 now ' + c.marked[k] + ' marked' +
-        (c.hot[k] === null ? '' : ', ' + c.hot[k] + ' hot') + '; ' + evicted + ' evicted in 6 h';
+        (c.hot[k] === null ? '' : ', ' + c.hot[k] + ' hot') + '; ' + evicted + ' evicted in ' +
+        ago(span).slice(1);
   }
 
   function card(label, value, cls, title) {
