@@ -344,6 +344,10 @@ bool Reconciler::TakeAnswer(size_t r, Queries* q, const NodeSnapshot& snap,
   }
   rr.query_seconds = q->started[r].Seconds();
   durations_.ObserveQuery(rr.name, rr.query_seconds);
+  if (rules_[r].predict.enabled) {
+    rr.predict_days = rules_[r].predict.days;
+    rr.predict_days_held = predictions_.DaysHeld(rr.name);
+  }
   if (!res.ok()) {
     rr.error = res.status().ToString();
     ev->inputs[r].failed = true;

@@ -580,6 +580,48 @@ TEST(StateJson, GivesARelativeRulesMean) {
   EXPECT_FALSE(d["rules"][0].HasMember("mean")) << "an absolute rule has none";
 }
 
+// predict: after a start the rule fetches its history again; until all its days are in it has
+// no verdicts. The state JSON (the page's rule header), and /status, say how far it is.
+TEST(StateJson, APredictRuleWarmingUpSaysHowFar) {
+  ControllerView v = StateView();
+  RuleReport cpu;
+  cpu.name = "cpu";
+  cpu.error = "Unavailable: predict: 3 of 8 days of history fetched";
+  cpu.predict_days = 8;
+  cpu.predict_days_held = 3;
+  RuleReport mem;
+  mem.name = "mem";
+  mem.ok = true;
+  v.last_cycle.rules = {cpu, mem};
+  rapidjson::Document d;
+  const std::string body = HandleRequest(Get("/api/v1/state"), v, [] {}).body;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << body;
+  ASSERT_TRUE(d["rules"][0].HasMember("warmingUp"));
+  EXPECT_STREQ(d["rules"][0]["warmingUp"].GetString(), "3 of 8 days");
+  EXPECT_FALSE(d["rules"][1].HasMember("warmingUp")) << "an ordinary rule";
+  auto r = HandleRequest(Get("/status"), v, [] {});
+  EXPECT_EQ(r.status, 200) << "the other rules judge: ready";
+  EXPECT_EQ(r.body,
+            "ok; rule cpu warming up: 3 of 8 days of history (no verdicts until all are in)\n");
+  // Every rule warming up (no rule can judge): not ready, and not called a Prometheus outage.
+  v.last_cycle.rules = {cpu};
+  v.last_cycle.all_queries_failed = true;
+  r = HandleRequest(Get("/status"), v, [] {});
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body,
+            "no rule can judge yet; rule cpu warming up: 3 of 8 days of history (no verdicts until "
+            "all are in): Unavailable: predict: 3 of 8 days of history fetched\n");
+  // All in: nothing said.
+  cpu.predict_days_held = 8;
+  cpu.ok = true;
+  v.last_cycle.rules = {cpu, mem};
+  v.last_cycle.all_queries_failed = false;
+  d.Parse(HandleRequest(Get("/api/v1/state"), v, [] {}).body.c_str());
+  EXPECT_FALSE(d["rules"][0].HasMember("warmingUp"));
+  EXPECT_EQ(HandleRequest(Get("/status"), v, [] {}).body, "ok\n");
+}
+
 TEST(StateJson, Golden) { ExpectGolden("state.json", RenderStateJson(StateView())); }
 
 // 10,000 nodes and two rules, the benchmark's cluster: what one poll of the page costs.
