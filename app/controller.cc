@@ -68,7 +68,7 @@ Controller::Controller(const Options& options)
           options.rule_file, RunningText(options),
           [this](const RuleConfig& rules) { reconciler_.Reload(rules); }, &clock_) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
-  if (!options.marked_cache.label_selector.empty())
+  if (options.watch_marked)
     marked_cache_ = std::make_unique<NodeCache>(&kube_, &clock_, options.marked_cache);
 }
 

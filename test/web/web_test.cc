@@ -414,6 +414,38 @@ TEST(NodesJson, ListsUnmanagedNodesCarryingTheLabel) {
   EXPECT_FALSE(d["nodes"][1].HasMember("managed")) << "managed nodes look as before";
 }
 
+// Taint mode: the second watch keeps the nodes carrying our taint (by key and effect); one
+// outside the managed set is listed as unmanaged, like a label in label mode.
+TEST(NodesJson, ListsUnmanagedNodesCarryingOurTaintInTaintMode) {
+  ControllerView v = ReadyView();
+  v.mark.mode = Mark::Mode::kTaint;
+  auto managed = std::make_shared<NodeSnapshot>();
+  for (const char* name : {"node-3", "node-7"}) {
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    n->taints = {v.mark.taint};
+    managed->nodes.push_back(n);
+  }
+  v.nodes = managed;
+  auto marked = std::make_shared<NodeSnapshot>();
+  for (const char* name : {"cp-1", "node-7"}) {
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    n->labels.emplace_back("status", "presure");  // our label key means nothing in taint mode
+    n->taints = {Taint{"gpu", "yes", "NoSchedule"}, v.mark.taint};
+    marked->nodes.push_back(n);
+  }
+  v.marked_nodes = marked;
+  rapidjson::Document d;
+  d.Parse(RenderNodesJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError());
+  std::vector<std::string> names;
+  for (const auto& n : d["node_names"].GetArray()) names.push_back(n.GetString());
+  ASSERT_EQ(names, (std::vector<std::string>{"cp-1", "node-3", "node-7"}));
+  EXPECT_FALSE(d["nodes"][0]["managed"].GetBool());
+  EXPECT_FALSE(d["nodes"][2].HasMember("managed")) << "managed: listed once, as managed";
+}
+
 // relativeTo: mean: /nodes gives the thresholds the value was judged by and the mean they came
 // from; /metrics the mean per relative rule (none while too few nodes report).
 TEST(NodesJson, RelativeRulesShowTheirMean) {
