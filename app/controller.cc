@@ -69,7 +69,7 @@ Controller::Controller(const Options& options)
           [this](const RuleConfig& rules) { reconciler_.Reload(rules); }, &clock_) {
   kube_.SetWatchIdleTimeout(options.watch_idle_timeout_seconds);
   reconciler_.OnPublish([this](const CycleReport& report) { RecordHistory(report); });
-  if (!options.marked_cache.label_selector.empty())
+  if (options.watch_marked)
     marked_cache_ = std::make_unique<NodeCache>(&kube_, &clock_, options.marked_cache);
 }
 

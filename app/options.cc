@@ -374,10 +374,18 @@ Status ConfigureNodeCache(Options* o) {
   o->cache_stale_after_seconds = std::max(300.0, 2 * FLAGS_watch_idle_timeout);
   o->cache = CycleCacheOptions(o->rules);
   o->cache.resync_seconds = FLAGS_resync;
-  if (o->rules.mark.UsesLabel() && !o->rules.node_selector.empty()) {
+  if (!o->rules.node_selector.empty()) {
+    o->watch_marked = true;
     o->marked_cache = o->cache;
-    o->marked_cache.label_selector = o->rules.mark.MarkedSelector();  // every level's value
     o->marked_cache.keep_departures = false;
+    if (o->rules.mark.UsesLabel()) {
+      o->marked_cache.label_selector = o->rules.mark.MarkedSelector();  // every level's value
+    } else {
+      o->marked_cache.label_selector.clear();  // every node: a taint cannot be selected
+      o->marked_cache.keep_if = [mark = o->rules.mark](const NodeInfo& n) {
+        return mark.LevelOn({}, n.taints).has_value();  // our key and effect, any level's value
+      };
+    }
   }
   return Status::OK();
 }

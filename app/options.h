@@ -46,10 +46,13 @@ struct Options {
   // 300 s, or twice the watch idle timeout if that is longer).
   double cache_stale_after_seconds = 300;
   NodeCacheOptions cache;
-  // The nodes that carry our label whatever the nodeSelector says (a second, small watch, with
-  // the selector key=value), so /nodes lists every node carrying the mark, as the original did.
-  // Unused (empty selector) in taint mode, where no selector can find a taint, and when every
-  // node is managed.
+  // The nodes that carry our mark whatever the nodeSelector says, so /nodes lists every node
+  // carrying it, as the original did: a second watch that keeps only those. With a label, the
+  // selector key=value finds them on the server (a small watch). In taint mode no selector can
+  // find a taint: the watch sees every node, one event at a time, and keeps only those carrying
+  // our taint (NodeCacheOptions::keep_if), trimmed as the node cache trims, so 10,000 nodes cost
+  // no memory but the marked few. Unused (watch_marked false) when every node is managed.
+  bool watch_marked = false;
   NodeCacheOptions marked_cache;
   std::string user_agent;  // names the replica, so audit logs tell the replicas' writes apart
 

@@ -1,5 +1,7 @@
 #include "controller/duration_metrics.h"
 
+#include <algorithm>
+
 namespace ds {
 
 const std::vector<double>& DurationMetrics::Buckets() {
@@ -24,8 +26,27 @@ DurationMetrics::DurationMetrics()
 void DurationMetrics::ObserveCycle(double seconds) { cycle_->Observe(seconds); }
 
 void DurationMetrics::ObserveQuery(const std::string& rule, double seconds) {
-  // Add returns the rule's histogram, created on its first observation.
-  query_->Add({{"rule", rule}}, Buckets()).Observe(seconds);
+  prometheus::Histogram* h;
+  {
+    MutexLock l(&mu_);
+    auto [it, added] = by_rule_.emplace(rule, nullptr);
+    // Add returns the rule's histogram, created on its first observation.
+    if (added) it->second = &query_->Add({{"rule", rule}}, Buckets());
+    h = it->second;
+  }
+  h->Observe(seconds);
+}
+
+void DurationMetrics::RetainQueries(const std::vector<std::string>& rules) {
+  MutexLock l(&mu_);
+  for (auto it = by_rule_.begin(); it != by_rule_.end();) {
+    if (std::find(rules.begin(), rules.end(), it->first) != rules.end()) {
+      ++it;
+      continue;
+    }
+    query_->Remove(it->second);
+    it = by_rule_.erase(it);
+  }
 }
 
 std::vector<prometheus::MetricFamily> DurationMetrics::Collect() const {

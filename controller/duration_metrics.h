@@ -10,8 +10,11 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace ds {
 
@@ -31,9 +34,11 @@ class DurationMetrics {
   // One evaluation cycle that ran (wall time, start to end).
   void ObserveCycle(double seconds);
   // One rule's query in a cycle (wall time until its answer, or its error, was in), by rule name.
-  // A rule that a reload removed keeps its series until the process restarts, as its
-  // dynamic_scheduler_query_errors_total does.
   void ObserveQuery(const std::string& rule, double seconds);
+  // Drops the query histograms of the rules not named in `rules`: after a reload, so that a
+  // removed (or renamed) rule's series do not stay until the process restarts, looking like a
+  // rule that still runs. A rule that comes back starts from zero, as a counter after a restart.
+  void RetainQueries(const std::vector<std::string>& rules);
 
   // A copy of both histograms now: dynamic_scheduler_cycle_duration_seconds and
   // dynamic_scheduler_query_duration_seconds{rule}.
@@ -44,6 +49,9 @@ class DurationMetrics {
   // Both owned by registry_; constant after construction.
   prometheus::Histogram* cycle_;
   prometheus::Family<prometheus::Histogram>* query_;
+  // The query histograms by rule (owned by query_), for RetainQueries.
+  Mutex mu_;
+  std::map<std::string, prometheus::Histogram*> by_rule_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

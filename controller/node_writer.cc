@@ -203,9 +203,12 @@ NodeWriter::Result NodeWriter::Written(const MarkWrite& w, const NodeEdit& edit,
   if (hooks.on_written) hooks.on_written(node);
   LOG(INFO) << what;
   MutexLock l(&mu_);
-  ++(w.kind == ChangeKind::kMark     ? counters_.sets
-     : w.kind == ChangeKind::kUnmark ? counters_.removals
-                                     : counters_.records);
+  // A taint-mode write changes no label: it counts as a taint write only, so that the label
+  // counters (dynamic_scheduler_label_writes_total) say how often labels changed.
+  if (w.kind == ChangeKind::kRecord)
+    ++counters_.records;
+  else if (edit.label.op != NodeEdit::Op::kKeep)
+    ++(w.kind == ChangeKind::kMark ? counters_.sets : counters_.removals);
   if (edit.set_taints)
     ++(w.kind == ChangeKind::kMark ? counters_.taint_sets : counters_.taint_removals);
   failing_.erase(w.node);

@@ -95,6 +95,7 @@ struct WriteOutcome {
 };
 
 struct WriteCounters {
+  // Writes that set or removed our label (a write of our taint alone counts only below).
   uint64_t sets = 0, removals = 0, errors = 0, retries = 0;
   uint64_t records = 0;  // ownership records written or removed without a change of the mark
   uint64_t changed = 0;  // removals not written: the node changed since they were planned

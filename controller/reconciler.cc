@@ -163,6 +163,17 @@ void Reconciler::ApplyReload() {
   rules_ = next->rules;
   IndexRules();
   predictions_.Retain(rules_);
+  // A removed rule's series go now (its query histogram and error count), not at the next
+  // restart: left, they would look like a rule that still runs.
+  std::vector<std::string> names;
+  for (const Rule& r : rules_) names.push_back(r.name);
+  durations_.RetainQueries(names);
+  {
+    MutexLock l(&mu_);
+    std::erase_if(counters_.query_errors, [&names](const auto& e) {
+      return std::find(names.begin(), names.end(), e.first) == names.end();
+    });
+  }
   herd_cap_ = HerdCap{next->max_marked_fraction, next->max_marked};
   outage_policy_ = OutagePolicy{next->release_on_outage, next->release_after_seconds};
   LOG(INFO) << "rules reloaded: " << rules_.size() << " rules, " << kept
@@ -333,6 +344,10 @@ bool Reconciler::TakeAnswer(size_t r, Queries* q, const NodeSnapshot& snap,
   }
   rr.query_seconds = q->started[r].Seconds();
   durations_.ObserveQuery(rr.name, rr.query_seconds);
+  if (rules_[r].predict.enabled) {
+    rr.predict_days = rules_[r].predict.days;
+    rr.predict_days_held = predictions_.DaysHeld(rr.name);
+  }
   if (!res.ok()) {
     rr.error = res.status().ToString();
     ev->inputs[r].failed = true;

@@ -74,6 +74,10 @@ struct RuleReport {
   bool relative = false, mean_known = false;
   double mean = 0;
   size_t mean_values = 0;
+  // predict: the finished days the rule needs and how many it holds; fewer held: warming up,
+  // no verdicts yet (its history is fetched again at each start, at most 2 days a cycle).
+  size_t predict_days = 0, predict_days_held = 0;
+  bool WarmingUp() const { return predict_days_held < predict_days; }
 };
 
 struct HoldReport {

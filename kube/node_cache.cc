@@ -92,6 +92,7 @@ Status NodeCache::ListOnce() {
     }
     if (rv.empty()) rv = page->resource_version;  // later pages are a snapshot at the first's RV
     for (auto& n : page->items) {
+      if (options_.keep_if && !options_.keep_if(n)) continue;
       Trim(&n);
       std::string name = n.name;
       fresh[name] = std::make_shared<const NodeInfo>(std::move(n));
@@ -127,6 +128,19 @@ void NodeCache::Trim(NodeInfo* node) const {
 }
 
 void NodeCache::Upsert(NodeInfo&& node, bool only_if_present) {
+  if (options_.keep_if && !options_.keep_if(node)) {
+    // Filtered out: a node that no longer passes goes, as if out of the selector; no departure
+    // (nothing of ours left with it: what the filter looks for is gone).
+    MutexLock l(&mu_);
+    auto it = nodes_.find(node.name);
+    if (it == nodes_.end() ||
+        !ResourceVersionNewer(node.resource_version, it->second->resource_version))
+      return;
+    nodes_.erase(it);
+    ++generation_;
+    ++topology_;
+    return;
+  }
   Trim(&node);
   MutexLock l(&mu_);
   auto it = nodes_.find(node.name);

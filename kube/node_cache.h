@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,12 @@ namespace ds {
 
 struct NodeCacheOptions {
   std::string label_selector;  // server-side filter: the managed nodes
+  // A client-side filter for what no selector can find (a taint): only the nodes it holds for
+  // are kept, and a node that stops passing leaves the cache (not as a departure). The watch
+  // still decodes every node of the selector, one event at a time; only what passes is kept, so
+  // a filter that few nodes pass keeps the cache small however many nodes there are. Empty: keep
+  // every node the selector returns.
+  std::function<bool(const NodeInfo&)> keep_if;
   // Label keys to keep in the cache; empty keeps all. The selector runs on the server, so the
   // controller only needs its own key, which keeps 10,000 nodes small.
   std::vector<std::string> keep_label_keys;

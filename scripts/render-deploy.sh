@@ -16,4 +16,5 @@ for overlay in deploy/overlays/*/; do
   render "${overlay%/}" "$(basename "$overlay")"
 done
 render deploy/admission admission
+render deploy/admission-taint admission-taint
 ls deploy/rendered

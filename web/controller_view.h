@@ -20,6 +20,13 @@
 
 namespace ds {
 
+// A predict rule still fetching its history: "3 of 8 days"; "" otherwise. For /status, the
+// state JSON and the page, which all say it the same way.
+inline std::string WarmingUp(const RuleReport& r) {
+  if (!r.WarmingUp()) return "";
+  return std::to_string(r.predict_days_held) + " of " + std::to_string(r.predict_days) + " days";
+}
+
 struct ControllerView {
   bool cache_synced = false;
   std::string cache_error;

@@ -153,7 +153,8 @@ void PutWrites(Exposition& e, const ControllerView& v) {
   const ReconcilerCounters& c = v.counters;
   auto& label_writes = e.Counters(
       "dynamic_scheduler_label_writes_total",
-      "Label writes that succeeded, by operation (record: the held-by annotation alone).");
+      "Label writes that succeeded, by operation (record: the held-by annotation alone); a "
+      "write of the taint alone counts only in dynamic_scheduler_taint_writes_total.");
   Put(label_writes, c.label_sets, {{"op", "set"}});
   Put(label_writes, c.label_removals, {{"op", "remove"}});
   Put(label_writes, c.record_writes, {{"op", "record"}});

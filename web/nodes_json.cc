@@ -10,8 +10,8 @@ namespace ds {
 namespace {
 
 // The managed nodes carrying the mark, and the nodes outside the managed set that carry our label
-// (the original listed every node with it): marked by hand, by another tool, or before the
-// nodeSelector changed. Those are also put in `unmanaged`.
+// (in taint mode our taint; the original listed every node with the label): marked by hand, by
+// another tool, or before the nodeSelector changed. Those are also put in `unmanaged`.
 std::vector<const NodeInfo*> MarkedNodes(const ControllerView& view,
                                          std::set<const NodeInfo*>& unmanaged) {
   std::vector<const NodeInfo*> labelled;
@@ -23,7 +23,8 @@ std::vector<const NodeInfo*> MarkedNodes(const ControllerView& view,
   if (view.marked_nodes != nullptr) {
     for (const auto& n : view.marked_nodes->nodes) {
       const bool managed = view.nodes != nullptr && view.nodes->Find(n->name) != nullptr;
-      if (!managed && view.mark.LevelOn(n->labels, {}).has_value()) unmanaged.insert(n.get());
+      if (!managed && view.mark.LevelOn(n->labels, n->taints).has_value())
+        unmanaged.insert(n.get());
     }
     for (const NodeInfo* n : unmanaged) labelled.push_back(n);
     std::sort(labelled.begin(), labelled.end(),

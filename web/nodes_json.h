@@ -1,8 +1,8 @@
 // GET /nodes: the nodes carrying the mark, as JSON. The original dynamic-scheduler's fields
 // ("type", "num", "node_names") first, then why each node is marked: "nodes", each with the rules
 // that hold it (value, operator, thresholds, since when, stale) and, with graded marks, its level;
-// with a label mark also the unmanaged nodes carrying it ("managed": false: no rule of ours judges
-// them). Then "mark_limit" and "capped", the hot nodes the herd cap left unmarked
+// also the unmanaged nodes carrying our label (in taint mode our taint; "managed": false: no rule
+// of ours judges them). Then "mark_limit" and "capped", the hot nodes the herd cap left unmarked
 // (rules/herd_cap.h), with their rules; "cycle" and "evaluated_at" say which cycle the rules are
 // from.
 #pragma once

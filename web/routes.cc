@@ -1,5 +1,7 @@
 #include "web/routes.h"
 
+#include <algorithm>
+
 #include "common/json_util.h"
 #include "web/metrics.h"
 #include "web/nodes_json.h"
@@ -54,15 +56,27 @@ bool IsGetPath(const std::string& path) {
   return false;
 }
 
+// "; rule cpu-peak warming up: 3 of 8 days of history (no verdicts until all are in)" for each
+// predict rule still fetching its history after a start; "" when none is.
+std::string WarmUpNotes(const CycleReport& c) {
+  std::string notes;
+  for (const RuleReport& r : c.rules)
+    if (r.WarmingUp())
+      notes += "; rule " + r.name + " warming up: " + WarmingUp(r) +
+               " of history (no verdicts until all are in)";
+  return notes;
+}
+
 WebResponse Readiness(const ControllerView& view) {
   std::string why = NotReadyReason(view);
   if (!why.empty()) return Text(503, why);
   // Still ready: the running rules keep working. But whoever looks should learn that the
-  // file they changed is not what runs.
+  // file they changed is not what runs, and which rules cannot judge yet.
   std::string note =
       view.reload.last_ok
           ? ""
           : "; rule file change refused (the running rules are kept): " + view.reload.last_error;
+  note += WarmUpNotes(view.last_cycle);
   // Labelling goes on, so still ready; but the rebalancer cannot do its part until someone acts.
   if (view.rebalance && !view.rebalance->problem.empty())
     note += "; rebalancer: " + view.rebalance->problem;
@@ -196,6 +210,12 @@ std::string NotReadyReason(const ControllerView& v) {
     return "evaluation loop stalled: last cycle ended " +
            std::to_string(static_cast<long>(v.seconds_since_cycle)) + " s ago";
   if (v.last_cycle.all_queries_failed) {
+    // Rules still fetching their history (predict, after a start) are not an outage.
+    if (!v.last_cycle.rules.empty() &&
+        std::all_of(v.last_cycle.rules.begin(), v.last_cycle.rules.end(),
+                    [](const RuleReport& r) { return r.WarmingUp(); }))
+      return "no rule can judge yet" + WarmUpNotes(v.last_cycle) + ": " +
+             v.last_cycle.rules.front().error;
     std::string err = v.last_cycle.rules.empty() ? "" : v.last_cycle.rules.front().error;
     return std::string("every rule's query failed in the last cycle (Prometheus unreachable?)") +
            (v.last_cycle.releasing ? ", releasing the marks (onPrometheusDown: release)" : "") +

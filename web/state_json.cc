@@ -119,6 +119,10 @@ void WriteRules(JsonWriter& w, const NodeTable* t, const CycleReport& c) {
       w.Key("error");
       WriteString(w, c.rules[r].error);
     }
+    if (r < c.rules.size() && c.rules[r].WarmingUp()) {  // predict: history still coming in
+      w.Key("warmingUp");
+      WriteString(w, WarmingUp(c.rules[r]));
+    }
     w.EndObject();
   }
   w.EndArray();

@@ -76,6 +76,43 @@ TEST_F(OptionsTest, AssemblesEveryPartInOnePass) {
   EXPECT_EQ(o->leader_election.lease_namespace, "from-kubeconfig");
 }
 
+// /nodes also lists the unmanaged nodes carrying the mark: a second watch. With a label the
+// server selects them; a taint no selector finds, so the watch sees every node and keeps only
+// those carrying our taint (any level's value, our key and effect).
+TEST_F(OptionsTest, TheSecondWatchFindsTheMarkedNodesInEachMode) {
+  auto label = Parse(Base());
+  ASSERT_TRUE(label.ok()) << label.status().ToString();
+  EXPECT_TRUE(label->watch_marked);
+  EXPECT_EQ(label->marked_cache.label_selector, "status=presure");
+  EXPECT_FALSE(label->marked_cache.keep_if);
+
+  rules_ = Write("taint.yaml",
+                 "mark: taint\ntaint: {key: example.com/hot, value: yes, effect: "
+                 "PreferNoSchedule}\nrules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  auto taint = Parse(Base());
+  ASSERT_TRUE(taint.ok()) << taint.status().ToString();
+  EXPECT_TRUE(taint->watch_marked);
+  EXPECT_EQ(taint->marked_cache.label_selector, "") << "every node: a taint cannot be selected";
+  ASSERT_TRUE(taint->marked_cache.keep_if);
+  NodeInfo n;
+  n.labels = {{"status", "presure"}};
+  n.taints = {Taint{"gpu", "yes", "NoSchedule"}};
+  EXPECT_FALSE(taint->marked_cache.keep_if(n)) << "the label means nothing in taint mode";
+  n.taints.push_back(Taint{"example.com/hot", "other", "PreferNoSchedule"});
+  EXPECT_FALSE(taint->marked_cache.keep_if(n)) << "another value under our key is not ours";
+  n.taints.back().value = "yes";
+  EXPECT_TRUE(taint->marked_cache.keep_if(n));
+  n.taints.back().effect = "NoSchedule";
+  EXPECT_FALSE(taint->marked_cache.keep_if(n));
+  EXPECT_FALSE(taint->marked_cache.keep_departures);
+
+  rules_ =
+      Write("all.yaml", "nodeSelector: \"\"\nrules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  auto all = Parse(Base());
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_FALSE(all->watch_marked) << "every node managed: nothing to add";
+}
+
 TEST_F(OptionsTest, TheIntervalFlagWinsOverTheRuleFile) {
   rules_ = Write("r2.yaml", "interval: 30s\nrules:\n  - {name: cpu, query: q, threshold: 80}\n");
   auto from_file = Parse(Base());

@@ -402,7 +402,7 @@ TEST_F(TaintWriterTest, AConcurrentTaintEditIsKept) {
   EXPECT_EQ(api_.get_calls(), 1);
   EXPECT_EQ(counters_.taint_conflicts, 1u);
   EXPECT_EQ(counters_.taint_sets, 1u);
-  EXPECT_EQ(counters_.sets, 1u);
+  EXPECT_EQ(counters_.sets, 0u) << "a taint-only write is no label write";
   EXPECT_TRUE(api_.nodes()["n1"].labels.empty()) << "taint mode sets no label";
 
   const MarkWrite off = Planned(ChangeKind::kUnmark);
@@ -412,6 +412,7 @@ TEST_F(TaintWriterTest, AConcurrentTaintEditIsKept) {
   EXPECT_EQ(Taints(),
             (std::vector<Taint>{kGpu, kDrain, Taint{"example.com/late", "", "PreferNoSchedule"}}));
   EXPECT_EQ(counters_.taint_removals, 1u);
+  EXPECT_EQ(counters_.removals, 0u) << "a taint-only write is no label write";
 }
 
 TEST_F(TaintWriterTest, ARemovalFindingOurTaintGoneChangesNothing) {
@@ -437,6 +438,8 @@ TEST_F(TaintWriterTest, WithBothTheLabelGoesOnlyIfStillOurs) {
   Write(Planned(ChangeKind::kMark));
   EXPECT_EQ(*FindLabel(api_.nodes()["n1"].labels, "status"), "presure");
   EXPECT_EQ(Taints(), (std::vector<Taint>{kGpu, mark_.taint}));
+  EXPECT_EQ(counters_.sets, 1u) << "label and taint in one write: a label write and a taint write";
+  EXPECT_EQ(counters_.taint_sets, 1u);
   const MarkWrite off = Planned(ChangeKind::kUnmark);
   api_.on_patch = [api = &api_](const std::string& node) {  // `kubectl label ... =maintenance`
     FakeKubeApi* a = api;  // clearing on_patch destroys this lambda: copy its capture first

@@ -492,6 +492,45 @@ TEST_F(ReconcilerTest, ObservesTheDurationOfEachCycleThatRanAndOfEachRuleQuery) 
                         {"dynamic_scheduler_cycle_duration_seconds", 2},
                         {"dynamic_scheduler_query_duration_seconds{cpu}", 2},
                         {"dynamic_scheduler_query_duration_seconds{mem}", 2}}));
+  EXPECT_EQ(rec_->Counters().query_errors.at("mem"), 2u);
+
+  // A reload removes the rule mem: its series go with it (they would look like a rule that still
+  // runs); cpu's keep counting.
+  RuleConfig next = cfg_;
+  next.rules = {cfg_.rules[0]};
+  rec_->Reload(next);
+  Cycle();
+  counts.clear();
+  for (const auto& f : rec_->durations().Collect())
+    for (const auto& m : f.metric)
+      counts[f.name + (m.label.empty() ? "" : "{" + m.label[0].value + "}")] =
+          m.histogram.sample_count;
+  EXPECT_EQ(counts, (std::map<std::string, uint64_t>{
+                        {"dynamic_scheduler_cycle_duration_seconds", 3},
+                        {"dynamic_scheduler_query_duration_seconds{cpu}", 3}}));
+  EXPECT_EQ(rec_->Counters().query_errors.count("mem"), 0u);
+}
+
+// predict: after a start the rule's history is fetched again, at most 2 days a cycle. The report
+// says how far it is, so that the page, /status and the state JSON show the warm-up.
+TEST_F(ReconcilerTest, APredictRuleReportsItsWarmUp) {
+  cfg_.rules[0].predict.enabled = true;
+  cfg_.rules[0].predict.days = 3;
+  cfg_.rules[0].predict.min_days = 1;
+  cfg_.rules[0].predict.half_life_seconds = 86400;
+  Build();
+  Cycle();
+  RuleReport cpu = rec_->LastReport().rules.at(0);
+  EXPECT_FALSE(cpu.ok) << "no verdicts while warming up";
+  EXPECT_TRUE(cpu.WarmingUp());
+  EXPECT_EQ(cpu.predict_days, 3u);
+  EXPECT_EQ(cpu.predict_days_held, 2u);
+  EXPECT_FALSE(rec_->LastReport().rules.at(1).WarmingUp()) << "an ordinary rule never warms up";
+  Cycle();
+  cpu = rec_->LastReport().rules.at(0);
+  EXPECT_TRUE(cpu.ok) << cpu.error;
+  EXPECT_FALSE(cpu.WarmingUp());
+  EXPECT_EQ(cpu.predict_days_held, 3u);
 }
 
 TEST_F(ReconcilerTest, NoWriteStartsAfterLeadershipEnds) {

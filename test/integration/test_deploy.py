@@ -53,7 +53,7 @@ class RenderedManifestsTest(unittest.TestCase):
                           "is compared with the live build only with kubectl >= %d.%d" %
                           (kubectl_version() + KUSTOMIZE_KUBECTL))
         key = lambda d: (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"])
-        names = {".": "default", "admission": "admission"}
+        names = {".": "default", "admission": "admission", "admission-taint": "admission-taint"}
         names.update({os.path.join("overlays", o): o for o in os.listdir(os.path.join(DEPLOY, "overlays"))})
         self.assertEqual(sorted(os.listdir(os.path.join(DEPLOY, "rendered"))),
                          sorted(n + ".yaml" for n in names.values()), "one rendered file per kustomization")
@@ -205,7 +205,7 @@ class ExamplesTest(unittest.TestCase):
 
 class TaintOverlayTest(unittest.TestCase):
     """deploy/overlays/taint: the base install in taint mode. It renders offline, replaces only the
-    rule file (which the Deployment then mounts), marks with the taint the admission policy allows,
+    rule file (which the Deployment then mounts), marks with the taint taint mode's admission policy allows,
     keeps the base's rules, and loads in the real binary."""
 
     def test_overlay_renders_and_loads(self):
@@ -222,10 +222,11 @@ class TaintOverlayTest(unittest.TestCase):
         rules = yaml.safe_load(cm["data"]["rule.yaml"])
         self.assertEqual(rules["mark"], "taint")
         self.assertEqual(rules["taint"]["effect"], "PreferNoSchedule")
-        with open(os.path.join(DEPLOY, "admission", "policy.yaml")) as f:
-            policy = next(d for d in yaml.safe_load_all(f) if d and d["kind"] == "ValidatingAdmissionPolicy")
+        # The admission policy of taint mode (deploy/admission-taint) allows this taint.
+        policy = find(kustomize("admission-taint"), "ValidatingAdmissionPolicy")
         variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
         self.assertEqual(variables["taintKey"], "'%s'" % rules["taint"]["key"])
+        self.assertEqual(variables["mayTaint"], "true")
         with open(os.path.join(BASE, "rule.yaml")) as f:
             self.assertEqual(rules["rules"], yaml.safe_load(f)["rules"], "keep the rules in step with deploy/base")
         self.assertIn("taint dynamic-scheduler.io/pressure=presure:PreferNoSchedule",
@@ -511,6 +512,15 @@ class AdmissionPolicyTest(unittest.TestCase):
                          "'%s'" % re.search(r'kDefaultTaintKey = "([^"]+)"', mark_h).group(1))
         self.assertEqual(variables["taintEffect"],
                          "'%s'" % re.search(r'kTaintEffect = "([^"]+)"', mark_h).group(1))
+        # The mode: label mode's policy lets no taint be written; taint mode's is the same policy
+        # with only variables.mayTaint true.
+        self.assertEqual(variables["mayTaint"], "false")
+        taint_policy = find(kustomize("admission-taint"), "ValidatingAdmissionPolicy")
+        self.assertEqual({v["name"]: v["expression"] for v in taint_policy["spec"]["variables"]},
+                         dict(variables, mayTaint="true"))
+        self.assertEqual(dict(taint_policy, spec=dict(taint_policy["spec"], variables=[])),
+                         dict(policy, spec=dict(policy["spec"], variables=[])))
+        self.assertEqual(find(kustomize("admission-taint"), "ValidatingAdmissionPolicyBinding"), binding)
         text = json.dumps(policy["spec"]["validations"])
         self.assertEqual(re.findall(r"'([^']*)'", text), [], "keys only through variables.key and variables.annotation")
         # A denial must be a 403: a 422 would look like a failed JSON Patch test to the controller.
@@ -526,7 +536,8 @@ class AdmissionPolicyTest(unittest.TestCase):
 
     def test_policy_cel_against_example_updates(self):
         import copy
-        policy = find(kustomize("admission"), "ValidatingAdmissionPolicy")
+        policy = find(kustomize("admission-taint"), "ValidatingAdmissionPolicy")
+        label_policy = find(kustomize("admission"), "ValidatingAdmissionPolicy")
         sa = find(render(), "ServiceAccount")["metadata"]
         me = "system:serviceaccount:%s:%s" % (sa["namespace"], sa["name"])
         base = {"apiVersion": "v1", "kind": "Node",
@@ -650,27 +661,48 @@ class AdmissionPolicyTest(unittest.TestCase):
             ("another service account too", "system:serviceaccount:kube-system:node-controller", base,
              edit(lambda n: n["spec"]["taints"].clear()), None),
         ]
-        payload = {"policy": policy["spec"], "cases": [
-            {"name": name, "username": user, "oldObject": old, "object": new} for name, user, old, new, _ in cases]}
         admission = os.path.join(ROOT, "test", "admission")
         self.assertTrue(os.path.isdir(os.path.join(admission, "node_modules", "@marcbachmann", "cel-js")),
                         "run scripts/install-deps.sh (npm ci in test/admission)")
-        r = subprocess.run(["node", os.path.join(admission, "evaluate.mjs")], input=json.dumps(payload),
-                           capture_output=True, text=True, timeout=60, cwd=admission)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        results = {x["name"]: x for x in json.loads(r.stdout)}
-        self.assertEqual(len(results), len(cases), "case names must be unique")
-        for name, _, _, _, want in cases:
-            with self.subTest(name):
-                got = results[name]
-                self.assertIsNone(got["error"], name)
-                if want is None:
-                    self.assertFalse(got["matched"], name)
-                else:
-                    self.assertTrue(got["matched"], name)
-                    self.assertEqual(got["denied"], want, name)
-        print("\nadmission policy: %d example updates evaluated, %d denied as expected" %
-              (len(cases), sum(1 for c in cases if c[4])))
+
+        def evaluate(spec, cases):
+            payload = {"policy": spec, "cases": [
+                {"name": name, "username": user, "oldObject": old, "object": new} for name, user, old, new, _ in cases]}
+            r = subprocess.run(["node", os.path.join(admission, "evaluate.mjs")], input=json.dumps(payload),
+                               capture_output=True, text=True, timeout=60, cwd=admission)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            results = {x["name"]: x for x in json.loads(r.stdout)}
+            self.assertEqual(len(results), len(cases), "case names must be unique")
+            for name, _, _, _, want in cases:
+                with self.subTest(name):
+                    got = results[name]
+                    self.assertIsNone(got["error"], name)
+                    if want is None:
+                        self.assertFalse(got["matched"], name)
+                    else:
+                        self.assertTrue(got["matched"], name)
+                        self.assertEqual(got["denied"], want, name)
+        # Taint mode (deploy/admission-taint): the cases as listed.
+        evaluate(policy["spec"], cases)
+
+        # Label mode (deploy/admission): the same updates, and every one by the controller that
+        # adds, changes or removes our taint is denied as well (its other denials stay).
+        def our_taints(node):
+            return [t for t in node["spec"].get("taints", [])
+                    if (t["key"], t["effect"]) == (ours["key"], ours["effect"])]
+        label_cases = []
+        for name, user, old, new, want in cases:
+            if want is not None and our_taints(old) != our_taints(new) and taint_msg not in want:
+                want = want + [taint_msg]
+            label_cases.append((name, user, old, new, want))
+        newly_denied = sum(1 for a, b in zip(cases, label_cases) if a[4] == [] and b[4])
+        self.assertGreaterEqual(newly_denied, 7, "the taint cases allowed in taint mode")
+        for name in ("add our taint and record beside a foreign taint", "remove our only taint, no taints field left",
+                     "change our taint's value"):
+            self.assertEqual(dict((c[0], c[4]) for c in label_cases)[name], [taint_msg], name)
+        evaluate(label_policy["spec"], label_cases)
+        print("\nadmission policy: %d example updates evaluated in each mode, %d (taint) and %d (label) denied as "
+              "expected" % (len(cases), sum(1 for c in cases if c[4]), sum(1 for c in label_cases if c[4])))
 
 
 def rbac_rules_for(docs, namespace, name):

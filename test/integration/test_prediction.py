@@ -4,6 +4,7 @@ both sit at 30 the rest of the time and both read 30 now (pushed to the pushgate
 rule at threshold 80 marks A ahead of its peak and leaves B alone, where the ordinary rule on the
 same series marks neither. Once the history is in, the controller asks Prometheus nothing more
 for the rule until the next day ends."""
+import json
 import re
 import time
 import unittest
@@ -92,6 +93,20 @@ class PredictionIT(unittest.TestCase):
         self.assertEqual(api_queries(self.stack), before, "a steady cycle queried Prometheus")
         self.assertEqual(len(re.findall(r"predict: fetched day", c.proc.output())), DAYS)
         self.assertEqual(self.stack.labelled(), [A])
+
+    def test_the_warm_up_is_said_in_the_state_and_on_status(self):
+        # A long interval holds the warm-up (2 days a cycle, 8 days) for a while.
+        self.controller = c = Controller(self.stack, PREDICT_RULES, interval=30)
+
+        def rule():
+            status, body = c.get("/api/v1/state")
+            return json.loads(body)["rules"][0] if status == 200 and json.loads(body)["rules"] else {}
+        wait_until(lambda: rule().get("warmingUp") == "2 of %d days" % DAYS, 30, what="the warm-up in the state")
+        self.assertIn("2 of %d days of history fetched" % DAYS, rule()["error"])
+        status, body = c.get("/status")
+        self.assertEqual(status, 503, "the only rule cannot judge yet")
+        self.assertIn("no rule can judge yet; rule cpu-peak warming up: 2 of %d days of history" % DAYS, body)
+        self.assertNotIn("Prometheus unreachable", body)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,35 @@ class TaintModeIT(StackTestCase):
         self.assertEqual(self.taints("node-00004"), [OURS], "a taint we did not set stays")
         self.assertEqual(c.metric('dynamic_scheduler_taint_writes_total{op="remove"}'), 2)
 
+    def test_nodes_lists_an_unmanaged_node_carrying_our_taint(self):
+        # node-00001, the control-plane node, is outside the managed set; someone put our taint on
+        # it. No selector finds a taint: the second watch sees every node and keeps only those.
+        st = self.stack
+        st.kubectl("taint", "nodes", "node-00001", "%s=presure:PreferNoSchedule" % KEY)
+        self.push("node-00002", 95)
+        c = self.start()
+        c.wait_ready()
+        self.wait_taints("node-00002", [OURS])
+        wait_until(lambda: c.nodes()["node_names"] == ["node-00001", "node-00002"], 20,
+                   what="/nodes lists the unmanaged tainted node too")
+        nodes = {n["name"]: n for n in c.nodes()["nodes"]}
+        self.assertIs(nodes["node-00001"]["managed"], False)
+        self.assertEqual(nodes["node-00001"]["rules"], [])
+        self.assertNotIn("managed", nodes["node-00002"])
+        # Our label on an unmanaged node means nothing in taint mode; our taint taken off by hand
+        # leaves /nodes as the watch says so; put back, it comes in again.
+        st.kubectl("label", "node", "node-00003", "status=presure")
+        st.kubectl("taint", "nodes", "node-00001", "%s:PreferNoSchedule-" % KEY)
+        wait_until(lambda: c.nodes()["node_names"] == ["node-00002"], 20, what="/nodes follows the taint")
+        st.kubectl("taint", "nodes", "node-00001", "%s=presure:PreferNoSchedule" % KEY)
+        wait_until(lambda: c.nodes()["node_names"] == ["node-00001", "node-00002"], 20,
+                   what="/nodes sees the taint come back")
+        self.assertNotIn("node-00001", [w["name"] for w in st.writes()["writes"] if w["user"] == "dynamic-scheduler"])
+        st.kubectl("taint", "nodes", "node-00001", "%s:PreferNoSchedule-" % KEY)
+        st.kubectl("label", "node", "node-00003", "status-")
+        self.push("node-00002", 10)  # leave the nodes as they were for the other tests
+        self.wait_taints("node-00002", [])
+
     def test_a_foreign_taints_time_added_survives_our_writes(self):
         # The node lifecycle controller stamps its NoExecute taints with timeAdded. Our edit
         # replaces the whole list, so each foreign taint must go back exactly as it was read:

@@ -357,6 +357,26 @@ class WebPageIT(unittest.TestCase):
         finally:
             server.stop()
 
+    def test_a_predict_rule_warming_up_says_so_in_its_header(self):
+        state = synthetic_state(3)
+        state["rules"][0].update(warmingUp="3 of 8 days",
+                                 error="Unavailable: predict: 3 of 8 days of history fetched (at most 2 a cycle)")
+        files = self.page_files()
+        files["/api/v1/state"] = ("application/json", json.dumps(state).encode())
+        server = StaticServer(files)
+        try:
+            self.driver.get(server.url + "/")
+
+            def headers():
+                return [th.text for th in self.driver.find_elements(By.CSS_SELECTOR, "#head th")]
+            wait_until(lambda: any(h.startswith("cpu") for h in headers()), 10, what="the rule headers")
+            cpu = next(h for h in headers() if h.startswith("cpu"))
+            mem = next(h for h in headers() if h.startswith("mem"))
+            self.assertTrue(cpu.endswith("\u2014 warming up, 3 of 8 days"), cpu)
+            self.assertNotIn("warming up", mem)
+        finally:
+            server.stop()
+
     def test_ten_thousand_nodes(self):
         """The page with 10,000 nodes: a refresh, a sort and a filter stay well under a second."""
         files = self.page_files()

@@ -122,6 +122,45 @@ TEST(NodeCache, DropsAllocatableBeyondCpuAndMemory) {
   EXPECT_TRUE(snap->nodes[0]->allocatable_other.empty());
 }
 
+// Taint mode's second watch: every node comes by, only those the filter holds for are kept; a
+// node that loses what the filter looks for leaves, one that gains it comes in.
+TEST(NodeCache, KeepIfKeepsOnlyTheNodesThatPass) {
+  const Taint ours{"example.com/hot", "yes", "PreferNoSchedule"};
+  FakeKubeApi api;
+  for (int i = 1; i <= 5; ++i) {
+    NodeInfo n = Node("n" + std::to_string(i), std::to_string(100 + i));
+    if (i == 2 || i == 4) n.taints = {ours};
+    api.AddNode(n);
+  }
+  NodeCacheOptions opts;
+  opts.page_size = 2;
+  opts.keep_departures = false;
+  opts.keep_if = [ours](const NodeInfo& n) {
+    return std::find(n.taints.begin(), n.taints.end(), ours) != n.taints.end();
+  };
+  FakeClock clock;
+  NodeCache cache(&api, &clock, opts);
+  ASSERT_TRUE(cache.ListOnce().ok());
+  auto names = [&cache] {
+    std::vector<std::string> out;
+    for (const auto& n : cache.Snapshot()->nodes) out.push_back(n->name);
+    return out;
+  };
+  EXPECT_EQ(names(), (std::vector<std::string>{"n2", "n4"}));
+
+  NodeInfo gained = Node("n3", "201");
+  gained.taints = {ours};
+  NodeInfo stale = Node("n4", "99");  // older than what the cache holds: ignored
+  api.AddWatchScript(
+      Watch({Ev(WatchEventType::kModified, gained),
+             Ev(WatchEventType::kModified, Node("n2", "202")),  // taint removed
+             Ev(WatchEventType::kModified, stale), Ev(WatchEventType::kAdded, Node("n6", "203"))},
+            Status::OK()));
+  RunToEnd(&api, &cache);
+  EXPECT_EQ(names(), (std::vector<std::string>{"n3", "n4"}));
+  EXPECT_TRUE(cache.TakeDepartures().empty()) << "a filtered-out node is no departure";
+}
+
 TEST(NodeCache, ExpiredRelistsAndKeepsServing) {
   FakeKubeApi api;
   api.AddNode(Node("n1"));

@@ -417,6 +417,38 @@ TEST(NodesJson, ListsUnmanagedNodesCarryingTheLabel) {
   EXPECT_FALSE(d["nodes"][1].HasMember("managed")) << "managed nodes look as before";
 }
 
+// Taint mode: the second watch keeps the nodes carrying our taint (by key and effect); one
+// outside the managed set is listed as unmanaged, like a label in label mode.
+TEST(NodesJson, ListsUnmanagedNodesCarryingOurTaintInTaintMode) {
+  ControllerView v = ReadyView();
+  v.mark.mode = Mark::Mode::kTaint;
+  auto managed = std::make_shared<NodeSnapshot>();
+  for (const char* name : {"node-3", "node-7"}) {
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    n->taints = {v.mark.taint};
+    managed->nodes.push_back(n);
+  }
+  v.nodes = managed;
+  auto marked = std::make_shared<NodeSnapshot>();
+  for (const char* name : {"cp-1", "node-7"}) {
+    auto n = std::make_shared<NodeInfo>();
+    n->name = name;
+    n->labels.emplace_back("status", "presure");  // our label key means nothing in taint mode
+    n->taints = {Taint{"gpu", "yes", "NoSchedule"}, v.mark.taint};
+    marked->nodes.push_back(n);
+  }
+  v.marked_nodes = marked;
+  rapidjson::Document d;
+  d.Parse(RenderNodesJson(v).c_str());
+  ASSERT_FALSE(d.HasParseError());
+  std::vector<std::string> names;
+  for (const auto& n : d["node_names"].GetArray()) names.push_back(n.GetString());
+  ASSERT_EQ(names, (std::vector<std::string>{"cp-1", "node-3", "node-7"}));
+  EXPECT_FALSE(d["nodes"][0]["managed"].GetBool());
+  EXPECT_FALSE(d["nodes"][2].HasMember("managed")) << "managed: listed once, as managed";
+}
+
 // relativeTo: mean: /nodes gives the thresholds the value was judged by and the mean they came
 // from; /metrics the mean per relative rule (none while too few nodes report).
 TEST(NodesJson, RelativeRulesShowTheirMean) {
@@ -603,6 +635,48 @@ TEST(StateJson, AnotherPoolsRuleIsNotApplicableNotMissing) {
   ASSERT_TRUE((*rows["node-3"])[0].IsString());
   EXPECT_STREQ((*rows["node-3"])[0].GetString(), "n/a");
   EXPECT_TRUE((*rows["node-7"])[0].IsNull());
+}
+
+// predict: after a start the rule fetches its history again; until all its days are in it has
+// no verdicts. The state JSON (the page's rule header), and /status, say how far it is.
+TEST(StateJson, APredictRuleWarmingUpSaysHowFar) {
+  ControllerView v = StateView();
+  RuleReport cpu;
+  cpu.name = "cpu";
+  cpu.error = "Unavailable: predict: 3 of 8 days of history fetched";
+  cpu.predict_days = 8;
+  cpu.predict_days_held = 3;
+  RuleReport mem;
+  mem.name = "mem";
+  mem.ok = true;
+  v.last_cycle.rules = {cpu, mem};
+  rapidjson::Document d;
+  const std::string body = HandleRequest(Get("/api/v1/state"), v, [] {}).body;
+  d.Parse(body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << body;
+  ASSERT_TRUE(d["rules"][0].HasMember("warmingUp"));
+  EXPECT_STREQ(d["rules"][0]["warmingUp"].GetString(), "3 of 8 days");
+  EXPECT_FALSE(d["rules"][1].HasMember("warmingUp")) << "an ordinary rule";
+  auto r = HandleRequest(Get("/status"), v, [] {});
+  EXPECT_EQ(r.status, 200) << "the other rules judge: ready";
+  EXPECT_EQ(r.body,
+            "ok; rule cpu warming up: 3 of 8 days of history (no verdicts until all are in)\n");
+  // Every rule warming up (no rule can judge): not ready, and not called a Prometheus outage.
+  v.last_cycle.rules = {cpu};
+  v.last_cycle.all_queries_failed = true;
+  r = HandleRequest(Get("/status"), v, [] {});
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body,
+            "no rule can judge yet; rule cpu warming up: 3 of 8 days of history (no verdicts until "
+            "all are in): Unavailable: predict: 3 of 8 days of history fetched\n");
+  // All in: nothing said.
+  cpu.predict_days_held = 8;
+  cpu.ok = true;
+  v.last_cycle.rules = {cpu, mem};
+  v.last_cycle.all_queries_failed = false;
+  d.Parse(HandleRequest(Get("/api/v1/state"), v, [] {}).body.c_str());
+  EXPECT_FALSE(d["rules"][0].HasMember("warmingUp"));
+  EXPECT_EQ(HandleRequest(Get("/status"), v, [] {}).body, "ok\n");
 }
 
 TEST(StateJson, Golden) { ExpectGolden("state.json", RenderStateJson(StateView())); }

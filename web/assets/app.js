@@ -143,7 +143,8 @@
     const clearOp = rule.operator === '>' ? '\u2264' : '\u2265';
     return rule.name + ' ' + rule.operator + ' ' + fmtVal(rule.threshold, rule.unit) + ' (clear ' +
         clearOp + ' ' + fmtVal(rule.clearThreshold, rule.unit) + ')' +
-        ('mean' in rule ? ' mean ' + fmtVal(rule.mean, rule.unit) : '');  // relativeTo: mean
+        ('mean' in rule ? ' mean ' + fmtVal(rule.mean, rule.unit) : '') +  // relativeTo: mean
+        ('warmingUp' in rule ? ' \u2014 warming up, ' + rule.warmingUp : '');  // predict: history
   }
 
   function renderHead() {
