@@ -363,6 +363,7 @@ class WebPageIT(unittest.TestCase):
                                  error="Unavailable: predict: 3 of 8 days of history fetched (at most 2 a cycle)")
         files = self.page_files()
         files["/api/v1/state"] = ("application/json", json.dumps(state).encode())
+        files["/api/v1/history"] = synthetic_history
         server = StaticServer(files)
         try:
             self.driver.get(server.url + "/")
