@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import unittest
@@ -438,6 +439,7 @@ class RebalanceIT(unittest.TestCase):
         evicted = [o for o in ours if o["msg"].startswith("rebalance: evicted")]
         self.assertEqual(len(evicted), 1, ours)
         e = evicted[0]
+        print("the eviction's JSON log line: %s" % json.dumps(e), file=sys.stderr)
         self.assertEqual(e["pod"], self.evicted()[0]["name"])
         self.assertEqual((e["node"], e["rule"]), (HOT, "cpu"))
         self.assertIn(e["destination"], OTHERS)
