@@ -2,16 +2,6 @@
 
 namespace ds {
 
-EventRecorder::Key EventRecorder::KeyOf(const EventInfo& e) {
-  return {e.kind + "/" + e.object_namespace + "/" + e.name,
-          e.uid,
-          e.reason,
-          e.action,
-          e.related_kind,
-          e.related_namespace,
-          e.related_name};
-}
-
 EventWrite EventRecorder::PatchOf(const Series& s) const {
   EventWrite w;
   w.kind = EventWrite::Kind::kPatch;
@@ -22,9 +12,8 @@ EventWrite EventRecorder::PatchOf(const Series& s) const {
 }
 
 std::optional<EventWrite> EventRecorder::Observe(const EventInfo& e, TimePoint now, bool write) {
-  const Key key = KeyOf(e);
-  auto it = series_.find(key);
-  if (it != series_.end() && ToSeconds(now - it->second.last) > window_seconds_) {
+  auto it = series_.find(e);
+  if (it != series_.end() && ToSeconds(now - it->last) > window_seconds_) {
     series_.erase(it);  // closed: Finish was not called in time; a new series starts
     it = series_.end();
   }
@@ -33,9 +22,9 @@ std::optional<EventWrite> EventRecorder::Observe(const EventInfo& e, TimePoint n
     s.first = e;
     s.first.event_name = EventName(e);
     s.first.series_count = 0;
-    it = series_.emplace(key, std::move(s)).first;
+    it = series_.insert(std::move(s)).first;
   }
-  Series& s = it->second;
+  const Series& s = *it;
   ++s.count;
   s.last = now;
   s.last_wall = e.at_wall;
@@ -58,12 +47,14 @@ std::optional<EventWrite> EventRecorder::Observe(const EventInfo& e, TimePoint n
   return w;
 }
 
-void EventRecorder::Failed(const EventWrite& w) { series_.erase(KeyOf(w.event)); }
+void EventRecorder::Failed(const EventWrite& w) {
+  if (auto it = series_.find(w.event); it != series_.end()) series_.erase(it);
+}
 
 std::vector<EventWrite> EventRecorder::Finish(TimePoint now) {
   std::vector<EventWrite> out;
   for (auto it = series_.begin(); it != series_.end();) {
-    const Series& s = it->second;
+    const Series& s = *it;
     if (ToSeconds(now - s.last) <= window_seconds_) {
       ++it;
       continue;
