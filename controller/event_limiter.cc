@@ -1,7 +1,6 @@
 #include "controller/event_limiter.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace ds {
 
@@ -24,17 +23,26 @@ std::optional<size_t> EventLimiter::Admit(const std::string& object, TimePoint n
   ++sent_this_cycle_;
   const size_t held = b.held_back;
   b.held_back = 0;
-  // Bounded: a bucket that has refilled and holds nothing back is the same as none. Pruned only
-  // when the map grows past what a large cluster needs, so the common case costs nothing.
-  if (buckets_.size() > 20000) {
-    std::vector<std::string> idle;
-    for (const auto& [name, bk] : buckets_)
-      if (bk.held_back == 0 &&
-          bk.tokens + ToSeconds(now - bk.at) / limits_.refill_seconds >= limits_.burst)
-        idle.push_back(name);
-    for (const auto& name : idle) buckets_.erase(name);
-  }
+  Prune(now);
   return held;
+}
+
+void EventLimiter::Prune(TimePoint now) {
+  // A bucket that has refilled and holds nothing back is the same as none. Swept once per refill
+  // interval, not only when the map is large: a cluster whose nodes take turns being marked
+  // (10,000 nodes, a few flips a second) otherwise keeps a bucket for every node that was ever
+  // marked, and the resident size creeps up for as long as the process runs.
+  if (!(now - last_prune_ >= FromSeconds(limits_.refill_seconds)) && buckets_.size() <= kMaxBuckets)
+    return;
+  last_prune_ = now;
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    const Bucket& b = it->second;
+    if (b.held_back == 0 &&
+        b.tokens + ToSeconds(now - b.at) / limits_.refill_seconds >= limits_.burst)
+      it = buckets_.erase(it);
+    else
+      ++it;
+  }
 }
 
 }  // namespace ds

@@ -34,6 +34,12 @@ class EventLimiter {
   size_t tracked() const { return buckets_.size(); }
 
  private:
+  // Past this many buckets, idle ones are swept at once rather than at the next interval.
+  static constexpr size_t kMaxBuckets = 20000;
+  // Forgets the buckets that have refilled and hold nothing back: at most once per refill
+  // interval, or at once when there are more than kMaxBuckets.
+  void Prune(TimePoint now);
+
   struct Bucket {
     double tokens = 0;
     TimePoint at{};
@@ -42,6 +48,7 @@ class EventLimiter {
   const EventLimits limits_;
   std::unordered_map<std::string, Bucket> buckets_;
   size_t sent_this_cycle_ = 0;
+  TimePoint last_prune_{};
   size_t suppressed_total_ = 0;
 };
 

@@ -37,5 +37,18 @@ TEST(EventLimiterTest, IdleBucketsAreForgottenWhenManyNodesCame) {
   EXPECT_LE(l.tracked(), 1u);
 }
 
+TEST(EventLimiterTest, IdleBucketsAreForgottenOncePerRefillInterval) {
+  // Nodes take turns being marked (churn at 10,000 nodes): the buckets of those marked long ago
+  // go, not only once 20,000 have piled up, so memory stays flat however long the process runs.
+  EventLimiter l(EventLimits{2, 300, 100000});
+  for (int i = 0; i < 1000; ++i) l.Admit("wave1-" + std::to_string(i), At(0));
+  for (int i = 0; i < 10; ++i) l.Admit("wave2-" + std::to_string(i), At(200));
+  EXPECT_EQ(l.tracked(), 1010u) << "nothing has refilled yet";
+  l.Admit("late", At(320));  // wave 1 refilled at 300; wave 2 has not yet
+  EXPECT_EQ(l.tracked(), 11u);
+  EXPECT_EQ(l.Admit("wave2-0", At(330)), 0u) << "a kept bucket still counts";
+  EXPECT_EQ(l.Admit("wave2-0", At(331)), std::nullopt) << "its burst is spent";
+}
+
 }  // namespace
 }  // namespace ds

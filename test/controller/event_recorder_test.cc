@@ -43,6 +43,45 @@ TEST(EventRecorderTest, TheFirstOccurrenceIsCreatedAndRepeatsPatchItsSeries) {
   EXPECT_EQ(r.open_series(), 3u);
 }
 
+TEST(EventRecorderTest, ASeriesKeepsEveryFieldOfItsFirstEvent) {
+  // The series is kept packed (memory at 10,000 nodes); its writes carry the first Event whole.
+  EventInfo e = MakeEvent("Deployment", "web", "shop", "RebalanceRelieved", "relieved after 3m",
+                          "Warning", 1000, "uid-web");
+  e.api_version = "apps/v1";
+  e.action = "Evict";
+  e.related_kind = "Node";
+  e.related_name = "node-7";
+  e.related_namespace = "";
+  e.message += std::string("\0 and more", 10);  // any bytes
+  EventRecorder r(360);
+  auto created = r.Observe(e, At(0), true);
+  ASSERT_TRUE(created);
+  auto patch = r.Observe(e, At(5), true);
+  ASSERT_TRUE(patch);
+  for (const EventInfo* w : {&created->event, &patch->event}) {
+    EXPECT_EQ(w->kind, e.kind);
+    EXPECT_EQ(w->name, e.name);
+    EXPECT_EQ(w->object_namespace, e.object_namespace);
+    EXPECT_EQ(w->api_version, e.api_version);
+    EXPECT_EQ(w->reason, e.reason);
+    EXPECT_EQ(w->message, e.message);
+    EXPECT_EQ(w->type, e.type);
+    EXPECT_EQ(w->at_wall, e.at_wall);
+    EXPECT_EQ(w->uid, e.uid);
+    EXPECT_EQ(w->action, e.action);
+    EXPECT_EQ(w->related_kind, e.related_kind);
+    EXPECT_EQ(w->related_name, e.related_name);
+    EXPECT_EQ(w->related_namespace, e.related_namespace);
+    EXPECT_EQ(w->event_name, created->event.event_name);
+  }
+  EXPECT_FALSE(created->event.event_name.empty());
+  EXPECT_EQ(patch->event.series_count, 2);
+  EventInfo other = e;
+  other.related_name = "node-8";
+  EXPECT_EQ(r.Observe(other, At(6), true)->kind, EventWrite::Kind::kCreate)
+      << "another related object: another series";
+}
+
 TEST(EventRecorderTest, HeldBackOccurrencesAreCountedAndWrittenLater) {
   EventRecorder r(360);
   EXPECT_FALSE(r.Observe(Marked("n1", 0), At(0), false)) << "held back: nothing to write";
