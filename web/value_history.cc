@@ -11,16 +11,17 @@ namespace {
 
 constexpr float kNoThreshold = std::numeric_limits<float>::quiet_NaN();
 
-// Four significant digits: what a sparkline can show, and a third of the bytes of a full double.
-double Round4(double v) {
+// A float's seven significant digits: the bounds are floats, so more would be noise, and fewer
+// would undo a narrow range far from zero (16.000e9 to 16.004e9).
+double Round7(double v) {
   if (v == 0 || !std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::fabs(v))));
+  const double scale = std::pow(10.0, 6 - std::floor(std::log10(std::fabs(v))));
   return std::round(v * scale) / scale;
 }
 
 void WriteRounded(JsonWriter& w, double v) {
   if (std::isfinite(v))
-    w.Double(Round4(v));
+    w.Double(Round7(v));
   else
     w.Null();
 }
@@ -41,7 +42,8 @@ void ValueHistory::Record(const NodeTable* table, double wall, size_t marked,
   evicted_known_ = true;
   if (table == nullptr) return;
   size_t hot = 0;
-  for (NodeTable::State s : table->states) hot += s == NodeTable::State::kHot;
+  for (NodeTable::State s : table->states)  // as the page's "hot" card: the capped are hot too
+    hot += s == NodeTable::State::kHot || s == NodeTable::State::kCapped;
   c.hot = std::max(c.hot, static_cast<int32_t>(std::min<size_t>(hot, INT32_MAX)));
 
   AlignRules(*table);
@@ -56,13 +58,26 @@ void ValueHistory::Record(const NodeTable* table, double wall, size_t marked,
     seen_[row[i]] = minute_;
     for (size_t r = 0; r < nr; ++r) {
       const double v = table->Value(i, r);
-      if (std::isfinite(v)) Put(series_[row[i] * nr + r], slot, v, rules_[r].op == "<");
+      // Beyond a float's range a series' bounds would become infinite: no value, as NaN is.
+      if (std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max())
+        Put(series_[row[i] * nr + r], slot, v, rules_[r].op == "<");
     }
   }
 }
 
 void ValueHistory::Advance(int64_t minute) {
   if (minute_ < 0) {
+    minute_ = minute;
+    return;
+  }
+  if (minute < minute_ - kClockBackMinutes) {
+    // The wall clock went back far (a step after a bad jump forward): what was recorded ahead
+    // of it would absorb every cycle for that long. Start over.
+    rules_.clear();
+    names_.clear();
+    seen_.clear();
+    series_.clear();
+    cluster_.fill(ClusterMinute{});
     minute_ = minute;
     return;
   }
@@ -104,14 +119,12 @@ void ValueHistory::Advance(int64_t minute) {
     if (hi - lo >= kLevels / 2) continue;  // the line still uses half the range: keep it
     const double span = static_cast<double>(s.hi) - s.lo;
     const double new_lo = s.lo + span * lo / kLevels, new_hi = s.lo + span * hi / kLevels;
-    for (uint8_t& c : s.code)
-      if (c != kEmpty)
-        c = new_hi == new_lo
-                ? 0
-                : static_cast<uint8_t>(std::lround((s.lo + span * c / kLevels - new_lo) /
-                                                   (new_hi - new_lo) * kLevels));
-    s.lo = static_cast<float>(new_lo);
-    s.hi = static_cast<float>(new_hi);
+    Series tight = s;
+    tight.lo = static_cast<float>(new_lo);
+    tight.hi = static_cast<float>(new_hi);
+    for (uint8_t& c : tight.code)
+      if (c != kEmpty) c = Encode(tight, s.lo + span * c / kLevels);
+    s = tight;
   }
 }
 
@@ -205,20 +218,27 @@ void ValueHistory::Put(Series& s, size_t slot, double v, bool lower_is_worse) co
     // every step, each move rounding once more. Advance takes the spare back once it is most of it.
     const double spare = (std::max<double>(s.hi, v) - std::min<double>(s.lo, v)) / 4;
     const double new_lo = v < s.lo ? v - spare : s.lo, new_hi = v > s.hi ? v + spare : s.hi;
-    for (uint8_t& c : s.code)
-      if (c != kEmpty)
-        c = static_cast<uint8_t>(std::lround((decode(c) - new_lo) / (new_hi - new_lo) * kLevels));
-    s.lo = static_cast<float>(new_lo);
-    s.hi = static_cast<float>(new_hi);
+    Series widened = s;
+    widened.lo = static_cast<float>(new_lo);
+    widened.hi = static_cast<float>(new_hi);
+    for (uint8_t& c : widened.code)
+      if (c != kEmpty) c = Encode(widened, decode(c));
+    s = widened;
   }
-  const double span = static_cast<double>(s.hi) - s.lo;
-  s.code[slot] = span <= 0 ? 0 : static_cast<uint8_t>(std::lround((v - s.lo) / span * kLevels));
+  s.code[slot] = Encode(s, v);
 }
 
-void ValueHistory::RenderSeries(JsonWriter& w, const Series& s) const {
+uint8_t ValueHistory::Encode(const Series& s, double v) {
+  // Clamped: the bounds are floats, and v may lie a rounding step outside them (255 is kEmpty).
+  const double span = static_cast<double>(s.hi) - s.lo;
+  if (!(span > 0)) return 0;
+  return static_cast<uint8_t>(std::clamp<long>(std::lround((v - s.lo) / span * kLevels), 0, 254));
+}
+
+void ValueHistory::RenderSeries(JsonWriter& w, const Series& s, int64_t minute) {
   w.StartArray();
   for (size_t k = 1; k <= kNodeMinutes; ++k) {  // oldest first, the current minute last
-    const uint8_t c = s.code[static_cast<size_t>(minute_ + static_cast<int64_t>(k)) % kNodeMinutes];
+    const uint8_t c = s.code[static_cast<size_t>(minute + static_cast<int64_t>(k)) % kNodeMinutes];
     if (c == kEmpty)
       w.Null();
     else
@@ -228,13 +248,35 @@ void ValueHistory::RenderSeries(JsonWriter& w, const Series& s) const {
 }
 
 std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) const {
+  // Copied under the lock and written after it: a request (any number of them, from anyone who
+  // reaches the port) never holds the evaluation loop up while it formats. Each name once.
+  std::vector<std::string> wanted = nodes;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  int64_t minute;
+  std::vector<RuleLine> rules;
+  std::vector<std::pair<std::string, std::vector<Series>>> rows;
+  std::array<ClusterMinute, kClusterMinutes> cluster;
+  {
+    MutexLock l(&mu_);
+    minute = minute_;
+    rules = rules_;
+    cluster = cluster_;
+    const size_t nr = rules_.size();
+    for (std::string& name : wanted) {
+      auto it = std::lower_bound(names_.begin(), names_.end(), name);
+      if (it == names_.end() || *it != name) continue;
+      const auto from = series_.begin() + (it - names_.begin()) * static_cast<ptrdiff_t>(nr);
+      rows.emplace_back(std::move(name),
+                        std::vector<Series>(from, from + static_cast<ptrdiff_t>(nr)));
+    }
+  }
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
-  MutexLock l(&mu_);
   w.StartObject();
   w.Key("stepSeconds");
   w.Uint(60);
-  if (minute_ < 0) {  // no cycle yet: the same keys, empty
+  if (minute < 0) {  // no cycle yet: the same keys, empty
     w.Key("rules");
     w.StartArray();
     w.EndArray();
@@ -254,10 +296,10 @@ std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) cons
   }
   // The node series' first minute; the last element of every array is the current minute.
   w.Key("start");
-  w.Int64((minute_ - static_cast<int64_t>(kNodeMinutes) + 1) * 60);
+  w.Int64((minute - static_cast<int64_t>(kNodeMinutes) + 1) * 60);
   w.Key("rules");
   w.StartArray();
-  for (const RuleLine& r : rules_) {
+  for (const RuleLine& r : rules) {
     w.StartObject();
     w.Key("name");
     WriteString(w, r.name);
@@ -270,8 +312,8 @@ std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) cons
       w.Key(key);
       w.StartArray();
       for (size_t k = 1; k <= kNodeMinutes; ++k)
-        WriteRounded(
-            w, (*line)[static_cast<size_t>(minute_ + static_cast<int64_t>(k)) % kNodeMinutes]);
+        WriteRounded(w,
+                     (*line)[static_cast<size_t>(minute + static_cast<int64_t>(k)) % kNodeMinutes]);
       w.EndArray();
     }
     w.EndObject();
@@ -279,27 +321,23 @@ std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) cons
   w.EndArray();
   w.Key("nodes");
   w.StartObject();
-  const size_t nr = rules_.size();
-  for (const std::string& name : nodes) {
-    auto it = std::lower_bound(names_.begin(), names_.end(), name);
-    if (it == names_.end() || *it != name) continue;
-    const size_t i = static_cast<size_t>(it - names_.begin());
+  for (const auto& [name, series] : rows) {
     WriteString(w, name);  // as a key: the writer takes a string in key position
     w.StartArray();
-    for (size_t r = 0; r < nr; ++r) RenderSeries(w, series_[i * nr + r]);
+    for (const Series& s : series) RenderSeries(w, s, minute);
     w.EndArray();
   }
   w.EndObject();
   w.Key("cluster");
   w.StartObject();
   w.Key("start");
-  w.Int64((minute_ - static_cast<int64_t>(kClusterMinutes) + 1) * 60);
+  w.Int64((minute - static_cast<int64_t>(kClusterMinutes) + 1) * 60);
   for (const char* key : {"marked", "hot", "evictions"}) {
     w.Key(key);
     w.StartArray();
     for (size_t k = 1; k <= kClusterMinutes; ++k) {
       const ClusterMinute& c =
-          cluster_[static_cast<size_t>(minute_ + static_cast<int64_t>(k)) % kClusterMinutes];
+          cluster[static_cast<size_t>(minute + static_cast<int64_t>(k)) % kClusterMinutes];
       const std::string_view which = key;
       if (which == "evictions" && (c.marked >= 0 || c.evictions > 0))
         w.Uint(c.evictions);

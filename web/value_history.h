@@ -54,6 +54,8 @@ class ValueHistory {
  private:
   static constexpr uint8_t kEmpty = 255;  // a minute without a value
   static constexpr double kLevels = 254;  // codes 0..254
+  // A wall clock that goes back further than this starts the history over (Advance).
+  static constexpr int64_t kClockBackMinutes = 5;
 
   struct Series {
     // The range the codes span; NaN while every code is kEmpty (the next value sets it).
@@ -79,7 +81,8 @@ class ValueHistory {
   // Each of table.names' row in names_ (adding the new nodes).
   std::vector<size_t> AlignNodes(const NodeTable& table) REQUIRES(mu_);
   void Put(Series& s, size_t slot, double v, bool lower_is_worse) const;
-  void RenderSeries(JsonWriter& w, const Series& s) const REQUIRES(mu_);
+  static uint8_t Encode(const Series& s, double v);  // v's code within s's range, 0..254
+  static void RenderSeries(JsonWriter& w, const Series& s, int64_t minute);
 
   mutable Mutex mu_;
   int64_t minute_ GUARDED_BY(mu_) = -1;  // the current minute; -1 before the first Record

@@ -159,6 +159,58 @@ TEST(ValueHistory, ThresholdsPerMinuteAndTheCluster) {
   EXPECT_TRUE(cl["marked"][0].IsNull());  // six hours ago: no cycle
 }
 
+TEST(ValueHistory, CappedNodesCountAsHot) {
+  ValueHistory h;
+  NodeTable t = Table({{"cpu", ">"}}, {{"n1", {90}}, {"n2", {95}}});
+  t.states = {NodeTable::State::kHot, NodeTable::State::kCapped};
+  h.Record(&t, kT0, 1, 0);
+  rapidjson::Document d = Parse(h.RenderJson({}));
+  const auto& hot = d["cluster"]["hot"];
+  EXPECT_EQ(hot[hot.Size() - 1].GetInt(), 2) << "as the page's hot card: capped nodes are hot";
+}
+
+TEST(ValueHistory, AClockThatWentFarBackStartsOver) {
+  ValueHistory h;
+  NodeTable t = Table({{"cpu", ">"}}, {{"n1", {90}}});
+  h.Record(&t, kT0, 0, 0);
+  h.Record(&t, kT0 + 86400, 0, 0);  // a bad step forward...
+  NodeTable later = Table({{"cpu", ">"}}, {{"n1", {20}}});
+  h.Record(&later, kT0 + 60, 0, 0);  // ...and back: not folded into the minute a day ahead
+  rapidjson::Document d = Parse(h.RenderJson({"n1"}));
+  EXPECT_EQ(d["start"].GetInt64(), static_cast<int64_t>(kT0) + 60 - 59 * 60);
+  std::vector<double> cpu = SeriesOf(h, "n1", 0);
+  EXPECT_NEAR(cpu.back(), 20, 0.01);
+  // A step back within a few minutes keeps the history (it goes into the current minute).
+  h.Record(&t, kT0 + 61, 0, 0);
+  h.Record(&later, kT0 - 60, 0, 0);
+  EXPECT_NEAR(SeriesOf(h, "n1", 0).back(), 90, 0.5);
+}
+
+TEST(ValueHistory, ValuesAtTheRangesFloatEdgeAndBeyondAFloat) {
+  ValueHistory h;
+  NodeTable a = Table({{"bytes", ">"}}, {{"n1", {1e10}}});
+  NodeTable b = Table({{"bytes", ">"}}, {{"n1", {1e10 + 1028}}});
+  h.Record(&a, kT0, 0, 0);
+  h.Record(&b, kT0 + 60, 0, 0);  // its float bound rounds to below the value
+  std::vector<double> v = SeriesOf(h, "n1", 0);
+  EXPECT_NEAR(v[58], 1e10, 2048);
+  EXPECT_NEAR(v[59], 1e10 + 1028, 2048)
+      << "a value past the float bound is the top code, not empty";
+  NodeTable huge = Table({{"bytes", ">"}}, {{"n2", {1e300}}});
+  h.Record(&huge, kT0 + 120, 0, 0);
+  EXPECT_TRUE(std::isnan(SeriesOf(h, "n2", 0).back())) << "beyond a float: no value";
+}
+
+TEST(ValueHistory, EachNodeOnceHoweverOftenItIsAskedFor) {
+  ValueHistory h;
+  NodeTable t = Table({{"cpu", ">"}}, {{"n1", {90}}});
+  h.Record(&t, kT0, 0, 0);
+  std::vector<std::string> many(500, "n1");
+  const std::string body = h.RenderJson(many);
+  EXPECT_EQ(Parse(body)["nodes"].MemberCount(), 1u);
+  EXPECT_EQ(body, h.RenderJson({"n1"}));
+}
+
 TEST(ValueHistory, TenThousandNodesAndFourRulesStayWithinAFewMegabytes) {
   ValueHistory h;
   std::vector<std::pair<std::string, std::vector<double>>> rows;

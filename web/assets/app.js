@@ -287,7 +287,8 @@
   }
 
   function sparkFor(node, ruleName) {
-    if (!hist || !(node in hist.nodes)) return null;
+    // Own keys only: a node may be called "constructor" (JSON objects inherit Object's).
+    if (!hist || !Object.hasOwn(hist.nodes, node)) return null;
     const i = hist.rules.findIndex((r) => r.name === ruleName);
     const series = hist.nodes[node];
     return i < 0 || i >= series.length ? null : spark(series[i], hist.rules[i]);
