@@ -117,13 +117,12 @@ void ValueHistory::Advance(int64_t minute) {
       continue;
     }
     if (hi - lo >= kLevels / 2) continue;  // the line still uses half the range: keep it
-    const double span = static_cast<double>(s.hi) - s.lo;
-    const double new_lo = s.lo + span * lo / kLevels, new_hi = s.lo + span * hi / kLevels;
+    const double new_lo = Decode(s, lo), new_hi = Decode(s, hi);
     Series tight = s;
     tight.lo = static_cast<float>(new_lo);
     tight.hi = static_cast<float>(new_hi);
     for (uint8_t& c : tight.code)
-      if (c != kEmpty) c = Encode(tight, s.lo + span * c / kLevels);
+      if (c != kEmpty) c = Encode(tight, Decode(s, c));
     s = tight;
   }
 }
@@ -208,9 +207,8 @@ std::vector<size_t> ValueHistory::AlignNodes(const NodeTable& table) {
 
 void ValueHistory::Put(Series& s, size_t slot, double v, bool lower_is_worse) const {
   if (std::isnan(s.lo)) s.lo = s.hi = static_cast<float>(v);  // the series' first value
-  auto decode = [&s](uint8_t c) { return s.lo + (static_cast<double>(s.hi) - s.lo) * c / kLevels; };
   if (s.code[slot] != kEmpty) {
-    const double old = decode(s.code[slot]);
+    const double old = Decode(s, s.code[slot]);
     if (lower_is_worse ? old <= v : old >= v) return;  // the minute's worst stays
   }
   if (v < s.lo || v > s.hi) {  // widen the range, moving the minutes already held into it
@@ -222,10 +220,14 @@ void ValueHistory::Put(Series& s, size_t slot, double v, bool lower_is_worse) co
     widened.lo = static_cast<float>(new_lo);
     widened.hi = static_cast<float>(new_hi);
     for (uint8_t& c : widened.code)
-      if (c != kEmpty) c = Encode(widened, decode(c));
+      if (c != kEmpty) c = Encode(widened, Decode(s, c));
     s = widened;
   }
   s.code[slot] = Encode(s, v);
+}
+
+double ValueHistory::Decode(const Series& s, uint8_t c) {
+  return s.lo + (static_cast<double>(s.hi) - s.lo) * c / kLevels;
 }
 
 uint8_t ValueHistory::Encode(const Series& s, double v) {
@@ -242,7 +244,7 @@ void ValueHistory::RenderSeries(JsonWriter& w, const Series& s, int64_t minute) 
     if (c == kEmpty)
       w.Null();
     else
-      WriteRounded(w, s.lo + (static_cast<double>(s.hi) - s.lo) * c / kLevels);
+      WriteRounded(w, Decode(s, c));
   }
   w.EndArray();
 }

@@ -82,6 +82,7 @@ class ValueHistory {
   std::vector<size_t> AlignNodes(const NodeTable& table) REQUIRES(mu_);
   void Put(Series& s, size_t slot, double v, bool lower_is_worse) const;
   static uint8_t Encode(const Series& s, double v);  // v's code within s's range, 0..254
+  static double Decode(const Series& s, uint8_t c);  // the value code c stands for
   static void RenderSeries(JsonWriter& w, const Series& s, int64_t minute);
 
   mutable Mutex mu_;
