@@ -429,6 +429,10 @@ def run_size(n, args, results):
         ctl.stop()
 
         # The original algorithm on the same cluster: flip nodes, then one (partial) cycle.
+        # `--original-seconds 0` leaves it out (a memory run has no use for it).
+        if args.original_seconds <= 0:
+            watcher.stopped = True
+            return
         flips = set(rng.sample(cluster.names, min(20, n // 10)))
         cluster.push_group("bench_cpu", "orig", {f: HOT_CPU for f in flips})
         wait_until(lambda: all(cluster.visible(f, HOT_CPU) for f in list(flips)[:3]), 20, what="orig flips visible")
@@ -632,7 +636,8 @@ def main():
     ap.add_argument("--flips", type=int, default=50, help="flips per reaction-time mode (each node hot then cold)")
     ap.add_argument("--churn-seconds", type=int, default=1800)
     ap.add_argument("--steady-seconds", type=int, default=15)
-    ap.add_argument("--original-seconds", type=int, default=240)
+    ap.add_argument("--original-seconds", type=int, default=240,
+                    help="how long the original algorithm runs; 0 leaves it out")
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--micro-repetitions", type=int, default=5)
     ap.add_argument("--micro-only", action="store_true",
@@ -671,6 +676,14 @@ def main():
     if args.smoke:
         check_smoke(results)
         print("smoke OK")
+        return
+    if args.original_seconds <= 0 or sorted(args.sizes) != [1000, 10000]:
+        # A partial run (one size, no original algorithm) has too little for RESULTS.md's tables,
+        # and must not overwrite the full run's figures: its own file, beside them.
+        path = os.path.join(args.out, "results-partial.json")
+        with open(path, "w") as f:
+            json.dump(results, f, indent=1, sort_keys=True)
+        print("partial run: wrote", path, "(RESULTS.md needs the full run)")
         return
     write_report(results, args, os.path.join(args.out, "RESULTS.md"), os.path.join(args.out, "results.json"))
     print("wrote", os.path.join(args.out, "RESULTS.md"))
