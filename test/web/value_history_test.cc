@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -101,6 +102,59 @@ TEST(ValueHistory, ANodeThatLeftKeepsItsHourThenGoes) {
   h.Record(&one, kT0 + 60 * 60, 0, 0);
   EXPECT_TRUE(SeriesOf(h, "gone", 0).empty());
   EXPECT_EQ(SeriesOf(h, "stays", 0).size(), 60u);
+}
+
+TEST(ValueHistory, NodesJoiningAmongOthersKeepEveryLine) {
+  ValueHistory h;
+  NodeTable first = Table({{"cpu", ">"}, {"avail", "<"}}, {{"b", {10, 500}}, {"d", {30, 700}}});
+  h.Record(&first, kT0, 0, 0);
+  // Joining before, between and after the known nodes, in one cycle; "d" is absent this cycle.
+  NodeTable next = Table({{"cpu", ">"}, {"avail", "<"}},
+                         {{"a", {1, 100}}, {"b", {11, 510}}, {"c", {21, 620}}, {"e", {41, 840}}});
+  h.Record(&next, kT0 + 60, 0, 0);
+  auto last = [&](const std::string& node, size_t rule) { return SeriesOf(h, node, rule).back(); };
+  auto before = [&](const std::string& node, size_t rule) {
+    const std::vector<double> s = SeriesOf(h, node, rule);
+    return s[s.size() - 2];
+  };
+  EXPECT_NEAR(last("a", 0), 1, 0.01);
+  EXPECT_NEAR(last("a", 1), 100, 0.5);
+  EXPECT_TRUE(std::isnan(before("a", 0))) << "a joined in the second minute";
+  EXPECT_NEAR(before("b", 0), 10, 0.01);
+  EXPECT_NEAR(last("b", 0), 11, 0.01);
+  EXPECT_NEAR(last("b", 1), 510, 0.5);
+  EXPECT_NEAR(last("c", 1), 620, 0.5);
+  EXPECT_NEAR(before("d", 0), 30, 0.01);
+  EXPECT_NEAR(before("d", 1), 700, 0.5);
+  EXPECT_TRUE(std::isnan(last("d", 0)));
+  EXPECT_NEAR(last("e", 0), 41, 0.01);
+  EXPECT_NEAR(last("e", 1), 840, 0.5);
+}
+
+TEST(ValueHistory, NodesJoiningOneByOneReuseTheRoomLeftForThem) {
+  // A joining node must not make a new copy of every series (megabytes at 10,000 nodes): after
+  // the first join, the storage has room for more.
+  ValueHistory h;
+  std::vector<std::pair<std::string, std::vector<double>>> rows;
+  for (int i = 0; i < 1000; ++i) rows.push_back({"node-" + std::to_string(1000 + i), {50}});
+  NodeTable t = Table({{"cpu", ">"}}, rows);
+  h.Record(&t, kT0, 0, 0);
+  const size_t at_start = h.Bytes();
+  rows.push_back({"node-0000", {60}});
+  std::sort(rows.begin(), rows.end());  // a table's names are sorted
+  t = Table({{"cpu", ">"}}, rows);
+  h.Record(&t, kT0 + 1, 0, 0);
+  const size_t after_one = h.Bytes();
+  EXPECT_GT(after_one, at_start);
+  for (int i = 1; i < 50; ++i) {
+    rows.push_back({"node-000" + std::to_string(i), {60}});
+    std::sort(rows.begin(), rows.end());
+    t = Table({{"cpu", ">"}}, rows);
+    h.Record(&t, kT0 + 1 + i, 0, 0);
+  }
+  EXPECT_EQ(h.Bytes(), after_one);
+  EXPECT_NEAR(SeriesOf(h, "node-00049", 0).back(), 60, 0.01);
+  EXPECT_NEAR(SeriesOf(h, "node-1999", 0).back(), 50, 0.01);
 }
 
 TEST(ValueHistory, ASpikeThatLeftTheHourNoLongerFlattensTheLine) {
