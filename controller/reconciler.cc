@@ -444,7 +444,7 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
   NodeMarks m;
   m.decide.resize(n);
   m.plan.resize(n);
-  m.records.resize(n);
+  m.record_at.assign(n, NodeMarks::kNoRecord);
   m.owners.resize(n);
   m.owned.resize(n);
   std::vector<Mark> levels;  // graded marks: the mark at each level, hottest first
@@ -494,11 +494,12 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
         m.owners[i].push_back(it->second);
     std::sort(m.owners[i].begin(), m.owners[i].end());
     m.owners[i].erase(std::unique(m.owners[i].begin(), m.owners[i].end()), m.owners[i].end());
-    m.records[i] = std::move(*record);
+    m.record_at[i] = static_cast<uint32_t>(m.records.size());
+    m.records.push_back(std::move(*record));
   }
   // Pointers last: `owners` no longer moves.
   for (size_t i = 0; i < n; ++i) {
-    if (!m.records[i]) continue;
+    if (m.record(i) == nullptr) continue;
     m.decide[i].owners = &m.owners[i];
     m.plan[i].recorded = &m.owners[i];
   }
@@ -550,7 +551,7 @@ std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMark
       case ChangeKind::kRecord:
         // A taint equal to ours that is on the node but not ours (put there by hand) is
         // recorded as such, not adopted: it is never removed.
-        w.record = RecordFor(d, marks.records[c.node],
+        w.record = RecordFor(d, marks.record(c.node),
                              options_.mark.UsesTaint() &&
                                  options_.mark.Below(w.below_hottest).TaintOn(node.taints) &&
                                  !marks.owned[c.node].taint,
@@ -770,7 +771,7 @@ void Reconciler::HoldForRebalance(const NodeMarks& marks, bool releasing,
     const bool cooler =
         d.verdict == Verdict::kCold || (d.verdict == Verdict::kHot && d.below_hottest > 0);
     if (!cooler || !marks.plan[i].marked || marks.plan[i].below_hottest != 0) continue;
-    const double recorded = marks.records[i] ? marks.records[i]->last_eviction_wall : 0;
+    const double recorded = marks.record(i) ? marks.record(i)->last_eviction_wall : 0;
     if (rebalancer_->HoldsMark(std::string(marks.plan[i].name), recorded))
       d.verdict = Verdict::kUnknown;
   }
@@ -849,12 +850,12 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
       if (load[k] != nullptr && i < load[k]->size()) r.load[k] = (*load[k])[i];
     r.hot = decisions[i].verdict == Verdict::kHot;
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
-    r.marked = marks.plan[i].marked && marks.records[i].has_value() &&
+    r.marked = marks.plan[i].marked && marks.record(i) != nullptr &&
                marks.plan[i].below_hottest == 0;  // the hottest level only
     if (!r.marked) continue;
     // Since when the hottest level holds it: a cooler level's rules in the record say since when
     // the node was warm, and `after` must count from when it turned hot.
-    for (const OwnerRule& o : marks.records[i]->rules) {
+    for (const OwnerRule& o : marks.record(i)->rules) {
       auto rule = rule_index_.find(o.rule);
       if (rule == rule_index_.end() || rules_[rule->second].below_hottest != 0) continue;
       if (r.marked_since_wall == 0 || o.since_wall < r.marked_since_wall)
@@ -863,7 +864,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     r.cold = cold[i];
     // The record keeps whole seconds (RFC 3339): the eviction was up to a second later than it
     // says, and a cool-down counted from the truncated time would end up to a second early.
-    if (const double last = marks.records[i]->last_eviction_wall; last > 0)
+    if (const double last = marks.record(i)->last_eviction_wall; last > 0)
       r.recorded_eviction_wall = last + 1;
     for (const Hold& h : decisions[i].holds) {
       if (h.stale) continue;
@@ -990,8 +991,8 @@ void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
       for (const HoldReport& h : it->second)
         if (t->since_wall[i] == 0 || h.since_wall < t->since_wall[i])
           t->since_wall[i] = h.since_wall;
-    } else if (marks.records[i]) {
-      for (const OwnerRule& o : marks.records[i]->rules)
+    } else if (const Ownership* record = marks.record(i)) {
+      for (const OwnerRule& o : record->rules)
         if (t->since_wall[i] == 0 || o.since_wall < t->since_wall[i])
           t->since_wall[i] = o.since_wall;
     }
@@ -1039,8 +1040,8 @@ void Reconciler::MarkProgress() { progress_.store(clock_->Now().time_since_epoch
 
 TimePoint Reconciler::LastProgress() const { return TimePoint(Duration(progress_.load())); }
 
-std::string Reconciler::RecordFor(const NodeDecision& d, const std::optional<Ownership>& old,
-                                  bool taint_not_ours, TimePoint now, double now_wall) const {
+std::string Reconciler::RecordFor(const NodeDecision& d, const Ownership* old, bool taint_not_ours,
+                                  TimePoint now, double now_wall) const {
   Ownership o;
   SetRecordedMark(options_.mark.Below(d.below_hottest), &o);
   o.taint_not_ours = taint_not_ours;
