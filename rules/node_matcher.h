@@ -57,7 +57,7 @@ class NodeMatcher {
   const Slot* Find(std::string_view key, uint64_t hash) const;
   Slot& Insert(std::string_view key);
   size_t size_;
-  std::vector<Slot> slots_;  // power-of-two size, at most half full
+  std::vector<Slot> slots_;  // power-of-two size, at most three quarters full
   std::string keys_;         // each key: 4-byte length, then its bytes
 };
 
