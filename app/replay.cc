@@ -1,0 +1,171 @@
+#include "app/replay.h"
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <tuple>
+
+#include "app/controller.h"
+#include "common/clock.h"
+#include "common/label_selector.h"
+#include "common/rfc3339.h"
+#include "kube/kube_api.h"
+#include "kube/node_object.h"
+#include "promql/prometheus_client.h"
+#include "promql/range_query.h"
+#include "replay/replay_json.h"
+#include "replay/replay_window.h"
+
+namespace ds {
+namespace {
+
+ReplayNode FromNodeInfo(NodeInfo n) {
+  return ReplayNode{std::move(n.name), std::move(n.addresses), std::move(n.labels)};
+}
+
+StatusOr<std::vector<ReplayNode>> ListManagedNodes(const Options& o) {
+  RealClock clock;
+  CurlTransport transport(o.rest.tls, o.rest.proxy_url);
+  HttpKubeApi kube(&transport, o.rest, &clock, o.api_timeout_seconds, o.user_agent);
+  std::vector<ReplayNode> nodes;
+  std::string cont;
+  do {
+    ASSIGN_OR_RETURN(NodeListPage page, kube.ListNodes(o.rules.node_selector, 500, cont));
+    for (NodeInfo& n : page.items) nodes.push_back(FromNodeInfo(std::move(n)));
+    cont = page.continue_token;
+  } while (!cont.empty());
+  return nodes;
+}
+
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Where a replay's time went.
+struct Timing {
+  double fetch = 0, decode = 0, decide = 0;
+  size_t requests = 0, points = 0, body_bytes = 0;
+};
+
+}  // namespace
+
+StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
+                                                     const std::string& selector,
+                                                     const std::string& source) {
+  auto list = DecodeNodeList(std::move(node_list_json));
+  if (!list.ok())
+    return Status::InvalidArgument(
+        source + ": not a node list (kubectl get nodes -o json): " + list.status().message());
+  auto sel = LabelSelector::Parse(selector);
+  if (!sel.ok()) return sel.status().Prepend("nodeSelector");
+  std::vector<ReplayNode> nodes;
+  for (NodeInfo& n : list->items)
+    if (sel->Matches(n.labels)) nodes.push_back(FromNodeInfo(std::move(n)));
+  if (nodes.empty())
+    return Status::InvalidArgument(source + ": no node matches the nodeSelector \"" + selector +
+                                   "\"");
+  return nodes;
+}
+
+int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
+  const Options::Replay& rp = o.replay;
+  auto fail = [&](const Status& st) {
+    err << "dynamic-scheduler replay: " << st.message() << "\n";
+    return 2;
+  };
+  StatusOr<std::vector<ReplayNode>> nodes = Status::Internal("unset");
+  if (!rp.nodes_file.empty()) {
+    auto text = ReadWholeFile(rp.nodes_file);
+    if (!text.ok()) return fail(text.status().Prepend("-nodes_file"));
+    nodes = ManagedReplayNodes(std::move(*text), o.rules.node_selector, rp.nodes_file);
+  } else {
+    nodes = ListManagedNodes(o);
+    if (nodes.ok() && nodes->empty())
+      nodes = Status::InvalidArgument("no managed node in the cluster (nodeSelector \"" +
+                                      o.rules.node_selector + "\")");
+  }
+  if (!nodes.ok()) return fail(nodes.status());
+  std::error_code ec;
+  std::filesystem::create_directories(rp.out_dir, ec);
+  if (ec) return fail(Status::InvalidArgument("-out " + rp.out_dir + ": " + ec.message()));
+
+  const size_t node_count = nodes->size();
+  ReplayEngine engine(o.rules, std::move(*nodes), rp.step, o.reconciler.grace_seconds);
+  std::unique_ptr<HttpTransport> transport = MakePromTransport(o);
+  HttpPrometheusClient prom(transport.get(), o.prometheus_url, o.query_timeout_seconds,
+                            o.prometheus_auth);
+  const std::vector<Rule>& rules = o.rules.rules;
+  Timing timing;
+  const Stopwatch wall;
+  for (const RangeChunk& chunk :
+       PlanRangeChunks(rp.from, rp.to, rp.step, ReplayStepsPerChunk(node_count))) {
+    // Every rule's history of the chunk at once, as a cycle sends every query at once.
+    std::vector<std::future<StatusOr<RangeResult>>> q(rules.size()), ages(rules.size());
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (engine.asked_by()[r] != r) continue;
+      const LabelFilter* keep = &engine.label_filters()[r];
+      q[r] = std::async(std::launch::async, [&, r, keep] {
+        return prom.QueryRange(rules[r].query, chunk.start, chunk.end, rp.step, keep);
+      });
+      if (!rules[r].age_query.empty())
+        ages[r] = std::async(std::launch::async, [&, r, keep] {
+          return prom.QueryRange(rules[r].age_query, chunk.start, chunk.end, rp.step, keep);
+        });
+    }
+    std::vector<RangeResult> answers(rules.size()), age_answers(rules.size());
+    std::vector<RuleHistory> history(rules.size());
+    Status failed;
+    for (size_t r = 0; r < rules.size(); ++r) {
+      for (auto [f, into, what] : {std::tuple{&q[r], &answers[r], "query"},
+                                   std::tuple{&ages[r], &age_answers[r], "ageQuery"}}) {
+        if (!f->valid()) continue;
+        auto res = f->get();
+        if (!res.ok()) {
+          if (failed.ok())
+            failed = res.status().Prepend("rule \"" + rules[r].name + "\": " + what + " from " +
+                                          FormatRfc3339(chunk.start) + " to " +
+                                          FormatRfc3339(chunk.end));
+          continue;
+        }
+        *into = std::move(*res);
+        timing.fetch += into->fetch_seconds;
+        timing.decode += into->decode_seconds;
+        timing.points += into->points;
+        timing.body_bytes += into->body_bytes;
+        ++timing.requests;
+      }
+    }
+    if (!failed.ok()) return fail(failed);
+    for (size_t r = 0; r < rules.size(); ++r) {
+      const size_t b = engine.asked_by()[r];
+      history[r].series = &answers[b].series;
+      if (!rules[b].age_query.empty()) history[r].ages = &age_answers[b].series;
+    }
+    std::vector<double> times(chunk.steps);
+    for (size_t k = 0; k < chunk.steps; ++k) times[k] = chunk.start + k * rp.step;
+    const Stopwatch decide;
+    engine.Run(times, history);
+    timing.decide += decide.Seconds();
+  }
+  const ReplayResult result = engine.Finish(rp.from, rp.to);
+  const std::string path = (std::filesystem::path(rp.out_dir) / "replay.json").string();
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << ReplayJson(result) << "\n";
+    if (!f.flush()) return fail(Status::InvalidArgument("cannot write " + path));
+  }
+  out << ReplaySummary(result);
+  out << "time: " << wall.Seconds() << " s wall; Prometheus " << timing.fetch << " s (summed over "
+      << timing.requests << " range requests, " << timing.points << " points, "
+      << timing.body_bytes / 1048576.0 << " MB), decode " << timing.decode << " s, decisions "
+      << timing.decide << " s\n";
+  out << "wrote " << path << "\n";
+  return 0;
+}
+
+}  // namespace ds
