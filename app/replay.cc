@@ -8,6 +8,7 @@
 
 #include "app/controller.h"
 #include "common/clock.h"
+#include "common/json_util.h"
 #include "common/label_selector.h"
 #include "common/rfc3339.h"
 #include "kube/kube_api.h"
@@ -57,6 +58,22 @@ struct Timing {
 StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
                                                      const std::string& selector,
                                                      const std::string& source) {
+  // `kubectl get nodes -o json` writes a v1 List with an empty resourceVersion, which a node list
+  // from the API server always has (and DecodeNodeList asks for): give it one.
+  rapidjson::Document doc;
+  if (doc.Parse(node_list_json.data(), node_list_json.size()).HasParseError())
+    return Status::InvalidArgument(
+        source + ": not a node list (kubectl get nodes -o json): " + JsonParseError(doc));
+  if (doc.IsObject()) {
+    if (!doc.HasMember("metadata") || !doc["metadata"].IsObject())
+      doc.AddMember("metadata", rapidjson::Value(rapidjson::kObjectType), doc.GetAllocator());
+    rapidjson::Value& meta = doc["metadata"];
+    if (!meta.HasMember("resourceVersion"))
+      meta.AddMember("resourceVersion", "0", doc.GetAllocator());
+    else if (meta["resourceVersion"].IsString() && meta["resourceVersion"].GetStringLength() == 0)
+      meta["resourceVersion"].SetString("0");
+    node_list_json = JsonToString(doc);
+  }
   auto list = DecodeNodeList(std::move(node_list_json));
   if (!list.ok())
     return Status::InvalidArgument(
