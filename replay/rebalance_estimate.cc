@@ -119,7 +119,9 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
     std::vector<Candidate> candidates;
     for (const PodInfo& p : in.pods) {
       // An evicted pod is gone: its replacement runs elsewhere (where is not replayed).
-      if (p.node != e.node || p.created_wall > plan.at || evicted.count(p.Key())) continue;
+      if (p.node != e.node || evicted.count(p.Key())) continue;
+      // A pod created after the cycle did not exist then: its age is negative, below any
+      // minPodAge, so CheckEvictable keeps it out too.
       if (CheckEvictable(p, cfg.pods, plan.at) != Keep::kNone) continue;
       std::optional<double> u = UsageAt(used, p, plan.at, step);
       if (!u) continue;
