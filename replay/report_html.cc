@@ -230,10 +230,10 @@ std::string OverRequest(double used, double requested) {
 
 std::string Count(double v) { return v < 0 ? "&mdash;" : Fixed(v, 0); }
 
-// A step line of `points` over [from, to], y from 0 to `max` (at least 1).
+// A step line of `points` over [from, to], y from 0 to `max` (at least 1), `w` pixels wide.
 std::string Chart(const std::string& title, const std::vector<std::pair<double, int>>& points,
-                  double from, double to, int max, const std::string& line_class) {
-  const double w = 720, h = 140, left = 36, right = 8, top = 8, bottom = 20;
+                  double from, double to, int max, const std::string& line_class, double w = 720) {
+  const double h = 140, left = 36, right = 8, top = 8, bottom = 20;
   max = std::max(max, 1);
   double span = to > from ? to - from : 1;
   auto x = [&](double t) {
@@ -367,10 +367,13 @@ std::string Pair(const rapidjson::Value* totals, const char* name, bool seconds)
     return "<td>&mdash;</td><td>&mdash;</td><td>&mdash;</td>";
   double a = (*v)[0].GetDouble(), b = (*v)[1].GetDouble();
   auto f = [&](double x) { return seconds ? Duration(x) : Fixed(x, 0); };
-  std::string diff = (b - a >= 0 ? "+" : "&minus;") + f(std::fabs(b - a));
+  std::string diff = b == a ? "0" : (b > a ? "+" : "&minus;") + f(std::fabs(b - a));
   return "<td class=\"num\">" + f(a) + "</td><td class=\"num\">" + f(b) +
          "</td><td class=\"num\">" + diff + "</td>";
 }
+
+// Two charts side by side within a laptop's window (1280 pixels, margins and gaps included).
+constexpr double kSideWidth = 560;
 
 StatusOr<std::string> CompareSection(const rapidjson::Value* c, const ResultDoc& a) {
   if (!c) return std::string();
@@ -399,9 +402,12 @@ StatusOr<std::string> CompareSection(const rapidjson::Value* c, const ResultDoc&
   }
   s += "</tbody></table>";
   int max = std::max(MaxOf(MarkedOverTime(a, "")), MaxOf(MarkedOverTime(b, "")));
-  s += "<div class=\"side\">" +
-       Chart(files[0] + ": marked nodes", MarkedOverTime(a, ""), a.from, a.to, max, "") +
-       Chart(files[1] + ": marked nodes", MarkedOverTime(b, ""), b.from, b.to, max, "b") + "</div>";
+  s +=
+      "<div class=\"side\">" +
+      Chart(files[0] + ": marked nodes", MarkedOverTime(a, ""), a.from, a.to, max, "", kSideWidth) +
+      Chart(files[1] + ": marked nodes", MarkedOverTime(b, ""), b.from, b.to, max, "b",
+            kSideWidth) +
+      "</div>";
   const rapidjson::Value* nodes = JsonMember(*c, "nodes");
   if (nodes && nodes->IsArray() && !nodes->Empty()) {
     s += "<h3>Nodes the two files mark differently</h3><table class=\"grid compare-nodes\"><thead>"

@@ -178,6 +178,10 @@ TEST(CompareTest, TotalsSideBySideAndTheNodesMarkedDifferently) {
   EXPECT_NE(html->find("<tr><th>flaps</th><td class=\"num\">1</td><td class=\"num\">0</td>"
                        "<td class=\"num\">&minus;1</td></tr>"),
             std::string::npos);
+  EXPECT_NE(
+      html->find("<tr><th>most marked at once</th><td class=\"num\">2</td><td class=\"num\">2</td>"
+                 "<td class=\"num\">0</td></tr>"),
+      std::string::npos);
   EXPECT_EQ(Occurrences(*html, "class=\"line b\""), 1u);  // b's chart beside a's
 }
 
