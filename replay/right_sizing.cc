@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 namespace ds {
@@ -23,98 +24,114 @@ WorkloadId WorkloadOf(const PodInfo& pod) {
 
 namespace {
 
-bool MarkedAt(const NodeMarks& marks, const std::string& node, double t) {
-  auto it = marks.find(node);
-  if (it == marks.end()) return false;
-  for (const MarkSpan& s : it->second)
-    if (s.start <= t && t < s.end) return true;
-  return false;
-}
-
-// Nearest rank: the smallest value with at least 95 % of the samples at or below it.
-double P95(std::vector<double>* v) {
-  if (v->empty()) return std::nan("");
-  size_t rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(v->size())));
-  size_t i = rank == 0 ? 0 : rank - 1;
-  std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(i), v->end());
-  return (*v)[i];
-}
-
-struct Acc {
-  std::vector<double> cpu, memory;
-  double cpu_request = 0, memory_request = 0, hot = 0;
-  size_t pods = 0;
-};
+constexpr double kBucketRatio = 1.01;
+const double kLogRatio = std::log(kBucketRatio);
+constexpr int kZero = std::numeric_limits<int>::min();  // the bucket of values <= 0
 
 }  // namespace
 
-RightSizing RightSize(const std::vector<PodInfo>& pods, const std::vector<UsageSeries>& cpu,
-                      const std::vector<UsageSeries>& memory, const NodeMarks& marks,
-                      double step_seconds) {
-  std::unordered_map<std::string, const PodInfo*> by_key;
-  for (const PodInfo& p : pods) by_key[p.Key()] = &p;
+void P95Sketch::Bucket(double v) {
+  int i = v > 0 ? static_cast<int>(std::floor(std::log(v) / kLogRatio)) : kZero;
+  ++buckets_[i];
+}
 
-  std::map<WorkloadId, Acc> acc;
-  std::unordered_map<std::string, WorkloadId> seen;  // pod key -> workload, once per pod
+void P95Sketch::Add(double v) {
+  if (std::isnan(v)) return;
+  ++count_;
+  if (!bucketed_ && exact_.size() < kExactSamples) {
+    exact_.push_back(v);
+    return;
+  }
+  if (!bucketed_) {
+    for (double x : exact_) Bucket(x);
+    exact_.clear();
+    exact_.shrink_to_fit();
+    bucketed_ = true;
+  }
+  Bucket(v);
+}
+
+double P95Sketch::Get() const {
+  if (count_ == 0) return std::nan("");
+  // Nearest rank: the smallest value with at least 95 % of the samples at or below it.
+  const size_t rank =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(0.95 * static_cast<double>(count_))));
+  if (!bucketed_) {
+    std::vector<double> v = exact_;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
+    return v[rank - 1];
+  }
+  size_t seen = 0;
+  for (const auto& [i, n] : buckets_) {
+    seen += n;
+    if (seen >= rank) return i == kZero ? 0 : std::exp((i + 0.5) * kLogRatio);
+  }
+  return std::nan("");  // not reached: the buckets hold count_ samples
+}
+
+RightSizer::RightSizer(const std::vector<PodInfo>& pods, const NodeMarks& marks,
+                       double step_seconds)
+    : marks_(marks), step_(step_seconds) {
+  for (const PodInfo& p : pods) by_key_[p.Key()] = &p;
+}
+
+bool RightSizer::MarkedAt(const std::string& node, double t) const {
+  auto it = marks_.find(node);
+  if (it == marks_.end()) return false;
+  // The last span that starts at or before t.
+  const auto& spans = it->second;
+  auto after = std::upper_bound(spans.begin(), spans.end(), t,
+                                [](double x, const MarkSpan& s) { return x < s.start; });
+  return after != spans.begin() && t < std::prev(after)->end;
+}
+
+void RightSizer::Add(int resource, const UsageSeries& s) {
+  std::string key = s.ns + "/" + s.pod;
+  auto found = by_key_.find(key);
+  if (found == by_key_.end()) {
+    unlisted_.insert(std::move(key));
+    return;
+  }
+  const PodInfo& pod = *found->second;
+  auto [it, fresh] = pods_.try_emplace(key);
+  PodState& ps = it->second;
+  if (fresh) {
+    Acc& a = workloads_[WorkloadOf(pod)];
+    ++a.pods;
+    a.cpu_request = std::max(a.cpu_request, pod.cpu_request);
+    a.memory_request = std::max(a.memory_request, pod.memory_request);
+    ps.workload = &a;
+  }
+  ps.has[resource] = true;
+  const std::string& node = !s.node.empty() ? s.node : pod.node;
+  for (const auto& [t, v] : s.points) {
+    if (std::isnan(v)) continue;
+    ps.workload->usage[resource].Add(v);
+    if (MarkedAt(node, t)) ps.hot[resource] += step_;
+  }
+}
+
+RightSizing RightSizer::Finish() const {
   RightSizing out;
-  auto workload = [&](const UsageSeries& s) -> Acc* {
-    std::string key = s.ns + "/" + s.pod;
-    auto found = by_key.find(key);
-    if (found == by_key.end()) return nullptr;
-    auto [it, fresh] = seen.try_emplace(key, WorkloadOf(*found->second));
-    Acc& a = acc[it->second];
-    if (fresh) {
-      ++a.pods;
-      a.cpu_request = std::max(a.cpu_request, found->second->cpu_request);
-      a.memory_request = std::max(a.memory_request, found->second->memory_request);
-    }
-    return &a;
-  };
-  // Hot time is counted from the CPU series, or the memory series of a pod without one: each
-  // point is one step of the pod on its node.
-  std::unordered_map<std::string, bool> has_cpu;
-  auto count_hot = [&](const UsageSeries& s, Acc* a) {
-    const std::string& node = !s.node.empty() ? s.node : by_key.at(s.ns + "/" + s.pod)->node;
-    for (const auto& point : s.points)
-      if (MarkedAt(marks, node, point.first)) a->hot += step_seconds;
-  };
-  std::unordered_map<std::string, bool> unlisted;
-  for (const UsageSeries& s : cpu) {
-    Acc* a = workload(s);
-    if (!a) {
-      unlisted[s.ns + "/" + s.pod] = true;
-      continue;
-    }
-    has_cpu[s.ns + "/" + s.pod] = true;
-    for (const auto& point : s.points)
-      if (!std::isnan(point.second)) a->cpu.push_back(point.second);
-    count_hot(s, a);
-  }
-  for (const UsageSeries& s : memory) {
-    Acc* a = workload(s);
-    if (!a) {
-      unlisted[s.ns + "/" + s.pod] = true;
-      continue;
-    }
-    for (const auto& point : s.points)
-      if (!std::isnan(point.second)) a->memory.push_back(point.second);
-    if (!has_cpu.count(s.ns + "/" + s.pod)) count_hot(s, a);
-  }
-  out.unlisted_pods = unlisted.size();
-
+  out.unlisted_pods = unlisted_.size();
+  std::map<const Acc*, double> hot;
   double total_hot = 0;
-  for (const auto& entry : acc) total_hot += entry.second.hot;
-  for (auto& [id, a] : acc) {
+  for (const auto& [key, ps] : pods_) {
+    double h = ps.has[0] ? ps.hot[0] : ps.hot[1];
+    hot[ps.workload] += h;
+    total_hot += h;
+  }
+  for (const auto& [id, a] : workloads_) {
     WorkloadRow r;
     r.ns = id.ns;
     r.kind = id.kind;
     r.name = id.name;
-    r.cpu_p95_cores = P95(&a.cpu);
-    r.memory_p95_bytes = P95(&a.memory);
+    r.cpu_p95_cores = a.usage[0].Get();
+    r.memory_p95_bytes = a.usage[1].Get();
     r.cpu_request_cores = a.cpu_request;
     r.memory_request_bytes = a.memory_request;
-    r.hot_node_seconds = a.hot;
-    r.hot_node_seconds_share = total_hot > 0 ? a.hot / total_hot : 0;
+    r.hot_node_seconds = hot[&a];
+    r.hot_node_seconds_share = total_hot > 0 ? r.hot_node_seconds / total_hot : 0;
     r.pods = a.pods;
     out.rows.push_back(std::move(r));
   }
@@ -131,6 +148,15 @@ RightSizing RightSize(const std::vector<PodInfo>& pods, const std::vector<UsageS
                      return over(a) > over(b);
                    });
   return out;
+}
+
+RightSizing RightSize(const std::vector<PodInfo>& pods, const std::vector<UsageSeries>& cpu,
+                      const std::vector<UsageSeries>& memory, const NodeMarks& marks,
+                      double step_seconds) {
+  RightSizer sizer(pods, marks, step_seconds);
+  for (const UsageSeries& s : cpu) sizer.AddCpu(s);
+  for (const UsageSeries& s : memory) sizer.AddMemory(s);
+  return sizer.Finish();
 }
 
 void WriteWorkloads(JsonWriter& w, const std::vector<WorkloadRow>& rows) {

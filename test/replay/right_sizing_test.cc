@@ -117,6 +117,47 @@ TEST(RightSizeTest, NoMarkMeansNoShareAndOrderByUsageOverRequest) {
   EXPECT_EQ(got.rows[0].hot_node_seconds_share, 0);
 }
 
+TEST(P95SketchTest, ExactWhileSmallThenWithinHalfAPercent) {
+  P95Sketch small;
+  for (int i = 1000; i >= 1; --i) small.Add(i);  // order does not matter
+  EXPECT_EQ(small.Get(), 950);                   // rank ceil(950) of 1..1000
+  P95Sketch large;
+  for (int i = 1; i <= 100000; ++i) large.Add(i * 0.001);  // rank 95,000: 95 exactly
+  EXPECT_EQ(large.count(), 100000u);
+  EXPECT_NEAR(large.Get(), 95, 95 * 0.005);
+  EXPECT_NE(large.Get(), 95);  // from the buckets, not a kept sample
+  P95Sketch zeros;
+  for (int i = 0; i < 5000; ++i) zeros.Add(i < 4900 ? 0 : 7);  // 98 % zeros
+  EXPECT_EQ(zeros.Get(), 0);
+  zeros.Add(NAN);
+  EXPECT_EQ(zeros.count(), 5000u);
+  EXPECT_TRUE(std::isnan(P95Sketch().Get()));
+}
+
+TEST(RightSizerTest, ChunksInAnyOrderGiveTheSameFiguresAsTheWholeSeries) {
+  std::vector<PodInfo> pods = {Pod("a", "n1", "StatefulSet", "db", 1, 1e9),
+                               Pod("b", "n2", "StatefulSet", "db", 1, 1e9)};
+  NodeMarks marks = {{"n1", {{0, 100}, {200, 300}}}};
+  std::vector<double> values;
+  for (int i = 0; i < 10; ++i) values.push_back(i);
+  UsageSeries whole = Series("a", values);  // points at 0, 60, ..., 540: 0, 60, 240 are marked
+  UsageSeries first = whole, second = whole;
+  first.points.resize(5);
+  second.points.erase(second.points.begin(), second.points.begin() + 5);
+  RightSizer sizer(pods, marks, 60);
+  sizer.AddMemory(Series("b", {5, 5}));
+  sizer.AddCpu(second);
+  sizer.AddCpu(first);
+  RightSizing got = sizer.Finish();
+  RightSizing want = RightSize(pods, {whole}, {Series("b", {5, 5})}, marks, 60);
+  ASSERT_EQ(got.rows.size(), 1u);
+  EXPECT_EQ(got.rows[0].cpu_p95_cores, want.rows[0].cpu_p95_cores);
+  EXPECT_EQ(got.rows[0].cpu_p95_cores, 9);
+  EXPECT_EQ(got.rows[0].hot_node_seconds, 180);
+  EXPECT_EQ(got.rows[0].hot_node_seconds, want.rows[0].hot_node_seconds);
+  EXPECT_EQ(got.rows[0].pods, 2u);
+}
+
 TEST(RightSizeTest, WritesTheContractsFieldsAndNullForNoSample) {
   WorkloadRow r;
   r.ns = "a\"b";
