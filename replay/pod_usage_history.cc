@@ -1,5 +1,6 @@
 #include "replay/pod_usage_history.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -38,22 +39,39 @@ void FoldPodUsage(const RangeResult& result, std::vector<UsageSeries>* out, size
 }
 
 StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const RebalanceConfig& cfg,
-                                               const std::vector<std::string>& nodes, double from,
-                                               double to, double step, size_t max_steps) {
+                                               const PodUsageFetch& f, RightSizer* sizer,
+                                               const std::unordered_set<std::string>* wanted) {
   PodUsageHistory out;
   const LabelFilter keep = {"namespace", "pod", "node"};
-  const std::pair<const char*, const std::string*> queries[] = {
-      {"cpu", &cfg.cpu_usage_query}, {"memory", &cfg.memory_usage_query}};
-  for (const auto& [resource, query] : queries) {
-    const std::string expr = ExpandNodes(*query, nodes);
-    std::vector<UsageSeries>* series = std::string(resource) == "cpu" ? &out.cpu : &out.memory;
-    for (const RangeChunk& chunk : PlanRangeChunks(from, to, step, max_steps)) {
+  const size_t per_request =
+      std::max<size_t>(1, f.max_points_per_request / std::max<size_t>(1, f.expected_series));
+  const size_t max_steps = std::max<size_t>(1, std::min(f.max_steps, per_request));
+  for (int resource = 0; resource < 2; ++resource) {
+    const std::string& query = resource == 0 ? cfg.cpu_usage_query : cfg.memory_usage_query;
+    const std::string expr = ExpandNodes(query, f.nodes);
+    std::vector<UsageSeries>* kept = resource == 0 ? &out.cpu : &out.memory;
+    std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
+    for (const RangeChunk& chunk : PlanRangeChunks(f.from, f.to, f.step, max_steps)) {
       ++out.requests;
-      auto r = prom->QueryRange(expr, chunk.start, chunk.end, step, &keep);
-      if (!r.ok())
-        return r.status().Prepend(std::string("podUsage ") + resource + " from " +
-                                  FormatRfc3339(chunk.start) + " to " + FormatRfc3339(chunk.end));
-      FoldPodUsage(*r, series, &out.unlabelled);
+      std::vector<UsageSeries> series;
+      {  // the decoded answer is freed once folded, before the next chunk is asked for
+        auto r = prom->QueryRange(expr, chunk.start, chunk.end, f.step, &keep);
+        if (!r.ok())
+          return r.status().Prepend(std::string("podUsage ") + (resource == 0 ? "cpu" : "memory") +
+                                    " from " + FormatRfc3339(chunk.start) + " to " +
+                                    FormatRfc3339(chunk.end));
+        FoldPodUsage(*r, &series, &out.unlabelled);
+      }
+      for (UsageSeries& s : series) {
+        if (sizer) resource == 0 ? sizer->AddCpu(s) : sizer->AddMemory(s);
+        if (wanted && !wanted->count(s.ns + "/" + s.pod)) continue;
+        auto [it, fresh] = index.try_emplace({s.ns, s.pod, s.node}, kept->size());
+        if (fresh)
+          kept->push_back(std::move(s));
+        else
+          (*kept)[it->second].points.insert((*kept)[it->second].points.end(), s.points.begin(),
+                                            s.points.end());
+      }
     }
   }
   return out;

@@ -45,8 +45,9 @@ TEST(PodUsageHistoryTest, ChunksSumsContainersAndKeepsTimeOrder) {
   RebalanceConfig cfg;
   cfg.cpu_usage_query = "cpu_by_pod{node=~\"$nodes\"}";
   cfg.memory_usage_query = "mem_by_pod";
-  // 0, 10, ..., 100: 11 steps, at most 4 a request -> [0, 30], [40, 70], [80, 100].
-  auto got = FetchPodUsageHistory(&prom, cfg, {"n1", "n2"}, 0, 100, 10, 4);
+  // 0, 10, ..., 100: 11 steps; 2 series of 4 steps fit 8 points -> [0, 30], [40, 70], [80, 100].
+  PodUsageFetch f{0, 100, 10, {"n1", "n2"}, 2, 8};
+  auto got = FetchPodUsageHistory(&prom, cfg, f, nullptr, nullptr);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_EQ(prom.asked.size(), 6u);
   EXPECT_EQ(got->requests, 6u);
@@ -72,12 +73,39 @@ TEST(PodUsageHistoryTest, ChunksSumsContainersAndKeepsTimeOrder) {
 TEST(PodUsageHistoryTest, AFailedChunkIsAnErrorNamingIt) {
   RangeFake prom;
   prom.fail_at = 40;
-  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, {}, 0, 100, 10, 4);
+  PodUsageFetch f{0, 100, 10, {}, 0, kMaxPointsPerRequest, 4};
+  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, nullptr, nullptr);
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().ToString().find("podUsage cpu from 1970-01-01T00:00:40Z"),
             std::string::npos)
       << got.status().ToString();
   EXPECT_NE(got.status().ToString().find("connection refused"), std::string::npos);
+}
+
+TEST(PodUsageHistoryTest, FeedsTheRightSizerAndKeepsOnlyTheWantedPods) {
+  RangeFake prom;
+  std::vector<PodInfo> pods(1);
+  pods[0].ns = "shop";
+  pods[0].name = "web";
+  pods[0].owner_kind = "StatefulSet";
+  pods[0].owner_name = "web";
+  NodeMarks marks;
+  RightSizer sizer(pods, marks, 10);
+  std::unordered_set<std::string> none;
+  PodUsageFetch f{0, 100, 10, {}, 0, kMaxPointsPerRequest, 4};
+  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &sizer, &none);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->cpu.empty());
+  EXPECT_TRUE(got->memory.empty());
+  RightSizing rs = sizer.Finish();
+  ASSERT_EQ(rs.rows.size(), 1u);
+  EXPECT_EQ(rs.rows[0].cpu_p95_cores, 3);  // both containers, every chunk
+  std::unordered_set<std::string> web = {"shop/web"};
+  got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, nullptr, &web);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->cpu.size(), 1u);
+  EXPECT_EQ(got->cpu[0].points.size(), 11u);  // the three chunks' points, in order
+  EXPECT_EQ(got->cpu[0].points.back().first, 100);
 }
 
 TEST(FoldPodUsageTest, ANodeLabelKeepsThePodsSeriesApart) {
