@@ -82,6 +82,8 @@ DEFINE_string(out, "", "replay: directory to write replay.json into (created if 
 DEFINE_string(nodes_file, "",
               "replay: the nodes as `kubectl get nodes -o json` saved them, for a run without "
               "the cluster (default: list them through the kubeconfig).");
+DEFINE_string(compare, "",
+              "replay: a second rule file, replayed on the same history and shown side by side.");
 DEFINE_bool(cleanup, false,
             "Remove every mark and ownership record this controller put on nodes (keeping "
             "foreign values under its key), print what was done, and exit: 0 if all went well, "
@@ -459,7 +461,7 @@ Status LoadPrometheusFiles(const std::string (&auth_names)[5], Options* o) {
 
 // `replay`'s flags; they mean nothing to the controller, which refuses them.
 Status ConfigureReplay(Options* o) {
-  const char* only[] = {"from", "to", "step", "out", "nodes_file"};
+  const char* only[] = {"from", "to", "step", "out", "nodes_file", "compare"};
   if (!o->replay.on) {
     for (const char* f : only)
       if (!IsDefault(f))
@@ -481,6 +483,7 @@ Status ConfigureReplay(Options* o) {
   if (FLAGS_out.empty()) return Status::InvalidArgument("replay: -out DIR is required");
   r.out_dir = FLAGS_out;
   r.nodes_file = FLAGS_nodes_file;
+  r.compare_file = FLAGS_compare;
   for (const Rule& rule : o->rules.rules)
     if (rule.predict.enabled)
       return Status::InvalidArgument(o->rule_file + ": rule \"" + rule.name +

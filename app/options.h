@@ -31,6 +31,7 @@ struct Options {
     bool on = false;
     double from = 0, to = 0, step = 0;
     std::string out_dir, nodes_file;
+    std::string compare_file;  // -compare: a second rule file replayed on the same history
   } replay;
   LogFormat log_format = LogFormat::kText;  // -log_format
 

@@ -1,10 +1,13 @@
 #include "app/replay.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <tuple>
+#include <unordered_set>
 
 #include "app/controller.h"
 #include "common/clock.h"
@@ -15,8 +18,12 @@
 #include "kube/node_object.h"
 #include "promql/prometheus_client.h"
 #include "promql/range_query.h"
+#include "replay/compare.h"
+#include "replay/pod_usage_history.h"
 #include "replay/replay_json.h"
 #include "replay/replay_window.h"
+#include "replay/report_html.h"
+#include "replay/right_sizing.h"
 
 namespace ds {
 namespace {
@@ -49,7 +56,7 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
 
 // Where a replay's time went.
 struct Timing {
-  double fetch = 0, decode = 0, decide = 0;
+  double fetch = 0, decode = 0, decide = 0, usage = 0;
   size_t requests = 0, points = 0, body_bytes = 0;
 };
 
@@ -89,6 +96,124 @@ StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
   return nodes;
 }
 
+namespace {
+
+// One replay of `rules` over the window: every rule's history fetched chunk by chunk, each chunk
+// handed to the engine as it arrives (a week of a large cluster is never held at once).
+StatusOr<ReplayResult> ReplayRules(const RuleConfig& cfg, double grace_seconds,
+                                   std::vector<ReplayNode> nodes, PrometheusClient* prom,
+                                   const Options::Replay& rp, Timing* timing) {
+  const size_t node_count = nodes.size();
+  ReplayEngine engine(cfg, std::move(nodes), rp.step, grace_seconds);
+  const std::vector<Rule>& rules = cfg.rules;
+  for (const RangeChunk& chunk :
+       PlanRangeChunks(rp.from, rp.to, rp.step, ReplayStepsPerChunk(node_count))) {
+    // Every rule's history of the chunk at once, as a cycle sends every query at once.
+    std::vector<std::future<StatusOr<RangeResult>>> q(rules.size()), ages(rules.size());
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (engine.asked_by()[r] != r) continue;
+      const LabelFilter* keep = &engine.label_filters()[r];
+      q[r] = std::async(std::launch::async, [&, r, keep] {
+        return prom->QueryRange(rules[r].query, chunk.start, chunk.end, rp.step, keep);
+      });
+      if (!rules[r].age_query.empty())
+        ages[r] = std::async(std::launch::async, [&, r, keep] {
+          return prom->QueryRange(rules[r].age_query, chunk.start, chunk.end, rp.step, keep);
+        });
+    }
+    std::vector<RangeResult> answers(rules.size()), age_answers(rules.size());
+    Status failed;
+    for (size_t r = 0; r < rules.size(); ++r) {
+      for (auto [f, into, what] : {std::tuple{&q[r], &answers[r], "query"},
+                                   std::tuple{&ages[r], &age_answers[r], "ageQuery"}}) {
+        if (!f->valid()) continue;
+        auto res = f->get();
+        if (!res.ok()) {
+          if (failed.ok())
+            failed = res.status().Prepend(cfg.source + ": rule \"" + rules[r].name + "\": " + what +
+                                          " from " + FormatRfc3339(chunk.start) + " to " +
+                                          FormatRfc3339(chunk.end));
+          continue;
+        }
+        *into = std::move(*res);
+        timing->fetch += into->fetch_seconds;
+        timing->decode += into->decode_seconds;
+        timing->points += into->points;
+        timing->body_bytes += into->body_bytes;
+        ++timing->requests;
+      }
+    }
+    if (!failed.ok()) return failed;
+    std::vector<RuleHistory> history(rules.size());
+    for (size_t r = 0; r < rules.size(); ++r) {
+      const size_t b = engine.asked_by()[r];
+      history[r].series = &answers[b].series;
+      if (!rules[b].age_query.empty()) history[r].ages = &age_answers[b].series;
+    }
+    std::vector<double> times(chunk.steps);
+    for (size_t k = 0; k < chunk.steps; ++k) times[k] = chunk.start + k * rp.step;
+    const Stopwatch decide;
+    engine.Run(times, history);
+    timing->decide += decide.Seconds();
+  }
+  return engine.Finish(rp.from, rp.to);
+}
+
+StatusOr<std::vector<PodInfo>> ListAllPods(const Options& o) {
+  RealClock clock;
+  CurlTransport transport(o.rest.tls, o.rest.proxy_url);
+  HttpKubeApi kube(&transport, o.rest, &clock, o.api_timeout_seconds, o.user_agent);
+  std::vector<PodInfo> pods;
+  std::string cont;
+  do {
+    ASSIGN_OR_RETURN(PodListPage page, kube.ListPods("", 500, cont));
+    for (PodInfo& p : page.items) pods.push_back(std::move(p));
+    cont = page.continue_token;
+  } while (!cont.empty());
+  return pods;
+}
+
+// The replay's marks as right-sizing reads them: a mark still on counts until `to`.
+NodeMarks MarksOf(const ReplayResult& r) {
+  NodeMarks marks;
+  for (const ReplayNodeResult& n : r.nodes)
+    for (const ReplayMark& m : n.marks)
+      marks[n.name].push_back(MarkSpan{m.start, std::isnan(m.end) ? r.to : m.end});
+  return marks;
+}
+
+// Right-sizing (replay/right_sizing.h): the pods as listed now, their podUsage history over the
+// window. Needs the cluster: an offline replay (-nodes_file) has no pod list.
+StatusOr<std::vector<WorkloadRow>> Workloads(const Options& o, const ReplayResult& result,
+                                             PrometheusClient* prom, Timing* timing) {
+  ASSIGN_OR_RETURN(std::vector<PodInfo> pods, ListAllPods(o));
+  const NodeMarks marks = MarksOf(result);
+  RightSizer sizer(pods, marks, o.replay.step);
+  PodUsageFetch f;
+  f.from = o.replay.from;
+  f.to = o.replay.to;
+  f.step = o.replay.step;
+  for (const ReplayNodeResult& n : result.nodes) f.nodes.push_back(n.name);
+  f.expected_series = pods.size();
+  const std::unordered_set<std::string> keep_none;
+  const Stopwatch t;
+  ASSIGN_OR_RETURN(PodUsageHistory h,
+                   FetchPodUsageHistory(prom, o.rules.rebalance, f, &sizer, &keep_none));
+  timing->usage += t.Seconds();
+  timing->requests += h.requests;
+  return sizer.Finish().rows;
+}
+
+Status WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f.flush()) return Status::InvalidArgument("cannot write " + path);
+  return Status::OK();
+}
+
+}  // namespace
+
 int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   const Options::Replay& rp = o.replay;
   auto fail = [&](const Status& st) {
@@ -107,81 +232,59 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
                                       o.rules.node_selector + "\")");
   }
   if (!nodes.ok()) return fail(nodes.status());
+  std::optional<RuleConfig> other;
+  if (!rp.compare_file.empty()) {
+    auto c = LoadRuleConfigFile(rp.compare_file);
+    if (!c.ok()) return fail(c.status().Prepend("-compare"));
+    other = std::move(*c);
+  }
   std::error_code ec;
   std::filesystem::create_directories(rp.out_dir, ec);
   if (ec) return fail(Status::InvalidArgument("-out " + rp.out_dir + ": " + ec.message()));
 
-  const size_t node_count = nodes->size();
-  ReplayEngine engine(o.rules, std::move(*nodes), rp.step, o.reconciler.grace_seconds);
   std::unique_ptr<HttpTransport> transport = MakePromTransport(o);
   HttpPrometheusClient prom(transport.get(), o.prometheus_url, o.query_timeout_seconds,
                             o.prometheus_auth);
-  const std::vector<Rule>& rules = o.rules.rules;
   Timing timing;
   const Stopwatch wall;
-  for (const RangeChunk& chunk :
-       PlanRangeChunks(rp.from, rp.to, rp.step, ReplayStepsPerChunk(node_count))) {
-    // Every rule's history of the chunk at once, as a cycle sends every query at once.
-    std::vector<std::future<StatusOr<RangeResult>>> q(rules.size()), ages(rules.size());
-    for (size_t r = 0; r < rules.size(); ++r) {
-      if (engine.asked_by()[r] != r) continue;
-      const LabelFilter* keep = &engine.label_filters()[r];
-      q[r] = std::async(std::launch::async, [&, r, keep] {
-        return prom.QueryRange(rules[r].query, chunk.start, chunk.end, rp.step, keep);
-      });
-      if (!rules[r].age_query.empty())
-        ages[r] = std::async(std::launch::async, [&, r, keep] {
-          return prom.QueryRange(rules[r].age_query, chunk.start, chunk.end, rp.step, keep);
-        });
-    }
-    std::vector<RangeResult> answers(rules.size()), age_answers(rules.size());
-    std::vector<RuleHistory> history(rules.size());
-    Status failed;
-    for (size_t r = 0; r < rules.size(); ++r) {
-      for (auto [f, into, what] : {std::tuple{&q[r], &answers[r], "query"},
-                                   std::tuple{&ages[r], &age_answers[r], "ageQuery"}}) {
-        if (!f->valid()) continue;
-        auto res = f->get();
-        if (!res.ok()) {
-          if (failed.ok())
-            failed = res.status().Prepend("rule \"" + rules[r].name + "\": " + what + " from " +
-                                          FormatRfc3339(chunk.start) + " to " +
-                                          FormatRfc3339(chunk.end));
-          continue;
-        }
-        *into = std::move(*res);
-        timing.fetch += into->fetch_seconds;
-        timing.decode += into->decode_seconds;
-        timing.points += into->points;
-        timing.body_bytes += into->body_bytes;
-        ++timing.requests;
-      }
-    }
-    if (!failed.ok()) return fail(failed);
-    for (size_t r = 0; r < rules.size(); ++r) {
-      const size_t b = engine.asked_by()[r];
-      history[r].series = &answers[b].series;
-      if (!rules[b].age_query.empty()) history[r].ages = &age_answers[b].series;
-    }
-    std::vector<double> times(chunk.steps);
-    for (size_t k = 0; k < chunk.steps; ++k) times[k] = chunk.start + k * rp.step;
-    const Stopwatch decide;
-    engine.Run(times, history);
-    timing.decide += decide.Seconds();
+  auto result = ReplayRules(o.rules, o.reconciler.grace_seconds, *nodes, &prom, rp, &timing);
+  if (!result.ok()) return fail(result.status());
+  std::vector<WorkloadRow> rows;
+  std::string workloads_note;
+  if (!rp.nodes_file.empty()) {
+    workloads_note = "workloads: not computed (an offline replay has no pod list)";
+  } else if (auto w = Workloads(o, *result, &prom, &timing); w.ok()) {
+    rows = std::move(*w);
+  } else {
+    return fail(w.status().Prepend("right-sizing"));
   }
-  const ReplayResult result = engine.Finish(rp.from, rp.to);
-  const std::string path = (std::filesystem::path(rp.out_dir) / "replay.json").string();
-  {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << ReplayJson(result) << "\n";
-    if (!f.flush()) return fail(Status::InvalidArgument("cannot write " + path));
+  std::string json = ReplayJson(*result, [&](JsonWriter& w) { WriteWorkloads(w, rows); });
+  if (other) {
+    // The same window, step and nodes; its own grace (its missingDataGrace, else three steps of
+    // the interval replayed).
+    auto b = ReplayRules(*other, MissingDataGraceSeconds(*other, o.reconciler.interval_seconds),
+                         *nodes, &prom, rp, &timing);
+    if (!b.ok()) return fail(b.status());
+    auto compared = AddCompare(json, o.rule_file, ReplayJson(*b), rp.compare_file);
+    if (!compared.ok()) return fail(compared.status().Prepend("-compare"));
+    json = std::move(*compared);
+    out << "compared with " << rp.compare_file << ":\n" << ReplaySummary(*b);
   }
-  out << ReplaySummary(result);
+  auto html = RenderReportHtml(json);
+  if (!html.ok()) return fail(html.status().Prepend("report.html"));
+  if (Status st = WriteFile(rp.out_dir, "replay.json", json + "\n"); !st.ok()) return fail(st);
+  if (Status st = WriteFile(rp.out_dir, "report.html", *html); !st.ok()) return fail(st);
+  out << ReplaySummary(*result);
+  if (!workloads_note.empty())
+    out << workloads_note << "\n";
+  else
+    out << "workloads: " << rows.size() << " (right-sizing in replay.json and report.html)\n";
   out << "time: " << wall.Seconds() << " s wall; Prometheus " << timing.fetch << " s (summed over "
       << timing.requests << " range requests, " << timing.points << " points, "
       << timing.body_bytes / 1048576.0 << " MB), decode " << timing.decode << " s, decisions "
-      << timing.decide << " s\n";
-  out << "wrote " << path << "\n";
+      << timing.decide << " s, pod usage " << timing.usage << " s\n";
+  out << "wrote " << (std::filesystem::path(rp.out_dir) / "replay.json").string() << " and "
+      << (std::filesystem::path(rp.out_dir) / "report.html").string() << "\n";
   return 0;
 }
 

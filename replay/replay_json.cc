@@ -97,9 +97,12 @@ std::string ReplayJson(const ReplayResult& r, const std::function<void(JsonWrite
   w.Uint64(r.timeline.times.size());
   w.EndObject();
   w.Key("workloads");
-  w.StartArray();
-  if (workloads) workloads(w);
-  w.EndArray();
+  if (workloads) {
+    workloads(w);
+  } else {
+    w.StartArray();
+    w.EndArray();
+  }
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());
 }

@@ -17,7 +17,8 @@
 
 namespace ds {
 
-// `workloads` writes the "workloads" array's elements (the right-sizing report); null: empty.
+// `workloads` writes the "workloads" array (the right-sizing report, WriteWorkloads in
+// replay/right_sizing.h); null: an empty one.
 std::string ReplayJson(const ReplayResult& r,
                        const std::function<void(JsonWriter&)>& workloads = nullptr);
 
