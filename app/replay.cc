@@ -106,26 +106,41 @@ StatusOr<ReplayResult> ReplayRules(const RuleConfig& cfg, double grace_seconds,
   const size_t node_count = nodes.size();
   ReplayEngine engine(cfg, std::move(nodes), rp.step, grace_seconds);
   const std::vector<Rule>& rules = cfg.rules;
-  for (const RangeChunk& chunk :
-       PlanRangeChunks(rp.from, rp.to, rp.step, ReplayStepsPerChunk(node_count))) {
-    // Every rule's history of the chunk at once, as a cycle sends every query at once.
-    std::vector<std::future<StatusOr<RangeResult>>> q(rules.size()), ages(rules.size());
+  // Every rule's history of a chunk at once, as a cycle sends every query at once.
+  struct Fetch {
+    RangeChunk chunk;
+    std::vector<std::future<StatusOr<RangeResult>>> q, ages;
+  };
+  auto send = [&](RangeChunk chunk) {
+    Fetch f{chunk, {}, {}};
+    f.q.resize(rules.size());
+    f.ages.resize(rules.size());
     for (size_t r = 0; r < rules.size(); ++r) {
       if (engine.asked_by()[r] != r) continue;
       const LabelFilter* keep = &engine.label_filters()[r];
-      q[r] = std::async(std::launch::async, [&, r, keep] {
+      f.q[r] = std::async(std::launch::async, [&rules, prom, &rp, r, keep, chunk] {
         return prom->QueryRange(rules[r].query, chunk.start, chunk.end, rp.step, keep);
       });
       if (!rules[r].age_query.empty())
-        ages[r] = std::async(std::launch::async, [&, r, keep] {
+        f.ages[r] = std::async(std::launch::async, [&rules, prom, &rp, r, keep, chunk] {
           return prom->QueryRange(rules[r].age_query, chunk.start, chunk.end, rp.step, keep);
         });
     }
+    return f;
+  };
+  const std::vector<RangeChunk> chunks =
+      PlanRangeChunks(rp.from, rp.to, rp.step, ReplayStepsPerChunk(node_count));
+  std::optional<Fetch> next;
+  if (!chunks.empty()) next = send(chunks[0]);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    Fetch cur = std::move(*next);
+    next.reset();
+    const RangeChunk& chunk = cur.chunk;
     std::vector<RangeResult> answers(rules.size()), age_answers(rules.size());
     Status failed;
     for (size_t r = 0; r < rules.size(); ++r) {
-      for (auto [f, into, what] : {std::tuple{&q[r], &answers[r], "query"},
-                                   std::tuple{&ages[r], &age_answers[r], "ageQuery"}}) {
+      for (auto [f, into, what] : {std::tuple{&cur.q[r], &answers[r], "query"},
+                                   std::tuple{&cur.ages[r], &age_answers[r], "ageQuery"}}) {
         if (!f->valid()) continue;
         auto res = f->get();
         if (!res.ok()) {
@@ -144,6 +159,9 @@ StatusOr<ReplayResult> ReplayRules(const RuleConfig& cfg, double grace_seconds,
       }
     }
     if (!failed.ok()) return failed;
+    // The next chunk is fetched while this one is decided: Prometheus and the decisions overlap.
+    // (Two chunks' answers are alive at once; ReplayStepsPerChunk bounds each.)
+    if (i + 1 < chunks.size()) next = send(chunks[i + 1]);
     std::vector<RuleHistory> history(rules.size());
     for (size_t r = 0; r < rules.size(); ++r) {
       const size_t b = engine.asked_by()[r];
