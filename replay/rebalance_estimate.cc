@@ -104,6 +104,8 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
                    [](const Plan& a, const Plan& b) { return a.at < b.at; });
 
   const UsageIndex usage[2] = {Index(in.cpu), Index(in.memory)};
+  std::unordered_map<std::string, std::vector<const PodInfo*>> on_node;
+  for (const PodInfo& p : in.pods) on_node[p.node].push_back(&p);
   EvictionBudget budget(cfg.limits);
   std::set<std::string> evicted;
   double cycle = -1;
@@ -117,9 +119,10 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
     }
     const UsageIndex& used = usage[plan.relief.resource == Rule::Resource::kCpu ? 0 : 1];
     std::vector<Candidate> candidates;
-    for (const PodInfo& p : in.pods) {
+    for (const PodInfo* pp : on_node[e.node]) {
+      const PodInfo& p = *pp;
       // An evicted pod is gone: its replacement runs elsewhere (where is not replayed).
-      if (p.node != e.node || evicted.count(p.Key())) continue;
+      if (evicted.count(p.Key())) continue;
       // A pod created after the cycle did not exist then: its age is negative, below any
       // minPodAge, so CheckEvictable keeps it out too.
       if (CheckEvictable(p, cfg.pods, plan.at) != Keep::kNone) continue;
