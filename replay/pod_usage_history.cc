@@ -61,7 +61,8 @@ void MarkedPoints::Filter(UsageSeries* s) const {
 
 StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const RebalanceConfig& cfg,
                                                const PodUsageFetch& f, RightSizer* sizer,
-                                               const MarkedPoints* keep) {
+                                               const std::unordered_set<std::string>* wanted,
+                                               const MarkedPoints* only_marked) {
   PodUsageHistory out;
   const LabelFilter labels = {"namespace", "pod", "node"};
   const size_t per_request =
@@ -85,7 +86,8 @@ StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const Reb
       }
       for (UsageSeries& s : series) {
         if (sizer) resource == 0 ? sizer->AddCpu(s) : sizer->AddMemory(s);
-        if (keep) keep->Filter(&s);
+        if (wanted && !wanted->count(s.ns + "/" + s.pod)) continue;
+        if (only_marked) only_marked->Filter(&s);
         if (s.points.empty()) continue;
         auto [it, fresh] = index.try_emplace({s.ns, s.pod, s.node}, kept->size());
         if (fresh)

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -25,7 +26,7 @@ namespace ds {
 inline constexpr size_t kMaxPointsPerRequest = 2000000;
 
 struct PodUsageHistory {
-  std::vector<UsageSeries> cpu, memory;  // the kept points (MarkedPoints), time ascending
+  std::vector<UsageSeries> cpu, memory;  // the kept pods' points, time ascending
   size_t unlabelled = 0;                 // series without namespace or pod labels: left out
   size_t requests = 0;
 };
@@ -60,11 +61,13 @@ struct PodUsageFetch {
   size_t max_steps = kMaxPointsPerSeries;
 };
 
-// Runs both queries. Every chunk's series go to `sizer` (when not null); the points `keep`
-// leaves (null: every point) are kept in the result. Errors: the first failed request's, naming
-// the resource and the chunk; nothing partial.
+// Runs both queries. Every chunk's series go to `sizer` (when not null). Kept in the result: the
+// pods in `wanted` ("namespace/pod"; null: every pod; an empty set: none, for right-sizing
+// alone), and of those, with `only_marked`, only the points it leaves (the estimate's). Errors:
+// the first failed request's, naming the resource and the chunk; nothing partial.
 StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const RebalanceConfig& cfg,
                                                const PodUsageFetch& f, RightSizer* sizer,
-                                               const MarkedPoints* keep);
+                                               const std::unordered_set<std::string>* wanted,
+                                               const MarkedPoints* only_marked = nullptr);
 
 }  // namespace ds

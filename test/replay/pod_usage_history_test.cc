@@ -94,7 +94,7 @@ TEST(PodUsageHistoryTest, FeedsTheRightSizerWholeAndKeepsOnlyTheMarkedPoints) {
   RightSizer sizer(pods, marks, 10);
   MarkedPoints keep(pods, marks);
   PodUsageFetch f{0, 100, 10, {}, 0, kMaxPointsPerRequest, 4};
-  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &sizer, &keep);
+  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &sizer, nullptr, &keep);
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->cpu.size(), 1u);
   std::vector<double> times;
@@ -104,6 +104,15 @@ TEST(PodUsageHistoryTest, FeedsTheRightSizerWholeAndKeepsOnlyTheMarkedPoints) {
   ASSERT_EQ(rs.rows.size(), 1u);
   EXPECT_EQ(rs.rows[0].cpu_p95_cores, 3);  // both containers, every point of every chunk
   EXPECT_EQ(rs.rows[0].hot_node_seconds, 50);
+
+  // Right-sizing alone (an empty `wanted`): nothing kept.
+  RightSizer again(pods, marks, 10);
+  const std::unordered_set<std::string> none;
+  got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &again, &none);
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(got->cpu.empty());
+  EXPECT_TRUE(got->memory.empty());
+  EXPECT_EQ(again.Finish().rows[0].hot_node_seconds, 50);
 
   // A pod the list does not name, or on a node never marked: nothing kept.
   UsageSeries other{"shop", "gone", "", {{30, 1}}};
