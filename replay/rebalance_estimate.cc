@@ -54,6 +54,33 @@ struct Plan {
 
 }  // namespace
 
+std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
+    const NodeMarks& marks, const RebalanceConfig& cfg, double step_seconds,
+    const std::vector<std::string>& selected) {
+  const double step = step_seconds > 0 ? step_seconds : 60;
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [node, spans] : marks) {
+    RebalanceNode rn;
+    rn.observed_marked = true;
+    rn.selected =
+        selected.empty() || std::find(selected.begin(), selected.end(), node) != selected.end();
+    for (const MarkSpan& span : spans) {
+      rn.marked_since_wall = span.start;
+      // The same walk as EstimateRebalance's, so both name the same cycle.
+      for (double t = span.start; t < span.end; t += step) {
+        Qualification q = Qualifies(rn, cfg, t);
+        if (q == Qualification::kNotSelected) break;
+        if (q != Qualification::kYes) continue;
+        out.emplace_back(node, t);
+        break;
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
 RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConfig& cfg,
                                     const TimeZone& zone) {
   RebalanceEstimate out;
