@@ -38,11 +38,33 @@ void FoldPodUsage(const RangeResult& result, std::vector<UsageSeries>* out, size
   }
 }
 
+MarkedPoints::MarkedPoints(const std::vector<PodInfo>& pods, const NodeMarks& marks)
+    : marks_(marks) {
+  for (const PodInfo& p : pods) by_key_[p.Key()] = &p;
+}
+
+void MarkedPoints::Filter(UsageSeries* s) const {
+  auto pod = by_key_.find(s->ns + "/" + s->pod);
+  auto node = pod == by_key_.end() ? marks_.end()
+                                   : marks_.find(!s->node.empty() ? s->node : pod->second->node);
+  if (node == marks_.end()) {
+    s->points.clear();
+    return;
+  }
+  const std::vector<MarkSpan>& spans = node->second;
+  std::erase_if(s->points, [&](const std::pair<double, double>& p) {
+    auto after = std::upper_bound(spans.begin(), spans.end(), p.first,
+                                  [](double x, const MarkSpan& m) { return x < m.start; });
+    return after == spans.begin() || p.first >= std::prev(after)->end;
+  });
+}
+
 StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const RebalanceConfig& cfg,
                                                const PodUsageFetch& f, RightSizer* sizer,
-                                               const std::unordered_set<std::string>* wanted) {
+                                               const std::unordered_set<std::string>* wanted,
+                                               const MarkedPoints* only_marked) {
   PodUsageHistory out;
-  const LabelFilter keep = {"namespace", "pod", "node"};
+  const LabelFilter labels = {"namespace", "pod", "node"};
   const size_t per_request =
       std::max<size_t>(1, f.max_points_per_request / std::max<size_t>(1, f.expected_series));
   const size_t max_steps = std::max<size_t>(1, std::min(f.max_steps, per_request));
@@ -55,7 +77,7 @@ StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const Reb
       ++out.requests;
       std::vector<UsageSeries> series;
       {  // the decoded answer is freed once folded, before the next chunk is asked for
-        auto r = prom->QueryRange(expr, chunk.start, chunk.end, f.step, &keep);
+        auto r = prom->QueryRange(expr, chunk.start, chunk.end, f.step, &labels);
         if (!r.ok())
           return r.status().Prepend(std::string("podUsage ") + (resource == 0 ? "cpu" : "memory") +
                                     " from " + FormatRfc3339(chunk.start) + " to " +
@@ -65,6 +87,8 @@ StatusOr<PodUsageHistory> FetchPodUsageHistory(PrometheusClient* prom, const Reb
       for (UsageSeries& s : series) {
         if (sizer) resource == 0 ? sizer->AddCpu(s) : sizer->AddMemory(s);
         if (wanted && !wanted->count(s.ns + "/" + s.pod)) continue;
+        if (only_marked) only_marked->Filter(&s);
+        if (s.points.empty()) continue;
         auto [it, fresh] = index.try_emplace({s.ns, s.pod, s.node}, kept->size());
         if (fresh)
           kept->push_back(std::move(s));

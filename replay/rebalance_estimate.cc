@@ -54,6 +54,33 @@ struct Plan {
 
 }  // namespace
 
+std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
+    const NodeMarks& marks, const RebalanceConfig& cfg, double step_seconds,
+    const std::vector<std::string>& selected) {
+  const double step = step_seconds > 0 ? step_seconds : 60;
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [node, spans] : marks) {
+    RebalanceNode rn;
+    rn.observed_marked = true;
+    rn.selected =
+        selected.empty() || std::find(selected.begin(), selected.end(), node) != selected.end();
+    for (const MarkSpan& span : spans) {
+      rn.marked_since_wall = span.start;
+      // The same walk as EstimateRebalance's, so both name the same cycle.
+      for (double t = span.start; t < span.end; t += step) {
+        Qualification q = Qualifies(rn, cfg, t);
+        if (q == Qualification::kNotSelected) break;
+        if (q != Qualification::kYes) continue;
+        out.emplace_back(node, t);
+        break;
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
 RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConfig& cfg,
                                     const TimeZone& zone) {
   RebalanceEstimate out;
@@ -104,6 +131,8 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
                    [](const Plan& a, const Plan& b) { return a.at < b.at; });
 
   const UsageIndex usage[2] = {Index(in.cpu), Index(in.memory)};
+  std::unordered_map<std::string, std::vector<const PodInfo*>> on_node;
+  for (const PodInfo& p : in.pods) on_node[p.node].push_back(&p);
   EvictionBudget budget(cfg.limits);
   std::set<std::string> evicted;
   double cycle = -1;
@@ -117,9 +146,10 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
     }
     const UsageIndex& used = usage[plan.relief.resource == Rule::Resource::kCpu ? 0 : 1];
     std::vector<Candidate> candidates;
-    for (const PodInfo& p : in.pods) {
+    for (const PodInfo* pp : on_node[e.node]) {
+      const PodInfo& p = *pp;
       // An evicted pod is gone: its replacement runs elsewhere (where is not replayed).
-      if (p.node != e.node || evicted.count(p.Key())) continue;
+      if (evicted.count(p.Key())) continue;
       // A pod created after the cycle did not exist then: its age is negative, below any
       // minPodAge, so CheckEvictable keeps it out too.
       if (CheckEvictable(p, cfg.pods, plan.at) != Keep::kNone) continue;

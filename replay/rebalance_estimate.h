@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json_util.h"
@@ -73,6 +74,15 @@ struct RebalanceEstimate {
   std::vector<EpisodeEstimate> episodes;  // by start
   size_t evictions = 0;
 };
+
+// The first cycle at which each episode qualifies (`after` past its start, on the cycle grid from
+// the mark's start, before it ends; selected nodes only), as (node, time), time ascending: where
+// `EstimateInput::holding` will first be asked, so a caller can ask Prometheus for the holding
+// rules' values at just those times (one instant query per rule and distinct time). `selected`
+// as EstimateInput's. Pure.
+std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
+    const NodeMarks& marks, const RebalanceConfig& cfg, double step_seconds,
+    const std::vector<std::string>& selected);
 
 // REQUIRES: cfg.enabled. The returned estimate points into `in.pods`.
 RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConfig& cfg,

@@ -61,8 +61,10 @@ double P95Sketch::Get() const {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
     return v[rank - 1];
   }
+  std::vector<std::pair<int, uint64_t>> sorted(buckets_.begin(), buckets_.end());
+  std::sort(sorted.begin(), sorted.end());
   size_t seen = 0;
-  for (const auto& [i, n] : buckets_) {
+  for (const auto& [i, n] : sorted) {
     seen += n;
     if (seen >= rank) return i == kZero ? 0 : std::exp((i + 0.5) * kLogRatio);
   }
@@ -75,15 +77,16 @@ RightSizer::RightSizer(const std::vector<PodInfo>& pods, const NodeMarks& marks,
   for (const PodInfo& p : pods) by_key_[p.Key()] = &p;
 }
 
-bool RightSizer::MarkedAt(const std::string& node, double t) const {
-  auto it = marks_.find(node);
-  if (it == marks_.end()) return false;
-  // The last span that starts at or before t.
-  const auto& spans = it->second;
+namespace {
+
+// In one of `spans` (time order, no overlap)? The last span that starts at or before t decides.
+bool InSpans(const std::vector<MarkSpan>& spans, double t) {
   auto after = std::upper_bound(spans.begin(), spans.end(), t,
                                 [](double x, const MarkSpan& s) { return x < s.start; });
   return after != spans.begin() && t < std::prev(after)->end;
 }
+
+}  // namespace
 
 void RightSizer::Add(int resource, const UsageSeries& s) {
   std::string key = s.ns + "/" + s.pod;
@@ -104,10 +107,12 @@ void RightSizer::Add(int resource, const UsageSeries& s) {
   }
   ps.has[resource] = true;
   const std::string& node = !s.node.empty() ? s.node : pod.node;
+  auto marked = marks_.find(node);
+  P95Sketch& usage = ps.workload->usage[resource];
   for (const auto& [t, v] : s.points) {
     if (std::isnan(v)) continue;
-    ps.workload->usage[resource].Add(v);
-    if (MarkedAt(node, t)) ps.hot[resource] += step_;
+    usage.Add(v);
+    if (marked != marks_.end() && InSpans(marked->second, t)) ps.hot[resource] += step_;
   }
 }
 

@@ -79,8 +79,8 @@ class P95Sketch {
  private:
   void Bucket(double v);
   size_t count_ = 0;
-  std::vector<double> exact_;        // until it would pass kExactSamples
-  std::map<int, uint64_t> buckets_;  // log-scale index -> samples; values <= 0 in kZero
+  std::vector<double> exact_;                  // until it would pass kExactSamples
+  std::unordered_map<int, uint64_t> buckets_;  // log-scale index -> samples; <= 0: one bucket
   bool bucketed_ = false;
 };
 
@@ -110,7 +110,6 @@ class RightSizer {
     bool has[2] = {false, false};
   };
   void Add(int resource, const UsageSeries& s);
-  bool MarkedAt(const std::string& node, double t) const;
 
   const NodeMarks& marks_;
   const double step_;

@@ -82,30 +82,45 @@ TEST(PodUsageHistoryTest, AFailedChunkIsAnErrorNamingIt) {
   EXPECT_NE(got.status().ToString().find("connection refused"), std::string::npos);
 }
 
-TEST(PodUsageHistoryTest, FeedsTheRightSizerAndKeepsOnlyTheWantedPods) {
+TEST(PodUsageHistoryTest, FeedsTheRightSizerWholeAndKeepsOnlyTheMarkedPoints) {
   RangeFake prom;
   std::vector<PodInfo> pods(1);
   pods[0].ns = "shop";
   pods[0].name = "web";
+  pods[0].node = "n1";
   pods[0].owner_kind = "StatefulSet";
   pods[0].owner_name = "web";
-  NodeMarks marks;
+  NodeMarks marks = {{"n1", {{25, 55}, {90, 200}}}};  // holds 30, 40, 50 and 90, 100
   RightSizer sizer(pods, marks, 10);
-  std::unordered_set<std::string> none;
+  MarkedPoints keep(pods, marks);
   PodUsageFetch f{0, 100, 10, {}, 0, kMaxPointsPerRequest, 4};
-  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &sizer, &none);
+  auto got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &sizer, nullptr, &keep);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->cpu.size(), 1u);
+  std::vector<double> times;
+  for (const auto& p : got->cpu[0].points) times.push_back(p.first);
+  EXPECT_EQ(times, (std::vector<double>{30, 40, 50, 90, 100}));
+  RightSizing rs = sizer.Finish();
+  ASSERT_EQ(rs.rows.size(), 1u);
+  EXPECT_EQ(rs.rows[0].cpu_p95_cores, 3);  // both containers, every point of every chunk
+  EXPECT_EQ(rs.rows[0].hot_node_seconds, 50);
+
+  // Right-sizing alone (an empty `wanted`): nothing kept.
+  RightSizer again(pods, marks, 10);
+  const std::unordered_set<std::string> none;
+  got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, &again, &none);
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(got->cpu.empty());
   EXPECT_TRUE(got->memory.empty());
-  RightSizing rs = sizer.Finish();
-  ASSERT_EQ(rs.rows.size(), 1u);
-  EXPECT_EQ(rs.rows[0].cpu_p95_cores, 3);  // both containers, every chunk
-  std::unordered_set<std::string> web = {"shop/web"};
-  got = FetchPodUsageHistory(&prom, RebalanceConfig{}, f, nullptr, &web);
-  ASSERT_TRUE(got.ok());
-  ASSERT_EQ(got->cpu.size(), 1u);
-  EXPECT_EQ(got->cpu[0].points.size(), 11u);  // the three chunks' points, in order
-  EXPECT_EQ(got->cpu[0].points.back().first, 100);
+  EXPECT_EQ(again.Finish().rows[0].hot_node_seconds, 50);
+
+  // A pod the list does not name, or on a node never marked: nothing kept.
+  UsageSeries other{"shop", "gone", "", {{30, 1}}};
+  keep.Filter(&other);
+  EXPECT_TRUE(other.points.empty());
+  UsageSeries moved{"shop", "web", "n2", {{30, 1}}};  // its series says it ran on n2 then
+  keep.Filter(&moved);
+  EXPECT_TRUE(moved.points.empty());
 }
 
 TEST(FoldPodUsageTest, ANodeLabelKeepsThePodsSeriesApart) {

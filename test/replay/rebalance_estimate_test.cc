@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <set>
+
 namespace ds {
 namespace {
 
@@ -100,6 +102,23 @@ TEST_F(EstimateTest, QualifiesAfterTheDelayAndPicksTheLargestUsersToTheGoal) {
   EXPECT_EQ(by.at({"other", 1000})->qualification, "not_selected");
   EXPECT_EQ(by.at({"calm", 1000})->qualification, "nothing_to_relieve");
   EXPECT_TRUE(by.at({"calm", 1000})->evictions.empty());
+}
+
+TEST_F(EstimateTest, FirstQualifyingCyclesAreWhereHoldingIsFirstAsked) {
+  std::set<std::pair<std::string, double>> asked;
+  auto holding = in.holding;
+  in.holding = [&](const std::string& node, double t) {
+    asked.emplace(node, t);
+    return holding(node, t);
+  };
+  EstimateRebalance(in, cfg, TimeZone::Utc());
+  auto cycles = FirstQualifyingCycles(in.marks, cfg, 60, in.selected);
+  // hot twice and calm once; short ends first, other is not selected. calm has nothing to relieve,
+  // so the estimate asks it again each later cycle: the first is the one named.
+  std::vector<std::pair<std::string, double>> want = {{"calm", 1120}, {"hot", 1120}, {"hot", 2620}};
+  EXPECT_EQ(cycles, want);
+  for (const auto& c : cycles) EXPECT_TRUE(asked.count(c)) << c.first << " " << c.second;
+  EXPECT_EQ(asked.size(), 2u + 15u);  // hot's two, and calm's from 1120 to 1960
 }
 
 TEST_F(EstimateTest, NoDestinationNoEviction) {

@@ -122,6 +122,29 @@ TEST(RenderReportHtmlTest, TopTwentyWorkloads) {
   EXPECT_NE(html->find("The top 20 of 25 workloads"), std::string::npos);
 }
 
+TEST(RenderReportHtmlTest, TheRebalancerEstimatedUnderItsNote) {
+  const std::string block =
+      ",\"rebalance\":{\"note\":\"the scheduler is not replayed <really>\",\"episodes\":["
+      "{\"node\":\"n1\",\"start\":" +
+      At(0) + ",\"qualified_at\":" + At(120) +
+      ",\"qualification\":\"qualifies\",\"evictions\":[{\"namespace\":\"shop\",\"pod\":\"<p>\"}],"
+      "\"held_back\":[{\"namespace\":\"shop\",\"pod\":\"db-0\",\"limit\":\"per_hour\"}]},"
+      "{\"node\":\"n2\",\"start\":" +
+      At(0) +
+      ",\"qualified_at\":null,"
+      "\"qualification\":\"not_long_enough\",\"evictions\":[],\"held_back\":[]}]}";
+  auto html = RenderReportHtml(Doc(kNodes, block));
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_NE(html->find("<p class=\"note\">the scheduler is not replayed &lt;really&gt;</p>"),
+            std::string::npos);
+  EXPECT_NE(html->find("<td>shop/&lt;p&gt;</td><td>shop/db-0 (per_hour)</td>"), std::string::npos);
+  EXPECT_NE(html->find("<td>no: not_long_enough</td><td>&mdash;</td>"), std::string::npos);
+  // Without the block, no section.
+  auto plain = RenderReportHtml(Doc(kNodes));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("The rebalancer, estimated"), std::string::npos);
+}
+
 TEST(RenderReportHtmlTest, MalformedDocumentsAreErrorsThatSayWhat) {
   struct Case {
     std::string doc, want;
