@@ -44,12 +44,12 @@ std::string RunningText(const Options& o) {
   return text.ok() ? *text : std::string();
 }
 
+}  // namespace
+
 std::unique_ptr<HttpTransport> MakePromTransport(const Options& o) {
   if (!o.prometheus_auth.has_tls_files()) return std::make_unique<CurlTransport>(o.prometheus_tls);
   return std::make_unique<TlsFilesTransport>(o.prometheus_auth, o.prometheus_tls_names);
 }
-
-}  // namespace
 
 Controller::Controller(const Options& options)
     : options_(options),

@@ -22,6 +22,10 @@
 
 namespace ds {
 
+// The transport to Prometheus the options describe (TLS files re-read when they change): the
+// controller's and replay's.
+std::unique_ptr<HttpTransport> MakePromTransport(const Options& o);
+
 // How often rule.yaml is read for changes (SIGHUP reads it at once).
 inline constexpr double kRuleFilePollSeconds = 2;
 

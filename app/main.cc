@@ -9,6 +9,7 @@
 #include "app/cleanup.h"
 #include "app/controller.h"
 #include "app/options.h"
+#include "app/replay.h"
 #include "common/log_fields.h"
 
 int main(int argc, char** argv) {
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (options.ok() && options->cleanup) return ds::RunCleanupCommand(*options, std::cout);
+  if (options.ok() && options->replay.on)
+    return ds::RunReplayCommand(*options, std::cout, std::cerr);
   ds::Status started = options.status();
   std::unique_ptr<ds::Controller> controller;
   if (started.ok()) {

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "app/version.h"
+#include "common/clock.h"
 #include "common/file_secret.h"
 #include "common/json_log_sink.h"
 #include "common/time_zone.h"
 #include "common/web_server.h"
 #include "promql/prometheus_client.h"
+#include "replay/replay_window.h"
 
 DEFINE_string(prom, "",
               "Prometheus (or PromQL-compatible) base URL, e.g. http://prometheus:9090. "
@@ -69,6 +71,19 @@ DEFINE_double(write_burst, 100, "Burst of label writes allowed above write_qps."
 DEFINE_bool(check_config, false,
             "Load and validate the rule file (and flags), print a summary, and exit: 0 if valid, "
             "2 if not. -prom is not required.");
+DEFINE_string(
+    from, "now-7d",
+    "replay: start of the window: RFC 3339, Unix seconds, \"now\" or \"now-<duration>\".");
+DEFINE_string(to, "now", "replay: end of the window, as -from.");
+DEFINE_double(step, 0,
+              "replay: seconds between the cycles replayed (0: the evaluation interval, -s or "
+              "rule.yaml's interval).");
+DEFINE_string(out, "", "replay: directory to write replay.json into (created if missing).");
+DEFINE_string(nodes_file, "",
+              "replay: the nodes as `kubectl get nodes -o json` saved them, for a run without "
+              "the cluster (default: list them through the kubeconfig).");
+DEFINE_string(compare, "",
+              "replay: a second rule file, replayed on the same history and shown side by side.");
 DEFINE_bool(cleanup, false,
             "Remove every mark and ownership record this controller put on nodes (keeping "
             "foreign values under its key), print what was done, and exit: 0 if all went well, "
@@ -444,6 +459,39 @@ Status LoadPrometheusFiles(const std::string (&auth_names)[5], Options* o) {
   return Status::OK();
 }
 
+// `replay`'s flags; they mean nothing to the controller, which refuses them.
+Status ConfigureReplay(Options* o) {
+  const char* only[] = {"from", "to", "step", "out", "nodes_file", "compare"};
+  if (!o->replay.on) {
+    for (const char* f : only)
+      if (!IsDefault(f))
+        return Status::InvalidArgument(std::string("-") + f +
+                                       " is for `dynamic-scheduler replay ...` only");
+    return Status::OK();
+  }
+  if (o->cleanup) return Status::InvalidArgument("replay and -cleanup exclude each other");
+  Options::Replay& r = o->replay;
+  const double now = RealClock().WallSeconds();
+  ASSIGN_OR_RETURN(r.from, ParseReplayTime(FLAGS_from, now, "from"));
+  ASSIGN_OR_RETURN(r.to, ParseReplayTime(FLAGS_to, now, "to"));
+  if (!(r.to > r.from))
+    return Status::InvalidArgument("replay: -to (" + FLAGS_to + ") must be after -from (" +
+                                   FLAGS_from + ")");
+  r.step = FLAGS_step > 0 ? FLAGS_step : o->reconciler.interval_seconds;
+  if (!(r.step > 0) || !std::isfinite(r.step) || (!IsDefault("step") && !(FLAGS_step > 0)))
+    return Status::InvalidArgument("-step must be a number of seconds > 0");
+  if (FLAGS_out.empty()) return Status::InvalidArgument("replay: -out DIR is required");
+  r.out_dir = FLAGS_out;
+  r.nodes_file = FLAGS_nodes_file;
+  r.compare_file = FLAGS_compare;
+  for (const Rule& rule : o->rules.rules)
+    if (rule.predict.enabled)
+      return Status::InvalidArgument(o->rule_file + ": rule \"" + rule.name +
+                                     "\": replay cannot replay predict: rules (their history is "
+                                     "of finished days, not of the window)");
+  return Status::OK();
+}
+
 // The cluster (kubeconfig or in-cluster), the lease's namespace, and the user agent.
 Status ResolveCluster(const GetEnv& getenv, Options* o) {
   ASSIGN_OR_RETURN(o->rest, ResolveRestConfig(FLAGS_kubeconfig, FLAGS_context));
@@ -466,8 +514,15 @@ Status ResolveCluster(const GetEnv& getenv, Options* o) {
 }  // namespace
 
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
+  // `replay` is a subcommand: the word goes before gflags sees the arguments.
+  const bool replay = *argc > 1 && std::string((*argv)[1]) == "replay";
+  if (replay) {
+    for (int i = 1; i + 1 < *argc; ++i) (*argv)[i] = (*argv)[i + 1];
+    --*argc;
+  }
   ASSIGN_OR_RETURN(const std::vector<std::string> header_flags, ParseFlags(argc, argv));
   Options o;
+  o.replay.on = replay;
   ASSIGN_OR_RETURN(o.log_format, LogFormatFlag());
   RETURN_NOT_OK(LoadRules(&o));
   std::string auth_names[5];
@@ -477,7 +532,9 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   RETURN_NOT_OK(ConfigureWeb(&o));
   RETURN_NOT_OK(ConfigureLeaderElection(&o));
   if (o.check_only) return o;  // checking a rule file needs no files or cluster
+  RETURN_NOT_OK(ConfigureReplay(&o));
   RETURN_NOT_OK(LoadPrometheusFiles(auth_names, &o));
+  if (o.replay.on && !o.replay.nodes_file.empty()) return o;  // an offline replay
   RETURN_NOT_OK(ResolveCluster(getenv, &o));
   return o;
 }

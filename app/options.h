@@ -24,6 +24,15 @@ struct Options {
   RuleConfig rules;
   bool check_only = false;  // -check_config: validate, print the summary, exit
   bool cleanup = false;     // -cleanup: remove what this controller put on nodes, exit
+  // `dynamic-scheduler replay` (app/replay.h): what it would have done over [from, to] of
+  // Prometheus' history, written to out_dir; nodes from nodes_file (`kubectl get nodes -o json`)
+  // or, when that is empty, listed from the cluster. `step`: the cycle interval replayed.
+  struct Replay {
+    bool on = false;
+    double from = 0, to = 0, step = 0;
+    std::string out_dir, nodes_file;
+    std::string compare_file;  // -compare: a second rule file replayed on the same history
+  } replay;
   LogFormat log_format = LogFormat::kText;  // -log_format
 
   // Prometheus.

@@ -56,31 +56,6 @@ std::string DescribeStale(const std::vector<std::pair<size_t, double>>& stale,
   return s;
 }
 
-// Per rule, the rule whose query answers it: itself, or, for a graded rule's cooler level
-// (config/rule_config.h), the rule it was made from -- the same rule but for the level's name,
-// thresholds, `for`, level and resource -- so that each query runs once per cycle. Comparing
-// the whole rule keeps a level from taking the answer of another rule that only asks the same
-// query (its values masked to another pool, or a predict rule's days).
-std::vector<size_t> SharedQueries(const std::vector<Rule>& rules) {
-  std::vector<size_t> by(rules.size());
-  for (size_t r = 0; r < rules.size(); ++r) {
-    by[r] = r;
-    if (rules[r].below_hottest == 0) continue;
-    for (size_t b = 0; b < r && by[r] == r; ++b) {
-      if (by[b] != b) continue;
-      Rule as_level = rules[b];
-      as_level.name = rules[r].name;
-      as_level.threshold = rules[r].threshold;
-      as_level.clear_threshold = rules[r].clear_threshold;
-      as_level.for_seconds = rules[r].for_seconds;
-      as_level.below_hottest = rules[r].below_hottest;
-      as_level.resource = rules[r].resource;
-      if (as_level == rules[r]) by[r] = b;
-    }
-  }
-  return by;
-}
-
 // The mean a relative rule's effective threshold came from (rules/decider.h adds the offset in
 // the operator's direction); holds keep the threshold, not the mean.
 double RelativeMean(const Rule& r, double effective_threshold) {

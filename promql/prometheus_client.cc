@@ -78,27 +78,22 @@ StatusOr<QueryResult> HttpPrometheusClient::QueryAt(const std::string& expr, dou
   return Run(expr, time, keep, nullptr);
 }
 
-StatusOr<QueryResult> HttpPrometheusClient::Run(const std::string& expr,
-                                                const std::string& time_param,
-                                                const LabelFilter* keep, SampleSink* sink) {
-  char timeout[32];
-  std::snprintf(timeout, sizeof(timeout), "%.3f", timeout_seconds_);  // float seconds
-  std::string form = "query=" + UrlEncode(expr) + "&timeout=" + timeout + time_param;
+StatusOr<HttpResponse> HttpPrometheusClient::Send(const std::string& path, std::string form,
+                                                  double* fetch_seconds) {
   HttpRequest req;
   req.timeout_seconds = timeout_seconds_ + 1;  // let Prometheus report its own timeout first
   ASSIGN_OR_RETURN(req.headers, Headers());
   if (form.size() <= kMaxGetQueryBytes) {
-    req.url = base_url_ + "/api/v1/query?" + form;
+    req.url = base_url_ + path + "?" + form;
   } else {
     req.method = "POST";
-    req.url = base_url_ + "/api/v1/query";
+    req.url = base_url_ + path;
     req.body = std::move(form);
     req.headers.push_back("Content-Type: application/x-www-form-urlencoded");
   }
-
   Stopwatch fetch;
   ASSIGN_OR_RETURN(HttpResponse resp, transport_->Do(req));
-  const double fetch_seconds = fetch.Seconds();
+  *fetch_seconds = fetch.Seconds();
   // An auth proxy's or Prometheus' own refusal is plain text, not the API's JSON: say what was
   // refused rather than "malformed response".
   if (resp.status == 401 || resp.status == 403)
@@ -106,10 +101,47 @@ StatusOr<QueryResult> HttpPrometheusClient::Run(const std::string& expr,
                                (resp.status == 401 ? " Unauthorized" : " Forbidden") + " to " +
                                CredentialsSent())
         .set_http_status(resp.status);
+  return resp;
+}
+
+StatusOr<QueryResult> HttpPrometheusClient::Run(const std::string& expr,
+                                                const std::string& time_param,
+                                                const LabelFilter* keep, SampleSink* sink) {
+  char timeout[32];
+  std::snprintf(timeout, sizeof(timeout), "%.3f", timeout_seconds_);  // float seconds
+  double fetch_seconds = 0;
+  ASSIGN_OR_RETURN(
+      HttpResponse resp,
+      Send("/api/v1/query", "query=" + UrlEncode(expr) + "&timeout=" + timeout + time_param,
+           &fetch_seconds));
   const size_t body_bytes = resp.body.size();
   Stopwatch decode;
   ASSIGN_OR_RETURN(QueryResult result,
                    DecodeQueryResponse(std::move(resp.body), resp.status, keep, sink));
+  result.fetch_seconds = fetch_seconds;
+  result.decode_seconds = decode.Seconds();
+  result.body_bytes = body_bytes;
+  return result;
+}
+
+StatusOr<RangeResult> PrometheusClient::QueryRange(const std::string&, double, double, double,
+                                                   const LabelFilter*) {
+  return Status::Internal("this Prometheus client cannot run range queries");
+}
+
+StatusOr<RangeResult> HttpPrometheusClient::QueryRange(const std::string& expr, double start,
+                                                       double end, double step,
+                                                       const LabelFilter* keep) {
+  char params[160];
+  std::snprintf(params, sizeof(params), "&start=%.3f&end=%.3f&step=%.3f&timeout=%.3f", start, end,
+                step, timeout_seconds_);
+  double fetch_seconds = 0;
+  ASSIGN_OR_RETURN(HttpResponse resp, Send("/api/v1/query_range",
+                                           "query=" + UrlEncode(expr) + params, &fetch_seconds));
+  const size_t body_bytes = resp.body.size();
+  Stopwatch decode;
+  ASSIGN_OR_RETURN(RangeResult result,
+                   DecodeRangeResponse(std::move(resp.body), resp.status, keep));
   result.fetch_seconds = fetch_seconds;
   result.decode_seconds = decode.Seconds();
   result.body_bytes = body_bytes;

@@ -12,6 +12,7 @@
 #include "common/sample.h"
 #include "common/status.h"
 #include "promql/query_result.h"
+#include "promql/range_query.h"
 
 namespace ds {
 
@@ -29,6 +30,11 @@ class PrometheusClient {
   // cannot choose the evaluation time (the default).
   virtual StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
                                         const LabelFilter* keep = nullptr);
+  // A range query: `expr` at start, start + step, ... <= end (Unix seconds), one request (the
+  // caller keeps within kMaxPointsPerSeries: PlanRangeChunks). Errors as Query's; kInternal from a
+  // client that has no history (the default).
+  virtual StatusOr<RangeResult> QueryRange(const std::string& expr, double start, double end,
+                                           double step, const LabelFilter* keep = nullptr);
 };
 
 // Checks a Prometheus base URL ("http(s)://host:port[/prefix]") and returns it without a
@@ -62,8 +68,16 @@ class HttpPrometheusClient : public PrometheusClient {
   // Adds `&time=<eval_time>` (seconds with milliseconds) to the form.
   StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
                                 const LabelFilter* keep = nullptr) override;
+  // GET (or POST) <base>/api/v1/query_range with start, end, step and timeout; decoded by
+  // DecodeRangeResponse. Same headers, credentials and errors as Query.
+  StatusOr<RangeResult> QueryRange(const std::string& expr, double start, double end, double step,
+                                   const LabelFilter* keep = nullptr) override;
 
  private:
+  // Sends `form` to <base><path> (GET, or POST above kMaxGetQueryBytes) with the headers and
+  // timeout every query has; a 401/403 becomes kUnavailable naming the credentials refused.
+  // Sets *fetch_seconds.
+  StatusOr<HttpResponse> Send(const std::string& path, std::string form, double* fetch_seconds);
   // `time_param`: "" (now) or "&time=...".
   StatusOr<QueryResult> Run(const std::string& expr, const std::string& time_param,
                             const LabelFilter* keep, SampleSink* sink);

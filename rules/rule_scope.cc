@@ -135,4 +135,24 @@ MatchedValues ReuseAnswer(const Rule& rule, const RuleAnswer& answer,
   return m;
 }
 
+std::vector<size_t> SharedQueries(const std::vector<Rule>& rules) {
+  std::vector<size_t> by(rules.size());
+  for (size_t r = 0; r < rules.size(); ++r) {
+    by[r] = r;
+    if (rules[r].below_hottest == 0) continue;
+    for (size_t b = 0; b < r && by[r] == r; ++b) {
+      if (by[b] != b) continue;
+      Rule as_level = rules[b];
+      as_level.name = rules[r].name;
+      as_level.threshold = rules[r].threshold;
+      as_level.clear_threshold = rules[r].clear_threshold;
+      as_level.for_seconds = rules[r].for_seconds;
+      as_level.below_hottest = rules[r].below_hottest;
+      as_level.resource = rules[r].resource;
+      if (as_level == rules[r]) by[r] = b;
+    }
+  }
+  return by;
+}
+
 }  // namespace ds

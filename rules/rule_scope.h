@@ -89,4 +89,12 @@ RuleAnswer KeepAnswer(const Rule& rule, TimePoint started, double now_wall,
 MatchedValues ReuseAnswer(const Rule& rule, const RuleAnswer& answer,
                           const std::vector<std::string_view>& names, double now_wall);
 
+// Per rule, the rule whose query answers it: itself, or, for a graded rule's cooler level
+// (config/rule_config.h), the rule it was made from -- the same rule but for the level's name,
+// thresholds, `for`, level and resource -- so that each query runs once per cycle. Comparing
+// the whole rule keeps a level from taking the answer of another rule that only asks the same
+// query (its values masked to another pool, or a predict rule's days).
+// (Used by the controller's cycle and by replay, which must ask the same queries.)
+std::vector<size_t> SharedQueries(const std::vector<Rule>& rules);
+
 }  // namespace ds

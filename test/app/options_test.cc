@@ -442,3 +442,44 @@ TEST_F(OptionsTest, PoolsAndIntervalsAreKeptCheckedAndShown) {
 
 }  // namespace
 }  // namespace ds
+
+namespace ds {
+namespace {
+
+class ReplayOptionsTest : public OptionsTest {};
+
+TEST_F(ReplayOptionsTest, TheSubcommandTakesItsWindowAndStepsAtTheInterval) {
+  rules_ = Write("r3.yaml", "interval: 30s\nrules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  // Offline: a nodes file, and no kubeconfig is resolved (a path that does not exist is fine).
+  auto o = Parse({"replay", "-prom", "http://prom:9090", "-r", rules_, "-kubeconfig",
+                  "/nonexistent", "-nodes_file", "nodes.json", "-from", "1795651200", "-to",
+                  "2026-11-26T01:00:00Z", "-out", "dir"});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_TRUE(o->replay.on);
+  EXPECT_EQ(o->replay.from, 1795651200);
+  EXPECT_EQ(o->replay.to, 1795651200 + 3600);
+  EXPECT_EQ(o->replay.step, 30) << "the rule file's interval";
+  EXPECT_EQ(o->replay.out_dir, "dir");
+  EXPECT_EQ(o->replay.nodes_file, "nodes.json");
+}
+
+TEST_F(ReplayOptionsTest, TheControllerRefusesReplayFlagsAndReplayNeedsOut) {
+  auto args = Base();
+  args.insert(args.end(), {"-from", "now-1d"});
+  auto run = Parse(args);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("-from is for `dynamic-scheduler replay"),
+            std::string::npos)
+      << run.status().ToString();
+  auto replay = Base();
+  replay.insert(replay.begin(), "replay");
+  auto no_out = Parse(replay);
+  ASSERT_FALSE(no_out.ok());
+  EXPECT_NE(no_out.status().message().find("-out DIR is required"), std::string::npos);
+  auto controller = Parse(Base());
+  ASSERT_TRUE(controller.ok());
+  EXPECT_FALSE(controller->replay.on);
+}
+
+}  // namespace
+}  // namespace ds

@@ -1,0 +1,309 @@
+#include "app/replay.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+#include <sstream>
+#include <tuple>
+#include <unordered_set>
+
+#include "app/controller.h"
+#include "common/clock.h"
+#include "common/json_util.h"
+#include "common/label_selector.h"
+#include "common/rfc3339.h"
+#include "kube/kube_api.h"
+#include "kube/node_object.h"
+#include "promql/prometheus_client.h"
+#include "promql/range_query.h"
+#include "replay/compare.h"
+#include "replay/pod_usage_history.h"
+#include "replay/replay_json.h"
+#include "replay/replay_window.h"
+#include "replay/report_html.h"
+#include "replay/right_sizing.h"
+
+namespace ds {
+namespace {
+
+ReplayNode FromNodeInfo(NodeInfo n) {
+  return ReplayNode{std::move(n.name), std::move(n.addresses), std::move(n.labels)};
+}
+
+StatusOr<std::vector<ReplayNode>> ListManagedNodes(const Options& o) {
+  RealClock clock;
+  CurlTransport transport(o.rest.tls, o.rest.proxy_url);
+  HttpKubeApi kube(&transport, o.rest, &clock, o.api_timeout_seconds, o.user_agent);
+  std::vector<ReplayNode> nodes;
+  std::string cont;
+  do {
+    ASSIGN_OR_RETURN(NodeListPage page, kube.ListNodes(o.rules.node_selector, 500, cont));
+    for (NodeInfo& n : page.items) nodes.push_back(FromNodeInfo(std::move(n)));
+    cont = page.continue_token;
+  } while (!cont.empty());
+  return nodes;
+}
+
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Where a replay's time went.
+struct Timing {
+  double fetch = 0, decode = 0, decide = 0, usage = 0;
+  size_t requests = 0, points = 0, body_bytes = 0;
+};
+
+}  // namespace
+
+StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
+                                                     const std::string& selector,
+                                                     const std::string& source) {
+  // `kubectl get nodes -o json` writes a v1 List with an empty resourceVersion, which a node list
+  // from the API server always has (and DecodeNodeList asks for): give it one.
+  rapidjson::Document doc;
+  if (doc.Parse(node_list_json.data(), node_list_json.size()).HasParseError())
+    return Status::InvalidArgument(
+        source + ": not a node list (kubectl get nodes -o json): " + JsonParseError(doc));
+  if (doc.IsObject()) {
+    if (!doc.HasMember("metadata") || !doc["metadata"].IsObject())
+      doc.AddMember("metadata", rapidjson::Value(rapidjson::kObjectType), doc.GetAllocator());
+    rapidjson::Value& meta = doc["metadata"];
+    if (!meta.HasMember("resourceVersion"))
+      meta.AddMember("resourceVersion", "0", doc.GetAllocator());
+    else if (meta["resourceVersion"].IsString() && meta["resourceVersion"].GetStringLength() == 0)
+      meta["resourceVersion"].SetString("0");
+    node_list_json = JsonToString(doc);
+  }
+  auto list = DecodeNodeList(std::move(node_list_json));
+  if (!list.ok())
+    return Status::InvalidArgument(
+        source + ": not a node list (kubectl get nodes -o json): " + list.status().message());
+  auto sel = LabelSelector::Parse(selector);
+  if (!sel.ok()) return sel.status().Prepend("nodeSelector");
+  std::vector<ReplayNode> nodes;
+  for (NodeInfo& n : list->items)
+    if (sel->Matches(n.labels)) nodes.push_back(FromNodeInfo(std::move(n)));
+  if (nodes.empty())
+    return Status::InvalidArgument(source + ": no node matches the nodeSelector \"" + selector +
+                                   "\"");
+  return nodes;
+}
+
+namespace {
+
+// One replay of `rules` over the window: every rule's history fetched chunk by chunk, each chunk
+// handed to the engine as it arrives (a week of a large cluster is never held at once).
+StatusOr<ReplayResult> ReplayRules(const RuleConfig& cfg, double grace_seconds,
+                                   std::vector<ReplayNode> nodes, PrometheusClient* prom,
+                                   const Options::Replay& rp, Timing* timing) {
+  const size_t node_count = nodes.size();
+  ReplayEngine engine(cfg, std::move(nodes), rp.step, grace_seconds);
+  const std::vector<Rule>& rules = cfg.rules;
+  // Every rule's history of a chunk at once, as a cycle sends every query at once.
+  struct Fetch {
+    RangeChunk chunk;
+    std::vector<std::future<StatusOr<RangeResult>>> q, ages;
+  };
+  auto send = [&](RangeChunk chunk) {
+    Fetch f{chunk, {}, {}};
+    f.q.resize(rules.size());
+    f.ages.resize(rules.size());
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (engine.asked_by()[r] != r) continue;
+      const LabelFilter* keep = &engine.label_filters()[r];
+      f.q[r] = std::async(std::launch::async, [&rules, prom, &rp, r, keep, chunk] {
+        return prom->QueryRange(rules[r].query, chunk.start, chunk.end, rp.step, keep);
+      });
+      if (!rules[r].age_query.empty())
+        f.ages[r] = std::async(std::launch::async, [&rules, prom, &rp, r, keep, chunk] {
+          return prom->QueryRange(rules[r].age_query, chunk.start, chunk.end, rp.step, keep);
+        });
+    }
+    return f;
+  };
+  const std::vector<RangeChunk> chunks =
+      PlanRangeChunks(rp.from, rp.to, rp.step, ReplayStepsPerChunk(node_count));
+  std::optional<Fetch> next;
+  if (!chunks.empty()) next = send(chunks[0]);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    Fetch cur = std::move(*next);
+    next.reset();
+    const RangeChunk& chunk = cur.chunk;
+    std::vector<RangeResult> answers(rules.size()), age_answers(rules.size());
+    Status failed;
+    for (size_t r = 0; r < rules.size(); ++r) {
+      for (auto [f, into, what] : {std::tuple{&cur.q[r], &answers[r], "query"},
+                                   std::tuple{&cur.ages[r], &age_answers[r], "ageQuery"}}) {
+        if (!f->valid()) continue;
+        auto res = f->get();
+        if (!res.ok()) {
+          if (failed.ok())
+            failed = res.status().Prepend(cfg.source + ": rule \"" + rules[r].name + "\": " + what +
+                                          " from " + FormatRfc3339(chunk.start) + " to " +
+                                          FormatRfc3339(chunk.end));
+          continue;
+        }
+        *into = std::move(*res);
+        timing->fetch += into->fetch_seconds;
+        timing->decode += into->decode_seconds;
+        timing->points += into->points;
+        timing->body_bytes += into->body_bytes;
+        ++timing->requests;
+      }
+    }
+    if (!failed.ok()) return failed;
+    // The next chunk is fetched while this one is decided: Prometheus and the decisions overlap.
+    // (Two chunks' answers are alive at once; ReplayStepsPerChunk bounds each.)
+    if (i + 1 < chunks.size()) next = send(chunks[i + 1]);
+    std::vector<RuleHistory> history(rules.size());
+    for (size_t r = 0; r < rules.size(); ++r) {
+      const size_t b = engine.asked_by()[r];
+      history[r].series = &answers[b].series;
+      if (!rules[b].age_query.empty()) history[r].ages = &age_answers[b].series;
+    }
+    std::vector<double> times(chunk.steps);
+    for (size_t k = 0; k < chunk.steps; ++k) times[k] = chunk.start + k * rp.step;
+    const Stopwatch decide;
+    engine.Run(times, history);
+    timing->decide += decide.Seconds();
+  }
+  return engine.Finish(rp.from, rp.to);
+}
+
+StatusOr<std::vector<PodInfo>> ListAllPods(const Options& o) {
+  RealClock clock;
+  CurlTransport transport(o.rest.tls, o.rest.proxy_url);
+  HttpKubeApi kube(&transport, o.rest, &clock, o.api_timeout_seconds, o.user_agent);
+  std::vector<PodInfo> pods;
+  std::string cont;
+  do {
+    ASSIGN_OR_RETURN(PodListPage page, kube.ListPods("", 500, cont));
+    for (PodInfo& p : page.items) pods.push_back(std::move(p));
+    cont = page.continue_token;
+  } while (!cont.empty());
+  return pods;
+}
+
+// The replay's marks as right-sizing reads them: a mark still on counts until `to`.
+NodeMarks MarksOf(const ReplayResult& r) {
+  NodeMarks marks;
+  for (const ReplayNodeResult& n : r.nodes)
+    for (const ReplayMark& m : n.marks)
+      marks[n.name].push_back(MarkSpan{m.start, std::isnan(m.end) ? r.to : m.end});
+  return marks;
+}
+
+// Right-sizing (replay/right_sizing.h): the pods as listed now, their podUsage history over the
+// window. Needs the cluster: an offline replay (-nodes_file) has no pod list.
+StatusOr<std::vector<WorkloadRow>> Workloads(const Options& o, const ReplayResult& result,
+                                             PrometheusClient* prom, Timing* timing) {
+  ASSIGN_OR_RETURN(std::vector<PodInfo> pods, ListAllPods(o));
+  const NodeMarks marks = MarksOf(result);
+  RightSizer sizer(pods, marks, o.replay.step);
+  PodUsageFetch f;
+  f.from = o.replay.from;
+  f.to = o.replay.to;
+  f.step = o.replay.step;
+  for (const ReplayNodeResult& n : result.nodes) f.nodes.push_back(n.name);
+  f.expected_series = pods.size();
+  const std::unordered_set<std::string> keep_none;
+  const Stopwatch t;
+  ASSIGN_OR_RETURN(PodUsageHistory h,
+                   FetchPodUsageHistory(prom, o.rules.rebalance, f, &sizer, &keep_none));
+  timing->usage += t.Seconds();
+  timing->requests += h.requests;
+  return sizer.Finish().rows;
+}
+
+Status WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f.flush()) return Status::InvalidArgument("cannot write " + path);
+  return Status::OK();
+}
+
+}  // namespace
+
+int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
+  const Options::Replay& rp = o.replay;
+  auto fail = [&](const Status& st) {
+    err << "dynamic-scheduler replay: " << st.message() << "\n";
+    return 2;
+  };
+  StatusOr<std::vector<ReplayNode>> nodes = Status::Internal("unset");
+  if (!rp.nodes_file.empty()) {
+    auto text = ReadWholeFile(rp.nodes_file);
+    if (!text.ok()) return fail(text.status().Prepend("-nodes_file"));
+    nodes = ManagedReplayNodes(std::move(*text), o.rules.node_selector, rp.nodes_file);
+  } else {
+    nodes = ListManagedNodes(o);
+    if (nodes.ok() && nodes->empty())
+      nodes = Status::InvalidArgument("no managed node in the cluster (nodeSelector \"" +
+                                      o.rules.node_selector + "\")");
+  }
+  if (!nodes.ok()) return fail(nodes.status());
+  std::optional<RuleConfig> other;
+  if (!rp.compare_file.empty()) {
+    auto c = LoadRuleConfigFile(rp.compare_file);
+    if (!c.ok()) return fail(c.status().Prepend("-compare"));
+    other = std::move(*c);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(rp.out_dir, ec);
+  if (ec) return fail(Status::InvalidArgument("-out " + rp.out_dir + ": " + ec.message()));
+
+  std::unique_ptr<HttpTransport> transport = MakePromTransport(o);
+  HttpPrometheusClient prom(transport.get(), o.prometheus_url, o.query_timeout_seconds,
+                            o.prometheus_auth);
+  Timing timing;
+  const Stopwatch wall;
+  auto result = ReplayRules(o.rules, o.reconciler.grace_seconds, *nodes, &prom, rp, &timing);
+  if (!result.ok()) return fail(result.status());
+  std::vector<WorkloadRow> rows;
+  std::string workloads_note;
+  if (!rp.nodes_file.empty()) {
+    workloads_note = "workloads: not computed (an offline replay has no pod list)";
+  } else if (auto w = Workloads(o, *result, &prom, &timing); w.ok()) {
+    rows = std::move(*w);
+  } else {
+    return fail(w.status().Prepend("right-sizing"));
+  }
+  std::string json = ReplayJson(*result, [&](JsonWriter& w) { WriteWorkloads(w, rows); });
+  if (other) {
+    // The same window, step and nodes; its own grace (its missingDataGrace, else three steps of
+    // the interval replayed).
+    auto b = ReplayRules(*other, MissingDataGraceSeconds(*other, o.reconciler.interval_seconds),
+                         *nodes, &prom, rp, &timing);
+    if (!b.ok()) return fail(b.status());
+    auto compared = AddCompare(json, o.rule_file, ReplayJson(*b), rp.compare_file);
+    if (!compared.ok()) return fail(compared.status().Prepend("-compare"));
+    json = std::move(*compared);
+    out << "compared with " << rp.compare_file << ":\n" << ReplaySummary(*b);
+  }
+  auto html = RenderReportHtml(json);
+  if (!html.ok()) return fail(html.status().Prepend("report.html"));
+  if (Status st = WriteFile(rp.out_dir, "replay.json", json + "\n"); !st.ok()) return fail(st);
+  if (Status st = WriteFile(rp.out_dir, "report.html", *html); !st.ok()) return fail(st);
+  out << ReplaySummary(*result);
+  if (!workloads_note.empty())
+    out << workloads_note << "\n";
+  else
+    out << "workloads: " << rows.size() << " (right-sizing in replay.json and report.html)\n";
+  out << "time: " << wall.Seconds() << " s wall; Prometheus " << timing.fetch << " s (summed over "
+      << timing.requests << " range requests, " << timing.points << " points, "
+      << timing.body_bytes / 1048576.0 << " MB), decode " << timing.decode << " s, decisions "
+      << timing.decide << " s, pod usage " << timing.usage << " s\n";
+  out << "wrote " << (std::filesystem::path(rp.out_dir) / "replay.json").string() << " and "
+      << (std::filesystem::path(rp.out_dir) / "report.html").string() << "\n";
+  return 0;
+}
+
+}  // namespace ds
