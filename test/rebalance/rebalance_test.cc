@@ -11,6 +11,7 @@
 #include "rebalance/eviction_budget.h"
 #include "rebalance/eviction_text.h"
 #include "rebalance/kubelet_order.h"
+#include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
 #include "rebalance/pod_usage.h"
@@ -474,6 +475,71 @@ TEST(Placement, RealUsageMustStayBelowTheCeilingWhereKnown) {
   unknown.used_memory = std::nan("");
   Placement blind({unknown});
   EXPECT_EQ(blind.Reserve(big, "hot", big_fit), "u");
+}
+
+// A destination whose available memory bytes are known (a bytes-available rule) must keep at
+// least that rule's clear threshold available once the replacement's working set is there.
+TEST(Placement, AvailableBytesMustStayAtOrAboveTheFloorWhereKnown) {
+  constexpr double kMiB = 1024.0 * 1024;
+  auto node = [&](const std::string& name, double available_mib) {
+    PlacementNode n = Node(name, 4);
+    n.available_memory = available_mib * kMiB;
+    n.available_floor = 500 * kMiB;
+    return n;
+  };
+  Placement place({node("tight", 700), node("roomy", 2000)});
+  PodInfo p = Pod("p");
+  const UsageFit fit{Rule::Resource::kMemory, 900 * kMiB};
+  EXPECT_EQ(place.Reserve(p, "hot", fit), "roomy") << "tight would keep 700 - 900 < 500 MiB";
+  EXPECT_EQ(place.Reserve(p, "hot", fit), "") << "roomy keeps 1100 MiB, a second would leave 200";
+  EXPECT_EQ(place.Reserve(p, "hot", UsageFit{Rule::Resource::kMemory, 200 * kMiB}), "tight")
+      << "tight keeps exactly 500 MiB: at the floor is still room";
+  // Unknown bytes, or a CPU fit: not judged.
+  PlacementNode blind = node("blind", 0);
+  blind.available_memory = std::nan("");
+  Placement unknown({blind});
+  EXPECT_EQ(unknown.Reserve(p, "hot", fit), "blind");
+  Placement cpu({node("tight", 100)});
+  EXPECT_EQ(cpu.Reserve(p, "hot", UsageFit{Rule::Resource::kCpu, 0.5}), "tight");
+}
+
+// A rule on memory bytes available (operator '<'): the plan raises the node's available bytes by
+// each pod's working set until the clear threshold; it wins over a percent rule holding too.
+TEST(NodeRelief, AvailableBytesRaisedToTheClearThreshold) {
+  constexpr double kMiB = 1024.0 * 1024;
+  const std::vector<HoldingRule> holding = {
+      {"cpu", Rule::Resource::kCpu, 95, 60, false},
+      {"avail", Rule::Resource::kMemory, 80 * kMiB, 500 * kMiB, true}};
+  auto relief = ReliefFor("hot", holding, 4, 0, 30);
+  ASSERT_TRUE(relief.has_value()) << "no allocatable needed for bytes";
+  EXPECT_EQ(relief->rule, "avail") << "the rule that predicts a kubelet eviction sets the goal";
+  EXPECT_TRUE(relief->available_bytes);
+  EXPECT_EQ(relief->unit(), ValueUnit::kBytes);
+  EXPECT_DOUBLE_EQ(relief->Value(relief->load.load), 80 * kMiB);
+  EXPECT_DOUBLE_EQ(relief->Value(relief->load.goal), 500 * kMiB);
+  EXPECT_TRUE(std::isnan(relief->CeilingPercent()));
+  EXPECT_DOUBLE_EQ(relief->Share(300 * kMiB), 300 * kMiB) << "a working set counts in full";
+  // 420 MiB short: 300 + 200 MiB reach it, smallest enough never planned below a floor.
+  std::vector<PodInfo> pods = {Pod("a"), Pod("b"), Pod("c")};
+  std::vector<Candidate> c = {{&pods[0], relief->Share(300 * kMiB)},
+                              {&pods[1], relief->Share(200 * kMiB)},
+                              {&pods[2], relief->Share(50 * kMiB)}};
+  Placement place({Node("cold", 4)});
+  PodChoice ch =
+      ChoosePods(relief->load, c, 10, &place,
+                 UsageCeiling{relief->resource, relief->per_unit, relief->CeilingPercent()});
+  ASSERT_EQ(ch.picks.size(), 2u);
+  EXPECT_TRUE(ch.reached);
+  EXPECT_DOUBLE_EQ(relief->Value(ch.load_after), 580 * kMiB);
+  // At or above the clear threshold, or not a memory rule: nothing to relieve by bytes.
+  EXPECT_FALSE(ReliefFor("hot", {{"avail", Rule::Resource::kMemory, 500 * kMiB, 500 * kMiB, true}},
+                         4, 16e9, 0)
+                   .has_value());
+  auto percent = ReliefFor("hot", {holding[0]}, 4, 16e9, 30);
+  ASSERT_TRUE(percent.has_value());
+  EXPECT_FALSE(percent->available_bytes) << "percent rules as before";
+  EXPECT_DOUBLE_EQ(percent->load.floor, 30);
+  EXPECT_DOUBLE_EQ(percent->CeilingPercent(), 60);
 }
 
 TEST(ChoosePods, ACandidateThatFitsOnlyByRequestsIsNotPicked) {
