@@ -238,7 +238,7 @@ class Parser {
       ASSIGN_OR_RETURN(r.dry_run, Bool(n["dryRun"], "rebalance.dryRun"));
     }
     if (n["target"]) RETURN_NOT_OK(ParseRebalanceTarget(n["target"], cfg->rules, &r.target));
-    if (const YAML::Node u = n["podUsage"]) RETURN_NOT_OK(ParsePodUsage(u, &r));
+    if (const YAML::Node u = n["podUsage"]) RETURN_NOT_OK(ParsePodUsage(u, cfg->rules, &r));
     RETURN_NOT_OK(ParseEvictablePods(n, &r.pods));
     if (n["nodeSelector"]) {
       ASSIGN_OR_RETURN(r.node_selector, Selector(n["nodeSelector"], "rebalance.nodeSelector"));
@@ -292,7 +292,10 @@ class Parser {
                               double* target) const {
     ASSIGN_OR_RETURN(*target, Number(t, "rebalance.target"));
     for (const Rule& rule : rules) {
-      if (rule.resource == Rule::Resource::kNone || *target < rule.clear_threshold) continue;
+      // A bytes-available rule has no percent to compare with: the target is a percent floor.
+      if (rule.resource == Rule::Resource::kNone || rule.AvailableBytes() ||
+          *target < rule.clear_threshold)
+        continue;
       return Error(t, "rebalance.target",
                    BelowClearThreshold(rule) +
                        ": the rebalancer plans a node's load down to that threshold and never "
@@ -302,13 +305,22 @@ class Parser {
   }
 
   // rebalance.podUsage: the queries of each pod's cpu and memory usage.
-  Status ParsePodUsage(const YAML::Node& u, RebalanceConfig* r) const {
+  Status ParsePodUsage(const YAML::Node& u, const std::vector<Rule>& rules,
+                       RebalanceConfig* r) const {
     RETURN_NOT_OK(CheckKeys(u, "rebalance.podUsage", {"cpu", "memory"}));
     if (u["cpu"]) {
       ASSIGN_OR_RETURN(r->cpu_usage_query, String(u["cpu"], "rebalance.podUsage.cpu"));
     }
     if (u["memory"]) {
       ASSIGN_OR_RETURN(r->memory_usage_query, String(u["memory"], "rebalance.podUsage.memory"));
+      // A bytes rule counts each pod's working set in bytes: without the query nothing could be
+      // relieved.
+      for (const Rule& rule : rules)
+        if (rule.AvailableBytes() && r->memory_usage_query.empty())
+          return Error(u["memory"], "rebalance.podUsage.memory",
+                       "must not be empty: rule " + rule.name +
+                           " (memory available, operator \"<\") counts each pod's working-set "
+                           "bytes from it");
     }
     return Status::OK();
   }
@@ -411,7 +423,8 @@ class Parser {
         return Error(b, field, "must be a percent between 0 and 100");
       bool measured = false;
       for (const Rule& rule : cfg->rules) {
-        if (rule.resource != resources[i]) continue;
+        // The bound is a percent in use: a bytes-available rule neither measures it nor meets it.
+        if (rule.resource != resources[i] || rule.AvailableBytes()) continue;
         measured = true;
         if (c.below[i] >= rule.clear_threshold)  // resource rules all compare with '>'
           return Error(b, field,
@@ -512,10 +525,11 @@ class Parser {
 
   Status ParseRule(const YAML::Node& n, size_t i, RuleConfig* cfg) const {
     const std::string at = "rules[" + std::to_string(i) + "]";
-    RETURN_NOT_OK(CheckKeys(n, at,
-                            {"name", "query", "operator", "threshold", "clearThreshold", "for",
-                             "nodeLabel", "resource", "maxAge", "ageQuery", "relativeTo",
-                             "minNodes", "levels", "predict", "nodeSelector", "interval", "unit"}));
+    RETURN_NOT_OK(
+        CheckKeys(n, at,
+                  {"name", "query", "operator", "threshold", "clearThreshold", "for", "nodeLabel",
+                   "resource", "maxAge", "ageQuery", "relativeTo", "minNodes", "levels", "predict",
+                   "nodeSelector", "interval", "unit", "relieveAfter"}));
     Rule r;
     if (!n["name"]) return Error(n, at + ".name", "missing rule name");
     ASSIGN_OR_RETURN(r.name, String(n["name"], at + ".name"));
@@ -538,12 +552,23 @@ class Parser {
       ASSIGN_OR_RETURN(r.node_label, NonEmptyString(n["nodeLabel"], f + ": nodeLabel"));
     }
     if (n["resource"]) RETURN_NOT_OK(ParseResource(n["resource"], f, &r));
-    if (r.resource != Rule::Resource::kNone) r.unit = ValueUnit::kPercent;
+    if (r.resource != Rule::Resource::kNone)
+      r.unit = r.AvailableBytes() ? ValueUnit::kBytes : ValueUnit::kPercent;
     if (n["unit"]) {
       ASSIGN_OR_RETURN(std::string unit, String(n["unit"], f + ": unit"));
       if (!ParseValueUnit(unit, &r.unit))
         return Error(n["unit"], f + ": unit",
                      "\"" + unit + "\" is not percent, bytes, cores, seconds or none");
+      // The rebalancer counts each pod's working set against it: any other unit is a mistake.
+      if (r.AvailableBytes() && r.unit != ValueUnit::kBytes)
+        return Error(n["unit"], f + ": unit",
+                     "must be bytes for resource: memory with operator \"<\" (bytes available)");
+    }
+    if (n["relieveAfter"]) {
+      if (r.resource == Rule::Resource::kNone)
+        return Error(n["relieveAfter"], f + ": relieveAfter",
+                     "needs resource: cpu or memory (only such a rule's nodes are relieved)");
+      ASSIGN_OR_RETURN(r.relieve_after_seconds, Seconds(n["relieveAfter"], f + ": relieveAfter"));
     }
     RETURN_NOT_OK(ParseRuleAge(n, f, &r));
     RETURN_NOT_OK(ParseRuleScope(n, f, cfg, &r));
@@ -644,8 +669,16 @@ class Parser {
           res, field,
           "unknown resource \"" + name +
               "\" (use cpu or memory: the value is that percent of the node's allocatable)");
-    if (r->op != Comparison::kGreater)
-      return Error(res, field, "needs operator \">\" (a percent in use; relieving raises nothing)");
+    // '<' on memory: the bytes available (the kubelet's memory.available), which relief raises
+    // by each moved pod's working set. CPU has no such signal, and a percent in use with '<'
+    // would call idle nodes hot.
+    if (r->op != Comparison::kGreater && r->resource != Rule::Resource::kMemory)
+      return Error(res, field,
+                   "needs operator \">\" (a percent in use); \"<\" only with resource: memory "
+                   "(bytes available, e.g. the kubelet's memory.available)");
+    if (r->AvailableBytes() && !(r->threshold > 0))
+      return Error(res, field,
+                   "with operator \"<\" the threshold is bytes available and must be above 0");
     // The rebalancer plans a node's load down to the clear threshold as a percent; a relative
     // one moves with every eviction it plans.
     if (r->relative_to != Rule::Relative::kNone)

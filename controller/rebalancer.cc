@@ -475,6 +475,7 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
     rn.alerted = alerted.count(r.name) > 0;
     rn.selected = !selector_ || selector_->Matches(in.node->labels);
     rn.last_eviction_wall = in.recorded_eviction_wall;
+    rn.due_wall = ReliefDueWall(in.held, cfg_);
     if (auto s = state_.find(r.name); s != state_.end()) {
       rn.evictions_in_flight = s->second.in_flight.size();
       rn.last_eviction_wall = std::max(rn.last_eviction_wall, s->second.last_eviction_wall);
@@ -486,9 +487,10 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
                             in.node->allocatable_memory, cfg_.target);
     if (relief) {
       r.rule = relief->rule;
-      r.load = relief->load.load;
-      r.goal = relief->load.goal;
+      r.load = relief->Value(relief->load.load);  // in the rule's terms: bytes available, too
+      r.goal = relief->Value(relief->load.goal);
       r.load_after = r.load;
+      r.unit = relief->unit();
     } else if (q == Qualification::kYes) {
       r.qualification = "nothing_to_relieve";  // cooled, or no rule with a resource holds it
     }
@@ -525,16 +527,19 @@ std::vector<const ReliefInput*> Rebalancer::Destinations(const std::vector<Relie
   // slot would make every pod "fit nowhere". So are nodes with any of our values (a level of the
   // mark, underused): replacements are steered away from them. (Another value under our key is an
   // operator's: the affinity term does not avoid it.)
+  // Index 2: memory by bytes available, the most available first.
+  auto load = [resource](const ReliefInput* in) {
+    return resource == 2 ? -in->available_memory : in->load[resource];
+  };
   std::vector<const ReliefInput*> free;
   for (const ReliefInput& in : nodes)
     if (!in.marked && !Ours(*in.node) && !in.node->unschedulable && !Tainted(*in.node) &&
-        std::isfinite(in.load[resource]) && !exclude.count(in.node->name))
+        std::isfinite(load(&in)) && !exclude.count(in.node->name))
       free.push_back(&in);
   const size_t keep = std::min(free.size(), kDestinations);
   std::partial_sort(free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
                     [&](const ReliefInput* a, const ReliefInput* b) {
-                      if (a->load[resource] != b->load[resource])
-                        return a->load[resource] < b->load[resource];
+                      if (load(a) != load(b)) return load(a) < load(b);
                       return a->node->name < b->node->name;
                     });
   free.resize(keep);
@@ -562,6 +567,8 @@ Placement Rebalancer::PlacementOn(const std::vector<const ReliefInput*>& dest, C
     // The real load the rules measured (percent of allocatable; NaN when none measures it).
     p.used_cpu = in->load[0] / 100 * p.allocatable_cpu;
     p.used_memory = in->load[1] / 100 * p.allocatable_memory;
+    p.available_memory = in->available_memory;
+    p.available_floor = in->available_floor;
     places.push_back(std::move(p));
   }
   return Placement(std::move(places));
@@ -842,9 +849,11 @@ std::vector<std::string> Rebalancer::HotOrder(std::map<std::string, Hot>* reliev
   std::vector<std::string> order;
   for (const auto& [name, entry] : *relieve) order.push_back(name);
   std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-    const NodeLoad& x = relieve->at(a).relief.load;
-    const NodeLoad& y = relieve->at(b).relief.load;
-    return x.load - x.goal > y.load - y.goal;
+    // A node short of available bytes first: the kubelet evicts there next, at once.
+    const Relief& p = relieve->at(a).relief;
+    const Relief& q = relieve->at(b).relief;
+    if (p.available_bytes != q.available_bytes) return p.available_bytes;
+    return p.load.load - p.load.goal > q.load.load - q.load.goal;
   });
   if (order.size() > cfg_.limits.per_cycle) {
     for (size_t i = cfg_.limits.per_cycle; i < order.size(); ++i) {
@@ -864,7 +873,8 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   if (relieve.empty()) return true;
   // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
   // the resource to relieve (kDestinations of them), with the requests bound to each.
-  const int ri = relieve.at(order.front()).relief.resource == Rule::Resource::kCpu ? 0 : 1;
+  const Relief& first = relieve.at(order.front()).relief;
+  const int ri = first.available_bytes ? 2 : first.resource == Rule::Resource::kCpu ? 0 : 1;
   const std::vector<const ReliefInput*> dest = Destinations(nodes, ri, {});
   std::vector<std::string> dest_names;
   for (const ReliefInput* in : dest) dest_names.push_back(in->node->name);
@@ -903,12 +913,14 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
     tried->insert(name);
     // A replacement must also fit by real usage where the node's is known: below the relieved
-    // rule's clear threshold on its new node, so that node does not turn hot in its turn.
-    PodChoice choice = ChoosePods(relief.load, std::move(candidates), room, &placement,
-                                  UsageCeiling{relief.resource, relief.per_unit, relief.load.goal});
+    // rule's clear threshold on its new node (or, by bytes, leaving its new node's floor
+    // available), so that node does not turn hot in its turn.
+    PodChoice choice =
+        ChoosePods(relief.load, std::move(candidates), room, &placement,
+                   UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent()});
     rep->picks = choice.picks.size();
     rep->no_fit = choice.no_fit + skipped[name].no_fit;
-    rep->load_after = choice.load_after;
+    rep->load_after = relief.Value(choice.load_after);
     if (choice.no_fit > 0) Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
     for (const PodChoice::Pick& pick : choice.picks) {
       EvictionRecord rec;
@@ -916,9 +928,10 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
       rec.node = name;
       rec.to = pick.to;
       rec.rule = relief.rule;
-      rec.usage = pick.usage;
-      rec.load = relief.load.load;
-      rec.goal = relief.load.goal;
+      rec.usage = pick.usage;  // bytes (its working set) for a bytes-available rule
+      rec.load = relief.Value(relief.load.load);
+      rec.goal = relief.Value(relief.load.goal);
+      rec.unit = relief.unit();
       rec.at_wall = now;
       rec.pod_uid = pick.pod->uid;
       rec.node_uid = hot.in->node->uid;
@@ -1309,9 +1322,10 @@ void Rebalancer::Announce(const EvictionRecord& r, const ReliefWrites& io) {
     pm << "Evicted to drain node " << r.node << " (" << why << ")";
     nm << "Evicted " << r.pod << " to drain the node: " << why;
   } else {
-    pm << "Evicted to relieve node " << r.node << " (" << why << "; this pod used " << r.usage
-       << " % of it)";
-    nm << "Evicted " << r.pod << " (" << r.usage << " % of the node) to relieve it: " << why;
+    pm << "Evicted to relieve node " << r.node << " (" << why << "; this pod used "
+       << FormatValue(r.usage, r.unit) << (r.unit == ValueUnit::kPercent ? " of it)" : ")");
+    nm << "Evicted " << r.pod << " (" << FormatValue(r.usage, r.unit)
+       << (r.unit == ValueUnit::kPercent ? " of the node" : "") << ") to relieve it: " << why;
   }
   pm << "; its replacement should fit on " << r.to;
   pod.message = pm.str();

@@ -66,6 +66,10 @@ struct ReliefInput {
   // that measures each (NaN: unknown). Replacements are looked for on the least loaded nodes.
   double load[2] = {std::nan(""), std::nan("")};
   std::vector<HoldingRule> holding;  // the rules holding it, with fresh values
+  // Memory bytes available and the least to keep (value and clear threshold of the first
+  // bytes-available rule with a value for it; NaN: none): a replacement's fit (placement.h).
+  double available_memory = std::nan(""), available_floor = std::nan("");
+  std::vector<HeldSince> held;  // the holding rules' since and own waits (ReliefDueWall)
 };
 
 // What the cycle lends the rebalancer for one Relieve: its term's gate, and the writers every
@@ -208,8 +212,9 @@ class Rebalancer {
   // Our key with one of our values (a level of the mark, underused), or our taint.
   bool Ours(const NodeInfo& node) const;
   // Up to kDestinations nodes where replacements may go: without either of our values,
-  // schedulable, untainted, with a known load of `resource` (0 cpu, 1 memory), the least loaded
-  // first; not those in `exclude`.
+  // schedulable, untainted, with a known load of `resource` (0 cpu, 1 memory percent; 2 memory
+  // bytes available, the most available counting as least loaded), the least loaded first; not
+  // those in `exclude`.
   std::vector<const ReliefInput*> Destinations(const std::vector<ReliefInput>& nodes, int resource,
                                                const std::set<std::string>& exclude);
   static Placement PlacementOn(const std::vector<const ReliefInput*>& dest, Cluster* cluster);

@@ -811,9 +811,15 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
   if (rebalancer_ == nullptr || stop->load()) return;
   // Per resource, the first rule that measures it and answered this cycle: every node's load.
   const std::vector<double>* load[2] = {nullptr, nullptr};
+  // (A bytes-available rule is no percent: its values go to the fit check instead.)
+  std::vector<size_t> available;
   for (size_t r = 0; r < rules_.size(); ++r) {
     if (rules_[r].resource == Rule::Resource::kNone || evidence.inputs[r].values == nullptr)
       continue;
+    if (rules_[r].AvailableBytes()) {
+      available.push_back(r);
+      continue;
+    }
     const int k = rules_[r].resource == Rule::Resource::kCpu ? 0 : 1;
     if (load[k] == nullptr) load[k] = evidence.inputs[r].values;
   }
@@ -823,6 +829,12 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     r.node = snap.nodes[i].get();
     for (int k = 0; k < 2; ++k)
       if (load[k] != nullptr && i < load[k]->size()) r.load[k] = (*load[k])[i];
+    for (size_t a : available)
+      if (i < evidence.inputs[a].values->size() && std::isfinite((*evidence.inputs[a].values)[i])) {
+        r.available_memory = (*evidence.inputs[a].values)[i];
+        r.available_floor = rules_[a].clear_threshold;
+        break;
+      }
     r.hot = decisions[i].verdict == Verdict::kHot;
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
     r.marked = marks.plan[i].marked && marks.record(i) != nullptr &&
@@ -844,7 +856,13 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     for (const Hold& h : decisions[i].holds) {
       if (h.stale) continue;
       const Rule& rule = rules_[h.rule];
-      r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold});
+      r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold,
+                                      rule.AvailableBytes()});
+      // Urgency counts from when the hottest level turned hot, as `after` does.
+      if (rule.below_hottest != 0) continue;
+      for (const OwnerRule& o : marks.records[i]->rules)
+        if (o.rule == rule.name)
+          r.held.push_back(HeldSince{o.since_wall, rule.relieve_after_seconds});
     }
   }
   std::vector<std::pair<TimePoint, Labels>> alerts;

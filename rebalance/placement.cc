@@ -73,8 +73,16 @@ double* UsedSlot(PlacementNode& n, const UsageFit& fit) {
   return nullptr;
 }
 
+// True unless the pod's working set would leave less than the floor available on the node.
+bool FitsByAvailable(const PlacementNode& n, const UsageFit& fit) {
+  if (fit.resource != Rule::Resource::kMemory || !std::isfinite(fit.usage)) return true;
+  if (!std::isfinite(n.available_memory) || !std::isfinite(n.available_floor)) return true;
+  return n.available_memory - fit.usage >= n.available_floor;
+}
+
 // True unless the node's known real usage plus the pod's would go over the ceiling.
 bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
+  if (!FitsByAvailable(n, fit)) return false;
   const double* used = UsedSlot(n, fit);
   if (used == nullptr || !std::isfinite(*used)) return true;  // unknown: requests decide
   const bool memory = fit.resource == Rule::Resource::kMemory;
@@ -233,6 +241,8 @@ std::string Placement::Reserve(const PodInfo& pod, const std::string& from, cons
   best->host_ports.insert(best->host_ports.end(), pod.host_ports.begin(), pod.host_ports.end());
   if (double* used = UsedSlot(*best, fit); used != nullptr && std::isfinite(*used))
     *used += fit.usage;
+  if (fit.resource == Rule::Resource::kMemory && std::isfinite(fit.usage))
+    best->available_memory -= fit.usage;  // NaN stays NaN
   // The replacement is a new pod (no uid yet) with the pod's labels and terms.
   ResidentPod replacement = ResidentOf(pod);
   replacement.uid.clear();

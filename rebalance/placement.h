@@ -38,7 +38,10 @@
 // (14 GiB requested, 28 GiB used) then fits by requests on nodes where it does not fit at all,
 // and is evicted again by their kubelet. So where the node's real usage is known, the pod's real
 // usage must fit too: the node's usage plus the pod's stays at or below the clear threshold of the
-// rule being relieved (in percent of allocatable), and for memory below allocatable.
+// rule being relieved (in percent of allocatable), and for memory below allocatable. Where a
+// node's available memory bytes are known (a bytes-available rule, the kubelet's
+// memory.available), the pod's working set must also leave at least that rule's clear threshold
+// available there: a replacement must not push its new node toward the kubelet's eviction.
 #pragma once
 
 #include <cmath>
@@ -103,6 +106,9 @@ struct PlacementNode {
   std::vector<ResidentPod> pods;     // bound to it (replacements sent its way among them)
   // Real usage (cores, bytes), e.g. from the rules' values; NaN: unknown, requests alone decide.
   double used_cpu = std::nan(""), used_memory = std::nan("");
+  // Memory bytes available (a bytes-available rule's value on it) and the least that must stay
+  // available (that rule's clear threshold); NaN: unknown, not judged.
+  double available_memory = std::nan(""), available_floor = std::nan("");
 };
 
 // The real-usage test for one pod: `usage` (cores or bytes of `resource`) must keep a node's

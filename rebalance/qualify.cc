@@ -22,8 +22,18 @@ Qualification Qualifies(const RebalanceNode& n, const RebalanceConfig& cfg, doub
   // then the replacement would be scheduled without it.
   if (!n.observed_marked) return Qualification::kNotMarked;
   if (n.alerted) return Qualification::kYes;  // an alert reacts faster than the periodic check
-  if (now_wall - n.marked_since_wall < cfg.after_seconds) return Qualification::kNotLongEnough;
+  if (n.due_wall > 0 ? now_wall < n.due_wall : now_wall - n.marked_since_wall < cfg.after_seconds)
+    return Qualification::kNotLongEnough;
   return Qualification::kYes;
+}
+
+double ReliefDueWall(const std::vector<HeldSince>& held, const RebalanceConfig& cfg) {
+  double due = 0;
+  for (const HeldSince& h : held) {
+    const double wait = h.relieve_after_seconds >= 0 ? h.relieve_after_seconds : cfg.after_seconds;
+    if (due == 0 || h.since_wall + wait < due) due = h.since_wall + wait;
+  }
+  return due;
 }
 
 bool HoldsMark(const RebalanceNode& n, const RebalanceConfig& cfg, double now_wall) {

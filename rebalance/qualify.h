@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "rebalance/rebalance_config.h"
 
@@ -19,7 +20,22 @@ struct RebalanceNode {
   bool selected = true;            // matches rebalance.nodeSelector
   size_t evictions_in_flight = 0;  // accepted, pod still terminating
   double last_eviction_wall = 0;   // 0: never
+  // When the rules holding the mark have waited long enough (ReliefDueWall); 0: unknown,
+  // marked_since_wall + rebalance.after.
+  double due_wall = 0;
 };
+
+// One rule holding a node's mark: since when it holds (its ownership record) and its urgency
+// (Rule::relieve_after_seconds; negative: rebalance.after).
+struct HeldSince {
+  double since_wall = 0;
+  double relieve_after_seconds = -1;
+};
+
+// When the node may first be relieved: the earliest, over the rules holding it, of when each
+// began plus its own wait, so an urgent rule (a memory rule near the kubelet's threshold) need
+// not wait out a patient one's. 0 when `held` is empty.
+double ReliefDueWall(const std::vector<HeldSince>& held, const RebalanceConfig& cfg);
 
 enum class Qualification { kYes, kNotMarked, kNotLongEnough, kNotSelected };
 

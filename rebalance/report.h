@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/value_format.h"
 #include "rebalance/effect.h"
 
 namespace ds {
@@ -18,10 +19,13 @@ namespace ds {
 // One eviction the rebalancer attempted, planned or skipped at the API.
 struct EvictionRecord {
   std::string pod, node, to, rule, result;
-  double usage = 0;  // the pod's share of the node's load, percent
+  double usage = 0;  // the pod's share of the node's load, in `unit`
   double load = 0, goal = 0;
   double at_wall = 0;
   std::string pod_uid, node_uid;  // for the Events
+  // What usage, load and goal are in: percent (of allocatable; usage the pod's share), or bytes
+  // for a bytes-available rule (load and goal bytes available, usage the pod's working set).
+  ValueUnit unit = ValueUnit::kPercent;
 };
 
 struct RebalanceNodeReport {
@@ -31,7 +35,8 @@ struct RebalanceNodeReport {
   // Pods not evicted because their replacement would come back (rebalance.requireSteering), or
   // because a constraint decides where it may run that the fit check does not judge.
   size_t would_return = 0, constraint = 0;
-  bool held = false;  // the mark stays for the evictions
+  bool held = false;                     // the mark stays for the evictions
+  ValueUnit unit = ValueUnit::kPercent;  // of load, goal, load_after (EvictionRecord::unit)
 };
 
 // A node of the mirror mode in the last cycle: marked, draining, unmarked or capped.

@@ -24,7 +24,8 @@ struct Rule {
   std::string node_label;  // series label naming the node; empty: node, instance, ip, nodename
   // What the value measures, for the rebalancer: the percent of the node's allocatable CPU or
   // memory in use (`resource: cpu | memory`), so each pod's real usage can be put in the same
-  // unit. kNone: the rule marks nodes but its value cannot be relieved by moving pods.
+  // unit; or, for memory with operator '<', the bytes still available (AvailableBytes()).
+  // kNone: the rule marks nodes but its value cannot be relieved by moving pods.
   enum class Resource { kNone, kCpu, kMemory } resource = Resource::kNone;
   // `unit:` what the value is in, for people (common/value_format.h); a rule with a resource is
   // in percent unless it says otherwise.
@@ -60,6 +61,15 @@ struct Rule {
   // last answer reused in the cycles between; 0: every cycle. Both: rules/rule_scope.h.
   std::string node_selector;
   double interval_seconds = 0;
+  // `relieveAfter`: how long this rule's hold must stand before the rebalancer relieves the node
+  // (its urgency: a rule near the kubelet's eviction threshold cannot wait as long as a CPU
+  // rule); negative: `rebalance.after`. Only on a rule with a resource.
+  double relieve_after_seconds = -1;
+
+  // A memory rule whose value is the node's available bytes (the kubelet's memory.available,
+  // node_exporter's MemAvailable): hot below the threshold, relieved by raising the value, each
+  // pod's working set counting in full.
+  bool AvailableBytes() const { return resource == Resource::kMemory && op == Comparison::kLess; }
 
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;

@@ -21,6 +21,8 @@ void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
     WriteNumber(w, n.goal);
     w.Key("loadAfter");
     WriteNumber(w, n.load_after);
+    w.Key("unit");  // of load, goal and loadAfter: percent in use, or bytes available
+    WriteString(w, ValueUnitName(n.unit));
   }
   if (!n.limit.empty()) {
     w.Key("limitedBy");
@@ -59,6 +61,8 @@ void WriteEviction(JsonWriter& w, const EvictionRecord& e) {
   WriteNumber(w, e.load);
   w.Key("goal");
   WriteNumber(w, e.goal);
+  w.Key("unit");  // of usage, load and goal
+  WriteString(w, ValueUnitName(e.unit));
   w.Key("at");
   WriteString(w, FormatRfc3339(e.at_wall));
   w.EndObject();

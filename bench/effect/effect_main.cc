@@ -70,6 +70,8 @@ void WriteRules(W* w, const std::vector<ds::Rule>& rules) {
     w->String(r.name.c_str());
     w->Key("resource");
     w->String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
+    w->Key("operator");
+    w->String(r.op == ds::Comparison::kLess ? "<" : ">");
     w->Key("threshold");
     w->Double(r.threshold);
     w->Key("clear");
@@ -110,7 +112,10 @@ void WriteFigures(W* w, const Run& r) {
   num("node_minutes_cpu", f.node_minutes_cpu);
   num("node_minutes_memory", f.node_minutes_memory);
   num("memory_breaches", static_cast<double>(f.memory_breaches));
+  num("breaches_at_bind", static_cast<double>(f.breaches_at_bind));
   num("kubelet_evictions", static_cast<double>(f.kubelet_evictions));
+  num("kubelet_victims_over_request", static_cast<double>(f.kubelet_victims_over_request));
+  num("kubelet_victims_within_request", static_cast<double>(f.kubelet_victims_within_request));
   num("evictions", static_cast<double>(f.evictions));
   num("bounce_backs", static_cast<double>(f.bounce_backs));
   num("pending_pod_minutes", f.pending_pod_minutes);
@@ -346,6 +351,27 @@ int main(int argc, char** argv) {
       p.rules.max_marked_fraction = 1;
       add("thresholdCapOff", v, std::move(p));
     }
+    // marks-relief with its memory.available rule's threshold (bytes) moved, the clear threshold
+    // keeping its gap: how far above the kubelet's threshold it must sit, and what that costs in
+    // evictions. At the scenarios' size: kubelet kills are rare events.
+    for (double v : base.sweep.relief_threshold) {
+      effect::EffectParams p = base;
+      for (ds::Rule& r : p.relief_rules.rules) {
+        if (!r.AvailableBytes()) continue;
+        const double gap = r.clear_threshold - r.threshold;
+        r.threshold = v;
+        r.clear_threshold = v + gap;
+      }
+      runs.push_back({"sweep",
+                      "marks-relief",
+                      "reliefThreshold",
+                      v,
+                      p,
+                      effect::ScenarioNamed("marks-relief", p),
+                      {},
+                      0,
+                      0});
+    }
   }
 
   std::atomic<size_t> next{0};
@@ -441,6 +467,12 @@ int main(int argc, char** argv) {
   w.Double(base.rules.max_marked_fraction);
   w.Key("rules");
   WriteRules(&w, base.rules.rules);
+  if (base.has_relief_rules) {
+    w.Key("relief_rules");
+    WriteRules(&w, base.relief_rules.rules);
+  }
+  w.Key("eviction_hard");
+  w.Double(base.nodes.eviction_hard);
   const ds::EvictionLimits& lim = base.rules.rebalance.limits;
   w.Key("limits");
   w.StartObject();

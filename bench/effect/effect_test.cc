@@ -4,6 +4,7 @@
 // descheduler model and the scheduler model's fast path. The figures are not asserted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -70,6 +71,40 @@ TEST(SimulationTest, ATaintSteersAsTheAffinityTermDoes) {
   EXPECT_EQ(taint.figures().pods_bound, label.figures().pods_bound);
   EXPECT_NE(taint.figures().node_minutes_cpu, none.figures().node_minutes_cpu)
       << "the taint changes where pods go";
+}
+
+// The kubelet kills below its memory.available threshold, in its order (kubelet_order.h): with
+// memory use 1.5 times the requests, most pods are over their requests, and its victims are those.
+TEST(SimulationTest, TheKubeletKillsInItsOrder) {
+  EffectParams p = Smoke();
+  p.workload.memory_usage_ratio = {1.5, 0.4};
+  Simulation sim(p, ScenarioNamed("none", p));
+  sim.Run();
+  const Figures& f = sim.figures();
+  ASSERT_GT(f.kubelet_evictions, 0u) << "the smoke cluster reaches the kubelet";
+  EXPECT_GE(f.kubelet_evictions, f.memory_breaches) << "at least one kill per breach";
+  EXPECT_EQ(f.kubelet_victims_over_request + f.kubelet_victims_within_request, f.kubelet_evictions);
+  EXPECT_GT(f.kubelet_victims_over_request, f.kubelet_victims_within_request);
+}
+
+// marks-relief runs the rules of its own file, whose memory_available rule sees bytes available:
+// it marks nodes that rule.yaml's percent rules alone leave unmarked, and relieves them.
+TEST(SimulationTest, MarksReliefJudgesMemoryAvailableInBytes) {
+  EffectParams p = Smoke();
+  p.days = 0.25;
+  Simulation base(p, ScenarioNamed("marks-rebalance", p));
+  Simulation relief(p, ScenarioNamed("marks-relief", p), /*check=*/true);
+  base.Run();
+  relief.Run();
+  EXPECT_TRUE(relief.violations().empty()) << relief.violations().front();
+  EXPECT_NE(relief.figures().label_writes, base.figures().label_writes);
+  // Only the rules differ: without the memory_available rule the histories are the same.
+  for (ds::Rule& r : p.relief_rules.rules)
+    if (r.AvailableBytes()) r.threshold = r.clear_threshold = -1e18;  // never below it
+  Simulation off(p, ScenarioNamed("marks-relief", p));
+  off.Run();
+  EXPECT_EQ(off.figures().label_writes, base.figures().label_writes);
+  EXPECT_EQ(off.figures().evictions, base.figures().evictions);
 }
 
 TEST(SimulationTest, OneHistoryPerSeed) {
@@ -169,7 +204,12 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
             "p.yaml:2:17: nodes.memory: \"lots\" is not a number or quantity");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, magic]\n"),
             "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
-            "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint)");
+            "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint, "
+            "marks-relief)");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, marks-relief]\n"),
+            "p.yaml: scenario marks-relief needs controller.reliefRuleFile");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {reliefThreshold: [1Gi]}\n"),
+            "p.yaml: sweep.reliefThreshold needs controller.reliefRuleFile");
   EXPECT_EQ(bad("seed: 1\n"), "p.yaml: controller.ruleFile: required (a rule.yaml)");
   EXPECT_NE(bad("controller: {ruleFile: missing.yaml}\n").find("p.yaml:1:24: controller.ruleFile"),
             std::string::npos);
@@ -181,6 +221,8 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->nodes.memory, 8.0 * (1LL << 30));
   EXPECT_EQ(ok->rules.rules.size(), 2u);
+  // Without a relief rule file the default scenarios are the ones the file can run.
+  EXPECT_EQ(std::count(ok->scenarios.begin(), ok->scenarios.end(), "marks-relief"), 0);
 }
 
 TEST(ParamsTest, TheShippedParametersLoad) {
@@ -189,6 +231,13 @@ TEST(ParamsTest, TheShippedParametersLoad) {
   EXPECT_EQ(p->nodes.count, 1000u);
   EXPECT_EQ(p->scenarios, KnownScenarios());
   EXPECT_TRUE(p->rules.rebalance.enabled);
+  // marks-relief's rule file: the kubelet's memory.available in bytes, relieved at once.
+  ASSERT_TRUE(p->has_relief_rules);
+  const ds::Rule& bytes = p->relief_rules.rules.back();
+  EXPECT_TRUE(bytes.AvailableBytes());
+  EXPECT_GT(bytes.threshold, p->nodes.eviction_hard);
+  EXPECT_EQ(bytes.relieve_after_seconds, 0);
+  EXPECT_EQ(p->sweep.relief_threshold.front(), 512.0 * (1 << 20));
   // The sweep turns the herd cap off at 1 and compares it with the default 0.5.
   EXPECT_EQ(p->sweep.max_marked_fraction, (std::vector<double>{0.1, 0.25, 0.5, 1}));
   EXPECT_EQ(p->rules.max_marked_fraction, 0.5);

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -89,13 +90,13 @@ class Parser {
                       {"sigma", Number(&out->sigma, 0, 5)}});
     };
   }
-  Reader List(std::vector<double>* out, double lo, double hi) const {
+  Reader List(std::vector<double>* out, double lo, double hi, bool quantity = false) const {
     return [=, this](const YAML::Node& n, const std::string& f) -> Status {
       if (!n.IsSequence() || n.size() == 0) return Error(n, f, "must be a non-empty list");
       out->clear();
       for (size_t i = 0; i < n.size(); ++i) {
         double v = 0;
-        RETURN_NOT_OK(Number(&v, lo, hi)(n[i], f + "[" + std::to_string(i) + "]"));
+        RETURN_NOT_OK(Number(&v, lo, hi, quantity)(n[i], f + "[" + std::to_string(i) + "]"));
         out->push_back(v);
       }
       return Status::OK();
@@ -116,8 +117,8 @@ class Parser {
 
 const std::vector<std::string>& KnownScenarios() {
   static const std::vector<std::string> kNames = {
-      "none",        "marks-w10",   "marks-w50",       "marks-w100",
-      "lownodeutil", "evict-usage", "marks-rebalance", "marks-taint"};
+      "none",        "marks-w10",       "marks-w50",   "marks-w100",  "lownodeutil",
+      "evict-usage", "marks-rebalance", "marks-taint", "marks-relief"};
   return kNames;
 }
 
@@ -134,6 +135,8 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
   NodeParams& nd = p.nodes;
   std::string rule_file;
   YAML::Node rule_file_node;
+  std::string relief_file;
+  YAML::Node relief_file_node;
   double seed = 1, weight = p.affinity_weight, node_count = static_cast<double>(nd.count),
          node_pods = static_cast<double>(nd.pods), sweep_nodes = static_cast<double>(p.sweep.nodes);
   YAML::Node scenarios_node;
@@ -196,6 +199,14 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                       rule_file_node = n;
                       return Status::OK();
                     }},
+                   {"reliefRuleFile",
+                    [&](const YAML::Node& n, const std::string& f) -> Status {
+                      if (!n.IsScalar() || n.Scalar().empty())
+                        return ps.Error(n, f, "must be a path");
+                      relief_file = n.Scalar();
+                      relief_file_node = n;
+                      return Status::OK();
+                    }},
                    {"cpuRateWindow", ps.Seconds(&p.cpu_rate_window_seconds, 0, 86400)},
                    {"affinityWeight", ps.Number(&weight, 1, 100)}})},
          {"measure", section({{"cpu", ps.Number(&p.measure_cpu, 0, 100)},
@@ -217,7 +228,9 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                             {"affinityWeight", ps.List(&p.sweep.affinity_weight, 1, 100)},
                             {"perHour", ps.List(&p.sweep.per_hour, 0, 100000)},
                             {"maxMarkedFraction", ps.List(&p.sweep.max_marked_fraction, 0.001, 1)},
-                            {"seeds", ps.List(&p.sweep.seeds, 0, 9e15)}})}}));
+                            {"seeds", ps.List(&p.sweep.seeds, 0, 9e15)},
+                            {"reliefThreshold",
+                             ps.List(&p.sweep.relief_threshold, 1, 1e15, true)}})}}));
     if (scenarios_given) {
       if (!scenarios_node.IsSequence() || scenarios_node.size() == 0)
         return ps.Error(scenarios_node, "scenarios", "must be a non-empty list of names");
@@ -260,17 +273,44 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                                      "targetThresholds (descheduler refuses them too)");
   if (rule_file.empty())
     return Status::InvalidArgument(source + ": controller.ruleFile: required (a rule.yaml)");
-  const std::string path = rule_file[0] == '/' || dir.empty() ? rule_file : dir + "/" + rule_file;
-  auto rules = ds::LoadRuleConfigFile(path);
-  if (!rules.ok()) return ps.Error(rule_file_node, "controller.ruleFile", rules.status().message());
-  for (const ds::Rule& r : rules->rules)
-    if (r.resource == ds::Rule::Resource::kNone || r.op != ds::Comparison::kGreater)
-      return ps.Error(rule_file_node, "controller.ruleFile",
-                      "rule " + r.name +
-                          ": the simulation evaluates rules with `resource: cpu|memory` and "
-                          "operator \">\" only (the node's percent of allocatable in use)");
-  if (rules->rules.empty())
-    return ps.Error(rule_file_node, "controller.ruleFile", "names no rules");
+  // Each rule's value is computed from the node's usage: the percent of allocatable in use
+  // (operator ">"), or for memory with "<" the bytes available as the kubelet computes
+  // memory.available.
+  auto load_rules = [&](const std::string& file, const YAML::Node& node,
+                        const char* field) -> StatusOr<ds::RuleConfig> {
+    const std::string path = file[0] == '/' || dir.empty() ? file : dir + "/" + file;
+    auto rules = ds::LoadRuleConfigFile(path);
+    if (!rules.ok()) return ps.Error(node, field, rules.status().message());
+    for (const ds::Rule& r : rules->rules)
+      if (r.resource == ds::Rule::Resource::kNone ||
+          (r.op != ds::Comparison::kGreater && !r.AvailableBytes()))
+        return ps.Error(node, field,
+                        "rule " + r.name +
+                            ": the simulation evaluates rules with `resource: cpu|memory` and "
+                            "operator \">\" (the node's percent of allocatable in use), or "
+                            "`resource: memory` with \"<\" (its memory.available in bytes)");
+    if (rules->rules.empty()) return ps.Error(node, field, "names no rules");
+    return rules;
+  };
+  auto rules = load_rules(rule_file, rule_file_node, "controller.ruleFile");
+  if (!rules.ok()) return rules.status();
+  if (!relief_file.empty()) {
+    auto relief = load_rules(relief_file, relief_file_node, "controller.reliefRuleFile");
+    if (!relief.ok()) return relief.status();
+    p.relief_rules = std::move(*relief);
+    p.has_relief_rules = true;
+  }
+  const bool relief_asked =
+      std::find(p.scenarios.begin(), p.scenarios.end(), "marks-relief") != p.scenarios.end();
+  if (relief_asked && !p.has_relief_rules) {
+    if (scenarios_given)
+      return Status::InvalidArgument(source +
+                                     ": scenario marks-relief needs controller.reliefRuleFile");
+    std::erase(p.scenarios, "marks-relief");  // the default list: only what the file can run
+  }
+  if (!p.sweep.relief_threshold.empty() && !p.has_relief_rules)
+    return Status::InvalidArgument(source +
+                                   ": sweep.reliefThreshold needs controller.reliefRuleFile");
   p.rules = std::move(*rules);
   return p;
 }

@@ -71,6 +71,8 @@ struct SweepParams {
   std::vector<double> threshold, clear_gap, affinity_weight, per_hour;
   std::vector<double> max_marked_fraction;  // the herd cap (1 = off)
   std::vector<double> seeds;  // the main scenarios again, on other workloads of the same shape
+  // marks-relief's memory.available threshold (bytes; the clear threshold keeps its gap)
+  std::vector<double> relief_threshold;
 };
 
 struct EffectParams {
@@ -80,7 +82,11 @@ struct EffectParams {
   double step_seconds = 10;
   NodeParams nodes;
   WorkloadParams workload;
-  ds::RuleConfig rules;                  // from controller.ruleFile
+  ds::RuleConfig rules;  // from controller.ruleFile
+  // From controller.reliefRuleFile: the rules of the marks-relief scenario (a memory.available
+  // rule, operator "<" in bytes, drives the rebalancer).
+  ds::RuleConfig relief_rules;
+  bool has_relief_rules = false;
   double cpu_rate_window_seconds = 300;  // rate(...[5m]) lags the cpu usage the rules see
   int affinity_weight = 100;             // of the pods' preferred NotIn term (marks scenarios)
   double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep

@@ -40,6 +40,7 @@ LABELS = {
     "evict-usage": "eviction on real usage, no marks",
     "marks-rebalance": "marks + our rebalancer",
     "marks-taint": "marks as a PreferNoSchedule taint",
+    "marks-relief": "marks + our rebalancer + a memory.available rule",
 }
 SWEPT = ("threshold", "clearGap", "affinityWeight", "perHour", "maxMarkedFraction")
 
@@ -66,6 +67,33 @@ def fmt(v, digits=0):
     if isinstance(v, float) and digits:
         return ("%." + str(digits) + "f") % v
     return "{:,.0f}".format(v)
+
+
+def kills(r):
+    if "kubelet_victims_over_request" not in r:
+        return fmt(r["kubelet_evictions"])
+    return "%s (%s / %s)" % (fmt(r["kubelet_evictions"]), fmt(r["kubelet_victims_over_request"]),
+                             fmt(r["kubelet_victims_within_request"]))
+
+
+def breaches(r):
+    if "breaches_at_bind" not in r:
+        return fmt(r["memory_breaches"])
+    return "%s (%s)" % (fmt(r["memory_breaches"]), fmt(r["breaches_at_bind"]))
+
+
+def rule_text(r):
+    if r is None:
+        return "?"
+    op = r.get("operator", ">")
+    if op == "<":
+        return "%s < %s MiB available (clear %s MiB, for %gs)" % (
+            r["name"], fmt(r["threshold"] / 2.0 ** 20), fmt(r["clear"] / 2.0 ** 20), r["for"])
+    return "%s > %g (clear %g, for %gs)" % (r["name"], r["threshold"], r["clear"], r["for"])
+
+
+def relief_rule(P):
+    return next((r for r in P.get("relief_rules", []) if r.get("operator") == "<"), None)
 
 
 def plot_series(scenarios, path, step):
@@ -159,7 +187,8 @@ def main():
     by = {r["name"]: r for r in scen}
     plot_series(scen, os.path.join(HERE, "hot_nodes.png"), scen[0]["series_seconds"])
     sweep_base = {r["name"]: r for r in sweep if r["param"] == "baseline"}
-    vary = [r for r in sweep if r["param"] not in ("baseline", "thresholdCapOff")]
+    vary = [r for r in sweep if r["param"] not in ("baseline", "thresholdCapOff", "reliefThreshold")]
+    relief_sweep = sorted([r for r in sweep if r["param"] == "reliefThreshold"], key=lambda r: r["value"])
     cap_off = {r["value"]: r for r in sweep if r["param"] == "thresholdCapOff"}
     if vary:
         plot_sweep(vary, sweep_base["none"], os.path.join(HERE, "sweep.png"))
@@ -178,6 +207,9 @@ def main():
       "evictability, budget, placement, pod choice, effect figures), with kube-scheduler's "
       "default profile from `test/sched/`, the model the API simulator uses too.")
     w("")
+    for note in res.get("notes", []):
+        w(note)
+        w("")
     w("## Result")
     w("")
     none, mr, eu = by.get("none"), by.get("marks-rebalance"), by.get("evict-usage")
@@ -187,6 +219,25 @@ def main():
           "(%s bounce-backs)."
           % (pct(hot(mr), hot(none)), fmt(hot(none)), fmt(hot(mr)), fmt(none["memory_breaches"]),
              fmt(mr["memory_breaches"]), fmt(mr["evictions"]), P["days"], fmt(mr["bounce_backs"])))
+    rl = by.get("marks-relief")
+    if mr and rl:
+        w("- Marks + rebalancer + a memory.available rule (`%s`, relieved at once, its pods in the "
+          "kubelet's order): kubelet kills %s → %s (%s with the default scheduler alone), with %s "
+          "evictions (%s against marks + rebalancer); hot node-minutes %s against the default "
+          "scheduler alone. The kubelet's victims: %s over their memory request, %s within it."
+          % (rule_text(relief_rule(P)), fmt(mr["kubelet_evictions"]), fmt(rl["kubelet_evictions"]),
+             fmt(none["kubelet_evictions"]) if none else "n/a", fmt(rl["evictions"]),
+             pct(rl["evictions"], mr["evictions"]), pct(hot(rl), hot(none)) if none else "n/a",
+             fmt(rl.get("kubelet_victims_over_request", 0)),
+             fmt(rl.get("kubelet_victims_within_request", 0))))
+        if "breaches_at_bind" in rl:
+            w("- Of marks-relief's %s memory.available breaches, %s began in the step a pod was bound "
+              "to the node (a new pod using 2-4 times its memory request, placed by its request on "
+              "a node with less available than it uses): the node was cold a step earlier, so no "
+              "rule on its state can act first; they are the scheduler's to avoid, by requests "
+              "closer to use. The remaining %s breaches are what a rule could prevent."
+              % (fmt(rl["memory_breaches"]), fmt(rl["breaches_at_bind"]),
+                 fmt(rl["memory_breaches"] - rl["breaches_at_bind"])))
     for n in ("marks-w10", "marks-w50", "marks-w100"):
         if none and n in by:
             w("- %s: hot node-minutes %s." % (LABELS[n], pct(hot(by[n]), hot(none))))
@@ -245,9 +296,12 @@ def main():
          fmt(P["leaking_deployments"])))
     w("| requested / used at the start | cpu %.0f %% / %.0f %%, memory %.0f %% / %.0f %% of allocatable (used: before daily peaks and bursts) |"
       % (P["cpu_requested_pct"], P["cpu_used_pct"], P["memory_requested_pct"], P["memory_used_pct"]))
-    rules = ", ".join("%s > %g (clear %g, for %gs)" % (r["name"], r["threshold"], r["clear"], r["for"])
-                      for r in P["rules"])
-    w("| controller rules | %s |" % rules)
+    w("| controller rules | %s |" % ", ".join(rule_text(r) for r in P["rules"]))
+    if P.get("relief_rules"):
+        w("| marks-relief's rules | %s |" % ", ".join(rule_text(r) for r in P["relief_rules"]))
+    if "eviction_hard" in P:
+        w("| kubelet | kills below memory.available %s MiB (evictionHard), one pod per 10 s, in its "
+          "order (`rebalance/kubelet_order.h`) |" % fmt(P["eviction_hard"] / 2.0 ** 20))
     lim = P["limits"]
     w("| rebalancer limits | %d per cycle, %d per hour, %d per node per hour |"
       % (lim["per_cycle"], lim["per_hour"], lim["per_node_per_hour"]))
@@ -256,17 +310,17 @@ def main():
     w("")
     w("## Scenarios")
     w("")
-    w("| scenario | hot node-min cpu | hot node-min memory | vs none | memory.available breaches | "
-      "kubelet evictions | evictions | bounce-backs | pending pod-min (most at once) | discovery | eviction rate | "
+    w("| scenario | hot node-min cpu | hot node-min memory | vs none | memory.available breaches (at a binding) | "
+      "kubelet kills (victims over / within request) | evictions | bounce-backs | pending pod-min (most at once) | discovery | eviction rate | "
       "effectiveness | spread cpu / mem (sd, %) |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in scen:
         ctl = r["name"] not in ("none", "lownodeutil")
-        reb = r["name"] in ("evict-usage", "marks-rebalance")
+        reb = r["name"] in ("evict-usage", "marks-rebalance", "marks-relief")
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |"
           % (LABELS.get(r["name"], r["name"]), fmt(r["node_minutes_cpu"]), fmt(r["node_minutes_memory"]),
-             pct(hot(r), hot(none)) if none else "", fmt(r["memory_breaches"]),
-             fmt(r["kubelet_evictions"]), fmt(r["evictions"]), fmt(r["bounce_backs"]),
+             pct(hot(r), hot(none)) if none else "", breaches(r),
+             kills(r), fmt(r["evictions"]), fmt(r["bounce_backs"]),
              "%s (%s)" % (fmt(r["pending_pod_minutes"]), fmt(r["pending_max"])),
              "%.2f" % r["discovery_rate"] if ctl else "–",
              "%.2f" % r["eviction_rate"] if reb else "–",
@@ -276,10 +330,47 @@ def main():
       "mark. Eviction rate: of the hot episodes that qualified for relief, the share with an "
       "eviction. Effectiveness: of those, the share whose node fell below its clear threshold "
       "within the effect window (`rebalance/effect.h`). Bounce-back: a replacement of an evicted "
-      "pod bound to the node it left within the effect window.")
+      "pod bound to the node it left within the effect window. Kubelet kills: pods the modelled "
+      "kubelet killed below its memory.available threshold (no PodDisruptionBudget, no grace "
+      "period, the replacement placed by its requests), with how many of its victims used more "
+      "memory than they request; a breach is the start of such an episode, and one *at a binding* "
+      "began in the step a pod was bound to the node: its working set alone (the model's pods "
+      "start at full size) took more than the node had available, so no rule on the node's state "
+      "could have acted first.")
     w("")
     w("![hot nodes over time](effect/hot_nodes.png)")
     w("")
+    if relief_sweep:
+        rr = relief_rule(P)
+        w("## Memory relief: the rule's threshold against the kubelet's")
+        w("")
+        w("marks-relief with its memory.available rule's threshold moved (the clear threshold "
+          "keeps its gap of %s MiB), on %d nodes for %g days, the scenarios' size: kubelet kills are "
+          "rare events, which a smaller run would not show. The kubelet kills below %s MiB. How far "
+          "above it the rule must sit is the distance memory falls while the rebalancer reacts "
+          "(docs/rebalancing.md, \"Memory: acting before the kubelet does\")."
+          % (fmt((rr["clear"] - rr["threshold"]) / 2.0 ** 20) if rr else "?",
+             relief_sweep[0]["nodes"], relief_sweep[0]["days"],
+             fmt(P.get("eviction_hard", 0) / 2.0 ** 20)))
+        w("")
+        w("| memory.available threshold (MiB) | × the kubelet's | breaches (at a binding) | kubelet kills (victims over / within request) | "
+          "evictions | hot node-min (cpu + mem) | marked node-min |")
+        w("|---|---:|---:|---:|---:|---:|---:|")
+        ref = [("(marks + our rebalancer, no such rule)", mr)] if mr else []
+        for label, r in ref + [("%s" % fmt(r["value"] / 2.0 ** 20), r) for r in relief_sweep]:
+            w("| %s | %s | %s | %s | %s | %s | %s |"
+              % (label, "%.0f" % (r["value"] / P["eviction_hard"]) if "value" in r and P.get("eviction_hard") else "–",
+                 breaches(r), kills(r), fmt(r["evictions"]), fmt(hot(r)), fmt(r["marked_node_minutes"])))
+        w("")
+        best = min(relief_sweep, key=lambda r: r["kubelet_evictions"])
+        w("Fewest kubelet kills at %s MiB: %s (%s of their breaches began at a binding), with %s "
+          "evictions. Above that the rule marks most nodes (marked node-minutes) and herds new pods "
+          "onto the rest; below it the kills stay near the level without the rule. Where nearly every breach "
+          "begins at a binding, no threshold on the node's memory.available brings the kills down: "
+          "the new pod's working set exceeds what the node had when the scheduler chose it."
+          % (fmt(best["value"] / 2.0 ** 20), fmt(best["kubelet_evictions"]),
+             fmt(best.get("breaches_at_bind", 0)), fmt(best["evictions"])))
+        w("")
     if vary:
         w("## Sensitivity")
         w("")

@@ -8,6 +8,7 @@
 
 #include "bench/effect/descheduler.h"
 #include "rebalance/evictable.h"
+#include "rebalance/kubelet_order.h"
 #include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
@@ -34,6 +35,14 @@ const char* kPressureTaint = "node.kubernetes.io/memory-pressure";
 
 ds::TimePoint Mono(double t) { return ds::TimePoint{} + ds::FromSeconds(t + 1e6); }
 
+// The parameters a scenario runs with: marks-relief's rules come from controller.reliefRuleFile.
+EffectParams ForScenario(const EffectParams& p, const Scenario& s) {
+  if (!s.relief_rules || !p.has_relief_rules) return p;
+  EffectParams out = p;
+  out.rules = p.relief_rules;
+  return out;
+}
+
 }  // namespace
 
 Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
@@ -49,9 +58,10 @@ Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
     s.descheduler = true;
   } else if (name == "evict-usage") {
     s.controller = s.rebalance = true;  // marks the scheduler never sees
-  } else if (name == "marks-rebalance") {
+  } else if (name == "marks-rebalance" || name == "marks-relief") {
     s.controller = s.marks_visible = s.rebalance = true;
     s.affinity_weight = p.affinity_weight;
+    s.relief_rules = name == "marks-relief";
   }
   return s;
 }
@@ -69,6 +79,8 @@ struct Simulation::Node {
   std::vector<size_t> recorded;
   double last_eviction_wall = 0;
   double retry_at = 0;
+  double last_bind = -1;           // when a pod was last bound to it
+  std::vector<double> hold_since;  // per rule: since when it holds the node (simulated s), -1
   double CpuPercent() const { return 100 * cpu / alloc_cpu; }
   double MemoryPercent() const { return 100 * memory / alloc_memory; }
 };
@@ -87,7 +99,7 @@ struct Simulation::Controller {
 };
 
 Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
-    : p_(p), s_(std::move(s)), check_(check), end_(p.days * kDay), rng_(p.seed) {
+    : p_(ForScenario(p, s)), s_(std::move(s)), check_(check), end_(p.days * kDay), rng_(p.seed) {
   figures_.series_seconds = 600;
   const NodeParams& np = p_.nodes;
   nodes_.resize(np.count);
@@ -276,6 +288,7 @@ void Simulation::Bind(uint32_t i, uint32_t node) {
   Pod& pod = pods_[i];
   Node& n = nodes_[node];
   pod.node = static_cast<int32_t>(node);
+  n.last_bind = now_;
   pod.at = static_cast<uint32_t>(n.pods.size());
   n.pods.push_back(i);
   requested_[node].Add(specs_[pod.deployment]);
@@ -327,10 +340,8 @@ void Simulation::ComputeUsage() {
     double cpu = 0, memory = 0;
     for (uint32_t i : n.pods) {
       const Pod& pod = pods_[i];
-      const Deployment& dep = deployments_[pod.deployment];
       cpu += pod.cpu_base * cpu_factor_[pod.deployment];
-      memory += pod.memory_base * memory_factor_[pod.deployment] +
-                dep.leak_per_second * (now_ - pod.started);
+      memory += MemoryUse(pod);
     }
     n.cpu = std::min(cpu, n.alloc_cpu);  // cores are shared: the excess is throttled
     n.memory = memory;
@@ -339,14 +350,21 @@ void Simulation::ComputeUsage() {
   }
 }
 
-// memory.available below evictionHard: the kubelet evicts one pod per housekeeping pass (10 s),
-// ranked as its eviction manager does for pods of one priority: those using more than they
-// request first, the largest excess first. The node carries the memory-pressure taint meanwhile.
+// memory.available below evictionHard: the kubelet kills one pod per housekeeping pass (10 s),
+// at once (a hard threshold has no grace period, and no PodDisruptionBudget is asked), in its
+// order under memory pressure (rebalance/kubelet_order.h, shared with the rebalancer; the model's
+// pods have one priority). The owner replaces the pod at once and the scheduler places the
+// replacement by its requests. The node carries the memory-pressure taint meanwhile.
 void Simulation::KubeletEvictions() {
   for (size_t k = 0; k < nodes_.size(); ++k) {
     Node& n = nodes_[k];
     const bool breach = n.memory > n.alloc_memory;
-    if (breach && !n.breached) ++figures_.memory_breaches;
+    if (breach && !n.breached) {
+      ++figures_.memory_breaches;
+      // A pod bound this very step whose working set alone exceeds what was available: no rule
+      // on the node's state could have acted before it (the model's pods start at full size).
+      if (n.last_bind == now_) ++figures_.breaches_at_bind;
+    }
     n.breached = breach;
     if (breach) n.pressure_until = now_ + kPressureTransition;
     auto& taints = sched_nodes_[k].taints;
@@ -360,23 +378,35 @@ void Simulation::KubeletEvictions() {
       retry_ = true;
     }
     if (!breach || n.pods.empty()) continue;
-    uint32_t victim = n.pods[0];
-    double best = -INFINITY;
-    for (uint32_t i : n.pods) {
+    auto rank = [&](uint32_t i) {
       const Pod& pod = pods_[i];
-      const Deployment& dep = deployments_[pod.deployment];
-      const double use = pod.memory_base * memory_factor_[pod.deployment] +
-                         dep.leak_per_second * (now_ - pod.started);
-      const double excess = use - dep.memory_request;
-      const double rank = (excess > 0 ? 1e18 : 0) + excess;
-      if (rank > best) {
-        best = rank;
+      return ds::KubeletMemoryRank{MemoryUse(pod), deployments_[pod.deployment].memory_request, 0};
+    };
+    uint32_t victim = n.pods[0];
+    ds::KubeletMemoryRank first = rank(victim);
+    for (uint32_t i : n.pods) {
+      const ds::KubeletMemoryRank r = rank(i);
+      if (ds::KubeletEvictsBefore(r, first)) {
+        first = r;
         victim = i;
       }
     }
     ++figures_.kubelet_evictions;
+    ++(first.working_set > first.request ? figures_.kubelet_victims_over_request
+                                         : figures_.kubelet_victims_within_request);
     Evict(victim, false);
   }
+}
+
+// The kubelet's memory.available: capacity minus the node's working set, which is the system's
+// reserved memory (assumed in use) and the pods'.
+double Simulation::MemoryAvailable(size_t k) const {
+  return nodes_[k].alloc_memory + p_.nodes.eviction_hard - nodes_[k].memory;
+}
+
+double Simulation::MemoryUse(const Pod& pod) const {
+  return pod.memory_base * memory_factor_[pod.deployment] +
+         deployments_[pod.deployment].leak_per_second * (now_ - pod.started);
 }
 
 ds::PodInfo Simulation::Info(uint32_t i) const {
@@ -442,8 +472,9 @@ void Simulation::RunController() {
   const std::vector<ds::Rule>& rules = p_.rules.rules;
   for (size_t r = 0; r < rules.size(); ++r)
     for (size_t k = 0; k < nodes_.size(); ++k)
-      c.values[r][k] = rules[r].resource == ds::Rule::Resource::kCpu ? nodes_[k].cpu_seen
-                                                                     : nodes_[k].MemoryPercent();
+      c.values[r][k] = rules[r].AvailableBytes()                       ? MemoryAvailable(k)
+                       : rules[r].resource == ds::Rule::Resource::kCpu ? nodes_[k].cpu_seen
+                                                                       : nodes_[k].MemoryPercent();
   std::vector<ds::NodeInput> in(nodes_.size());
   std::vector<ds::PlanNode> plan(nodes_.size());
   for (size_t k = 0; k < nodes_.size(); ++k) {
@@ -460,6 +491,14 @@ void Simulation::RunController() {
   std::vector<ds::RuleInput> ri(rules.size());
   for (size_t r = 0; r < rules.size(); ++r) ri[r].values = &c.values[r];
   std::vector<ds::NodeDecision> decisions = c.decider.Decide(Mono(now_), in, ri);
+  for (size_t k = 0; k < decisions.size(); ++k) {
+    std::vector<double>& since = nodes_[k].hold_since;
+    std::vector<bool> holds(rules.size(), false);
+    for (const ds::Hold& h : decisions[k].holds) holds[h.rule] = !h.stale;
+    since.resize(rules.size(), -1);
+    for (size_t r = 0; r < rules.size(); ++r)
+      since[r] = !holds[r] ? -1 : since[r] >= 0 ? since[r] : now_;
+  }
   std::vector<bool> cold(decisions.size());
   for (size_t k = 0; k < decisions.size(); ++k) {
     cold[k] = decisions[k].verdict == ds::Verdict::kCold;
@@ -542,12 +581,21 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     rn.observed_marked = true;
     rn.marked_since_wall = kEpoch + n.marked_since;
     rn.last_eviction_wall = n.last_eviction_wall;
+    // Each holding rule's urgency (relieveAfter) from when it began to hold, as the controller
+    // reads it from the ownership record.
+    std::vector<ds::HeldSince> held;
+    for (const ds::Hold& h : decisions[k].holds)
+      if (!h.stale && n.hold_since[h.rule] >= 0)
+        held.push_back(
+            {kEpoch + n.hold_since[h.rule], p_.rules.rules[h.rule].relieve_after_seconds});
+    rn.due_wall = ds::ReliefDueWall(held, cfg);
     if (ds::Qualifies(rn, cfg, now) != ds::Qualification::kYes) continue;
     std::vector<ds::HoldingRule> holding;
     for (const ds::Hold& h : decisions[k].holds) {
       if (h.stale) continue;
       const ds::Rule& rule = p_.rules.rules[h.rule];
-      holding.push_back({rule.name, rule.resource, h.value, rule.clear_threshold});
+      holding.push_back(
+          {rule.name, rule.resource, h.value, rule.clear_threshold, rule.AvailableBytes()});
     }
     auto relief =
         ds::ReliefFor(sched_nodes_[k].name, holding, n.alloc_cpu, n.alloc_memory, cfg.target);
@@ -565,6 +613,12 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
   if (relieve.size() > cfg.limits.per_cycle) relieve.resize(cfg.limits.per_cycle);
 
   const bool cpu = relieve.front().relief.resource == ds::Rule::Resource::kCpu;
+  // A bytes-available rule's value on each destination and its clear threshold: a replacement
+  // must leave that much available there (placement.h), as the controller fills them.
+  const ds::Rule* bytes_rule = nullptr;
+  for (const ds::Rule& r : p_.rules.rules)
+    if (r.AvailableBytes() && (!bytes_rule || r.clear_threshold > bytes_rule->clear_threshold))
+      bytes_rule = &r;
   std::vector<size_t> free;
   for (size_t k = 0; k < nodes_.size(); ++k)
     if (!nodes_[k].marked &&
@@ -591,6 +645,10 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     // must fit there by use too, not only by requests (placement.h).
     if (nodes_[k].cpu_seen >= 0) pn.used_cpu = nodes_[k].cpu_seen / 100 * nodes_[k].alloc_cpu;
     pn.used_memory = nodes_[k].memory;
+    if (bytes_rule) {
+      pn.available_memory = MemoryAvailable(k);
+      pn.available_floor = bytes_rule->clear_threshold;
+    }
     places.push_back(std::move(pn));
   }
   ds::Placement placement(std::move(places));
@@ -619,16 +677,14 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     std::vector<ds::Candidate> candidates;
     for (size_t j = 0; j < infos.size(); ++j) {
       const Pod& pod = pods_[ids[j]];
-      const Deployment& dep = deployments_[pod.deployment];
       const double usage = t.relief.resource == ds::Rule::Resource::kCpu
                                ? pod.cpu_base * cpu_factor_[pod.deployment]
-                               : pod.memory_base * memory_factor_[pod.deployment] +
-                                     dep.leak_per_second * (now_ - pod.started);
+                               : MemoryUse(pod);
       candidates.push_back(ds::Candidate{&infos[j], t.relief.Share(usage)});
     }
-    ds::PodChoice choice =
-        ds::ChoosePods(t.relief.load, std::move(candidates), room, &placement,
-                       ds::UsageCeiling{t.relief.resource, t.relief.per_unit, t.relief.load.goal});
+    ds::PodChoice choice = ds::ChoosePods(
+        t.relief.load, std::move(candidates), room, &placement,
+        ds::UsageCeiling{t.relief.resource, t.relief.per_unit, t.relief.CeilingPercent()});
     for (const ds::PodChoice::Pick& pick : choice.picks) {
       if (c.budget.Check(*pick.pod) != ds::Limit::kNone || cfg.dry_run) continue;
       c.budget.Record(*pick.pod);

@@ -36,17 +36,23 @@ struct Scenario {
   int affinity_weight = 0;     // weight of the pods' preferred `status NotIn [presure]` term
   bool rebalance = false;      // our rebalancer evicts from marked nodes
   bool descheduler = false;    // LowNodeUtilization, by requests
+  // The rules of controller.reliefRuleFile instead of ruleFile (marks-relief: a memory.available
+  // rule, operator "<" in bytes, drives the rebalancer).
+  bool relief_rules = false;
 };
 
 // REQUIRES: `name` is one of KnownScenarios().
 Scenario ScenarioNamed(const std::string& name, const EffectParams& p);
 
 struct Figures {
-  double node_minutes_cpu = 0;     // node-minutes with cpu over params.measure_cpu
-  double node_minutes_memory = 0;  // ...memory over params.measure_memory
-  size_t memory_breaches = 0;      // a node's memory.available fell below evictionHard
-  size_t kubelet_evictions = 0;    // pods the kubelet evicted for it
-  size_t evictions = 0;            // by the policy (rebalancer or descheduler)
+  double node_minutes_cpu = 0;              // node-minutes with cpu over params.measure_cpu
+  double node_minutes_memory = 0;           // ...memory over params.measure_memory
+  size_t memory_breaches = 0;               // a node's memory.available fell below evictionHard...
+  size_t breaches_at_bind = 0;              // ...in the step a pod was bound to it
+  size_t kubelet_evictions = 0;             // pods the kubelet killed for it (no grace, no PDB)...
+  size_t kubelet_victims_over_request = 0;  // ...using more memory than they request
+  size_t kubelet_victims_within_request = 0;  // ...within their request (all pods were)
+  size_t evictions = 0;                       // by the policy (rebalancer or descheduler)
   size_t bounce_backs = 0;  // replacements of those bound back onto the node within effectWindow
   double pending_pod_minutes = 0;
   size_t pending_max = 0, pending_end = 0;
@@ -126,6 +132,8 @@ class Simulation {
   void RunDescheduler();
   void Measure();
   void CheckInvariants();
+  double MemoryUse(const Pod& pod) const;     // its working set now, bytes
+  double MemoryAvailable(size_t node) const;  // bytes, as the kubelet's memory.available
   ds::PodInfo Info(uint32_t pod) const;
   void SetMark(uint32_t node, bool on);
 

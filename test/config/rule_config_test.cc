@@ -393,9 +393,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"resource_unknown",
                 "rules:\n  - {name: cpu, query: up, threshold: 80, resource: disk}\n",
                 "rules.yaml:2:53: rule \"cpu\": resource: unknown resource \"disk\""},
-        BadCase{"resource_needs_greater",
-                "rules:\n  - {name: m, query: up, operator: '<', threshold: 1, resource: memory}\n",
-                "rule \"m\": resource: needs operator \">\""},
+        BadCase{"resource_cpu_needs_greater",
+                "rules:\n  - {name: c, query: up, operator: '<', threshold: 1, resource: cpu}\n",
+                "rules.yaml:2:65: rule \"c\": resource: needs operator \">\" (a percent in use); "
+                "\"<\" only with resource: memory"},
+        BadCase{"available_bytes_positive",
+                "rules:\n  - {name: m, query: up, operator: '<', threshold: 0, resource: memory}\n",
+                "rule \"m\": resource: with operator \"<\" the threshold is bytes available"},
+        BadCase{"available_bytes_unit",
+                "rules:\n  - {name: m, query: up, operator: '<', threshold: 1e9, resource: memory, "
+                "unit: percent}\n",
+                "rule \"m\": unit: must be bytes for resource: memory with operator \"<\""},
+        BadCase{
+            "available_bytes_needs_usage",
+            "rules:\n  - {name: m, query: up, operator: '<', threshold: 1e9, resource: memory}\n"
+            "rebalance:\n  podUsage: {memory: ''}\n",
+            "rules.yaml:4:22: rebalance.podUsage.memory: must not be empty: rule m"},
+        BadCase{"relieve_after_needs_resource",
+                "rules:\n  - {name: a, query: up, threshold: 5, relieveAfter: 0s}\n",
+                "rules.yaml:2:54: rule \"a\": relieveAfter: needs resource: cpu or memory"},
+        BadCase{
+            "relieve_after_negative",
+            "rules:\n  - {name: a, query: up, threshold: 5, resource: cpu, relieveAfter: -1s}\n",
+            "rule \"a\": relieveAfter"},
         BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
                 "rebalance.effectWindow: must be longer than 0 s"},
         BadCase{"target_over_clear", R1C "rebalance: {target: 80}\n",
@@ -511,6 +531,35 @@ TEST(RuleConfig, RebalanceSection) {
   EXPECT_TRUE(defaults->rebalance.enabled);
   EXPECT_FALSE(defaults->rebalance.dry_run);
   EXPECT_EQ(defaults->rebalance.limits.per_cycle, 2u);
+}
+
+// A memory rule on bytes available (the kubelet's memory.available): '<', bytes, its own urgency;
+// the percent bounds (target, underused) leave it alone.
+TEST(RuleConfig, AvailableBytesRule) {
+  auto cfg = ParseRuleConfig(
+      "rules:\n"
+      "  - {name: mem, query: up, operator: '<', threshold: 300e6, clearThreshold: 500e6,\n"
+      "     resource: memory, relieveAfter: 0s}\n"
+      "  - {name: cpu, query: up, threshold: 80, resource: cpu}\n"
+      "rebalance: {after: 5m, target: 60}\n",
+      "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const Rule& mem = cfg->rules[0];
+  EXPECT_TRUE(mem.AvailableBytes());
+  EXPECT_EQ(mem.unit, ValueUnit::kBytes) << "bytes unless it says otherwise";
+  EXPECT_EQ(mem.clear_threshold, 500e6);
+  EXPECT_EQ(mem.relieve_after_seconds, 0) << "acts at once";
+  EXPECT_FALSE(cfg->rules[1].AvailableBytes());
+  EXPECT_EQ(cfg->rules[1].unit, ValueUnit::kPercent);
+  EXPECT_LT(cfg->rules[1].relieve_after_seconds, 0) << "not set: rebalance.after";
+  EXPECT_EQ(cfg->rebalance.after_seconds, 300);
+  auto underused = ParseRuleConfig(
+      "rules:\n  - {name: mem, query: up, operator: '<', threshold: 3e8, resource: memory}\n"
+      "rebalance:\n  underused: {memoryBelow: 20}\n",
+      "r.yaml");
+  ASSERT_FALSE(underused.ok()) << "a bytes rule measures no percent in use";
+  EXPECT_NE(underused.status().message().find("no rule measures memory"), std::string::npos)
+      << underused.status().ToString();
 }
 
 TEST(RuleConfig, MissingFileIsNamed) {

@@ -1123,6 +1123,86 @@ TEST_F(RebalancerTest, WithoutUsageNothingIsEvicted) {
   EXPECT_EQ(rebalancer_->Counters().usage_errors, 1u);
 }
 
+// A rule on the kubelet's memory.available (bytes, operator '<', relieveAfter: 0s) beside the
+// CPU rule, whose patience (rebalance.after) is ten minutes.
+class MemoryAvailableTest : public RebalancerTest {
+ protected:
+  static constexpr double kMiB = 1024.0 * 1024;
+  void SetUp() override {
+    RebalancerTest::SetUp();
+    Rule mem;
+    mem.name = "mem";
+    mem.query = "mem_avail";
+    mem.op = Comparison::kLess;
+    mem.threshold = 300 * kMiB;
+    mem.clear_threshold = 500 * kMiB;
+    mem.resource = Rule::Resource::kMemory;
+    mem.unit = ValueUnit::kBytes;
+    mem.relieve_after_seconds = 0;
+    cfg_.rules.push_back(mem);
+    cfg_.rebalance.after_seconds = 600;
+    cfg_.rebalance.memory_usage_query = "pod_mem";
+    // Working sets: big 200 MiB, small 400 MiB, the DaemonSet's agent 50 MiB.
+    prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 200 * kMiB, 0},
+                                 Sample{{{"namespace", "shop"}, {"pod", "small"}}, 400 * kMiB, 0},
+                                 Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 50 * kMiB, 0}});
+  }
+  void MemCycle(double cpu_node1, double avail_node1, double avail_node2 = 4096 * kMiB) {
+    prom_.SetValues("mem_avail",
+                    {{"node-1", avail_node1}, {"node-2", avail_node2}, {"node-3", 4096 * kMiB}});
+    Cycle(cpu_node1);
+  }
+};
+
+TEST_F(MemoryAvailableTest, AMemoryRuleActsAtOnceInBytes) {
+  Build();
+  MemCycle(10, 100 * kMiB);
+  ASSERT_TRUE(Labelled("node-1"));
+  MemCycle(10, 100 * kMiB);
+  // 400 MiB short of 500 MiB available: small's 400 MiB working set is enough.
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/small"})
+      << "relieveAfter: 0s, not rebalance.after's 10 minutes";
+  auto report = rebalancer_->Report();
+  ASSERT_EQ(report.recent.size(), 1u);
+  EXPECT_EQ(report.recent[0].unit, ValueUnit::kBytes);
+  EXPECT_DOUBLE_EQ(report.recent[0].usage, 400 * kMiB);
+  EXPECT_DOUBLE_EQ(report.recent[0].load, 100 * kMiB) << "bytes available, as the rule says";
+  EXPECT_DOUBLE_EQ(report.recent[0].goal, 500 * kMiB);
+  ASSERT_EQ(report.nodes.size(), 1u);
+  EXPECT_EQ(report.nodes[0].unit, ValueUnit::kBytes);
+  EXPECT_DOUBLE_EQ(report.nodes[0].load_after, 500 * kMiB);
+  auto events = RebalanceEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_NE(events[0].message.find("rule mem at 100 MiB available is below its clear threshold "
+                                   "500 MiB; this pod used 400 MiB)"),
+            std::string::npos)
+      << events[0].message;
+}
+
+TEST_F(MemoryAvailableTest, ACpuRuleKeepsItsPatience) {
+  Build();
+  for (int i = 0; i < 10; ++i) MemCycle(95, 4096 * kMiB);
+  ASSERT_TRUE(Labelled("node-1"));
+  EXPECT_TRUE(api_.evictions().empty()) << "hot by CPU for 100 s of the 600 s `after`";
+}
+
+// node-2 is the emptier by requests, but 600 MiB available there would fall to 200 MiB with
+// small's working set, under the rule's 500 MiB: the replacement must go to node-3.
+TEST_F(MemoryAvailableTest, TheDestinationMustKeepItsAvailableBytes) {
+  PodInfo filler;
+  filler.ns = "fill";
+  filler.name = "filler";
+  filler.node = "node-3";
+  filler.phase = "Running";
+  filler.cpu_request = 2;
+  api_.AddPod(filler);
+  Build();
+  MemCycle(10, 100 * kMiB, 600 * kMiB);
+  MemCycle(10, 100 * kMiB, 600 * kMiB);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/small"});
+  EXPECT_EQ(rebalancer_->Report().recent[0].to, "node-3");
+}
+
 // The mirror mode (rebalance.underused): node-3 idles with two small pods, node-2 a little less
 // idle and empty, node-1 busy but cool.
 class UnderusedTest : public RebalancerTest {

@@ -10,6 +10,8 @@
 #include "rebalance/evictable.h"
 #include "rebalance/eviction_budget.h"
 #include "rebalance/eviction_text.h"
+#include "rebalance/kubelet_order.h"
+#include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
 #include "rebalance/pod_usage.h"
@@ -475,6 +477,71 @@ TEST(Placement, RealUsageMustStayBelowTheCeilingWhereKnown) {
   EXPECT_EQ(blind.Reserve(big, "hot", big_fit), "u");
 }
 
+// A destination whose available memory bytes are known (a bytes-available rule) must keep at
+// least that rule's clear threshold available once the replacement's working set is there.
+TEST(Placement, AvailableBytesMustStayAtOrAboveTheFloorWhereKnown) {
+  constexpr double kMiB = 1024.0 * 1024;
+  auto node = [&](const std::string& name, double available_mib) {
+    PlacementNode n = Node(name, 4);
+    n.available_memory = available_mib * kMiB;
+    n.available_floor = 500 * kMiB;
+    return n;
+  };
+  Placement place({node("tight", 700), node("roomy", 2000)});
+  PodInfo p = Pod("p");
+  const UsageFit fit{Rule::Resource::kMemory, 900 * kMiB};
+  EXPECT_EQ(place.Reserve(p, "hot", fit), "roomy") << "tight would keep 700 - 900 < 500 MiB";
+  EXPECT_EQ(place.Reserve(p, "hot", fit), "") << "roomy keeps 1100 MiB, a second would leave 200";
+  EXPECT_EQ(place.Reserve(p, "hot", UsageFit{Rule::Resource::kMemory, 200 * kMiB}), "tight")
+      << "tight keeps exactly 500 MiB: at the floor is still room";
+  // Unknown bytes, or a CPU fit: not judged.
+  PlacementNode blind = node("blind", 0);
+  blind.available_memory = std::nan("");
+  Placement unknown({blind});
+  EXPECT_EQ(unknown.Reserve(p, "hot", fit), "blind");
+  Placement cpu({node("tight", 100)});
+  EXPECT_EQ(cpu.Reserve(p, "hot", UsageFit{Rule::Resource::kCpu, 0.5}), "tight");
+}
+
+// A rule on memory bytes available (operator '<'): the plan raises the node's available bytes by
+// each pod's working set until the clear threshold; it wins over a percent rule holding too.
+TEST(NodeRelief, AvailableBytesRaisedToTheClearThreshold) {
+  constexpr double kMiB = 1024.0 * 1024;
+  const std::vector<HoldingRule> holding = {
+      {"cpu", Rule::Resource::kCpu, 95, 60, false},
+      {"avail", Rule::Resource::kMemory, 80 * kMiB, 500 * kMiB, true}};
+  auto relief = ReliefFor("hot", holding, 4, 0, 30);
+  ASSERT_TRUE(relief.has_value()) << "no allocatable needed for bytes";
+  EXPECT_EQ(relief->rule, "avail") << "the rule that predicts a kubelet eviction sets the goal";
+  EXPECT_TRUE(relief->available_bytes);
+  EXPECT_EQ(relief->unit(), ValueUnit::kBytes);
+  EXPECT_DOUBLE_EQ(relief->Value(relief->load.load), 80 * kMiB);
+  EXPECT_DOUBLE_EQ(relief->Value(relief->load.goal), 500 * kMiB);
+  EXPECT_TRUE(std::isnan(relief->CeilingPercent()));
+  EXPECT_DOUBLE_EQ(relief->Share(300 * kMiB), 300 * kMiB) << "a working set counts in full";
+  // 420 MiB short: 300 + 200 MiB reach it, smallest enough never planned below a floor.
+  std::vector<PodInfo> pods = {Pod("a"), Pod("b"), Pod("c")};
+  std::vector<Candidate> c = {{&pods[0], relief->Share(300 * kMiB)},
+                              {&pods[1], relief->Share(200 * kMiB)},
+                              {&pods[2], relief->Share(50 * kMiB)}};
+  Placement place({Node("cold", 4)});
+  PodChoice ch =
+      ChoosePods(relief->load, c, 10, &place,
+                 UsageCeiling{relief->resource, relief->per_unit, relief->CeilingPercent()});
+  ASSERT_EQ(ch.picks.size(), 2u);
+  EXPECT_TRUE(ch.reached);
+  EXPECT_DOUBLE_EQ(relief->Value(ch.load_after), 580 * kMiB);
+  // At or above the clear threshold, or not a memory rule: nothing to relieve by bytes.
+  EXPECT_FALSE(ReliefFor("hot", {{"avail", Rule::Resource::kMemory, 500 * kMiB, 500 * kMiB, true}},
+                         4, 16e9, 0)
+                   .has_value());
+  auto percent = ReliefFor("hot", {holding[0]}, 4, 16e9, 30);
+  ASSERT_TRUE(percent.has_value());
+  EXPECT_FALSE(percent->available_bytes) << "percent rules as before";
+  EXPECT_DOUBLE_EQ(percent->load.floor, 30);
+  EXPECT_DOUBLE_EQ(percent->CeilingPercent(), 60);
+}
+
 TEST(ChoosePods, ACandidateThatFitsOnlyByRequestsIsNotPicked) {
   PlacementNode cold = Node("cold", 4);
   cold.used_cpu = 2.5;  // 62.5 % of 4 cores
@@ -514,6 +581,60 @@ TEST(PodChoice, FewestLargestFirstDownToTheGoal) {
   EXPECT_EQ(ch.picks[0].to, "cold");
   EXPECT_DOUBLE_EQ(ch.load_after, 50);
   EXPECT_TRUE(ch.reached);
+}
+
+TEST(KubeletOrder, OverRequestsThenLowerPriorityThenMostAboveRequests) {
+  // The kubelet's rankMemoryPressure (pkg/kubelet/eviction/helpers.go): {working set, request,
+  // priority}; `first` is evicted before `then`.
+  struct Case {
+    const char* name;
+    KubeletMemoryRank first, then;
+  } cases[] = {
+      {"over its request before within, whatever the priority", {3e9, 2e9, 1000}, {4e9, 4e9, 0}},
+      {"over its request before within, however large", {1.1e9, 1e9, 0}, {8e9, 16e9, 0}},
+      {"a BestEffort pod using anything is over its (zero) request", {1e6, 0, 0}, {5e9, 6e9, 0}},
+      {"both over: the lower priority first", {1.1e9, 1e9, -5}, {9e9, 1e9, 0}},
+      {"both within: the lower priority first", {1e9, 1e9, 0}, {1e9, 8e9, 10}},
+      {"both over, same priority: more above the request first", {3e9, 1e9, 0}, {4e9, 3e9, 0}},
+      {"both within, same priority: the least headroom first", {2e9, 2e9, 0}, {1e9, 2e9, 0}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_TRUE(KubeletEvictsBefore(c.first, c.then)) << c.name;
+    EXPECT_FALSE(KubeletEvictsBefore(c.then, c.first)) << c.name;
+  }
+  // Exactly at its request is not over it (the kubelet's Cmp == 1): ranked with the pods within.
+  EXPECT_TRUE(KubeletEvictsBefore({1.5e9, 1e9, 0}, {2e9, 2e9, -100}));
+  KubeletMemoryRank same{2e9, 1e9, 3};
+  EXPECT_FALSE(KubeletEvictsBefore(same, same)) << "equal: neither first";
+}
+
+TEST(PodChoice, MemoryGoesInTheKubeletsOrderCpuLargestFirst) {
+  std::vector<PodInfo> pods = {Pod("guaranteed"), Pod("big-burst"), Pod("small-burst"),
+                               Pod("slack")};
+  const double ws[] = {4e9, 3e9, 1e9, 1.5e9};
+  pods[0].memory_request = 4e9;  // within its request: the kubelet's last choice
+  pods[1].memory_request = 1e9;  // 2 GB over, but priority 100
+  pods[1].priority = 100;
+  pods[2].memory_request = 0.5e9;  // 0.5 GB over, priority 0: the kubelet's first
+  pods[3].memory_request = 2e9;
+  // The hot node has 16 GB allocatable: 100 / 16e9 percent per byte. At 95 %, goal 80.
+  const double per_byte = 100 / 16e9;
+  std::vector<Candidate> c;
+  for (size_t i = 0; i < pods.size(); ++i) c.push_back({&pods[i], ws[i] * per_byte});
+  Placement place({Node("cold", 4)});
+  PodChoice mem = ChoosePods({"hot", 95, 80, 0}, c, 10, &place,
+                             UsageCeiling{Rule::Resource::kMemory, per_byte, std::nan("")});
+  ASSERT_EQ(mem.picks.size(), 2u);
+  EXPECT_EQ(mem.picks[0].pod->name, "small-burst");
+  EXPECT_EQ(mem.picks[1].pod->name, "big-burst");
+  EXPECT_DOUBLE_EQ(mem.load_after, 70);
+  EXPECT_TRUE(mem.reached) << "the Guaranteed pod within its request stays";
+  // The same pods under a CPU rule: the largest user alone is enough.
+  Placement place2({Node("cold", 4)});
+  PodChoice cpu = ChoosePods({"hot", 95, 80, 0}, c, 10, &place2,
+                             UsageCeiling{Rule::Resource::kCpu, 25, std::nan("")});
+  ASSERT_EQ(cpu.picks.size(), 1u);
+  EXPECT_EQ(cpu.picks[0].pod->name, "guaranteed");
 }
 
 TEST(PodChoice, AnUnknownUsageIsNeverChosen) {

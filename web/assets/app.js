@@ -476,8 +476,8 @@
     const nodes = document.createDocumentFragment();
     for (const n of rb.nodes) {
       const tr = document.createElement('tr');
-      for (const v of [n.name, n.qualification, n.rule || '', n.load === undefined ? '' : fmtNum(n.load),
-                       n.goal === undefined ? '' : fmtNum(n.goal), n.limitedBy || '', n.markHeld ? 'yes' : ''])
+      for (const v of [n.name, n.qualification, n.rule || '', n.load === undefined ? '' : fmtVal(n.load, n.unit),
+                       n.goal === undefined ? '' : fmtVal(n.goal, n.unit), n.limitedBy || '', n.markHeld ? 'yes' : ''])
         tr.appendChild(el('td', v));
       nodes.appendChild(tr);
     }
@@ -486,7 +486,7 @@
     for (let i = rb.evictions.length - 1; i >= 0; --i) {
       const e = rb.evictions[i];
       const tr = document.createElement('tr');
-      for (const v of [e.at, e.pod, e.node, e.result, e.to, e.rule, fmtNum(e.usage)])
+      for (const v of [e.at, e.pod, e.node, e.result, e.to, e.rule, fmtVal(e.usage, e.unit)])
         tr.appendChild(el('td', v));
       ev.appendChild(tr);
     }
