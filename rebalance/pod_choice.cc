@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rebalance/kubelet_order.h"
+
 namespace ds {
 
 PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, size_t max_pods,
@@ -12,11 +14,26 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
   candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                   [](const Candidate& c) { return !std::isfinite(c.usage); }),
                    candidates.end());
-  // Largest first: the fewest evictions for the relief. Ties by name, so a run is reproducible.
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.usage != b.usage) return a.usage > b.usage;
-    return a.pod->Key() < b.pod->Key();
-  });
+  if (ceiling.resource == Rule::Resource::kMemory && ceiling.per_unit > 0) {
+    // Memory: the kubelet's order (kubelet_order.h), so that the pod moved gracefully is the one
+    // the kubelet would kill next, at once and without a PodDisruptionBudget, if the node ran out.
+    auto rank = [&](const Candidate& c) {
+      return KubeletMemoryRank{c.usage / ceiling.per_unit, c.pod->memory_request, c.pod->priority};
+    };
+    std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+      const KubeletMemoryRank ra = rank(a), rb = rank(b);
+      if (KubeletEvictsBefore(ra, rb)) return true;
+      if (KubeletEvictsBefore(rb, ra)) return false;
+      return a.pod->Key() < b.pod->Key();
+    });
+  } else {
+    // CPU (the kubelet evicts nothing for it): largest first, the fewest evictions for the
+    // relief. Ties by name, so a run is reproducible.
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.usage != b.usage) return a.usage > b.usage;
+      return a.pod->Key() < b.pod->Key();
+    });
+  }
   PodChoice out;
   double load = node.load;
   for (const Candidate& c : candidates) {

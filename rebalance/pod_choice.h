@@ -1,6 +1,8 @@
-// Which pods to move off one hot node: the fewest that bring its estimated load down to the
-// goal (the rule's clear threshold), largest real users first, never below the floor (`target`),
-// and only pods whose replacement fits on another, unmarked node. Load and usage are in one unit
+// Which pods to move off one hot node: enough to bring its estimated load down to the goal (the
+// rule's clear threshold), never below the floor (`target`), and only pods whose replacement fits
+// on another, unmarked node. For CPU the largest real users first (the fewest evictions); for
+// memory in the order the kubelet would evict them (kubelet_order.h): pods over their requests
+// first, then lower priority, then more above their requests. Load and usage are in one unit
 // (e.g. the node's CPU percent and each pod's share of it); the caller converts.
 #pragma once
 
@@ -22,7 +24,9 @@ struct Candidate {
 // The real-usage test of each candidate's new node (placement.h): the resource relieved, the
 // load units per core or byte (Relief::per_unit, to turn a candidate's usage back into cores or
 // bytes) and the ceiling in percent of allocatable (the relieved rule's clear threshold).
-// The default (resource kNone): requests alone decide.
+// The default (resource kNone): requests alone decide. `resource` kMemory with `per_unit` > 0 also
+// sets the kubelet's order: usage / per_unit is the pod's working set in bytes, compared with its
+// memory request.
 struct UsageCeiling {
   Rule::Resource resource = Rule::Resource::kNone;
   double per_unit = 0;

@@ -194,6 +194,8 @@ class ExamplesTest(unittest.TestCase):
                                                     "(Europe/Berlin), half-life 2 d"),
                            ("rule-taint.yaml", "mark status=presure and taint example.com/hot=true:PreferNoSchedule"),
                            ("rule-graded.yaml", "levels, coolest first: warm (status=warm), hot (status=presure)"),
+                           ("rule-psi.yaml", "memory_pressure: > 10 (clears at 5, for 60 s): "
+                                             "node:dynamic_scheduler_memory_pressure_some:percent"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
                            ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
                                                    "(marked status=underused, 1 at once)")]:
@@ -240,6 +242,20 @@ class PrometheusConfigTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         r = subprocess.run(["promtool", "check", "rules", "recording-rules.yml"], cwd=d, capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_psi_example_rules_pass_promtool_unit_tests(self):
+        # examples/rule-psi.yaml queries what examples/psi-recording-rules.yml records.
+        d = os.path.join(ROOT, "examples")
+        r = subprocess.run(["promtool", "test", "rules", "psi-recording-rules_test.yml"], cwd=d, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = subprocess.run(["promtool", "check", "rules", "psi-recording-rules.yml"], cwd=d, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(d, "psi-recording-rules.yml")) as f:
+            recorded = {x["record"] for g in yaml.safe_load(f)["groups"] for x in g["rules"]}
+        with open(os.path.join(d, "rule-psi.yaml")) as f:
+            queries = [x["query"] for x in yaml.safe_load(f)["rules"]]
+        self.assertIn("node:dynamic_scheduler_memory_pressure_some:percent", queries)
+        self.assertTrue(set(queries) & recorded)
 
     def test_scrape_config(self):
         with open(os.path.join(DEPLOY, "prometheus", "scrape-config.yml")) as f:

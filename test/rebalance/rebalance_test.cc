@@ -10,6 +10,7 @@
 #include "rebalance/evictable.h"
 #include "rebalance/eviction_budget.h"
 #include "rebalance/eviction_text.h"
+#include "rebalance/kubelet_order.h"
 #include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
@@ -580,6 +581,60 @@ TEST(PodChoice, FewestLargestFirstDownToTheGoal) {
   EXPECT_EQ(ch.picks[0].to, "cold");
   EXPECT_DOUBLE_EQ(ch.load_after, 50);
   EXPECT_TRUE(ch.reached);
+}
+
+TEST(KubeletOrder, OverRequestsThenLowerPriorityThenMostAboveRequests) {
+  // The kubelet's rankMemoryPressure (pkg/kubelet/eviction/helpers.go): {working set, request,
+  // priority}; `first` is evicted before `then`.
+  struct Case {
+    const char* name;
+    KubeletMemoryRank first, then;
+  } cases[] = {
+      {"over its request before within, whatever the priority", {3e9, 2e9, 1000}, {4e9, 4e9, 0}},
+      {"over its request before within, however large", {1.1e9, 1e9, 0}, {8e9, 16e9, 0}},
+      {"a BestEffort pod using anything is over its (zero) request", {1e6, 0, 0}, {5e9, 6e9, 0}},
+      {"both over: the lower priority first", {1.1e9, 1e9, -5}, {9e9, 1e9, 0}},
+      {"both within: the lower priority first", {1e9, 1e9, 0}, {1e9, 8e9, 10}},
+      {"both over, same priority: more above the request first", {3e9, 1e9, 0}, {4e9, 3e9, 0}},
+      {"both within, same priority: the least headroom first", {2e9, 2e9, 0}, {1e9, 2e9, 0}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_TRUE(KubeletEvictsBefore(c.first, c.then)) << c.name;
+    EXPECT_FALSE(KubeletEvictsBefore(c.then, c.first)) << c.name;
+  }
+  // Exactly at its request is not over it (the kubelet's Cmp == 1): ranked with the pods within.
+  EXPECT_TRUE(KubeletEvictsBefore({1.5e9, 1e9, 0}, {2e9, 2e9, -100}));
+  KubeletMemoryRank same{2e9, 1e9, 3};
+  EXPECT_FALSE(KubeletEvictsBefore(same, same)) << "equal: neither first";
+}
+
+TEST(PodChoice, MemoryGoesInTheKubeletsOrderCpuLargestFirst) {
+  std::vector<PodInfo> pods = {Pod("guaranteed"), Pod("big-burst"), Pod("small-burst"),
+                               Pod("slack")};
+  const double ws[] = {4e9, 3e9, 1e9, 1.5e9};
+  pods[0].memory_request = 4e9;  // within its request: the kubelet's last choice
+  pods[1].memory_request = 1e9;  // 2 GB over, but priority 100
+  pods[1].priority = 100;
+  pods[2].memory_request = 0.5e9;  // 0.5 GB over, priority 0: the kubelet's first
+  pods[3].memory_request = 2e9;
+  // The hot node has 16 GB allocatable: 100 / 16e9 percent per byte. At 95 %, goal 80.
+  const double per_byte = 100 / 16e9;
+  std::vector<Candidate> c;
+  for (size_t i = 0; i < pods.size(); ++i) c.push_back({&pods[i], ws[i] * per_byte});
+  Placement place({Node("cold", 4)});
+  PodChoice mem = ChoosePods({"hot", 95, 80, 0}, c, 10, &place,
+                             UsageCeiling{Rule::Resource::kMemory, per_byte, std::nan("")});
+  ASSERT_EQ(mem.picks.size(), 2u);
+  EXPECT_EQ(mem.picks[0].pod->name, "small-burst");
+  EXPECT_EQ(mem.picks[1].pod->name, "big-burst");
+  EXPECT_DOUBLE_EQ(mem.load_after, 70);
+  EXPECT_TRUE(mem.reached) << "the Guaranteed pod within its request stays";
+  // The same pods under a CPU rule: the largest user alone is enough.
+  Placement place2({Node("cold", 4)});
+  PodChoice cpu = ChoosePods({"hot", 95, 80, 0}, c, 10, &place2,
+                             UsageCeiling{Rule::Resource::kCpu, 25, std::nan("")});
+  ASSERT_EQ(cpu.picks.size(), 1u);
+  EXPECT_EQ(cpu.picks[0].pod->name, "guaranteed");
 }
 
 TEST(PodChoice, AnUnknownUsageIsNeverChosen) {
