@@ -860,7 +860,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
                                       rule.AvailableBytes()});
       // Urgency counts from when the hottest level turned hot, as `after` does.
       if (rule.below_hottest != 0) continue;
-      for (const OwnerRule& o : marks.records[i]->rules)
+      for (const OwnerRule& o : marks.record(i)->rules)
         if (o.rule == rule.name)
           r.held.push_back(HeldSince{o.since_wall, rule.relieve_after_seconds});
     }

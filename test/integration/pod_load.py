@@ -2,7 +2,10 @@
 reads the simulator's pods, gives each running pod the CPU usage decided for its workload, and
 pushes per pod `it_pod_cpu{namespace,pod}` (cores) and per node `it_node_cpu{node}` (percent of
 the node's allocatable CPU) in one pushgateway group that each push replaces, so the series of a
-pod that left go with it."""
+pod that left go with it. Once a workload is given a memory working set (set_memory), it also
+pushes per pod `it_pod_mem{namespace,pod}` (working-set bytes) and per node
+`it_node_mem_available{node}`: the node's memory capacity minus its running pods' working sets, as
+the kubelet computes memory.available, and keeps the lowest value each node reached."""
 import json
 import os
 import ssl
@@ -46,6 +49,15 @@ class KubeAdmin:
         return obj
 
 
+def memory_bytes(quantity):
+    """A Kubernetes memory quantity ("16116152Ki", "8Gi", "128974848") in bytes."""
+    q = str(quantity)
+    for suffix, factor in (("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("Ti", 1 << 40)):
+        if q.endswith(suffix):
+            return float(q[:-2]) * factor
+    return float(q)
+
+
 def running(pod):
     return (pod.get("status", {}).get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
             and bool(pod.get("spec", {}).get("nodeName")))
@@ -69,14 +81,28 @@ class LoadGenerator(threading.Thread):
         self.last = {}  # node -> percent, as last pushed
         self.bound = {}  # (namespace, pod) -> the node it was first seen bound to
         self.created = {}  # (namespace, pod) -> its creationTimestamp
+        self.memory = {}  # (namespace, app) -> working-set bytes; empty: no memory series
+        self.available = {}  # node -> memory.available bytes, as last pushed
+        self.min_available = {}  # node -> the lowest memory.available pushed for it
 
     def set(self, ns, app, cores):
         with self.lock:
             self.usage[(ns, app)] = cores
 
+    def set_memory(self, ns, app, working_set_bytes):
+        with self.lock:
+            self.memory[(ns, app)] = working_set_bytes
+
     def clear(self, ns):
         with self.lock:
             self.usage = {k: v for k, v in self.usage.items() if k[0] != ns}
+            self.memory = {k: v for k, v in self.memory.items() if k[0] != ns}
+            self.min_available = {}
+
+    def working_set(self, pod):
+        meta = pod["metadata"]
+        with self.lock:
+            return self.memory.get((meta["namespace"], meta.get("labels", {}).get("app")), 0.0)
 
     def cores(self, pod):
         meta = pod["metadata"]
@@ -89,8 +115,13 @@ class LoadGenerator(threading.Thread):
         # Workers only: the controller does not manage the control plane (and would log its series).
         alloc = {n["metadata"]["name"]: cpu_cores(n["status"]["allocatable"]["cpu"]) for n in nodes
                  if "node-role.kubernetes.io/control-plane" not in n["metadata"].get("labels", {})}
+        capacity = {n["metadata"]["name"]: memory_bytes(n["status"]["capacity"]["memory"]) for n in nodes
+                    if n["metadata"]["name"] in alloc}
         used = {n: 0.0 for n in alloc}
-        pod_lines = []
+        working = {n: 0.0 for n in alloc}
+        with self.lock:
+            with_memory = bool(self.memory)
+        pod_lines, mem_lines = [], []
         for p in pods:
             self.created.setdefault((p["metadata"]["namespace"], p["metadata"]["name"]),
                                     p["metadata"].get("creationTimestamp"))
@@ -103,17 +134,32 @@ class LoadGenerator(threading.Thread):
                 used[p["spec"]["nodeName"]] += c
             pod_lines.append('it_pod_cpu{namespace="%s",pod="%s"} %r\n' % (
                 p["metadata"]["namespace"], p["metadata"]["name"], c))
+            if with_memory:
+                ws = self.working_set(p)
+                if p["spec"]["nodeName"] in working:
+                    working[p["spec"]["nodeName"]] += ws
+                mem_lines.append('it_pod_mem{namespace="%s",pod="%s"} %r\n' % (
+                    p["metadata"]["namespace"], p["metadata"]["name"], ws))
         percent = {n: 100 * used[n] / alloc[n] for n in alloc}
         body = ""
         if pod_lines:
             body += "# TYPE it_pod_cpu gauge\n" + "".join(pod_lines)
         body += "# TYPE it_node_cpu gauge\n" + "".join(
             'it_node_cpu{node="%s"} %r\n' % (n, v) for n, v in sorted(percent.items()))
+        available = {n: capacity[n] - working[n] for n in alloc}
+        if with_memory:
+            body += "# TYPE it_pod_mem gauge\n" + "".join(mem_lines)
+            body += "# TYPE it_node_mem_available gauge\n" + "".join(
+                'it_node_mem_available{node="%s"} %r\n' % (n, v) for n, v in sorted(available.items()))
         # PUT replaces the whole group: the series of pods that left disappear.
         code, text = http("PUT", self.stack.pgw + "/metrics/job/it-load", body.encode())
         if code not in (200, 202):
             raise OSError("pushgateway answered %d: %s" % (code, text))
         self.last = percent
+        if with_memory:
+            self.available = available
+            for n, v in available.items():
+                self.min_available[n] = min(v, self.min_available.get(n, v))
         self.pushes += 1
 
     def run(self):

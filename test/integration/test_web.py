@@ -307,8 +307,8 @@ class WebPageIT(unittest.TestCase):
                            "rule": "cpu", "usage": 0.85, "load": 91.5, "goal": 70,
                            "at": "2026-11-21T23:20:00Z"},
                           {"pod": "demo/" + evil, "node": "node-00000", "result": "blocked_by_pdb", "to": "",
-                           "rule": "cpu", "usage": 0.5, "load": 91.5, "goal": 70,
-                           "at": "2026-11-21T23:20:05Z"}],
+                           "rule": "mem", "usage": 419430400, "load": 83886080, "goal": 524288000,
+                           "unit": "bytes", "at": "2026-11-21T23:20:05Z"}],
             "underused": [],
             "figures": {"episodes": 3, "episodesEvicted": 2, "episodesJudged": 2, "episodesRelieved": 1,
                         "evictions": 4, "replacements": 4, "bounceBacks": 0, "discoveryRate": 0.9,
@@ -331,6 +331,7 @@ class WebPageIT(unittest.TestCase):
             self.assertEqual(len(evictions), 2)
             self.assertIn("demo/" + evil, evictions[0].text, "newest first, markup shown as text")
             self.assertIn("blocked_by_pdb", evictions[0].text)
+            self.assertIn("400 MiB", evictions[0].text, "a bytes rule's pod usage in its unit")
             self.assertIn("relieving", self.driver.find_element(By.ID, "rb-nodes").text)
             names = self.table()
             self.assertIn("node-" + evil, names)

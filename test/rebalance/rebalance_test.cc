@@ -383,6 +383,16 @@ TEST(EvictionText, ThePodTheNodesAndTheNumbersAreFields) {
   EXPECT_EQ(EvictionLogFields(r, true).Encoded(),
             " {pod=\"shop/web-1\" node=\"node-2\" destination=\"node-4\" rule=\"underused\" "
             "reason=\"the node has stayed underused, at 8 % of allocatable, below 20 %\"}");
+  // A bytes-available rule: bytes left and the pod's working set, in the rule's unit.
+  r.rule = "mem";
+  r.unit = ValueUnit::kBytes;
+  r.load = 80 * 1024.0 * 1024;
+  r.goal = 500 * 1024.0 * 1024;
+  r.usage = 300 * 1024.0 * 1024;
+  EXPECT_EQ(EvictionLogFields(r, false).Encoded(),
+            " {pod=\"shop/web-1\" node=\"node-2\" destination=\"node-4\" rule=\"mem\" "
+            "reason=\"rule mem at 80 MiB available is below its clear threshold 500 MiB\" "
+            "usage_bytes=314572800}");
 }
 
 TEST(Steering, AReplacementAvoidsTheMarkOnlyWhenATermOrTheTaintSaysSo) {

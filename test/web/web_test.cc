@@ -741,6 +741,9 @@ TEST(RebalanceJson, OffAndOnWithItsMetrics) {
                                           41.5, 3, 1, 0, true});
   rep.recent.push_back(EvictionRecord{"shop/big", "node-3", "node-5", "cpu", "evicted", 50, 91.5,
                                       60, 1795303219, "", ""});
+  EvictionRecord bytes = rep.recent.back();
+  bytes.unit = ValueUnit::kBytes;  // a bytes-available rule: usage, load and goal in bytes
+  rep.recent.push_back(bytes);
   rep.figures.evictions = 1;
   rep.figures.episodes = 2;
   rep.figures.episodes_evicted = 1;
@@ -756,6 +759,9 @@ TEST(RebalanceJson, OffAndOnWithItsMetrics) {
   EXPECT_TRUE(d["enabled"].GetBool());
   EXPECT_EQ(std::string(d["nodes"][0]["limitedBy"].GetString()), "node_cooldown");
   EXPECT_EQ(d["nodes"][0]["loadAfter"].GetDouble(), 41.5);
+  EXPECT_EQ(std::string(d["nodes"][0]["unit"].GetString()), "percent");
+  EXPECT_EQ(std::string(d["evictions"][0]["unit"].GetString()), "percent");
+  EXPECT_EQ(std::string(d["evictions"][1]["unit"].GetString()), "bytes");
   EXPECT_EQ(std::string(d["evictions"][0]["pod"].GetString()), "shop/big");
   EXPECT_EQ(std::string(d["evictions"][0]["to"].GetString()), "node-5");
   EXPECT_EQ(std::string(d["evictions"][0]["at"].GetString()), "2026-11-21T23:20:19Z");
