@@ -72,8 +72,10 @@ StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
     return Status::InvalidArgument(
         source + ": not a node list (kubectl get nodes -o json): " + JsonParseError(doc));
   if (doc.IsObject()) {
-    if (!doc.HasMember("metadata") || !doc["metadata"].IsObject())
+    if (!doc.HasMember("metadata"))
       doc.AddMember("metadata", rapidjson::Value(rapidjson::kObjectType), doc.GetAllocator());
+    else if (!doc["metadata"].IsObject())  // a second "metadata" would be added, not replace it
+      return Status::InvalidArgument(source + ": metadata is not an object");
     rapidjson::Value& meta = doc["metadata"];
     if (!meta.HasMember("resourceVersion"))
       meta.AddMember("resourceVersion", "0", doc.GetAllocator());

@@ -483,8 +483,8 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
     r.held = ds::HoldsMark(rn, cfg_, now);
     const Qualification q = Qualifies(rn, cfg_, now);
     r.qualification = QualificationName(q);
-    auto relief = ReliefFor(r.name, in.holding, in.node->allocatable_cpu,
-                            in.node->allocatable_memory, cfg_.target);
+    auto relief = ReliefFor(r.name, DueHoldingRules(in.holding, in.held, cfg_, now, rn.alerted),
+                            in.node->allocatable_cpu, in.node->allocatable_memory, cfg_.target);
     if (relief) {
       r.rule = relief->rule;
       r.load = relief->Value(relief->load.load);  // in the rule's terms: bytes available, too

@@ -862,7 +862,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
       if (rule.below_hottest != 0) continue;
       for (const OwnerRule& o : marks.record(i)->rules)
         if (o.rule == rule.name)
-          r.held.push_back(HeldSince{o.since_wall, rule.relieve_after_seconds});
+          r.held.push_back(HeldSince{o.since_wall, rule.relieve_after_seconds, rule.name});
     }
   }
   std::vector<std::pair<TimePoint, Labels>> alerts;

@@ -36,6 +36,26 @@ double ReliefDueWall(const std::vector<HeldSince>& held, const RebalanceConfig& 
   return due;
 }
 
+std::vector<HoldingRule> DueHoldingRules(const std::vector<HoldingRule>& holding,
+                                         const std::vector<HeldSince>& held,
+                                         const RebalanceConfig& cfg, double now_wall,
+                                         bool alerted) {
+  if (alerted) return holding;
+  std::vector<HoldingRule> due;
+  for (const HoldingRule& h : holding) {
+    bool has_wait = false, waited = false;
+    for (const HeldSince& s : held) {
+      if (s.rule != h.rule) continue;
+      has_wait = true;
+      const double wait =
+          s.relieve_after_seconds >= 0 ? s.relieve_after_seconds : cfg.after_seconds;
+      waited |= now_wall >= s.since_wall + wait;
+    }
+    if (!has_wait || waited) due.push_back(h);
+  }
+  return due;
+}
+
 bool HoldsMark(const RebalanceNode& n, const RebalanceConfig& cfg, double now_wall) {
   if (n.evictions_in_flight > 0) return true;
   return n.last_eviction_wall > 0 &&

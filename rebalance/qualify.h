@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "rebalance/node_relief.h"
 #include "rebalance/rebalance_config.h"
 
 namespace ds {
@@ -30,12 +32,22 @@ struct RebalanceNode {
 struct HeldSince {
   double since_wall = 0;
   double relieve_after_seconds = -1;
+  std::string_view rule = {};  // its name (HoldingRule::rule)
 };
 
 // When the node may first be relieved: the earliest, over the rules holding it, of when each
 // began plus its own wait, so an urgent rule (a memory rule near the kubelet's threshold) need
 // not wait out a patient one's. 0 when `held` is empty.
 double ReliefDueWall(const std::vector<HeldSince>& held, const RebalanceConfig& cfg);
+
+// The holding rules that may drive the relief at now_wall: each rule only once it has waited its
+// own time (its HeldSince; a rule without one, as a node adopted without a record, once the node
+// qualifies). Without this, an urgent rule that qualifies the node would let a patient rule
+// further over its threshold set the goal, and that rule's wait would be skipped. An alerted
+// node (Qualifies: an alert does not wait) keeps every rule.
+std::vector<HoldingRule> DueHoldingRules(const std::vector<HoldingRule>& holding,
+                                         const std::vector<HeldSince>& held,
+                                         const RebalanceConfig& cfg, double now_wall, bool alerted);
 
 enum class Qualification { kYes, kNotMarked, kNotLongEnough, kNotSelected };
 

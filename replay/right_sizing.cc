@@ -36,7 +36,8 @@ void P95Sketch::Bucket(double v) {
 }
 
 void P95Sketch::Add(double v) {
-  if (std::isnan(v)) return;
+  // NaN and +-Inf are no usage (a range answer may carry them), and an infinite one has no bucket.
+  if (!std::isfinite(v)) return;
   ++count_;
   if (!bucketed_ && exact_.size() < kExactSamples) {
     exact_.push_back(v);

@@ -586,8 +586,8 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     std::vector<ds::HeldSince> held;
     for (const ds::Hold& h : decisions[k].holds)
       if (!h.stale && n.hold_since[h.rule] >= 0)
-        held.push_back(
-            {kEpoch + n.hold_since[h.rule], p_.rules.rules[h.rule].relieve_after_seconds});
+        held.push_back({kEpoch + n.hold_since[h.rule], p_.rules.rules[h.rule].relieve_after_seconds,
+                        p_.rules.rules[h.rule].name});
     rn.due_wall = ds::ReliefDueWall(held, cfg);
     if (ds::Qualifies(rn, cfg, now) != ds::Qualification::kYes) continue;
     std::vector<ds::HoldingRule> holding;
@@ -598,7 +598,8 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
           {rule.name, rule.resource, h.value, rule.clear_threshold, rule.AvailableBytes()});
     }
     auto relief =
-        ds::ReliefFor(sched_nodes_[k].name, holding, n.alloc_cpu, n.alloc_memory, cfg.target);
+        ds::ReliefFor(sched_nodes_[k].name, ds::DueHoldingRules(holding, held, cfg, now, false),
+                      n.alloc_cpu, n.alloc_memory, cfg.target);
     if (!relief) continue;
     c.effect.OnQualified(sched_nodes_[k].name, now);
     ds::PodInfo probe;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "app/replay.h"
 #include "app/version.h"
 
 namespace ds {
@@ -479,6 +480,22 @@ TEST_F(ReplayOptionsTest, TheControllerRefusesReplayFlagsAndReplayNeedsOut) {
   auto controller = Parse(Base());
   ASSERT_TRUE(controller.ok());
   EXPECT_FALSE(controller->replay.on);
+}
+
+// A saved node list whose metadata is not an object is refused by name; before, a second
+// "metadata" member was added beside it (and RapidJSON's assertions abort on that).
+TEST(ReplayNodes, AMetadataThatIsNotAnObjectIsRefused) {
+  auto nodes =
+      ManagedReplayNodes(R"({"kind":"List","metadata":null,"items":[]})", "", "nodes.json");
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_NE(nodes.status().message().find("nodes.json: metadata is not an object"),
+            std::string::npos)
+      << nodes.status().message();
+  auto saved = ManagedReplayNodes(
+      R"({"kind":"List","metadata":{"resourceVersion":""},"items":[{"metadata":{"name":"n1"}}]})",
+      "", "nodes.json");
+  ASSERT_TRUE(saved.ok()) << saved.status().message();
+  EXPECT_EQ(saved->size(), 1u);
 }
 
 }  // namespace

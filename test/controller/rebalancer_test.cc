@@ -1186,6 +1186,34 @@ TEST_F(MemoryAvailableTest, ACpuRuleKeepsItsPatience) {
   EXPECT_TRUE(api_.evictions().empty()) << "hot by CPU for 100 s of the 600 s `after`";
 }
 
+// An urgent rule qualifies the node, but only it may set the goal: the CPU rule, further over its
+// clear threshold, has not waited its `after` yet, so the relief is by memory, not by CPU.
+TEST_F(RebalancerTest, AnUrgentRuleDoesNotCutAPatientRulesWait) {
+  Rule mem;
+  mem.name = "mempct";
+  mem.query = "mem_pct";
+  mem.threshold = 80;
+  mem.clear_threshold = 70;
+  mem.resource = Rule::Resource::kMemory;
+  mem.relieve_after_seconds = 0;
+  cfg_.rules.push_back(mem);
+  cfg_.rebalance.after_seconds = 600;  // the CPU rule's patience
+  cfg_.rebalance.memory_usage_query = "pod_mem";
+  prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 1e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "small"}}, 3e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 1e8, 0}});
+  Build();
+  for (int i = 0; i < 2; ++i) {
+    // CPU 35 points over its clear threshold, memory 11 over its own.
+    prom_.SetValues("mem_pct", {{"node-1", 81}, {"node-2", 10}, {"node-3", 10}});
+    Cycle(95);
+  }
+  ASSERT_TRUE(Labelled("node-1"));
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/small"})
+      << "3 GB of 16 GB relieves memory; by CPU it would have been big";
+  EXPECT_EQ(rebalancer_->Report().recent[0].rule, "mempct");
+}
+
 // node-2 is the emptier by requests, but 600 MiB available there would fall to 200 MiB with
 // small's working set, under the rule's 500 MiB: the replacement must go to node-3.
 TEST_F(MemoryAvailableTest, TheDestinationMustKeepItsAvailableBytes) {

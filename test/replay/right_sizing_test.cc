@@ -130,6 +130,8 @@ TEST(P95SketchTest, ExactWhileSmallThenWithinHalfAPercent) {
   for (int i = 0; i < 5000; ++i) zeros.Add(i < 4900 ? 0 : 7);  // 98 % zeros
   EXPECT_EQ(zeros.Get(), 0);
   zeros.Add(NAN);
+  zeros.Add(INFINITY);  // past the exact samples: an infinity has no bucket
+  zeros.Add(-INFINITY);
   EXPECT_EQ(zeros.count(), 5000u);
   EXPECT_TRUE(std::isnan(P95Sketch().Get()));
 }
