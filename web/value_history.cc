@@ -90,13 +90,18 @@ void ValueHistory::Advance(int64_t minute) {
     for (RuleLine& r : rules_) r.threshold[slot] = r.clear[slot] = kNoThreshold;
     for (Series& s : series_) s.code[slot] = kEmpty;
   }
+  const int64_t last_cycle = minute_;  // the minute of the last Record
   minute_ = minute;
-  // Once a minute: nodes unseen for an hour go, and a range the hour's values use less than half
+  // Once a minute: nodes that cycles have gone without for kDepartedMinutes go (counted in cycles:
+  // a controller without cycles for a while, a standby, has seen no node leave), as does what is
+  // older than the hour; and a range the hour's values use less than half
   // of shrinks to them, so a spike that has left does not flatten the rest of the line.
   const size_t nr = rules_.size();
   size_t kept = 0;
   for (size_t i = 0; i < names_.size(); ++i) {
-    if (minute_ - seen_[i] >= static_cast<int64_t>(kNodeMinutes)) continue;
+    if (last_cycle - seen_[i] >= kDepartedMinutes ||
+        minute_ - seen_[i] >= static_cast<int64_t>(kNodeMinutes))
+      continue;
     if (kept != i) {
       names_[kept] = std::move(names_[i]);
       seen_[kept] = seen_[i];

@@ -11,7 +11,10 @@
 //  - per rule and minute, the thresholds the values were judged by (a relative rule's move).
 //  - for the cluster, per minute for kClusterMinutes: the most nodes marked and hot, and the
 //    evictions.
-// A node that left the cluster keeps its series for an hour, then they go.
+// A node that left the cluster keeps its series for kDepartedMinutes, then they go: the page
+// asks only for the nodes it lists, which are the cluster's, so a departed node's line serves
+// only a node that comes back under its name (a re-created machine); kept for the hour, the
+// nodes that churn through a large cluster grew the history by megabytes an hour.
 //
 // Record runs on the evaluation loop's thread, RenderJson on the web server's: both lock.
 #pragma once
@@ -56,6 +59,8 @@ class ValueHistory {
   static constexpr double kLevels = 254;  // codes 0..254
   // A wall clock that goes back further than this starts the history over (Advance).
   static constexpr int64_t kClockBackMinutes = 5;
+  // How long a node that left keeps its series.
+  static constexpr int64_t kDepartedMinutes = 10;
 
   struct Series {
     // The range the codes span; NaN while every code is kEmpty (the next value sets it).
