@@ -286,6 +286,15 @@ Status CheckTimeZones(const RuleConfig& rules, const std::string& source) {
   return Status::OK();
 }
 
+Status CheckReplayableRules(const RuleConfig& rules, const std::string& file) {
+  for (const Rule& rule : rules.rules)
+    if (rule.predict.enabled)
+      return Status::InvalidArgument(file + ": rule \"" + rule.name +
+                                     "\": replay cannot replay predict: rules (their history is "
+                                     "of finished days, not of the window)");
+  return Status::OK();
+}
+
 namespace {
 
 // Parses argv with gflags (which removes what it parsed). Returns the -prom_header values.
@@ -480,16 +489,22 @@ Status ConfigureReplay(Options* o) {
   r.step = FLAGS_step > 0 ? FLAGS_step : o->reconciler.interval_seconds;
   if (!(r.step > 0) || !std::isfinite(r.step) || (!IsDefault("step") && !(FLAGS_step > 0)))
     return Status::InvalidArgument("-step must be a number of seconds > 0");
+  // Prometheus is sent the step in milliseconds, and the replay finds each step's points at
+  // from + k*step: a step between milliseconds would drift from them, every step reading as an
+  // outage.
+  if (std::fabs(r.step * 1000 - std::round(r.step * 1000)) > 1e-6 * r.step * 1000)
+    return Status::InvalidArgument("-step " + std::to_string(r.step) +
+                                   ": must be a whole number of milliseconds");
+  if ((r.to - r.from) / r.step > kMaxReplaySteps)
+    return Status::InvalidArgument("replay: " + std::to_string((r.to - r.from) / r.step) +
+                                   " steps from -from to -to at -step; at most " +
+                                   std::to_string(kMaxReplaySteps) +
+                                   " (a longer -step, or a shorter window)");
   if (FLAGS_out.empty()) return Status::InvalidArgument("replay: -out DIR is required");
   r.out_dir = FLAGS_out;
   r.nodes_file = FLAGS_nodes_file;
   r.compare_file = FLAGS_compare;
-  for (const Rule& rule : o->rules.rules)
-    if (rule.predict.enabled)
-      return Status::InvalidArgument(o->rule_file + ": rule \"" + rule.name +
-                                     "\": replay cannot replay predict: rules (their history is "
-                                     "of finished days, not of the window)");
-  return Status::OK();
+  return CheckReplayableRules(o->rules, o->rule_file);
 }
 
 // The cluster (kubeconfig or in-cluster), the lease's namespace, and the user agent.

@@ -88,6 +88,12 @@ using GetEnv = std::function<const char*(const char*)>;
 // validates everything. On error returns a message that names the flag, file or field.
 StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv = ::getenv);
 
+// A rule file replay can run (`replay`'s own and its -compare file): no predict: rules, whose
+// history is of finished days, not of the window.
+Status CheckReplayableRules(const RuleConfig& rules, const std::string& file);
+// At most this many steps in a replay's window (a week at 1 s is 604,800).
+inline constexpr double kMaxReplaySteps = 5e6;
+
 // -log_format as ParseOptions read it from argv (call it after ParseOptions, which parses the
 // flags first): main sets the log format up with it even when other options are invalid, so that
 // the start-up error comes out in the format asked for.

@@ -256,6 +256,8 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   if (!rp.compare_file.empty()) {
     auto c = LoadRuleConfigFile(rp.compare_file);
     if (!c.ok()) return fail(c.status().Prepend("-compare"));
+    if (Status st = CheckReplayableRules(*c, rp.compare_file); !st.ok())
+      return fail(st.Prepend("-compare"));
     other = std::move(*c);
   }
   std::error_code ec;

@@ -464,6 +464,26 @@ TEST_F(ReplayOptionsTest, TheSubcommandTakesItsWindowAndStepsAtTheInterval) {
   EXPECT_EQ(o->replay.nodes_file, "nodes.json");
 }
 
+TEST_F(ReplayOptionsTest, AStepBetweenMillisecondsOrTooManyStepsIsRefused) {
+  rules_ = Write("r4.yaml", "rules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  auto with_step = [&](const std::string& step, const std::string& to) {
+    return Parse({"replay", "-prom", "http://prom:9090", "-r", rules_, "-kubeconfig",
+                  "/nonexistent", "-nodes_file", "nodes.json", "-from", "1795651200", "-to", to,
+                  "-step", step, "-out", "dir"});
+  };
+  auto drift = with_step("0.3333", "1795654800");
+  ASSERT_FALSE(drift.ok());
+  EXPECT_NE(drift.status().message().find("whole number of milliseconds"), std::string::npos)
+      << drift.status().message();
+  auto many = with_step("0.001", "1795654800");  // an hour at 1 ms: 3.6 million steps, fine
+  EXPECT_TRUE(many.ok()) << many.status().ToString();
+  auto too_many = with_step("0.001", "1795661200");  // 10,000 s at 1 ms: 10 million
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("at most"), std::string::npos)
+      << too_many.status().message();
+  EXPECT_TRUE(with_step("0.25", "1795654800").ok());
+}
+
 TEST_F(ReplayOptionsTest, TheControllerRefusesReplayFlagsAndReplayNeedsOut) {
   auto args = Base();
   args.insert(args.end(), {"-from", "now-1d"});
