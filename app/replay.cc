@@ -32,17 +32,31 @@ ReplayNode FromNodeInfo(NodeInfo n) {
   return ReplayNode{std::move(n.name), std::move(n.addresses), std::move(n.labels)};
 }
 
-StatusOr<std::vector<ReplayNode>> ListManagedNodes(const Options& o) {
+// Every page of a LIST (500 items a page) from the cluster of the kubeconfig: the managed nodes, or
+// every pod.
+template <typename Item, typename ListPage>
+StatusOr<std::vector<Item>> ListEvery(const Options& o, const ListPage& list) {
   RealClock clock;
   CurlTransport transport(o.rest.tls, o.rest.proxy_url);
   HttpKubeApi kube(&transport, o.rest, &clock, o.api_timeout_seconds, o.user_agent);
-  std::vector<ReplayNode> nodes;
+  std::vector<Item> items;
   std::string cont;
   do {
-    ASSIGN_OR_RETURN(NodeListPage page, kube.ListNodes(o.rules.node_selector, 500, cont));
-    for (NodeInfo& n : page.items) nodes.push_back(FromNodeInfo(std::move(n)));
-    cont = page.continue_token;
+    auto page = list(kube, cont);
+    if (!page.ok()) return page.status();
+    for (auto& item : page->items) items.push_back(std::move(item));
+    cont = page->continue_token;
   } while (!cont.empty());
+  return items;
+}
+
+StatusOr<std::vector<ReplayNode>> ListManagedNodes(const Options& o) {
+  ASSIGN_OR_RETURN(std::vector<NodeInfo> infos,
+                   ListEvery<NodeInfo>(o, [&](HttpKubeApi& kube, const std::string& cont) {
+                     return kube.ListNodes(o.rules.node_selector, 500, cont);
+                   }));
+  std::vector<ReplayNode> nodes;
+  for (NodeInfo& n : infos) nodes.push_back(FromNodeInfo(std::move(n)));
   return nodes;
 }
 
@@ -180,17 +194,8 @@ StatusOr<ReplayResult> ReplayRules(const RuleConfig& cfg, double grace_seconds,
 }
 
 StatusOr<std::vector<PodInfo>> ListAllPods(const Options& o) {
-  RealClock clock;
-  CurlTransport transport(o.rest.tls, o.rest.proxy_url);
-  HttpKubeApi kube(&transport, o.rest, &clock, o.api_timeout_seconds, o.user_agent);
-  std::vector<PodInfo> pods;
-  std::string cont;
-  do {
-    ASSIGN_OR_RETURN(PodListPage page, kube.ListPods("", 500, cont));
-    for (PodInfo& p : page.items) pods.push_back(std::move(p));
-    cont = page.continue_token;
-  } while (!cont.empty());
-  return pods;
+  return ListEvery<PodInfo>(
+      o, [](HttpKubeApi& kube, const std::string& cont) { return kube.ListPods("", 500, cont); });
 }
 
 // The replay's marks as right-sizing reads them: a mark still on counts until `to`.

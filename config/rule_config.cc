@@ -18,6 +18,9 @@
 namespace ds {
 namespace {
 
+// The least a bytes-available rule's threshold may be (ParseResource).
+constexpr double kMinAvailableBytes = 1 << 20;
+
 constexpr size_t kMaxRuleFileBytes = 1u << 20;
 
 std::string Where(const std::string& source, const YAML::Node& n) {
@@ -676,9 +679,13 @@ class Parser {
       return Error(res, field,
                    "needs operator \">\" (a percent in use); \"<\" only with resource: memory "
                    "(bytes available, e.g. the kubelet's memory.available)");
-    if (r->AvailableBytes() && !(r->threshold > 0))
+    // Bytes: the kubelet's default hard threshold alone is 100Mi. A value this small is a percent
+    // ("available below 10"), which would mark no node and relieve none, silently.
+    if (r->AvailableBytes() && !(r->threshold >= kMinAvailableBytes))
       return Error(res, field,
-                   "with operator \"<\" the threshold is bytes available and must be above 0");
+                   "with operator \"<\" the threshold is bytes available and must be at least "
+                   "1Mi (1048576); for a percent of memory, use operator \">\" on the percent "
+                   "in use");
     // The rebalancer plans a node's load down to the clear threshold as a percent; a relative
     // one moves with every eviction it plans.
     if (r->relative_to != Rule::Relative::kNone)

@@ -400,6 +400,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"available_bytes_positive",
                 "rules:\n  - {name: m, query: up, operator: '<', threshold: 0, resource: memory}\n",
                 "rule \"m\": resource: with operator \"<\" the threshold is bytes available"},
+        BadCase{
+            "available_bytes_not_a_percent",
+            "rules:\n  - {name: m, query: up, operator: '<', threshold: 10, resource: memory}\n",
+            "rule \"m\": resource: with operator \"<\" the threshold is bytes available and must "
+            "be at least 1Mi (1048576); for a percent of memory, use operator \">\""},
         BadCase{"available_bytes_unit",
                 "rules:\n  - {name: m, query: up, operator: '<', threshold: 1e9, resource: memory, "
                 "unit: percent}\n",
