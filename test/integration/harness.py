@@ -381,6 +381,20 @@ class Controller:
     def nodes(self):
         return json.loads(self.get("/nodes")[1])
 
+    def holds(self, node, timeout=20):
+        """The rules /nodes says hold a marked node. The mark reaches /nodes through the watch, the
+        reasons when the cycle that wrote it publishes its report, a moment later: wait for both."""
+        found = {}
+
+        def listed():
+            for n in self.nodes()["nodes"]:
+                if n["name"] == node and n["rules"]:
+                    found["rules"] = n["rules"]
+                    return True
+            return False
+        wait_until(listed, timeout, what="/nodes giving the rules that hold %s" % node)
+        return found["rules"]
+
     def metric(self, name):
         for line in self.get("/metrics")[1].splitlines():
             if line.startswith(name + " "):

@@ -74,6 +74,7 @@ class ControllerIT(ControllerBase):
         self.wait_labelled(["node-00002"])
         c.wait_ready()
         # /nodes and kubectl agree, and /nodes says why.
+        c.holds("node-00002")
         nodes = c.nodes()
         self.assertEqual(nodes["type"], "Label status=presure Nodes")
         self.assertEqual(nodes["num"], 1)

@@ -490,7 +490,7 @@ class PushScriptTest(unittest.TestCase):
         c = Controller(self.stack, rules)  # -prom and -s 1 on the command line win over rule.yaml
         try:
             wait_until(lambda: self.stack.labelled() == ["node-00004"], 30, what="node-00004 labelled")
-            hold = c.nodes()["nodes"][0]["rules"][0]
+            hold = c.holds("node-00004")[0]
             self.assertEqual((hold["rule"], hold["value"]), ("memory_available", 400_000_000))
         finally:
             c.stop()

@@ -81,7 +81,7 @@ class PredictionIT(unittest.TestCase):
     def test_predict_marks_the_node_that_peaks_and_then_asks_nothing(self):
         self.controller = c = Controller(self.stack, PREDICT_RULES)
         wait_until(lambda: self.stack.labelled() == [A], 30, what="A marked ahead of its peak")
-        hold = c.nodes()["nodes"][0]["rules"][0]
+        hold = c.holds(A)[0]
         self.assertEqual((hold["rule"], hold["threshold"]), ("cpu-peak", 80))
         self.assertAlmostEqual(hold["value"], 90, places=6)
         # Each of the 8 days was asked for once (at most 2 a cycle), then none again.
