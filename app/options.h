@@ -69,8 +69,10 @@ struct Options {
   std::string web_addr;
   std::string webhook_token;  // read from -webhook_token_file; "" = the webhook needs none
   // CivetWeb worker threads: a slow /metrics scraper or a burst of probes must not starve the
-  // health checks.
-  int web_threads = 16;
+  // health checks. Eight: a browser opens at most six connections to the page, and a scraper and
+  // the kubelet's probes take one each. Each worker costs about 64 KiB of resident stack (16 were
+  // half a megabyte of the 10,000-node RSS target, bench/RESULTS.md).
+  int web_threads = 8;
 
   ReconcilerOptions reconciler;
 

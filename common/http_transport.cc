@@ -80,6 +80,8 @@ size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
     ex->too_large = true;
     return 0;
   }
+  if (ex->body.empty() && ex->req->body_bytes_hint > 0)
+    ex->body.reserve(std::min(ex->req->body_bytes_hint, ex->req->max_body_bytes));
   ex->body.append(data, len);
   return len;
 }

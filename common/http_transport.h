@@ -39,6 +39,11 @@ struct HttpRequest {
   double idle_timeout_seconds = 0;
   size_t max_body_bytes = 64u << 20;  // larger responses fail instead of exhausting memory
   bool accept_compressed = false;     // ask for gzip (smaller bodies, more CPU)
+  // The size the answer is expected to have (the same query's last answer, say), reserved when
+  // its first bytes arrive. Grown by doubling instead, a megabyte body is copied some seven
+  // times, and each smaller buffer it leaves behind is a hole in the heap of the thread that
+  // received it. 0: no hint. Never more than max_body_bytes is reserved.
+  size_t body_bytes_hint = 0;
   // Asked once the connection is up (TLS handshake done), immediately before the request is sent;
   // false aborts without sending anything (kCancelled). A leader's label writes use it so that
   // a write cannot leave after leadership ended during a slow connect. It is asked again (at

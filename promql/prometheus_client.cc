@@ -79,8 +79,9 @@ StatusOr<QueryResult> HttpPrometheusClient::QueryAt(const std::string& expr, dou
 }
 
 StatusOr<HttpResponse> HttpPrometheusClient::Send(const std::string& path, std::string form,
-                                                  double* fetch_seconds) {
+                                                  double* fetch_seconds, size_t body_bytes_hint) {
   HttpRequest req;
+  req.body_bytes_hint = body_bytes_hint;
   req.timeout_seconds = timeout_seconds_ + 1;  // let Prometheus report its own timeout first
   ASSIGN_OR_RETURN(req.headers, Headers());
   if (form.size() <= kMaxGetQueryBytes) {
@@ -110,11 +111,23 @@ StatusOr<QueryResult> HttpPrometheusClient::Run(const std::string& expr,
   char timeout[32];
   std::snprintf(timeout, sizeof(timeout), "%.3f", timeout_seconds_);  // float seconds
   double fetch_seconds = 0;
+  size_t hint = 0;
+  {
+    MutexLock lock(&sizes_mu_);
+    if (auto it = last_body_bytes_.find(expr); it != last_body_bytes_.end()) hint = it->second;
+  }
+  // A little over the last size: an answer that grew by a few series still fits.
   ASSIGN_OR_RETURN(
       HttpResponse resp,
       Send("/api/v1/query", "query=" + UrlEncode(expr) + "&timeout=" + timeout + time_param,
-           &fetch_seconds));
+           &fetch_seconds, hint + hint / 16));
   const size_t body_bytes = resp.body.size();
+  {
+    MutexLock lock(&sizes_mu_);
+    if (last_body_bytes_.size() >= kMaxRemembered && last_body_bytes_.count(expr) == 0)
+      last_body_bytes_.clear();
+    last_body_bytes_[expr] = body_bytes;
+  }
   Stopwatch decode;
   ASSIGN_OR_RETURN(QueryResult result,
                    DecodeQueryResponse(std::move(resp.body), resp.status, keep, sink));

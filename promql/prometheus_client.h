@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/file_secret.h"
 #include "common/http_auth.h"
 #include "common/http_transport.h"
+#include "common/mutex.h"
 #include "common/sample.h"
 #include "common/status.h"
 #include "promql/query_result.h"
@@ -77,7 +79,9 @@ class HttpPrometheusClient : public PrometheusClient {
   // Sends `form` to <base><path> (GET, or POST above kMaxGetQueryBytes) with the headers and
   // timeout every query has; a 401/403 becomes kUnavailable naming the credentials refused.
   // Sets *fetch_seconds.
-  StatusOr<HttpResponse> Send(const std::string& path, std::string form, double* fetch_seconds);
+  // `body_bytes_hint`: HttpRequest's.
+  StatusOr<HttpResponse> Send(const std::string& path, std::string form, double* fetch_seconds,
+                              size_t body_bytes_hint = 0);
   // `time_param`: "" (now) or "&time=...".
   StatusOr<QueryResult> Run(const std::string& expr, const std::string& time_param,
                             const LabelFilter* keep, SampleSink* sink);
@@ -93,6 +97,12 @@ class HttpPrometheusClient : public PrometheusClient {
   const std::string basic_auth_user_;
   const std::unique_ptr<FileSecret> token_;     // null without a bearer token file
   const std::unique_ptr<FileSecret> password_;  // null without basic auth
+  // Per instant query, the size of its last answer: the next answer's size hint. The rules ask
+  // the same queries every cycle, and at 10,000 nodes an answer is about a megabyte. Bounded by
+  // kMaxRemembered (a reload that renames queries leaves old ones; the map then starts over).
+  static constexpr size_t kMaxRemembered = 256;
+  Mutex sizes_mu_;
+  std::unordered_map<std::string, size_t> last_body_bytes_ GUARDED_BY(sizes_mu_);
 };
 
 }  // namespace ds

@@ -365,6 +365,21 @@ TEST(HttpPrometheusClient, WithoutSinkSamplesAreReturned) {
   }
 }
 
+// Each instant query's answer is expected to be about as large as its last one (the rules ask
+// the same queries every cycle): the transport reserves that much up front.
+TEST(HttpPrometheusClient, EachQueryHintsItsLastAnswersSize) {
+  FakeHttpTransport t;
+  for (int i = 0; i < 3; ++i) t.AddResponse(200, kVector);
+  HttpPrometheusClient client(&t, kBase, 10);
+  ASSERT_TRUE(client.Query("cpu").ok());
+  EXPECT_EQ(t.last_request().request.body_bytes_hint, 0u);  // nothing known yet
+  ASSERT_TRUE(client.Query("cpu").ok());
+  const size_t n = std::string(kVector).size();
+  EXPECT_EQ(t.last_request().request.body_bytes_hint, n + n / 16);
+  ASSERT_TRUE(client.Query("memory").ok());  // another query: its own size, none yet
+  EXPECT_EQ(t.last_request().request.body_bytes_hint, 0u);
+}
+
 TEST(NormalizePrometheusUrl, Cases) {
   struct Case {
     std::string in;
