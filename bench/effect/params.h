@@ -73,6 +73,8 @@ struct SweepParams {
   std::vector<double> seeds;  // the main scenarios again, on other workloads of the same shape
   // marks-relief's memory.available threshold (bytes; the clear threshold keeps its gap)
   std::vector<double> relief_threshold;
+  // marks-early's mark-only memory.available threshold (bytes; the clear threshold keeps its gap)
+  std::vector<double> early_threshold;
 };
 
 struct EffectParams {
@@ -87,6 +89,11 @@ struct EffectParams {
   // rule, operator "<" in bytes, drives the rebalancer).
   ds::RuleConfig relief_rules;
   bool has_relief_rules = false;
+  // From controller.earlyRuleFile: the rules of the marks-early scenario (mark early, relieve
+  // late: a mark-only rule on memory.available high enough to keep new pods off nodes that cannot
+  // take a large pod's working set, beside the relief rule).
+  ds::RuleConfig early_rules;
+  bool has_early_rules = false;
   double cpu_rate_window_seconds = 300;  // rate(...[5m]) lags the cpu usage the rules see
   int affinity_weight = 100;             // of the pods' preferred NotIn term (marks scenarios)
   double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep
@@ -94,6 +101,11 @@ struct EffectParams {
   std::vector<std::string> scenarios;
   SweepParams sweep;
 };
+
+// Whether the simulation gives the rule each node's memory.available in bytes: a rule that drives
+// the rebalancer on it (`resource: memory`, operator "<"), or one that only marks on it (no
+// `resource`, `unit: bytes`, operator "<": it steers new pods, the rebalancer ignores it).
+bool SeesBytesAvailable(const ds::Rule& r);
 
 // The scenario names ParseEffectParams accepts.
 const std::vector<std::string>& KnownScenarios();
