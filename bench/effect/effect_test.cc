@@ -133,6 +133,17 @@ TEST(SimulationTest, MarksEarlyMarksOnBytesAvailableWithoutRelief) {
   EXPECT_EQ(off.figures().label_writes, relief.figures().label_writes);
   EXPECT_EQ(off.figures().evictions, relief.figures().evictions);
   EXPECT_EQ(off.figures().marked_node_minutes, relief.figures().marked_node_minutes);
+  // It judges bytes: below 1 GiB available it marks fewer nodes than a threshold above every
+  // node's memory.available, which marks as many as the herd cap lets it.
+  auto marked_at = [&](double threshold) {
+    EffectParams q = p;
+    early(&q).threshold = threshold;
+    early(&q).clear_threshold = 2 * threshold;
+    Simulation sim(q, ScenarioNamed("marks-early", q));
+    sim.Run();
+    return sim.figures().marked_node_minutes;
+  };
+  EXPECT_LT(marked_at(1024.0 * (1 << 20)), marked_at(1e15));
 }
 
 // Every breach is described as it began: at a binding with the pod that was bound (where it came
