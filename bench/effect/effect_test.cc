@@ -200,6 +200,21 @@ TEST(SimulationTest, MarksPlacedMovesNoPodWhereItWouldNotFit) {
   EXPECT_GT(placed.figures().evictions, 0u);
 }
 
+// workload.memoryRampUp: new pods grow to their working set after their binding instead of
+// starting at full size, so fewer breaches begin in the step a pod is bound.
+TEST(SimulationTest, PodsThatRampUpBreachLessAtTheirBinding) {
+  EffectParams p = Smoke();
+  p.workload.memory_usage_ratio = {1.5, 0.4};
+  Simulation instant(p, ScenarioNamed("none", p));
+  instant.Run();
+  p.workload.memory_ramp_seconds = 600;
+  Simulation ramped(p, ScenarioNamed("none", p), /*check=*/true);
+  ramped.Run();
+  EXPECT_TRUE(ramped.violations().empty()) << ramped.violations().front();
+  ASSERT_GT(instant.figures().breaches_at_bind, 0u);
+  EXPECT_LT(ramped.figures().breaches_at_bind, instant.figures().breaches_at_bind);
+}
+
 TEST(SimulationTest, OneHistoryPerSeed) {
   EffectParams p = Smoke();
   p.days = 0.2;

@@ -192,6 +192,7 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                                        {"duration", ps.Seconds(&w.burst_seconds, 0, 86400)}})},
                    {"leaks", section({{"share", ps.Number(&w.leak_share, 0, 1)},
                                       {"perHour", ps.Number(&w.leak_per_hour, 0, 10)}})},
+                   {"memoryRampUp", ps.Seconds(&w.memory_ramp_seconds, 0, 86400)},
                    {"rollouts", section({{"perDay", ps.Number(&w.rollouts_per_day, 0, 1000)}})},
                    {"scaling", section({{"perDay", ps.Number(&w.scales_per_day, 0, 1000)},
                                         {"change", ps.Number(&w.scale_change, 0, 0.95)}})},

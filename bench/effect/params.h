@@ -38,8 +38,11 @@ struct WorkloadParams {
   double bursts_per_day = 1;  // per deployment: its cpu usage is multiplied for a while
   double burst_factor = 3;
   double burst_seconds = 900;
-  double leak_share = 0.05;       // share of deployments whose pods leak memory...
-  double leak_per_hour = 0.02;    // ...this share of their memory request per hour of age
+  double leak_share = 0.05;     // share of deployments whose pods leak memory...
+  double leak_per_hour = 0.02;  // ...this share of their memory request per hour of age
+  // A new pod's working set grows from its request to its full size over this long after it is
+  // bound (0: full size at once). A model choice, not a measured one (bench/effect/README.md).
+  double memory_ramp_seconds = 0;
   double rollouts_per_day = 0.5;  // per deployment: every pod replaced
   double scales_per_day = 1;      // per deployment: replicas x uniform(1 - change, 1 + change)
   double scale_change = 0.3;

@@ -42,6 +42,7 @@ LABELS = {
     "marks-taint": "marks as a PreferNoSchedule taint",
     "marks-relief": "marks + our rebalancer + a memory.available rule",
     "marks-early": "marks + our rebalancer + a memory.available rule + an early memory.available mark",
+    "marks-placed": "marks-relief, the rebalancer predicting where each replacement binds (proposal)",
 }
 # Issue 25's goal for marks + rebalancer on the 7-day, 1,000-node scenario: kubelet kills <= 3,
 # with no more than 10 % more evictions than the 2,852 of the issue's day.
@@ -471,6 +472,34 @@ def main():
           "the new pod's working set exceeds what the node had when the scheduler chose it."
           % (fmt(best["value"] / 2.0 ** 20), fmt(best["kubelet_evictions"]),
              fmt(best.get("breaches_at_bind", 0)), fmt(best["evictions"])))
+        w("")
+    ramp = [r for r in res["runs"] if r["kind"] == "ramp"]
+    if ramp:
+        w("## Pods that ramp up")
+        w("")
+        w("The model's pods use their full working set from the step they are bound. With "
+          "`workload.memoryRampUp: %gs` a new pod starts at its request (or its working set, if "
+          "smaller) and grows to its working set over that time, as a JVM heap or a cache fills: "
+          "a model choice, not a measurement (effect/README.md). Same workload, %d nodes for %g days."
+          % (ramp[0]["value"], ramp[0]["nodes"], ramp[0]["days"]))
+        w("")
+        w("| scenario | ramp | breaches (at a binding) | kubelet kills (victims over / within request) | "
+          "evictions | hot node-min (cpu + mem) |")
+        w("|---|---|---:|---:|---:|---:|")
+        for r in ramp:
+            base_run = by.get(r["name"])
+            if base_run:
+                w("| %s | none | %s | %s | %s | %s |" % (LABELS.get(r["name"], r["name"]), breaches(base_run),
+                                                      kills(base_run), fmt(base_run["evictions"]),
+                                                      fmt(hot(base_run))))
+            w("| %s | %gs | %s | %s | %s | %s |" % (LABELS.get(r["name"], r["name"]), r["value"], breaches(r),
+                                                 kills(r), fmt(r["evictions"]), fmt(hot(r))))
+        w("")
+        for r in ramp:
+            lines = breach_causes(r)
+            if lines:
+                w("- %s, ramping (%s kills): %s" % (LABELS.get(r["name"], r["name"]),
+                                                    fmt(r["kubelet_evictions"]), " ".join(lines)))
         w("")
     early_sweep = sorted([r for r in sweep if r["param"] == "earlyThreshold"], key=lambda r: r["value"])
     if early_sweep:

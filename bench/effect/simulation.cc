@@ -474,8 +474,18 @@ double Simulation::MemoryAvailable(size_t k) const {
 }
 
 double Simulation::MemoryUse(const Pod& pod) const {
-  return pod.memory_base * memory_factor_[pod.deployment] +
-         deployments_[pod.deployment].leak_per_second * (now_ - pod.started);
+  const Deployment& dep = deployments_[pod.deployment];
+  double working_set = pod.memory_base * memory_factor_[pod.deployment];
+  // workload.memoryRampUp: a pod created during the run grows from its request (or its full
+  // working set, if smaller) to its full working set over this long after its binding, as a heap
+  // or a cache fills; pods running at the start are grown.
+  const double ramp = p_.workload.memory_ramp_seconds;
+  if (ramp > 0 && pod.origin != PodOrigin::kStart && pod.bound_at >= 0 &&
+      now_ - pod.bound_at < ramp) {
+    const double from = std::min(working_set, dep.memory_request);
+    working_set = from + (working_set - from) * (now_ - pod.bound_at) / ramp;
+  }
+  return working_set + dep.leak_per_second * (now_ - pod.started);
 }
 
 ds::PodInfo Simulation::Info(uint32_t i) const {
