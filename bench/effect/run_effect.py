@@ -466,8 +466,8 @@ def main():
         w("")
         best = min(relief_sweep, key=lambda r: r["kubelet_evictions"])
         w("Fewest kubelet kills at %s MiB: %s (%s of their breaches began at a binding), with %s "
-          "evictions. Above that the rule marks most nodes (marked node-minutes) and herds new pods "
-          "onto the rest; below it the kills stay near the level without the rule. Where nearly every breach "
+          "evictions. At the highest threshold the rule marks far more nodes (marked node-minutes) "
+          "and herds new pods onto the rest. Where nearly every breach "
           "begins at a binding, no threshold on the node's memory.available brings the kills down: "
           "the new pod's working set exceeds what the node had when the scheduler chose it."
           % (fmt(best["value"] / 2.0 ** 20), fmt(best["kubelet_evictions"]),
