@@ -69,7 +69,9 @@ void WriteRules(W* w, const std::vector<ds::Rule>& rules) {
     w->Key("name");
     w->String(r.name.c_str());
     w->Key("resource");
-    w->String(r.resource == ds::Rule::Resource::kCpu ? "cpu" : "memory");
+    w->String(r.resource == ds::Rule::Resource::kCpu      ? "cpu"
+              : r.resource == ds::Rule::Resource::kMemory ? "memory"
+                                                          : "none");  // marks only
     w->Key("operator");
     w->String(r.op == ds::Comparison::kLess ? "<" : ">");
     w->Key("threshold");
@@ -133,6 +135,34 @@ void WriteFigures(W* w, const Run& r) {
   num("effectiveness", f.effect.Effectiveness());
   num("episodes", static_cast<double>(f.effect.episodes));
   num("series_seconds", f.series_seconds);
+  // Each breach as it began (rare: a few dozen a week), to tell their causes apart.
+  w->Key("breach_details");
+  w->StartArray();
+  for (const effect::BreachDetail& b : f.breach_details) {
+    w->StartObject();
+    num("at", b.at);
+    num("node", b.node);
+    w->Key("at_bind");
+    w->Bool(b.at_bind);
+    w->Key("marked");
+    w->Bool(b.marked);
+    w->Key("available_rule");
+    w->Bool(b.available_rule);
+    num("available_before", b.available_before);
+    num("memory_percent_before", b.memory_percent_before);
+    if (b.at_bind) {
+      num("bound", static_cast<double>(b.bound));
+      w->Key("origin");
+      w->String(effect::OriginName(b.origin));
+      num("request", b.request);
+      num("working_set", b.working_set);
+      num("safe_nodes", static_cast<double>(b.safe_nodes));
+      num("safe_unmarked", static_cast<double>(b.safe_unmarked));
+      num("feasible_unmarked", static_cast<double>(b.feasible_unmarked));
+    }
+    w->EndObject();
+  }
+  w->EndArray();
   if (r.kind == "scenario") {  // the sweep's are not plotted
     w->Key("hot_series");
     w->StartArray();
@@ -372,6 +402,26 @@ int main(int argc, char** argv) {
                       0,
                       0});
     }
+    // marks-early with its mark-only memory.available rule's threshold moved: how high the mark
+    // must sit to keep large pods off nodes that cannot take them, and where it starts to herd.
+    for (double v : base.sweep.early_threshold) {
+      effect::EffectParams p = base;
+      for (ds::Rule& r : p.early_rules.rules) {
+        if (!effect::SeesBytesAvailable(r) || r.AvailableBytes()) continue;
+        const double gap = r.clear_threshold - r.threshold;
+        r.threshold = v;
+        r.clear_threshold = v + gap;
+      }
+      runs.push_back({"sweep",
+                      "marks-early",
+                      "earlyThreshold",
+                      v,
+                      p,
+                      effect::ScenarioNamed("marks-early", p),
+                      {},
+                      0,
+                      0});
+    }
   }
 
   std::atomic<size_t> next{0};
@@ -470,6 +520,10 @@ int main(int argc, char** argv) {
   if (base.has_relief_rules) {
     w.Key("relief_rules");
     WriteRules(&w, base.relief_rules.rules);
+  }
+  if (base.has_early_rules) {
+    w.Key("early_rules");
+    WriteRules(&w, base.early_rules.rules);
   }
   w.Key("eviction_hard");
   w.Double(base.nodes.eviction_hard);

@@ -107,6 +107,114 @@ TEST(SimulationTest, MarksReliefJudgesMemoryAvailableInBytes) {
   EXPECT_EQ(off.figures().evictions, base.figures().evictions);
 }
 
+// marks-early's extra rule marks on memory.available in bytes but never drives the rebalancer:
+// with its threshold out of reach the history is marks-relief's; within reach it marks more
+// nodes, and no breach begins on a node it held.
+TEST(SimulationTest, MarksEarlyMarksOnBytesAvailableWithoutRelief) {
+  EffectParams p = Smoke();
+  p.days = 0.25;
+  auto early = [](EffectParams* q) -> ds::Rule& {
+    for (ds::Rule& r : q->early_rules.rules)
+      if (SeesBytesAvailable(r) && !r.AvailableBytes()) return r;
+    ADD_FAILURE() << "rule-early.yaml has no mark-only rule";
+    return q->early_rules.rules.front();
+  };
+  ASSERT_EQ(early(&p).resource, ds::Rule::Resource::kNone);
+  Simulation relief(p, ScenarioNamed("marks-relief", p));
+  Simulation marked(p, ScenarioNamed("marks-early", p), /*check=*/true);
+  relief.Run();
+  marked.Run();
+  EXPECT_TRUE(marked.violations().empty()) << marked.violations().front();
+  EXPECT_GT(marked.figures().marked_node_minutes, relief.figures().marked_node_minutes);
+  EffectParams q = p;
+  early(&q).threshold = early(&q).clear_threshold = -1e18;  // never below it
+  Simulation off(q, ScenarioNamed("marks-early", q));
+  off.Run();
+  EXPECT_EQ(off.figures().label_writes, relief.figures().label_writes);
+  EXPECT_EQ(off.figures().evictions, relief.figures().evictions);
+  EXPECT_EQ(off.figures().marked_node_minutes, relief.figures().marked_node_minutes);
+  // It judges bytes: below 1 GiB available it marks fewer nodes than a threshold above every
+  // node's memory.available, which marks as many as the herd cap lets it.
+  auto marked_at = [&](double threshold) {
+    EffectParams q = p;
+    early(&q).threshold = threshold;
+    early(&q).clear_threshold = 2 * threshold;
+    Simulation sim(q, ScenarioNamed("marks-early", q));
+    sim.Run();
+    return sim.figures().marked_node_minutes;
+  };
+  EXPECT_LT(marked_at(1024.0 * (1 << 20)), marked_at(1e15));
+}
+
+// Every breach is described as it began: at a binding with the pod that was bound (where it came
+// from, its request and working set) and the nodes that could have taken it.
+TEST(SimulationTest, BreachesAreDescribed) {
+  EffectParams p = Smoke();
+  p.workload.memory_usage_ratio = {1.5, 0.4};
+  Simulation sim(p, ScenarioNamed("marks-rebalance", p));
+  sim.Run();
+  const Figures& f = sim.figures();
+  ASSERT_GT(f.memory_breaches, 0u) << "the smoke cluster reaches the kubelet";
+  ASSERT_EQ(f.breach_details.size(), f.memory_breaches);
+  size_t at_bind = 0, kubelet = 0;
+  for (const BreachDetail& b : f.breach_details) {
+    EXPECT_LT(b.node, p.nodes.count);
+    EXPECT_LE(b.at, p.days * 86400);
+    if (!b.at_bind) continue;
+    ++at_bind;
+    kubelet += b.origin == PodOrigin::kKubelet;
+    EXPECT_GE(b.bound, 1u);
+    EXPECT_GT(b.request, 0);
+    EXPECT_GT(b.working_set, 0);
+    EXPECT_LE(b.safe_unmarked, b.safe_nodes);
+    EXPECT_LT(b.safe_nodes, p.nodes.count);
+  }
+  EXPECT_EQ(at_bind, f.breaches_at_bind);
+  EXPECT_GT(kubelet, 0u) << "a killed pod's replacement breaches another node";
+}
+
+// marks-placed: the rebalancer keeps a pod whose working set would not fit on the node the
+// scheduler would bind its replacement to, so fewer breaches begin with a rebalancer's
+// replacement than in marks-relief, whose rules it shares.
+TEST(SimulationTest, MarksPlacedMovesNoPodWhereItWouldNotFit) {
+  // A day of the smoke cluster less crowded, with a few deployments using 2-4 times their memory
+  // request: the case of the 1,000-node week, where memory relief moves such a pod and the
+  // scheduler binds its replacement by its request on a node without room for it.
+  EffectParams p = Smoke();
+  p.days = 1;
+  p.workload.pods_per_node = 12;
+  p.workload.memory_request = {1024.0 * (1 << 20), 0.9};
+  p.workload.memory_usage_ratio = {0.7, 0.6};
+  auto by_rebalancer = [](const Figures& f) {
+    return std::count_if(
+        f.breach_details.begin(), f.breach_details.end(),
+        [](const BreachDetail& b) { return b.at_bind && b.origin == PodOrigin::kRebalancer; });
+  };
+  Simulation relief(p, ScenarioNamed("marks-relief", p));
+  Simulation placed(p, ScenarioNamed("marks-placed", p), /*check=*/true);
+  relief.Run();
+  placed.Run();
+  EXPECT_TRUE(placed.violations().empty()) << placed.violations().front();
+  ASSERT_GT(by_rebalancer(relief.figures()), 0) << "the smoke cluster reaches the case";
+  EXPECT_LT(by_rebalancer(placed.figures()), by_rebalancer(relief.figures()));
+  EXPECT_GT(placed.figures().evictions, 0u);
+}
+
+// workload.memoryRampUp: new pods grow to their working set after their binding instead of
+// starting at full size, so fewer breaches begin in the step a pod is bound.
+TEST(SimulationTest, PodsThatRampUpBreachLessAtTheirBinding) {
+  EffectParams p = Smoke();
+  p.workload.memory_usage_ratio = {1.5, 0.4};
+  Simulation instant(p, ScenarioNamed("none", p));
+  instant.Run();
+  p.workload.memory_ramp_seconds = 600;
+  Simulation ramped(p, ScenarioNamed("none", p), /*check=*/true);
+  ramped.Run();
+  EXPECT_TRUE(ramped.violations().empty()) << ramped.violations().front();
+  ASSERT_GT(instant.figures().breaches_at_bind, 0u);
+  EXPECT_LT(ramped.figures().breaches_at_bind, instant.figures().breaches_at_bind);
+}
+
 TEST(SimulationTest, OneHistoryPerSeed) {
   EffectParams p = Smoke();
   p.days = 0.2;
@@ -205,11 +313,19 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, magic]\n"),
             "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
             "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint, "
-            "marks-relief)");
+            "marks-relief, marks-early, marks-placed)");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, marks-relief]\n"),
             "p.yaml: scenario marks-relief needs controller.reliefRuleFile");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {reliefThreshold: [1Gi]}\n"),
             "p.yaml: sweep.reliefThreshold needs controller.reliefRuleFile");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [marks-early]\n"),
+            "p.yaml: scenario marks-early needs controller.earlyRuleFile");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {earlyThreshold: [8Gi]}\n"),
+            "p.yaml: sweep.earlyThreshold needs controller.earlyRuleFile");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml, earlyRuleFile: rule-relief.yaml}\n"
+                "sweep: {earlyThreshold: [8Gi]}\n"),
+            "p.yaml: sweep.earlyThreshold: controller.earlyRuleFile has no rule that only marks "
+            "on the bytes available (unit: bytes, operator \"<\", no resource)");
   EXPECT_EQ(bad("seed: 1\n"), "p.yaml: controller.ruleFile: required (a rule.yaml)");
   EXPECT_NE(bad("controller: {ruleFile: missing.yaml}\n").find("p.yaml:1:24: controller.ruleFile"),
             std::string::npos);
@@ -223,6 +339,7 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(ok->rules.rules.size(), 2u);
   // Without a relief rule file the default scenarios are the ones the file can run.
   EXPECT_EQ(std::count(ok->scenarios.begin(), ok->scenarios.end(), "marks-relief"), 0);
+  EXPECT_EQ(std::count(ok->scenarios.begin(), ok->scenarios.end(), "marks-early"), 0);
 }
 
 TEST(ParamsTest, TheShippedParametersLoad) {
@@ -238,6 +355,12 @@ TEST(ParamsTest, TheShippedParametersLoad) {
   EXPECT_GT(bytes.threshold, p->nodes.eviction_hard);
   EXPECT_EQ(bytes.relieve_after_seconds, 0);
   EXPECT_EQ(p->sweep.relief_threshold.front(), 512.0 * (1 << 20));
+  // marks-early's rule file: a mark-only rule on the bytes available above the relief rule.
+  ASSERT_TRUE(p->has_early_rules);
+  const ds::Rule& mark = p->early_rules.rules.back();
+  EXPECT_TRUE(SeesBytesAvailable(mark));
+  EXPECT_FALSE(mark.AvailableBytes());
+  EXPECT_GT(mark.threshold, bytes.threshold);
   // The sweep turns the herd cap off at 1 and compares it with the default 0.5.
   EXPECT_EQ(p->sweep.max_marked_fraction, (std::vector<double>{0.1, 0.25, 0.5, 1}));
   EXPECT_EQ(p->rules.max_marked_fraction, 0.5);

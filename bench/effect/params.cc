@@ -9,6 +9,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "common/quantity.h"
 #include "common/yaml_guard.h"
@@ -115,10 +116,17 @@ class Parser {
 
 }  // namespace
 
+bool SeesBytesAvailable(const ds::Rule& r) {
+  return r.op == ds::Comparison::kLess &&
+         (r.AvailableBytes() ||
+          (r.resource == ds::Rule::Resource::kNone && r.unit == ds::ValueUnit::kBytes));
+}
+
 const std::vector<std::string>& KnownScenarios() {
   static const std::vector<std::string> kNames = {
-      "none",        "marks-w10",       "marks-w50",   "marks-w100",  "lownodeutil",
-      "evict-usage", "marks-rebalance", "marks-taint", "marks-relief"};
+      "none",         "marks-w10",   "marks-w50",       "marks-w100",
+      "lownodeutil",  "evict-usage", "marks-rebalance", "marks-taint",
+      "marks-relief", "marks-early", "marks-placed"};
   return kNames;
 }
 
@@ -135,8 +143,8 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
   NodeParams& nd = p.nodes;
   std::string rule_file;
   YAML::Node rule_file_node;
-  std::string relief_file;
-  YAML::Node relief_file_node;
+  std::string relief_file, early_file;
+  YAML::Node relief_file_node, early_file_node;
   double seed = 1, weight = p.affinity_weight, node_count = static_cast<double>(nd.count),
          node_pods = static_cast<double>(nd.pods), sweep_nodes = static_cast<double>(p.sweep.nodes);
   YAML::Node scenarios_node;
@@ -184,6 +192,7 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                                        {"duration", ps.Seconds(&w.burst_seconds, 0, 86400)}})},
                    {"leaks", section({{"share", ps.Number(&w.leak_share, 0, 1)},
                                       {"perHour", ps.Number(&w.leak_per_hour, 0, 10)}})},
+                   {"memoryRampUp", ps.Seconds(&w.memory_ramp_seconds, 0, 86400)},
                    {"rollouts", section({{"perDay", ps.Number(&w.rollouts_per_day, 0, 1000)}})},
                    {"scaling", section({{"perDay", ps.Number(&w.scales_per_day, 0, 1000)},
                                         {"change", ps.Number(&w.scale_change, 0, 0.95)}})},
@@ -205,6 +214,14 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                         return ps.Error(n, f, "must be a path");
                       relief_file = n.Scalar();
                       relief_file_node = n;
+                      return Status::OK();
+                    }},
+                   {"earlyRuleFile",
+                    [&](const YAML::Node& n, const std::string& f) -> Status {
+                      if (!n.IsScalar() || n.Scalar().empty())
+                        return ps.Error(n, f, "must be a path");
+                      early_file = n.Scalar();
+                      early_file_node = n;
                       return Status::OK();
                     }},
                    {"cpuRateWindow", ps.Seconds(&p.cpu_rate_window_seconds, 0, 86400)},
@@ -230,7 +247,9 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                             {"maxMarkedFraction", ps.List(&p.sweep.max_marked_fraction, 0.001, 1)},
                             {"seeds", ps.List(&p.sweep.seeds, 0, 9e15)},
                             {"reliefThreshold",
-                             ps.List(&p.sweep.relief_threshold, 1, 1e15, true)}})}}));
+                             ps.List(&p.sweep.relief_threshold, 1, 1e15, true)},
+                            {"earlyThreshold",
+                             ps.List(&p.sweep.early_threshold, 1, 1e15, true)}})}}));
     if (scenarios_given) {
       if (!scenarios_node.IsSequence() || scenarios_node.size() == 0)
         return ps.Error(scenarios_node, "scenarios", "must be a non-empty list of names");
@@ -282,13 +301,14 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
     auto rules = ds::LoadRuleConfigFile(path);
     if (!rules.ok()) return ps.Error(node, field, rules.status().message());
     for (const ds::Rule& r : rules->rules)
-      if (r.resource == ds::Rule::Resource::kNone ||
-          (r.op != ds::Comparison::kGreater && !r.AvailableBytes()))
+      if (!SeesBytesAvailable(r) &&
+          (r.resource == ds::Rule::Resource::kNone || r.op != ds::Comparison::kGreater))
         return ps.Error(node, field,
                         "rule " + r.name +
                             ": the simulation evaluates rules with `resource: cpu|memory` and "
                             "operator \">\" (the node's percent of allocatable in use), or "
-                            "`resource: memory` with \"<\" (its memory.available in bytes)");
+                            "`resource: memory` with \"<\" (its memory.available in bytes), or "
+                            "`unit: bytes` with \"<\" and no resource (the same, marking only)");
     if (rules->rules.empty()) return ps.Error(node, field, "names no rules");
     return rules;
   };
@@ -300,17 +320,39 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
     p.relief_rules = std::move(*relief);
     p.has_relief_rules = true;
   }
-  const bool relief_asked =
-      std::find(p.scenarios.begin(), p.scenarios.end(), "marks-relief") != p.scenarios.end();
-  if (relief_asked && !p.has_relief_rules) {
+  if (!early_file.empty()) {
+    auto early = load_rules(early_file, early_file_node, "controller.earlyRuleFile");
+    if (!early.ok()) return early.status();
+    p.early_rules = std::move(*early);
+    p.has_early_rules = true;
+  }
+  // A scenario whose rule file is not given: refused when asked for, left out of the default list.
+  for (const auto& [scenario, has, field] :
+       {std::tuple{"marks-relief", p.has_relief_rules, "controller.reliefRuleFile"},
+        std::tuple{"marks-placed", p.has_relief_rules, "controller.reliefRuleFile"},
+        std::tuple{"marks-early", p.has_early_rules, "controller.earlyRuleFile"}}) {
+    const bool asked =
+        std::find(p.scenarios.begin(), p.scenarios.end(), scenario) != p.scenarios.end();
+    if (!asked || has) continue;
     if (scenarios_given)
-      return Status::InvalidArgument(source +
-                                     ": scenario marks-relief needs controller.reliefRuleFile");
-    std::erase(p.scenarios, "marks-relief");  // the default list: only what the file can run
+      return Status::InvalidArgument(source + ": scenario " + scenario + " needs " + field);
+    std::erase(p.scenarios, scenario);
   }
   if (!p.sweep.relief_threshold.empty() && !p.has_relief_rules)
     return Status::InvalidArgument(source +
                                    ": sweep.reliefThreshold needs controller.reliefRuleFile");
+  if (!p.sweep.early_threshold.empty()) {
+    if (!p.has_early_rules)
+      return Status::InvalidArgument(source +
+                                     ": sweep.earlyThreshold needs controller.earlyRuleFile");
+    if (std::none_of(p.early_rules.rules.begin(), p.early_rules.rules.end(), [](const ds::Rule& r) {
+          return SeesBytesAvailable(r) && !r.AvailableBytes();
+        }))
+      return Status::InvalidArgument(source +
+                                     ": sweep.earlyThreshold: controller.earlyRuleFile has no rule "
+                                     "that only marks on the bytes available (unit: bytes, "
+                                     "operator \"<\", no resource)");
+  }
   p.rules = std::move(*rules);
   return p;
 }

@@ -38,8 +38,11 @@ struct WorkloadParams {
   double bursts_per_day = 1;  // per deployment: its cpu usage is multiplied for a while
   double burst_factor = 3;
   double burst_seconds = 900;
-  double leak_share = 0.05;       // share of deployments whose pods leak memory...
-  double leak_per_hour = 0.02;    // ...this share of their memory request per hour of age
+  double leak_share = 0.05;     // share of deployments whose pods leak memory...
+  double leak_per_hour = 0.02;  // ...this share of their memory request per hour of age
+  // A new pod's working set grows from its request to its full size over this long after it is
+  // bound (0: full size at once). A model choice, not a measured one (bench/effect/README.md).
+  double memory_ramp_seconds = 0;
   double rollouts_per_day = 0.5;  // per deployment: every pod replaced
   double scales_per_day = 1;      // per deployment: replicas x uniform(1 - change, 1 + change)
   double scale_change = 0.3;
@@ -73,6 +76,8 @@ struct SweepParams {
   std::vector<double> seeds;  // the main scenarios again, on other workloads of the same shape
   // marks-relief's memory.available threshold (bytes; the clear threshold keeps its gap)
   std::vector<double> relief_threshold;
+  // marks-early's mark-only memory.available threshold (bytes; the clear threshold keeps its gap)
+  std::vector<double> early_threshold;
 };
 
 struct EffectParams {
@@ -87,6 +92,11 @@ struct EffectParams {
   // rule, operator "<" in bytes, drives the rebalancer).
   ds::RuleConfig relief_rules;
   bool has_relief_rules = false;
+  // From controller.earlyRuleFile: the rules of the marks-early scenario (mark early, relieve
+  // late: a mark-only rule on memory.available high enough to keep new pods off nodes that cannot
+  // take a large pod's working set, beside the relief rule).
+  ds::RuleConfig early_rules;
+  bool has_early_rules = false;
   double cpu_rate_window_seconds = 300;  // rate(...[5m]) lags the cpu usage the rules see
   int affinity_weight = 100;             // of the pods' preferred NotIn term (marks scenarios)
   double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep
@@ -94,6 +104,11 @@ struct EffectParams {
   std::vector<std::string> scenarios;
   SweepParams sweep;
 };
+
+// Whether the simulation gives the rule each node's memory.available in bytes: a rule that drives
+// the rebalancer on it (`resource: memory`, operator "<"), or one that only marks on it (no
+// `resource`, `unit: bytes`, operator "<": it steers new pods, the rebalancer ignores it).
+bool SeesBytesAvailable(const ds::Rule& r);
 
 // The scenario names ParseEffectParams accepts.
 const std::vector<std::string>& KnownScenarios();

@@ -41,7 +41,13 @@ LABELS = {
     "marks-rebalance": "marks + our rebalancer",
     "marks-taint": "marks as a PreferNoSchedule taint",
     "marks-relief": "marks + our rebalancer + a memory.available rule",
+    "marks-early": "marks + our rebalancer + a memory.available rule + an early memory.available mark",
+    "marks-placed": "marks-relief, the rebalancer predicting where each replacement binds (proposal)",
 }
+# Issue 25's goal for marks + rebalancer on the 7-day, 1,000-node scenario: kubelet kills <= 3,
+# with no more than 10 % more evictions than the 2,852 of the issue's day.
+GOAL_KILLS = 3
+GOAL_EVICTIONS = 2852 * 1.1
 SWEPT = ("threshold", "clearGap", "affinityWeight", "perHour", "maxMarkedFraction")
 
 
@@ -92,8 +98,63 @@ def rule_text(r):
     return "%s > %g (clear %g, for %gs)" % (r["name"], r["threshold"], r["clear"], r["for"])
 
 
-def relief_rule(P):
-    return next((r for r in P.get("relief_rules", []) if r.get("operator") == "<"), None)
+def relief_rule(P, key="relief_rules"):
+    return next((r for r in P.get(key, []) if r.get("operator") == "<"
+                 and r.get("resource") != "none"), None)
+
+
+def early_rule(P):
+    """marks-early's rule that only marks on the bytes available."""
+    return next((r for r in P.get("early_rules", []) if r.get("operator") == "<"
+                 and r.get("resource") == "none"), None)
+
+
+def gib(v):
+    return "%.1f" % (v / 2.0 ** 30)
+
+
+def span(values):
+    """min–max in GiB, or one value when they agree; – for none."""
+    if not values:
+        return "–"
+    lo, hi = gib(min(values)), gib(max(values))
+    return lo if lo == hi else "%s–%s" % (lo, hi)
+
+
+def breach_causes(r):
+    """What the breaches of one run began with: lines for EFFECT.md, or [] without details."""
+    ds = r.get("breach_details")
+    if ds is None or not ds:
+        return []
+    bind = [b for b in ds if b["at_bind"]]
+    grow = [b for b in ds if not b["at_bind"]]
+    out = []
+    if bind:
+        unmarked = [b for b in bind if not b["marked"]]
+        origins = {}
+        for b in bind:
+            origins[b["origin"]] = origins.get(b["origin"], 0) + 1
+        big = [b for b in bind if b["working_set"] >= 2 * b["request"] and b["working_set"] > 8 * 2 ** 30]
+        safe = [b for b in bind if b["safe_unmarked"] > 0]
+        avail = sorted(b["available_before"] for b in bind)
+        out.append(
+            "%d of %d began at a binding, %d of them on a node without our mark (it had %s GiB "
+            "available the step before). The pod bound: %s. %d were pods using more than 8 GiB, "
+            "at least twice their request (%s GiB requested, %s GiB used); in %d cases an unmarked "
+            "node that fitted the pod by requests had room for its working set too (%s such nodes)."
+            % (len(bind), len(ds), len(unmarked), span(avail),
+               ", ".join("%d %s" % (n, o) for o, n in sorted(origins.items(), key=lambda x: -x[1])),
+               len(big),
+               span([b["request"] for b in big]), span([b["working_set"] for b in big]),
+               len(safe),
+               "%s–%s" % (fmt(min(b["safe_unmarked"] for b in safe)), fmt(max(b["safe_unmarked"] for b in safe)))
+               if safe else "no"))
+    if grow:
+        out.append("%d began without a binding (usage growing on the node: a leak, the daily peak); "
+                   "%d of those nodes carried our mark, %d held by a rule on the bytes available."
+                   % (len(grow), sum(1 for b in grow if b["marked"]),
+                      sum(1 for b in grow if b["available_rule"])))
+    return out
 
 
 def plot_series(scenarios, path, step):
@@ -187,7 +248,8 @@ def main():
     by = {r["name"]: r for r in scen}
     plot_series(scen, os.path.join(HERE, "hot_nodes.png"), scen[0]["series_seconds"])
     sweep_base = {r["name"]: r for r in sweep if r["param"] == "baseline"}
-    vary = [r for r in sweep if r["param"] not in ("baseline", "thresholdCapOff", "reliefThreshold")]
+    vary = [r for r in sweep if r["param"] not in ("baseline", "thresholdCapOff", "reliefThreshold",
+                                                   "earlyThreshold")]
     relief_sweep = sorted([r for r in sweep if r["param"] == "reliefThreshold"], key=lambda r: r["value"])
     cap_off = {r["value"]: r for r in sweep if r["param"] == "thresholdCapOff"}
     if vary:
@@ -235,9 +297,27 @@ def main():
               "to the node (a new pod using 2-4 times its memory request, placed by its request on "
               "a node with less available than it uses): the node was cold a step earlier, so no "
               "rule on its state can act first; they are the scheduler's to avoid, by requests "
-              "closer to use. The remaining %s breaches are what a rule could prevent."
+              "closer to use. The remaining %s are what a rule could prevent."
               % (fmt(rl["memory_breaches"]), fmt(rl["breaches_at_bind"]),
                  fmt(rl["memory_breaches"] - rl["breaches_at_bind"])))
+    me, mp = by.get("marks-early"), by.get("marks-placed")
+    if rl and me:
+        er = early_rule(P)
+        w("- Mark early, relieve late (marks-relief's rules and `%s`, which only marks): kubelet kills "
+          "%s (marks-relief: %s), %s evictions, marked node-minutes %s (marks-relief: %s), at most "
+          "%s nodes marked at once; hot node-minutes %s against the default scheduler alone."
+          % (rule_text(er), fmt(me["kubelet_evictions"]), fmt(rl["kubelet_evictions"]),
+             fmt(me["evictions"]), fmt(me["marked_node_minutes"]), fmt(rl["marked_node_minutes"]),
+             fmt(me.get("marked_max", 0)), pct(hot(me), hot(none)) if none else "n/a"))
+    if rl and mp:
+        met = mp["kubelet_evictions"] <= GOAL_KILLS and mp["evictions"] <= GOAL_EVICTIONS
+        w("- marks-relief with the rebalancer predicting where the scheduler binds each replacement "
+          "(a proposal, simulated; not in the controller): kubelet kills %s (marks-relief: %s), %s "
+          "evictions (%s against marks-relief); hot node-minutes %s against the default scheduler "
+          "alone. Issue 25's goal (at most %d kills, at most %s evictions): %s."
+          % (fmt(mp["kubelet_evictions"]), fmt(rl["kubelet_evictions"]), fmt(mp["evictions"]),
+             pct(mp["evictions"], rl["evictions"]), pct(hot(mp), hot(none)) if none else "n/a",
+             GOAL_KILLS, fmt(GOAL_EVICTIONS), "met" if met else "not met"))
     for n in ("marks-w10", "marks-w50", "marks-w100"):
         if none and n in by:
             w("- %s: hot node-minutes %s." % (LABELS[n], pct(hot(by[n]), hot(none))))
@@ -260,7 +340,8 @@ def main():
         capped = sum(r["capped_node_cycles"] for r in ctl_runs)
         binding = ["`%s` %g" % (r["param"], r["value"]) for r in res["runs"]
                    if r["kind"] == "sweep"
-                   and r["param"] not in ("baseline", "maxMarkedFraction", "thresholdCapOff")
+                   and r["param"] not in ("baseline", "maxMarkedFraction", "thresholdCapOff",
+                                          "reliefThreshold", "earlyThreshold")
                    and r.get("capped_node_cycles", 0) > 0]
         w("- The herd cap (`maxMarkedFraction`, default %g: at most %s of the %s nodes marked at "
           "once) %s in these scenarios; the most nodes marked at once was %s. %s"
@@ -299,6 +380,10 @@ def main():
     w("| controller rules | %s |" % ", ".join(rule_text(r) for r in P["rules"]))
     if P.get("relief_rules"):
         w("| marks-relief's rules | %s |" % ", ".join(rule_text(r) for r in P["relief_rules"]))
+    if P.get("early_rules"):
+        w("| marks-early's rules | %s |" % ", ".join(
+            rule_text(r) + (" (marks only)" if r.get("resource") == "none" else "")
+            for r in P["early_rules"]))
     if "eviction_hard" in P:
         w("| kubelet | kills below memory.available %s MiB (evictionHard), one pod per 10 s, in its "
           "order (`rebalance/kubelet_order.h`) |" % fmt(P["eviction_hard"] / 2.0 ** 20))
@@ -316,7 +401,7 @@ def main():
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in scen:
         ctl = r["name"] not in ("none", "lownodeutil")
-        reb = r["name"] in ("evict-usage", "marks-rebalance", "marks-relief")
+        reb = r["name"] in ("evict-usage", "marks-rebalance", "marks-relief", "marks-early")
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |"
           % (LABELS.get(r["name"], r["name"]), fmt(r["node_minutes_cpu"]), fmt(r["node_minutes_memory"]),
              pct(hot(r), hot(none)) if none else "", breaches(r),
@@ -340,6 +425,23 @@ def main():
     w("")
     w("![hot nodes over time](effect/hot_nodes.png)")
     w("")
+    explained = [r for r in scen if r.get("breach_details")
+                 and r["name"] in ("marks-rebalance", "marks-relief", "marks-early", "marks-placed")]
+    if explained:
+        w("## Why the kubelet still kills")
+        w("")
+        w("Each breach as it began (`breach_details` in results.json): at a binding, the pod bound "
+          "(where it came from: a rebalancer's replacement, a kubelet-killed pod's replacement, a "
+          "rollout, a scale-up or a job), its memory request and working set, whether the node "
+          "carried our mark, what it had available the step before, and how many unmarked nodes "
+          "would have fitted the pod by requests and by use.")
+        w("")
+        for r in explained:
+            lines = breach_causes(r)
+            if lines:
+                w("- %s (%s kills): %s" % (LABELS.get(r["name"], r["name"]),
+                                           fmt(r["kubelet_evictions"]), " ".join(lines)))
+        w("")
     if relief_sweep:
         rr = relief_rule(P)
         w("## Memory relief: the rule's threshold against the kubelet's")
@@ -364,12 +466,67 @@ def main():
         w("")
         best = min(relief_sweep, key=lambda r: r["kubelet_evictions"])
         w("Fewest kubelet kills at %s MiB: %s (%s of their breaches began at a binding), with %s "
-          "evictions. Above that the rule marks most nodes (marked node-minutes) and herds new pods "
-          "onto the rest; below it the kills stay near the level without the rule. Where nearly every breach "
+          "evictions. At the highest threshold the rule marks far more nodes (marked node-minutes) "
+          "and herds new pods onto the rest. Where nearly every breach "
           "begins at a binding, no threshold on the node's memory.available brings the kills down: "
           "the new pod's working set exceeds what the node had when the scheduler chose it."
           % (fmt(best["value"] / 2.0 ** 20), fmt(best["kubelet_evictions"]),
              fmt(best.get("breaches_at_bind", 0)), fmt(best["evictions"])))
+        w("")
+    ramp = [r for r in res["runs"] if r["kind"] == "ramp"]
+    if ramp:
+        w("## Pods that ramp up")
+        w("")
+        w("The model's pods use their full working set from the step they are bound. With "
+          "`workload.memoryRampUp: %gs` a new pod starts at its request (or its working set, if "
+          "smaller) and grows to its working set over that time, as a JVM heap or a cache fills: "
+          "a model choice, not a measurement (effect/README.md). Same workload, %d nodes for %g days."
+          % (ramp[0]["value"], ramp[0]["nodes"], ramp[0]["days"]))
+        w("")
+        w("| scenario | ramp | breaches (at a binding) | kubelet kills (victims over / within request) | "
+          "evictions | hot node-min (cpu + mem) |")
+        w("|---|---|---:|---:|---:|---:|")
+        for r in ramp:
+            base_run = by.get(r["name"])
+            if base_run:
+                w("| %s | none | %s | %s | %s | %s |" % (LABELS.get(r["name"], r["name"]), breaches(base_run),
+                                                      kills(base_run), fmt(base_run["evictions"]),
+                                                      fmt(hot(base_run))))
+            w("| %s | %gs | %s | %s | %s | %s |" % (LABELS.get(r["name"], r["name"]), r["value"], breaches(r),
+                                                 kills(r), fmt(r["evictions"]), fmt(hot(r))))
+        w("")
+        for r in ramp:
+            lines = breach_causes(r)
+            if lines:
+                w("- %s, ramping (%s kills): %s" % (LABELS.get(r["name"], r["name"]),
+                                                    fmt(r["kubelet_evictions"]), " ".join(lines)))
+        w("")
+    early_sweep = sorted([r for r in sweep if r["param"] == "earlyThreshold"], key=lambda r: r["value"])
+    if early_sweep:
+        w("## Mark early: the mark-only rule's threshold")
+        w("")
+        w("marks-early with its mark-only memory.available rule's threshold moved (its clear "
+          "threshold keeps its gap), on %d nodes for %g days. The relief rule stays at %s MiB. A "
+          "mark high enough to keep a large pod's working set off a node marks many nodes at once: "
+          "most marked is against the herd cap of %s."
+          % (early_sweep[0]["nodes"], early_sweep[0]["days"],
+             fmt(relief_rule(P, "early_rules")["threshold"] / 2.0 ** 20) if relief_rule(P, "early_rules") else "?",
+             fmt(int(P.get("max_marked_fraction", 0.5) * P["nodes"]))))
+        w("")
+        w("| mark-only threshold (MiB) | breaches (at a binding) | kubelet kills (victims over / "
+          "within request) | evictions | hot node-min (cpu + mem) | marked node-min (most at once) "
+          "| capped node-cycles | pending pod-min |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
+        if rl:
+            w("| (marks-relief, no such rule) | %s | %s | %s | %s | %s (%s) | %s | %s |"
+              % (breaches(rl), kills(rl), fmt(rl["evictions"]), fmt(hot(rl)),
+                 fmt(rl["marked_node_minutes"]), fmt(rl.get("marked_max", 0)),
+                 fmt(rl.get("capped_node_cycles", 0)), fmt(rl["pending_pod_minutes"])))
+        for r in early_sweep:
+            w("| %s | %s | %s | %s | %s | %s (%s) | %s | %s |"
+              % (fmt(r["value"] / 2.0 ** 20), breaches(r), kills(r), fmt(r["evictions"]), fmt(hot(r)),
+                 fmt(r["marked_node_minutes"]), fmt(r.get("marked_max", 0)),
+                 fmt(r.get("capped_node_cycles", 0)), fmt(r["pending_pod_minutes"])))
         w("")
     if vary:
         w("## Sensitivity")

@@ -35,11 +35,12 @@ const char* kPressureTaint = "node.kubernetes.io/memory-pressure";
 
 ds::TimePoint Mono(double t) { return ds::TimePoint{} + ds::FromSeconds(t + 1e6); }
 
-// The parameters a scenario runs with: marks-relief's rules come from controller.reliefRuleFile.
+// The parameters a scenario runs with: marks-relief's rules come from controller.reliefRuleFile,
+// marks-early's from controller.earlyRuleFile.
 EffectParams ForScenario(const EffectParams& p, const Scenario& s) {
-  if (!s.relief_rules || !p.has_relief_rules) return p;
   EffectParams out = p;
-  out.rules = p.relief_rules;
+  if (s.relief_rules && p.has_relief_rules) out.rules = p.relief_rules;
+  if (s.early_rules && p.has_early_rules) out.rules = p.early_rules;
   return out;
 }
 
@@ -58,10 +59,13 @@ Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
     s.descheduler = true;
   } else if (name == "evict-usage") {
     s.controller = s.rebalance = true;  // marks the scheduler never sees
-  } else if (name == "marks-rebalance" || name == "marks-relief") {
+  } else if (name == "marks-rebalance" || name == "marks-relief" || name == "marks-early" ||
+             name == "marks-placed") {
     s.controller = s.marks_visible = s.rebalance = true;
     s.affinity_weight = p.affinity_weight;
-    s.relief_rules = name == "marks-relief";
+    s.relief_rules = name == "marks-relief" || name == "marks-placed";
+    s.predict_placement = name == "marks-placed";
+    s.early_rules = name == "marks-early";
   }
   return s;
 }
@@ -70,6 +74,7 @@ struct Simulation::Node {
   std::vector<uint32_t> pods;
   double alloc_cpu = 0, alloc_memory = 0;  // cores, bytes
   double cpu = 0, memory = 0;              // real usage now (cores, bytes; cpu capped)
+  double memory_before = 0;                // ...the step before
   double cpu_seen = -1;  // cpu % as the rule sees it: rate() over a window lags the usage
   bool breached = false;
   double pressure_until = -1;
@@ -131,7 +136,7 @@ Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
   for (uint32_t d = 0; d < deployments_.size(); ++d) {
     const size_t n = deployments_[d].replicas;
     deployments_[d].replicas = 0;
-    SetReplicas(d, n);
+    SetReplicas(d, n, PodOrigin::kStart);
     // Running pods of different ages: the leaks start part of the way.
     for (int64_t pod : slots_[d]) {
       Rng age(Mix(p_.seed ^ Mix(pods_[pod].id + 0x5eed)));
@@ -151,7 +156,7 @@ void Simulation::Schedule(double at, Event::Kind kind, uint32_t d) {
   if (std::isfinite(at) && at < end_) events_.push(Event{at, seq_++, kind, d});
 }
 
-uint32_t Simulation::CreatePod(uint32_t d, uint32_t slot, double started) {
+uint32_t Simulation::CreatePod(uint32_t d, uint32_t slot, double started, PodOrigin origin) {
   uint32_t i;
   if (!free_pods_.empty()) {
     i = free_pods_.back();
@@ -166,6 +171,7 @@ uint32_t Simulation::CreatePod(uint32_t d, uint32_t slot, double started) {
   pod.slot = slot;
   pod.id = ++pod_ids_;
   pod.started = started;
+  pod.origin = origin;
   pod.alive = true;
   const Deployment& dep = deployments_[d];
   const double jitter = p_.workload.pod_jitter;
@@ -203,14 +209,15 @@ void Simulation::Evict(uint32_t i, bool by_policy) {
   const uint32_t d = pods_[i].deployment, slot = pods_[i].slot;
   const int32_t from = pods_[i].node;
   DeletePod(i);
-  const uint32_t r = CreatePod(d, slot, now_);
+  const uint32_t r =
+      CreatePod(d, slot, now_, by_policy ? PodOrigin::kRebalancer : PodOrigin::kKubelet);
   if (by_policy) {
     pods_[r].evicted_from = from;
     pods_[r].evicted_at = now_;
   }
 }
 
-void Simulation::SetReplicas(uint32_t d, size_t n) {
+void Simulation::SetReplicas(uint32_t d, size_t n, PodOrigin origin) {
   if (d >= slots_.size()) {
     slots_.resize(d + 1);
     specs_.resize(d + 1);
@@ -233,7 +240,7 @@ void Simulation::SetReplicas(uint32_t d, size_t n) {
   for (size_t s = n; s < slots.size(); ++s)
     if (slots[s] >= 0) DeletePod(static_cast<uint32_t>(slots[s]));
   slots.resize(n, -1);
-  for (size_t s = dep.replicas; s < n; ++s) CreatePod(d, static_cast<uint32_t>(s), now_);
+  for (size_t s = dep.replicas; s < n; ++s) CreatePod(d, static_cast<uint32_t>(s), now_, origin);
   dep.replicas = n;
 }
 
@@ -249,7 +256,7 @@ void Simulation::HandleEvents() {
         for (size_t s = 0; s < slots_[e.deployment].size(); ++s)
           if (int64_t pod = slots_[e.deployment][s]; pod >= 0) {
             DeletePod(static_cast<uint32_t>(pod));
-            CreatePod(e.deployment, static_cast<uint32_t>(s), now_);
+            CreatePod(e.deployment, static_cast<uint32_t>(s), now_, PodOrigin::kRollout);
           }
         Schedule(now_ + rng_.Exponential(w.rollouts_per_day / kDay), Event::kRollout, e.deployment);
         break;
@@ -257,7 +264,7 @@ void Simulation::HandleEvents() {
         const double f = 1 + w.scale_change * (2 * rng_.Uniform() - 1);
         const double n =
             std::clamp(std::round(static_cast<double>(dep.replicas) * f), 1.0, w.max_replicas);
-        SetReplicas(e.deployment, static_cast<size_t>(n));
+        SetReplicas(e.deployment, static_cast<size_t>(n), PodOrigin::kScaleUp);
         Schedule(now_ + rng_.Exponential(w.scales_per_day / kDay), Event::kScale, e.deployment);
         break;
       }
@@ -269,7 +276,7 @@ void Simulation::HandleEvents() {
         deployments_.push_back(GenerateJob(w, ++jobs_, &rng_));
         const uint32_t d = static_cast<uint32_t>(deployments_.size() - 1);
         deployments_[d].replicas = 0;
-        SetReplicas(d, 1);
+        SetReplicas(d, 1, PodOrigin::kJob);
         Schedule(now_ + deployments_[d].job_seconds, Event::kJobEnd, d);
         Schedule(now_ + rng_.Exponential(w.jobs_per_node_hour *
                                          static_cast<double>(p_.nodes.count) / 3600),
@@ -278,7 +285,7 @@ void Simulation::HandleEvents() {
       }
       case Event::kJobEnd:
         // A job's time counts from its arrival, Pending included: the model stays simple.
-        SetReplicas(e.deployment, 0);
+        SetReplicas(e.deployment, 0, PodOrigin::kJob);
         break;
     }
   }
@@ -288,6 +295,7 @@ void Simulation::Bind(uint32_t i, uint32_t node) {
   Pod& pod = pods_[i];
   Node& n = nodes_[node];
   pod.node = static_cast<int32_t>(node);
+  pod.bound_at = now_;
   n.last_bind = now_;
   pod.at = static_cast<uint32_t>(n.pods.size());
   n.pods.push_back(i);
@@ -344,6 +352,7 @@ void Simulation::ComputeUsage() {
       memory += MemoryUse(pod);
     }
     n.cpu = std::min(cpu, n.alloc_cpu);  // cores are shared: the excess is throttled
+    n.memory_before = n.memory;
     n.memory = memory;
     n.cpu_seen =
         n.cpu_seen < 0 ? n.CpuPercent() : n.cpu_seen + alpha * (n.CpuPercent() - n.cpu_seen);
@@ -364,6 +373,7 @@ void Simulation::KubeletEvictions() {
       // A pod bound this very step whose working set alone exceeds what was available: no rule
       // on the node's state could have acted before it (the model's pods start at full size).
       if (n.last_bind == now_) ++figures_.breaches_at_bind;
+      figures_.breach_details.push_back(DescribeBreach(k));
     }
     n.breached = breach;
     if (breach) n.pressure_until = now_ + kPressureTransition;
@@ -398,6 +408,65 @@ void Simulation::KubeletEvictions() {
   }
 }
 
+BreachDetail Simulation::DescribeBreach(size_t k) const {
+  const Node& n = nodes_[k];
+  BreachDetail b;
+  b.at = now_;
+  b.node = static_cast<uint32_t>(k);
+  b.at_bind = n.last_bind == now_;
+  b.marked = n.marked;  // the controller runs after the kubelet within a step
+  for (size_t r = 0; r < p_.rules.rules.size() && r < n.hold_since.size(); ++r)
+    b.available_rule |= SeesBytesAvailable(p_.rules.rules[r]) && n.hold_since[r] >= 0;
+  b.available_before = n.alloc_memory + p_.nodes.eviction_hard - n.memory_before;
+  b.memory_percent_before = 100 * n.memory_before / n.alloc_memory;
+  if (!b.at_bind) return b;
+  const Pod* big = nullptr;
+  for (uint32_t i : n.pods) {
+    const Pod& pod = pods_[i];
+    if (pod.bound_at != now_) continue;
+    ++b.bound;
+    if (!big || MemoryUse(pod) > MemoryUse(*big)) big = &pod;
+  }
+  if (!big) return b;
+  b.origin = big->origin;
+  b.request = deployments_[big->deployment].memory_request;
+  b.working_set = MemoryUse(*big);
+  const sim::SchedPod& spec = specs_[big->deployment];
+  for (size_t j = 0; j < nodes_.size(); ++j) {
+    if (j == k) continue;
+    const sim::NodeRequests& r = requested_[j];
+    if (r.cpu + spec.cpu_milli > sched_nodes_[j].cpu_milli ||
+        r.memory + spec.memory > sched_nodes_[j].memory || r.pods + 1 > sched_nodes_[j].pods)
+      continue;
+    const bool free = !nodes_[j].marked &&
+                      std::none_of(sched_nodes_[j].taints.begin(), sched_nodes_[j].taints.end(),
+                                   [](const sim::Taint& t) { return t.effect == "NoSchedule"; });
+    b.feasible_unmarked += free;
+    if (MemoryAvailable(j) - b.working_set < p_.nodes.eviction_hard) continue;
+    ++b.safe_nodes;
+    b.safe_unmarked += free;
+  }
+  return b;
+}
+
+const char* OriginName(PodOrigin o) {
+  switch (o) {
+    case PodOrigin::kStart:
+      return "start";
+    case PodOrigin::kRollout:
+      return "rollout";
+    case PodOrigin::kScaleUp:
+      return "scale-up";
+    case PodOrigin::kJob:
+      return "job";
+    case PodOrigin::kRebalancer:
+      return "rebalancer replacement";
+    case PodOrigin::kKubelet:
+      return "kubelet-kill replacement";
+  }
+  return "?";
+}
+
 // The kubelet's memory.available: capacity minus the node's working set, which is the system's
 // reserved memory (assumed in use) and the pods'.
 double Simulation::MemoryAvailable(size_t k) const {
@@ -405,8 +474,18 @@ double Simulation::MemoryAvailable(size_t k) const {
 }
 
 double Simulation::MemoryUse(const Pod& pod) const {
-  return pod.memory_base * memory_factor_[pod.deployment] +
-         deployments_[pod.deployment].leak_per_second * (now_ - pod.started);
+  const Deployment& dep = deployments_[pod.deployment];
+  double working_set = pod.memory_base * memory_factor_[pod.deployment];
+  // workload.memoryRampUp: a pod created during the run grows from its request (or its full
+  // working set, if smaller) to its full working set over this long after its binding, as a heap
+  // or a cache fills; pods running at the start are grown.
+  const double ramp = p_.workload.memory_ramp_seconds;
+  if (ramp > 0 && pod.origin != PodOrigin::kStart && pod.bound_at >= 0 &&
+      now_ - pod.bound_at < ramp) {
+    const double from = std::min(working_set, dep.memory_request);
+    working_set = from + (working_set - from) * (now_ - pod.bound_at) / ramp;
+  }
+  return working_set + dep.leak_per_second * (now_ - pod.started);
 }
 
 ds::PodInfo Simulation::Info(uint32_t i) const {
@@ -472,7 +551,7 @@ void Simulation::RunController() {
   const std::vector<ds::Rule>& rules = p_.rules.rules;
   for (size_t r = 0; r < rules.size(); ++r)
     for (size_t k = 0; k < nodes_.size(); ++k)
-      c.values[r][k] = rules[r].AvailableBytes()                       ? MemoryAvailable(k)
+      c.values[r][k] = SeesBytesAvailable(rules[r])                    ? MemoryAvailable(k)
                        : rules[r].resource == ds::Rule::Resource::kCpu ? nodes_[k].cpu_seen
                                                                        : nodes_[k].MemoryPercent();
   std::vector<ds::NodeInput> in(nodes_.size());
@@ -672,6 +751,14 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
               ds::Steer::kNone)
         continue;
       if (c.budget.Check(info) != ds::Limit::kNone) continue;
+      // marks-placed: the replacement goes where the scheduler puts it by requests, not to the
+      // destinations below; a pod using more than it requests must fit there by use too.
+      const Pod& pod = pods_[i];
+      if (s_.predict_placement && MemoryUse(pod) > deployments_[pod.deployment].memory_request) {
+        const int to = sim::ChooseNode(sched_nodes_, requested_, specs_[pod.deployment]);
+        const double floor = bytes_rule ? bytes_rule->clear_threshold : p_.nodes.eviction_hard;
+        if (to < 0 || MemoryAvailable(static_cast<size_t>(to)) - MemoryUse(pod) < floor) continue;
+      }
       infos.push_back(std::move(info));
       ids.push_back(i);
     }

@@ -39,10 +39,47 @@ struct Scenario {
   // The rules of controller.reliefRuleFile instead of ruleFile (marks-relief: a memory.available
   // rule, operator "<" in bytes, drives the rebalancer).
   bool relief_rules = false;
+  bool early_rules = false;  // controller.earlyRuleFile's (marks-early)
+  // marks-placed (a proposal, not the controller's behaviour yet): the rebalancer predicts where
+  // kube-scheduler will bind a candidate's replacement (by requests, as it binds) and keeps a pod
+  // over its memory request whose working set would not fit there by use.
+  bool predict_placement = false;
 };
 
 // REQUIRES: `name` is one of KnownScenarios().
 Scenario ScenarioNamed(const std::string& name, const EffectParams& p);
+
+// Where a pod came from: what created it (the breach details tell the causes apart).
+enum class PodOrigin : uint8_t {
+  kStart,       // running when the simulation starts
+  kRollout,     // a rollout replaced its predecessor
+  kScaleUp,     // a new replica slot
+  kJob,         // a short job
+  kRebalancer,  // the replacement of a pod the policy (rebalancer, descheduler) evicted
+  kKubelet,     // the replacement of a pod the kubelet killed
+};
+const char* OriginName(PodOrigin o);
+
+// One memory.available breach, as it began: what the node and, at a binding, the pod bound to it
+// were like. The figures keep them to find out why the kubelet still kills.
+struct BreachDetail {
+  double at = 0;  // simulated seconds
+  uint32_t node = 0;
+  bool at_bind = false;
+  bool marked = false;          // our mark stood on the node when the step began
+  bool available_rule = false;  // ...held by a rule on the bytes available (marks-relief)
+  double available_before = 0;  // memory.available the step before, bytes
+  double memory_percent_before = 0;
+  // At a binding: the pods bound to the node this step, and the one with the largest working set.
+  size_t bound = 0;
+  PodOrigin origin = PodOrigin::kStart;
+  double request = 0, working_set = 0;  // bytes
+  // Nodes where that pod would have fitted by requests and left memory.available above the
+  // kubelet's threshold (not counting the breached node), and how many of those were unmarked
+  // and untainted: whether any placement could have avoided the breach.
+  size_t safe_nodes = 0, safe_unmarked = 0;
+  size_t feasible_unmarked = 0;  // unmarked untainted nodes that fitted it by requests
+};
 
 struct Figures {
   double node_minutes_cpu = 0;              // node-minutes with cpu over params.measure_cpu
@@ -63,6 +100,7 @@ struct Figures {
   size_t marked_max = 0;  // the most nodes marked at once (the herd cap bounds it)
   double spread_cpu = 0, spread_memory = 0;  // time average of the std dev of node usage (%)
   ds::EffectFigures effect;  // the rebalancer's figures (scenarios with the controller)
+  std::vector<BreachDetail> breach_details;  // one per breach, in time order
   double series_seconds = 600;
   std::vector<int> hot_series;  // nodes over either measure threshold, one value per period
 };
@@ -103,6 +141,8 @@ class Simulation {
     uint64_t id = 0;
     double started = 0;                    // for the leak and the pod's age
     double cpu_base = 0, memory_base = 0;  // request x the pod's own multiplier
+    PodOrigin origin = PodOrigin::kStart;
+    double bound_at = -1;       // simulated time of its binding
     int32_t evicted_from = -1;  // a replacement of a pod the policy evicted from this node...
     double evicted_at = 0;      // ...at this time
     bool alive = false;
@@ -119,14 +159,15 @@ class Simulation {
 
   void Schedule(double at, Event::Kind kind, uint32_t d);
   void HandleEvents();
-  void SetReplicas(uint32_t d, size_t n);
-  uint32_t CreatePod(uint32_t d, uint32_t slot, double started);
+  void SetReplicas(uint32_t d, size_t n, PodOrigin origin);
+  uint32_t CreatePod(uint32_t d, uint32_t slot, double started, PodOrigin origin);
   void DeletePod(uint32_t pod);  // the pod's slot is left empty
   void Evict(uint32_t pod, bool by_policy);
   void Bind(uint32_t pod, uint32_t node);
   void BindPending();
   void ComputeUsage();
   void KubeletEvictions();
+  BreachDetail DescribeBreach(size_t node) const;
   void RunController();
   void Rebalance(const std::vector<ds::NodeDecision>& decisions, const std::vector<bool>& cold);
   void RunDescheduler();
