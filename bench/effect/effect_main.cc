@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -384,44 +385,33 @@ int main(int argc, char** argv) {
     // marks-relief with its memory.available rule's threshold (bytes) moved, the clear threshold
     // keeping its gap: how far above the kubelet's threshold it must sit, and what that costs in
     // evictions. At the scenarios' size: kubelet kills are rare events.
-    for (double v : base.sweep.relief_threshold) {
-      effect::EffectParams p = base;
-      for (ds::Rule& r : p.relief_rules.rules) {
-        if (!r.AvailableBytes()) continue;
-        const double gap = r.clear_threshold - r.threshold;
-        r.threshold = v;
-        r.clear_threshold = v + gap;
+    // One memory.available rule's threshold moved across `values` (the clear threshold keeps its
+    // gap), in the rule file `rules_of` picks and the rules `moves` accepts.
+    auto sweep_bytes_rule = [&](const std::vector<double>& values,
+                                ds::RuleConfig effect::EffectParams::*rules_of,
+                                const std::function<bool(const ds::Rule&)>& moves,
+                                const char* scenario, const char* param) {
+      for (double v : values) {
+        effect::EffectParams p = base;
+        for (ds::Rule& r : (p.*rules_of).rules) {
+          if (!moves(r)) continue;
+          const double gap = r.clear_threshold - r.threshold;
+          r.threshold = v;
+          r.clear_threshold = v + gap;
+        }
+        runs.push_back(
+            {"sweep", scenario, param, v, p, effect::ScenarioNamed(scenario, p), {}, 0, 0});
       }
-      runs.push_back({"sweep",
-                      "marks-relief",
-                      "reliefThreshold",
-                      v,
-                      p,
-                      effect::ScenarioNamed("marks-relief", p),
-                      {},
-                      0,
-                      0});
-    }
+    };
+    sweep_bytes_rule(
+        base.sweep.relief_threshold, &effect::EffectParams::relief_rules,
+        [](const ds::Rule& r) { return r.AvailableBytes(); }, "marks-relief", "reliefThreshold");
     // marks-early with its mark-only memory.available rule's threshold moved: how high the mark
     // must sit to keep large pods off nodes that cannot take them, and where it starts to herd.
-    for (double v : base.sweep.early_threshold) {
-      effect::EffectParams p = base;
-      for (ds::Rule& r : p.early_rules.rules) {
-        if (!effect::SeesBytesAvailable(r) || r.AvailableBytes()) continue;
-        const double gap = r.clear_threshold - r.threshold;
-        r.threshold = v;
-        r.clear_threshold = v + gap;
-      }
-      runs.push_back({"sweep",
-                      "marks-early",
-                      "earlyThreshold",
-                      v,
-                      p,
-                      effect::ScenarioNamed("marks-early", p),
-                      {},
-                      0,
-                      0});
-    }
+    sweep_bytes_rule(
+        base.sweep.early_threshold, &effect::EffectParams::early_rules,
+        [](const ds::Rule& r) { return effect::SeesBytesAvailable(r) && !r.AvailableBytes(); },
+        "marks-early", "earlyThreshold");
   }
 
   std::atomic<size_t> next{0};
