@@ -55,14 +55,18 @@ void ValueHistory::Record(const NodeTable* table, double wall, size_t marked,
     rules_[r].clear[slot] = static_cast<float>(col.clear_threshold);
   }
   for (size_t i = 0; i < table->names.size(); ++i) {
+    if (row[i] == kNoRow) continue;
     seen_[row[i]] = minute_;
     for (size_t r = 0; r < nr; ++r) {
       const double v = table->Value(i, r);
-      // Beyond a float's range a series' bounds would become infinite: no value, as NaN is.
-      if (std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max())
-        Put(series_[row[i] * nr + r], slot, v, rules_[r].op == "<");
+      if (Recordable(v)) Put(series_[row[i] * nr + r], slot, v, rules_[r].op == "<");
     }
   }
+}
+
+bool ValueHistory::Recordable(double v) {
+  // Beyond a float's range a series' bounds would become infinite: no value, as NaN is.
+  return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max();
 }
 
 void ValueHistory::Advance(int64_t minute) {
@@ -94,12 +98,17 @@ void ValueHistory::Advance(int64_t minute) {
   minute_ = minute;
   // Once a minute: nodes that cycles have gone without for kDepartedMinutes go (counted in cycles:
   // a controller without cycles for a while, a standby, has seen no node leave), as does what is
-  // older than the hour; and a range the hour's values use less than half
+  // older than the hour, and a row without a value left in the hour (a node gets one with its
+  // first value: AlignNodes); and a range the hour's values use less than half
   // of shrinks to them, so a spike that has left does not flatten the rest of the line.
   const size_t nr = rules_.size();
   size_t kept = 0;
   for (size_t i = 0; i < names_.size(); ++i) {
-    if (last_cycle - seen_[i] >= kDepartedMinutes ||
+    const auto first = series_.begin() + static_cast<ptrdiff_t>(i * nr);
+    const bool valued = std::any_of(first, first + static_cast<ptrdiff_t>(nr), [](const Series& s) {
+      return std::any_of(s.code.begin(), s.code.end(), [](uint8_t c) { return c != kEmpty; });
+    });
+    if (!valued || last_cycle - seen_[i] >= kDepartedMinutes ||
         minute_ - seen_[i] >= static_cast<int64_t>(kNodeMinutes))
       continue;
     if (kept != i) {
@@ -113,6 +122,13 @@ void ValueHistory::Advance(int64_t minute) {
   names_.resize(kept);
   seen_.resize(kept);
   series_.resize(kept * nr);
+  // Room kept for far more rows than remain (the nodes of a churn that left, a smaller cluster)
+  // would stay resident: the pages were written. Shrunk, the next join leaves room again.
+  if (names_.capacity() > kept + kept / 4 + 64) {
+    names_.shrink_to_fit();
+    seen_.shrink_to_fit();
+    series_.shrink_to_fit();
+  }
   for (Series& s : series_) {
     uint8_t lo = kEmpty, hi = 0;
     for (uint8_t c : s.code)
@@ -169,21 +185,29 @@ void ValueHistory::AlignRules(const NodeTable& table) {
 
 std::vector<size_t> ValueHistory::AlignNodes(const NodeTable& table) {
   // Both lists are sorted: one walk finds every row, and the common case (no new node) ends there.
-  std::vector<size_t> row(table.names.size());
+  // A node joins with its first value: one that never had any (a node no rule's query names, the
+  // nodes a churn adds and removes) would hold an empty line, 300 bytes a node with 4 rules.
+  const size_t nr = rules_.size();
+  std::vector<size_t> row(table.names.size(), kNoRow);
   std::vector<size_t> joined;  // the table's nodes new to the history, in order
   for (size_t i = 0, j = 0; i < table.names.size(); ++i) {
     while (j < names_.size() && names_[j] < table.names[i]) ++j;
-    if (j < names_.size() && names_[j] == table.names[i])
+    if (j < names_.size() && names_[j] == table.names[i]) {
       row[i] = j;
-    else
+      continue;
+    }
+    for (size_t r = 0; r < nr; ++r) {
+      if (!Recordable(table.Value(i, r))) continue;
       joined.push_back(i);
+      break;
+    }
   }
   if (joined.empty()) return row;
   // Merged in place, from the back, into storage grown with room to spare: while nodes join a few
   // a cycle, a new copy of every series each cycle (3 MB at 10,000 nodes x 4 rules) had the
   // resident size jump by as much. The spare room costs no resident memory until it is used
   // (blocks this large are fresh mappings, and only the pages written are resident).
-  const size_t nr = rules_.size(), old_n = names_.size(), total = old_n + joined.size();
+  const size_t old_n = names_.size(), total = old_n + joined.size();
   if (names_.capacity() < total) {
     const size_t room = old_n == 0 ? total : total + total / 8;  // the first nodes: exactly
     names_.reserve(room);
@@ -216,6 +240,7 @@ std::vector<size_t> ValueHistory::AlignNodes(const NodeTable& table) {
       ++n;
       continue;
     }
+    if (row[i] == kNoRow) continue;  // no row, no value
     while (names_[at] != table.names[i]) ++at;
     row[i] = at;
   }

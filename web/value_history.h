@@ -14,7 +14,8 @@
 // A node that left the cluster keeps its series for kDepartedMinutes, then they go: the page
 // asks only for the nodes it lists, which are the cluster's, so a departed node's line serves
 // only a node that comes back under its name (a re-created machine); kept for the hour, the
-// nodes that churn through a large cluster grew the history by megabytes an hour.
+// nodes that churn through a large cluster grew the history by megabytes an hour. For the same
+// reason a node gets its lines with its first value, and they go once the hour holds none.
 //
 // Record runs on the evaluation loop's thread, RenderJson on the web server's: both lock.
 #pragma once
@@ -83,9 +84,11 @@ class ValueHistory {
   void Advance(int64_t minute) REQUIRES(mu_);
   // The rules of `table` by name: a rule kept keeps its series, a new one starts empty.
   void AlignRules(const NodeTable& table) REQUIRES(mu_);
-  // Each of table.names' row in names_ (adding the new nodes).
+  // Each of table.names' row in names_ (adding the new nodes that have a value), or kNoRow.
+  static constexpr size_t kNoRow = SIZE_MAX;
   std::vector<size_t> AlignNodes(const NodeTable& table) REQUIRES(mu_);
   void Put(Series& s, size_t slot, double v, bool lower_is_worse) const;
+  static bool Recordable(double v);                  // a value a series can hold
   static uint8_t Encode(const Series& s, double v);  // v's code within s's range, 0..254
   static double Decode(const Series& s, uint8_t c);  // the value code c stands for
   static void RenderSeries(JsonWriter& w, const Series& s, int64_t minute);

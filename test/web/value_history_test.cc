@@ -104,6 +104,54 @@ TEST(ValueHistory, ANodeThatLeftKeepsItsLineForTenMinutesThenGoes) {
   EXPECT_EQ(SeriesOf(h, "stays", 0).size(), 60u);
 }
 
+TEST(ValueHistory, ANodeGetsItsLinesWithItsFirstValueAndLosesThemWhenTheHourHasNone) {
+  ValueHistory h;
+  const double none = std::nan("");
+  std::vector<std::pair<std::string, std::vector<double>>> rows;
+  for (int i = 0; i < 1000; ++i) rows.push_back({"quiet-" + std::to_string(1000 + i), {none}});
+  rows.push_back({"valued", {50}});
+  NodeTable t = Table({{"cpu", ">"}}, rows);
+  h.Record(&t, kT0, 0, 0);
+  const size_t one_line = h.Bytes();
+  EXPECT_LT(one_line, 1000u * 60) << "a thousand nodes without a value hold no line";
+  EXPECT_TRUE(SeriesOf(h, "quiet-1000", 0).empty());
+  EXPECT_EQ(SeriesOf(h, "valued", 0).size(), 60u);
+
+  rows[0].second = {70};  // quiet-1000's first value, in the next minute
+  t = Table({{"cpu", ">"}}, rows);
+  h.Record(&t, kT0 + 60, 0, 0);
+  const std::vector<double> joined = SeriesOf(h, "quiet-1000", 0);
+  ASSERT_EQ(joined.size(), 60u);
+  EXPECT_NEAR(joined.back(), 70, 0.01);
+  EXPECT_TRUE(std::isnan(joined[58]));
+
+  // Both still in the cluster, without values for an hour: their lines go.
+  rows[0].second = {none};
+  rows.back().second = {none};
+  t = Table({{"cpu", ">"}}, rows);
+  for (int m = 2; m <= 60; ++m) h.Record(&t, kT0 + 60.0 * m, 0, 0);
+  EXPECT_FALSE(SeriesOf(h, "quiet-1000", 0).empty()) << "its value of minute 1 is in the hour";
+  h.Record(&t, kT0 + 60.0 * 61, 0, 0);
+  EXPECT_TRUE(SeriesOf(h, "quiet-1000", 0).empty());
+  EXPECT_TRUE(SeriesOf(h, "valued", 0).empty());
+}
+
+TEST(ValueHistory, TheRoomOfNodesThatLeftIsGivenBack) {
+  // A churn of nodes that come and go leaves far fewer rows than it had: the storage shrinks back.
+  ValueHistory h;
+  std::vector<std::pair<std::string, std::vector<double>>> rows;
+  for (int i = 0; i < 4000; ++i) rows.push_back({"node-" + std::to_string(10000 + i), {50}});
+  NodeTable t = Table({{"cpu", ">"}}, rows);
+  h.Record(&t, kT0, 0, 0);
+  const size_t all = h.Bytes();
+  rows.resize(1000);
+  t = Table({{"cpu", ">"}}, rows);
+  for (int m = 1; m <= 11; ++m) h.Record(&t, kT0 + 60.0 * m, 0, 0);
+  EXPECT_LT(h.Bytes(), all / 3) << all;
+  EXPECT_EQ(SeriesOf(h, "node-10999", 0).size(), 60u);
+  EXPECT_TRUE(SeriesOf(h, "node-11000", 0).empty());
+}
+
 TEST(ValueHistory, NodesJoiningAmongOthersKeepEveryLine) {
   ValueHistory h;
   NodeTable first = Table({{"cpu", ">"}, {"avail", "<"}}, {{"b", {10, 500}}, {"d", {30, 700}}});
@@ -252,7 +300,7 @@ TEST(ValueHistory, ValuesAtTheRangesFloatEdgeAndBeyondAFloat) {
       << "a value past the float bound is the top code, not empty";
   NodeTable huge = Table({{"bytes", ">"}}, {{"n2", {1e300}}});
   h.Record(&huge, kT0 + 120, 0, 0);
-  EXPECT_TRUE(std::isnan(SeriesOf(h, "n2", 0).back())) << "beyond a float: no value";
+  EXPECT_TRUE(SeriesOf(h, "n2", 0).empty()) << "beyond a float: no value, so no line yet";
 }
 
 TEST(ValueHistory, EachNodeOnceHoweverOftenItIsAskedFor) {
