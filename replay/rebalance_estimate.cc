@@ -271,4 +271,23 @@ void WriteRebalanceEstimate(JsonWriter& w, const RebalanceEstimate& e) {
   w.EndObject();
 }
 
+void WriteEstimateMissing(JsonWriter& w, const std::string& why) {
+  w.StartObject();
+  w.Key("note");
+  w.String(kEstimateNote);
+  w.Key("missing");
+  WriteString(w, why);
+  w.EndObject();
+}
+
+std::string EstimateSummary(const RebalanceEstimate& e) {
+  size_t qualified = 0;
+  for (const EpisodeEstimate& ep : e.episodes) qualified += ep.qualified_at >= 0 ? 1 : 0;
+  return "rebalancer (estimated): " + std::to_string(qualified) + " of " +
+         std::to_string(e.episodes.size()) + " hot episodes qualified, " +
+         std::to_string(e.evictions) +
+         " evictions (the scheduler is not replayed: where replacements would have gone is not "
+         "claimed)\n";
+}
+
 }  // namespace ds

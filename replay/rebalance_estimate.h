@@ -100,4 +100,12 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
 // [{"namespace", "pod", "limit"}]}]}.
 void WriteRebalanceEstimate(JsonWriter& w, const RebalanceEstimate& e);
 
+// The `rebalance` block when the estimate could not be made: {"note", "missing": why} (e.g. the
+// pod LIST failed), so a reader is not told "no hot episode" instead.
+void WriteEstimateMissing(JsonWriter& w, const std::string& why);
+
+// One line for stdout: how many hot episodes qualified and how many pods would have been
+// evicted, saying that destinations are not claimed.
+std::string EstimateSummary(const RebalanceEstimate& e);
+
 }  // namespace ds

@@ -188,6 +188,25 @@ TEST_F(EstimateTest, NoDestinationNoEviction) {
   EXPECT_EQ(got.evictions, 0u);
 }
 
+TEST_F(EstimateTest, OneSummaryLineThatClaimsNoDestination) {
+  RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  EXPECT_EQ(EstimateSummary(got),
+            "rebalancer (estimated): 2 of 5 hot episodes qualified, 3 evictions (the scheduler is "
+            "not replayed: where replacements would have gone is not claimed)\n");
+}
+
+TEST(EstimateMissingTest, SaysWhyWithTheNote) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  WriteEstimateMissing(w, "the pod LIST failed: \"403\"");
+  rapidjson::Document d;
+  d.Parse(buf.GetString());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_STREQ(d["missing"].GetString(), "the pod LIST failed: \"403\"");
+  EXPECT_STREQ(d["note"].GetString(), kEstimateNote);
+  EXPECT_FALSE(d.HasMember("episodes"));
+}
+
 TEST_F(EstimateTest, WritesTheBlockWithTheNote) {
   RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
   rapidjson::StringBuffer buf;
