@@ -3,8 +3,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <unordered_set>
@@ -14,12 +16,15 @@
 #include "common/json_util.h"
 #include "common/label_selector.h"
 #include "common/rfc3339.h"
+#include "common/time_zone.h"
 #include "kube/kube_api.h"
 #include "kube/node_object.h"
 #include "promql/prometheus_client.h"
 #include "promql/range_query.h"
 #include "replay/compare.h"
+#include "replay/estimate_inputs.h"
 #include "replay/pod_usage_history.h"
+#include "replay/rebalance_estimate.h"
 #include "replay/replay_json.h"
 #include "replay/replay_window.h"
 #include "replay/report_html.h"
@@ -28,9 +33,7 @@
 namespace ds {
 namespace {
 
-ReplayNode FromNodeInfo(NodeInfo n) {
-  return ReplayNode{std::move(n.name), std::move(n.addresses), std::move(n.labels)};
-}
+ReplayNode FromNodeInfo(const NodeInfo& n) { return ReplayNode{n.name, n.addresses, n.labels}; }
 
 // Every page of a LIST (500 items a page) from the cluster of the kubeconfig: the managed nodes, or
 // every pod.
@@ -50,14 +53,11 @@ StatusOr<std::vector<Item>> ListEvery(const Options& o, const ListPage& list) {
   return items;
 }
 
-StatusOr<std::vector<ReplayNode>> ListManagedNodes(const Options& o) {
-  ASSIGN_OR_RETURN(std::vector<NodeInfo> infos,
-                   ListEvery<NodeInfo>(o, [&](HttpKubeApi& kube, const std::string& cont) {
-                     return kube.ListNodes(o.rules.node_selector, 500, cont);
-                   }));
-  std::vector<ReplayNode> nodes;
-  for (NodeInfo& n : infos) nodes.push_back(FromNodeInfo(std::move(n)));
-  return nodes;
+// The managed nodes, whole: the estimate needs their allocatable, taints and labels.
+StatusOr<std::vector<NodeInfo>> ListManagedNodes(const Options& o) {
+  return ListEvery<NodeInfo>(o, [&](HttpKubeApi& kube, const std::string& cont) {
+    return kube.ListNodes(o.rules.node_selector, 500, cont);
+  });
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string& path) {
@@ -105,7 +105,7 @@ StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
   if (!sel.ok()) return sel.status().Prepend("nodeSelector");
   std::vector<ReplayNode> nodes;
   for (NodeInfo& n : list->items)
-    if (sel->Matches(n.labels)) nodes.push_back(FromNodeInfo(std::move(n)));
+    if (sel->Matches(n.labels)) nodes.push_back(FromNodeInfo(n));
   if (nodes.empty())
     return Status::InvalidArgument(source + ": no node matches the nodeSelector \"" + selector +
                                    "\"");
@@ -207,11 +207,78 @@ NodeMarks MarksOf(const ReplayResult& r) {
   return marks;
 }
 
-// Right-sizing (replay/right_sizing.h): the pods as listed now, their podUsage history over the
-// window. Needs the cluster: an offline replay (-nodes_file) has no pod list.
-StatusOr<std::vector<WorkloadRow>> Workloads(const Options& o, const ReplayResult& result,
-                                             PrometheusClient* prom, Timing* timing) {
-  ASSIGN_OR_RETURN(std::vector<PodInfo> pods, ListAllPods(o));
+// What the pods give the report: right-sizing per workload, and with a `rebalance:` section the
+// rebalancer's estimate (or why it is missing).
+struct PodFigures {
+  std::vector<WorkloadRow> rows;
+  bool estimated = false;
+  RebalanceEstimate estimate;
+  std::string estimate_missing;  // set: the estimate could not be made, and why
+  std::string pods_missing;      // set: the pod LIST failed, and how (no right-sizing either)
+  std::vector<PodInfo> pods;     // the estimate points into them
+};
+
+// The nodes rebalance.nodeSelector selects, by name; nullopt with a selector that selects none
+// (an empty list would mean every node to the estimate).
+StatusOr<std::optional<std::vector<std::string>>> SelectedNodes(
+    const RebalanceConfig& cfg, const std::vector<NodeInfo>& nodes) {
+  std::vector<std::string> out;
+  if (cfg.node_selector.empty()) return std::optional<std::vector<std::string>>(out);
+  auto sel = LabelSelector::Parse(cfg.node_selector);
+  if (!sel.ok()) return sel.status().Prepend("rebalance.nodeSelector");
+  for (const NodeInfo& n : nodes)
+    if (sel->Matches(n.labels)) out.push_back(n.name);
+  if (out.empty()) return std::optional<std::vector<std::string>>();
+  return std::optional<std::vector<std::string>>(out);
+}
+
+// The holding rules' values at the cycles where episodes first qualify: one instant query per
+// rule and distinct time (the replay engine keeps no values past its chunk). A failed query leaves
+// that time without values: its episodes are then "nothing_to_relieve", and the count is returned.
+size_t AskHoldingValues(const RuleConfig& rules, const std::vector<NodeInfo>& nodes,
+                        const std::vector<std::pair<std::string, double>>& cycles,
+                        PrometheusClient* prom, HoldingValues* values, Timing* timing) {
+  std::vector<NodeIdentity> ids;
+  std::vector<std::string> names;
+  for (const NodeInfo& n : nodes) {
+    ids.push_back(NodeIdentity{n.name, n.addresses});
+    names.push_back(n.name);
+  }
+  const NodeMatcher matcher(ids);
+  std::set<double> times;
+  for (const auto& c : cycles) times.insert(c.second);
+  size_t failed = 0;
+  for (size_t r : values->asked()) {
+    const LabelFilter keep = MatchLabels(rules.rules[r]);
+    for (double t : times) {
+      auto answer = prom->QueryAt(rules.rules[r].query, t, &keep);
+      ++timing->requests;
+      if (!answer.ok()) {
+        ++failed;
+        continue;
+      }
+      values->Add(r, t, answer->samples, matcher, names);
+    }
+  }
+  return failed;
+}
+
+// Right-sizing (replay/right_sizing.h) and the rebalancer's estimate (replay/rebalance_estimate.h):
+// the pods as listed now, their podUsage history over the window. Needs the cluster: an offline
+// replay (-nodes_file) has no pod list. A failed pod LIST is said, not fatal.
+StatusOr<PodFigures> PodsFigures(const Options& o, const ReplayResult& result,
+                                 const std::vector<NodeInfo>& nodes, PrometheusClient* prom,
+                                 Timing* timing) {
+  PodFigures out;
+  const RebalanceConfig& cfg = o.rules.rebalance;
+  auto listed = ListAllPods(o);
+  if (!listed.ok()) {
+    out.pods_missing = "the pod LIST failed: " + listed.status().message();
+    out.estimate_missing = out.pods_missing;
+    return out;
+  }
+  out.pods = std::move(*listed);
+  const std::vector<PodInfo>& pods = out.pods;
   const NodeMarks marks = MarksOf(result);
   RightSizer sizer(pods, marks, o.replay.step);
   PodUsageFetch f;
@@ -221,12 +288,52 @@ StatusOr<std::vector<WorkloadRow>> Workloads(const Options& o, const ReplayResul
   for (const ReplayNodeResult& n : result.nodes) f.nodes.push_back(n.name);
   f.expected_series = pods.size();
   const std::unordered_set<std::string> keep_none;
+  // The estimate keeps every pod's points while its node is marked; right-sizing alone, none.
+  const MarkedPoints marked(pods, marks);
   const Stopwatch t;
   ASSIGN_OR_RETURN(PodUsageHistory h,
-                   FetchPodUsageHistory(prom, o.rules.rebalance, f, &sizer, &keep_none));
+                   FetchPodUsageHistory(prom, cfg, f, &sizer, cfg.enabled ? nullptr : &keep_none,
+                                        cfg.enabled ? &marked : nullptr));
   timing->usage += t.Seconds();
   timing->requests += h.requests;
-  return sizer.Finish().rows;
+  out.rows = sizer.Finish().rows;
+  if (!cfg.enabled) return out;
+
+  ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> selected, SelectedNodes(cfg, nodes));
+  if (!selected) {
+    out.estimate_missing =
+        "no managed node matches rebalance.nodeSelector \"" + cfg.node_selector + "\"";
+    return out;
+  }
+  EstimateInput in;
+  in.step_seconds = o.replay.step;
+  in.marks = HottestMarks(result);
+  in.pods = pods;  // copied: the estimate points into its own
+  in.nodes = PlacementNodesOf(nodes, pods);
+  in.selected = std::move(*selected);
+  in.cpu = std::move(h.cpu);
+  in.memory = std::move(h.memory);
+  const std::vector<Rule>& rules = o.rules.rules;
+  in.held = [&result, &rules](const std::string& node, double start) {
+    return HeldAtMark(result, rules, node, start);
+  };
+  HoldingValues values(rules);
+  const size_t failed = AskHoldingValues(
+      o.rules, nodes, FirstQualifyingCycles(in.marks, cfg, in.step_seconds, in.selected, in.held),
+      prom, &values, timing);
+  if (failed > 0) {
+    out.estimate_missing = std::to_string(failed) +
+                           " instant queries of the holding rules' values failed (Prometheus)";
+    return out;
+  }
+  in.holding = [&values](const std::string& node, double t) { return values.At(node, t); };
+  auto zone = TimeZone::Load(cfg.time_zone);
+  if (!zone.ok()) return zone.status().Prepend("rebalance.timeZone");
+  out.estimate = EstimateRebalance(in, cfg, *zone);
+  // The estimate points into in.pods: keep them with it.
+  out.pods = std::move(in.pods);
+  out.estimated = true;
+  return out;
 }
 
 Status WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
@@ -246,15 +353,21 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
     return 2;
   };
   StatusOr<std::vector<ReplayNode>> nodes = Status::Internal("unset");
+  std::vector<NodeInfo> listed_nodes;  // from the cluster (not from -nodes_file): the estimate's
   if (!rp.nodes_file.empty()) {
     auto text = ReadWholeFile(rp.nodes_file);
     if (!text.ok()) return fail(text.status().Prepend("-nodes_file"));
     nodes = ManagedReplayNodes(std::move(*text), o.rules.node_selector, rp.nodes_file);
+  } else if (auto listed = ListManagedNodes(o); !listed.ok()) {
+    nodes = listed.status();
+  } else if (listed->empty()) {
+    nodes = Status::InvalidArgument("no managed node in the cluster (nodeSelector \"" +
+                                    o.rules.node_selector + "\")");
   } else {
-    nodes = ListManagedNodes(o);
-    if (nodes.ok() && nodes->empty())
-      nodes = Status::InvalidArgument("no managed node in the cluster (nodeSelector \"" +
-                                      o.rules.node_selector + "\")");
+    listed_nodes = std::move(*listed);
+    std::vector<ReplayNode> replayed;
+    for (const NodeInfo& n : listed_nodes) replayed.push_back(FromNodeInfo(n));
+    nodes = std::move(replayed);
   }
   if (!nodes.ok()) return fail(nodes.status());
   std::optional<RuleConfig> other;
@@ -276,16 +389,29 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
   auto result = ReplayRules(o.rules, o.reconciler.grace_seconds, *nodes, &prom, rp, &timing);
   if (!result.ok()) return fail(result.status());
-  std::vector<WorkloadRow> rows;
+  PodFigures figures;
   std::string workloads_note;
   if (!rp.nodes_file.empty()) {
     workloads_note = "workloads: not computed (an offline replay has no pod list)";
-  } else if (auto w = Workloads(o, *result, &prom, &timing); w.ok()) {
-    rows = std::move(*w);
+    figures.estimate_missing = "an offline replay (-nodes_file) has no pod list";
+  } else if (auto w = PodsFigures(o, *result, listed_nodes, &prom, &timing); w.ok()) {
+    figures = std::move(*w);
+    if (!figures.pods_missing.empty())
+      workloads_note = "workloads: not computed (" + figures.pods_missing + ")";
   } else {
     return fail(w.status().Prepend("right-sizing"));
   }
-  std::string json = ReplayJson(*result, [&](JsonWriter& w) { WriteWorkloads(w, rows); });
+  const std::vector<WorkloadRow>& rows = figures.rows;
+  std::function<void(JsonWriter&)> rebalance;
+  if (o.rules.rebalance.enabled)
+    rebalance = [&figures](JsonWriter& w) {
+      if (figures.estimated)
+        WriteRebalanceEstimate(w, figures.estimate);
+      else
+        WriteEstimateMissing(w, figures.estimate_missing);
+    };
+  std::string json = ReplayJson(
+      *result, [&](JsonWriter& w) { WriteWorkloads(w, rows); }, rebalance);
   if (other) {
     // The same window, step and nodes; its own grace (its missingDataGrace, else three steps of
     // the interval replayed).
@@ -306,6 +432,10 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
     out << workloads_note << "\n";
   else
     out << "workloads: " << rows.size() << " (right-sizing in replay.json and report.html)\n";
+  if (figures.estimated)
+    out << EstimateSummary(figures.estimate);
+  else if (o.rules.rebalance.enabled)
+    out << "rebalancer (estimated): not estimated: " << figures.estimate_missing << "\n";
   out << "time: " << wall.Seconds() << " s wall; Prometheus " << timing.fetch << " s (summed over "
       << timing.requests << " range requests, " << timing.points << " points, "
       << timing.body_bytes / 1048576.0 << " MB), decode " << timing.decode << " s, decisions "

@@ -12,6 +12,7 @@
 #include "rebalance/eviction_text.h"
 #include "rebalance/placement.h"
 #include "rebalance/pod_usage.h"
+#include "rebalance/relief_plan.h"
 
 namespace ds {
 
@@ -483,8 +484,8 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
     r.held = ds::HoldsMark(rn, cfg_, now);
     const Qualification q = Qualifies(rn, cfg_, now);
     r.qualification = QualificationName(q);
-    auto relief = ReliefFor(r.name, DueHoldingRules(in.holding, in.held, cfg_, now, rn.alerted),
-                            in.node->allocatable_cpu, in.node->allocatable_memory, cfg_.target);
+    auto relief = ReliefGoal(r.name, in.holding, in.held, cfg_, now, rn.alerted,
+                             in.node->allocatable_cpu, in.node->allocatable_memory);
     if (relief) {
       r.rule = relief->rule;
       r.load = relief->Value(relief->load.load);  // in the rule's terms: bytes available, too
@@ -902,22 +903,19 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     auto rep = std::find_if(reports->begin(), reports->end(),
                             [&](const RebalanceNodeReport& r) { return r.name == name; });
     const auto& used = usage[relief.resource == Rule::Resource::kCpu ? 0 : 1];
-    std::vector<Candidate> candidates;
+    std::vector<UsedPod> candidates;
     for (const PodInfo* p : evictable[name])
       if (auto u = used.find(p->Key()); u != used.end())
-        candidates.push_back(Candidate{p, relief.Share(u->second)});
+        candidates.push_back(UsedPod{p, u->second});
     rep->candidates = candidates.size();
     rep->would_return = skipped[name].would_return;
     rep->constraint = skipped[name].constraint;
     const size_t room = RoomThisCycle();
     if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
     tried->insert(name);
-    // A replacement must also fit by real usage where the node's is known: below the relieved
-    // rule's clear threshold on its new node (or, by bytes, leaving its new node's floor
-    // available), so that node does not turn hot in its turn.
-    PodChoice choice =
-        ChoosePods(relief.load, std::move(candidates), room, &placement,
-                   UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent()});
+    // A replacement must also fit by real usage where the node's is known (relief_plan.h), so
+    // that its new node does not turn hot in its turn.
+    PodChoice choice = PlanRelief(relief, candidates, room, &placement);
     rep->picks = choice.picks.size();
     rep->no_fit = choice.no_fit + skipped[name].no_fit;
     rep->load_after = relief.Value(choice.load_after);

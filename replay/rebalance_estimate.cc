@@ -10,8 +10,7 @@
 #include "common/rfc3339.h"
 #include "rebalance/evictable.h"
 #include "rebalance/eviction_budget.h"
-#include "rebalance/pod_choice.h"
-#include "rebalance/qualify.h"
+#include "rebalance/relief_plan.h"
 
 namespace ds {
 namespace {
@@ -52,11 +51,16 @@ struct Plan {
   Relief relief;
 };
 
+std::vector<HeldSince> HeldOf(const EstimateInput& in, const std::string& node, double start) {
+  return in.held ? in.held(node, start) : std::vector<HeldSince>{};
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
     const NodeMarks& marks, const RebalanceConfig& cfg, double step_seconds,
-    const std::vector<std::string>& selected) {
+    const std::vector<std::string>& selected,
+    const std::function<std::vector<HeldSince>(const std::string&, double)>& held) {
   const double step = step_seconds > 0 ? step_seconds : 60;
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [node, spans] : marks) {
@@ -66,6 +70,7 @@ std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
         selected.empty() || std::find(selected.begin(), selected.end(), node) != selected.end();
     for (const MarkSpan& span : spans) {
       rn.marked_since_wall = span.start;
+      rn.due_wall = held ? ReliefDueWall(held(node, span.start), cfg) : 0;
       // The same walk as EstimateRebalance's, so both name the same cycle.
       for (double t = span.start; t < span.end; t += step) {
         Qualification q = Qualifies(rn, cfg, t);
@@ -104,6 +109,8 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
       rn.observed_marked = true;
       rn.marked_since_wall = span.start;
       rn.selected = selected;
+      const std::vector<HeldSince> held = HeldOf(in, node, span.start);
+      rn.due_wall = ReliefDueWall(held, cfg);
       for (double t = span.start; t < span.end; t += step) {
         Qualification q = Qualifies(rn, cfg, t);
         e.qualification = QualificationName(q);
@@ -111,16 +118,17 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
         if (q != Qualification::kYes) continue;
         std::optional<Relief> relief;
         if (where != node_by_name.end() && in.holding)
-          relief = ReliefFor(node, in.holding(node, t), where->second->allocatable_cpu,
-                             where->second->allocatable_memory, cfg.target);
+          relief = ReliefGoal(node, in.holding(node, t), held, cfg, t, false,
+                              where->second->allocatable_cpu, where->second->allocatable_memory);
         if (!relief) {
           e.qualification = "nothing_to_relieve";
           continue;
         }
         e.qualified_at = t;
         e.rule = relief->rule;
-        e.load = e.load_after = relief->load.load;
-        e.goal = relief->load.goal;
+        // In the rule's terms: bytes available for a bytes rule, as the rebalancer reports.
+        e.load = e.load_after = relief->Value(relief->load.load);
+        e.goal = relief->Value(relief->load.goal);
         plans.push_back(Plan{out.episodes.size(), t, std::move(*relief)});
         break;
       }
@@ -145,7 +153,7 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
       budget.StartCycle(cycle, weekday, minute);
     }
     const UsageIndex& used = usage[plan.relief.resource == Rule::Resource::kCpu ? 0 : 1];
-    std::vector<Candidate> candidates;
+    std::vector<UsedPod> candidates;
     for (const PodInfo* pp : on_node[e.node]) {
       const PodInfo& p = *pp;
       // An evicted pod is gone: its replacement runs elsewhere (where is not replayed).
@@ -160,23 +168,20 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
         e.held_back.push_back({&p, LimitName(lim)});
         continue;
       }
-      candidates.push_back(Candidate{&p, plan.relief.Share(*u)});
+      candidates.push_back(UsedPod{&p, *u});
     }
     e.candidates = candidates.size();
     const size_t done = budget.evicted_this_cycle();
     const size_t room = cfg.limits.per_cycle > done ? cfg.limits.per_cycle - done : 0;
     if (room == 0) {
-      for (const Candidate& c : candidates)
-        e.held_back.push_back({c.pod, LimitName(Limit::kCycle)});
+      for (const UsedPod& c : candidates) e.held_back.push_back({c.pod, LimitName(Limit::kCycle)});
       continue;
     }
     std::vector<PlacementNode> dest = in.nodes;
     for (PlacementNode& n : dest) n.marked = MarkedAt(in.marks, n.name, plan.at);
     Placement placement(std::move(dest));
-    PodChoice choice =
-        ChoosePods(plan.relief.load, std::move(candidates), room, &placement,
-                   UsageCeiling{plan.relief.resource, plan.relief.per_unit, plan.relief.load.goal});
-    e.load_after = choice.load_after;
+    PodChoice choice = PlanRelief(plan.relief, candidates, room, &placement);
+    e.load_after = plan.relief.Value(choice.load_after);
     for (const PodChoice::Pick& pick : choice.picks) {
       // Checked again at the eviction, as the rebalancer does: an earlier pick of the same cycle
       // may have used up the hour's or the workload's allowance.
@@ -264,6 +269,25 @@ void WriteRebalanceEstimate(JsonWriter& w, const RebalanceEstimate& e) {
   }
   w.EndArray();
   w.EndObject();
+}
+
+void WriteEstimateMissing(JsonWriter& w, const std::string& why) {
+  w.StartObject();
+  w.Key("note");
+  w.String(kEstimateNote);
+  w.Key("missing");
+  WriteString(w, why);
+  w.EndObject();
+}
+
+std::string EstimateSummary(const RebalanceEstimate& e) {
+  size_t qualified = 0;
+  for (const EpisodeEstimate& ep : e.episodes) qualified += ep.qualified_at >= 0 ? 1 : 0;
+  return "rebalancer (estimated): " + std::to_string(qualified) + " of " +
+         std::to_string(e.episodes.size()) + " hot episodes qualified, " +
+         std::to_string(e.evictions) +
+         " evictions (the scheduler is not replayed: where replacements would have gone is not "
+         "claimed)\n";
 }
 
 }  // namespace ds

@@ -26,6 +26,7 @@
 #include "kube/pod_object.h"
 #include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
+#include "rebalance/qualify.h"
 #include "rebalance/rebalance_config.h"
 #include "replay/right_sizing.h"
 
@@ -48,6 +49,10 @@ struct EstimateInput {
   std::vector<UsageSeries> cpu, memory;  // podUsage over the window (cores, bytes)
   // The rules holding `node` at `t` with their values and clear thresholds (the replay knows).
   std::function<std::vector<HoldingRule>(const std::string& node, double t)> holding;
+  // Since when each rule holding `node`'s episode starting at `start` held it, with its own
+  // relieveAfter (HeldSince): the node qualifies once one has waited its time, and only those
+  // that have set the goal (DueHoldingRules). Unset or empty: rebalance.after, every rule.
+  std::function<std::vector<HeldSince>(const std::string& node, double start)> held;
 };
 
 struct EpisodeEstimate {
@@ -82,7 +87,8 @@ struct RebalanceEstimate {
 // as EstimateInput's. Pure.
 std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
     const NodeMarks& marks, const RebalanceConfig& cfg, double step_seconds,
-    const std::vector<std::string>& selected);
+    const std::vector<std::string>& selected,
+    const std::function<std::vector<HeldSince>(const std::string&, double)>& held = {});
 
 // REQUIRES: cfg.enabled. The returned estimate points into `in.pods`.
 RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConfig& cfg,
@@ -93,5 +99,13 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
 // "candidates", "evictions": [{"namespace", "pod", "workload", "usage"}], "held_back":
 // [{"namespace", "pod", "limit"}]}]}.
 void WriteRebalanceEstimate(JsonWriter& w, const RebalanceEstimate& e);
+
+// The `rebalance` block when the estimate could not be made: {"note", "missing": why} (e.g. the
+// pod LIST failed), so a reader is not told "no hot episode" instead.
+void WriteEstimateMissing(JsonWriter& w, const std::string& why);
+
+// One line for stdout: how many hot episodes qualified and how many pods would have been
+// evicted, saying that destinations are not claimed.
+std::string EstimateSummary(const RebalanceEstimate& e);
 
 }  // namespace ds

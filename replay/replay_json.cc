@@ -47,7 +47,8 @@ void WriteMark(JsonWriter& w, const ReplayMark& m) {
 
 }  // namespace
 
-std::string ReplayJson(const ReplayResult& r, const std::function<void(JsonWriter&)>& workloads) {
+std::string ReplayJson(const ReplayResult& r, const std::function<void(JsonWriter&)>& workloads,
+                       const std::function<void(JsonWriter&)>& rebalance) {
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
@@ -102,6 +103,10 @@ std::string ReplayJson(const ReplayResult& r, const std::function<void(JsonWrite
   } else {
     w.StartArray();
     w.EndArray();
+  }
+  if (rebalance) {
+    w.Key("rebalance");
+    rebalance(w);
   }
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());

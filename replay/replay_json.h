@@ -18,9 +18,11 @@
 namespace ds {
 
 // `workloads` writes the "workloads" array (the right-sizing report, WriteWorkloads in
-// replay/right_sizing.h); null: an empty one.
+// replay/right_sizing.h); null: an empty one. `rebalance` writes the value of "rebalance" (the
+// rebalancer's estimate, WriteRebalanceEstimate in replay/rebalance_estimate.h); null: no key.
 std::string ReplayJson(const ReplayResult& r,
-                       const std::function<void(JsonWriter&)>& workloads = nullptr);
+                       const std::function<void(JsonWriter&)>& workloads = nullptr,
+                       const std::function<void(JsonWriter&)>& rebalance = nullptr);
 
 // A few lines for people: the window, the totals and the most-marked nodes.
 std::string ReplaySummary(const ReplayResult& r);

@@ -335,6 +335,8 @@ std::string RebalanceSection(const rapidjson::Value* r) {
   if (!r || !r->IsObject()) return "";
   std::string s = "<h2>The rebalancer, estimated</h2><p class=\"note\">" +
                   HtmlEscape(JsonString(*r, "note")) + "</p>";
+  if (const rapidjson::Value* missing = JsonMember(*r, "missing"); missing && missing->IsString())
+    return s + "<p>Not estimated: " + HtmlEscape(missing->GetString()) + "</p>";
   const rapidjson::Value* episodes = JsonMember(*r, "episodes");
   if (!episodes || !episodes->IsArray() || episodes->Empty()) return s + "<p>No hot episode.</p>";
   s += "<table class=\"grid episodes\"><thead><tr><th>node</th><th>marked at</th><th>qualified</th>"

@@ -121,10 +121,90 @@ TEST_F(EstimateTest, FirstQualifyingCyclesAreWhereHoldingIsFirstAsked) {
   EXPECT_EQ(asked.size(), 2u + 15u);  // hot's two, and calm's from 1120 to 1960
 }
 
+UsageSeries Bytes(const std::string& pod, double bytes) {
+  UsageSeries s = Cpu(pod, bytes);
+  return s;
+}
+
+// A bytes-available memory rule (the kubelet's memory.available, issue 25): the goal is at least
+// the clear threshold available, each pod counts with its whole working set, reported in bytes,
+// and the pods go in the kubelet's order (over its request first), not the largest first.
+TEST_F(EstimateTest, BytesRuleEpisodeInTheKubeletsOrder) {
+  in.marks = {{"hot", {{1000, 2000}}}};
+  in.selected = {};
+  in.pods = {Pod("big", "big-rs"), Pod("over", "over-rs")};
+  in.pods[0].memory_request = 4e9;  // working set 3e9: under its request
+  in.pods[1].memory_request = 1e9;  // working set 1.5e9: over it, the kubelet's first victim
+  in.cpu = {};
+  in.memory = {Bytes("big", 3e9), Bytes("over", 1.5e9)};
+  in.holding = [](const std::string&, double) {
+    HoldingRule h{"mem-available", Rule::Resource::kMemory, 1e9, 3e9};
+    h.available_bytes = true;
+    return std::vector<HoldingRule>{h};
+  };
+  RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  ASSERT_EQ(got.episodes.size(), 1u);
+  const EpisodeEstimate& e = got.episodes[0];
+  EXPECT_EQ(e.rule, "mem-available");
+  EXPECT_DOUBLE_EQ(e.load, 1e9);  // bytes available, as the rebalancer reports them
+  EXPECT_DOUBLE_EQ(e.goal, 3e9);
+  ASSERT_EQ(e.evictions.size(), 2u);
+  EXPECT_EQ(e.evictions[0].pod->name, "over");  // largest first would take "big" alone
+  EXPECT_DOUBLE_EQ(e.evictions[0].usage, 1.5e9);
+  EXPECT_EQ(e.evictions[1].pod->name, "big");
+  EXPECT_DOUBLE_EQ(e.load_after, 5.5e9);
+}
+
+// Per-rule relieveAfter: an urgent rule qualifies the node after its own wait, and only it sets
+// the goal then, although a patient rule is further over its threshold.
+TEST_F(EstimateTest, RelieveAfterQualifiesEarlyAndOnlyDueRulesSetTheGoal) {
+  cfg.after_seconds = 600;
+  in.marks = {{"hot", {{1000, 2000}}}};
+  in.selected = {};
+  in.holding = [](const std::string&, double) {
+    return std::vector<HoldingRule>{HoldingRule{"cpu-patient", Rule::Resource::kCpu, 95, 60},
+                                    HoldingRule{"cpu-urgent", Rule::Resource::kCpu, 90, 80}};
+  };
+  in.held = [](const std::string&, double start) {
+    return std::vector<HeldSince>{HeldSince{start, -1, "cpu-patient"},
+                                  HeldSince{start, 60, "cpu-urgent"}};
+  };
+  RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  ASSERT_EQ(got.episodes.size(), 1u);
+  const EpisodeEstimate& e = got.episodes[0];
+  EXPECT_EQ(e.qualified_at, 1060);
+  EXPECT_EQ(e.rule, "cpu-urgent");
+  EXPECT_EQ(e.goal, 80);
+  ASSERT_EQ(e.evictions.size(), 1u);  // 90 - 15 (a) = 75 <= 80
+  EXPECT_EQ(e.evictions[0].pod->name, "a");
+  auto cycles = FirstQualifyingCycles(in.marks, cfg, 60, in.selected, in.held);
+  std::vector<std::pair<std::string, double>> want = {{"hot", 1060}};
+  EXPECT_EQ(cycles, want);
+}
+
 TEST_F(EstimateTest, NoDestinationNoEviction) {
   in.nodes = {Node("hot")};  // nowhere else for a replacement to go
   RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
   EXPECT_EQ(got.evictions, 0u);
+}
+
+TEST_F(EstimateTest, OneSummaryLineThatClaimsNoDestination) {
+  RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  EXPECT_EQ(EstimateSummary(got),
+            "rebalancer (estimated): 2 of 5 hot episodes qualified, 3 evictions (the scheduler is "
+            "not replayed: where replacements would have gone is not claimed)\n");
+}
+
+TEST(EstimateMissingTest, SaysWhyWithTheNote) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  WriteEstimateMissing(w, "the pod LIST failed: \"403\"");
+  rapidjson::Document d;
+  d.Parse(buf.GetString());
+  ASSERT_FALSE(d.HasParseError());
+  EXPECT_STREQ(d["missing"].GetString(), "the pod LIST failed: \"403\"");
+  EXPECT_STREQ(d["note"].GetString(), kEstimateNote);
+  EXPECT_FALSE(d.HasMember("episodes"));
 }
 
 TEST_F(EstimateTest, WritesTheBlockWithTheNote) {

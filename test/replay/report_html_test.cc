@@ -145,6 +145,15 @@ TEST(RenderReportHtmlTest, TheRebalancerEstimatedUnderItsNote) {
   EXPECT_EQ(plain->find("The rebalancer, estimated"), std::string::npos);
 }
 
+TEST(RenderReportHtmlTest, AMissingEstimateSaysWhyNotNoHotEpisode) {
+  auto html = RenderReportHtml(
+      Doc(kNodes, ",\"rebalance\":{\"note\":\"n\",\"missing\":\"the pod LIST failed: <403>\"}"));
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_NE(html->find("<p>Not estimated: the pod LIST failed: &lt;403&gt;</p>"),
+            std::string::npos);
+  EXPECT_EQ(html->find("No hot episode"), std::string::npos);
+}
+
 TEST(RenderReportHtmlTest, MalformedDocumentsAreErrorsThatSayWhat) {
   struct Case {
     std::string doc, want;

@@ -1,0 +1,22 @@
+#include "rebalance/relief_plan.h"
+
+namespace ds {
+
+std::optional<Relief> ReliefGoal(const std::string& node, const std::vector<HoldingRule>& holding,
+                                 const std::vector<HeldSince>& held, const RebalanceConfig& cfg,
+                                 double now_wall, bool alerted, double allocatable_cpu,
+                                 double allocatable_memory) {
+  return ReliefFor(node, DueHoldingRules(holding, held, cfg, now_wall, alerted), allocatable_cpu,
+                   allocatable_memory, cfg.target);
+}
+
+PodChoice PlanRelief(const Relief& relief, const std::vector<UsedPod>& pods, size_t room,
+                     Placement* placement) {
+  std::vector<Candidate> candidates;
+  candidates.reserve(pods.size());
+  for (const UsedPod& p : pods) candidates.push_back(Candidate{p.pod, relief.Share(p.usage)});
+  return ChoosePods(relief.load, std::move(candidates), room, placement,
+                    UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent()});
+}
+
+}  // namespace ds
