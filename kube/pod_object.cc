@@ -332,7 +332,8 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
     ParseConstraints(*spec, out);
     Requests req;
     if (!EffectiveRequests(*spec, &req))
-      return PodMalformed(what, "a container's resources.requests or spec.overhead is not a quantity");
+      return PodMalformed(what,
+                          "a container's resources.requests or spec.overhead is not a quantity");
     for (auto& [name, v] : req) {
       if (name == "cpu") {
         out->cpu_request = v;

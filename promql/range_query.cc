@@ -76,7 +76,7 @@ StatusOr<RangeResult> DecodeRangeResponse(std::string body, int http_status,
   doc.ParseInsitu(body.data());
   if (doc.HasParseError())
     return RangeMalformed(JsonParseError(doc) + " (HTTP " + std::to_string(http_status) + ")",
-                     http_status);
+                          http_status);
   if (!doc.IsObject()) return RangeMalformed("top level is not an object", http_status);
   RangeResult result;
   if (const auto* w = JsonMember(doc, "warnings"); w != nullptr && w->IsArray())
@@ -93,12 +93,15 @@ StatusOr<RangeResult> DecodeRangeResponse(std::string body, int http_status,
   if (status != "success")
     return RangeMalformed("\"status\" is \"" + status + "\", want success or error", http_status);
   const rapidjson::Value* data = JsonMember(doc, "data");
-  if (data == nullptr || !data->IsObject()) return RangeMalformed("no \"data\" object", http_status);
+  if (data == nullptr || !data->IsObject())
+    return RangeMalformed("no \"data\" object", http_status);
   const std::string type = JsonString(*data, "resultType");
   if (type != "matrix")
-    return RangeMalformed("resultType is \"" + type + "\", a range query gives \"matrix\"", http_status);
+    return RangeMalformed("resultType is \"" + type + "\", a range query gives \"matrix\"",
+                          http_status);
   const rapidjson::Value* res = JsonMember(*data, "result");
-  if (res == nullptr || !res->IsArray()) return RangeMalformed("no \"data.result\" array", http_status);
+  if (res == nullptr || !res->IsArray())
+    return RangeMalformed("no \"data.result\" array", http_status);
   result.series.reserve(res->Size());
   size_t index = 0;
   for (const auto& s : res->GetArray()) {

@@ -104,7 +104,11 @@ struct Simulation::Controller {
 };
 
 Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
-    : p_(ForScenario(p, s)), s_(std::move(s)), check_(check), end_(p.days * kSecondsPerDay), rng_(p.seed) {
+    : p_(ForScenario(p, s)),
+      s_(std::move(s)),
+      check_(check),
+      end_(p.days * kSecondsPerDay),
+      rng_(p.seed) {
   figures_.series_seconds = 600;
   const NodeParams& np = p_.nodes;
   nodes_.resize(np.count);
@@ -258,19 +262,22 @@ void Simulation::HandleEvents() {
             DeletePod(static_cast<uint32_t>(pod));
             CreatePod(e.deployment, static_cast<uint32_t>(s), now_, PodOrigin::kRollout);
           }
-        Schedule(now_ + rng_.Exponential(w.rollouts_per_day / kSecondsPerDay), Event::kRollout, e.deployment);
+        Schedule(now_ + rng_.Exponential(w.rollouts_per_day / kSecondsPerDay), Event::kRollout,
+                 e.deployment);
         break;
       case Event::kScale: {
         const double f = 1 + w.scale_change * (2 * rng_.Uniform() - 1);
         const double n =
             std::clamp(std::round(static_cast<double>(dep.replicas) * f), 1.0, w.max_replicas);
         SetReplicas(e.deployment, static_cast<size_t>(n), PodOrigin::kScaleUp);
-        Schedule(now_ + rng_.Exponential(w.scales_per_day / kSecondsPerDay), Event::kScale, e.deployment);
+        Schedule(now_ + rng_.Exponential(w.scales_per_day / kSecondsPerDay), Event::kScale,
+                 e.deployment);
         break;
       }
       case Event::kBurst:
         dep.burst_until = now_ + w.burst_seconds;
-        Schedule(now_ + rng_.Exponential(w.bursts_per_day / kSecondsPerDay), Event::kBurst, e.deployment);
+        Schedule(now_ + rng_.Exponential(w.bursts_per_day / kSecondsPerDay), Event::kBurst,
+                 e.deployment);
         break;
       case Event::kJobArrival: {
         deployments_.push_back(GenerateJob(w, ++jobs_, &rng_));
