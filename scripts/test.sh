@@ -25,10 +25,9 @@ configure() {  # build dir, cmake args...
   # Warnings are errors here, never for users (DS_WERROR is off by default). Ninja: it keeps
   # both cores busy across targets with less overhead than make.
   # Unity builds (each library's files compiled in batches: the headers parsed once per batch, not
-  # once per file) and one precompiled header for the unit tests (DS_TEST_PCH): fresh trees with no
-  # ccache, where most compile time was spent re-parsing the same headers. Neither is on by default
-  # for developers, whose ccache serves unchanged files anyway.
-  cmake -S . -B "$dir" -G Ninja -DDS_WERROR=ON -DCMAKE_UNITY_BUILD=ON -DDS_TEST_PCH=ON "$@" >/dev/null
+  # once per file): fresh trees with no ccache, where much of the compile time was spent re-parsing
+  # the same headers. Not on by default for developers, whose ccache serves unchanged files anyway.
+  cmake -S . -B "$dir" -G Ninja -DDS_WERROR=ON -DCMAKE_UNITY_BUILD=ON "$@" >/dev/null
 }
 # Compiles a build dir in the background at idle priority, in a process group of its own (killed
 # if this script stops early), compiler output in <dir>/ds-build.log, exit code in <dir>/ds-built.
@@ -96,10 +95,13 @@ fi
 # clang for both sanitizer trees: it compiles every production and test file with warnings as
 # errors there, so no third build is needed for that. The simulator is the Release pass's
 # (test/CMakeLists.txt, DS_SIM_FROM): test infrastructure, not built again.
+# One precompiled header for the unit tests (DS_TEST_PCH) in the clang trees only: it halves a small
+# test's compile there (ASan: 6.9 s -> 3.2 s for backoff_test.cc), GCC gained a third of that, and
+# GCC 12 then reports bogus -Warray-bounds inside std::string's operator+ in rule_reload_test.cc.
 export CC=clang CXX=clang++
-configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_FUZZ=ON \
+configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_FUZZ=ON -DDS_TEST_PCH=ON \
   -DDS_SIM_FROM="$PWD/build-test/kube-sim"
-configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_TSAN=ON \
+configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo "$sanitizer_flags" -DDS_TSAN=ON -DDS_TEST_PCH=ON \
   -DDS_SIM_FROM="$PWD/build-test/kube-sim"
 start_build build-asan
 run_tests build-test ""
