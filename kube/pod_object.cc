@@ -14,7 +14,7 @@
 namespace ds {
 namespace {
 
-Status Malformed(const std::string& what, const std::string& why) {
+Status PodMalformed(const std::string& what, const std::string& why) {
   return Status::Unavailable("malformed " + what + ": " + why);
 }
 
@@ -282,16 +282,16 @@ void ParseConstraints(const rapidjson::Value& spec, PodInfo* out) {
 
 Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
   const auto* meta = JsonMember(obj, "metadata");
-  if (meta == nullptr || !meta->IsObject()) return Malformed("Pod", "no metadata");
+  if (meta == nullptr || !meta->IsObject()) return PodMalformed("Pod", "no metadata");
   out->name = JsonString(*meta, "name");
   out->ns = JsonString(*meta, "namespace");
   out->uid = JsonString(*meta, "uid");
   if (out->name.empty() || out->ns.empty())
-    return Malformed("Pod", "no metadata.name or metadata.namespace");
+    return PodMalformed("Pod", "no metadata.name or metadata.namespace");
   const std::string what = "Pod " + out->ns + "/" + out->name;
   if (std::string t = JsonString(*meta, "creationTimestamp"); !t.empty())
     if (!ParseRfc3339(t, &out->created_wall))
-      return Malformed(what, "bad metadata.creationTimestamp \"" + t + "\"");
+      return PodMalformed(what, "bad metadata.creationTimestamp \"" + t + "\"");
   out->terminating = JsonMember(*meta, "deletionTimestamp") != nullptr &&
                      !JsonMember(*meta, "deletionTimestamp")->IsNull();
   if (const auto* owners = JsonMember(*meta, "ownerReferences");
@@ -332,7 +332,8 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
     ParseConstraints(*spec, out);
     Requests req;
     if (!EffectiveRequests(*spec, &req))
-      return Malformed(what, "a container's resources.requests or spec.overhead is not a quantity");
+      return PodMalformed(what,
+                          "a container's resources.requests or spec.overhead is not a quantity");
     for (auto& [name, v] : req) {
       if (name == "cpu") {
         out->cpu_request = v;
@@ -357,8 +358,8 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
 StatusOr<PodInfo> DecodePod(std::string body) {
   rapidjson::Document doc;
   doc.ParseInsitu(body.data());
-  if (doc.HasParseError()) return Malformed("Pod", JsonParseError(doc));
-  if (!doc.IsObject()) return Malformed("Pod", "not an object");
+  if (doc.HasParseError()) return PodMalformed("Pod", JsonParseError(doc));
+  if (!doc.IsObject()) return PodMalformed("Pod", "not an object");
   PodInfo p;
   RETURN_NOT_OK(ParsePodValue(doc, &p));
   return p;
@@ -367,8 +368,8 @@ StatusOr<PodInfo> DecodePod(std::string body) {
 StatusOr<PodListPage> DecodePodList(std::string body) {
   rapidjson::Document doc;
   doc.ParseInsitu(body.data());
-  if (doc.HasParseError()) return Malformed("PodList", JsonParseError(doc));
-  if (!doc.IsObject()) return Malformed("PodList", "not an object");
+  if (doc.HasParseError()) return PodMalformed("PodList", JsonParseError(doc));
+  if (!doc.IsObject()) return PodMalformed("PodList", "not an object");
   PodListPage page;
   if (const auto* meta = JsonMember(doc, "metadata")) {
     page.resource_version = JsonString(*meta, "resourceVersion");
@@ -376,7 +377,7 @@ StatusOr<PodListPage> DecodePodList(std::string body) {
   }
   const auto* items = JsonMember(doc, "items");
   if (items == nullptr || !(items->IsArray() || items->IsNull()))
-    return Malformed("PodList", "no items array");
+    return PodMalformed("PodList", "no items array");
   if (items->IsArray()) {
     page.items.reserve(items->Size());
     for (const auto& it : items->GetArray()) {

@@ -10,7 +10,7 @@
 namespace ds {
 namespace {
 
-Status Malformed(const std::string& why, int http_status) {
+Status RangeMalformed(const std::string& why, int http_status) {
   return Status::Unavailable("malformed Prometheus range answer: " + why)
       .set_http_status(http_status);
 }
@@ -75,9 +75,9 @@ StatusOr<RangeResult> DecodeRangeResponse(std::string body, int http_status,
   rapidjson::Document doc;
   doc.ParseInsitu(body.data());
   if (doc.HasParseError())
-    return Malformed(JsonParseError(doc) + " (HTTP " + std::to_string(http_status) + ")",
-                     http_status);
-  if (!doc.IsObject()) return Malformed("top level is not an object", http_status);
+    return RangeMalformed(JsonParseError(doc) + " (HTTP " + std::to_string(http_status) + ")",
+                          http_status);
+  if (!doc.IsObject()) return RangeMalformed("top level is not an object", http_status);
   RangeResult result;
   if (const auto* w = JsonMember(doc, "warnings"); w != nullptr && w->IsArray())
     for (const auto& x : w->GetArray())
@@ -91,21 +91,24 @@ StatusOr<RangeResult> DecodeRangeResponse(std::string body, int http_status,
     return st.set_http_status(http_status);
   }
   if (status != "success")
-    return Malformed("\"status\" is \"" + status + "\", want success or error", http_status);
+    return RangeMalformed("\"status\" is \"" + status + "\", want success or error", http_status);
   const rapidjson::Value* data = JsonMember(doc, "data");
-  if (data == nullptr || !data->IsObject()) return Malformed("no \"data\" object", http_status);
+  if (data == nullptr || !data->IsObject())
+    return RangeMalformed("no \"data\" object", http_status);
   const std::string type = JsonString(*data, "resultType");
   if (type != "matrix")
-    return Malformed("resultType is \"" + type + "\", a range query gives \"matrix\"", http_status);
+    return RangeMalformed("resultType is \"" + type + "\", a range query gives \"matrix\"",
+                          http_status);
   const rapidjson::Value* res = JsonMember(*data, "result");
-  if (res == nullptr || !res->IsArray()) return Malformed("no \"data.result\" array", http_status);
+  if (res == nullptr || !res->IsArray())
+    return RangeMalformed("no \"data.result\" array", http_status);
   result.series.reserve(res->Size());
   size_t index = 0;
   for (const auto& s : res->GetArray()) {
     RangeSeries series;
     std::string why;
     if (!ReadSeries(s, keep, &series, &why))
-      return Malformed("result[" + std::to_string(index) + "]: " + why, http_status);
+      return RangeMalformed("result[" + std::to_string(index) + "]: " + why, http_status);
     result.points += series.times.size();
     result.series.push_back(std::move(series));
     ++index;

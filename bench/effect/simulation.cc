@@ -20,7 +20,7 @@
 namespace effect {
 namespace {
 
-constexpr double kDay = 86400;
+constexpr double kSecondsPerDay = 86400;
 // Simulated time 0 is this wall time (Monday 2026-11-23 00:00 UTC): the rebalancer's windows and
 // record times are wall times, and 0 means "never" to it.
 constexpr double kEpoch = 1795392000;
@@ -104,7 +104,11 @@ struct Simulation::Controller {
 };
 
 Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
-    : p_(ForScenario(p, s)), s_(std::move(s)), check_(check), end_(p.days * kDay), rng_(p.seed) {
+    : p_(ForScenario(p, s)),
+      s_(std::move(s)),
+      check_(check),
+      end_(p.days * kSecondsPerDay),
+      rng_(p.seed) {
   figures_.series_seconds = 600;
   const NodeParams& np = p_.nodes;
   nodes_.resize(np.count);
@@ -140,11 +144,11 @@ Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
     // Running pods of different ages: the leaks start part of the way.
     for (int64_t pod : slots_[d]) {
       Rng age(Mix(p_.seed ^ Mix(pods_[pod].id + 0x5eed)));
-      pods_[pod].started = -kDay * age.Uniform();
+      pods_[pod].started = -kSecondsPerDay * age.Uniform();
     }
-    Schedule(rng_.Exponential(w.rollouts_per_day / kDay), Event::kRollout, d);
-    Schedule(rng_.Exponential(w.scales_per_day / kDay), Event::kScale, d);
-    Schedule(rng_.Exponential(w.bursts_per_day / kDay), Event::kBurst, d);
+    Schedule(rng_.Exponential(w.rollouts_per_day / kSecondsPerDay), Event::kRollout, d);
+    Schedule(rng_.Exponential(w.scales_per_day / kSecondsPerDay), Event::kScale, d);
+    Schedule(rng_.Exponential(w.bursts_per_day / kSecondsPerDay), Event::kBurst, d);
   }
   Schedule(rng_.Exponential(w.jobs_per_node_hour * static_cast<double>(np.count) / 3600),
            Event::kJobArrival, 0);
@@ -258,19 +262,22 @@ void Simulation::HandleEvents() {
             DeletePod(static_cast<uint32_t>(pod));
             CreatePod(e.deployment, static_cast<uint32_t>(s), now_, PodOrigin::kRollout);
           }
-        Schedule(now_ + rng_.Exponential(w.rollouts_per_day / kDay), Event::kRollout, e.deployment);
+        Schedule(now_ + rng_.Exponential(w.rollouts_per_day / kSecondsPerDay), Event::kRollout,
+                 e.deployment);
         break;
       case Event::kScale: {
         const double f = 1 + w.scale_change * (2 * rng_.Uniform() - 1);
         const double n =
             std::clamp(std::round(static_cast<double>(dep.replicas) * f), 1.0, w.max_replicas);
         SetReplicas(e.deployment, static_cast<size_t>(n), PodOrigin::kScaleUp);
-        Schedule(now_ + rng_.Exponential(w.scales_per_day / kDay), Event::kScale, e.deployment);
+        Schedule(now_ + rng_.Exponential(w.scales_per_day / kSecondsPerDay), Event::kScale,
+                 e.deployment);
         break;
       }
       case Event::kBurst:
         dep.burst_until = now_ + w.burst_seconds;
-        Schedule(now_ + rng_.Exponential(w.bursts_per_day / kDay), Event::kBurst, e.deployment);
+        Schedule(now_ + rng_.Exponential(w.bursts_per_day / kSecondsPerDay), Event::kBurst,
+                 e.deployment);
         break;
       case Event::kJobArrival: {
         deployments_.push_back(GenerateJob(w, ++jobs_, &rng_));
@@ -632,9 +639,9 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
   Controller& c = *ctl_;
   const ds::RebalanceConfig& cfg = p_.rules.rebalance;
   const double now = kEpoch + now_;
-  const int64_t days = static_cast<int64_t>(std::floor(now / kDay));
+  const int64_t days = static_cast<int64_t>(std::floor(now / kSecondsPerDay));
   const int weekday = static_cast<int>((days + 4) % 7);  // 1970-01-01 was a Thursday
-  const int minute = static_cast<int>((now - static_cast<double>(days) * kDay) / 60);
+  const int minute = static_cast<int>((now - static_cast<double>(days) * kSecondsPerDay) / 60);
   c.budget.StartCycle(now, weekday, minute);
   evictions_this_cycle_ = 0;
 
