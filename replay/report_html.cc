@@ -192,7 +192,7 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-std::string Duration(double s) {
+std::string DurationText(double s) {
   if (!std::isfinite(s) || s < 0) return "&mdash;";
   long long t = std::llround(s);
   char buf[64];
@@ -286,15 +286,15 @@ std::string NodesTable(const std::vector<NodeStats>& stats, const ResultDoc& doc
       "</tr></thead><tbody>";
   for (const NodeStats& n : stats) {
     s += "<tr><td>" + HtmlEscape(n.name) + "</td><td class=\"num\">" + std::to_string(n.marks) +
-         "</td><td class=\"num\">" + Duration(n.marked_seconds) + "</td><td class=\"num\">" +
+         "</td><td class=\"num\">" + DurationText(n.marked_seconds) + "</td><td class=\"num\">" +
          std::to_string(n.flaps) + "</td><td class=\"num\">" + Count(n.cap_hits) +
-         "</td><td class=\"num\">" + Duration(n.longest_seconds) + "</td></tr>";
+         "</td><td class=\"num\">" + DurationText(n.longest_seconds) + "</td></tr>";
   }
   s += "</tbody></table>";
   s += "<p class=\"muted\">" + std::to_string(stats.size()) + " of " +
        std::to_string(doc.nodes.size()) +
-       " nodes were marked. A flap: a mark removed and set again within " + Duration(kFlapSeconds) +
-       ".</p>";
+       " nodes were marked. A flap: a mark removed and set again within " +
+       DurationText(kFlapSeconds) + ".</p>";
   return s;
 }
 
@@ -368,7 +368,7 @@ std::string Pair(const rapidjson::Value* totals, const char* name, bool seconds)
   if (!v || !v->IsArray() || v->Size() != 2 || !(*v)[0].IsNumber() || !(*v)[1].IsNumber())
     return "<td>&mdash;</td><td>&mdash;</td><td>&mdash;</td>";
   double a = (*v)[0].GetDouble(), b = (*v)[1].GetDouble();
-  auto f = [&](double x) { return seconds ? Duration(x) : Fixed(x, 0); };
+  auto f = [&](double x) { return seconds ? DurationText(x) : Fixed(x, 0); };
   std::string diff = b == a ? "0" : (b > a ? "+" : "&minus;") + f(std::fabs(b - a));
   return "<td class=\"num\">" + f(a) + "</td><td class=\"num\">" + f(b) +
          "</td><td class=\"num\">" + diff + "</td>";
@@ -425,8 +425,8 @@ StatusOr<std::string> CompareSection(const rapidjson::Value* c, const ResultDoc&
       };
       s += "<tr><td>" + HtmlEscape(JsonString(n, "name")) + "</td><td class=\"num\">" +
            Fixed(at(m, 0), 0) + "</td><td class=\"num\">" + Fixed(at(m, 1), 0) +
-           "</td><td class=\"num\">" + Duration(at(t, 0)) + "</td><td class=\"num\">" +
-           Duration(at(t, 1)) + "</td></tr>";
+           "</td><td class=\"num\">" + DurationText(at(t, 0)) + "</td><td class=\"num\">" +
+           DurationText(at(t, 1)) + "</td></tr>";
     }
     s += "</tbody></table>";
   } else {
@@ -461,13 +461,13 @@ StatusOr<std::string> RenderReportHtml(const std::string& replay_json) {
   s += ReportCss();
   s += "</style></head><body><h1>What dynamic-scheduler would have done</h1>";
   s += "<p class=\"muted\">" + HtmlEscape(FormatRfc3339(doc.from)) + " to " +
-       HtmlEscape(FormatRfc3339(doc.to)) + ", every " + Duration(doc.step) +
+       HtmlEscape(FormatRfc3339(doc.to)) + ", every " + DurationText(doc.step) +
        "; rules: " + (rules.empty() ? "&mdash;" : rules) + "</p>";
   s += "<div class=\"cards\">" + Card(Count(Total(doc, "marks")), "marks") +
-       Card(Duration(Total(doc, "marked_node_seconds")), "marked node-time") +
+       Card(DurationText(Total(doc, "marked_node_seconds")), "marked node-time") +
        Card(Count(Total(doc, "max_marked_at_once")), "most marked at once") +
        Card(std::to_string(flaps), "flaps") +
-       Card(Duration(Total(doc, "capped_node_seconds")), "held back by the herd cap") +
+       Card(DurationText(Total(doc, "capped_node_seconds")), "held back by the herd cap") +
        Card(Count(Total(doc, "unmatched_series")), "series matching no node") + "</div>";
   s += "<h2>Marked nodes over time</h2>" + Charts(doc, "", "");
   s += "<h2>Nodes</h2>" + NodesTable(stats, doc);
