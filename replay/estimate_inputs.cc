@@ -84,9 +84,7 @@ std::vector<HoldingRule> HoldingValues::At(const std::string& node, double t) co
   if (it == values_.end()) return out;
   for (const auto& [r, v] : it->second) {
     const Rule& rule = rules_[r];
-    const bool cleared =
-        rule.op == Comparison::kGreater ? v <= rule.clear_threshold : v >= rule.clear_threshold;
-    if (!cleared)
+    if (!rule.Cleared(rule.clear_threshold, v))
       out.push_back(
           HoldingRule{rule.name, rule.resource, v, rule.clear_threshold, rule.AvailableBytes()});
   }

@@ -65,11 +65,11 @@ EffectiveThresholds ComputeThresholds(const Rule& rule, const std::vector<double
 }
 
 bool Decider::Over(const Rule& r, const EffectiveThresholds& t, double v) {
-  return r.op == Comparison::kGreater ? v > t.threshold : v < t.threshold;
+  return r.Over(t.threshold, v);
 }
 
 bool Decider::Cleared(const Rule& r, const EffectiveThresholds& t, double v) {
-  return r.op == Comparison::kGreater ? v <= t.clear_threshold : v >= t.clear_threshold;
+  return r.Cleared(t.clear_threshold, v);
 }
 
 std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeInput>& nodes,

@@ -71,6 +71,15 @@ struct Rule {
   // pod's working set counting in full.
   bool AvailableBytes() const { return resource == Resource::kMemory && op == Comparison::kLess; }
 
+  // Over the threshold / back at the clear threshold (absolute values: a relative rule's
+  // effective ones, rules/decider.h ComputeThresholds).
+  bool Over(double threshold_at, double v) const {
+    return op == Comparison::kGreater ? v > threshold_at : v < threshold_at;
+  }
+  bool Cleared(double clear_at, double v) const {
+    return op == Comparison::kGreater ? v <= clear_at : v >= clear_at;
+  }
+
   // Every field: a reload keeps the state of a rule only if nothing in it changed.
   bool operator==(const Rule&) const = default;
 };
