@@ -64,14 +64,6 @@ EffectiveThresholds ComputeThresholds(const Rule& rule, const std::vector<double
   return t;
 }
 
-bool Decider::Over(const Rule& r, const EffectiveThresholds& t, double v) {
-  return r.Over(t.threshold, v);
-}
-
-bool Decider::Cleared(const Rule& r, const EffectiveThresholds& t, double v) {
-  return r.Cleared(t.clear_threshold, v);
-}
-
 std::vector<NodeDecision> Decider::Decide(TimePoint now, const std::vector<NodeInput>& nodes,
                                           const std::vector<RuleInput>& inputs) {
   ++generation_;
@@ -183,8 +175,9 @@ inline void Decider::DecideNode(TimePoint now, size_t i, const NodeInput& node,
 // go of a hold once the value reaches the clear threshold (hysteresis).
 inline void Decider::Observe(const Rule& rule, const EffectiveThresholds& t, double v,
                              TimePoint now, bool labelled, bool owners_recorded, RuleState* st) {
-  const bool adopt = (st->awaited && (owners_recorded ? !Cleared(rule, t, v) : Over(rule, t, v))) ||
-                     (st->held_before_gap && labelled && !Cleared(rule, t, v));
+  const bool over = rule.Over(t.threshold, v), cleared = rule.Cleared(t.clear_threshold, v);
+  const bool adopt = (st->awaited && (owners_recorded ? !cleared : over)) ||
+                     (st->held_before_gap && labelled && !cleared);
   st->awaited = st->held_before_gap = false;
   st->seen = true;
   st->last_seen = now;
@@ -192,12 +185,12 @@ inline void Decider::Observe(const Rule& rule, const EffectiveThresholds& t, dou
   st->last_threshold = t.threshold;
   st->last_clear = t.clear_threshold;
   if (st->hot) {
-    if (Cleared(rule, t, v)) st->hot = st->pending = false;
+    if (cleared) st->hot = st->pending = false;
   } else if (adopt) {
     // It held the node before and has not cooled: keep it without re-running `for`.
     st->hot = true;
     st->hot_since = now;
-  } else if (Over(rule, t, v)) {
+  } else if (over) {
     if (!st->pending) {
       st->pending = true;
       st->pending_since = now;

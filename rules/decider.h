@@ -156,9 +156,6 @@ class Decider {
     bool awaiting = false;  // some rule may still adopt the node
   };
 
-  static bool Over(const Rule& r, const EffectiveThresholds& t, double v);
-  static bool Cleared(const Rule& r, const EffectiveThresholds& t, double v);
-
   // Decide's steps, in the order they run for each node. Those run for every node or rule are
   // inline (defined in decider.cc, their only user), so that Decide compiles to one loop again:
   // out of line, they made it about 10 % slower (10,000 nodes, 4 rules).
