@@ -34,7 +34,13 @@ std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, Prom
     LOG(ERROR) << "rebalance.timeZone unusable; using UTC" << Fields("err", zone.status());
     zone = TimeZone::Utc();
   }
-  return std::make_unique<Rebalancer>(o.rules, kube, prom, clock, std::move(*zone));
+  // The ledger beside the leader election's lease (its namespace is resolved even without
+  // -leader_elect: the controller's own, or the kubeconfig context's).
+  RebalancerOptions ro;
+  ro.ledger.ns = o.leader_election.lease_namespace;
+  ro.ledger.name = o.leader_election.lease_name + "-evictions";
+  ro.interval_seconds = o.reconciler.interval_seconds;
+  return std::make_unique<Rebalancer>(o.rules, kube, prom, clock, std::move(*zone), std::move(ro));
 }
 
 // The text the rules were loaded from: a reload compares the file with it. Read again here

@@ -10,11 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "controller/eviction_records.h"
 #include "controller/rebalancer.h"
+#include "controller/reconciler.h"
+#include "kube/node_cache.h"
 #include "promql/fast_vector_decoder.h"
 #include "promql/response_decoder.h"
 #include "rules/decider.h"
 #include "rules/node_matcher.h"
+#include "rules/ownership.h"
 #include "rules/planner.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
@@ -310,7 +314,7 @@ void BM_RebalanceStep10kNodes300kPods(benchmark::State& state) {
     cfg.rebalance.cpu_usage_query =
         "sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\", "
         "node=~\"$nodes\"}[5m]))";
-  Rebalancer rebalancer(cfg, &api, &prom, &clock, TimeZone::Utc());
+  Rebalancer rebalancer(cfg, &api, &prom, &clock, TimeZone::Utc(), RebalancerOptions{});
   std::vector<NodeInfo> infos(kNodes);
   std::vector<ReliefInput> nodes(kNodes);
   for (int i = 0; i < kNodes; ++i) {
@@ -325,6 +329,11 @@ void BM_RebalanceStep10kNodes300kPods(benchmark::State& state) {
       nodes[i].marked_since_wall = clock.WallSeconds() - 3600;
       nodes[i].load[0] = 95;
       nodes[i].holding = {HoldingRule{"cpu", Rule::Resource::kCpu, 95, 60}};
+      // Our record on it: each eviction's time is written there ahead of it.
+      Ownership o;
+      SetRecordedMark(cfg.mark, &o);
+      o.rules = {OwnerRule{"cpu", clock.WallSeconds() - 3600}};
+      infos[i].annotations = {{kHeldByAnnotation, FormatOwnership(o)}};
     }
     // The API server's copy, which a destination is read from (its labels and pod capacity).
     NodeInfo whole = infos[i];
@@ -332,9 +341,19 @@ void BM_RebalanceStep10kNodes300kPods(benchmark::State& state) {
     api.AddNode(std::move(whole));
   }
   NodeWriter writer(WriteLimits{}, Mark{}, &api, &clock);
+  // The production write-ahead: the ledger (a lease of the fake) and each node's record, read
+  // from a node cache of the API's nodes.
+  NodeCache cache(&api, &clock, CycleCacheOptions(cfg));
+  if (!cache.ListOnce().ok()) {
+    state.SkipWithError("the node cache could not list the nodes");
+    return;
+  }
+  EvictionRecords records(cfg.mark, &cache, &writer);
   const std::atomic<bool> never{false};
   ReliefWrites io;
   io.writer = &writer;
+  io.records = &records;
+  io.hooks.on_written = [&](const NodeInfo& n) { cache.ApplyWriteResult(n); };
   io.stop = &never;
   for (auto _ : state) {
     clock.AdvanceSeconds(10);

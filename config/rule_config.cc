@@ -221,12 +221,28 @@ class Parser {
   // target and the underused bounds are checked against their clear thresholds.
   Status ParseRebalance(const YAML::Node& n, RuleConfig* cfg) const {
     RebalanceConfig& r = cfg->rebalance;
-    RETURN_NOT_OK(
-        CheckKeys(n, "rebalance",
-                  {"after", "holdAfterEviction", "dryRun", "target", "podUsage", "minPodAge",
-                   "evictBarePods", "evictLocalStorage", "priorityThreshold", "namespaces",
-                   "nodeSelector", "limits", "windows", "timeZone", "effectWindow",
-                   "referenceQuery", "underused", "requireSteering", "bounceBackPause"}));
+    RETURN_NOT_OK(CheckKeys(n, "rebalance",
+                            {"after",
+                             "holdAfterEviction",
+                             "dryRun",
+                             "target",
+                             "podUsage",
+                             "minPodAge",
+                             "evictBarePods",
+                             "evictLocalStorage",
+                             "priorityThreshold",
+                             "namespaces",
+                             "nodeSelector",
+                             "limits",
+                             "windows",
+                             "timeZone",
+                             "effectWindow",
+                             "referenceQuery",
+                             "underused",
+                             "requireSteering",
+                             "bounceBackPause",
+                             "settle",
+                             "evictWithinRequests"}));
     r.enabled = true;
     RETURN_NOT_OK(ParseRebalanceMeasures(n, &r));
     RETURN_NOT_OK(ParseSteering(n, &r));
@@ -271,6 +287,15 @@ class Parser {
     if (n["bounceBackPause"]) {
       ASSIGN_OR_RETURN(r->bounce_back_pause_seconds,
                        Seconds(n["bounceBackPause"], "rebalance.bounceBackPause"));
+    }
+    // What is already moving (rebalance/in_motion.h): how long a gone pod's usage still counts,
+    // and whether memory relief may move pods within their requests.
+    if (n["settle"]) {
+      ASSIGN_OR_RETURN(r->settle_seconds, Seconds(n["settle"], "rebalance.settle"));
+    }
+    if (n["evictWithinRequests"]) {
+      ASSIGN_OR_RETURN(r->evict_within_requests,
+                       Bool(n["evictWithinRequests"], "rebalance.evictWithinRequests"));
     }
     return Status::OK();
   }

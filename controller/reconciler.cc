@@ -884,6 +884,7 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
   io.hooks.on_written = [this](const NodeInfo& n) { cache_->ApplyWriteResult(n); };
   io.hooks.on_progress = [this] { MarkProgress(); };
   io.stop = stop;
+  io.term = term_;
   rebalancer_->Relieve(in, alerted, io, ReferenceHot(snap));
   MarkProgress();
 }

@@ -12,6 +12,10 @@ namespace ds {
 
 namespace {
 constexpr double kTokenRereadSeconds = 60;
+// KubeVirt pkg/virt-api/webhooks/validating-webhook/admitters/pod-eviction-admitter.go
+// ("Eviction triggered evacuation of VMI \"%s/%s\""); descheduler
+// pkg/descheduler/evictions/evictions.go EvictionInBackgroundErrorText.
+constexpr char kEvictionInBackgroundText[] = "Eviction triggered evacuation";
 // client-go gives no limit; a plugin stuck on a prompt nobody sees must not stall the controller.
 constexpr double kExecTimeoutSeconds = 30;
 
@@ -202,6 +206,14 @@ EvictionResult EvictionResultFromResponse(int http_status, const std::string& bo
   r.status = StatusFromResponse(http_status, body, retry_after, what);
   if (http_status == 404) {
     r.kind = EvictionResult::Kind::kGone;
+  } else if (http_status == 429 &&
+             r.status.message().find(kEvictionInBackgroundText) != std::string::npos) {
+    // KubeVirt's virt-api answers every refusal of its eviction webhook with 429, and the API
+    // server words it `pods "P" is forbidden: admission webhook "W" denied the request: <text>`
+    // (reason Forbidden). Only this text says the webhook started the pod's evacuation; its other
+    // 429s ("not live-migratable", "Eviction request for target Pod") are refusals. descheduler
+    // tells them apart the same way (IsTooManyRequests and this substring).
+    r.kind = EvictionResult::Kind::kInBackground;
   } else if (http_status == 429 && body.find("\"DisruptionBudget\"") != std::string::npos) {
     // The Status object's details.causes names the budget; a 429 from API Priority and
     // Fairness has no such cause and is an ordinary throttle.
@@ -342,6 +354,30 @@ StatusOr<ClaimPlace> HttpKubeApi::GetClaimPlace(const std::string& ns, const std
                    Call(std::move(pv), "get persistentvolume " + place.volume));
   ASSIGN_OR_RETURN(place.node_affinity, DecodeVolumeNodeAffinity(std::move(pv_body)));
   return place;
+}
+
+StatusOr<WorkloadStatus> HttpKubeApi::GetWorkload(const std::string& ns, const std::string& kind,
+                                                  const std::string& name) {
+  const std::string resource = WorkloadResource(kind);
+  if (resource.empty())
+    return Status::InvalidArgument("get workload " + ns + "/" + name + ": kind " + kind +
+                                   " is not a Deployment, ReplicaSet, StatefulSet or DaemonSet");
+  HttpRequest req;
+  req.url = config_.server + "/apis/apps/v1/namespaces/" + UrlEncode(ns) + "/" + resource + "/" +
+            UrlEncode(name);
+  req.timeout_seconds = timeout_;
+  ASSIGN_OR_RETURN(std::string body, Call(std::move(req), "get " + kind + " " + ns + "/" + name));
+  return DecodeWorkload(std::move(body), kind);
+}
+
+StatusOr<std::vector<Autoscaler>> HttpKubeApi::ListAutoscalers(const std::string& ns) {
+  HttpRequest req;
+  req.url = config_.server + "/apis/autoscaling/v2/namespaces/" + UrlEncode(ns) +
+            "/horizontalpodautoscalers";
+  req.timeout_seconds = timeout_;
+  ASSIGN_OR_RETURN(std::string body,
+                   Call(std::move(req), "list horizontalpodautoscalers in " + ns));
+  return DecodeAutoscalerList(std::move(body));
 }
 
 namespace {

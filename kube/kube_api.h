@@ -19,6 +19,7 @@
 #include "kube/node_object.h"
 #include "kube/pod_object.h"
 #include "kube/volume_object.h"
+#include "kube/workload_object.h"
 
 namespace ds {
 
@@ -27,6 +28,12 @@ struct EvictionResult {
   enum class Kind {
     kEvicted,          // 201: the pod is terminating gracefully
     kBlockedByBudget,  // 429 with a DisruptionBudget cause: a PDB allows no disruption now
+    // 429 from an admission webhook that took the eviction over and carries it out in the
+    // background: KubeVirt's virt-api starts a live migration of the VM and refuses the eviction
+    // with "Eviction triggered evacuation of VMI \"ns/name\"" (or, to a repeated request,
+    // "Evacuation in progress: ..."), the wording descheduler's EvictionsInBackground looks for.
+    // The pod goes away later, when the migration ends: an eviction in flight, not a refusal.
+    kInBackground,
     kMultipleBudgets,  // 500: more than one PodDisruptionBudget selects the pod
     kGone,             // 404: the pod does not exist any more
     kError,            // anything else (transport, 403, APF 429 without a budget cause, 5xx)
@@ -77,6 +84,15 @@ class KubeApi {
   // Where the volume of claim NS/NAME can be used: GET the PersistentVolumeClaim, and when it is
   // bound, GET its PersistentVolume (volume empty: not bound).
   virtual StatusOr<ClaimPlace> GetClaimPlace(const std::string& ns, const std::string& claim) = 0;
+  // GET /apis/apps/v1/namespaces/NS/{deployments|replicasets|statefulsets|daemonsets}/NAME: the
+  // workload's rollout status (kube/workload_object.h). kNotFound when it does not exist (404);
+  // kInvalidArgument, without a request, for a kind that is none of those four.
+  virtual StatusOr<WorkloadStatus> GetWorkload(const std::string& ns, const std::string& kind,
+                                               const std::string& name) = 0;
+  // GET /apis/autoscaling/v2/namespaces/NS/horizontalpodautoscalers: every HPA of the namespace
+  // (one request, unpaged: a namespace has few). Errors as for GetNode; a cluster without the
+  // autoscaling/v2 API answers 404 (kNotFound).
+  virtual StatusOr<std::vector<Autoscaler>> ListAutoscalers(const std::string& ns) = 0;
   // One page of GET /api/v1/pods (all namespaces). `field_selector`, e.g. "spec.nodeName=n1",
   // narrows it on the server; resourceVersion=0 lets the API server answer from its watch cache
   // (an index on spec.nodeName), so a per-node list is cheap.
@@ -135,6 +151,9 @@ class HttpKubeApi : public KubeApi {
                                const std::function<bool()>& send_if = {}) override;
   StatusOr<NodeInfo> GetNode(const std::string& node) override;
   StatusOr<ClaimPlace> GetClaimPlace(const std::string& ns, const std::string& claim) override;
+  StatusOr<WorkloadStatus> GetWorkload(const std::string& ns, const std::string& kind,
+                                       const std::string& name) override;
+  StatusOr<std::vector<Autoscaler>> ListAutoscalers(const std::string& ns) override;
   StatusOr<PodListPage> ListPods(const std::string& field_selector, size_t limit,
                                  const std::string& continue_token, const std::string& ns = "",
                                  const std::string& label_selector = "") override;

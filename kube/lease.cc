@@ -175,6 +175,32 @@ std::string EncodeLease(const std::string& ns, const std::string& name, const Le
   return JsonToString(d);
 }
 
+std::string LeaseAnnotation(const std::string& object, const std::string& key) {
+  if (object.empty() || !NumberProblem(object).empty()) return "";
+  rapidjson::Document d;
+  d.Parse<kParseFlags>(object.c_str(), object.size());
+  if (d.HasParseError() || !d.IsObject()) return "";
+  const Value* meta = JsonMember(d, "metadata");
+  const Value* ann = meta != nullptr ? JsonMember(*meta, "annotations") : nullptr;
+  return ann != nullptr ? JsonString(*ann, key.c_str()) : "";
+}
+
+std::string WithLeaseAnnotation(const std::string& object, const std::string& key,
+                                const std::string& value) {
+  rapidjson::Document d;
+  Allocator& a = d.GetAllocator();
+  if (!object.empty() && NumberProblem(object).empty())
+    d.Parse<kParseFlags>(object.c_str(), object.size());
+  if (object.empty() || d.HasParseError() || !d.IsObject()) d.SetObject();
+  Value& meta = Unique(d, "metadata", a);
+  if (!meta.IsObject()) meta.SetObject();
+  Value& ann = Unique(meta, "annotations", a);
+  if (!ann.IsObject()) ann.SetObject();
+  Unique(ann, key.c_str(), a)
+      .SetString(value.data(), static_cast<rapidjson::SizeType>(value.size()), a);
+  return JsonToString(d);
+}
+
 std::string FormatMicroTime(double epoch_seconds) {
   double whole = std::floor(epoch_seconds);
   time_t t = static_cast<time_t>(whole);

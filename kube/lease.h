@@ -44,6 +44,13 @@ StatusOr<LeaseRecord> DecodeLease(const std::string& body);
 // resource_version).
 std::string EncodeLease(const std::string& ns, const std::string& name, const LeaseRecord& record);
 
+// The value of annotation `key` of a Lease object (LeaseRecord::object); "" when it has none or
+// the object is not readable. And the object with that annotation set to `value` (everything else
+// kept as read), for a WriteLease of a Lease used to keep a record (the eviction ledger).
+std::string LeaseAnnotation(const std::string& object, const std::string& key);
+std::string WithLeaseAnnotation(const std::string& object, const std::string& key,
+                                const std::string& value);
+
 // Wall-clock seconds as a MicroTime, e.g. "2026-11-22T10:04:05.123456Z".
 std::string FormatMicroTime(double epoch_seconds);
 

@@ -19,7 +19,10 @@ Status PodMalformed(const std::string& what, const std::string& why) {
 }
 
 const char* const kMirrorAnnotation = "kubernetes.io/config.mirror";
-const char* const kOwnPodAnnotation = "dynamic-scheduler.io/evict";
+// The annotations the rebalancer reads (PodInfo::annotations keeps these only): our opt-out, the
+// cluster-autoscaler's, and the mark of an eviction carried out in the background.
+const char* const kKeptAnnotations[] = {"dynamic-scheduler.io/evict", kSafeToEvictAnnotation,
+                                        kEvictionInProgressAnnotation};
 
 using Requests = std::map<std::string, double, std::less<>>;
 
@@ -53,8 +56,8 @@ void Max(const Requests& from, Requests* to) {
 // larger of the containers' sum (plus the native sidecars, init containers with restartPolicy
 // Always, which keep running) and each ordinary init container's request plus the sidecars
 // started before it, or the pod-level request where the pod has one; then the pod overhead on
-// top.
-bool EffectiveRequests(const rapidjson::Value& spec, Requests* out) {
+// top; *memory_overhead is the overhead's memory.
+bool EffectiveRequests(const rapidjson::Value& spec, Requests* out, double* memory_overhead) {
   Requests run, side, init, c;
   if (const auto* cs = JsonMember(spec, "containers"); cs != nullptr && cs->IsArray())
     for (const auto& ctr : cs->GetArray()) {
@@ -83,6 +86,10 @@ bool EffectiveRequests(const rapidjson::Value& spec, Requests* out) {
   for (const auto& [name, v] : pod_level) run[name] = v;
   Requests overhead;
   if (!ParseRequests(JsonMember(spec, "overhead"), &overhead)) return false;
+  // Kept apart too: the kubelet ranks evictions by the request with the overhead only where the
+  // request is not zero (PodInfo::KubeletMemoryRequest), the scheduler counts it whatever the
+  // request (PodRequests).
+  if (auto m = overhead.find("memory"); m != overhead.end()) *memory_overhead = m->second;
   Add(overhead, &run);
   *out = std::move(run);
   return true;
@@ -312,8 +319,9 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
                                  std::string(it->value.GetString(), it->value.GetStringLength()));
   if (const auto* ann = JsonMember(*meta, "annotations"); ann != nullptr && ann->IsObject()) {
     out->mirror = JsonMember(*ann, kMirrorAnnotation) != nullptr;
-    if (const auto* v = JsonMember(*ann, kOwnPodAnnotation); v != nullptr && v->IsString())
-      out->annotations.emplace_back(kOwnPodAnnotation, v->GetString());
+    for (const char* key : kKeptAnnotations)
+      if (const auto* v = JsonMember(*ann, key); v != nullptr && v->IsString())
+        out->annotations.emplace_back(key, v->GetString());
   }
   if (const auto* spec = JsonMember(obj, "spec"); spec != nullptr && spec->IsObject()) {
     out->node = JsonString(*spec, "nodeName");
@@ -331,7 +339,7 @@ Status ParsePodValue(const rapidjson::Value& obj, PodInfo* out) {
                                               JsonString(t, "value"), JsonString(t, "effect")});
     ParseConstraints(*spec, out);
     Requests req;
-    if (!EffectiveRequests(*spec, &req))
+    if (!EffectiveRequests(*spec, &req, &out->memory_overhead))
       return PodMalformed(what,
                           "a container's resources.requests or spec.overhead is not a quantity");
     for (auto& [name, v] : req) {

@@ -64,6 +64,19 @@ struct PodGroupTerm {
   }
 };
 
+// Pod annotations the rebalancer reads; PodInfo::annotations keeps these and our own opt-out
+// (rebalance/evictable.h kEvictOptOutAnnotation), no other.
+// The cluster-autoscaler's (cluster-autoscaler/utils/drain/drain.go PodSafeToEvictKey): "false"
+// says the pod must not be disrupted (the autoscaler keeps its node for it).
+inline constexpr const char* kSafeToEvictAnnotation =
+    "cluster-autoscaler.kubernetes.io/safe-to-evict";
+// Set (any value) on a pod whose eviction is being carried out in the background, e.g. by
+// KubeVirt's virt-controller on a virt-launcher pod while its VM live-migrates away; descheduler's
+// EvictionsInBackground counts such a pod as an eviction in flight
+// (pkg/descheduler/evictions/evictions.go EvictionInProgressAnnotationKey).
+inline constexpr const char* kEvictionInProgressAnnotation =
+    "descheduler.alpha.kubernetes.io/eviction-in-progress";
+
 struct PodInfo {
   std::string ns, name, node;
   std::string uid;  // metadata.uid: `kubectl describe` finds an object's events by it
@@ -77,10 +90,11 @@ struct PodInfo {
   bool mirror = false;         // a static pod's mirror (annotation kubernetes.io/config.mirror)
   bool local_storage = false;  // has an emptyDir or hostPath volume
   Labels labels;               // metadata.labels: a replacement of an evicted pod has the same
-  Labels annotations;          // only the ones the rebalancer reads (its opt-out)
+  Labels annotations;          // only the ones the rebalancer reads (see kSafeToEvictAnnotation)
   double created_wall = 0;     // epoch seconds
   double cpu_request = 0;      // cores
-  double memory_request = 0;   // bytes
+  double memory_request = 0;   // bytes, as the scheduler counts it: spec.overhead included
+  double memory_overhead = 0;  // bytes: spec.overhead's memory (its RuntimeClass's), in the above
   Labels node_selector;        // spec.nodeSelector
   std::vector<Toleration> tolerations;
   // spec.affinity.nodeAffinity: the required terms (ORed; empty: none) and the preferred ones.
@@ -103,6 +117,13 @@ struct PodInfo {
   // pod is never evicted (placement.h).
   std::vector<std::string> unjudged;
 
+  // The memory request the kubelet ranks evictions by under memory pressure
+  // (rebalance/kubelet_order.h; GetResourceRequestQuantity in kubernetes pkg/api/v1/resource/
+  // helpers.go): the overhead counts only on top of a request that is not zero, so a BestEffort
+  // pod has none there, whatever its RuntimeClass adds, and exceeds it with any usage.
+  double KubeletMemoryRequest() const {
+    return memory_request - memory_overhead > 0 ? memory_request : 0;
+  }
   // "namespace/name", for logs and maps.
   std::string Key() const { return ns + "/" + name; }
   // Who it is across a re-creation under the same name (a StatefulSet's): its uid, else Key().

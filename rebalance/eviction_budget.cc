@@ -99,6 +99,20 @@ void EvictionBudget::Record(const PodInfo& pod) {
   if (const std::string w = pod.Workload(); !w.empty()) unreplaced_[w].push_back(now_);
 }
 
+void EvictionBudget::Restore(const std::vector<LedgerEntry>& ledger) {
+  last_hour_.clear();
+  node_last_.clear();
+  unreplaced_.clear();
+  for (const LedgerEntry& e : ledger) {
+    last_hour_.push_back(Eviction{e.at_wall, e.node, e.ns(), e.workload});
+    // Cycle 0 is none of this budget's cycles: the cool-down holds from the next one on.
+    Last& last = node_last_[e.node];
+    if (e.at_wall > last.at) last = Last{e.at_wall, 0};
+    if (!e.workload.empty()) unreplaced_[e.workload].push_back(e.at_wall);
+  }
+  Expire();
+}
+
 void EvictionBudget::Replaced(const std::string& workload) {
   auto it = unreplaced_.find(workload);
   if (it == unreplaced_.end()) return;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kube/pod_object.h"
+#include "rebalance/eviction_ledger.h"
 
 namespace ds {
 
@@ -64,6 +65,12 @@ class EvictionBudget {
   void Record(const PodInfo& pod);
   // A replacement of `workload` (PodInfo::Workload) is running: one fewer unreplaced.
   void Replaced(const std::string& workload);
+  // Starts again from `ledger` (rebalance/eviction_ledger.h: the evictions of the last hour, by
+  // whichever replica led), as a new leader or a restarted controller must: every limit counts
+  // them -- the hour's, the node's, the namespace's, the node cool-downs, and each workload's
+  // unreplaced evictions (until Replaced or their expiry). What this replica counted before is
+  // replaced: the ledger has it too, as every eviction is written there first.
+  void Restore(const std::vector<LedgerEntry>& ledger);
 
   size_t evicted_this_cycle() const { return cycle_count_; }
 

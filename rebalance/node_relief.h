@@ -27,6 +27,9 @@ struct HoldingRule {
   double value = 0;
   double clear_threshold = 0;
   bool available_bytes = false;  // Rule::AvailableBytes(): value and threshold are bytes left
+  // Rule::relieve_after_seconds: the rule's own wait before it may drive a relief (negative: none
+  // of its own, rebalance.after). DueHoldingRules reads it for a rule with no HeldSince yet.
+  double relieve_after_seconds = -1;
 };
 
 struct Relief {

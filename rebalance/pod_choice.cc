@@ -18,7 +18,8 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
     // Memory: the kubelet's order (kubelet_order.h), so that the pod moved gracefully is the one
     // the kubelet would kill next, at once and without a PodDisruptionBudget, if the node ran out.
     auto rank = [&](const Candidate& c) {
-      return KubeletMemoryRank{c.usage / ceiling.per_unit, c.pod->memory_request, c.pod->priority};
+      return KubeletMemoryRank{c.usage / ceiling.per_unit, c.pod->KubeletMemoryRequest(),
+                               c.pod->priority};
     };
     std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
       const KubeletMemoryRank ra = rank(a), rb = rank(b);
@@ -41,6 +42,7 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
     if (!(c.usage > 0)) continue;  // moving it would not relieve the node
     if (load - c.usage < node.floor) {
       ++out.over_floor;  // a smaller one may still fit between the goal and the floor
+      if (ceiling.in_order_only) break;
       continue;
     }
     UsageFit fit;
@@ -49,6 +51,7 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
     std::string to = placement->Reserve(*c.pod, node.node, fit);
     if (to.empty()) {
       ++out.no_fit;
+      if (ceiling.in_order_only) break;
       continue;
     }
     load -= c.usage;

@@ -31,6 +31,9 @@ struct UsageCeiling {
   Rule::Resource resource = Rule::Resource::kNone;
   double per_unit = 0;
   double ceiling_percent = std::nan("");
+  // Stop at the first candidate (in the kubelet's order) that cannot go -- no room elsewhere, or
+  // below the floor -- rather than take one after it: the pod moved must be the kubelet's next.
+  bool in_order_only = false;
 };
 
 struct NodeLoad {

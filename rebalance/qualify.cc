@@ -51,7 +51,10 @@ std::vector<HoldingRule> DueHoldingRules(const std::vector<HoldingRule>& holding
           s.relieve_after_seconds >= 0 ? s.relieve_after_seconds : cfg.after_seconds;
       waited |= now_wall >= s.since_wall + wait;
     }
-    if (!has_wait || waited) due.push_back(h);
+    // Not recorded yet: a wait of its own starts now (due at once only when it is 0); without
+    // one, the node's `after`, already counted by Qualifies, is the rule's.
+    if (!has_wait) waited = h.relieve_after_seconds <= 0;
+    if (waited) due.push_back(h);
   }
   return due;
 }

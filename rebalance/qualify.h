@@ -41,10 +41,17 @@ struct HeldSince {
 double ReliefDueWall(const std::vector<HeldSince>& held, const RebalanceConfig& cfg);
 
 // The holding rules that may drive the relief at now_wall: each rule only once it has waited its
-// own time (its HeldSince; a rule without one, as a node adopted without a record, once the node
-// qualifies). Without this, an urgent rule that qualifies the node would let a patient rule
-// further over its threshold set the goal, and that rule's wait would be skipped. An alerted
-// node (Qualifies: an alert does not wait) keeps every rule.
+// own time, counted from its HeldSince. A rule with no HeldSince has not been recorded as holding
+// yet (it began to hold this cycle: the ownership record read at the cycle's start predates it):
+//  - with a relieveAfter of its own (HoldingRule::relieve_after_seconds >= 0), it begins to wait
+//    now, so it is due only when that wait is 0;
+//  - without one, its wait is rebalance.after, which Qualifies already counts for the node (from
+//    the mark, or ReliefDueWall), so it is due once the node qualifies. Callers leave a rule's
+//    HeldSince out on purpose where no since of its own exists: a graded mark's cooler-level
+//    rules, which count from the hottest level's mark as `after` does.
+// Without this, an urgent rule that qualifies the node would let a patient rule further over its
+// threshold set the goal, and that rule's wait would be skipped. An alerted node (Qualifies: an
+// alert does not wait) keeps every rule.
 std::vector<HoldingRule> DueHoldingRules(const std::vector<HoldingRule>& holding,
                                          const std::vector<HeldSince>& held,
                                          const RebalanceConfig& cfg, double now_wall, bool alerted);

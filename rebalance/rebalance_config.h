@@ -25,6 +25,9 @@
 //                               # the discovery rate; empty: not measured
 //     requireSteering: true     # evict only pods whose replacement avoids the mark (steering.h)
 //     bounceBackPause: 1h       # a workload whose replacement came back is left alone this long
+//     settle: 5m10s             # a gone pod's usage counts this long (default: from each
+//                               # rule's query, in_motion.h SettleSeconds)
+//     evictWithinRequests: false  # memory relief may move pods within their requests too
 //     underused:                # the mirror mode (UnderusedConfig); absent: off
 //       cpuBelow: 15            # percent of allocatable CPU (a rule with resource: cpu)
 //       memoryBelow: 25         # percent of allocatable memory (resource: memory)
@@ -79,6 +82,13 @@ struct RebalanceConfig {
   // After a replacement is seen back on the node its pod left, its workload is not evicted again
   // for this long (0: no pause).
   double bounce_back_pause_seconds = 3600;
+  // How long after an evicted pod is gone its usage still counts against its node (its value may
+  // still show it: a rate window); negative: from each rule's query (in_motion.h SettleSeconds).
+  double settle_seconds = -1;
+  // Memory relief moves only the kubelet's next victims, pods over their memory request, and
+  // nothing when the next one cannot move (the pod moved is the one the kubelet would kill
+  // next); true: any pod, in the kubelet's order, as the plan finds room.
+  bool evict_within_requests = false;
   EvictablePolicy pods;
   EvictionLimits limits;
   UnderusedConfig underused;

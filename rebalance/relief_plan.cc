@@ -11,12 +11,13 @@ std::optional<Relief> ReliefGoal(const std::string& node, const std::vector<Hold
 }
 
 PodChoice PlanRelief(const Relief& relief, const std::vector<UsedPod>& pods, size_t room,
-                     Placement* placement) {
+                     Placement* placement, bool in_order_only) {
   std::vector<Candidate> candidates;
   candidates.reserve(pods.size());
   for (const UsedPod& p : pods) candidates.push_back(Candidate{p.pod, relief.Share(p.usage)});
-  return ChoosePods(relief.load, std::move(candidates), room, placement,
-                    UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent()});
+  return ChoosePods(
+      relief.load, std::move(candidates), room, placement,
+      UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent(), in_order_only});
 }
 
 }  // namespace ds

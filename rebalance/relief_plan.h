@@ -36,8 +36,9 @@ struct UsedPod {
 
 // The evictions for `relief`: at most `room` (what the cycle's budget leaves), each reserving its
 // replacement's room in `placement`; a destination must stay below the relieved rule's clear
-// threshold by real usage (for bytes: keep its own floor available). Pure but for `placement`.
+// threshold by real usage (for bytes: keep its own floor available). `in_order_only` (memory: the
+// kubelet's next victims only): stop at the first pod that cannot go. Pure but for `placement`.
 PodChoice PlanRelief(const Relief& relief, const std::vector<UsedPod>& pods, size_t room,
-                     Placement* placement);
+                     Placement* placement, bool in_order_only = false);
 
 }  // namespace ds

@@ -35,7 +35,14 @@ struct RebalanceNodeReport {
   // Pods not evicted because their replacement would come back (rebalance.requireSteering), or
   // because a constraint decides where it may run that the fit check does not judge.
   size_t would_return = 0, constraint = 0;
-  bool held = false;                     // the mark stays for the evictions
+  bool held = false;  // the mark stays for the evictions
+  // What is already moving off it (rebalance/in_motion.h): the usage of its evicted pods still
+  // terminating or gone less than the rule's settle time ago, in the rule's unit (taken off
+  // `load` before the plan), how many pods, and until when the last of them counts (0: until a
+  // pod still terminating is gone, and its settle time after).
+  double leaving = 0;
+  size_t leaving_pods = 0;
+  double leaving_until_wall = 0;
   ValueUnit unit = ValueUnit::kPercent;  // of load, goal, load_after (EvictionRecord::unit)
 };
 
@@ -66,6 +73,7 @@ struct RebalanceCounters {
   std::map<std::string, uint64_t> skips;      // by reason: no_fit and the limits' names
   std::map<std::string, uint64_t> kept;       // pods never evicted, by reason (evictable.h)
   uint64_t list_errors = 0, usage_errors = 0, event_errors = 0;
+  uint64_t events_suppressed = 0;  // held back by the EventLimiter (per object, per cycle)
   std::map<std::string, uint64_t> underused_marks;  // set, removed, failed
 };
 

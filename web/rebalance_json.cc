@@ -40,6 +40,19 @@ void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
   w.Uint64(n.constraint);
   w.Key("markHeld");
   w.Bool(n.held);
+  if (n.leaving_pods > 0) {
+    // Already moving off the node, taken off `load` before the plan (in its unit); until when
+    // ("" while one of the pods is still terminating: its settle time starts once it is gone).
+    w.Key("leaving");
+    w.StartObject();
+    w.Key("pods");
+    w.Uint64(n.leaving_pods);
+    w.Key("usage");
+    WriteNumber(w, n.leaving);
+    w.Key("until");
+    WriteString(w, n.leaving_until_wall > 0 ? FormatRfc3339(n.leaving_until_wall) : "");
+    w.EndObject();
+  }
   w.EndObject();
 }
 

@@ -8,6 +8,8 @@
 
 #include "controller/eviction_records.h"
 #include "controller/reconciler.h"
+#include "kube/lease.h"
+#include "rebalance/eviction_ledger.h"
 #include "test/fakes/cycle_fixture.h"
 
 namespace ds {
@@ -264,6 +266,7 @@ TEST_F(GradedRebalancerTest, ARelievedNodeCoolingIntoTheWarmBandKeepsTheHotMark)
 }
 
 TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
+  cfg_.rebalance.settle_seconds = 0;  // big's usage is not counted as leaving once it is gone
   Build();
   Cycle(95);
   Cycle(95);
@@ -285,6 +288,7 @@ TEST_F(RebalancerTest, ANewLeaderKnowsTheLastEvictionFromTheRecord) {
 }
 
 TEST_F(RebalancerTest, TheRecordsWholeSecondsNeverShortenTheCoolDown) {
+  cfg_.rebalance.settle_seconds = 0;
   Build();
   // The eviction happens 0.9 s into a second; the record keeps the whole second only.
   clock_.AdvanceSeconds(1.9 - std::fmod(clock_.WallSeconds(), 1.0));
@@ -363,11 +367,13 @@ TEST_F(RebalancerTest, ADestinationIsListedOncePerMaxAgeAndItsReplacementsCountM
   r.limits.per_node_per_hour = 10;
   r.limits.per_workload_unreplaced = 10;
   AddPod("mid", "node-1", 1.0);
-  FillOtherNodes(3.3);  // of 4: room for 0.7 cores
+  FillOtherNodes(3.3);   // of 4: room for 0.7 cores
+  r.settle_seconds = 0;  // node-1 stays at 95 % once its pods are gone: heat of its own
   Build();
   Cycle(95);  // marks node-1
   Cycle(95);  // big goes, to one of them
   ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  api_.RemovePod("shop/big");
   Cycle(95);  // mid goes, to the other: the first is full with big's replacement
   ASSERT_EQ(api_.evictions().size(), 2u);
   auto recent = rebalancer_->Report().recent;
@@ -376,6 +382,7 @@ TEST_F(RebalancerTest, ADestinationIsListedOncePerMaxAgeAndItsReplacementsCountM
   EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-2"), 1) << "listed once, then reused";
   EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-3"), 1);
   EXPECT_EQ(api_.pod_lists_with("spec.nodeName=node-1"), 2) << "once per cycle that evicts";
+  api_.RemovePod("shop/mid");
   Cycle(95);  // small fits nowhere now: both hold a replacement this replica sent
   EXPECT_EQ(api_.evictions().size(), 2u);
   EXPECT_EQ(Skips("no_fit"), 1u);
@@ -427,6 +434,7 @@ TEST_F(RebalancerTest, ReplacementsAreFollowedWhereverTheyLand) {
 // rebalance.bounceBackPause: a loop of evictions would not relieve the node.
 TEST_F(RebalancerTest, ABounceBackPausesItsWorkload) {
   cfg_.rebalance.limits.per_workload_unreplaced = 1;
+  cfg_.rebalance.settle_seconds = 0;  // node-1 stays hot by its own heat once big is gone
   Build();
   Cycle(95);
   Cycle(95);
@@ -821,6 +829,7 @@ TEST_F(RebalancerTest, AFailedLookupOfAPodInFlightKeepsItAndStopsTheOthers) {
 }
 
 TEST_F(RebalancerTest, AnEvictionOfUnknownOutcomeCountsAsOne) {
+  cfg_.rebalance.settle_seconds = 0;
   Build();
   Cycle(95);
   // The request left but no answer came (a timeout): the pod may well be gone.
@@ -832,10 +841,14 @@ TEST_F(RebalancerTest, AnEvictionOfUnknownOutcomeCountsAsOne) {
   ASSERT_TRUE(record.ok());
   EXPECT_GT(record->last_eviction_wall, 0) << "a new leader must wait out the cool-down too";
   Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "the pod is still listed: it may be leaving";
+  EXPECT_EQ(Skips("in_motion"), 1u);
+  api_.RemovePod("shop/big");
+  Cycle(95);
   EXPECT_EQ(api_.evictions().size(), 1u) << "the node's cool-down runs as after an eviction";
   EXPECT_EQ(Skips("node_cooldown"), 1u);
   Cycle(40);
-  EXPECT_TRUE(Labelled("node-1")) << "the pod may be terminating: the mark is held";
+  EXPECT_TRUE(Labelled("node-1")) << "holdAfterEviction holds the mark";
 }
 
 // rebalance.nodeSelector is judged on the node's own labels, though the node cache keeps only the
@@ -948,6 +961,7 @@ TEST_F(RebalancerTest, NoEvictionIsSentWhileItsRecordCannotBeWritten) {
 // happened: the record written ahead holds the node for the next leader, which does not evict
 // from it again within the cool-down.
 TEST_F(RebalancerTest, AnEvictionAbandonedInFlightHoldsTheNodeForTheNextLeader) {
+  cfg_.rebalance.settle_seconds = 0;
   Build();
   Cycle(95);
   api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kError,
@@ -987,6 +1001,165 @@ TEST_F(RebalancerTest, ARefusedEvictionIsNotCharged) {
   EXPECT_FALSE(Labelled("node-1")) << "nothing is terminating: the cooled node's mark is not held";
 }
 
+// The ledger (the lease dynamic-scheduler-evictions, its annotation) as the API server has it.
+std::vector<LedgerEntry> LedgerOf(FakeKubeApi& api, const LedgerPlace& place) {
+  auto leases = api.leases();
+  auto it = leases.find(place.ns + "/" + place.name);
+  if (it == leases.end()) return {};
+  auto entries = DecodeLedger(LeaseAnnotation(it->second.object, kLedgerAnnotation));
+  return entries.ok() ? *entries : std::vector<LedgerEntry>{};
+}
+
+// A refused eviction is taken out of the ledger too: no limit of a later leader counts it.
+TEST_F(RebalancerTest, ARefusedEvictionIsTakenOutOfTheLedger) {
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kBlockedByBudget,
+                                       Status(StatusCode::kUnavailable, "pdb")}});
+  Cycle(95);
+  EXPECT_EQ(Evictions("blocked_by_pdb"), 1u);
+  EXPECT_TRUE(LedgerOf(api_, ledger_).empty());
+}
+
+// Issue 38, E1: three pods of 20 % each on a node at 95 % whose goal is 60 %: two must go. Each
+// evicted pod keeps running (and using CPU) while it terminates, so the node's value stays at 95 %;
+// once the cool-down is over, the pods still leaving count as gone, and the third stays.
+TEST_F(RebalancerTest, PodsStillTerminatingCountAsGone) {
+  usage_.clear();
+  api_.RemovePod("shop/big");
+  api_.RemovePod("shop/small");
+  for (const char* name : {"p1", "p2", "p3"}) AddPod(name, "node-1", 0.8);
+  cfg_.rebalance.limits.per_cycle = 1;
+  cfg_.rebalance.limits.per_workload_unreplaced = 5;
+  Build();
+  for (int i = 0; i < 20; ++i) Cycle(95);  // 200 s: six cool-downs of 30 s
+  EXPECT_EQ(api_.evictions().size(), 2u) << "exactly what the goal needs";
+  EXPECT_GE(Skips("in_motion"), 1u);
+  auto nodes = rebalancer_->Report().nodes;
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].qualification, "in_motion");
+  EXPECT_EQ(nodes[0].leaving_pods, 2u);
+  EXPECT_DOUBLE_EQ(nodes[0].leaving, 40);  // percent of the node, taken off its 95 %
+  EXPECT_DOUBLE_EQ(nodes[0].load_after, 55);
+  EXPECT_EQ(nodes[0].leaving_until_wall, 0) << "until they are gone, and the settle time after";
+}
+
+// The node's value lags (a rate over 5 minutes): a pod that is gone still counts for the rule's
+// settle time (its query's window plus one interval), then the node is judged on its value again.
+TEST_F(RebalancerTest, AGonePodCountsUntilTheRuleCanShowIt) {
+  cfg_.rules[0].query = "avg_over_time(cpu_pct[5m])";
+  Build();
+  EXPECT_DOUBLE_EQ(rebalancer_->SettleSeconds("cpu"), 300 + opts_.interval_seconds);
+  prom_.SetValues("avg_over_time(cpu_pct[5m])", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}});
+  auto cycle = [&] {
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  };
+  cycle();
+  cycle();
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  api_.RemovePod("shop/big");
+  const double gone = clock_.WallSeconds() + 10;  // seen gone by the next cycle
+  for (int i = 0; i < 30; ++i) cycle();           // 300 s: the value still shows big
+  EXPECT_EQ(api_.evictions().size(), 1u) << "big's usage is still in the 5-minute window";
+  auto nodes = rebalancer_->Report().nodes;
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].qualification, "in_motion");
+  EXPECT_DOUBLE_EQ(nodes[0].leaving_until_wall, gone + 310);
+  for (int i = 0; i < 3; ++i) cycle();
+  EXPECT_EQ(api_.evictions().size(), 2u) << "past the settle time the node's own heat is relieved";
+}
+
+// Issue 38: perHour 1, the controller restarted after its first eviction. The budget is counted
+// from the ledger written ahead of the eviction, not from zero.
+TEST_F(RebalancerTest, TheHourlyLimitHoldsAcrossARestart) {
+  cfg_.rebalance.limits.per_hour = 1;
+  cfg_.rebalance.settle_seconds = 0;
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  auto ledger = LedgerOf(api_, ledger_);
+  ASSERT_EQ(ledger.size(), 1u);
+  EXPECT_EQ(ledger[0].pod, "shop/big");
+  EXPECT_EQ(ledger[0].node, "node-1");
+  EXPECT_EQ(ledger[0].workload, "shop/ReplicaSet/big-rs");
+  EXPECT_DOUBLE_EQ(ledger[0].cpu, 2.0) << "as measured";
+  EXPECT_DOUBLE_EQ(ledger[0].memory, 1e9) << "its request";
+  api_.RemovePod("shop/big");
+  Build();                                 // killed and started again: nothing in memory
+  for (int i = 0; i < 12; ++i) Cycle(95);  // 2 minutes: past the cool-down and the hold
+  EXPECT_EQ(api_.evictions().size(), 1u) << "one eviction an hour, whoever made it";
+  EXPECT_GE(Skips("per_hour"), 1u);
+  clock_.AdvanceSeconds(3600);
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 2u) << "the next hour";
+}
+
+// After a failover the new leader knows the pods still leaving from the ledger (E1): big is still
+// terminating, so node-1 is not relieved again once the cool-down is over.
+TEST_F(RebalancerTest, ANewLeaderKnowsThePodsStillLeaving) {
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  Build();  // another replica, in a new term
+  for (int i = 0; i < 6; ++i) Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u);
+  EXPECT_GE(Skips("in_motion"), 1u);
+  EXPECT_TRUE(Labelled("node-1")) << "and its eviction in flight holds the mark";
+}
+
+// A ledger that cannot be read: its limits would not hold, so nothing is evicted until it can.
+TEST_F(RebalancerTest, AnUnreadableLedgerStopsTheEvictions) {
+  api_.set_lease_down(true);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_GE(Skips("ledger_unreadable"), 1u);
+  ASSERT_EQ(rebalancer_->Report().nodes.size(), 1u);
+  EXPECT_EQ(rebalancer_->Report().nodes[0].limit, "ledger_unreadable");
+  api_.set_lease_down(false);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u) << "read, written ahead, evicted";
+}
+
+// One that cannot be written: no eviction goes without its entry written ahead.
+TEST_F(RebalancerTest, AnUnwritableLedgerStopsTheEviction) {
+  Build();
+  Cycle(95);  // marks; the ledger is read
+  api_.set_lease_down(true);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_EQ(Skips("ledger_failed"), 1u);
+  auto record = ParseOwnership(*FindLabel(api_.nodes()["node-1"].annotations, kHeldByAnnotation));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->last_eviction_wall, 0) << "nothing written after the ledger failed";
+  api_.set_lease_down(false);
+  clock_.AdvanceSeconds(30);  // the retry wait
+  Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u);
+}
+
+// A 429 that started a move in the background (KubeVirt's live migration) is no refusal: the pod
+// is in flight and charged to every limit.
+TEST_F(RebalancerTest, AnEvictionInTheBackgroundIsInFlight) {
+  cfg_.rebalance.limits.per_hour = 1;
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{
+      EvictionResult::Kind::kInBackground,
+      Status(StatusCode::kUnavailable, "Eviction triggered evacuation of VMI \"shop/big\"")}});
+  Cycle(95);
+  EXPECT_EQ(Evictions("evicting_in_background"), 1u);
+  EXPECT_EQ(LedgerOf(api_, ledger_).size(), 1u);
+  for (int i = 0; i < 6; ++i) Cycle(95);
+  EXPECT_EQ(api_.evictions().size(), 1u);
+  EXPECT_TRUE(rebalancer_->HoldsMark("node-1", 0)) << "in flight until the pod is gone";
+}
+
 // An admission webhook's 403 is about that pod, not the rebalancer's permissions: a refusal like
 // any other 4xx, with no note on /status.
 TEST_F(RebalancerTest, AWebhooksDenialIsNotBlamedOnRbac) {
@@ -1024,11 +1197,16 @@ TEST_F(RebalancerTest, LosingTheLeadershipMidCycleStopsTheEvictions) {
     if (r.marked) r.holding = {HoldingRule{"cpu", Rule::Resource::kCpu, 95, 60}};
     in.push_back(r);
   }
-  Rebalancer fresh(cfg_, &api_, &prom_, &clock_, TimeZone::Utc());
+  Rebalancer fresh(cfg_, &api_, &prom_, &clock_, TimeZone::Utc(),
+                   RebalancerOptions{ledger_, opts_.interval_seconds});
   NodeWriter writer(opts_.writes, opts_.mark, &api_, &clock_);
+  EvictionRecords records(opts_.mark, cache_.get(), &writer);
   ReliefWrites io;
   io.writer = &writer;
-  io.hooks.gate = [&] { return ++asked <= 2; };  // asked before the send and by the send
+  io.records = &records;
+  // Leader until the first eviction has been sent: every later ask (its answer, the next pod's
+  // write-ahead and send) finds the leadership lost.
+  io.hooks.gate = [&] { return ++asked > 0 && api_.evictions().empty(); };
   io.stop = &stop_;
   fresh.Relieve(in, {}, io);
   EXPECT_EQ(api_.evictions().size(), 1u) << "no eviction after the leadership was lost";
@@ -1155,6 +1333,7 @@ class MemoryAvailableTest : public RebalancerTest {
 };
 
 TEST_F(MemoryAvailableTest, AMemoryRuleActsAtOnceInBytes) {
+  cfg_.rebalance.evict_within_requests = true;  // every pod here is within its 1 GB request
   Build();
   MemCycle(10, 100 * kMiB);
   ASSERT_TRUE(Labelled("node-1"));
@@ -1177,6 +1356,50 @@ TEST_F(MemoryAvailableTest, AMemoryRuleActsAtOnceInBytes) {
                                    "500 MiB; this pod used 400 MiB)"),
             std::string::npos)
       << events[0].message;
+}
+
+// Issue 38, E3: by default memory relief moves only the kubelet's next victims -- pods over their
+// request -- so a pod within its request is never moved in their place.
+TEST_F(MemoryAvailableTest, PodsWithinTheirRequestsStayByDefault) {
+  Build();
+  MemCycle(10, 100 * kMiB);
+  MemCycle(10, 100 * kMiB);
+  EXPECT_TRUE(api_.evictions().empty()) << "every pod is within its 1 GB request";
+  EXPECT_GE(Skips("within_requests"), 1u);
+  ASSERT_EQ(rebalancer_->Report().nodes.size(), 1u);
+  EXPECT_EQ(rebalancer_->Report().nodes[0].limit, "within_requests");
+}
+
+// The kubelet would kill `small` next (over its request); it cannot move (nothing steers its
+// replacement off the mark), so nothing else is moved in its place, and its owner is told.
+TEST_F(MemoryAvailableTest, TheKubeletsNextVictimThatCannotMoveStopsTheRelief) {
+  PodInfo small = api_.pods().at("shop/small");
+  small.preferred_affinity.clear();  // would come back
+  api_.AddPod(small);
+  prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 1.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "small"}}, 2.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 50 * kMiB, 0}});
+  Build();
+  MemCycle(10, 100 * kMiB);
+  MemCycle(10, 100 * kMiB);
+  EXPECT_TRUE(api_.evictions().empty()) << "big (also over its request) is not moved in its place";
+  EXPECT_GE(Skips("kubelet_victim_stays"), 1u);
+  bool told = false;
+  for (const EventInfo& e : RebalanceEvents())
+    told |= e.reason == "RebalanceKubeletVictimStays" && e.kind == "ReplicaSet" &&
+            e.name == "small-rs" && e.type == "Warning";
+  EXPECT_TRUE(told);
+}
+
+// The same node once small can move: it goes, the kubelet's next victim.
+TEST_F(MemoryAvailableTest, TheKubeletsNextVictimMoves) {
+  prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 1.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "small"}}, 2.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 50 * kMiB, 0}});
+  Build();
+  MemCycle(10, 100 * kMiB);
+  MemCycle(10, 100 * kMiB);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/small"});
 }
 
 TEST_F(MemoryAvailableTest, ACpuRuleKeepsItsPatience) {
@@ -1224,6 +1447,7 @@ TEST_F(MemoryAvailableTest, TheDestinationMustKeepItsAvailableBytes) {
   filler.phase = "Running";
   filler.cpu_request = 2;
   api_.AddPod(filler);
+  cfg_.rebalance.evict_within_requests = true;  // every pod here is within its 1 GB request
   Build();
   MemCycle(10, 100 * kMiB, 600 * kMiB);
   MemCycle(10, 100 * kMiB, 600 * kMiB);

@@ -36,7 +36,9 @@ class CycleFixture : public ::testing::Test {
     ASSERT_TRUE(cache_->ListOnce().ok());
     rebalancer_.reset();
     if (cfg_.rebalance.enabled)
-      rebalancer_ = std::make_unique<Rebalancer>(cfg_, &api_, &prom_, &clock_, TimeZone::Utc());
+      rebalancer_ =
+          std::make_unique<Rebalancer>(cfg_, &api_, &prom_, &clock_, TimeZone::Utc(),
+                                       RebalancerOptions{ledger_, opts_.interval_seconds});
     rec_ = std::make_unique<Reconciler>(cfg_, opts_, cache_.get(), &prom_, &api_, &clock_,
                                         leadership_, rebalancer_.get());
   }
@@ -62,6 +64,7 @@ class CycleFixture : public ::testing::Test {
   RuleConfig cfg_;
   ReconcilerOptions opts_;
   const Leadership* leadership_ = nullptr;  // null: no leader election
+  LedgerPlace ledger_{"dynamic-scheduler", "dynamic-scheduler-evictions"};  // as app/ makes it
   std::unique_ptr<NodeCache> cache_;
   std::unique_ptr<Rebalancer> rebalancer_;  // null unless cfg_.rebalance.enabled
   std::unique_ptr<Reconciler> rec_;

@@ -1,5 +1,6 @@
 // In-memory KubeApi for unit tests: serves scripted list pages and watch events, applies label
-// patches to its own node map, and records every patch (client-go fake clientset style).
+// patches to its own node map, serves the workloads and autoscalers put in, and records every
+// patch and read (client-go fake clientset style).
 #pragma once
 
 #include <algorithm>
@@ -82,6 +83,76 @@ class FakeKubeApi : public KubeApi {
     if (it == claims_.end())
       return Status(StatusCode::kNotFound, "persistentvolumeclaims \"" + claim + "\" not found");
     return it->second;
+  }
+  // Workloads (GetWorkload): stored by namespace, kind and name (WorkloadStatus::Key()); one not
+  // added is 404. Every GET is recorded as "ns/Kind/name" in workload_gets().
+  void AddWorkload(WorkloadStatus w) {
+    MutexLock l(&mu_);
+    workloads_[w.Key()] = std::move(w);
+  }
+  void RemoveWorkload(const std::string& ns, const std::string& kind, const std::string& name) {
+    MutexLock l(&mu_);
+    workloads_.erase(ns + "/" + kind + "/" + name);
+  }
+  // The next workload GETs fail with these statuses, in order (e.g. 403: no RBAC for apps).
+  void FailNextWorkloadGets(std::vector<Status> errors) {
+    MutexLock l(&mu_);
+    workload_errors_.assign(errors.begin(), errors.end());
+  }
+  std::vector<std::string> workload_gets() {
+    MutexLock l(&mu_);
+    return workload_gets_;
+  }
+  StatusOr<WorkloadStatus> GetWorkload(const std::string& ns, const std::string& kind,
+                                       const std::string& name) override {
+    if (WorkloadResource(kind).empty())  // as HttpKubeApi: refused before anything is sent
+      return Status::InvalidArgument("get workload: kind " + kind);
+    MutexLock l(&mu_);
+    const std::string key = ns + "/" + kind + "/" + name;
+    workload_gets_.push_back(key);
+    if (!workload_errors_.empty()) {
+      Status st = workload_errors_.front();
+      workload_errors_.pop_front();
+      return st;
+    }
+    auto it = workloads_.find(key);
+    if (it == workloads_.end())
+      return Status(StatusCode::kNotFound,
+                    WorkloadResource(kind) + ".apps \"" + name + "\" not found")
+          .set_http_status(404);
+    return it->second;
+  }
+  // HorizontalPodAutoscalers (ListAutoscalers), listed by namespace; each LIST is recorded (its
+  // namespace) in autoscaler_lists().
+  void AddAutoscaler(Autoscaler a) {
+    MutexLock l(&mu_);
+    autoscalers_[a.ns + "/" + a.name] = std::move(a);
+  }
+  void RemoveAutoscaler(const std::string& ns, const std::string& name) {
+    MutexLock l(&mu_);
+    autoscalers_.erase(ns + "/" + name);
+  }
+  // The next HPA LISTs fail with these statuses, in order.
+  void FailNextAutoscalerLists(std::vector<Status> errors) {
+    MutexLock l(&mu_);
+    autoscaler_errors_.assign(errors.begin(), errors.end());
+  }
+  std::vector<std::string> autoscaler_lists() {
+    MutexLock l(&mu_);
+    return autoscaler_lists_;
+  }
+  StatusOr<std::vector<Autoscaler>> ListAutoscalers(const std::string& ns) override {
+    MutexLock l(&mu_);
+    autoscaler_lists_.push_back(ns);
+    if (!autoscaler_errors_.empty()) {
+      Status st = autoscaler_errors_.front();
+      autoscaler_errors_.pop_front();
+      return st;
+    }
+    std::vector<Autoscaler> out;
+    for (const auto& [key, a] : autoscalers_)
+      if (a.ns == ns) out.push_back(a);
+    return out;
   }
   void RemoveNode(const std::string& name) {
     MutexLock l(&mu_);
@@ -480,6 +551,12 @@ class FakeKubeApi : public KubeApi {
   int lease_calls_ GUARDED_BY(mu_) = 0;
   std::function<void(const LeaseRecord&, double)> on_lease_write_ GUARDED_BY(mu_);
   std::map<std::string, ClaimPlace> claims_ GUARDED_BY(mu_);
+  std::map<std::string, WorkloadStatus> workloads_ GUARDED_BY(mu_);
+  std::deque<Status> workload_errors_ GUARDED_BY(mu_);
+  std::vector<std::string> workload_gets_ GUARDED_BY(mu_);
+  std::map<std::string, Autoscaler> autoscalers_ GUARDED_BY(mu_);
+  std::deque<Status> autoscaler_errors_ GUARDED_BY(mu_);
+  std::vector<std::string> autoscaler_lists_ GUARDED_BY(mu_);
   std::map<std::string, NodeInfo> nodes_ GUARDED_BY(mu_);
   std::vector<PatchCall> patches_ GUARDED_BY(mu_);
   std::deque<Status> patch_errors_ GUARDED_BY(mu_);

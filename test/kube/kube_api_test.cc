@@ -14,6 +14,7 @@
 
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_http_transport.h"
+#include "test/fakes/fake_kube_api.h"
 #include "test/fakes/make_event.h"
 
 namespace ds {
@@ -546,6 +547,111 @@ TEST(HttpKubeApi, GetNodeReadsOneNode) {
   EXPECT_EQ(t.last_request().request.url, std::string(kServer) + "/api/v1/nodes/n%2F1");
   t.AddResponse(404, KubeStatus(404, "NotFound", "nodes \"n1\" not found"));
   EXPECT_EQ(api.GetNode("n1").status().code(), StatusCode::kNotFound);
+}
+
+TEST(HttpKubeApi, GetWorkloadReadsTheAppsObjectOfItsKind) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock, 9);
+  t.AddResponse(200, R"({"kind":"StatefulSet","apiVersion":"apps/v1","metadata":{"name":"db/0",)"
+                     R"("namespace":"shop","generation":2},"spec":{"replicas":3},)"
+                     R"("status":{"observedGeneration":2,"replicas":3,"readyReplicas":2}})");
+  auto w = api.GetWorkload("shop", "StatefulSet", "db/0");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->Key(), "shop/StatefulSet/db/0");
+  EXPECT_TRUE(w->RolloutInProgress()) << "1 pod not ready";
+  EXPECT_EQ(t.last_request().request.method, "GET");
+  EXPECT_EQ(t.last_request().request.url,
+            std::string(kServer) + "/apis/apps/v1/namespaces/shop/statefulsets/db%2F0");
+  EXPECT_DOUBLE_EQ(t.last_request().request.timeout_seconds, 9);
+  EXPECT_EQ(t.last_request().Header("Authorization"), "Bearer t0ken");
+
+  for (const auto& [kind, resource] :
+       std::vector<std::pair<std::string, std::string>>{{"Deployment", "deployments"},
+                                                        {"ReplicaSet", "replicasets"},
+                                                        {"DaemonSet", "daemonsets"}}) {
+    t.AddResponse(200, R"({"kind":")" + kind + R"(","metadata":{"name":"w","namespace":"a"}})");
+    auto got = api.GetWorkload("a", kind, "w");
+    ASSERT_TRUE(got.ok()) << kind << ": " << got.status().ToString();
+    EXPECT_EQ(got->kind, kind);
+    EXPECT_EQ(t.last_request().request.url,
+              std::string(kServer) + "/apis/apps/v1/namespaces/a/" + resource + "/w");
+  }
+
+  // Errors map as GetNode's do: 404 is kNotFound, 403 (no RBAC on apps) says who refused.
+  t.AddResponse(404, KubeStatus(404, "NotFound", R"(deployments.apps \"gone\" not found)"));
+  auto gone = api.GetWorkload("a", "Deployment", "gone");
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
+  EXPECT_NE(gone.status().message().find("get Deployment a/gone"), std::string::npos)
+      << gone.status().ToString();
+  t.AddResponse(403, KubeStatus(403, "Forbidden", "forbidden"));
+  EXPECT_EQ(api.GetWorkload("a", "Deployment", "w").status().http_status(), 403);
+  // A body that is not the kind asked for is malformed, not a workload of another kind.
+  t.AddResponse(200, R"({"kind":"DaemonSet","metadata":{"name":"w","namespace":"a"}})");
+  EXPECT_FALSE(api.GetWorkload("a", "Deployment", "w").ok());
+
+  // A kind that is not an apps workload is refused before anything is sent.
+  const size_t sent = t.request_count();
+  EXPECT_EQ(api.GetWorkload("a", "Job", "w").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.request_count(), sent);
+}
+
+TEST(HttpKubeApi, ListAutoscalersListsTheNamespacesHpas) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock);
+  t.AddResponse(200, R"({"kind":"HorizontalPodAutoscalerList","apiVersion":"autoscaling/v2",)"
+                     R"("metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"web",)"
+                     R"("namespace":"shop"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1",)"
+                     R"("kind":"Deployment","name":"web"},"maxReplicas":9},)"
+                     R"("status":{"currentReplicas":5,"desiredReplicas":3}}]})");
+  auto list = api.ListAutoscalers("shop");
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_TRUE((*list)[0].ScalingDown());
+  EXPECT_EQ(t.last_request().request.url,
+            std::string(kServer) + "/apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers");
+  t.AddResponse(503, KubeStatus(503, "ServiceUnavailable", "etcd"), {{"retry-after", "3"}});
+  auto down = api.ListAutoscalers("shop");
+  EXPECT_EQ(down.status().code(), StatusCode::kUnavailable) << down.status().ToString();
+  EXPECT_DOUBLE_EQ(down.status().retry_after_seconds(), 3);
+}
+
+// The fake serves what a test puts in, records each read, and fails on request.
+TEST(FakeKubeApi, ServesWorkloadsAndAutoscalers) {
+  FakeKubeApi api;
+  WorkloadStatus d;
+  d.kind = "Deployment";
+  d.ns = "shop";
+  d.name = "web";
+  api.AddWorkload(d);
+  Autoscaler a;
+  a.ns = "shop";
+  a.name = "web";
+  a.target_kind = "Deployment";
+  a.target_name = "web";
+  api.AddAutoscaler(a);
+  a.ns = "other";
+  api.AddAutoscaler(a);
+
+  ASSERT_TRUE(api.GetWorkload("shop", "Deployment", "web").ok());
+  EXPECT_EQ(api.GetWorkload("shop", "Deployment", "api").status().code(), StatusCode::kNotFound);
+  api.FailNextWorkloadGets({Status::Unavailable("apps down")});
+  EXPECT_EQ(api.GetWorkload("shop", "Deployment", "web").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(api.workload_gets(),
+            (std::vector<std::string>{"shop/Deployment/web", "shop/Deployment/api",
+                                      "shop/Deployment/web"}));
+  EXPECT_EQ(api.GetWorkload("shop", "Job", "x").status().code(), StatusCode::kInvalidArgument);
+
+  auto list = api.ListAutoscalers("shop");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].ns, "shop");
+  api.FailNextAutoscalerLists({Status::Unavailable("down")});
+  EXPECT_FALSE(api.ListAutoscalers("shop").ok());
+  api.RemoveAutoscaler("shop", "web");
+  EXPECT_TRUE(api.ListAutoscalers("shop")->empty());
+  EXPECT_EQ(api.autoscaler_lists(), (std::vector<std::string>{"shop", "shop", "shop"}));
 }
 
 TEST(HttpKubeApi, PatchLabelValueWithQuotesStaysValidJson) {

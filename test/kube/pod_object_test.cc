@@ -68,6 +68,47 @@ TEST(PodObject, NativeSidecarsAndOverheadCount) {
   EXPECT_DOUBLE_EQ(p->memory_request, 1073741824);
 }
 
+// A RuntimeClass's memory overhead (spec.overhead, set by admission): the scheduler counts it for
+// every pod (PodRequests), the kubelet's eviction ranking only on top of a request that is not
+// zero (GetResourceRequestQuantity). A BestEffort pod with any usage exceeds its request there.
+TEST(PodObject, TheKubeletAddsTheOverheadOnlyToANonZeroMemoryRequest) {
+  auto best_effort =
+      DecodePod(R"({"metadata":{"name":"kata","namespace":"b"},"spec":{"runtimeClassName":"kata",)"
+                R"("overhead":{"cpu":"250m","memory":"160Mi"},"containers":[{"name":"app"}]}})");
+  ASSERT_TRUE(best_effort.ok()) << best_effort.status().ToString();
+  EXPECT_DOUBLE_EQ(best_effort->memory_request, 160 * 1048576.0) << "the scheduler's";
+  EXPECT_DOUBLE_EQ(best_effort->memory_overhead, 160 * 1048576.0);
+  EXPECT_DOUBLE_EQ(best_effort->KubeletMemoryRequest(), 0) << "the kubelet's";
+
+  auto burstable =
+      DecodePod(R"({"metadata":{"name":"kata","namespace":"b"},"spec":{"runtimeClassName":"kata",)"
+                R"("overhead":{"memory":"160Mi"},)"
+                R"("containers":[{"name":"app","resources":{"requests":{"memory":"1Gi"}}}]}})");
+  ASSERT_TRUE(burstable.ok()) << burstable.status().ToString();
+  EXPECT_DOUBLE_EQ(burstable->memory_request, 1184 * 1048576.0);
+  EXPECT_DOUBLE_EQ(burstable->KubeletMemoryRequest(), 1184 * 1048576.0);
+
+  // An overhead of cpu only: a memory request without one is the same to both.
+  auto cpu_only =
+      DecodePod(R"({"metadata":{"name":"a","namespace":"b"},"spec":{"overhead":{"cpu":"100m"},)"
+                R"("containers":[{"name":"app","resources":{"requests":{"memory":"64Mi"}}}]}})");
+  ASSERT_TRUE(cpu_only.ok()) << cpu_only.status().ToString();
+  EXPECT_DOUBLE_EQ(cpu_only->KubeletMemoryRequest(), 64 * 1048576.0);
+}
+
+TEST(PodObject, KeepsOnlyTheAnnotationsTheRebalancerReads) {
+  auto p = DecodePod(R"({"metadata":{"name":"a","namespace":"b","annotations":{
+    "cluster-autoscaler.kubernetes.io/safe-to-evict":"false",
+    "descheduler.alpha.kubernetes.io/eviction-in-progress":"",
+    "descheduler.alpha.kubernetes.io/request-evict-only":"",
+    "kubectl.kubernetes.io/last-applied-configuration":"{\"big\":true}",
+    "dynamic-scheduler.io/evict":"true"}}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->annotations, (Labels{{"dynamic-scheduler.io/evict", "true"},
+                                    {kSafeToEvictAnnotation, "false"},
+                                    {kEvictionInProgressAnnotation, ""}}));
+}
+
 // What the fit check and steering read: node affinity, host ports, every requested resource, and
 // the constraints they do not judge, each named.
 TEST(PodObject, DecodesSchedulingConstraints) {
@@ -262,6 +303,64 @@ TEST(Eviction, AnswersAreClassified) {
             K::kMultipleBudgets);
   EXPECT_EQ(EvictionResultFromResponse(404, "{}", "", "e").kind, K::kGone);
   EXPECT_EQ(EvictionResultFromResponse(403, "{}", "", "e").kind, K::kError);
+}
+
+// KubeVirt's virt-api refuses the eviction of a virt-launcher pod with 429 after it has marked
+// the VM for evacuation (live migration); the API server wraps its webhook's message as
+// admission/plugin/webhook/errors ToStatusErr does. The pod leaves when the migration ends.
+TEST(Eviction, AWebhookThatEvictsInTheBackgroundIsNotARefusal) {
+  using K = EvictionResult::Kind;
+  auto webhook_429 = [](const std::string& message) {
+    return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+           R"("pods \"virt-launcher-vm1-x7k2p\" is forbidden: admission webhook )"
+           R"(\"virt-launcher-eviction-interceptor.kubevirt.io\" denied the request: )" +
+           message +
+           R"(","reason":"Forbidden","details":{"name":"virt-launcher-vm1-x7k2p","kind":"pods"},)"
+           R"("code":429})";
+  };
+  EvictionResult started = EvictionResultFromResponse(
+      429, webhook_429(R"(Eviction triggered evacuation of VMI \"vms/vm1\")"), "",
+      "evict pod vms/virt-launcher-vm1-x7k2p");
+  EXPECT_EQ(started.kind, K::kInBackground) << started.status.ToString();
+  EXPECT_EQ(started.status.http_status(), 429);
+  // Asked again while the migration runs.
+  EXPECT_EQ(EvictionResultFromResponse(
+                429,
+                webhook_429(
+                    R"(Evacuation in progress: Eviction triggered evacuation of VMI \"vms/vm1\")"),
+                "", "e")
+                .kind,
+            K::kInBackground);
+  // The same webhook's other 429s refuse the eviction: nothing happens in the background.
+  EXPECT_EQ(EvictionResultFromResponse(
+                429,
+                webhook_429("VMI vm1 is configured with an eviction strategy but is not "
+                            "live-migratable"),
+                "", "e")
+                .kind,
+            K::kError);
+  EXPECT_EQ(
+      EvictionResultFromResponse(429, webhook_429("Eviction request for target Pod"), "", "e").kind,
+      K::kError);
+  // The same words with another code say nothing.
+  EXPECT_EQ(
+      EvictionResultFromResponse(403, webhook_429("Eviction triggered evacuation"), "", "e").kind,
+      K::kError);
+  // A PodDisruptionBudget's 429 and API Priority and Fairness's stay what they were.
+  const std::string budget =
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Cannot evict pod as it )"
+      R"(would violate the pod's disruption budget.","reason":"TooManyRequests","details":)"
+      R"({"causes":[{"reason":"DisruptionBudget","message":"The disruption budget web needs 2 )"
+      R"(healthy pods and has 2 currently"}]},"code":429})";
+  EXPECT_EQ(EvictionResultFromResponse(429, budget, "", "e").kind, K::kBlockedByBudget);
+  EXPECT_EQ(EvictionResultFromResponse(
+                429,
+                R"({"kind":"Status","status":"Failure","message":"Too many requests, please try )"
+                R"(again later.","reason":"TooManyRequests","details":{"retryAfterSeconds":1},)"
+                R"("code":429})",
+                "1", "e")
+                .kind,
+            K::kError);
 }
 
 TEST(Eviction, OnlyTheAuthorizersDenialIsAboutPermissions) {

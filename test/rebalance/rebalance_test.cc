@@ -16,6 +16,7 @@
 #include "rebalance/pod_choice.h"
 #include "rebalance/pod_usage.h"
 #include "rebalance/qualify.h"
+#include "rebalance/relief_plan.h"
 #include "rebalance/steering.h"
 #include "rebalance/underuse.h"
 
@@ -647,6 +648,26 @@ TEST(PodChoice, MemoryGoesInTheKubeletsOrderCpuLargestFirst) {
   EXPECT_EQ(cpu.picks[0].pod->name, "guaranteed");
 }
 
+// A RuntimeClass's overhead makes a BestEffort pod's scheduling request non-zero, but the kubelet
+// adds it only to a non-zero request (GetResourceRequestQuantity): for the kubelet the pod has no
+// memory request and exceeds it, so it goes before a pod over its request at a higher priority.
+TEST(PodChoice, ABestEffortPodsOverheadIsNoRequestToTheKubelet) {
+  std::vector<PodInfo> pods = {Pod("kata-best-effort"), Pod("burst")};
+  pods[0].memory_request = pods[0].memory_overhead = 160 * 1048576.0;  // the overhead alone
+  pods[1].memory_request = 1e9;
+  pods[1].priority = 10;
+  const double ws[] = {100 * 1048576.0, 1.2e9};  // within 160 Mi; 0.2 GB over 1 GB
+  const double per_byte = 100 / 16e9;
+  std::vector<Candidate> c;
+  for (size_t i = 0; i < pods.size(); ++i) c.push_back({&pods[i], ws[i] * per_byte});
+  Placement place({Node("cold", 4)});
+  PodChoice mem = ChoosePods({"hot", 95, 80, 0}, c, 1, &place,
+                             UsageCeiling{Rule::Resource::kMemory, per_byte, std::nan("")});
+  ASSERT_EQ(mem.picks.size(), 1u);
+  EXPECT_EQ(mem.picks[0].pod->name, "kata-best-effort")
+      << "over its (zero) request at priority 0: the kubelet's first";
+}
+
 TEST(PodChoice, AnUnknownUsageIsNeverChosen) {
   std::vector<PodInfo> pods = {Pod("nan"), Pod("inf"), Pod("ok")};
   std::vector<Candidate> c = {{&pods[0], std::nan("")},
@@ -911,6 +932,48 @@ TEST(Qualify, MarkFirstThenAfterOrAnAlert) {
   EXPECT_EQ(Qualifies(n, cfg, kNow), Qualification::kYes) << "an alert need not wait";
   n.selected = false;
   EXPECT_EQ(Qualifies(n, cfg, kNow + 600), Qualification::kNotSelected);
+}
+
+// Defect E2: a rule with a relieveAfter of its own that begins to hold a node another rule has
+// marked has no `since` in the ownership record read at the cycle's start. It has not waited at
+// all, so it must not drive the relief in that cycle (a bytes rule with relieveAfter 600 s used to
+// evict at 0 s: it is a bytes-available rule, which ReliefFor prefers).
+TEST(Qualify, ARuleThatJustBeganToHoldHasNotWaitedItsOwnTime) {
+  RebalanceConfig cfg;
+  cfg.after_seconds = 120;
+  const double marked = kNow - 300;  // the cpu rule marked the node 5 minutes ago
+  const HoldingRule cpu{"cpu", Rule::Resource::kCpu, 95, 70, false, 60};
+  const HoldingRule bytes{"mem-available", Rule::Resource::kMemory, 1e9, 3e9, true, 600};
+  const std::vector<HeldSince> record = {HeldSince{marked, 60, "cpu"}};  // no mem-available yet
+  auto names = [](const std::vector<HoldingRule>& rules) {
+    std::vector<std::string> out;
+    for (const HoldingRule& r : rules) out.emplace_back(r.rule);
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(DueHoldingRules({cpu, bytes}, record, cfg, kNow, false)), Names{"cpu"});
+  auto goal = ReliefGoal("hot", {cpu, bytes}, record, cfg, kNow, false, 4, 16e9);
+  ASSERT_TRUE(goal.has_value());
+  EXPECT_EQ(goal->rule, "cpu") << "not the bytes rule that began to hold this cycle";
+  // Recorded from the next cycle on, it waits its 600 s from then.
+  const std::vector<HeldSince> next = {HeldSince{marked, 60, "cpu"},
+                                       HeldSince{kNow, 600, "mem-available"}};
+  EXPECT_EQ(names(DueHoldingRules({cpu, bytes}, next, cfg, kNow + 599, false)), Names{"cpu"});
+  EXPECT_EQ(names(DueHoldingRules({cpu, bytes}, next, cfg, kNow + 600, false)),
+            (Names{"cpu", "mem-available"}));
+  // A wait of 0 is no wait; an alert waits for nothing.
+  HoldingRule at_once = bytes;
+  at_once.relieve_after_seconds = 0;
+  EXPECT_EQ(names(DueHoldingRules({cpu, at_once}, record, cfg, kNow, false)),
+            (Names{"cpu", "mem-available"}));
+  EXPECT_EQ(names(DueHoldingRules({cpu, bytes}, record, cfg, kNow, true)),
+            (Names{"cpu", "mem-available"}));
+  // Without a wait of its own (rebalance.after, which Qualifies counted for the node) and without
+  // a since, as a graded mark's cooler-level rule, a rule is due once the node qualifies.
+  HoldingRule patient = bytes;
+  patient.relieve_after_seconds = -1;
+  EXPECT_EQ(names(DueHoldingRules({cpu, patient}, record, cfg, kNow, false)),
+            (Names{"cpu", "mem-available"}));
 }
 
 TEST(Qualify, TheMarkStaysWhileEvictionsAreInFlightAndForTheHold) {

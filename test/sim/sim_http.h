@@ -114,6 +114,32 @@ inline void WriteTableRow(ds::JsonWriter& w, const std::vector<std::string>& cel
   w.EndObject();
 }
 
+// A column of a server-side Table: its name and priority (0: shown, 1: only with -o wide).
+struct Column {
+  const char* name;
+  int priority;
+};
+
+inline void WriteColumnDefs(ds::JsonWriter& w, const std::vector<Column>& cols) {
+  w.Key("columnDefinitions");
+  w.StartArray();
+  for (const auto& c : cols) {
+    w.StartObject();
+    w.Key("name");
+    w.String(c.name);
+    w.Key("type");
+    w.String("string");
+    w.Key("format");
+    w.String(std::string(c.name) == "Name" ? "name" : "");
+    w.Key("description");
+    w.String("");
+    w.Key("priority");
+    w.Int(c.priority);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // Go's strconv.ParseBool, which the API server uses for query flags.
 inline bool ParseBool(const std::string& v) {
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";

@@ -57,6 +57,10 @@ DEFINE_double(pod_grace_seconds, 1,
               "is gone; 0 = at once. Never longer than the pod's own grace period.");
 DEFINE_double(pod_start_seconds, 0.5,
               "Time from binding a pod to a node until it is Running and Ready.");
+DEFINE_double(vm_migration_seconds, 5,
+              "Simulated time a VM launcher's live migration (KubeVirt's background eviction) "
+              "takes before the source pod goes; a pod's annotation "
+              "sim.dynamic-scheduler.io/live-migration-seconds overrides it.");
 DEFINE_string(token, "sim-token", "Bearer token of the user dynamic-scheduler.");
 DEFINE_int32(events_max, 10000,
              "core/v1 Events kept; beyond this the oldest is dropped (as the API server's "
@@ -150,6 +154,7 @@ int main(int argc, char** argv) {
   pod_opts.window = static_cast<size_t>(FLAGS_window);
   pod_opts.grace_seconds = FLAGS_pod_grace_seconds;
   pod_opts.start_seconds = FLAGS_pod_start_seconds;
+  pod_opts.migration_seconds = FLAGS_vm_migration_seconds;
   sim::PodStore pods(&store, pod_opts);
   sim::VolumeStore volumes(&store);
   pods.UseVolumes(&volumes);
@@ -157,6 +162,7 @@ int main(int argc, char** argv) {
   event_opts.max_events = static_cast<size_t>(std::max(FLAGS_events_max, 0));
   event_opts.window = static_cast<size_t>(FLAGS_window);
   sim::EventStore events(&store, event_opts);
+  sim::HpaStore hpas(&store);
   sim::ServerOptions opts;
   opts.listen = "127.0.0.1:" + std::to_string(FLAGS_port);
   opts.threads = FLAGS_threads;
@@ -186,7 +192,7 @@ int main(int argc, char** argv) {
   }
   std::remove(opts.write_log_file.c_str());
   if (!opts.request_log_file.empty()) std::remove(opts.request_log_file.c_str());
-  sim::Server server(&store, opts, &pods, &events, &volumes);
+  sim::Server server(&store, opts, &pods, &events, &volumes, &hpas);
   std::string err;
   if (!server.Start(&err)) {
     std::cerr << "kube-sim: " << err << "\n";
@@ -226,7 +232,7 @@ int main(int argc, char** argv) {
       if (!stop) store.Heartbeat();
     }
   });
-  // The controllers the simulator stands in for (ReplicaSet, scheduler, kubelet, disruption).
+  // The controllers the simulator stands in for (apps, scheduler, kubelet, disruption, KubeVirt).
   std::thread controllers([&] {
     while (!stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -45,6 +45,17 @@ time_t ParseTime(const std::string& s) {
 std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
 const Resource kPods{"pods", ""};
+
+// KubeVirt's names (kubevirt.io/api core/v1 AppLabel and DomainAnnotation; the webhook's name in
+// virt-operator's components/webhooks.go) and the descheduler's annotation for an eviction in
+// progress (pkg/descheduler/evictions/evictions.go).
+constexpr char kKubevirtAppLabel[] = "kubevirt.io";
+constexpr char kKubevirtDomainAnnotation[] = "kubevirt.io/domain";
+constexpr char kKubevirtEvictionWebhook[] = "virt-launcher-eviction-interceptor.kubevirt.io";
+constexpr char kEvictionInProgressAnnotation[] =
+    "descheduler.alpha.kubernetes.io/eviction-in-progress";
+// The simulator's own opt-in: the pod is a VM launcher whose live migration takes this long.
+constexpr char kMigrationSecondsAnnotation[] = "sim.dynamic-scheduler.io/live-migration-seconds";
 const Resource kPdbs{"poddisruptionbudgets", "policy"};
 
 Value& Ensure(Value& obj, const char* key, rapidjson::Type type, Document::AllocatorType& a) {
@@ -293,17 +304,22 @@ void PodStore::CommitPod(const std::string& key, const std::string& type, std::s
   if (it != pods_.end()) {
     ev.old_keys = it->second.keys;
     ev.had_old = true;
+    if (!it->second.owner.empty()) dirty_.insert(it->second.owner);  // its status may change
   }
   if (type == "DELETED") {
     if (it != pods_.end()) SetOwner(key, "");
     unbound_.erase(key);
     ticking_.erase(key);
+    migrating_.erase(key);
     pods_.erase(key);
   } else {
     StoredPod& p = pods_[key];
     p.json = json;
     p.keys = ev.new_keys;
     p.rv = rv;
+    p.ready = IsReady(doc);
+    const std::string& phase = p.keys.fields.at("status.phase");
+    p.terminal = phase == "Succeeded" || phase == "Failed";
     Index(key, p);
   }
   events_.push_back(std::move(ev));
@@ -444,16 +460,19 @@ ApiError PodStore::CreateLocked(const std::string& ns, const std::string& body, 
   CommitPod(key, "ADDED", ds::JsonToString(doc));
   *out = pods_[key].json;
   if (const Value* owners = ds::JsonMember(m, "ownerReferences"); owners && owners->IsArray())
-    for (const auto& o : owners->GetArray())
-      if (ds::JsonString(o, "kind") == "ReplicaSet" &&
-          workloads_.count(Key(ns, ds::JsonString(o, "name"))))
-        SetOwner(key, Key(ns, ds::JsonString(o, "name")));
+    for (const auto& o : owners->GetArray()) {
+      auto w = workloads_.find(Key(ns, ds::JsonString(o, "name")));
+      if (w != workloads_.end() && ds::JsonString(o, "kind") == w->second.kind)
+        SetOwner(key, w->first);
+    }
   return {};
 }
 
 void PodStore::SetOwner(const std::string& key, const std::string& owner) {
   StoredPod& p = pods_[key];
+  if (!owner.empty()) dirty_.insert(owner);
   if (!p.owner.empty()) {
+    dirty_.insert(p.owner);
     auto it = by_owner_.find(p.owner);
     if (it != by_owner_.end()) {
       it->second.erase(key);
@@ -564,12 +583,15 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
   bool has_grace = false;
   double grace = 0;
   std::string pre_uid;
+  bool dry_run = false;
   if (const Value* d = ds::JsonMember(ev, "deleteOptions")) {
     if (const Value* g = ds::JsonMember(*d, "gracePeriodSeconds"); g && g->IsNumber()) {
       has_grace = true;
       grace = std::max(0.0, g->GetDouble());
     }
     if (const Value* pc = ds::JsonMember(*d, "preconditions")) pre_uid = ds::JsonString(*pc, "uid");
+    if (const Value* dr = ds::JsonMember(*d, "dryRun"); dr && dr->IsArray())
+      for (const auto& v : dr->GetArray()) dry_run = dry_run || (v.IsString() && v == "All");
   }
   ApiError success{201, "", "", ""};
   ds::MutexLock l(&mu_);
@@ -587,6 +609,11 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
     *code = 409;
     return kPods.Conflict(name, "Precondition failed: UID in precondition: " + pre_uid +
                                     ", UID in object meta: " + uid);
+  }
+  // Validating admission (KubeVirt's eviction webhook) sees the eviction before the PDB check.
+  if (ApiError answer; LauncherEviction(key, pod, dry_run, &answer)) {
+    *code = answer.code;
+    return answer;
   }
   std::string phase = Phase(pod);
   auto evict = [&]() REQUIRES(mu_) {
@@ -660,6 +687,73 @@ ApiError PodStore::Evict(const std::string& ns, const std::string& name, const s
     }
   }
   return evict();
+}
+
+bool PodStore::LauncherEviction(const std::string& key, const Value& pod, bool dry_run,
+                                ApiError* answer) {
+  const Value* labels = rapidjson::Pointer("/metadata/labels").Get(pod);
+  const Value* ann = rapidjson::Pointer("/metadata/annotations").Get(pod);
+  const std::string app = labels ? ds::JsonString(*labels, kKubevirtAppLabel) : "";
+  const std::string domain = ann ? ds::JsonString(*ann, kKubevirtDomainAnnotation) : "";
+  const Value* secs = ann ? ds::JsonMember(*ann, kMigrationSecondsAnnotation) : nullptr;
+  const bool sim_launcher = secs != nullptr && secs->IsString();
+  if (!sim_launcher && (app != "virt-launcher" || domain.empty())) return false;
+  // The webhook lets completed pods through; a pod not yet on a node, or one already going, has
+  // no running VMI to migrate here: an ordinary eviction.
+  const std::string phase = Phase(pod);
+  if (phase == "Succeeded" || phase == "Failed" || phase == "Pending" || Terminating(pod))
+    return false;
+  const std::string ns = ds::JsonString(pod["metadata"], "namespace");
+  const std::string vmi = domain.empty() ? ds::JsonString(pod["metadata"], "name") : domain;
+  const bool running = migrating_.count(key) > 0;
+  // pkg/virt-api/webhooks/validating-webhook/admitters/pod-eviction-admitter.go, and the
+  // apiserver's webhook error (ToStatusErr): code 429 kept, no reason.
+  *answer = ApiError{429, "",
+                     std::string("admission webhook \"") + kKubevirtEvictionWebhook +
+                         "\" denied the request: " + (running ? "Evacuation in progress: " : "") +
+                         "Eviction triggered evacuation of VMI \"" + ns + "/" + vmi + "\"",
+                     ""};
+  if (dry_run || running) return true;
+  double seconds = options_.migration_seconds;
+  if (sim_launcher) {
+    char* end = nullptr;
+    const double v = std::strtod(secs->GetString(), &end);
+    if (end != secs->GetString() && v >= 0) seconds = v;
+  }
+  // KubeVirt's VMI controller marks the source pod for the descheduler
+  // (pkg/virt-controller/watch/descheduler: MarkEvictionInProgress, value "true").
+  Document d;
+  d.CopyFrom(pod, d.GetAllocator());
+  auto& a = d.GetAllocator();
+  Value& meta = d["metadata"];
+  SetStr(Ensure(meta, "annotations", rapidjson::kObjectType, a), kEvictionInProgressAnnotation,
+         "true", a);
+  CommitPod(key, "MODIFIED", ds::JsonToString(d));
+  pods_[key].migrated_at = Steady() + seconds;
+  migrating_.insert(key);
+  return true;
+}
+
+ApiError PodStore::EndMigration(const std::string& ns, const std::string& name, bool abort) {
+  ds::MutexLock l(&mu_);
+  const std::string key = Key(ns, name);
+  if (!migrating_.count(key))
+    return Err(404, "NotFound", "no live migration of pod " + key + " is running");
+  migrating_.erase(key);
+  pods_[key].migrated_at = 0;
+  if (abort) {
+    // A cancelled evacuation: the VMI controller takes the annotation off (MarkEvictionCompleted).
+    Document d;
+    d.Parse(pods_[key].json.c_str());
+    if (Value* ann = rapidjson::Pointer("/metadata/annotations").Get(d); ann && ann->IsObject())
+      ann->RemoveMember(kEvictionInProgressAnnotation);
+    CommitPod(key, "MODIFIED", ds::JsonToString(d));
+  } else {
+    std::string out;
+    DeleteLocked(key, 0, false, &out);
+  }
+  Reconcile();
+  return {};
 }
 
 // --- PodDisruptionBudgets ---
@@ -934,24 +1028,38 @@ ApiError PodStore::DeletePdb(const std::string& ns, const std::string& name, std
 
 // --- Workloads, scheduler, kubelet ---
 
-std::string PodStore::NewPodFromWorkload(Workload* w) {
+std::string PodStore::NewPodFromWorkload(Workload* w, const std::string& name,
+                                         const std::string& node) {
   Document t;
   t.Parse(w->template_json.c_str());
   Document pod;
   pod.SetObject();
   auto& a = pod.GetAllocator();
+  const std::string pod_name = name.empty() ? w->name + "-" + RandomSuffix(++w->created) : name;
   Value meta(rapidjson::kObjectType);
-  meta.AddMember("name", Value((w->name + "-" + RandomSuffix(++w->created)).c_str(), a), a);
+  meta.AddMember("name", Value(pod_name.c_str(), a), a);
   meta.AddMember("namespace", Value(w->ns.c_str(), a), a);
+  Value labels(rapidjson::kObjectType);
   if (const Value* tm = ds::JsonMember(t, "metadata")) {
-    if (const Value* l = ds::JsonMember(*tm, "labels")) meta.AddMember("labels", Value(*l, a), a);
+    if (const Value* l = ds::JsonMember(*tm, "labels"); l && l->IsObject()) labels.CopyFrom(*l, a);
     if (const Value* an = ds::JsonMember(*tm, "annotations"))
       meta.AddMember("annotations", Value(*an, a), a);
   }
+  // The labels each controller adds to its pods.
+  if (!w->deployment.empty()) SetStr(labels, "pod-template-hash", w->hash, a);
+  if (w->kind == "StatefulSet") {
+    SetStr(labels, "controller-revision-hash", w->name + "-" + w->hash, a);
+    SetStr(labels, "statefulset.kubernetes.io/pod-name", pod_name, a);
+    SetStr(labels, "apps.kubernetes.io/pod-index", pod_name.substr(pod_name.rfind('-') + 1), a);
+  } else if (w->kind == "DaemonSet") {
+    SetStr(labels, "controller-revision-hash", w->hash, a);
+    SetStr(labels, "pod-template-generation", std::to_string(w->generation), a);
+  }
+  if (labels.MemberCount() > 0) meta.AddMember("labels", labels, a);
   Value owners(rapidjson::kArrayType);
   Value o(rapidjson::kObjectType);
   o.AddMember("apiVersion", "apps/v1", a);
-  o.AddMember("kind", "ReplicaSet", a);
+  o.AddMember("kind", Value(w->kind.c_str(), a), a);
   o.AddMember("name", Value(w->name.c_str(), a), a);
   o.AddMember("uid", Value(w->uid.c_str(), a), a);
   o.AddMember("controller", true, a);
@@ -963,58 +1071,189 @@ std::string PodStore::NewPodFromWorkload(Workload* w) {
     pod.AddMember("spec", Value(*s, a), a);
   else
     pod.AddMember("spec", Value(rapidjson::kObjectType), a);
+  Value& spec = pod["spec"];
+  if (w->kind == "StatefulSet") {
+    Default(spec, "hostname", Value(pod_name.c_str(), a), a);
+    Default(spec, "subdomain", Value(w->name.c_str(), a), a);
+  }
+  if (w->kind == "DaemonSet" && spec.IsObject()) {
+    // What the DaemonSet controller does to its pods (pkg/controller/daemon/util): the node as a
+    // required matchFields term in place of the template's required terms, and tolerations of
+    // the node conditions a daemon must survive. The scheduler model does not read matchFields,
+    // so the pod is also created bound to its node (as DaemonSets placed pods before 1.12).
+    if (!node.empty()) {
+      SetStr(spec, "nodeName", node, a);
+      Value& aff = Ensure(spec, "affinity", rapidjson::kObjectType, a);
+      Value& na = Ensure(aff, "nodeAffinity", rapidjson::kObjectType, a);
+      Value req(rapidjson::kObjectType), terms(rapidjson::kArrayType), term(rapidjson::kObjectType),
+          fields(rapidjson::kArrayType), f(rapidjson::kObjectType), values(rapidjson::kArrayType);
+      values.PushBack(Value(node.c_str(), a), a);
+      f.AddMember("key", "metadata.name", a);
+      f.AddMember("operator", "In", a);
+      f.AddMember("values", values, a);
+      fields.PushBack(f, a);
+      term.AddMember("matchFields", fields, a);
+      terms.PushBack(term, a);
+      req.AddMember("nodeSelectorTerms", terms, a);
+      Set(na, "requiredDuringSchedulingIgnoredDuringExecution", std::move(req), a);
+    }
+    Value& tols = Ensure(spec, "tolerations", rapidjson::kArrayType, a);
+    const std::pair<const char*, const char*> kDaemonTolerations[] = {
+        {"node.kubernetes.io/not-ready", "NoExecute"},
+        {"node.kubernetes.io/unreachable", "NoExecute"},
+        {"node.kubernetes.io/disk-pressure", "NoSchedule"},
+        {"node.kubernetes.io/memory-pressure", "NoSchedule"},
+        {"node.kubernetes.io/pid-pressure", "NoSchedule"},
+        {"node.kubernetes.io/unschedulable", "NoSchedule"}};
+    for (const auto& [key, effect] : kDaemonTolerations) {
+      Value tol(rapidjson::kObjectType);
+      tol.AddMember("key", Value(key, a), a);
+      tol.AddMember("operator", "Exists", a);
+      tol.AddMember("effect", Value(effect, a), a);
+      tols.PushBack(tol, a);
+    }
+  }
   return ds::JsonToString(pod);
 }
+
+namespace {
+
+// A template's hash as the controllers name their revisions: 10 characters of the alphabet of
+// generated names (the real ones hash the template with FNV; any stable value does here).
+std::string TemplateHash(const std::string& template_json) {
+  const uint64_t h = std::hash<std::string>{}(template_json);
+  return RandomSuffix(h) + RandomSuffix(h >> 29);
+}
+
+}  // namespace
 
 ApiError PodStore::ApplyWorkload(const std::string& body, std::string* out) {
   Document d;
   d.Parse(body.c_str());
   if (d.HasParseError() || !d.IsObject()) return Err(400, "BadRequest", "invalid JSON body");
   Workload w;
+  w.kind = ds::JsonString(d, "kind", "ReplicaSet");
+  if (w.kind != "ReplicaSet" && w.kind != "StatefulSet" && w.kind != "DaemonSet")
+    return Err(400, "BadRequest", "kind must be ReplicaSet, StatefulSet or DaemonSet");
   w.ns = ds::JsonString(d, "namespace", "default");
   w.name = ds::JsonString(d, "name");
+  w.deployment = ds::JsonString(d, "deployment");
+  if (!w.deployment.empty() && w.kind != "ReplicaSet")
+    return Err(400, "BadRequest", "only a ReplicaSet can belong to a Deployment");
   const Value* r = ds::JsonMember(d, "replicas");
   w.replicas = r && r->IsInt() ? r->GetInt() : 1;
   const Value* t = ds::JsonMember(d, "template");
+  if (t != nullptr && t->IsObject()) {
+    w.template_json = ds::JsonToString(*t);
+    w.hash = TemplateHash(w.template_json);
+  }
+  if (w.name.empty() && !w.deployment.empty()) w.name = w.deployment + "-" + w.hash;
   if (w.name.empty() || t == nullptr || !t->IsObject() || w.replicas < 0)
     return Err(400, "BadRequest", "a workload needs name, replicas >= 0 and template");
-  w.template_json = ds::JsonToString(*t);
-  w.uid = "sim-rs-" + w.ns + "-" + w.name;
+  w.uid = (w.kind == "ReplicaSet"    ? "sim-rs-"
+           : w.kind == "StatefulSet" ? "sim-sts-"
+                                     : "sim-ds-") +
+          w.ns + "-" + w.name;
   {
-    // The template must make a valid pod: validate it as the ReplicaSet's API would.
+    // The template must make a valid pod: validate it as the workload's API would.
     Document probe;
-    std::string probe_json = NewPodFromWorkload(&w);
+    Workload copy = w;
+    std::string probe_json = NewPodFromWorkload(&copy);
     probe.Parse(probe_json.c_str());
     FieldErrors fe;
     const Value* cs = rapidjson::Pointer("/spec/containers").Get(probe);
     if (cs == nullptr || !cs->IsArray() || cs->Empty())
       fe.Required("spec.template.spec.containers");
     ValidateLabels(ds::JsonMember(probe, "metadata"), &fe);
-    if (!fe.errs.empty()) return fe.ToError("ReplicaSet", "ReplicaSet.apps", "apps", w.name);
-    w.created = 0;
+    if (!fe.errs.empty()) return fe.ToError(w.kind, w.kind + ".apps", "apps", w.name);
   }
   ds::MutexLock l(&mu_);
   std::string key = Key(w.ns, w.name);
   auto it = workloads_.find(key);
-  if (it != workloads_.end()) w.created = it->second.created;
+  if (it != workloads_.end()) {
+    const Workload& old = it->second;
+    if (old.kind != w.kind)
+      return Err(409, "AlreadyExists",
+                 "workload " + key + " exists as a " + old.kind + ", not a " + w.kind);
+    w.created = old.created;
+    w.created_at = old.created_at;
+    w.rollout = old.rollout;
+    w.json = old.json;
+    w.rv = old.rv;
+    w.pinned = old.pinned;
+    const bool changed = old.template_json != w.template_json || old.replicas != w.replicas ||
+                         old.deployment != w.deployment;
+    w.generation = old.generation + (changed ? 1 : 0);
+  } else {
+    w.created_at = Now();
+  }
+  if (!w.deployment.empty()) {
+    Deployment& dep = deployments_[Key(w.ns, w.deployment)];
+    if (dep.uid.empty()) {
+      dep.ns = w.ns;
+      dep.name = w.deployment;
+      dep.uid = "sim-deploy-" + w.ns + "-" + w.deployment;
+      dep.created_at = Now();
+    } else if (it == workloads_.end() || w.generation != it->second.generation) {
+      ++dep.generation;  // a new template or scale: the Deployment's spec changed
+    }
+    dirty_.insert(Key(w.ns, w.deployment));
+  }
+  w.applied = ++applies_;
   workloads_[key] = w;
+  dirty_.insert(key);
   Reconcile();
-  *out = "{\"namespace\":\"" + w.ns + "\",\"name\":\"" + w.name +
-         "\",\"replicas\":" + std::to_string(w.replicas) + "}";
+  rapidjson::StringBuffer sb;
+  ds::JsonWriter jw(sb);
+  jw.StartObject();
+  jw.Key("kind");
+  ds::WriteString(jw, w.kind);
+  jw.Key("namespace");
+  ds::WriteString(jw, w.ns);
+  jw.Key("name");
+  ds::WriteString(jw, w.name);
+  jw.Key("replicas");
+  jw.Int(workloads_[key].replicas);
+  if (!w.deployment.empty()) {
+    jw.Key("deployment");
+    ds::WriteString(jw, w.deployment);
+    jw.Key("podTemplateHash");
+    ds::WriteString(jw, w.hash);
+  }
+  jw.EndObject();
+  *out = sb.GetString();
   return {};
 }
 
 ApiError PodStore::DeleteWorkload(const std::string& ns, const std::string& name) {
   ds::MutexLock l(&mu_);
-  std::string key = Key(ns, name);
-  if (!workloads_.count(key)) return Err(404, "NotFound", "workload not found");
-  workloads_[key].replicas = 0;
-  Reconcile();  // deletes its pods gracefully
-  workloads_.erase(key);
-  if (auto it = by_owner_.find(key); it != by_owner_.end()) {
-    const std::set<std::string> owned = it->second;
-    for (const auto& k : owned) SetOwner(k, "");
+  std::vector<std::string> keys;
+  if (workloads_.count(Key(ns, name))) {
+    keys.push_back(Key(ns, name));
+  } else if (deployments_.count(Key(ns, name))) {
+    for (const auto& [k, w] : workloads_)
+      if (w.ns == ns && w.deployment == name) keys.push_back(k);
+  } else {
+    return Err(404, "NotFound", "workload not found");
   }
+  for (const auto& key : keys) {
+    Workload& w = workloads_[key];
+    w.replicas = 0;
+    w.deleted = true;
+    ReconcileWorkload(key, &w);  // deletes its pods gracefully
+    const std::string dep = w.deployment;
+    workloads_.erase(key);
+    if (auto it = by_owner_.find(key); it != by_owner_.end()) {
+      const std::set<std::string> owned = it->second;
+      for (const auto& k : owned) SetOwner(k, "");
+    }
+    dirty_.erase(key);
+    bool last = true;
+    for (const auto& [k, other] : workloads_)
+      last = last && !(other.ns == ns && other.deployment == dep);
+    if (!dep.empty() && last) deployments_.erase(Key(ns, dep));
+  }
+  Reconcile();
   return {};
 }
 
@@ -1026,25 +1265,114 @@ std::string PodStore::WorkloadsJson() const {
   w.Key("items");
   w.StartArray();
   for (const auto& [key, wl] : workloads_) {
-    int active = 0;
-    if (auto it = by_owner_.find(key); it != by_owner_.end())
-      active = static_cast<int>(it->second.size());
-    for (const auto& k : ticking_)  // terminating pods are all there
-      if (const StoredPod& p = pods_.at(k); p.owner == key && p.gone_at > 0) --active;
+    int active = 0, ready = 0;
+    CountPods(key, &active, &ready);
     w.StartObject();
+    w.Key("kind");
+    ds::WriteString(w, wl.kind);
     w.Key("namespace");
     ds::WriteString(w, wl.ns);
     w.Key("name");
     ds::WriteString(w, wl.name);
+    if (!wl.deployment.empty()) {
+      w.Key("deployment");
+      ds::WriteString(w, wl.deployment);
+    }
     w.Key("replicas");
     w.Int(wl.replicas);
     w.Key("active");
     w.Int(active);
+    w.Key("ready");
+    w.Int(ready);
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
   return sb.GetString();
+}
+
+void PodStore::CountPods(const std::string& wkey, int* active, int* ready) const {
+  *active = *ready = 0;
+  auto owned = by_owner_.find(wkey);
+  if (owned == by_owner_.end()) return;
+  for (const auto& k : owned->second) {
+    const StoredPod& p = pods_.at(k);
+    if (p.gone_at > 0 || p.terminal) continue;
+    ++*active;
+    if (p.ready) ++*ready;
+  }
+}
+
+void PodStore::ReconcileWorkload(const std::string& wkey, Workload* w) {
+  const auto owned_it = by_owner_.find(wkey);
+  const std::set<std::string> owned =
+      owned_it == by_owner_.end() ? std::set<std::string>{} : owned_it->second;
+  auto create = [&](const std::string& name, const std::string& node) REQUIRES(mu_) {
+    std::string json = NewPodFromWorkload(w, name, node);
+    Document d;
+    d.Parse(json.c_str());
+    const std::string key = Key(w->ns, ds::JsonString(d["metadata"], "name"));
+    std::string out;
+    if (CreateLocked(w->ns, json, &out).ok()) SetOwner(key, wkey);
+    return key;
+  };
+  auto remove = [&](const std::string& key) REQUIRES(mu_) {
+    std::string out;
+    if (pods_.count(key)) DeleteLocked(key, 0, false, &out);
+  };
+  if (w->kind == "StatefulSet") {
+    // Pods NAME-0 .. NAME-(n-1); one that is gone comes back under its name, one still
+    // terminating is waited for (the StatefulSet controller's identity guarantee).
+    for (int i = 0; i < w->replicas; ++i)
+      if (!pods_.count(Key(w->ns, w->name + "-" + std::to_string(i))))
+        create(w->name + "-" + std::to_string(i), "");
+    for (const auto& k : owned) {
+      const std::string ordinal = k.substr(k.rfind('-') + 1);
+      if (pods_.at(k).gone_at == 0 && std::atoi(ordinal.c_str()) >= w->replicas) remove(k);
+    }
+    return;
+  }
+  if (w->kind == "DaemonSet") {
+    // One pod on every node the template can run on (nodeSelector, required node affinity,
+    // taints with the daemon tolerations; not resources, as the DaemonSet controller).
+    std::vector<std::string> want;
+    if (!w->deleted) {
+      Workload probe_w = *w;
+      Document probe;
+      probe.Parse(NewPodFromWorkload(&probe_w).c_str());
+      const SchedPod probe_pod = PodFromJson(probe);
+      for (const SchedNode& n : SchedNodes(*cluster_))
+        if (!Schedule({n}, {}, probe_pod).node.empty()) want.push_back(n.name);
+    }
+    w->replicas = static_cast<int>(want.size());
+    std::map<std::string, int> have;
+    for (auto it = w->pinned.begin(); it != w->pinned.end();) {
+      if (!owned.count(it->first)) {
+        it = w->pinned.erase(it);
+        continue;
+      }
+      if (pods_.at(it->first).gone_at == 0) ++have[it->second];
+      ++it;
+    }
+    for (const auto& node : want)
+      if (have[node] == 0) w->pinned[create("", node)] = node;
+    for (const auto& [k, node] : std::map<std::string, std::string>(w->pinned))
+      if (std::find(want.begin(), want.end(), node) == want.end() && pods_.at(k).gone_at == 0)
+        remove(k);
+    return;
+  }
+  // ReplicaSet: active pods are those not terminating. Terminating pods are few (all in
+  // ticking_), so they are counted there; the active pods are listed only when some must go.
+  size_t active_count = owned.size();
+  for (const auto& k : ticking_)
+    if (const StoredPod& p = pods_.at(k); p.owner == wkey && p.gone_at > 0) --active_count;
+  std::vector<std::string> active;
+  if (active_count > static_cast<size_t>(std::max(0, w->replicas)))
+    for (const auto& k : owned)
+      if (pods_.at(k).gone_at == 0) active.push_back(k);
+  for (int i = static_cast<int>(active_count); i < w->replicas; ++i) create("", "");
+  for (size_t i = static_cast<size_t>(std::max(0, w->replicas)); i < active.size(); ++i)
+    remove(active[i]);
 }
 
 std::string PodStore::ExplainSchedule(const std::string& pod_json) const {
@@ -1097,31 +1425,7 @@ std::string PodStore::ExplainSchedule(const std::string& pod_json) const {
 }
 
 void PodStore::Reconcile() {
-  // ReplicaSet: active pods are those not terminating.
-  for (auto& [wkey, w] : workloads_) {
-    // Active: owned and not terminating. Terminating pods are few (all in ticking_), so they are
-    // counted there; the active pods are listed only when some must go.
-    const auto owned = by_owner_.find(wkey);
-    size_t active_count = owned == by_owner_.end() ? 0 : owned->second.size();
-    for (const auto& k : ticking_)
-      if (const StoredPod& p = pods_.at(k); p.owner == wkey && p.gone_at > 0) --active_count;
-    std::vector<std::string> active;
-    if (owned != by_owner_.end() && active_count > static_cast<size_t>(std::max(0, w.replicas)))
-      for (const auto& k : owned->second)
-        if (pods_.at(k).gone_at == 0) active.push_back(k);
-    for (int i = static_cast<int>(active_count); i < w.replicas; ++i) {
-      std::string json = NewPodFromWorkload(&w);
-      Document d;
-      d.Parse(json.c_str());
-      std::string name = ds::JsonString(d["metadata"], "name");
-      std::string out;
-      if (CreateLocked(w.ns, json, &out).ok()) SetOwner(Key(w.ns, name), wkey);
-    }
-    for (size_t i = static_cast<size_t>(std::max(0, w.replicas)); i < active.size(); ++i) {
-      std::string out;
-      if (pods_.count(active[i])) DeleteLocked(active[i], 0, false, &out);
-    }
-  }
+  for (auto& [wkey, w] : workloads_) ReconcileWorkload(wkey, &w);
   // Scheduler: bind pending pods in creation order.
   std::vector<std::pair<uint64_t, std::string>> pending;
   for (const auto& k : unbound_) {
@@ -1162,6 +1466,7 @@ void PodStore::Reconcile() {
     }
   }
   RecomputePdbs();
+  RecomputeApps();
 }
 
 void PodStore::Tick() {
@@ -1178,6 +1483,16 @@ void PodStore::Tick() {
     }
   }
   for (const auto& k : gone) CommitPod(k, "DELETED", pods_[k].json);
+  // Live migrations that end: the source launcher goes (gracefully), its workload replaces it.
+  std::vector<std::string> migrated;
+  for (const auto& k : migrating_)
+    if (pods_.at(k).migrated_at <= now) migrated.push_back(k);
+  for (const auto& k : migrated) {
+    migrating_.erase(k);
+    pods_[k].migrated_at = 0;
+    std::string out;
+    DeleteLocked(k, 0, false, &out);
+  }
   // Kubelet: start bound pods (Running; Ready unless annotated sim.k8s.io/ready: "false").
   for (const auto& k : start) {
     Document d;

@@ -1,7 +1,9 @@
 // Pods, policy/v1 PodDisruptionBudgets, the eviction subresource, and the controllers the
-// simulator stands in for: a ReplicaSet-like workload emulation, the scheduler (the pure model in
-// test/sched/scheduler_model.h), the kubelet (binds -> Running/Ready after a start delay, graceful
-// deletion ends after a simulated grace) and the disruption controller (PDB status). Semantics
+// simulator stands in for: workload emulations served as apps/v1 Deployments, ReplicaSets,
+// StatefulSets and DaemonSets (sim_apps.cc), KubeVirt's eviction webhook for VM launchers, the
+// scheduler (the pure model in test/sched/scheduler_model.h), the kubelet (binds -> Running/Ready
+// after a start delay, graceful deletion ends after a simulated grace) and the disruption
+// controller (PDB status). Semantics
 // follow kube-apiserver (pkg/registry/core/pod/storage/eviction.go) and kube-controller-manager
 // (pkg/controller/disruption/disruption.go); see each method.
 //
@@ -54,9 +56,10 @@ struct PodEvent {
 class VolumeStore;
 
 struct PodStoreOptions {
-  size_t window = 20000;       // pod watch events kept
-  double grace_seconds = 1;    // simulated time a graceful deletion takes (0: at once)
-  double start_seconds = 0.5;  // bound pod -> Running and Ready after this long
+  size_t window = 20000;         // pod watch events kept
+  double grace_seconds = 1;      // simulated time a graceful deletion takes (0: at once)
+  double start_seconds = 0.5;    // bound pod -> Running and Ready after this long
+  double migration_seconds = 5;  // a VM launcher's live migration (background eviction) takes
 };
 
 class PodStore {
@@ -97,13 +100,59 @@ class PodStore {
                       std::string* out);
   ApiError DeletePdb(const std::string& ns, const std::string& name, std::string* out);
 
-  // --- Workloads (test admin API; a ReplicaSet stand-in) ---
+  // --- Workloads (test admin API; the stand-ins for the apps/v1 controllers) ---
   // {"namespace","name","replicas","template":{"metadata":{"labels"},"spec":{...}}}: creates or
   // updates; its pods carry an ownerReference (ReplicaSet, controller: true) and a deleted or
-  // evicted pod is replaced.
+  // evicted pod is replaced. Optional keys:
+  //   "kind": "ReplicaSet" (default), "StatefulSet" (pods NAME-0..NAME-n-1, a gone pod comes back
+  //     under its name) or "DaemonSet" (one pod per node the template can run on, pinned to it
+  //     with a matchFields node affinity, as the DaemonSet controller does; "replicas" ignored);
+  //   "deployment": "web" (ReplicaSets only): the ReplicaSet is owned by Deployment "web" (created
+  //     when missing; its status sums its ReplicaSets', "updatedReplicas" being the newest one's);
+  //     NAME defaults to web-<pod-template-hash>, and pods carry the pod-template-hash label.
+  // The workload is served as the apps/v1 object of its kind (see GetApps), its status following
+  // its pods. 400 for a malformed body, 409 when NAME exists as another kind, 422 for a template
+  // that would not make a valid pod.
   ApiError ApplyWorkload(const std::string& body, std::string* out);
+  // Deletes the workload and (gracefully) its pods; a Deployment left without ReplicaSets goes
+  // too. `name` may also be a Deployment's (its ReplicaSets go with it).
   ApiError DeleteWorkload(const std::string& ns, const std::string& name);
   std::string WorkloadsJson() const;
+  // A rollout of a Deployment, StatefulSet or DaemonSet (test admin API), frozen until ended:
+  // {"kind","namespace","name","observed":true,"updatedReplicas":N}. Starting one bumps
+  // metadata.generation (a spec change); "observed": false keeps status.observedGeneration
+  // behind it ("waiting for the spec update to be observed"), otherwise the status shows
+  // updatedReplicas (updatedNumberScheduled) N, default 0, below the replicas, and for a
+  // StatefulSet an updateRevision other than its currentRevision. {..., "done": true} ends it:
+  // observedGeneration catches up and every replica counts as updated. 404 when the object is
+  // missing, 400 for another kind.
+  ApiError SetRollout(const std::string& body, std::string* out);
+
+  // --- apps/v1 objects: deployments, replicasets, statefulsets, daemonsets ---
+  // `resource` is the plural. 404 NotFound `deployments.apps "NAME" not found`.
+  ApiError GetApps(const std::string& resource, const std::string& ns, const std::string& name,
+                   std::string* out) const;
+  // Every object of the resource (ns "": all namespaces), in (namespace, name) order, matching
+  // `labels` (their metadata.labels) and `fields` (metadata.name, metadata.namespace).
+  std::vector<std::string> ListApps(const std::string& resource, const std::string& ns,
+                                    const ds::LabelSelector& labels, const FieldSelector& fields,
+                                    uint64_t* list_rv) const;
+
+  // --- Background eviction of VM launchers (KubeVirt's eviction webhook) ---
+  // A pod is a VM launcher when it has the label kubevirt.io=virt-launcher and the annotation
+  // kubevirt.io/domain (the VMI's name), as KubeVirt's virt-api webhook checks, or the annotation
+  // sim.dynamic-scheduler.io/live-migration-seconds (then the VMI is named by kubevirt.io/domain,
+  // else by the pod). Evicting a running launcher is refused as KubeVirt's webhook refuses it:
+  // 429, no reason, message `admission webhook "virt-launcher-eviction-interceptor.kubevirt.io"
+  // denied the request: Eviction triggered evacuation of VMI "NS/VMI"` (prefixed "Evacuation in
+  // progress: " while one runs); the pod gets the annotation
+  // descheduler.alpha.kubernetes.io/eviction-in-progress: "true" and is deleted gracefully when
+  // the migration ends (after the pod's sim.dynamic-scheduler.io/live-migration-seconds, else
+  // PodStoreOptions::migration_seconds); its workload then replaces it. An eviction with
+  // deleteOptions.dryRun ["All"] gets the same answer and starts nothing.
+  // Ends a migration now (`abort`: without deleting the pod, taking the annotation off, as a
+  // cancelled evacuation). 404 when no migration of that pod runs.
+  ApiError EndMigration(const std::string& ns, const std::string& name, bool abort);
   // The scheduler model's verdict for a pod spec (JSON Pod), without binding: {"node", "scores"}.
   // Or, for {"pod": Pod, "bound": [Pod...]}, the verdict with the bound ones of `bound` (those
   // with a spec.nodeName) as the pods on the nodes instead of the stored pods.
@@ -126,18 +175,45 @@ class PodStore {
     std::string json;
     PodKeys keys;
     uint64_t rv = 0;
-    std::string owner;      // workload "ns/name", "" for bare pods
-    double gone_at = 0;     // steady seconds when a terminating pod disappears (0: not deleting)
-    double running_at = 0;  // steady seconds when a bound pod becomes Running
+    std::string owner;       // workload "ns/name", "" for bare pods
+    double gone_at = 0;      // steady seconds when a terminating pod disappears (0: not deleting)
+    double running_at = 0;   // steady seconds when a bound pod becomes Running
+    double migrated_at = 0;  // steady seconds when its live migration ends (0: none runs)
+    bool ready = false;      // condition Ready is True
+    bool terminal = false;   // phase Succeeded or Failed
+  };
+  // A rollout frozen by SetRollout.
+  struct Rollout {
+    bool active = false;
+    bool observed = true;  // status.observedGeneration has caught up with the new generation
+    int updated = 0;       // updatedReplicas while active and observed
   };
   struct Pdb {
     std::string json;
     uint64_t rv = 0;
   };
   struct Workload {
+    std::string kind = "ReplicaSet";  // or StatefulSet, DaemonSet
     std::string ns, name, uid, template_json;
-    int replicas = 0;
-    uint64_t created = 0;  // pods created so far (name suffixes)
+    int replicas = 0;        // spec.replicas; a DaemonSet's: the nodes it should run on
+    uint64_t created = 0;    // pods created so far (name suffixes)
+    std::string deployment;  // the owning Deployment's name (ReplicaSets), "" none
+    std::string hash;        // pod-template-hash (controller-revision-hash)
+    std::string created_at;  // metadata.creationTimestamp
+    int64_t generation = 1;
+    uint64_t applied = 0;  // order of the last ApplyWorkload (a Deployment's newest ReplicaSet)
+    Rollout rollout;
+    std::string json;  // the apps/v1 object as served ("" until first rendered)
+    uint64_t rv = 0;
+    std::map<std::string, std::string> pinned;  // DaemonSet: pod key -> its node
+    bool deleted = false;                       // being deleted: no pods wanted
+  };
+  struct Deployment {
+    std::string ns, name, uid, created_at;
+    int64_t generation = 1;
+    Rollout rollout;
+    std::string json;
+    uint64_t rv = 0;
   };
 
   ApiError CreateLocked(const std::string& ns, const std::string& body, std::string* out)
@@ -153,7 +229,24 @@ class PodStore {
   void RecomputePdbs() REQUIRES(mu_);
   std::string PdbStatus(const std::string& pdb_json, const std::string& ns) const REQUIRES(mu_);
   // Reads and counts in *w only: ApplyWorkload probes a template with it before taking mu_.
-  std::string NewPodFromWorkload(Workload* w);
+  // `name`: the pod's name (StatefulSets), else the workload's name and a random suffix; `node`:
+  // the node a DaemonSet pod is pinned to.
+  std::string NewPodFromWorkload(Workload* w, const std::string& name = "",
+                                 const std::string& node = "");
+  // The workload controllers' step for one workload (creates and deletes pods).
+  void ReconcileWorkload(const std::string& wkey, Workload* w) REQUIRES(mu_);
+  // Re-renders the apps/v1 objects whose pods or spec changed (a new resourceVersion when their
+  // JSON changed); dirty_ names the workloads to look at.
+  void RecomputeApps() REQUIRES(mu_);
+  std::string RenderWorkload(const std::string& wkey, const Workload& w, uint64_t rv) const
+      REQUIRES(mu_);
+  std::string RenderDeployment(const Deployment& d, uint64_t rv) const REQUIRES(mu_);
+  // The replica counts of a workload's pods: active (not terminating, not terminal), ready.
+  void CountPods(const std::string& wkey, int* active, int* ready) const REQUIRES(mu_);
+  // The eviction answer of KubeVirt's webhook for a VM launcher pod; false when `pod` is none
+  // (or not running: the webhook lets completed pods through).
+  bool LauncherEviction(const std::string& key, const rapidjson::Value& pod, bool dry_run,
+                        ApiError* answer) REQUIRES(mu_);
 
   Store* const cluster_;
   const PodStoreOptions options_;
@@ -168,8 +261,12 @@ class PodStore {
   std::map<std::string, std::set<std::string>> by_owner_ GUARDED_BY(mu_);
   std::set<std::string> unbound_ GUARDED_BY(mu_);
   std::set<std::string> ticking_ GUARDED_BY(mu_);
-  std::map<std::string, Pdb> pdbs_ GUARDED_BY(mu_);            // "ns/name"
-  std::map<std::string, Workload> workloads_ GUARDED_BY(mu_);  // "ns/name"
+  std::map<std::string, Pdb> pdbs_ GUARDED_BY(mu_);                // "ns/name"
+  std::map<std::string, Workload> workloads_ GUARDED_BY(mu_);      // "ns/name"
+  std::map<std::string, Deployment> deployments_ GUARDED_BY(mu_);  // "ns/name"
+  std::set<std::string> dirty_ GUARDED_BY(mu_);      // workloads whose object may have changed
+  std::set<std::string> migrating_ GUARDED_BY(mu_);  // pods whose live migration runs
+  uint64_t applies_ GUARDED_BY(mu_) = 0;
   std::deque<PodEvent> events_ GUARDED_BY(mu_);
   uint64_t last_rv_ GUARDED_BY(mu_) = 0;  // newest pod event's rv
   uint64_t compacted_rv_ GUARDED_BY(mu_) = 0;

@@ -190,11 +190,12 @@ void Server::Refuse(double seconds) {
 }
 
 Server::Server(Store* store, ServerOptions options, PodStore* pods, EventStore* events,
-               VolumeStore* volumes)
+               VolumeStore* volumes, HpaStore* hpas)
     : store_(store),
       pods_(pods),
       events_(events),
       volumes_(volumes),
+      hpas_(hpas),
       options_(std::move(options)),
       tokens_(options_.tokens) {}
 
@@ -422,6 +423,39 @@ int Server::Dispatch(mg_connection* conn) {
         SendError(conn, e);
       else
         Send(conn, 200, "{}");
+    } else if (path == "/sim/rollouts" && method == "POST" && pods_ != nullptr) {
+      // {"kind":"Deployment","namespace","name","observed":true,"updatedReplicas":0} starts a
+      // frozen rollout; {..., "done": true} ends it. Answers the object.
+      std::string out;
+      ApiError e = pods_->SetRollout(ReadBody(conn), &out);
+      if (!e.ok())
+        SendError(conn, e);
+      else
+        Send(conn, 200, out);
+    } else if (path == "/sim/migrations" && method == "POST" && pods_ != nullptr) {
+      // {"namespace","name","abort":false}: a VM launcher's live migration ends now (the pod
+      // goes), or is cancelled (abort: the pod stays, its eviction-in-progress mark goes).
+      rapidjson::Document d;
+      d.Parse(ReadBody(conn).c_str());
+      ApiError e = !d.HasParseError() && d.IsObject()
+                       ? pods_->EndMigration(ds::JsonString(d, "namespace", "default"),
+                                             ds::JsonString(d, "name"),
+                                             ds::JsonMember(d, "abort") != nullptr &&
+                                                 d["abort"].IsBool() && d["abort"].GetBool())
+                       : ApiError{400, "BadRequest", "invalid JSON body", ""};
+      if (!e.ok())
+        SendError(conn, e);
+      else
+        Send(conn, 200, "{}");
+    } else if (path == "/sim/hpas" && method == "POST" && hpas_ != nullptr) {
+      // {"namespace","name","target":{"kind","name"},"minReplicas","maxReplicas",
+      //  "currentReplicas","desiredReplicas"}: creates or updates the HPA and its status.
+      std::string out;
+      ApiError e = hpas_->SetFromAdmin(ReadBody(conn), &out);
+      if (!e.ok())
+        SendError(conn, e);
+      else
+        Send(conn, 200, out);
     } else if (path == "/sim/schedule" && method == "POST" && pods_ != nullptr) {
       // The scheduler model's verdict and per-plugin scores for a Pod, without creating it.
       Send(conn, 200, pods_->ExplainSchedule(ReadBody(conn)));
@@ -584,33 +618,54 @@ int Server::Dispatch(mg_connection* conn) {
   }
   // Discovery of the API groups the simulator serves, generated from one table as the API server
   // does from its registry: /apis lists each group, /apis/<group> and /apis/<group>/<version>
-  // describe it. Policy comes with pods, events.k8s.io with events.
+  // describe it. Policy and apps come with pods, events.k8s.io with events.
   struct Group {
     const char* name;
+    const char* version;
     bool served;
     const char* resources;  // the APIResourceList's resources, JSON
   };
   const Group groups[] = {
-      {"coordination.k8s.io", true,
+      {"apps", "v1", pods_ != nullptr,
+       "[{\"name\":\"daemonsets\",\"singularName\":\"daemonset\",\"namespaced\":true,"
+       "\"kind\":\"DaemonSet\",\"verbs\":[\"get\",\"list\",\"watch\"],\"shortNames\":[\"ds\"],"
+       "\"categories\":[\"all\"]},{\"name\":\"deployments\",\"singularName\":\"deployment\","
+       "\"namespaced\":true,\"kind\":\"Deployment\",\"verbs\":[\"get\",\"list\",\"watch\"],"
+       "\"shortNames\":[\"deploy\"],\"categories\":[\"all\"]},{\"name\":\"replicasets\","
+       "\"singularName\":\"replicaset\",\"namespaced\":true,\"kind\":\"ReplicaSet\",\"verbs\":"
+       "[\"get\",\"list\"],\"shortNames\":[\"rs\"],\"categories\":[\"all\"]},{\"name\":"
+       "\"statefulsets\",\"singularName\":\"statefulset\",\"namespaced\":true,\"kind\":"
+       "\"StatefulSet\",\"verbs\":[\"get\",\"list\",\"watch\"],\"shortNames\":[\"sts\"],"
+       "\"categories\":[\"all\"]}]"},
+      {"autoscaling", "v2", hpas_ != nullptr,
+       "[{\"name\":\"horizontalpodautoscalers\",\"singularName\":"
+       "\"horizontalpodautoscaler\",\"namespaced\":true,\"kind\":\"HorizontalPodAutoscaler\","
+       "\"verbs\":[\"create\",\"delete\",\"get\",\"list\"],\"shortNames\":[\"hpa\"],"
+       "\"categories\":[\"all\"]},{\"name\":\"horizontalpodautoscalers/status\","
+       "\"singularName\":\"\",\"namespaced\":true,\"kind\":\"HorizontalPodAutoscaler\","
+       "\"verbs\":[\"get\",\"patch\",\"update\"]}]"},
+      {"coordination.k8s.io", "v1", true,
        "[{\"name\":\"leases\",\"singularName\":\"lease\",\"namespaced\":true,\"kind\":"
        "\"Lease\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"update\"]}]"},
-      {"policy", pods_ != nullptr,
+      {"policy", "v1", pods_ != nullptr,
        "[{\"name\":\"poddisruptionbudgets\",\"singularName\":\"poddisruptionbudget\","
        "\"namespaced\":true,\"kind\":\"PodDisruptionBudget\",\"verbs\":[\"create\","
        "\"delete\",\"get\",\"list\",\"update\"],\"shortNames\":[\"pdb\"]}]"},
-      {"events.k8s.io", events_ != nullptr,
+      {"events.k8s.io", "v1", events_ != nullptr,
        "[{\"name\":\"events\",\"singularName\":\"event\",\"namespaced\":true,\"kind\":"
        "\"Event\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\","
        "\"watch\"],\"shortNames\":[\"ev\"]}]"},
   };
-  auto group_json = [](const std::string& name) {  // the fields of an APIGroup, without braces
-    const std::string gv = "{\"groupVersion\":\"" + name + "/v1\",\"version\":\"v1\"}";
+  auto group_json = [](const Group& g) {  // the fields of an APIGroup, without braces
+    const std::string name = g.name, version = g.version;
+    const std::string gv =
+        "{\"groupVersion\":\"" + name + "/" + version + "\",\"version\":\"" + version + "\"}";
     return "\"name\":\"" + name + "\",\"versions\":[" + gv + "],\"preferredVersion\":" + gv;
   };
-  if (method == "GET" && path == "/apis") {
+  if (method == "GET" && (path == "/apis" || path == "/apis/")) {
     std::string list;
     for (const Group& g : groups)
-      if (g.served) list += (list.empty() ? "{" : ",{") + group_json(g.name) + "}";
+      if (g.served) list += (list.empty() ? "{" : ",{") + group_json(g) + "}";
     Send(conn, 200, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[" + list + "]}");
     return 1;
   }
@@ -618,13 +673,13 @@ int Server::Dispatch(mg_connection* conn) {
     if (!g.served || method != "GET") continue;
     const std::string base = std::string("/apis/") + g.name;
     if (path == base) {
-      Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + group_json(g.name) + "}");
+      Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + group_json(g) + "}");
       return 1;
     }
-    if (path == base + "/v1") {
+    if (path == base + "/" + g.version) {
       Send(conn, 200,
            "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"" +
-               std::string(g.name) + "/v1\",\"resources\":" + g.resources + "}");
+               std::string(g.name) + "/" + g.version + "\",\"resources\":" + g.resources + "}");
       return 1;
     }
   }
@@ -633,6 +688,8 @@ int Server::Dispatch(mg_connection* conn) {
     return 1;
   }
   if (HandlePdbs(conn, method, path, user, table)) return 1;
+  if (HandleApps(conn, method, path, query, user, table)) return 1;
+  if (HandleHpas(conn, method, path, query, user, table)) return 1;
   if (HandlePods(conn, method, path, query, user, table, faulted ? fault.drop_watch_seconds : 0,
                  faulted ? fault.pad_bytes : 0))
     return 1;

@@ -14,6 +14,7 @@
 
 #include "common/mutex.h"
 #include "test/sim/sim_events.h"
+#include "test/sim/sim_hpa.h"
 #include "test/sim/sim_http.h"
 #include "test/sim/sim_pods.h"
 #include "test/sim/sim_rbac.h"
@@ -90,11 +91,12 @@ struct WatchSource {
 
 class Server {
  public:
-  // `pods` (optional, not owned) serves Pods, evictions and PodDisruptionBudgets; `events`
-  // (optional, not owned) serves core/v1 Events; `volumes` (optional, not owned) serves
-  // PersistentVolumeClaims and PersistentVolumes.
+  // `pods` (optional, not owned) serves Pods, evictions, PodDisruptionBudgets and the apps/v1
+  // workload objects; `events` (optional, not owned) serves core/v1 Events; `volumes` (optional,
+  // not owned) serves PersistentVolumeClaims and PersistentVolumes; `hpas` (optional, not owned)
+  // serves autoscaling/v2 HorizontalPodAutoscalers.
   Server(Store* store, ServerOptions options, PodStore* pods = nullptr,
-         EventStore* events = nullptr, VolumeStore* volumes = nullptr);
+         EventStore* events = nullptr, VolumeStore* volumes = nullptr, HpaStore* hpas = nullptr);
   ~Server();
   bool Start(std::string* error);
   void Stop();
@@ -122,6 +124,12 @@ class Server {
   // is not theirs.
   bool HandleVolumes(mg_connection* conn, const std::string& method, const std::string& path,
                      const std::string& query, const User& user, bool table);
+  // apps/v1 Deployments, ReplicaSets, StatefulSets, DaemonSets (get, list) and autoscaling/v2
+  // HorizontalPodAutoscalers (sim_server_apps.cc): false when the path is not theirs.
+  bool HandleApps(mg_connection* conn, const std::string& method, const std::string& path,
+                  const std::string& query, const User& user, bool table);
+  bool HandleHpas(mg_connection* conn, const std::string& method, const std::string& path,
+                  const std::string& query, const User& user, bool table);
   void EventWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool v1,
                   bool table, double drop_after, size_t pad);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,
@@ -141,6 +149,7 @@ class Server {
   PodStore* const pods_;
   EventStore* const events_;
   VolumeStore* const volumes_;
+  HpaStore* const hpas_;
   const ServerOptions options_;
   ConnectionPolicy policy_{options_.keep_alive};  // mg_start's user data (CivetWeb wants void*)
   mg_context* ctx_ = nullptr;

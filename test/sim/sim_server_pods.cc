@@ -14,31 +14,6 @@
 namespace sim {
 namespace {
 
-struct Column {
-  const char* name;
-  int priority;
-};
-
-void WriteColumnDefs(ds::JsonWriter& w, const std::vector<Column>& cols) {
-  w.Key("columnDefinitions");
-  w.StartArray();
-  for (const auto& c : cols) {
-    w.StartObject();
-    w.Key("name");
-    w.String(c.name);
-    w.Key("type");
-    w.String("string");
-    w.Key("format");
-    w.String(std::string(c.name) == "Name" ? "name" : "");
-    w.Key("description");
-    w.String("");
-    w.Key("priority");
-    w.Int(c.priority);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
 const std::vector<Column> kPodColumns = {
     {"Name", 0}, {"Ready", 0}, {"Status", 0},         {"Restarts", 0},       {"Age", 0},
     {"IP", 1},   {"Node", 1},  {"Nominated Node", 1}, {"Readiness Gates", 1}};

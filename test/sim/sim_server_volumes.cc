@@ -14,11 +14,6 @@
 namespace sim {
 namespace {
 
-struct Column {
-  const char* name;
-  int priority;  // 1: shown by kubectl only with -o wide
-};
-
 const std::vector<Column> kVolumeColumns = {
     {"Name", 0},   {"Capacity", 0}, {"Access Modes", 0}, {"Reclaim Policy", 0},
     {"Status", 0}, {"Claim", 0},    {"StorageClass", 0}, {"VolumeAttributesClass", 0},
@@ -32,26 +27,6 @@ const std::vector<Column> kClaimColumns = {{"Name", 0},
                                            {"VolumeAttributesClass", 0},
                                            {"Age", 0},
                                            {"VolumeMode", 1}};
-
-void WriteColumns(ds::JsonWriter& w, const std::vector<Column>& cols) {
-  w.Key("columnDefinitions");
-  w.StartArray();
-  for (const auto& c : cols) {
-    w.StartObject();
-    w.Key("name");
-    w.String(c.name);
-    w.Key("type");
-    w.String("string");
-    w.Key("format");
-    w.String(std::string(c.name) == "Name" ? "name" : "");
-    w.Key("description");
-    w.String("");
-    w.Key("priority");
-    w.Int(c.priority);
-    w.EndObject();
-  }
-  w.EndArray();
-}
 
 // "RWO,ROX" as the printers abbreviate access modes (helper.GetAccessModesAsString).
 std::string AccessModes(const rapidjson::Value* modes) {
@@ -131,7 +106,7 @@ std::string Table(const std::vector<std::string>& items, uint64_t rv, bool claim
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   StartTable(w, std::to_string(rv), "");
-  WriteColumns(w, claims ? kClaimColumns : kVolumeColumns);
+  WriteColumnDefs(w, claims ? kClaimColumns : kVolumeColumns);
   w.Key("rows");
   w.StartArray();
   for (const auto& json : items) {

@@ -505,6 +505,10 @@ void MergePatch(Value& target, const Value& patch, Document::AllocatorType& a) {
   }
 }
 
+std::string ApplyJsonPatch(rapidjson::Document& doc, const rapidjson::Value& ops) {
+  return JsonPatch(doc, ops);
+}
+
 std::string StatusJson(const ApiError& e) {
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);

@@ -117,6 +117,9 @@ class Store {
 // Builds the Status object JSON for an error (or a success Status for deletes).
 std::string StatusJson(const ApiError& e);
 
+// RFC 6902 add/remove/replace/test of `ops` on `doc`. Returns an error message or "".
+std::string ApplyJsonPatch(rapidjson::Document& doc, const rapidjson::Value& ops);
+
 // RFC 7386 merge of `patch` into `target` (allocated by `a`). Strategic merge is the same for the
 // maps and replaced-whole lists the simulator patches (Node labels and taints, an Event's
 // series); its $-directives are skipped.

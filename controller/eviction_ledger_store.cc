@@ -1,0 +1,99 @@
+#include "controller/eviction_ledger_store.h"
+
+#include <algorithm>
+
+#include "kube/lease.h"
+
+namespace ds {
+
+namespace {
+
+// The ledger's Lease holds no leadership: nobody holds it, and its duration is the ledger's span
+// (the API server refuses a Lease whose leaseDurationSeconds is not positive).
+constexpr int kLeaseSeconds = static_cast<int>(kLedgerSpanSeconds);
+// A conflict means another writer: read again and merge, at most this many times.
+constexpr int kAttempts = 3;
+
+}  // namespace
+
+EvictionLedgerStore::EvictionLedgerStore(KubeApi* kube, LedgerPlace place, double timeout_seconds)
+    : kube_(kube), place_(std::move(place)), timeout_(timeout_seconds) {}
+
+Status EvictionLedgerStore::Load() {
+  auto got = kube_->GetLease(place_.ns, place_.name, timeout_);
+  if (!got.ok() && got.status().code() != StatusCode::kNotFound)
+    return Status(got.status().code(), "reading the eviction ledger (lease " + place_.ns + "/" +
+                                           place_.name + "): " + got.status().message());
+  if (got.ok())
+    record_ = std::move(*got);
+  else
+    record_.reset();
+  loaded_ = true;
+  return Status::OK();
+}
+
+StatusOr<std::vector<LedgerEntry>> EvictionLedgerStore::Read(double now_wall) {
+  RETURN_NOT_OK(Load());
+  if (!record_) return std::vector<LedgerEntry>{};
+  auto entries = DecodeLedger(LeaseAnnotation(record_->object, kLedgerAnnotation));
+  if (!entries.ok())
+    return Status::Internal("lease " + place_.ns + "/" + place_.name + ", annotation " +
+                            kLedgerAnnotation + ": " + entries.status().message());
+  return TrimLedger(std::move(*entries), now_wall);
+}
+
+Status EvictionLedgerStore::Update(const std::function<void(std::vector<LedgerEntry>*)>& change,
+                                   double now_wall, const std::function<bool()>& gate) {
+  Status last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (!loaded_ || attempt > 0) RETURN_NOT_OK(Load());
+    std::vector<LedgerEntry> entries;
+    if (record_) {
+      auto read = DecodeLedger(LeaseAnnotation(record_->object, kLedgerAnnotation));
+      if (!read.ok()) return read.status();  // never overwrite what cannot be read
+      entries = std::move(*read);
+    }
+    change(&entries);
+    entries = TrimLedger(std::move(entries), now_wall);
+    LeaseRecord out;
+    if (record_) {
+      out = *record_;
+    } else {
+      // A create: the Lease's own fields, and the name and namespace EncodeLease fills in.
+      out.object = R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{}})";
+    }
+    out.lease_duration_seconds = kLeaseSeconds;
+    out.object = WithLeaseAnnotation(out.object, kLedgerAnnotation, EncodeLedger(entries));
+    if (gate && !gate())
+      return Status::Cancelled("no longer the leader: the ledger is not written");
+    auto written = kube_->WriteLease(place_.ns, place_.name, out, timeout_);
+    if (written.ok()) {
+      record_ = std::move(*written);
+      return Status::OK();
+    }
+    last = written.status();
+    loaded_ = false;  // read again before the next write, whatever went wrong
+    if (last.code() != StatusCode::kConflict) break;
+  }
+  return Status(last.code(), "writing the eviction ledger (lease " + place_.ns + "/" + place_.name +
+                                 "): " + last.message());
+}
+
+Status EvictionLedgerStore::Append(const LedgerEntry& entry, double now_wall,
+                                   const std::function<bool()>& gate) {
+  return Update([&](std::vector<LedgerEntry>* e) { e->push_back(entry); }, now_wall, gate);
+}
+
+Status EvictionLedgerStore::Remove(const std::string& pod, double at_wall, double now_wall,
+                                   const std::function<bool()>& gate) {
+  return Update(
+      [&](std::vector<LedgerEntry>* e) {
+        e->erase(std::remove_if(
+                     e->begin(), e->end(),
+                     [&](const LedgerEntry& x) { return x.pod == pod && x.at_wall == at_wall; }),
+                 e->end());
+      },
+      now_wall, gate);
+}
+
+}  // namespace ds
