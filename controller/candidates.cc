@@ -5,10 +5,36 @@
 #include <algorithm>
 
 #include "common/log_fields.h"
+#include "rebalance/disruptors.h"
 #include "rebalance/evictable.h"
 #include "rebalance/steering.h"
 
 namespace ds {
+
+namespace {
+
+// The name of whoever else is disrupting `pod` (rebalance/disruptors.h), or null: nobody. What
+// could not be read counts as a disruptor of its own: not knowing is no licence to evict.
+const char* OtherDisruptorOf(const PodInfo& pod, const NodeInfo& node, const Cluster& c) {
+  static const std::vector<Autoscaler> kNone;
+  const std::vector<Autoscaler>* hpas = &kNone;
+  if (auto a = c.autoscalers.find(pod.ns); a != c.autoscalers.end()) {
+    if (!a->second.ok()) return "disruptors_unread";
+    hpas = &*a->second;
+  }
+  const WorkloadStatus* workload = nullptr;
+  if (auto first = WorkloadToRead(pod)) {
+    auto w = c.workloads.find(pod.ns + "/" + first->kind + "/" + first->name);
+    if (w != c.workloads.end()) {
+      if (!w->second.ok()) return "disruptors_unread";
+      if (w->second->has_value()) workload = &**w->second;
+    }
+  }
+  const Disruptor d = OtherDisruptor(pod, node, workload, *hpas);
+  return d == Disruptor::kNone ? nullptr : DisruptorName(d);
+}
+
+}  // namespace
 
 bool RefusesNewPods(const NodeInfo& n) {
   return std::any_of(n.taints.begin(), n.taints.end(), [](const Taint& t) {
@@ -152,6 +178,13 @@ std::vector<const PodInfo*> Candidates::Filter(std::vector<PodInfo>* pods, const
     if (Limit lim = evictor_->Check(p); lim != Limit::kNone) {
       tally_->Count(&RebalanceCounters::skips, LimitName(lim));
       ++sk.limited;
+      continue;
+    }
+    // Someone else is moving it, its node or its workload: for now (their move ends).
+    if (const char* other = OtherDisruptorOf(p, node, *cluster)) {
+      tally_->Count(&RebalanceCounters::skips, other);
+      ++sk.limited;
+      ++sk.disrupted[other];
       continue;
     }
     out.push_back(&p);

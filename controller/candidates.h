@@ -54,6 +54,8 @@ struct Avoid {
 // bounce-back pause, another disruptor), the others for as long as the pod stays as it is.
 struct Skipped {
   size_t limited = 0, would_return = 0, constraint = 0, no_fit = 0;
+  // Left to another disruptor (rebalance/disruptors.h), by its name; counted in `limited` too.
+  std::map<std::string, size_t> disrupted;
 };
 
 class Candidates {
@@ -85,7 +87,10 @@ class Candidates {
   // check does not judge (PodInfo::unjudged); their workload not paused after a bounce-back;
   // their replacement steered off the node (steering.h), with rebalance.requireSteering (a pod
   // that fits on no other node is no_fit then, not would_return: no term would let it move); and
-  // no limit forbids them. Reads what decides their fit first (ClusterReads::ReadConstraints),
+  // no limit forbids them; nobody else is moving them (rebalance/disruptors.h: the node's
+  // removal, safe-to-evict "false", an eviction in the background, their workload's rollout or
+  // scale-down; a workload or autoscalers that could not be read count as such). Reads what
+  // decides their fit and their disruptors first (ClusterReads::ReadConstraints),
   // into the pods and `placement`; decides on values after.
   std::vector<const PodInfo*> Filter(std::vector<PodInfo>* pods, const NodeInfo& node,
                                      const Avoid& avoid, double now_wall, const ReliefWrites& io,

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log_fields.h"
+#include "rebalance/disruptors.h"
 #include "rebalance/pod_usage.h"
 
 namespace ds {
@@ -242,6 +243,47 @@ void ClusterReads::ReadConstraints(PodInfo* pod, double now_wall, Cluster* clust
   ReadVolumes(pod, cluster);
   RefreshGuards(pod->ns, now_wall, cluster, placement);
   LookUpGroups(*pod, cluster, placement);
+  ReadDisruptors(*pod, cluster);
+}
+
+void ClusterReads::ReadDisruptors(const PodInfo& pod, Cluster* c) {
+  if (!c->autoscalers.count(pod.ns)) {
+    auto list = kube_->ListAutoscalers(pod.ns);
+    if (!list.ok()) {
+      tally_->Count(&RebalanceCounters::list_errors);
+      if (throttle_.ShouldLog("hpa", clock_->Now()))
+        LOG(WARNING) << "rebalance: listing a namespace's HorizontalPodAutoscalers failed; its "
+                        "pods are not evicted this cycle (RBAC: list "
+                        "horizontalpodautoscalers.autoscaling, deploy/overlays/rebalance)"
+                     << Fields("namespace", pod.ns, "err", list.status());
+    }
+    c->autoscalers.emplace(pod.ns, std::move(list));
+  }
+  const std::optional<WorkloadRef> first = WorkloadToRead(pod);
+  if (!first) return;  // a bare pod, or an owner whose status is not judged
+  const std::string key = pod.ns + "/" + first->kind + "/" + first->name;
+  if (c->workloads.count(key)) return;
+  // The owner, then (a ReplicaSet's) its Deployment: the top one is the workload judged.
+  StatusOr<std::optional<WorkloadStatus>> judged = std::optional<WorkloadStatus>();
+  std::optional<WorkloadRef> next = first;
+  while (next) {
+    auto read = kube_->GetWorkload(pod.ns, next->kind, next->name);
+    if (!read.ok() && read.status().code() == StatusCode::kNotFound) break;  // gone: none
+    if (!read.ok()) {
+      tally_->Count(&RebalanceCounters::list_errors);
+      if (throttle_.ShouldLog("workload", clock_->Now()))
+        LOG(WARNING) << "rebalance: reading a pod's workload failed; its pods are not evicted "
+                        "this cycle (RBAC: get deployments, replicasets, statefulsets and "
+                        "daemonsets.apps, deploy/overlays/rebalance)"
+                     << Fields("workload", pod.ns + "/" + next->kind + "/" + next->name, "err",
+                               read.status());
+      judged = read.status();
+      break;
+    }
+    next = OwnerToRead(*read);
+    judged = std::optional<WorkloadStatus>(std::move(*read));
+  }
+  c->workloads.emplace(key, std::move(judged));
 }
 
 bool ClusterReads::LookUpLeaving(const std::vector<const LeavingPod*>& pods,

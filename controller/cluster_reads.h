@@ -20,6 +20,7 @@
 #include "common/log_throttle.h"
 #include "controller/rebalance_tally.h"
 #include "kube/kube_api.h"
+#include "kube/workload_object.h"
 #include "promql/prometheus_client.h"
 #include "rebalance/in_motion.h"
 #include "rebalance/placement.h"
@@ -52,6 +53,11 @@ struct Cluster {
   std::map<std::string, Labels> node_labels;           // nodes read for their members' domains
   std::map<std::string, StatusOr<ClaimPlace>> claims;  // "namespace/claim" -> its volume's place
   std::set<std::string> guards_failed;  // namespaces whose guards could not be listed this cycle
+  // The other disruptors (rebalance/disruptors.h): each candidate's top workload as read
+  // ("namespace/Kind/name" of its owner -> the workload judged; nullopt: none to judge), and each
+  // namespace's autoscalers. A read that failed is an error here: its pods are not evicted.
+  std::map<std::string, StatusOr<std::optional<WorkloadStatus>>> workloads;
+  std::map<std::string, StatusOr<std::vector<Autoscaler>>> autoscalers;
 };
 
 class ClusterReads {
@@ -86,7 +92,9 @@ class ClusterReads {
                                    const std::vector<std::string>& places, double now_wall);
   // What decides where `pod`'s replacement may run beyond the destinations: its claims' volumes
   // (into pod->volume_affinity; an unbound or unreadable one makes it unjudged, named), its
-  // namespace's domain guards and its group terms' members (into `placement`).
+  // namespace's domain guards and its group terms' members (into `placement`); and who else is
+  // moving it: its workload's status and its namespace's autoscalers (into `cluster`, each read
+  // once a cycle).
   void ReadConstraints(PodInfo* pod, double now_wall, Cluster* cluster, Placement* placement);
   // The usage of the `wanted` pods (podUsage with `$nodes` naming `nodes`); empty on an error.
   std::map<std::string, double> PodUsage(Rule::Resource resource,
@@ -109,6 +117,7 @@ class ClusterReads {
   void ReadVolumes(PodInfo* pod, Cluster* c);
   void LookUpGroups(const PodInfo& pod, Cluster* c, Placement* placement);
   void RefreshGuards(const std::string& ns, double now_wall, Cluster* c, Placement* placement);
+  void ReadDisruptors(const PodInfo& pod, Cluster* c);
 
   // Constant after construction.
   const RebalanceConfig cfg_;

@@ -73,6 +73,9 @@ void Drainer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& node
   edit.label.op = set ? NodeEdit::Op::kSet : NodeEdit::Op::kRemove;
   edit.label.key = mark_.key;
   edit.label.value = uc.value;  // a removal only if the value is still ours
+  // A set only if the node is as this cycle read it: a value an operator wrote meanwhile under
+  // our key (the plan saw none) is not overwritten (409; the next cycle sees theirs).
+  if (set) edit.resource_version = c.by_name.at(node)->node->resource_version;
   // The drain record goes with the mark it belongs to (in the same JSON Patch, which fails if the
   // node changed since it was read: then the next cycle looks again).
   if (!set && FindLabel(c.by_name.at(node)->node->annotations, kLastDrainAnnotation) != nullptr)
@@ -85,6 +88,14 @@ void Drainer::WriteUnderusedMark(const UnderuseCycle& c, const std::string& node
   const EditOutcome res = io.writer->WriteEdit(w, io.hooks, io.stop);
   if (res.end == WriteEnd::kRetryLater && res.status.code() == StatusCode::kCancelled) return;
   const bool written = res.end == WriteEnd::kWritten;
+  if (res.end == WriteEnd::kChanged) {
+    // Someone wrote the node since the cycle read it (perhaps a value under our key): nothing
+    // was written, and the next cycle plans from what is there now.
+    tally_->Count(&RebalanceCounters::underused_marks, "changed");
+    LOG(INFO) << "rebalance: the node changed since it was read; " << DescribeNodeEdit(edit)
+              << " waits for the next cycle" << Fields("node", node);
+    return;
+  }
   tally_->Count(&RebalanceCounters::underused_marks, !written ? "failed" : set ? "set" : "removed");
   if (!written) {
     if (throttle_.ShouldLog("underused-" + node, clock_->Now()))

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "common/log_fields.h"
+#include "rebalance/disruptors.h"
 #include "rebalance/in_motion.h"
 #include "rebalance/kubelet_order.h"
 #include "rebalance/qualify.h"
@@ -189,6 +190,10 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
       effect_.OnQualified(r.name, now);
       r.qualification = "in_motion";  // what is already leaving reaches the goal
       tally_.Count(&RebalanceCounters::skips, "in_motion");
+    } else if (q == Qualification::kYes && relief && NodeBeingRemoved(*in.node)) {
+      // A cluster-autoscaler or Karpenter drains it: its pods all go with it anyway.
+      r.limit = DisruptorName(Disruptor::kNodeRemoval);
+      tally_.Count(&RebalanceCounters::skips, r.limit);
     } else if (q == Qualification::kYes && relief) {
       effect_.OnQualified(r.name, now);
       if (Limit lim = evictor_.NodeLimit(r.name, in.recorded_eviction_wall, now);
@@ -325,6 +330,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
         candidates.push_back(UsedPod{p, u->second});
     rep->would_return = skipped[name].would_return;
     rep->constraint = skipped[name].constraint;
+    rep->disrupted = skipped[name].disrupted;
     if (!cpu && !cfg_.evict_within_requests) {
       std::string why;
       candidates = KubeletVictims(cluster->on[name], candidates, used, now, io, name, &why);

@@ -860,6 +860,9 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
                                       rule.AvailableBytes()});
       // Urgency counts from when the hottest level turned hot, as `after` does.
       if (rule.below_hottest != 0) continue;
+      // Its own wait, so that a rule that has just begun to hold (no `since` in the record the
+      // cycle started from) waits it from now, not from when another rule marked the node (E2).
+      r.holding.back().relieve_after_seconds = rule.relieve_after_seconds;
       for (const OwnerRule& o : marks.record(i)->rules)
         if (o.rule == rule.name)
           r.held.push_back(HeldSince{o.since_wall, rule.relieve_after_seconds, rule.name});

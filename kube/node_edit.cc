@@ -113,6 +113,10 @@ StatusOr<EncodedPatch> EncodeNodeEdit(const NodeEdit& edit) {
     w.StartObject();
     w.Key("metadata");
     w.StartObject();
+    if (!edit.resource_version.empty()) {
+      w.Key("resourceVersion");  // a set only if nobody wrote the node since it was read: 409
+      WriteString(w, edit.resource_version);
+    }
     MergeKey(w, "labels", edit.label);
     MergeKey(w, "annotations", edit.annotation);
     w.EndObject();
@@ -144,6 +148,8 @@ std::string DescribeNodeEdit(const NodeEdit& edit) {
       s += (i > 0 ? ", " : "") + t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
     }
     s += "] (if still at resourceVersion " + edit.resource_version + ")";
+  } else if (!edit.resource_version.empty() && edit.label.op != NodeEdit::Op::kRemove) {
+    s += " (if still at resourceVersion " + edit.resource_version + ")";
   }
   return s;
 }

@@ -42,6 +42,8 @@ struct NodeEdit {
   // still at `resource_version` (REQUIRES: not empty when set_taints).
   bool set_taints = false;
   std::vector<Taint> taints;
+  // Also a precondition of a set without taints (a merge patch): the write is refused with 409
+  // if anyone wrote the node since it was read at this version (empty: unconditional).
   std::string resource_version;
 };
 

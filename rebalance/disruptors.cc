@@ -7,14 +7,14 @@ namespace {
 
 bool IsApps(const std::string& api_version) { return api_version.rfind("apps/", 0) == 0; }
 
+}  // namespace
+
 bool NodeBeingRemoved(const NodeInfo& node) {
   return std::any_of(node.taints.begin(), node.taints.end(), [](const Taint& t) {
     return t.key == kClusterAutoscalerDeletingTaint ||
            (t.key == kKarpenterDisruptedTaint && t.effect == kKarpenterDisruptedEffect);
   });
 }
-
-}  // namespace
 
 const char* DisruptorName(Disruptor d) {
   switch (d) {

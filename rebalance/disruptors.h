@@ -36,6 +36,10 @@ enum class Disruptor {
   kScaleDown,             // an HPA is scaling its workload down
 };
 
+// Is a cluster-autoscaler or Karpenter taking `node` away (its taint above)? Such a node is not
+// relieved at all: its pods all go with its drain.
+bool NodeBeingRemoved(const NodeInfo& node);
+
 // "node_removal", "safe_to_evict_false", "evicting_in_background", "rollout", "scale_down"
 // ("none" for kNone): the label value for /metrics.
 const char* DisruptorName(Disruptor d);

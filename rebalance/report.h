@@ -35,6 +35,9 @@ struct RebalanceNodeReport {
   // Pods not evicted because their replacement would come back (rebalance.requireSteering), or
   // because a constraint decides where it may run that the fit check does not judge.
   size_t would_return = 0, constraint = 0;
+  // Pods left to another disruptor (rebalance/disruptors.h), by its name: a rollout, a
+  // scale-down, a drain, safe-to-evict "false", an eviction in the background.
+  std::map<std::string, size_t> disrupted = {};
   bool held = false;  // the mark stays for the evictions
   // What is already moving off it (rebalance/in_motion.h): the usage of its evicted pods still
   // terminating or gone less than the rule's settle time ago, in the rule's unit (taken off

@@ -40,6 +40,15 @@ void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
   w.Uint64(n.constraint);
   w.Key("markHeld");
   w.Bool(n.held);
+  if (!n.disrupted.empty()) {
+    w.Key("otherDisruptors");  // pods left alone: someone else is moving them, by whom
+    w.StartObject();
+    for (const auto& [who, count] : n.disrupted) {
+      w.Key(who.c_str());
+      w.Uint64(count);
+    }
+    w.EndObject();
+  }
   if (n.leaving_pods > 0) {
     // Already moving off the node, taken off `load` before the plan (in its unit); until when
     // ("" while one of the pods is still terminating: its settle time starts once it is gone).

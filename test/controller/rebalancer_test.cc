@@ -1160,6 +1160,117 @@ TEST_F(RebalancerTest, AnEvictionInTheBackgroundIsInFlight) {
   EXPECT_TRUE(rebalancer_->HoldsMark("node-1", 0)) << "in flight until the pod is gone";
 }
 
+// Other disruptors (issue 38): the pods of a Deployment mid-rollout, of a workload its HPA scales
+// down, on a node a cluster-autoscaler removes, or annotated safe-to-evict "false" stay; each
+// reason is counted and on /rebalance.
+class DisruptorTest : public RebalancerTest {
+ protected:
+  // big as a Deployment's pod: its ReplicaSet big-rs (apps/v1) owned by Deployment big.
+  void BigOfADeployment(bool rolling) {
+    PodInfo big = api_.pods().at("shop/big");
+    big.owner_api_version = "apps/v1";
+    api_.AddPod(big);
+    WorkloadStatus rs;
+    rs.kind = "ReplicaSet";
+    rs.ns = "shop";
+    rs.name = "big-rs";
+    rs.owner_kind = "Deployment";
+    rs.owner_name = "big";
+    rs.owner_api_version = "apps/v1";
+    rs.spec_replicas = rs.replicas = rs.ready_replicas = rs.available_replicas = 3;
+    rs.generation = rs.observed_generation = 1;
+    api_.AddWorkload(rs);
+    WorkloadStatus d;
+    d.kind = "Deployment";
+    d.ns = "shop";
+    d.name = "big";
+    d.generation = d.observed_generation = 2;
+    d.spec_replicas = 3;
+    d.replicas = rolling ? 4 : 3;  // one old replica still there
+    d.updated_replicas = d.ready_replicas = d.available_replicas = 3;
+    api_.AddWorkload(d);
+  }
+  size_t Disrupted(const std::string& who) {
+    auto nodes = rebalancer_->Report().nodes;
+    if (nodes.empty()) return 0;
+    auto it = nodes[0].disrupted.find(who);
+    return it == nodes[0].disrupted.end() ? 0 : it->second;
+  }
+};
+
+TEST_F(DisruptorTest, APodOfADeploymentMidRolloutStays) {
+  BigOfADeployment(true);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_GE(Skips("rollout"), 1u);
+  EXPECT_EQ(Disrupted("rollout"), 1u);
+  EXPECT_EQ(api_.workload_gets(),
+            (std::vector<std::string>{"shop/ReplicaSet/big-rs", "shop/Deployment/big"}));
+}
+
+TEST_F(DisruptorTest, OnceTheRolloutIsDoneItMayMove) {
+  BigOfADeployment(false);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+}
+
+TEST_F(DisruptorTest, APodOfAWorkloadItsAutoscalerScalesDownStays) {
+  BigOfADeployment(false);
+  Autoscaler hpa;
+  hpa.ns = "shop";
+  hpa.name = "big";
+  hpa.target_kind = "Deployment";
+  hpa.target_name = "big";
+  hpa.target_api_version = "apps/v1";
+  hpa.current_replicas = 3;
+  hpa.desired_replicas = 2;
+  api_.AddAutoscaler(hpa);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_EQ(Disrupted("scale_down"), 1u);
+}
+
+TEST_F(DisruptorTest, AWorkloadThatCannotBeReadIsNoLicenceToEvict) {
+  BigOfADeployment(false);
+  api_.FailNextWorkloadGets({Status(StatusCode::kPermissionDenied, "forbidden")});
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_EQ(Disrupted("disruptors_unread"), 1u);
+}
+
+TEST_F(DisruptorTest, ANodeTheClusterAutoscalerRemovesIsNotRelieved) {
+  api_.EditNode("node-1", [](NodeInfo* n) {
+    n->taints.push_back(Taint{"ToBeDeletedByClusterAutoscaler", "1733580000", "NoSchedule"});
+  });
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(api_.evictions().empty());
+  EXPECT_GE(Skips("node_removal"), 1u);
+  ASSERT_FALSE(rebalancer_->Report().nodes.empty());
+  EXPECT_EQ(rebalancer_->Report().nodes[0].limit, "node_removal");
+  EXPECT_EQ(api_.pod_list_calls(), 0) << "not even listed";
+}
+
+TEST_F(DisruptorTest, APodSafeToEvictFalseStays) {
+  PodInfo big = api_.pods().at("shop/big");
+  big.annotations.emplace_back("cluster-autoscaler.kubernetes.io/safe-to-evict", "false");
+  api_.AddPod(big);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  for (const std::string& e : api_.evictions()) EXPECT_NE(e, "shop/big");
+  EXPECT_EQ(Disrupted("safe_to_evict_false"), 1u);
+}
+
 // An admission webhook's 403 is about that pod, not the rebalancer's permissions: a refusal like
 // any other 4xx, with no note on /status.
 TEST_F(RebalancerTest, AWebhooksDenialIsNotBlamedOnRbac) {
@@ -1402,6 +1513,19 @@ TEST_F(MemoryAvailableTest, TheKubeletsNextVictimMoves) {
   EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/small"});
 }
 
+// Issue 38, E2: the memory rule begins to hold a node the CPU rule marked and qualified; its own
+// relieveAfter (10 minutes) counts from now, so the goal is still the CPU rule's.
+TEST_F(MemoryAvailableTest, ARuleThatJustBeganToHoldWaitsItsOwnTime) {
+  cfg_.rebalance.after_seconds = 0;
+  cfg_.rules[1].relieve_after_seconds = 600;
+  cfg_.rebalance.evict_within_requests = true;  // the memory plan would pick small, not big
+  Build();
+  MemCycle(95, 4096 * kMiB);  // the CPU rule marks node-1
+  MemCycle(95, 100 * kMiB);   // the memory rule begins to hold
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  EXPECT_EQ(rebalancer_->Report().recent[0].rule, "cpu");
+}
+
 TEST_F(MemoryAvailableTest, ACpuRuleKeepsItsPatience) {
   Build();
   for (int i = 0; i < 10; ++i) MemCycle(95, 4096 * kMiB);
@@ -1514,6 +1638,24 @@ TEST_F(UnderusedTest, AHotNodeIsNeverDrained) {
 
 // A node that leaves the managed set with the underused mark loses it (issue 24, defect 9): the
 // mode no longer looks at the node, so nothing else would ever take it off.
+// Issue 38: the underused mark is set only on the node as the cycle read it: an operator's value
+// written under our key meanwhile is not overwritten.
+TEST_F(UnderusedTest, AnOperatorsValueWrittenDuringTheCycleIsNotOverwritten) {
+  Build();
+  for (int i = 0; i < 6; ++i) Loads(40, 40, 5);  // node-3 below 20 % for 50 s of the 60 s
+  ASSERT_EQ(Value("node-3"), "");
+  api_.on_patch = [&](const std::string& node) {
+    if (node != "node-3") return;
+    api_.on_patch = nullptr;
+    api_.EditNode("node-3", [](NodeInfo* n) { n->labels.emplace_back("status", "maintenance"); });
+  };
+  Loads(40, 40, 5);  // its `for` is over: the set is planned from the cycle's read
+  EXPECT_EQ(Value("node-3"), "maintenance");
+  EXPECT_EQ(rebalancer_->Counters().underused_marks["changed"], 1u);
+  Loads(40, 40, 5);
+  EXPECT_EQ(Value("node-3"), "maintenance") << "the next cycle sees the operator's value";
+}
+
 TEST_F(UnderusedTest, ANodeThatLeavesTheManagedSetLosesTheUnderusedMark) {
   cfg_.node_selector = "!excluded";
   Build();

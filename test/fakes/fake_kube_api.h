@@ -300,8 +300,9 @@ class FakeKubeApi : public KubeApi {
       return Status(StatusCode::kNotFound, "nodes \"" + node + "\" not found");
     NodeInfo updated = it->second;
     // metadata.resourceVersion in a (merge) patch is a precondition, as in the API server,
-    // where "" is none (unconditional).
-    if (edit.set_taints && !edit.resource_version.empty() &&
+    // where "" is none (unconditional). (A label removal is a JSON Patch: no metadata sent.)
+    const bool merge = edit.set_taints || edit.label.op != NodeEdit::Op::kRemove;
+    if (merge && !edit.resource_version.empty() &&
         edit.resource_version != updated.resource_version)
       return Status(StatusCode::kConflict,
                     "Operation cannot be fulfilled on nodes \"" + node +
