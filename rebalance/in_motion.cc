@@ -93,8 +93,7 @@ double QueryLagSeconds(std::string_view q) {
 }
 
 double SettleSeconds(std::string_view query, double interval_seconds) {
-  const double lag = QueryLagSeconds(query);
-  return (lag > 0 ? lag : kAssumedRateWindowSeconds) + std::max(interval_seconds, 0.0);
+  return QueryLagSeconds(query) + std::max(interval_seconds, 0.0);
 }
 
 bool StillLeaving(const LeavingPod& p, double settle_seconds, double now_wall) {

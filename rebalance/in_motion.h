@@ -26,17 +26,16 @@ struct LeavingPod {
   double gone_wall = 0;  // when it was first seen gone; 0: still listed (terminating)
 };
 
-// A rate window PromQL queries use when their own text shows none: a recording rule (the
-// deploy/prometheus ones are `rate(...[5m])`) hides its window from the query that reads it.
-inline constexpr double kAssumedRateWindowSeconds = 300;
-
 // The longest lag the query's text shows, in seconds: its longest range selector (`[5m]`; a
 // subquery's range `[1h:1m]`) plus its longest `offset`; 0 when it has neither.
 double QueryLagSeconds(std::string_view query);
 
-// How long after a pod is gone the rule's value may still show it: the query's lag (or
-// kAssumedRateWindowSeconds when its text shows none) plus one evaluation interval, the sample
-// that first leaves it out. E.g. 5m10s for `rate(...[5m])` at 10 s.
+// How long after a pod is gone the rule's value may still show it: the query's lag plus one
+// evaluation interval, the sample that first leaves it out. E.g. 5m10s for `rate(...[5m])` at
+// 10 s; one interval for a gauge read as it is. A recording rule hides its window from the query
+// that reads it (node:dynamic_scheduler_cpu_usage:percent is a rate over 1m): rebalance.settle
+// says it then (deploy/overlays/rebalance/rule.yaml does). Counting a gauge's gone pod for a
+// guessed window would hold back relief for that long on every cluster that reads gauges.
 double SettleSeconds(std::string_view query, double interval_seconds);
 
 // Is `p` still counted against its node at now_wall? While listed, and for `settle` after it was

@@ -235,18 +235,23 @@ void PutEvictions(Exposition& e, const RebalanceCounters& rc, const RebalanceRep
       "dynamic_scheduler_evictions_total",
       "Evictions the rebalancer asked for, by result (evicted, blocked_by_pdb, multiple_pdbs, "
       "gone, forbidden: a 403, refused: another 4xx, error: no answer, a 5xx or abandoned; "
-      "dry_run: planned, not sent).");
+      "dry_run: planned, not sent; evicting_in_background: a 429 that started the move, as "
+      "KubeVirt's live migration).");
   PutEach(evictions, rc.evictions, "result",
           {"evicted", "blocked_by_pdb", "multiple_pdbs", "gone", "forbidden", "refused", "error",
-           "dry_run"});
+           "dry_run", "evicting_in_background"});
   auto& skips = e.Counters(
       "dynamic_scheduler_eviction_skips_total",
       "Pods not evicted, and nodes not relieved, by reason (would_return: nothing keeps the "
       "pod's replacement off the node; constraint: a constraint the fit check does not judge; "
       "bounced_back: its workload is paused after a bounce-back; no_fit: no other node could "
       "take the pod; retry_wait: nothing could be evicted from the node at its last try; "
-      "record_failed: the eviction could not be written into the node's record first; the "
-      "others are the limits of rebalance.limits and windows).");
+      "record_failed: the eviction could not be written into the node's record first; "
+      "ledger_failed, ledger_unreadable: the eviction ledger could not be written or read; "
+      "in_motion: what is already leaving the node reaches its goal; within_requests, "
+      "kubelet_victim_stays: memory relief moves only the kubelet's next victims; node_removal, "
+      "safe_to_evict_false, evicting_in_background, rollout, scale_down, disruptors_unread: "
+      "another disruptor moves it; the others are the limits of rebalance.limits and windows).");
   for (const auto& [reason, n] : rc.skips) Put(skips, n, {{"reason", reason}});
   auto& kept = e.Counters("dynamic_scheduler_pods_kept_total",
                           "Pods on nodes being relieved that are never evicted, by reason.");
@@ -261,9 +266,12 @@ void PutEvictions(Exposition& e, const RebalanceCounters& rc, const RebalanceRep
   for (const UnderusedNodeReport& u : r.underused)
     if (states.count(u.state)) ++states[u.state];
   for (const auto& [state, n] : states) Put(underused, n, {{"state", state}});
-  PutEach(e.Counters("dynamic_scheduler_underused_marks_total",
-                     "Writes of the underused mark, by result (set, removed, failed)."),
-          rc.underused_marks, "result", {"set", "removed", "failed"});
+  PutEach(
+      e.Counters(
+          "dynamic_scheduler_underused_marks_total",
+          "Writes of the underused mark, by result (set, removed, failed; changed: the node was "
+          "written since the cycle read it, nothing written)."),
+      rc.underused_marks, "result", {"set", "removed", "failed", "changed"});
 }
 
 // What the rebalancing cost (pod LISTs, errors) and what it achieved (rebalance/effect.h).
@@ -280,6 +288,10 @@ void PutRebalanceEffect(Exposition& e, const RebalanceCounters& rc, const Rebala
   Put(errors, rc.list_errors, {{"stage", "list"}});
   Put(errors, rc.usage_errors, {{"stage", "usage"}});
   Put(errors, rc.event_errors, {{"stage", "event"}});
+  Put(e.Counters("dynamic_scheduler_rebalance_events_suppressed_total",
+                 "The rebalancer's Events held back by its EventLimiter (per object and per "
+                 "cycle)."),
+      rc.events_suppressed);
   Put(e.Counters("dynamic_scheduler_rebalance_bounce_backs_total",
                  "Replacements of an evicted pod's workload bound to the node it left within "
                  "effectWindow."),

@@ -2,7 +2,7 @@
 // the figures as JSON (bench/effect/run_effect.py turns them into bench/EFFECT.md).
 //
 //   effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--no-scenarios] [--nodes N]
-//              [--days D] [--jobs N] [--out FILE]
+//              [--days D] [--seed S] [--grace SECONDS] [--jobs N] [--out FILE]
 //   effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] [--days D]
 //
 // --trace runs one scenario (default marks-w100) and writes, for every step, what each node's
@@ -15,6 +15,7 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -54,7 +55,8 @@ double ThreadCpuSeconds() {
 int Usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] "
-               "[--no-scenarios] [--nodes N] [--days D] [--jobs N] [--out FILE]\n"
+               "[--no-scenarios] [--nodes N] [--days D] [--seed S] [--grace SECONDS] [--jobs N] "
+               "[--out FILE]\n"
                "       effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] "
                "[--days D]\n",
                why);
@@ -135,6 +137,35 @@ void WriteFigures(W* w, const Run& r) {
   num("eviction_rate", f.effect.EvictionRate());
   num("effectiveness", f.effect.Effectiveness());
   num("episodes", static_cast<double>(f.effect.episodes));
+  num("episodes_evicted", static_cast<double>(f.effect.episodes_evicted));
+  num("effect_evictions", static_cast<double>(f.effect.evictions));
+  // Evictions per episode with any (its mark to its clearing): the mean over every episode, and
+  // over the episodes whose mark went before the end, their distribution.
+  num("evictions_per_episode",
+      ds::EffectFigures::Ratio(f.effect.evictions, f.effect.episodes_evicted));
+  {
+    std::vector<uint32_t> e = f.episode_evictions;
+    std::sort(e.begin(), e.end());
+    auto quantile = [&](double q) {
+      return e.empty()
+                 ? 0.0
+                 : static_cast<double>(e[std::min(
+                       e.size() - 1, static_cast<size_t>(q * static_cast<double>(e.size())))]);
+    };
+    size_t over[4] = {0, 0, 0, 0};  // episodes with 1, 2, 3, 4+ evictions
+    for (uint32_t v : e) ++over[std::min<uint32_t>(v, 4) - 1];
+    num("closed_episodes_evicted", static_cast<double>(e.size()));
+    num("episode_evictions_median", quantile(0.5));
+    num("episode_evictions_p90", quantile(0.9));
+    num("episode_evictions_max", e.empty() ? 0.0 : static_cast<double>(e.back()));
+    w->Key("episode_evictions_histogram");  // 1, 2, 3, 4 or more
+    w->StartArray();
+    for (size_t v : over) w->Uint64(v);
+    w->EndArray();
+  }
+  num("in_motion_skips", static_cast<double>(f.in_motion_skips));
+  num("evictions_while_leaving", static_cast<double>(f.evictions_while_leaving));
+  num("terminating_max", static_cast<double>(f.terminating_max));
   num("series_seconds", f.series_seconds);
   // Each breach as it began (rare: a few dozen a week), to tell their causes apart.
   w->Key("breach_details");
@@ -259,7 +290,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return Usage("missing the parameter file");
   std::string out_path, only, trace_path;
   bool sweep = false, scenarios = true;
-  double nodes = 0, days = 0, jobs = 1;
+  double nodes = 0, days = 0, jobs = 1, seed = 0, grace = -1;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -289,6 +320,11 @@ int main(int argc, char** argv) {
       if (!number(&nodes)) return Usage("--nodes needs a number > 0");
     } else if (a == "--days") {
       if (!number(&days)) return Usage("--days needs a number > 0");
+    } else if (a == "--seed") {
+      if (!number(&seed) || seed != std::floor(seed))
+        return Usage("--seed needs a whole number > 0");
+    } else if (a == "--grace") {  // controller.terminationGrace, for marks-lag*
+      if (!number(&grace)) return Usage("--grace needs a number of seconds > 0");
     } else if (a == "--jobs") {
       if (!number(&jobs)) return Usage("--jobs needs a number > 0");
     } else {
@@ -303,6 +339,8 @@ int main(int argc, char** argv) {
   effect::EffectParams base = *loaded;
   if (nodes > 0) base.nodes.count = static_cast<size_t>(nodes);
   if (days > 0) base.days = days;
+  if (seed > 0) base.seed = static_cast<uint64_t>(seed);
+  if (grace > 0) base.termination_grace_seconds = grace;
   if (!trace_path.empty()) {
     const std::string scenario = only.empty() ? "marks-w100" : only;
     bool known = false;
@@ -517,6 +555,12 @@ int main(int argc, char** argv) {
   }
   w.Key("eviction_hard");
   w.Double(base.nodes.eviction_hard);
+  w.Key("value_window_seconds");  // marks-lag's
+  w.Double(base.value_window_seconds);
+  w.Key("termination_grace_seconds");
+  w.Double(base.termination_grace_seconds);
+  w.Key("node_cooldown_seconds");
+  w.Double(base.rules.rebalance.limits.node_cooldown_seconds);
   const ds::EvictionLimits& lim = base.rules.rebalance.limits;
   w.Key("limits");
   w.StartObject();

@@ -236,6 +236,100 @@ TEST(SimulationTest, OneHistoryPerSeed) {
   EXPECT_TRUE(c.pods_bound != a.pods_bound || c.node_minutes_cpu != a.node_minutes_cpu);
 }
 
+// One hot node whose value lags (the mean of its usage over 5 minutes, rate(...[5m])), with
+// evicted pods terminating for 30 s: four nodes of 4 cores with ten identical pods each (0.2
+// cores, no churn, no daily swing), node-0000's pods bursting from the first step to 0.36 cores
+// each (90 %, each pod 9 points). The cpu rule's goal is its clear threshold 70: three pods (to
+// 63 %). A one-minute cool-down lets the rebalancer look again long before the 5-minute window
+// shows the three gone.
+EffectParams LaggingNode() {
+  const std::string yaml = R"(
+seed: 3
+days: 0.0139          # 20 minutes
+step: 10s
+nodes: {count: 4, cpu: 4, memory: 16Gi, systemReserved: 1Gi, evictionHard: 100Mi, pods: 110}
+workload:
+  podsPerNode: 10
+  replicas: {median: 1, sigma: 0}
+  maxReplicas: 1
+  cpuRequest: {median: 0.2, sigma: 0}
+  memoryRequest: {median: 256Mi, sigma: 0}
+  cpuUsageRatio: {median: 1, sigma: 0}
+  memoryUsageRatio: {median: 0.5, sigma: 0}
+  podJitter: 0
+  daily: {cpuAmplitude: 0, memoryAmplitude: 0, peak: 14h, phaseSpread: 0s}
+  bursts: {perDay: 0, factor: 1.8, duration: 15m}
+  leaks: {share: 0, perHour: 0}
+  rollouts: {perDay: 0}
+  scaling: {perDay: 0, change: 0.3}
+  jobs: {perNodeHour: 0, duration: {median: 5m, sigma: 1.0}}
+controller: {ruleFile: rule.yaml, valueWindow: 5m, terminationGrace: 30s}
+)";
+  auto p = ParseEffectParams(yaml, "lagging-node", EFFECT_DIR);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  ds::EvictionLimits& lim = p->rules.rebalance.limits;
+  lim.per_cycle = lim.per_hour = lim.per_node_per_hour = 100;
+  lim.node_cooldown_seconds = 60;
+  return *p;
+}
+
+Figures RunLaggingNode(const std::string& scenario) {
+  const EffectParams p = LaggingNode();
+  Simulation sim(p, ScenarioNamed(scenario, p), /*check=*/true);
+  EXPECT_TRUE(sim.Step());  // the pods are bound
+  sim.TEST_BurstNode(0, 1e9);
+  sim.Run();
+  EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
+  return sim.figures();
+}
+
+// The issue's loop: without the discount the rebalancer looks again after its cool-down, sees
+// the node still over its goal (the evicted pods' usage is in the 5-minute mean for minutes), and
+// evicts more pods than the goal needs. With DiscountLeaving (rebalance/in_motion.h) the pods
+// already leaving count as gone, and it evicts exactly the three the goal needs.
+TEST(SimulationTest, WhatIsLeavingIsNotRelievedAgain) {
+  const Figures before = RunLaggingNode("marks-lag");
+  const Figures after = RunLaggingNode("marks-lag-motion");
+  EXPECT_EQ(after.evictions, 3u);
+  EXPECT_GT(before.evictions, 3u) << "the lagging value qualifies the node again";
+  EXPECT_GT(before.evictions_while_leaving, 0u);
+  EXPECT_EQ(after.evictions_while_leaving, 0u);
+  EXPECT_GT(after.in_motion_skips, 0u);
+  EXPECT_EQ(before.in_motion_skips, 0u);
+  EXPECT_EQ(after.terminating_max, 3u);  // the three terminated gracefully, at once
+  // One episode each, from the mark to its clearing.
+  EXPECT_EQ(after.effect.episodes_evicted, 1u);
+  EXPECT_EQ(after.effect.evictions, 3u);
+  ASSERT_EQ(after.episode_evictions.size(), 1u) << "the node cleared within the 20 minutes";
+  EXPECT_EQ(after.episode_evictions[0], 3u);
+  EXPECT_EQ(before.effect.episodes_evicted, 1u);
+  EXPECT_EQ(before.effect.evictions, before.evictions);
+  // The proposal that counts a gone pod by the share of the window still holding it: the node's
+  // value less that share stays at 63 %, so it too evicts exactly three.
+  EXPECT_EQ(RunLaggingNode("marks-lag-decay").evictions, 3u);
+}
+
+// Without the lag the new scenarios' code paths change nothing: marks-lag with a window of one
+// step and no grace period is marks-rebalance, step for step (its cpu is then the usage as is,
+// where marks-rebalance's lags through cpuRateWindow, so both go instant for the comparison).
+TEST(SimulationTest, TheLagIsTheOnlyDifference) {
+  EffectParams p = Smoke();
+  p.days = 0.25;
+  p.cpu_rate_window_seconds = 0;
+  p.value_window_seconds = p.step_seconds;
+  p.termination_grace_seconds = 0;
+  Simulation base(p, ScenarioNamed("marks-rebalance", p));
+  Simulation lag(p, ScenarioNamed("marks-lag", p), /*check=*/true);
+  base.Run();
+  lag.Run();
+  EXPECT_TRUE(lag.violations().empty()) << lag.violations().front();
+  EXPECT_EQ(lag.figures().evictions, base.figures().evictions);
+  EXPECT_EQ(lag.figures().label_writes, base.figures().label_writes);
+  EXPECT_EQ(lag.figures().hot_series, base.figures().hot_series);
+  EXPECT_EQ(lag.figures().episode_evictions, base.figures().episode_evictions);
+  EXPECT_EQ(lag.figures().terminating_max, 0u);
+}
+
 TEST(SimulationTest, EvictionLimitsAreKeptWhenTight) {
   EffectParams p = Smoke();
   p.days = 0.25;
@@ -313,7 +407,8 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, magic]\n"),
             "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
             "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint, "
-            "marks-relief, marks-early, marks-placed)");
+            "marks-relief, marks-early, marks-placed, marks-lag, marks-lag-motion, "
+            "marks-motion, marks-lag-decay)");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, marks-relief]\n"),
             "p.yaml: scenario marks-relief needs controller.reliefRuleFile");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {reliefThreshold: [1Gi]}\n"),
@@ -347,6 +442,8 @@ TEST(ParamsTest, TheShippedParametersLoad) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->nodes.count, 1000u);
   EXPECT_EQ(p->scenarios, KnownScenarios());
+  EXPECT_EQ(p->value_window_seconds, 300);  // marks-lag's: a rate(...[5m])
+  EXPECT_EQ(p->termination_grace_seconds, 30);
   EXPECT_TRUE(p->rules.rebalance.enabled);
   // marks-relief's rule file: the kubelet's memory.available in bytes, relieved at once.
   ASSERT_TRUE(p->has_relief_rules);

@@ -124,9 +124,9 @@ bool SeesBytesAvailable(const ds::Rule& r) {
 
 const std::vector<std::string>& KnownScenarios() {
   static const std::vector<std::string> kNames = {
-      "none",         "marks-w10",   "marks-w50",       "marks-w100",
-      "lownodeutil",  "evict-usage", "marks-rebalance", "marks-taint",
-      "marks-relief", "marks-early", "marks-placed"};
+      "none",         "marks-w10",       "marks-w50",        "marks-w100",   "lownodeutil",
+      "evict-usage",  "marks-rebalance", "marks-taint",      "marks-relief", "marks-early",
+      "marks-placed", "marks-lag",       "marks-lag-motion", "marks-motion", "marks-lag-decay"};
   return kNames;
 }
 
@@ -225,6 +225,8 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                       return Status::OK();
                     }},
                    {"cpuRateWindow", ps.Seconds(&p.cpu_rate_window_seconds, 0, 86400)},
+                   {"valueWindow", ps.Seconds(&p.value_window_seconds, 0, 86400)},
+                   {"terminationGrace", ps.Seconds(&p.termination_grace_seconds, 0, 3600)},
                    {"affinityWeight", ps.Number(&weight, 1, 100)}})},
          {"measure", section({{"cpu", ps.Number(&p.measure_cpu, 0, 100)},
                               {"memory", ps.Number(&p.measure_memory, 0, 1000)}})},

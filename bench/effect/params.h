@@ -98,7 +98,16 @@ struct EffectParams {
   ds::RuleConfig early_rules;
   bool has_early_rules = false;
   double cpu_rate_window_seconds = 300;  // rate(...[5m]) lags the cpu usage the rules see
-  int affinity_weight = 100;             // of the pods' preferred NotIn term (marks scenarios)
+  // The lagging scenarios (marks-lag, marks-lag-motion; Scenario::lag): each rule's cpu and memory
+  // percent is the mean of the node's usage over the last valueWindow of steps, as
+  // `rate(...[5m])` over a counter (or avg_over_time over a gauge) gives it, instead of the
+  // exponential average above; the kubelet's memory.available (push.sh's) and the real usage
+  // stay instantaneous. And a pod the rebalancer evicts keeps running, and using its cpu, memory
+  // and requests, for terminationGrace before it leaves its node (its replacement is created at
+  // once, as a ReplicaSet does on the deletion timestamp).
+  double value_window_seconds = 300;
+  double termination_grace_seconds = 30;
+  int affinity_weight = 100;  // of the pods' preferred NotIn term (marks scenarios)
   double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep
   DeschedulerParams descheduler;
   std::vector<std::string> scenarios;

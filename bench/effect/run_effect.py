@@ -43,7 +43,19 @@ LABELS = {
     "marks-relief": "marks + our rebalancer + a memory.available rule",
     "marks-early": "marks + our rebalancer + a memory.available rule + an early memory.available mark",
     "marks-placed": "marks-relief, the rebalancer predicting where each replacement binds (proposal)",
+    "marks-lag": "marks + our rebalancer, values that lag, no discount (before)",
+    "marks-lag-motion": "marks + our rebalancer, values that lag, what is leaving discounted (after)",
+    "marks-motion": "marks + our rebalancer, values as they are, what is leaving discounted",
+    "marks-lag-decay": "marks + our rebalancer, values that lag, what is leaving discounted as the "
+                       "window still shows it (proposal)",
 }
+# The scenarios of "Values that lag" (issue 38): their own section, not the main table and plot.
+LAG = ("marks-lag", "marks-lag-motion", "marks-lag-decay", "marks-motion")
+# They run again, at the scenarios' size, with these seeds (the sweep's seeds are at its size),
+# and with these grace periods (seconds; longer than the node's cool-down: what still terminates
+# when the rebalancer looks again).
+LAG_SEEDS = (1, 2)
+LAG_GRACE = (300,)
 # Issue 25's goal for marks + rebalancer on the 7-day, 1,000-node scenario: kubelet kills <= 3,
 # with no more than 10 % more evictions than the 2,852 of the issue's day.
 GOAL_KILLS = 3
@@ -206,6 +218,192 @@ def plot_sweep(sweep, base_none, path):
     plt.close(fig)
 
 
+def lag_runs(runs, P):
+    """The "Values that lag" runs by (seed, grace seconds): {(seed, grace): {name: run}}, the
+    scenarios' own first."""
+    seed, grace = P["seed"], P.get("termination_grace_seconds", 30)
+    out = {}
+    for r in runs:
+        if r["kind"] == "scenario" and r["name"] in LAG:
+            out.setdefault((seed, grace), {})[r["name"]] = r
+        elif r["kind"] == "lag-seed":
+            out.setdefault((int(r["value"]), grace), {})[r["name"]] = r
+        elif r["kind"] == "lag-grace":
+            out.setdefault((seed, r["value"]), {})[r["name"]] = r
+    first = (seed, grace)
+    return {k: out[k] for k in sorted(out, key=lambda k: (k != first, k[1], k[0]))}
+
+
+def per_episode(r):
+    """Evictions per relieved episode: the mean over every episode with an eviction, then the
+    median / 90th percentile / most of those whose mark went before the end."""
+    if "evictions_per_episode" not in r:
+        return "–"
+    return "%.2f (%s / %s / %s)" % (r["evictions_per_episode"], fmt(r["episode_evictions_median"]),
+                                    fmt(r["episode_evictions_p90"]), fmt(r["episode_evictions_max"]))
+
+
+def lag_result(runs, by, P):
+    """The Result section's line on values that lag, or nothing without those runs."""
+    groups = lag_runs(runs, P)
+    at = next(iter(groups.values()), {})
+    before, after, ref = at.get("marks-lag"), at.get("marks-lag-motion"), by.get("marks-rebalance")
+    if not (before and after):
+        return []
+    each = ["seed %s%s: %.2f → %.2f per relieved episode, hot node-minutes %s"
+            % (seed, "" if grace == P.get("termination_grace_seconds", 30) else ", grace %g s" % grace,
+               g["marks-lag"]["evictions_per_episode"], g["marks-lag-motion"]["evictions_per_episode"],
+               pct(hot(g["marks-lag-motion"]), hot(g["marks-lag"])))
+            for (seed, grace), g in groups.items() if "marks-lag" in g and "marks-lag-motion" in g]
+    tail = (" All runs (before → after): %s." % "; ".join(each)) if len(each) > 1 else ""
+    return ["- Values that lag (the rules see a 5-minute mean, evicted pods terminate for 30 s; "
+            "issue 38): without the discount of what is already leaving, %s evictions, %.2f per "
+            "relieved episode, %s of them from a node whose load less what was leaving was already "
+            "at its goal; with it (`rebalance/in_motion.h`) %s evictions (%s), %.2f per relieved "
+            "episode; hot node-minutes %s → %s, kubelet kills %s → %s.%s"
+            % (fmt(before["evictions"]), before["evictions_per_episode"],
+               fmt(before["evictions_while_leaving"]), fmt(after["evictions"]),
+               pct(after["evictions"], before["evictions"]), after["evictions_per_episode"],
+               fmt(hot(before)), fmt(hot(after)), fmt(before["kubelet_evictions"]),
+               fmt(after["kubelet_evictions"]),
+               (" Without the lag (marks + our rebalancer): %s evictions, %.2f per relieved "
+                "episode." % (fmt(ref["evictions"]), ref["evictions_per_episode"]))
+               if ref and "evictions_per_episode" in ref else "") + tail]
+
+
+def lag_section(runs, by, P, w):
+    """EFFECT.md's "Values that lag" section, from the marks-lag runs (issue 38)."""
+    seeds = lag_runs(runs, P)
+    if not seeds:
+        return
+    w("## Values that lag: what is already moving")
+    w("")
+    w("Issue 38: the rebalancer decides from a snapshot. A rule whose value is a rate or a mean "
+      "over a window (`rate(...[5m])`; `deploy/prometheus`'s cpu recording rule uses `[1m]`) keeps "
+      "a pod's usage in its node's value for that window after the pod is gone, while the node's "
+      "cool-down (`nodeCooldown`) is %s s; and an evicted pod keeps running for its grace period. In `marks-lag` and `marks-lag-motion` the rules see each node's cpu "
+      "and memory percent as the mean of its usage over the last %s s of steps (`controller."
+      "valueWindow`; the kubelet's memory.available and the figures' usage stay instantaneous), "
+      "and a pod the rebalancer evicts keeps running, using what it used and holding its requests, "
+      "for %s s (`controller.terminationGrace`) while its replacement is scheduled. `marks-lag` "
+      "plans from the node's value as it is (before); `marks-lag-motion` first takes the usage of "
+      "every pod evicted from the node that is still terminating or gone less than the rule's "
+      "settle time ago (`SettleSeconds`: the window plus one interval, %s s) off the node's load, "
+      "and leaves a node whose load is then at or below its goal alone (`DiscountLeaving`, "
+      "`rebalance/in_motion.h`, as the controller does; after). `marks-rebalance` is the "
+      "reference without the lag (cpu through an exponential average over half of "
+      "`cpuRateWindow`, memory as it is, evicted pods gone at once), and `marks-motion` that "
+      "reference with the discount: its settle time is the same %s s, although memory there "
+      "shows a pod gone at once (a query without a range selector, such as a recording rule on a "
+      "gauge, is assumed to lag `kAssumedRateWindowSeconds`). `marks-lag-decay` is a proposal, "
+      "not `in_motion.h`'s behaviour: `marks-lag-motion` with a pod gone for t seconds counted "
+      "by 1 − t / window of its usage, the share of the mean that still holds it, instead of in "
+      "full until the settle time ends (each leaving pod's usage scaled so, then the same "
+      "`DiscountLeaving`)."
+      % (fmt(P.get("node_cooldown_seconds", 180)), fmt(P.get("value_window_seconds", 300)),
+         fmt(P.get("termination_grace_seconds", 30)),
+         fmt(P.get("value_window_seconds", 300) + 10), fmt(P.get("value_window_seconds", 300) + 10)))
+    w("")
+    w("| seed | grace | run | hot node-min cpu | hot node-min memory | breaches (at a binding) | "
+      "kubelet kills (victims over / within request) | evictions | relieved episodes | "
+      "evictions per relieved episode: mean (median / p90 / most) | episodes with 1 / 2 / 3 / 4+ "
+      "evictions | evictions while enough was leaving | skipped for what is leaving | "
+      "bounce-backs | pending pod-min |")
+    w("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    names = ("marks-rebalance",) + LAG
+    first = next(iter(seeds))
+    for key in seeds:
+        seed, grace = key
+        at = dict(seeds[key])
+        if key == first and "marks-rebalance" in by:
+            at["marks-rebalance"] = by["marks-rebalance"]
+        for n in names:
+            r = at.get(n)
+            if not r:
+                continue
+            label = {"marks-rebalance": "no lag (reference)", "marks-lag": "lag, no discount (before)",
+                     "marks-lag-motion": "lag, discount (after)",
+                     "marks-motion": "no lag, discount (settle time assumed)",
+                     "marks-lag-decay": "lag, discount decaying with the window (proposal)"}[n]
+            hist = r.get("episode_evictions_histogram")
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
+              % (seed, "–" if n in ("marks-rebalance", "marks-motion") else "%g s" % grace, label,
+                 fmt(r["node_minutes_cpu"]),
+                 fmt(r["node_minutes_memory"]), breaches(r), kills(r), fmt(r["evictions"]),
+                 fmt(r.get("episodes_evicted", 0)), per_episode(r),
+                 " / ".join(fmt(v) for v in hist) if hist else "–",
+                 fmt(r.get("evictions_while_leaving", 0)), fmt(r.get("in_motion_skips", 0)),
+                 fmt(r["bounce_backs"]), fmt(r["pending_pod_minutes"])))
+    w("")
+    w("Relieved episode: a node's episode (`rebalance/effect.h`: from its qualifying for relief "
+      "to its mark going) with at least one eviction; the mean counts every one, the median, 90th "
+      "percentile, most and the histogram those whose mark went before the end. Evictions while "
+      "enough was leaving: evictions from a node whose load, less the usage of its pods still "
+      "leaving, was already at or below its goal, the ones the discount leaves out (0 where it is "
+      "applied). Skipped for what is leaving: node-cycles the discount dropped. Seed %d is the "
+      "scenarios' workload; the other seeds run the same scenarios at the same size (%d nodes × "
+      "%g days). Each run: `effect-sim bench/effect/params.yaml --scenarios "
+      "marks-rebalance,marks-lag,marks-lag-motion,marks-lag-decay,marks-motion [--seed N] "
+      "[--grace SECONDS]`; a grace period "
+      "longer than the cool-down shows the issue's other half, pods still terminating (and "
+      "counted as load) when the rebalancer looks again. In the reference the values lag "
+      "less than the settle time assumes (cpu by about half of its window, memory not at all), so "
+      "its count is what the discount would leave out there, not evictions wasted."
+      % (P["seed"], P["nodes"], P["days"]))
+    w("")
+    pairs = [(g["marks-lag"], g["marks-lag-motion"]) for g in seeds.values()
+             if "marks-lag" in g and "marks-lag-motion" in g]
+    if len(pairs) > 1:
+        ep = [100.0 * (a["evictions_per_episode"] - b["evictions_per_episode"])
+              / max(1e-9, b["evictions_per_episode"]) for b, a in pairs]
+        ht = [100.0 * (hot(a) - hot(b)) / max(1.0, hot(b)) for b, a in pairs]
+        w("Over the %d pairs of before and after, the discount lowers evictions per relieved "
+          "episode in every one (%+.0f %% to %+.0f %%); hot node-minutes move from %+.0f %% to "
+          "%+.0f %%, both ways. One decision changed changes every later placement of the "
+          "history, so one history per seed does not tell the discount's effect on the heat apart "
+          "from that; the runs with the longer grace period, where far more evictions were made "
+          "while enough was leaving, show the clearest gain."
+          % (len(pairs), min(ep), max(ep), min(ht), max(ht)))
+        w("")
+    per_hour = P.get("limits", {}).get("per_hour", 0)
+    for (seed, grace), at in seeds.items():
+        b, a = at.get("marks-lag"), at.get("marks-lag-motion")
+        if not (b and a):
+            continue
+        cap = per_hour * b["days"] * 24
+        w("- Seed %s, grace %g s: the discount takes evictions per relieved episode from %.2f to %.2f (%s) and "
+          "evictions from %s to %s (%s); the evictions it leaves out on one node go to others: "
+          "%s → %s relieved episodes, within the cluster-wide budget (`perHour` %d: at most %s in "
+          "%g days; used %.0f %% before, %.0f %% after). Hot node-minutes %s → %s (%s), kubelet "
+          "kills %s → %s."
+          % (seed, grace, b["evictions_per_episode"],
+             a["evictions_per_episode"],
+             pct(a["evictions_per_episode"], b["evictions_per_episode"]), fmt(b["evictions"]),
+             fmt(a["evictions"]), pct(a["evictions"], b["evictions"]),
+             fmt(b.get("episodes_evicted", 0)), fmt(a.get("episodes_evicted", 0)), per_hour,
+             fmt(cap), b["days"], 100.0 * b["evictions"] / max(1, cap),
+             100.0 * a["evictions"] / max(1, cap), fmt(hot(b)), fmt(hot(a)), pct(hot(a), hot(b)),
+             fmt(b["kubelet_evictions"]), fmt(a["kubelet_evictions"])))
+        d = at.get("marks-lag-decay")
+        if d:
+            w("- Seed %s, grace %g s, the proposal (a gone pod counted by the share of the window "
+              "that still holds it): %s evictions (%s against no discount), %.2f per relieved "
+              "episode; hot node-minutes %s (%s against no discount), kubelet kills %s."
+              % (seed, grace, fmt(d["evictions"]), pct(d["evictions"], b["evictions"]),
+                 d["evictions_per_episode"], fmt(hot(d)), pct(hot(d), hot(b)),
+                 fmt(d["kubelet_evictions"])))
+        m, ref = at.get("marks-motion"), at.get("marks-rebalance")
+        if ref is None and (seed, grace) == next(iter(seeds)):
+            ref = by.get("marks-rebalance")
+        if m and ref and "evictions_per_episode" in ref:
+            w("- Seed %s without the lag: the discount takes evictions from %s to %s (%s), %.2f → "
+              "%.2f per relieved episode; hot node-minutes %s → %s (%s), kubelet kills %s → %s."
+              % (seed, fmt(ref["evictions"]), fmt(m["evictions"]), pct(m["evictions"], ref["evictions"]),
+                 ref["evictions_per_episode"], m["evictions_per_episode"], fmt(hot(ref)), fmt(hot(m)),
+                 pct(hot(m), hot(ref)), fmt(ref["kubelet_evictions"]), fmt(m["kubelet_evictions"])))
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build-effect"))
@@ -234,6 +432,20 @@ def main():
         with open(trace_out) as f:
             res["trace"] = json.load(f)
         os.unlink(trace_out)
+        # Values that lag on other seeds (the reference and both rebalancers) and with a longer
+        # grace period, at full size.
+        extra = [("lag-seed", "seed", v, ("marks-rebalance",) + LAG) for v in LAG_SEEDS]
+        extra += [("lag-grace", "grace", v, LAG[:3]) for v in LAG_GRACE]
+        for kind, param, v, names in extra:
+            lag_out = os.path.join(HERE, "results-lag.json")
+            subprocess.check_call(["nice", "-n", "10", sim, args.params, "--scenarios",
+                                   ",".join(names), "--" + param, str(v), "--jobs", str(args.jobs),
+                                   "--out", lag_out])
+            with open(lag_out) as f:
+                for r in json.load(f)["runs"]:
+                    r["kind"], r["param"], r["value"] = kind, param, v
+                    res["runs"].append(r)
+            os.unlink(lag_out)
         res["generator"] = {"seconds": time.time() - t0, "jobs": args.jobs, "load_start": load0,
                             "load_end": os.getloadavg()[0], "machine": platform.machine(),
                             "cores": os.cpu_count() or 0}
@@ -243,7 +455,8 @@ def main():
         res = json.load(f)
     G = res["generator"]
     P = res["params"]
-    scen = [r for r in res["runs"] if r["kind"] == "scenario"]
+    scen_all = [r for r in res["runs"] if r["kind"] == "scenario"]
+    scen = [r for r in scen_all if r["name"] not in LAG]
     sweep = [r for r in res["runs"] if r["kind"] == "sweep"]
     by = {r["name"]: r for r in scen}
     plot_series(scen, os.path.join(HERE, "hot_nodes.png"), scen[0]["series_seconds"])
@@ -353,6 +566,9 @@ def main():
              ("In the sweep at the default cap it binds at %s; the `maxMarkedFraction` rows show "
               "the cap tightened and off." % ", ".join(binding)) if binding else
              "The `maxMarkedFraction` rows of the sweep show the cap tightened and off."))
+    lag_lines = lag_result(res["runs"], by, P)
+    if lag_lines:
+        w(lag_lines[0])
     if eu:
         w("- Eviction on real usage without marks: %s evictions, %s bounce-backs (%s of them) — the "
           "replacements return to the node they left, as the issue's loop predicts; hot "
@@ -528,6 +744,7 @@ def main():
                  fmt(r["marked_node_minutes"]), fmt(r.get("marked_max", 0)),
                  fmt(r.get("capped_node_cycles", 0)), fmt(r["pending_pod_minutes"])))
         w("")
+    lag_section(res["runs"], by, P, w)
     if vary:
         w("## Sensitivity")
         w("")
@@ -667,7 +884,7 @@ def main():
     w("")
     w("| run | nodes × days | wall time | cpu time |")
     w("|---|---|---:|---:|")
-    for r in scen:
+    for r in scen_all:
         w("| %s | %d × %g at %g s steps | %.0f s | %.0f s |"
           % (r["name"], r["nodes"], r["days"], P["step_seconds"], r["wall_seconds"],
              r["cpu_seconds"]))

@@ -8,6 +8,7 @@
 
 #include "bench/effect/descheduler.h"
 #include "rebalance/evictable.h"
+#include "rebalance/in_motion.h"
 #include "rebalance/kubelet_order.h"
 #include "rebalance/node_relief.h"
 #include "rebalance/placement.h"
@@ -60,8 +61,12 @@ Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
   } else if (name == "evict-usage") {
     s.controller = s.rebalance = true;  // marks the scheduler never sees
   } else if (name == "marks-rebalance" || name == "marks-relief" || name == "marks-early" ||
-             name == "marks-placed") {
+             name == "marks-placed" || name == "marks-lag" || name == "marks-lag-motion" ||
+             name == "marks-motion" || name == "marks-lag-decay") {
     s.controller = s.marks_visible = s.rebalance = true;
+    s.lag = name == "marks-lag" || name == "marks-lag-motion" || name == "marks-lag-decay";
+    s.in_motion = name == "marks-lag-motion" || name == "marks-motion" || name == "marks-lag-decay";
+    s.in_motion_decay = name == "marks-lag-decay";
     s.affinity_weight = p.affinity_weight;
     s.relief_rules = name == "marks-relief" || name == "marks-placed";
     s.predict_placement = name == "marks-placed";
@@ -75,7 +80,16 @@ struct Simulation::Node {
   double alloc_cpu = 0, alloc_memory = 0;  // cores, bytes
   double cpu = 0, memory = 0;              // real usage now (cores, bytes; cpu capped)
   double memory_before = 0;                // ...the step before
-  double cpu_seen = -1;  // cpu % as the rule sees it: rate() over a window lags the usage
+  double cpu_seen = -1;     // cpu % as the rule sees it: rate() over a window lags the usage
+  double memory_seen = -1;  // memory %, likewise (Scenario::lag; else the usage as it is)
+  // Scenario::lag: the last valueWindow of steps' cpu and memory % (a ring) and their sums.
+  std::vector<double> window_cpu, window_memory;
+  size_t window_at = 0, window_filled = 0;
+  double window_sum_cpu = 0, window_sum_memory = 0;
+  // Pods evicted from it, terminating or gone less than their settle time ago (in_motion.h).
+  std::vector<ds::LeavingPod> leaving;
+  size_t terminating = 0;          // of those, still on the node
+  uint32_t episode_evictions = 0;  // in its current episode (its mark to its clearing)
   bool breached = false;
   double pressure_until = -1;
   bool marked = false;  // our mark: a label (marks_visible) or only the controller's view
@@ -101,7 +115,32 @@ struct Simulation::Controller {
   uint64_t every = 1;                       // steps per cycle
   std::vector<std::vector<double>> values;  // per rule, per node
   std::set<std::string> was_marked;
+  // Per rule: how long a pod gone from a node still shows in its value (in_motion.h), and the
+  // longest of them, after which a leaving pod is forgotten.
+  std::vector<double> settle;
+  double settle_max = 0;
+  double interval = 0;  // seconds
 };
+
+namespace {
+
+// The query a simulated rule stands for, for in_motion.h's SettleSeconds (the rule files say
+// only "simulated"): its value's window as a range selector where it has one; the bytes
+// available (push.sh's gauge) and, without Scenario::lag, memory % have none: gauges, whose gone
+// pods count for one interval.
+std::string SimulatedQuery(const ds::Rule& r, const EffectParams& p, bool lag) {
+  auto window = [](double seconds) { return "[" + std::to_string(std::llround(seconds)) + "s]"; };
+  if (SeesBytesAvailable(r)) return "min by (node) (k8s_node_memory_available_bytes)";
+  if (r.resource == ds::Rule::Resource::kCpu) {
+    const double w = lag ? p.value_window_seconds : p.cpu_rate_window_seconds;
+    return w > 0 ? "rate(node_cpu_seconds_total" + window(w) + ")" : "node_cpu_usage";
+  }
+  return lag && p.value_window_seconds > 0
+             ? "avg_over_time(node_memory_working_set_bytes" + window(p.value_window_seconds) + ")"
+             : "node_memory_working_set_bytes";
+}
+
+}  // namespace
 
 Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
     : p_(ForScenario(p, s)),
@@ -133,6 +172,11 @@ Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
     ctl_->every =
         std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(interval / p_.step_seconds)));
     ctl_->values.assign(rc.rules.size(), std::vector<double>(np.count, NAN));
+    ctl_->interval = interval;
+    for (const ds::Rule& r : rc.rules) {
+      ctl_->settle.push_back(ds::SettleSeconds(SimulatedQuery(r, p_, s_.lag), interval));
+      ctl_->settle_max = std::max(ctl_->settle_max, ctl_->settle.back());
+    }
   }
 
   deployments_ = GenerateDeployments(p_.workload, np.count, &rng_);
@@ -188,16 +232,21 @@ uint32_t Simulation::CreatePod(uint32_t d, uint32_t slot, double started, PodOri
   return i;
 }
 
+void Simulation::Unbind(uint32_t i) {
+  Pod& pod = pods_[i];
+  Node& n = nodes_[static_cast<size_t>(pod.node)];
+  const uint32_t last = n.pods.back();
+  n.pods[pod.at] = last;
+  pods_[last].at = pod.at;
+  n.pods.pop_back();
+  requested_[static_cast<size_t>(pod.node)].Remove(specs_[pod.deployment]);
+  retry_ = true;
+}
+
 void Simulation::DeletePod(uint32_t i) {
   Pod& pod = pods_[i];
   if (pod.node >= 0) {
-    Node& n = nodes_[static_cast<size_t>(pod.node)];
-    const uint32_t last = n.pods.back();
-    n.pods[pod.at] = last;
-    pods_[last].at = pod.at;
-    n.pods.pop_back();
-    requested_[static_cast<size_t>(pod.node)].Remove(specs_[pod.deployment]);
-    retry_ = true;
+    Unbind(i);
   } else {
     pending_.erase(std::find(pending_.begin(), pending_.end(), i));
   }
@@ -208,16 +257,56 @@ void Simulation::DeletePod(uint32_t i) {
 }
 
 // The pod's owner replaces it at once, in the same slot; a policy eviction is remembered on the
-// replacement, to count a bounce-back when it lands on the same node.
-void Simulation::Evict(uint32_t i, bool by_policy) {
+// replacement, to count a bounce-back when it lands on the same node. With Scenario::lag a pod
+// the policy evicts terminates gracefully: it stays on its node, using what it used and holding
+// its requests (the scheduler counts a terminating pod's), for terminationGrace, out of its slot
+// (its replacement is created now, as a ReplicaSet does once the deletion timestamp is set).
+// Returns whether the pod is terminating (still on its node).
+bool Simulation::Evict(uint32_t i, bool by_policy) {
   const uint32_t d = pods_[i].deployment, slot = pods_[i].slot;
   const int32_t from = pods_[i].node;
-  DeletePod(i);
+  const bool graceful = by_policy && s_.lag && p_.termination_grace_seconds > 0 && from >= 0;
+  if (graceful) {
+    pods_[i].leaves_at = now_ + p_.termination_grace_seconds;
+    slots_[d][slot] = -1;
+    terminating_.push_back(i);
+    --live_pods_;  // no replica any more
+    ++nodes_[static_cast<size_t>(from)].terminating;
+    figures_.terminating_max = std::max(figures_.terminating_max, terminating_.size());
+  } else {
+    DeletePod(i);
+  }
   const uint32_t r =
       CreatePod(d, slot, now_, by_policy ? PodOrigin::kRebalancer : PodOrigin::kKubelet);
   if (by_policy) {
     pods_[r].evicted_from = from;
     pods_[r].evicted_at = now_;
+  }
+  return graceful;
+}
+
+// Gone from its node: the rebalancer's record of it (in_motion.h) says since when.
+void Simulation::FinishTermination(uint32_t i) {
+  Pod& pod = pods_[i];
+  Node& n = nodes_[static_cast<size_t>(pod.node)];
+  const std::string uid = std::to_string(pod.id);
+  for (ds::LeavingPod& l : n.leaving)
+    if (l.uid == uid && l.gone_wall <= 0) l.gone_wall = kEpoch + now_;
+  --n.terminating;
+  Unbind(i);
+  terminating_.erase(std::find(terminating_.begin(), terminating_.end(), i));
+  pod.alive = false;
+  free_pods_.push_back(i);
+}
+
+void Simulation::FinishTerminations() {
+  for (size_t j = 0; j < terminating_.size();) {
+    const uint32_t i = terminating_[j];
+    if (pods_[i].leaves_at <= now_) {
+      FinishTermination(i);  // erases terminating_[j]
+    } else {
+      ++j;
+    }
   }
 }
 
@@ -351,6 +440,10 @@ void Simulation::ComputeUsage() {
   const double alpha = p_.cpu_rate_window_seconds > 0
                            ? 1 - std::exp(-step / (p_.cpu_rate_window_seconds / 2))
                            : 1;  // an average over the window lags by about half of it
+  // Scenario::lag: the mean over the last valueWindow of steps, this one included, as
+  // rate(...[5m]) over a counter gives it (fewer steps until that many have passed).
+  const size_t window =
+      std::max<size_t>(1, static_cast<size_t>(std::llround(p_.value_window_seconds / step)));
   for (Node& n : nodes_) {
     double cpu = 0, memory = 0;
     for (uint32_t i : n.pods) {
@@ -361,8 +454,28 @@ void Simulation::ComputeUsage() {
     n.cpu = std::min(cpu, n.alloc_cpu);  // cores are shared: the excess is throttled
     n.memory_before = n.memory;
     n.memory = memory;
-    n.cpu_seen =
-        n.cpu_seen < 0 ? n.CpuPercent() : n.cpu_seen + alpha * (n.CpuPercent() - n.cpu_seen);
+    if (!s_.lag) {
+      n.cpu_seen =
+          n.cpu_seen < 0 ? n.CpuPercent() : n.cpu_seen + alpha * (n.CpuPercent() - n.cpu_seen);
+      continue;
+    }
+    if (n.window_cpu.size() != window) {
+      n.window_cpu.assign(window, 0);
+      n.window_memory.assign(window, 0);
+    }
+    if (n.window_filled == window) {
+      n.window_sum_cpu -= n.window_cpu[n.window_at];
+      n.window_sum_memory -= n.window_memory[n.window_at];
+    } else {
+      ++n.window_filled;
+    }
+    n.window_cpu[n.window_at] = n.CpuPercent();
+    n.window_memory[n.window_at] = n.MemoryPercent();
+    n.window_sum_cpu += n.window_cpu[n.window_at];
+    n.window_sum_memory += n.window_memory[n.window_at];
+    n.window_at = (n.window_at + 1) % window;
+    n.cpu_seen = n.window_sum_cpu / static_cast<double>(n.window_filled);
+    n.memory_seen = n.window_sum_memory / static_cast<double>(n.window_filled);
   }
 }
 
@@ -411,7 +524,11 @@ void Simulation::KubeletEvictions() {
     ++figures_.kubelet_evictions;
     ++(first.working_set > first.request ? figures_.kubelet_victims_over_request
                                          : figures_.kubelet_victims_within_request);
-    Evict(victim, false);
+    if (pods_[victim].leaves_at >= 0) {
+      FinishTermination(victim);  // terminating already: killed now, its replacement exists
+    } else {
+      Evict(victim, false);
+    }
   }
 }
 
@@ -506,6 +623,7 @@ ds::PodInfo Simulation::Info(uint32_t i) const {
   info.owner_kind = dep.job ? "Job" : "ReplicaSet";
   info.owner_name = dep.name;
   info.phase = pod.node >= 0 ? "Running" : "Pending";
+  info.terminating = pod.leaves_at >= 0;
   info.ready = pod.node >= 0;
   info.labels = {{"app", dep.name}};
   info.created_wall = kEpoch + pod.started;
@@ -528,6 +646,14 @@ std::vector<Simulation::NodeView> Simulation::NodeViews() const {
     out[k] = {sched_nodes_[k].name, nodes_[k].cpu_seen, nodes_[k].CpuPercent(),
               nodes_[k].MemoryPercent(), nodes_[k].marked};
   return out;
+}
+
+double Simulation::MemorySeen(size_t k) const {
+  return s_.lag ? nodes_[k].memory_seen : nodes_[k].MemoryPercent();
+}
+
+void Simulation::TEST_BurstNode(size_t node, double until) {
+  for (uint32_t i : nodes_[node].pods) deployments_[pods_[i].deployment].burst_until = until;
 }
 
 void Simulation::SetMark(uint32_t k, bool on) {
@@ -560,7 +686,7 @@ void Simulation::RunController() {
     for (size_t k = 0; k < nodes_.size(); ++k)
       c.values[r][k] = SeesBytesAvailable(rules[r])                    ? MemoryAvailable(k)
                        : rules[r].resource == ds::Rule::Resource::kCpu ? nodes_[k].cpu_seen
-                                                                       : nodes_[k].MemoryPercent();
+                                                                       : MemorySeen(k);
   std::vector<ds::NodeInput> in(nodes_.size());
   std::vector<ds::PlanNode> plan(nodes_.size());
   for (size_t k = 0; k < nodes_.size(); ++k) {
@@ -591,6 +717,7 @@ void Simulation::RunController() {
     if (!s_.rebalance || !cold[k] || !nodes_[k].marked) continue;
     ds::RebalanceNode rn;
     rn.last_eviction_wall = nodes_[k].last_eviction_wall;
+    rn.evictions_in_flight = nodes_[k].terminating;
     if (ds::HoldsMark(rn, p_.rules.rebalance, kEpoch + now_))
       decisions[k].verdict = ds::Verdict::kUnknown;
   }
@@ -633,7 +760,9 @@ void Simulation::RunController() {
 }
 
 // Rebalancer::Relieve (controller/rebalancer.cc) without its I/O: the same pure calls in the
-// same order. Evicted pods leave at once (no graceful termination), so none is in flight.
+// same order. Evicted pods leave at once, or with Scenario::lag after terminationGrace; each one
+// is kept on its node's list of leaving pods (in_motion.h) until its rule's settle time after it
+// left, and with Scenario::in_motion its usage is taken off the node's load before the plan.
 void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
                            const std::vector<bool>& cold) {
   Controller& c = *ctl_;
@@ -647,7 +776,17 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
 
   std::set<std::string> marked;
   for (size_t k = 0; k < nodes_.size(); ++k) {
-    if (!nodes_[k].marked) continue;
+    Node& n = nodes_[k];
+    if (!n.leaving.empty())
+      std::erase_if(n.leaving, [&](const ds::LeavingPod& l) {
+        return !ds::StillLeaving(l, c.settle_max, now);
+      });
+    if (!n.marked) {
+      // Its episode ended with the mark (evictions come only while it is marked).
+      if (n.episode_evictions > 0) figures_.episode_evictions.push_back(n.episode_evictions);
+      n.episode_evictions = 0;
+      continue;
+    }
     marked.insert(sched_nodes_[k].name);
     if (cold[k]) c.effect.OnCleared(sched_nodes_[k].name, now);
   }
@@ -658,6 +797,7 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
   struct Target {
     size_t node;
     ds::Relief relief;
+    bool moving_will_do;  // what is already leaving brings the load to its goal
   };
   std::vector<Target> relieve;
   for (size_t k = 0; k < nodes_.size(); ++k) {
@@ -691,7 +831,34 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     ds::PodInfo probe;
     probe.node = sched_nodes_[k].name;
     if (c.budget.Check(probe) != ds::Limit::kNone || now < n.retry_at) continue;
-    relieve.push_back({k, std::move(*relief)});
+    // What is already moving off the node (in_motion.h), by the settle time of the rule that
+    // sets the goal: computed in every scenario for the figures, applied in marks-lag-motion.
+    size_t rule = 0;
+    while (rule + 1 < p_.rules.rules.size() && p_.rules.rules[rule].name != relief->rule) ++rule;
+    ds::Relief discounted = *relief;
+    if (s_.in_motion_decay) {
+      // The proposal: a pod gone counts only with the share of the window that still holds it.
+      const double window = std::max(c.settle[rule] - c.interval, p_.step_seconds);
+      std::vector<ds::LeavingPod> decayed = n.leaving;
+      for (ds::LeavingPod& l : decayed) {
+        const double w =
+            l.gone_wall <= 0 ? 1 : std::clamp(1 - (now - l.gone_wall) / window, 0.0, 1.0);
+        l.cpu *= w;
+        l.memory *= w;
+      }
+      ds::DiscountLeaving(&discounted, decayed, c.settle[rule], now);
+    } else {
+      ds::DiscountLeaving(&discounted, n.leaving, c.settle[rule], now);
+    }
+    const bool moving_will_do = discounted.load.load <= discounted.load.goal;
+    if (s_.in_motion) {
+      if (moving_will_do) {
+        ++figures_.in_motion_skips;
+        continue;
+      }
+      *relief = discounted;
+    }
+    relieve.push_back({k, std::move(*relief), moving_will_do});
   }
   if (relieve.empty()) return;
   std::sort(relieve.begin(), relieve.end(), [](const Target& a, const Target& b) {
@@ -712,7 +879,7 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
         std::none_of(sched_nodes_[k].taints.begin(), sched_nodes_[k].taints.end(),
                      [](const sim::Taint& t) { return t.key == kPressureTaint; }))
       free.push_back(k);
-  auto load = [&](size_t k) { return cpu ? nodes_[k].cpu_seen : nodes_[k].MemoryPercent(); };
+  auto load = [&](size_t k) { return cpu ? nodes_[k].cpu_seen : MemorySeen(k); };
   const size_t keep = std::min(free.size(), kDestinations);
   std::partial_sort(
       free.begin(), free.begin() + static_cast<std::ptrdiff_t>(keep), free.end(),
@@ -731,7 +898,8 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     // Real usage as the rules see it, as the controller fills it from the rule values: a pod
     // must fit there by use too, not only by requests (placement.h).
     if (nodes_[k].cpu_seen >= 0) pn.used_cpu = nodes_[k].cpu_seen / 100 * nodes_[k].alloc_cpu;
-    pn.used_memory = nodes_[k].memory;
+    pn.used_memory =
+        s_.lag ? nodes_[k].memory_seen / 100 * nodes_[k].alloc_memory : nodes_[k].memory;
     if (bytes_rule) {
       pn.available_memory = MemoryAvailable(k);
       pn.available_floor = bytes_rule->clear_threshold;
@@ -785,12 +953,28 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
       c.budget.Record(*pick.pod);
       const uint32_t id = ids[static_cast<size_t>(pick.pod - infos.data())];
       c.effect.OnEviction(sched_nodes_[t.node].name, pick.pod->Workload(), now);
-      nodes_[t.node].last_eviction_wall = now;
+      Node& from = nodes_[t.node];
+      from.last_eviction_wall = now;
       acted.insert(t.node);
       ++figures_.evictions;
       ++evictions_this_cycle_;
+      ++from.episode_evictions;
+      figures_.evictions_while_leaving += t.moving_will_do;
       eviction_log_.emplace_back(now_, static_cast<uint32_t>(t.node));
-      Evict(id, true);
+      // As the controller records it: the relieved resource as measured, the other its request.
+      const Pod& pod = pods_[id];  // Evict may move pods_: read it before
+      ds::LeavingPod l;
+      l.node = sched_nodes_[t.node].name;
+      l.pod = pick.pod->ns + "/" + pick.pod->name;
+      l.uid = pick.pod->uid;
+      l.cpu = t.relief.resource == ds::Rule::Resource::kCpu
+                  ? pod.cpu_base * cpu_factor_[pod.deployment]
+                  : pick.pod->cpu_request;
+      l.memory = t.relief.resource == ds::Rule::Resource::kMemory ? MemoryUse(pod)
+                                                                  : pick.pod->memory_request;
+      l.evicted_wall = now;
+      l.gone_wall = Evict(id, true) ? 0 : now;  // gone at once without a grace period
+      from.leaving.push_back(std::move(l));
     }
   }
   for (size_t k : tried)
@@ -804,6 +988,7 @@ void Simulation::RunDescheduler() {
     in[k].memory = static_cast<double>(sched_nodes_[k].memory);
     in[k].pods = static_cast<double>(sched_nodes_[k].pods);
     for (uint32_t i : nodes_[k].pods) {
+      if (pods_[i].leaves_at >= 0) continue;  // terminating already
       const sim::SchedPod& spec = specs_[pods_[i].deployment];
       in[k].pod_requests.push_back(
           {static_cast<double>(spec.cpu_milli), static_cast<double>(spec.memory), i});
@@ -861,6 +1046,10 @@ void Simulation::CheckInvariants() {
   // Pods are conserved: every slot of every deployment holds one live pod, bound or pending.
   size_t bound = 0, slots = 0;
   for (const Node& n : nodes_) bound += n.pods.size();
+  bound -= terminating_.size();  // evicted, still on their nodes, out of their slots
+  for (uint32_t i : terminating_)
+    if (pods_[i].leaves_at < now_ || pods_[i].node < 0 || !pods_[i].alive)
+      fail("a terminating pod outlived its grace period or left its node");
   for (uint32_t d : active_)
     for (int64_t pod : slots_[d]) {
       ++slots;
@@ -912,6 +1101,7 @@ void Simulation::CheckInvariants() {
 
 bool Simulation::Step() {
   if (now_ >= end_) return false;
+  if (!terminating_.empty()) FinishTerminations();
   HandleEvents();
   BindPending();
   ComputeUsage();

@@ -5,10 +5,11 @@
 // CheckEvictable, EvictionBudget, Placement, ChoosePods, EffectTracker) or a request-based
 // LowNodeUtilization descheduler. Pure: no clock, no I/O, no threads; one seed, one history.
 //
-// Time advances in fixed steps (params.step). Within a step, in this order: the workload's
-// events due (rollouts, scaling, bursts, jobs), the scheduler binds pending pods, usage is
-// computed, the kubelet evicts on memory pressure, the controller runs (every rule interval),
-// then the descheduler (every descheduler interval), and the step's figures are taken.
+// Time advances in fixed steps (params.step). Within a step, in this order: evicted pods whose
+// grace period ended leave their nodes (Scenario::lag), the workload's events due (rollouts,
+// scaling, bursts, jobs), the scheduler binds pending pods, usage is computed, the kubelet evicts
+// on memory pressure, the controller runs (every rule interval), then the descheduler (every
+// descheduler interval), and the step's figures are taken.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,18 @@ struct Scenario {
   // kube-scheduler will bind a candidate's replacement (by requests, as it binds) and keeps a pod
   // over its memory request whose working set would not fit there by use.
   bool predict_placement = false;
+  // marks-lag, marks-lag-motion: the rules see the node's usage as a mean over
+  // controller.valueWindow (a rate(...[5m])), and a pod the rebalancer evicts keeps running for
+  // controller.terminationGrace.
+  bool lag = false;
+  // marks-lag-motion, marks-motion: the rebalancer takes what is already leaving a node off its
+  // load before the plan (rebalance/in_motion.h, DiscountLeaving), as the controller does; a node
+  // whose load is then at or below its goal is not relieved.
+  bool in_motion = false;
+  // marks-lag-decay (a proposal, not in_motion.h's behaviour): a pod gone from its node counts
+  // with the share of the value's window that still holds it, 1 - (now - gone) / window, instead
+  // of in full until the settle time ends: what a mean over the window shows of it.
+  bool in_motion_decay = false;
 };
 
 // REQUIRES: `name` is one of KnownScenarios().
@@ -100,6 +113,17 @@ struct Figures {
   size_t marked_max = 0;  // the most nodes marked at once (the herd cap bounds it)
   double spread_cpu = 0, spread_memory = 0;  // time average of the std dev of node usage (%)
   ds::EffectFigures effect;  // the rebalancer's figures (scenarios with the controller)
+  // Per episode of a node (its mark to its clearing) with at least one eviction, how many, for
+  // the episodes whose mark went before the end; effect.evictions / effect.episodes_evicted
+  // counts every episode.
+  std::vector<uint32_t> episode_evictions;
+  // Node-cycles the rebalancer left alone because what was already leaving the node (in_motion.h)
+  // brought its load to its goal (marks-lag-motion).
+  size_t in_motion_skips = 0;
+  // Evictions from a node whose load, less what was already leaving it, was at or below its
+  // goal: the ones the discount would have left out (0 where it is applied).
+  size_t evictions_while_leaving = 0;
+  size_t terminating_max = 0;                // the most evicted pods terminating at once
   std::vector<BreachDetail> breach_details;  // one per breach, in time order
   double series_seconds = 600;
   std::vector<int> hot_series;  // nodes over either measure threshold, one value per period
@@ -130,6 +154,9 @@ class Simulation {
   };
   std::vector<NodeView> NodeViews() const;
   const std::vector<std::string>& violations() const { return violations_; }
+  // Test hook: every deployment with a pod on `node` bursts (cpu x workload.bursts.factor) until
+  // `until` (simulated seconds), so that one node runs hot on purpose.
+  void TEST_BurstNode(size_t node, double until);
   double now() const { return now_; }
   size_t live_pods() const { return live_pods_; }
 
@@ -145,6 +172,7 @@ class Simulation {
     double bound_at = -1;       // simulated time of its binding
     int32_t evicted_from = -1;  // a replacement of a pod the policy evicted from this node...
     double evicted_at = 0;      // ...at this time
+    double leaves_at = -1;      // evicted, terminating: leaves its node then (no replica slot)
     bool alive = false;
   };
   struct Event {
@@ -161,8 +189,11 @@ class Simulation {
   void HandleEvents();
   void SetReplicas(uint32_t d, size_t n, PodOrigin origin);
   uint32_t CreatePod(uint32_t d, uint32_t slot, double started, PodOrigin origin);
-  void DeletePod(uint32_t pod);  // the pod's slot is left empty
-  void Evict(uint32_t pod, bool by_policy);
+  void DeletePod(uint32_t pod);              // the pod's slot is left empty
+  void Unbind(uint32_t pod);                 // off its node
+  bool Evict(uint32_t pod, bool by_policy);  // true: terminating, still on its node
+  void FinishTermination(uint32_t pod);      // a terminating pod leaves its node
+  void FinishTerminations();                 // ...every one whose grace period is over
   void Bind(uint32_t pod, uint32_t node);
   void BindPending();
   void ComputeUsage();
@@ -175,6 +206,7 @@ class Simulation {
   void CheckInvariants();
   double MemoryUse(const Pod& pod) const;     // its working set now, bytes
   double MemoryAvailable(size_t node) const;  // bytes, as the kubelet's memory.available
+  double MemorySeen(size_t node) const;       // memory %, as the rules see it
   ds::PodInfo Info(uint32_t pod) const;
   void SetMark(uint32_t node, bool on);
 
@@ -194,6 +226,7 @@ class Simulation {
   std::vector<Pod> pods_;
   std::vector<uint32_t> free_pods_;
   std::deque<uint32_t> pending_;
+  std::vector<uint32_t> terminating_;  // evicted pods still on their node (Scenario::lag)
   size_t live_pods_ = 0;
   bool retry_ = true;  // a pod came or went, or a taint went, since the last binding pass
   double next_pending_retry_ = 0;

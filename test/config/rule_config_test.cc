@@ -169,6 +169,20 @@ TEST(RuleConfig, TheMarkIsTheLabelUnlessTaintModeIsAsked) {
   EXPECT_EQ(cfg->mark.key, "status");
 }
 
+// What is already moving (issue 38): the settle time (default: from each rule's query) and
+// whether memory relief may move pods within their requests (default: no).
+TEST(RuleConfig, SettleAndEvictWithinRequests) {
+  auto cfg = ParseRuleConfig(R1C "rebalance: {}\n", "rules.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_LT(cfg->rebalance.settle_seconds, 0) << "derived from the rules' queries";
+  EXPECT_FALSE(cfg->rebalance.evict_within_requests);
+  cfg =
+      ParseRuleConfig(R1C "rebalance: {settle: 1m10s, evictWithinRequests: true}\n", "rules.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rebalance.settle_seconds, 70);
+  EXPECT_TRUE(cfg->rebalance.evict_within_requests);
+}
+
 TEST(RuleConfig, TheHerdCapDefaultsToHalfTheNodes) {
   auto cfg = ParseRuleConfig(R1, "r.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -365,6 +379,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "rules.yaml:4:3: rebalance.afterr: unknown field"},
         BadCase{"rebalance_bool", R1 "rebalance:\n  dryRun: yes please\n",
                 "rules.yaml:4:11: rebalance.dryRun: must be true or false"},
+        BadCase{"rebalance_settle", R1C "rebalance:\n  settle: soon\n", "rebalance.settle"},
+        BadCase{"rebalance_within", R1C "rebalance:\n  evictWithinRequests: 1x\n",
+                "rebalance.evictWithinRequests: must be true or false"},
         BadCase{"rebalance_count", R1 "rebalance:\n  limits: {perHour: 2.5}\n",
                 "rebalance.limits.perHour: must be a whole number"},
         BadCase{"rebalance_negative", R1 "rebalance:\n  limits: {perCycle: -1}\n",

@@ -5,8 +5,15 @@ the node's allocatable CPU) in one pushgateway group that each push replaces, so
 pod that left go with it. Once a workload is given a memory working set (set_memory), it also
 pushes per pod `it_pod_mem{namespace,pod}` (working-set bytes) and per node
 `it_node_mem_available{node}`: the node's memory capacity minus its running pods' working sets, as
-the kubelet computes memory.available, and keeps the lowest value each node reached."""
+the kubelet computes memory.available, and keeps the lowest value each node reached.
+
+Two ways to make the world move as it does in a cluster (issue 38): `count_terminating` lets a pod
+that is terminating (evicted, its grace period running) keep using its CPU until it is gone, as a
+real container does until it exits; `mean_seconds` pushes each node's value as the mean of its
+last seconds of usage, as a recording rule over `rate(...[1m])` shows it."""
+import collections
 import json
+import time
 import os
 import ssl
 import threading
@@ -70,6 +77,9 @@ class LoadGenerator(threading.Thread):
 
     def __init__(self, stack, period=0.5):
         super().__init__(daemon=True)
+        self.count_terminating = False  # terminating pods keep using their CPU until gone
+        self.mean_seconds = 0  # > 0: it_node_cpu is the mean over this many seconds
+        self.history = collections.defaultdict(collections.deque)  # node -> (time, percent)
         self.stack = stack
         self.api = KubeAdmin(stack)
         self.period = period
@@ -88,6 +98,18 @@ class LoadGenerator(threading.Thread):
     def set(self, ns, app, cores):
         with self.lock:
             self.usage[(ns, app)] = cores
+
+    def lag(self, seconds):
+        """From now on it_node_cpu is each node's mean over `seconds`, as if every node had been at
+        its last pushed value for that long (a recording rule over a rate, on a node that has been
+        hot a while)."""
+        now = time.monotonic()
+        with self.lock:
+            self.history.clear()
+            for n, v in self.last.items():
+                self.history[n].extend((now - seconds + k * self.period, v)
+                                       for k in range(int(seconds / self.period)))
+            self.mean_seconds = seconds
 
     def set_memory(self, ns, app, working_set_bytes):
         with self.lock:
@@ -127,7 +149,10 @@ class LoadGenerator(threading.Thread):
                                     p["metadata"].get("creationTimestamp"))
             if p.get("spec", {}).get("nodeName"):
                 self.bound.setdefault((p["metadata"]["namespace"], p["metadata"]["name"]), p["spec"]["nodeName"])
-            if not running(p):
+            leaving = (self.count_terminating and p["metadata"].get("deletionTimestamp")
+                       and p.get("spec", {}).get("nodeName")
+                       and p.get("status", {}).get("phase") == "Running")
+            if not running(p) and not leaving:
                 continue
             c = self.cores(p)
             if p["spec"]["nodeName"] in used:
@@ -141,6 +166,16 @@ class LoadGenerator(threading.Thread):
                 mem_lines.append('it_pod_mem{namespace="%s",pod="%s"} %r\n' % (
                     p["metadata"]["namespace"], p["metadata"]["name"], ws))
         percent = {n: 100 * used[n] / alloc[n] for n in alloc}
+        with self.lock:
+            if self.mean_seconds > 0:
+                # The mean of the node's last mean_seconds of samples (all it has, at first).
+                now = time.monotonic()
+                for n, v in percent.items():
+                    h = self.history[n]
+                    h.append((now, v))
+                    while h and now - h[0][0] > self.mean_seconds:
+                        h.popleft()
+                    percent[n] = sum(x for _, x in h) / len(h)
         body = ""
         if pod_lines:
             body += "# TYPE it_pod_cpu gauge\n" + "".join(pod_lines)

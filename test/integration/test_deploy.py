@@ -113,10 +113,20 @@ class ManifestsTest(unittest.TestCase):
             {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
             {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"],
              "verbs": ["get"]},
+            {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"],
+             "verbs": ["get"]},
+            {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": ["list"]},
             {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]}])
         binding = find(docs, "ClusterRoleBinding", "dynamic-scheduler-rebalance")
         self.assertEqual(binding["roleRef"]["name"], "dynamic-scheduler-rebalance")
         self.assertEqual(binding["subjects"], find(self.docs, "ClusterRoleBinding")["subjects"])
+        # The eviction ledger: get and update of its one lease, in the controller's namespace only.
+        ledger = find(docs, "Role", "dynamic-scheduler-eviction-ledger")
+        self.assertEqual(ledger["rules"], [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                                            "resourceNames": ["dynamic-scheduler-evictions"],
+                                            "verbs": ["get", "update"]}])
+        self.assertEqual(find(docs, "RoleBinding", "dynamic-scheduler-eviction-ledger")["subjects"],
+                         find(self.docs, "ClusterRoleBinding")["subjects"])
 
     def test_controller_deployment(self):
         dep = find(self.docs, "Deployment", "dynamic-scheduler")

@@ -120,7 +120,12 @@ def wait_metric(c, name, value, timeout=15, why=""):
         raise AssertionError("%s (last value %r) %s" % (e, seen[-1] if seen else None, why)) from None
 
 
-class RebalanceIT(unittest.TestCase):
+class RebalanceStack(unittest.TestCase):
+    """The stack and helpers of the rebalancer's closed loops (no tests of its own): the simulator
+    with the deploy RBAC, real Prometheus and pushgateway, and the load generator."""
+    # How long a graceful deletion takes in the simulator (min of the pod's grace period and this).
+    GRACE_SECONDS = 1
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ds-reb-")
@@ -128,7 +133,8 @@ class RebalanceIT(unittest.TestCase):
         with open(rbac_file, "w") as f:
             json.dump(deploy_rbac(), f)
         cls.stack = Stack(nodes=5, control_plane=1, sim_args=[
-            "-rbac", rbac_file, "-pod_grace_seconds", "1", "-pod_start_seconds", "1"]).start()
+            "-rbac", rbac_file, "-pod_grace_seconds", str(cls.GRACE_SECONDS),
+            "-pod_start_seconds", "1"]).start()
         if os.environ.get("DS_KEEP_TMP") == "1":
             print("\nlogs in", cls.stack.dir)
         cls.api = KubeAdmin(cls.stack)
@@ -183,7 +189,7 @@ class RebalanceIT(unittest.TestCase):
         res = self.stack.query('it_node_cpu{node="%s"}' % node)
         return float(res[0]["value"][1]) if res else None
 
-    def setup_hot(self, affinity, fillers=None, affinity_override=None, **extra):
+    def setup_hot(self, affinity, fillers=None, affinity_override=None, deployment=False, **extra):
         """Fillers on the other workers, then the hot workload, all of whose pods land on HOT;
         waits until Prometheus sees HOT at 86.7 % and every hot pod's usage. Returns the hot pods'
         names. `fillers`: {node: (extra labels, extra spec)} for some of the fillers."""
@@ -208,9 +214,11 @@ class RebalanceIT(unittest.TestCase):
                     "requiredDuringSchedulingIgnoredDuringExecution"] = value
             else:
                 spec[key] = value
-        self.stack.sim_admin("POST", "/sim/workloads", {
-            "namespace": self.ns, "name": "hot", "replicas": REPLICAS,
-            "template": {"metadata": {"labels": {"app": "hot"}}, "spec": spec}})
+        workload = {"namespace": self.ns, "name": "hot", "replicas": REPLICAS,
+                    "template": {"metadata": {"labels": {"app": "hot"}}, "spec": spec}}
+        if deployment:  # a Deployment's ReplicaSet (apps/v1), as most workloads are
+            workload["deployment"] = "hot"
+        self.stack.sim_admin("POST", "/sim/workloads", workload)
         self.running_pods("filler", len(OTHERS))
         hot = self.running_pods("hot", REPLICAS)
         self.assertEqual([p["spec"]["nodeName"] for p in hot], [HOT] * REPLICAS,
@@ -252,6 +260,11 @@ class RebalanceIT(unittest.TestCase):
     def start(self, limits, dry_run=False, hold="6s", windows="", args=(), name=None, head=""):
         """A controller; `windows` may also carry other lines of the rebalance section, `head`
         top-level lines of rule.yaml (e.g. mark: taint)."""
+        # Each test's controllers keep their eviction ledger (the lease dynamic-scheduler-evictions)
+        # in the test's namespace, as separate installations would: the limits of one test's
+        # evictions are not another's.
+        if "-leader_elect_namespace" not in args:
+            args = list(args) + ["-leader_elect_namespace", self.ns]
         c = Controller(self.stack, head + RULE_YAML.format(limits=limits, dry_run=str(dry_run).lower(),
                                                            hold=hold, windows=windows), args=args,
                        name=name or "controller-" + self.ns)
@@ -285,7 +298,9 @@ class RebalanceIT(unittest.TestCase):
                         [(p["metadata"]["name"], p["spec"].get("nodeName"), p["status"].get("phase"),
                           p["metadata"].get("deletionTimestamp")) for p in now])
 
-    # --- scenarios ---
+
+
+class RebalanceIT(RebalanceStack):
     def test_closed_loop_evicts_until_cool_and_mark_steers_replacements(self):
         before = self.setup_hot(affinity=True)
         c = self.start("{perCycle: 1, perHour: 50, perNodePerHour: 20, nodeCooldown: 3s, perWorkload: 5}")
