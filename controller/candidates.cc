@@ -125,26 +125,37 @@ Avoid Candidates::HotMarkOn(const NodeInfo& node) const {
   return a;
 }
 
-std::vector<const PodInfo*> Candidates::Filter(std::vector<PodInfo>* pods, const NodeInfo& node,
-                                               const Avoid& avoid, double now,
-                                               const ReliefWrites& io, Cluster* cluster,
+void Candidates::Read(std::vector<PodInfo>* pods, double now, Cluster* cluster,
+                      Placement* placement) {
+  for (PodInfo& p : *pods)
+    if (CheckEvictable(p, cfg_.pods, now) == Keep::kNone)
+      reads_->ReadConstraints(&p, now, cluster, placement);
+}
+
+std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,
+                                               const NodeInfo& node, const Avoid& avoid, double now,
+                                               const ReliefWrites& io, const Cluster& cluster,
                                                Placement* placement, Skipped* skipped) {
   Skipped local;
   Skipped& sk = skipped != nullptr ? *skipped : local;
-  // Read first: what decides where each pod that may go at all could run (its claims' volumes,
-  // its namespace's domain guards, its group terms' members). The checks below only look.
-  std::vector<PodInfo*> evictable;
-  for (PodInfo& p : *pods) {
+  std::vector<const PodInfo*> evictable;
+  for (const PodInfo& p : pods) {
     if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
       tally_->Count(&RebalanceCounters::kept, KeepName(k));
       continue;
     }
-    reads_->ReadConstraints(&p, now, cluster, placement);
     evictable.push_back(&p);
   }
   std::vector<const PodInfo*> out;
-  for (PodInfo* pp : evictable) {
+  for (const PodInfo* pp : evictable) {
     const PodInfo& p = *pp;
+    // Evicted already, its eviction not seen through yet (no answer came, a move in the
+    // background): counted as leaving its node, so no candidate again.
+    if (evictor_->StillListed(p)) {
+      tally_->Count(&RebalanceCounters::skips, "in_flight");
+      ++sk.limited;
+      continue;
+    }
     // Where its replacement may run depends on what the fit check does not judge: never a guess.
     if (!p.unjudged.empty()) {
       tally_->Count(&RebalanceCounters::skips, "constraint");
@@ -181,7 +192,7 @@ std::vector<const PodInfo*> Candidates::Filter(std::vector<PodInfo>* pods, const
       continue;
     }
     // Someone else is moving it, its node or its workload: for now (their move ends).
-    if (const char* other = OtherDisruptorOf(p, node, *cluster)) {
+    if (const char* other = OtherDisruptorOf(p, node, cluster)) {
       tally_->Count(&RebalanceCounters::skips, other);
       ++sk.limited;
       ++sk.disrupted[other];

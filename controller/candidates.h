@@ -89,12 +89,16 @@ class Candidates {
   // that fits on no other node is no_fit then, not would_return: no term would let it move); and
   // no limit forbids them; nobody else is moving them (rebalance/disruptors.h: the node's
   // removal, safe-to-evict "false", an eviction in the background, their workload's rollout or
-  // scale-down; a workload or autoscalers that could not be read count as such). Reads what
-  // decides their fit and their disruptors first (ClusterReads::ReadConstraints),
-  // into the pods and `placement`; decides on values after.
-  std::vector<const PodInfo*> Filter(std::vector<PodInfo>* pods, const NodeInfo& node,
+  // scale-down; a workload or autoscalers that could not be read count as such). Decides on what
+  // Read gave only: no I/O but the would_return advice, an Event through the evictor.
+  std::vector<const PodInfo*> Filter(const std::vector<PodInfo>& pods, const NodeInfo& node,
                                      const Avoid& avoid, double now_wall, const ReliefWrites& io,
-                                     Cluster* cluster, Placement* placement, Skipped* skipped);
+                                     const Cluster& cluster, Placement* placement,
+                                     Skipped* skipped);
+  // The reads Filter decides on, made first (the cycle's reads stage): for every pod of `pods`
+  // that rebalance/evictable.h lets go, what decides its fit and its disruptors
+  // (ClusterReads::ReadConstraints), into the pods, `cluster` and `placement`.
+  void Read(std::vector<PodInfo>* pods, double now_wall, Cluster* cluster, Placement* placement);
 
   // A replacement came back onto the node its pod left: its workload is left alone until then.
   void Pause(const std::string& workload, double until_wall) { paused_[workload] = until_wall; }

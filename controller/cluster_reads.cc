@@ -249,6 +249,9 @@ void ClusterReads::ReadConstraints(PodInfo* pod, double now_wall, Cluster* clust
 void ClusterReads::ReadDisruptors(const PodInfo& pod, Cluster* c) {
   if (!c->autoscalers.count(pod.ns)) {
     auto list = kube_->ListAutoscalers(pod.ns);
+    // A cluster without autoscaling/v2 (before 1.23) answers 404: no autoscalers to judge.
+    if (!list.ok() && list.status().code() == StatusCode::kNotFound)
+      list = std::vector<Autoscaler>{};
     if (!list.ok()) {
       tally_->Count(&RebalanceCounters::list_errors);
       if (throttle_.ShouldLog("hpa", clock_->Now()))
@@ -305,8 +308,9 @@ bool ClusterReads::LookUpLeaving(const std::vector<const LeavingPod*>& pods,
     }
     // The same pod: a StatefulSet's replacement has its name, and may be back on this node.
     const std::string id = p->uid.empty() ? p->pod : p->uid;
+    // A pod that finished (Succeeded, Failed) holds nothing on its node any more: gone.
     const bool listed = std::any_of(page->items.begin(), page->items.end(), [&](const PodInfo& x) {
-      return x.node == p->node && x.Id() == id;
+      return x.node == p->node && x.Id() == id && Holds(x);
     });
     if (!listed) gone->push_back(id);
   }

@@ -223,9 +223,11 @@ void Drainer::Drain(const std::vector<ReliefInput>& nodes, UnderuseCycle* c,
     tried->insert(n);
     const ReliefInput* r = c->by_name.at(n);
     Skipped skipped;
-    // The underused mark has no taint; in a dry run it is not on the node, but would be.
+    // Read first, then decide on what was read. The underused mark has no taint; in a dry run it
+    // is not on the node, but would be.
+    candidates_->Read(&cluster->on[n], now, &*cluster, &placement);
     const std::vector<const PodInfo*> movable =
-        candidates_->Filter(&cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, &*cluster,
+        candidates_->Filter(cluster->on[n], *r->node, Avoid{uc.value, nullptr}, now, io, *cluster,
                             &placement, &skipped);
     // Drained: nothing it may ever move is left. Pods a limit holds back for now still count, and
     // so do pods that would come back, fit nowhere, or whose fit is not judged: they are still on

@@ -87,11 +87,19 @@ void Evictor::Restore(const std::vector<LedgerEntry>& ledger, double now_wall) {
   awaited_.clear();
   for (const LedgerEntry& e : ledger) {
     const double age = now_wall - e.at_wall;
-    if (age < kInFlightLimitSeconds + max_settle_) {
-      auto k = known.find(e.uid.empty() ? e.pod : e.uid);
+    // Past kInFlightLimitSeconds a pod counts as gone (ToLookUp): one evicted that long ago is
+    // not looked up again, and a new leader does not know when it went.
+    if (age < kInFlightLimitSeconds) {
+      const std::string id = e.uid.empty() ? e.pod : e.uid;
+      // Once per pod, the latest entry (the ledger is oldest first).
+      leaving_.erase(std::remove_if(leaving_.begin(), leaving_.end(),
+                                    [&](const LeavingPod& p) {
+                                      return (p.uid.empty() ? p.pod : p.uid) == id;
+                                    }),
+                     leaving_.end());
+      auto k = known.find(id);
       if (k != known.end()) {
-        leaving_.push_back(std::move(k->second));
-        known.erase(k);
+        leaving_.push_back(k->second);
       } else {
         leaving_.push_back(LeavingPod{e.node, e.pod, e.uid, e.cpu, e.memory, e.at_wall, 0});
       }
@@ -133,6 +141,13 @@ size_t Evictor::InFlight(const std::string& node, double now_wall) const {
 double Evictor::LastEviction(const std::string& node) const {
   auto it = last_eviction_.find(node);
   return it == last_eviction_.end() ? 0 : it->second;
+}
+
+bool Evictor::StillListed(const PodInfo& pod) const {
+  const std::string id = pod.Id();
+  return std::any_of(leaving_.begin(), leaving_.end(), [&](const LeavingPod& p) {
+    return p.gone_wall <= 0 && (p.uid.empty() ? p.pod : p.uid) == id;
+  });
 }
 
 void Evictor::Gone(const std::string& id, double now_wall) {
@@ -179,9 +194,26 @@ void Evictor::ExpireAwaited(double now_wall) {
                  awaited_.end());
 }
 
+void Evictor::TakeBack(const PodInfo& pod, double at_wall, const std::function<bool()>& gate) {
+  Status st = ledger_.Remove(pod.Key(), at_wall, clock_->WallSeconds(), gate);
+  if (st.ok()) return;
+  // The entry stays: the next leader counts an eviction that did not happen (one too many).
+  tally_->Count(&RebalanceCounters::skips, "ledger_takeback_failed");
+  if (throttle_.ShouldLog("ledger-remove", clock_->Now()))
+    LOG(WARNING) << "rebalance: taking a refused eviction back out of the eviction ledger failed; "
+                    "it counts against the limits until it is an hour old"
+                 << Fields("pod", pod.Key(), "err", st);
+}
+
 void Evictor::Charge(const PodInfo& pod, const std::string& node, double at_wall, double cpu,
                      double memory) {
   budget_.Record(pod);
+  // Once per pod: one evicted again (its first answer never came) is still one pod leaving.
+  leaving_.erase(std::remove_if(leaving_.begin(), leaving_.end(),
+                                [&](const LeavingPod& p) {
+                                  return (p.uid.empty() ? p.pod : p.uid) == pod.Id();
+                                }),
+                 leaving_.end());
   leaving_.push_back(LeavingPod{node, pod.Key(), pod.uid, cpu, memory, at_wall, 0});
   last_eviction_[node] = at_wall;
 }
@@ -218,9 +250,20 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
     if (gate && !gate()) return Outcome{false, false, false};
     // Write-ahead, in the order a crash must find them: the ledger (the limits and the pods in
     // motion of the next leader), then the node's record (its held mark and cool-down).
-    LedgerEntry entry{rec.at_wall, name,           pod.Key(),
-                      pod.uid,     pod.Workload(), ReplacementSelector(pod),
-                      cpu,         memory,         drain};
+    // A selector of all a pod's labels can be long; the ledger keeps a short one only (the next
+    // leader then does not follow that replacement: its workload's perWorkload expires instead).
+    std::string selector = ReplacementSelector(pod);
+    if (selector.size() > kLedgerMaxSelector) selector.clear();
+    LedgerEntry entry;
+    entry.at_wall = rec.at_wall;
+    entry.node = name;
+    entry.pod = pod.Key();
+    entry.uid = pod.uid;
+    entry.workload = pod.Workload();
+    entry.selector = std::move(selector);
+    entry.cpu = cpu;
+    entry.memory = memory;
+    entry.drain = drain;
     if (Status st = ledger_.Append(entry, rec.at_wall, gate); !st.ok()) {
       if (st.code() == StatusCode::kCancelled) return Outcome{!gate || gate(), false, false};
       tally_->Count(&RebalanceCounters::skips, "ledger_failed");
@@ -233,7 +276,7 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
     if (WriteRecord(name, drain, rec.at_wall, io, &previous) != WriteEnd::kWritten) {
       // The write logged why; the pod waits for a cycle whose record write lands.
       tally_->Count(&RebalanceCounters::skips, "record_failed");
-      ledger_.Remove(pod.Key(), rec.at_wall, rec.at_wall, gate);
+      TakeBack(pod, rec.at_wall, gate);
       out.open = !gate || gate();
       return out;
     }
@@ -244,7 +287,7 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
       // Nothing was evicted: the intents are taken back, so neither the limits nor the node's
       // cool-down and held mark are charged for it. A failed write errs toward holding.
       WriteRecord(name, drain, previous, io);
-      ledger_.Remove(pod.Key(), rec.at_wall, clock_->WallSeconds(), gate);
+      TakeBack(pod, rec.at_wall, gate);
     }
   }
   if (out.evicted) {

@@ -69,6 +69,8 @@ class Evictor {
   // RebalanceReport::problem stays this long after it was last seen (or until an eviction goes
   // through).
   static constexpr double kProblemSeconds = 900;
+  // The longest replacement selector the ledger keeps (bytes).
+  static constexpr size_t kLedgerMaxSelector = 256;
   // The `rule` of an eviction that drains an underused node.
   static constexpr const char* kUnderusedRule = "underused";
 
@@ -98,6 +100,9 @@ class Evictor {
   // eviction (0: none known to this replica).
   size_t InFlight(const std::string& node, double now_wall) const;
   double LastEviction(const std::string& node) const;
+  // Is `pod` one this controller evicted that is still listed (its eviction may yet take effect:
+  // an answer that never came, a move in the background)? Such a pod is no candidate again.
+  bool StillListed(const PodInfo& pod) const;
   // The reads found pod `uid` (LeavingPod::uid, else its namespace/name) gone from its node.
   void Gone(const std::string& id, double now_wall);
   // Pods to look up this cycle: listed at the last look, within kInFlightLimitSeconds. Those past
@@ -152,6 +157,8 @@ class Evictor {
   // Events on the pod and on the node, with the rule, its load and its goal.
   void Announce(const EvictionRecord& r, const ReliefWrites& io);
   void Restore(const std::vector<LedgerEntry>& ledger, double now_wall);
+  // Takes a refused eviction's entry back out of the ledger; a failure is logged and counted.
+  void TakeBack(const PodInfo& pod, double at_wall, const std::function<bool()>& gate);
 
   // Constant after construction.
   const RebalanceConfig cfg_;

@@ -9,6 +9,7 @@
 
 #include "common/log_fields.h"
 #include "rebalance/disruptors.h"
+#include "rebalance/evictable.h"
 #include "rebalance/in_motion.h"
 #include "rebalance/kubelet_order.h"
 #include "rebalance/qualify.h"
@@ -192,6 +193,7 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
       tally_.Count(&RebalanceCounters::skips, "in_motion");
     } else if (q == Qualification::kYes && relief && NodeBeingRemoved(*in.node)) {
       // A cluster-autoscaler or Karpenter drains it: its pods all go with it anyway.
+      effect_.OnQualified(r.name, now);
       r.limit = DisruptorName(Disruptor::kNodeRemoval);
       tally_.Count(&RebalanceCounters::skips, r.limit);
     } else if (q == Qualification::kYes && relief) {
@@ -204,7 +206,7 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
         r.limit = "retry_wait";  // nothing could be evicted last time: not listed every cycle
         tally_.Count(&RebalanceCounters::skips, r.limit);
       } else {
-        relieve.emplace(r.name, Hot{&in, std::move(*relief)});
+        relieve.emplace(r.name, Hot{&in, std::move(*relief), r.load});
       }
     }
     reports->push_back(std::move(r));
@@ -243,9 +245,9 @@ std::vector<UsedPod> Rebalancer::KubeletVictims(const std::vector<PodInfo>& pods
   // candidates: the first is the one it kills next.
   std::vector<std::pair<KubeletMemoryRank, const PodInfo*>> ranked;
   for (const PodInfo& p : pods) {
-    if (p.terminating) continue;  // leaving already
+    if (p.terminating || evictor_.StillListed(p)) continue;  // leaving already
     if (auto u = used.find(p.Key()); u != used.end())
-      ranked.push_back({KubeletMemoryRank{u->second, p.memory_request, p.priority}, &p});
+      ranked.push_back({KubeletMemoryRank{u->second, p.KubeletMemoryRequest(), p.priority}, &p});
   }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     if (KubeletEvictsBefore(a.first, b.first)) return true;
@@ -262,25 +264,34 @@ std::vector<UsedPod> Rebalancer::KubeletVictims(const std::vector<PodInfo>& pods
       continue;
     }
     if (!out.empty()) break;  // the victims before it may go; it, and those after, stay
-    *why = within ? "within_requests" : "kubelet_victim_stays";
-    tally_.Count(&RebalanceCounters::skips, *why);
-    if (c == candidates.end() && !within &&
-        !pod->owner_kind.empty()) {  // its owner can change what keeps it (PDB, steering, ...)
-      LOG(INFO) << "rebalance: not relieved: the pod the kubelet would kill next cannot move, and "
-                   "moving another one instead would not spare it"
-                << Fields("node", name, "pod", pod->Key());
-      if (!cfg_.dry_run)
-        evictor_.EventOnOwner(
-            *pod, "Warning", "RebalanceKubeletVictimStays", "Skip",
-            "Pod " + pod->Key() + " uses more memory than it requests on node " + name +
-                ", which is short of memory, and is the one the kubelet would evict next; the "
-                "rebalancer cannot move it (no steering term, a PodDisruptionBudget, no room "
-                "elsewhere, too young or a limit) and moves no other pod in its place",
-            now, name, io);
+    if (within) {
+      *why = "within_requests";
+      tally_.Count(&RebalanceCounters::skips, *why);
+    } else {
+      *why = "kubelet_victim_stays";
+      VictimStays(*pod, name, now, io);
     }
     break;
   }
   return out;
+}
+
+void Rebalancer::VictimStays(const PodInfo& pod, const std::string& node, double now,
+                             const ReliefWrites& io) {
+  tally_.Count(&RebalanceCounters::skips, "kubelet_victim_stays");
+  // Its owner can change what keeps it (a PodDisruptionBudget, the steering term, its request);
+  // a DaemonSet's or a static pod's cannot be moved by anyone: only the log line says it.
+  LOG(INFO) << "rebalance: not relieved further: the pod the kubelet would kill next cannot move, "
+               "and moving another one instead would not spare it"
+            << Fields("node", node, "pod", pod.Key());
+  if (cfg_.dry_run || pod.owner_kind.empty() || pod.owner_kind == "DaemonSet" || pod.mirror) return;
+  evictor_.EventOnOwner(pod, "Warning", "RebalanceKubeletVictimStays", "Skip",
+                        "Pod " + pod.Key() + " uses more memory than it requests on node " + node +
+                            ", which is short of memory, and is the one the kubelet would evict "
+                            "next; the rebalancer cannot move it (no steering term, a "
+                            "PodDisruptionBudget, no room elsewhere, too young or a limit) and "
+                            "moves no other pod in its place",
+                        now, node, io);
 }
 
 bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
@@ -300,23 +311,30 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   if (!cluster) return true;
   Placement placement = Candidates::PlacementOn(dest, &*cluster);
   placement.RequireGuards();
-  // The evictable pods of each node, then one usage query per resource for all of them (for
-  // memory relief in the kubelet's order, every pod of the node: its next victim may be none).
-  std::map<std::string, std::vector<const PodInfo*>> evictable;
+  // Read, before any choice: what decides the fit and the disruptors of each pod that may go at
+  // all, then one usage query per resource for those pods (for memory relief in the kubelet's
+  // order, every pod of the node: its next victim may be one that cannot go).
   std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
-  std::map<std::string, Skipped> skipped;
   for (auto& [name, entry] : relieve) {
-    const NodeInfo& node = *entry.in->node;
-    evictable[name] = candidates_.Filter(&cluster->on[name], node, candidates_.HotMarkOn(node), now,
-                                         io, &*cluster, &placement, &skipped[name]);
+    std::vector<PodInfo>& pods = cluster->on[name];
+    candidates_.Read(&pods, now, &*cluster, &placement);
     const bool memory = entry.relief.resource != Rule::Resource::kCpu;
-    for (const PodInfo* p : evictable[name]) wanted[memory].insert(p->Key());
-    if (memory && !cfg_.evict_within_requests)
-      for (const PodInfo& p : cluster->on[name]) wanted[1].insert(p.Key());
+    for (const PodInfo& p : pods)
+      if ((memory && !cfg_.evict_within_requests) ||
+          CheckEvictable(p, cfg_.pods, now) == Keep::kNone)
+        wanted[memory].insert(p.Key());
   }
   std::map<std::string, double> usage[2];
   if (!wanted[0].empty()) usage[0] = reads_.PodUsage(Rule::Resource::kCpu, wanted[0], order);
   if (!wanted[1].empty()) usage[1] = reads_.PodUsage(Rule::Resource::kMemory, wanted[1], order);
+  // Then decide on what was read: the pods of each node that may go now.
+  std::map<std::string, std::vector<const PodInfo*>> evictable;
+  std::map<std::string, Skipped> skipped;
+  for (auto& [name, entry] : relieve) {
+    const NodeInfo& node = *entry.in->node;
+    evictable[name] = candidates_.Filter(cluster->on[name], node, candidates_.HotMarkOn(node), now,
+                                         io, *cluster, &placement, &skipped[name]);
+  }
   for (const std::string& name : order) {
     const Hot& hot = relieve.at(name);
     const Relief& relief = hot.relief;
@@ -342,8 +360,15 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     tried->insert(name);
     // A replacement must also fit by real usage where the node's is known (relief_plan.h), so
     // that its new node does not turn hot in its turn.
-    PodChoice choice =
-        PlanRelief(relief, candidates, room, &placement, !cpu && !cfg_.evict_within_requests);
+    const bool in_order = !cpu && !cfg_.evict_within_requests;
+    PodChoice choice = PlanRelief(relief, candidates, room, &placement, in_order);
+    // The kubelet's next victim that fits nowhere (or would take the node below its floor) stops
+    // the plan there: said as when it is no candidate at all.
+    if (in_order && !choice.reached && choice.picks.size() < candidates.size() &&
+        (choice.no_fit > 0 || choice.over_floor > 0)) {
+      rep->limit = "kubelet_victim_stays";
+      VictimStays(*candidates[choice.picks.size()].pod, name, now, io);
+    }
     rep->picks = choice.picks.size();
     rep->no_fit = choice.no_fit + skipped[name].no_fit;
     rep->load_after = relief.Value(choice.load_after);
@@ -355,8 +380,8 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
       rec.node = name;
       rec.to = pick.to;
       rec.rule = relief.rule;
-      rec.usage = pick.usage;  // bytes (its working set) for a bytes-available rule
-      rec.load = relief.Value(relief.load.load);
+      rec.usage = pick.usage;   // bytes (its working set) for a bytes-available rule
+      rec.load = hot.measured;  // as the rule measured it: what the Event and the log say
       rec.goal = relief.Value(relief.load.goal);
       rec.unit = relief.unit();
       rec.at_wall = now;
@@ -374,6 +399,11 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
           effect_.OnEviction(name, pod.Workload(), now, pod.Key(), pod.owner_api_version);
       }
       if (!o.open) return false;
+      if (in_order && !o.moved) {  // refused (a PodDisruptionBudget, a limit): the next may not go
+        rep->limit = "kubelet_victim_stays";
+        VictimStays(pod, name, now, io);
+        break;
+      }
     }
   }
   return true;
@@ -382,12 +412,17 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
 void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
                          const std::set<std::string>& alerted, const ReliefWrites& io,
                          const std::vector<std::string>& reference_hot) {
+  // Every eviction is written ahead; there is no mode without it (tests use the real records).
+  CHECK(io.writer != nullptr && io.records != nullptr && io.stop != nullptr);
   const double now = clock_->WallSeconds();
   int weekday = 0, minute = 0;
   zone_.LocalWeekdayMinute(now, &weekday, &minute);
   // The ledger first (at the first cycle and in a new term): the limits and the pods in motion
   // as whichever replica led left them. Unread, nothing is evicted this cycle.
   const bool ledger = evictor_.StartCycle(now, weekday, minute, io.term);
+  // A new term rebuilt the awaited replacements from the ledger: they are matched afresh.
+  if (io.term != term_) replaced_seen_.clear();
+  term_ = io.term;
   TrackInMotion(now);
   FollowReplacements(now);
   TrackEpisodes(nodes, now, reference_hot);

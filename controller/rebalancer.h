@@ -95,7 +95,8 @@ class Rebalancer {
  private:
   struct Hot {  // a hot node to relieve this cycle
     const ReliefInput* in = nullptr;
-    Relief relief;
+    Relief relief;        // its load less what is already leaving (in_motion.h)
+    double measured = 0;  // the rule's value as measured, in its own terms (for Events and logs)
   };
 
   // The stages of Relieve, in order.
@@ -121,6 +122,9 @@ class Rebalancer {
                                       const std::map<std::string, double>& used, double now,
                                       const ReliefWrites& io, const std::string& name,
                                       std::string* why);
+  // The kubelet's next victim on `node` cannot move, so nothing else moves: counted, logged, and
+  // an Event on its owner.
+  void VictimStays(const PodInfo& pod, const std::string& node, double now, const ReliefWrites& io);
   // An Event on each evicted pod's owner once the eviction's effectWindow ended: relieved after
   // how long, and where its replacement runs (EffectTracker::TakeOutcomes); logged too.
   void AnnounceOutcomes(const ReliefWrites& io);
@@ -144,6 +148,7 @@ class Rebalancer {
   EffectTracker effect_;
   std::set<std::string> was_marked_;        // marked last cycle: an episode ends when it goes
   std::set<std::string> replaced_seen_;     // pods counted as a replacement once
+  uint64_t term_ = 0;                       // the leadership term of the last cycle
   std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
 };
 

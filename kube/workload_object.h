@@ -50,7 +50,11 @@ struct WorkloadStatus {
   // kubectl's StatusViewer for each kind (kubernetes staging/src/k8s.io/kubectl/pkg/
   // polymorphichelpers/rollout_status.go); kubectl has none for a ReplicaSet, which is judged as
   // a Deployment's replicas are (its own spec observed, every replica there and available).
-  std::string RolloutWaitingFor() const {
+  // `availability` false: only what replaces pods (a template not observed or not rolled out to
+  // every replica, old replicas still there, revisions apart), not replicas that are merely not
+  // ready or available (a crash-looping pod, one just started): those are a
+  // PodDisruptionBudget's business, and would keep the workload's pods in place for ever.
+  std::string RolloutWaitingFor(bool availability = true) const {
     auto n = [](int64_t v) { return std::to_string(v); };
     if (kind == "Deployment") {
       if (generation > observed_generation) return "spec update to be observed";
@@ -59,7 +63,7 @@ struct WorkloadStatus {
         return n(updated_replicas) + " of " + n(*spec_replicas) + " new replicas updated";
       if (replicas > updated_replicas)
         return n(replicas - updated_replicas) + " old replicas pending termination";
-      if (available_replicas < updated_replicas)
+      if (availability && available_replicas < updated_replicas)
         return n(available_replicas) + " of " + n(updated_replicas) + " updated replicas available";
       return "";
     }
@@ -67,7 +71,7 @@ struct WorkloadStatus {
       if (generation > observed_generation) return "spec update to be observed";
       if (spec_replicas && replicas != *spec_replicas)
         return n(replicas) + " of " + n(*spec_replicas) + " replicas";
-      if (spec_replicas && available_replicas < *spec_replicas)
+      if (availability && spec_replicas && available_replicas < *spec_replicas)
         return n(available_replicas) + " of " + n(*spec_replicas) + " replicas available";
       return "";
     }
@@ -75,7 +79,7 @@ struct WorkloadStatus {
       if (update_strategy != "RollingUpdate") return "";
       if (observed_generation == 0 || generation > observed_generation)
         return "spec update to be observed";
-      if (spec_replicas && ready_replicas < *spec_replicas)
+      if (availability && spec_replicas && ready_replicas < *spec_replicas)
         return n(*spec_replicas - ready_replicas) + " pods to be ready";
       if (rolling_update_set) {
         if (spec_replicas && partition && updated_replicas < *spec_replicas - *partition)
@@ -92,7 +96,7 @@ struct WorkloadStatus {
       if (updated_number_scheduled < desired_number_scheduled)
         return n(updated_number_scheduled) + " of " + n(desired_number_scheduled) +
                " new pods updated";
-      if (number_available < desired_number_scheduled)
+      if (availability && number_available < desired_number_scheduled)
         return n(number_available) + " of " + n(desired_number_scheduled) +
                " updated pods available";
       return "";
@@ -100,6 +104,9 @@ struct WorkloadStatus {
     return "";
   }
   bool RolloutInProgress() const { return !RolloutWaitingFor().empty(); }
+  // A rollout that replaces pods is under way (RolloutWaitingFor(false)): the rebalancer leaves
+  // the workload's pods to it.
+  bool ReplacingPods() const { return !RolloutWaitingFor(false).empty(); }
 };
 
 // One HorizontalPodAutoscaler (autoscaling/v2).

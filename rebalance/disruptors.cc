@@ -12,7 +12,8 @@ bool IsApps(const std::string& api_version) { return api_version.rfind("apps/", 
 bool NodeBeingRemoved(const NodeInfo& node) {
   return std::any_of(node.taints.begin(), node.taints.end(), [](const Taint& t) {
     return t.key == kClusterAutoscalerDeletingTaint ||
-           (t.key == kKarpenterDisruptedTaint && t.effect == kKarpenterDisruptedEffect);
+           (t.key == kKarpenterDisruptedTaint && t.effect == kKarpenterDisruptedEffect) ||
+           (t.key == kKarpenterLegacyDisruptionTaint && t.value == "disrupting");
   });
 }
 
@@ -46,9 +47,10 @@ Disruptor OtherDisruptor(const PodInfo& pod, const NodeInfo& node, const Workloa
     return Disruptor::kSafeToEvictFalse;
   if (FindLabel(pod.annotations, kEvictionInProgressAnnotation) != nullptr)
     return Disruptor::kEvictingInBackground;
-  // A rollout replaces the pods anyway, and while it runs the workload is short of updated or
-  // available replicas: one more eviction deepens the dip its PodDisruptionBudget may not see.
-  if (workload != nullptr && workload->RolloutInProgress()) return Disruptor::kRollout;
+  // A rollout replaces the pods anyway, and while it runs the workload is short of updated
+  // replicas: one more eviction deepens the dip its PodDisruptionBudget may not see. (Replicas
+  // that are only not available -- one crash-looping -- are the budget's business.)
+  if (workload != nullptr && workload->ReplacingPods()) return Disruptor::kRollout;
   // An HPA that wants fewer replicas is about to delete some of them: the replacement of an
   // evicted one may be among those, and the node may cool by itself.
   auto scaled = [&](const Autoscaler& a) {

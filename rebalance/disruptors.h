@@ -26,6 +26,8 @@ inline constexpr const char* kClusterAutoscalerDeletingTaint = "ToBeDeletedByClu
 // MatchTaint does.
 inline constexpr const char* kKarpenterDisruptedTaint = "karpenter.sh/disrupted";
 inline constexpr const char* kKarpenterDisruptedEffect = "NoSchedule";
+// Karpenter before v1 (v0.3x): karpenter.sh/disruption=disrupting:NoSchedule on the node it takes.
+inline constexpr const char* kKarpenterLegacyDisruptionTaint = "karpenter.sh/disruption";
 
 enum class Disruptor {
   kNone,                  // nobody else is moving it: the rebalancer may

@@ -1246,6 +1246,18 @@ TEST_F(DisruptorTest, AWorkloadThatCannotBeReadIsNoLicenceToEvict) {
   EXPECT_EQ(Disrupted("disruptors_unread"), 1u);
 }
 
+// A cluster without autoscaling/v2 (before 1.23) answers 404 to the HPA list: no autoscalers.
+TEST_F(DisruptorTest, NoAutoscalingV2MeansNoAutoscalers) {
+  BigOfADeployment(false);
+  api_.FailNextAutoscalerLists({Status(StatusCode::kNotFound,
+                                       "the server could not find the "
+                                       "requested resource")});
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+}
+
 TEST_F(DisruptorTest, ANodeTheClusterAutoscalerRemovesIsNotRelieved) {
   api_.EditNode("node-1", [](NodeInfo* n) {
     n->taints.push_back(Taint{"ToBeDeletedByClusterAutoscaler", "1733580000", "NoSchedule"});
@@ -1500,6 +1512,48 @@ TEST_F(MemoryAvailableTest, TheKubeletsNextVictimThatCannotMoveStopsTheRelief) {
     told |= e.reason == "RebalanceKubeletVictimStays" && e.kind == "ReplicaSet" &&
             e.name == "small-rs" && e.type == "Warning";
   EXPECT_TRUE(told);
+}
+
+// E6 through the controller: a BestEffort pod whose RuntimeClass adds an overhead exceeds its
+// (zero) request at the kubelet with any use, so it is the next victim, before `small`.
+TEST_F(MemoryAvailableTest, ABestEffortPodWithAnOverheadIsTheKubeletsNextVictim) {
+  PodInfo vm = api_.pods().at("shop/big");
+  vm.name = "kata";
+  vm.uid = "uid-kata";
+  vm.owner_name = "kata-rs";
+  vm.labels = {{"app", "kata"}, {"pod-template-hash", "5d8f"}};
+  vm.memory_request = 160 * kMiB;  // the scheduler's: its overhead only
+  vm.memory_overhead = 160 * kMiB;
+  api_.AddPod(vm);
+  prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 200 * kMiB, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "small"}}, 1.05e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 50 * kMiB, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "kata"}}, 150 * kMiB, 0}});
+  Build();
+  MemCycle(10, 100 * kMiB);
+  MemCycle(10, 100 * kMiB);
+  ASSERT_FALSE(api_.evictions().empty());
+  // 150 MiB over its zero request, where small is 48 MiB over its own: kata first. Counted
+  // against the scheduler's request (its overhead), it would be within it, and go after small.
+  EXPECT_EQ(api_.evictions()[0], "shop/kata");
+}
+
+// E3: the kubelet's next victim is refused at the API (a PodDisruptionBudget): nothing else moves
+// in its place, and its owner is told.
+TEST_F(MemoryAvailableTest, ARefusedVictimStopsTheNodesRelief) {
+  prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 1.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "small"}}, 2.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 50 * kMiB, 0}});
+  cfg_.rebalance.limits.per_cycle = 2;
+  Build();
+  MemCycle(10, 100 * kMiB);
+  api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kBlockedByBudget,
+                                       Status(StatusCode::kUnavailable, "pdb")}});
+  MemCycle(10, 100 * kMiB);
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/small"}) << "big is not sent";
+  EXPECT_GE(Skips("kubelet_victim_stays"), 1u);
+  ASSERT_FALSE(rebalancer_->Report().nodes.empty());
+  EXPECT_EQ(rebalancer_->Report().nodes[0].limit, "kubelet_victim_stays");
 }
 
 // The same node once small can move: it goes, the kubelet's next victim.

@@ -49,6 +49,8 @@ TEST(Disruptors, FirstReasonNotToEvict) {
   const WorkloadStatus settled = Deployment();
   WorkloadStatus rolling = Deployment();
   rolling.updated_replicas = 2;  // 2 of 4 new replicas: mid-rollout
+  WorkloadStatus crashlooping = Deployment();
+  crashlooping.available_replicas = 3;  // one replica not available: no rollout (the PDB's)
   // A ReplicaSet owned by an Argo Rollout: judged itself; its HPA targets the Rollout.
   WorkloadStatus argo_rs;
   argo_rs.kind = "ReplicaSet";
@@ -73,6 +75,7 @@ TEST(Disruptors, FirstReasonNotToEvict) {
        {Hpa("Deployment", "web", 4, 4)},
        Disruptor::kNone},
       {"workload unknown, no HPA", {}, {}, nullptr, {}, Disruptor::kNone},
+      {"a replica not available is no rollout", {}, {}, &crashlooping, {}, Disruptor::kNone},
       {"cluster-autoscaler deletes the node",
        {Taint{"ToBeDeletedByClusterAutoscaler", "1767225600", "NoSchedule"}},
        {},
@@ -93,6 +96,12 @@ TEST(Disruptors, FirstReasonNotToEvict) {
        Disruptor::kNone},
       {"Karpenter disrupts the node",
        {Taint{"karpenter.sh/disrupted", "", "NoSchedule"}},
+       {},
+       &settled,
+       {},
+       Disruptor::kNodeRemoval},
+      {"Karpenter before v1 disrupts the node",
+       {Taint{"karpenter.sh/disruption", "disrupting", "NoSchedule"}},
        {},
        &settled,
        {},

@@ -872,6 +872,37 @@ TEST(EvictionBudget, EveryLimit) {
   EXPECT_STREQ(LimitName(Limit::kNodeCooldown), "node_cooldown");
 }
 
+// Issue 38: a restarted controller or a new leader counts every limit from the ledger.
+TEST(EvictionBudget, RestoredFromTheLedgerEveryLimitHolds) {
+  EvictionLimits l;
+  l.per_cycle = 5;
+  l.per_hour = 3;
+  l.per_node_per_hour = 2;
+  l.node_cooldown_seconds = 60;
+  l.per_namespace_per_hour = 0;
+  l.per_workload_unreplaced = 1;
+  EvictionBudget b(l);
+  b.StartCycle(kNow, 1, 9 * 60);
+  b.Record(Pod("forgotten", "elsewhere"));  // what this replica counted: the ledger replaces it
+  b.Restore({
+      LedgerEntry{kNow - 4000, "hot", "shop/old", "", "shop/ReplicaSet/web-old", "", 0, 0, false},
+      LedgerEntry{kNow - 300, "hot", "shop/a", "", "shop/ReplicaSet/web-a", "", 0, 0, false},
+      LedgerEntry{kNow - 30, "cool", "shop/b", "", "shop/ReplicaSet/web-b", "", 0, 0, false},
+  });
+  EXPECT_EQ(b.Check(Pod("x", "cool")), Limit::kNodeCooldown) << "30 s ago, from the ledger";
+  EXPECT_EQ(b.Check(Pod("x", "third")), Limit::kNone) << "an hour-old entry does not count";
+  PodInfo a2 = Pod("a2", "third");
+  a2.owner_name = "web-a";
+  EXPECT_EQ(b.Check(a2), Limit::kWorkload) << "web-a's replacement is not seen yet";
+  b.Replaced("shop/ReplicaSet/web-a");
+  EXPECT_EQ(b.Check(a2), Limit::kNone);
+  b.Record(Pod("c", "third"));
+  EXPECT_EQ(b.Check(Pod("y", "fourth")), Limit::kHour) << "2 from the ledger and 1 since";
+  b.StartCycle(kNow + 10, 1, 9 * 60);
+  EXPECT_EQ(b.Check(Pod("y", "elsewhere")), Limit::kHour)
+      << "the replica's own count before the restore is gone, the ledger's stays";
+}
+
 TEST(EvictionBudget, TheNodeCooldownStartsWithTheNextCycle) {
   EvictionLimits l;
   l.per_cycle = 5;
