@@ -58,6 +58,10 @@ Evictor::Evictor(const RebalanceConfig& cfg, KubeApi* kube, const Clock* clock, 
 bool Evictor::StartCycle(double now_wall, int weekday, int minute_of_day, uint64_t term) {
   budget_.StartCycle(now_wall, weekday, minute_of_day);
   events_.NewCycle();
+  return ReadLedger(now_wall, term);
+}
+
+bool Evictor::ReadLedger(double now_wall, uint64_t term) {
   if (cfg_.dry_run) return true;  // a dry run writes no ledger; its budget is this process's
   if (ledger_read_ && term == term_) return true;
   ledger_read_ = false;  // a new term: what another replica evicted meanwhile counts too

@@ -84,6 +84,9 @@ class Evictor {
   // awaited replacements from it. False when the ledger could not be read (or decoded): nothing
   // is evicted this cycle (logged, counted as ledger_unreadable).
   bool StartCycle(double now_wall, int weekday, int minute_of_day, uint64_t term);
+  // The ledger part of StartCycle alone, for the start of a cycle before its marks are planned
+  // (Rebalancer::BeginCycle); read once per term.
+  bool ReadLedger(double now_wall, uint64_t term);
 
   // --- the budget ---
   // The first limit that forbids evicting `pod` now.

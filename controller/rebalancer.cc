@@ -71,6 +71,10 @@ double Rebalancer::SettleSeconds(const std::string& rule) const {
   return cfg_.settle_seconds >= 0 ? cfg_.settle_seconds : Longest(settle_);
 }
 
+void Rebalancer::BeginCycle(uint64_t term) {
+  evictor_.ReadLedger(clock_->WallSeconds(), term);  // unread: Relieve says so, and tries again
+}
+
 bool Rebalancer::HoldsMark(const std::string& node, double recorded_eviction_wall) const {
   const double now = clock_->WallSeconds();
   RebalanceNode n;

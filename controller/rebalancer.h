@@ -70,6 +70,11 @@ class Rebalancer {
   Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient* prom, const Clock* clock,
              TimeZone zone, RebalancerOptions options);
 
+  // Before the cycle plans its marks: in the first cycle and in a new term, the pods still in
+  // motion are read from the ledger, so HoldsMark knows those another replica evicted. Call from
+  // the reconciler's thread only.
+  void BeginCycle(uint64_t term);
+
   // Must the mark on `node` stay now although it cooled? While its evictions are in flight, and
   // for holdAfterEviction after the last one: this replica's, or the one its ownership record
   // names (`recorded_eviction_wall`, written by whichever replica led then). The reconciler asks

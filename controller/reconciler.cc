@@ -181,6 +181,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   std::vector<bool> cold(decisions.size());
   for (size_t i = 0; i < decisions.size(); ++i) cold[i] = decisions[i].verdict == Verdict::kCold;
   ReleaseOnOutage(now, &decisions, &report);
+  if (rebalancer_ != nullptr) rebalancer_->BeginCycle(term_);  // a new leader's pods in motion
   HoldForRebalance(marks, report.releasing, &decisions);
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);

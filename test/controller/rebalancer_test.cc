@@ -1111,6 +1111,24 @@ TEST_F(RebalancerTest, ANewLeaderKnowsThePodsStillLeaving) {
   EXPECT_TRUE(Labelled("node-1")) << "and its eviction in flight holds the mark";
 }
 
+// A new leader holds the mark of a cooled node while a pod another replica evicted from it is
+// still terminating, past holdAfterEviction (60 s): it knows the pod from the ledger before it
+// plans the marks.
+TEST_F(RebalancerTest, ANewLeaderHoldsTheMarkForAPodStillTerminating) {
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  clock_.AdvanceSeconds(70);
+  Build();  // another replica, in a new term
+  Cycle(40);
+  EXPECT_TRUE(Labelled("node-1")) << "big is still terminating";
+  api_.RemovePod("shop/big");
+  Cycle(40);
+  Cycle(40);
+  EXPECT_FALSE(Labelled("node-1")) << "gone: the mark goes";
+}
+
 // A ledger that cannot be read: its limits would not hold, so nothing is evicted until it can.
 TEST_F(RebalancerTest, AnUnreadableLedgerStopsTheEvictions) {
   api_.set_lease_down(true);
