@@ -820,8 +820,10 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     for (const ds::Hold& h : decisions[k].holds) {
       if (h.stale) continue;
       const ds::Rule& rule = p_.rules.rules[h.rule];
-      holding.push_back(
-          {rule.name, rule.resource, h.value, rule.clear_threshold, rule.AvailableBytes()});
+      // Its own wait too, as the controller passes it: a rule that has just begun to hold waits
+      // it from now (rebalance/qualify.h DueHoldingRules).
+      holding.push_back({rule.name, rule.resource, h.value, rule.clear_threshold,
+                         rule.AvailableBytes(), rule.relieve_after_seconds});
     }
     auto relief =
         ds::ReliefFor(sched_nodes_[k].name, ds::DueHoldingRules(holding, held, cfg, now, false),
