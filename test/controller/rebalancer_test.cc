@@ -1574,6 +1574,27 @@ TEST_F(MemoryAvailableTest, ARefusedVictimStopsTheNodesRelief) {
   EXPECT_EQ(rebalancer_->Report().nodes[0].limit, "kubelet_victim_stays");
 }
 
+// The rebalancer's Events go through its EventLimiter (issue 38): the same warning on the same
+// owner, every retry, is posted five times (the burst), then held back and counted.
+TEST_F(MemoryAvailableTest, RepeatedEventsOnOneObjectAreLimited) {
+  PodInfo small = api_.pods().at("shop/small");
+  small.preferred_affinity.clear();  // would come back: the kubelet's next victim stays
+  api_.AddPod(small);
+  prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 1.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "small"}}, 2.5e9, 0},
+                               Sample{{{"namespace", "shop"}, {"pod", "agent"}}, 50 * kMiB, 0}});
+  Build();
+  for (int i = 0; i < 12; ++i) {
+    MemCycle(10, 100 * kMiB);
+    clock_.AdvanceSeconds(20);  // past the retry wait (the cool-down, 30 s)
+  }
+  size_t posted = 0;
+  for (const EventInfo& e : RebalanceEvents()) posted += e.reason == "RebalanceKubeletVictimStays";
+  EXPECT_EQ(posted, 5u) << "the burst per object";
+  EXPECT_GE(rebalancer_->Counters().events_suppressed, 1u);
+  EXPECT_GE(Skips("kubelet_victim_stays"), 6u);
+}
+
 // The same node once small can move: it goes, the kubelet's next victim.
 TEST_F(MemoryAvailableTest, TheKubeletsNextVictimMoves) {
   prom_.SetSamples("pod_mem", {Sample{{{"namespace", "shop"}, {"pod", "big"}}, 1.5e9, 0},
