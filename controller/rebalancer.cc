@@ -101,7 +101,10 @@ void Rebalancer::FollowReplacements(double now) {
   std::set<std::pair<std::string, std::string>> lists;  // namespace, label selector
   for (const AwaitedReplacement& e : evictor_.awaited())
     if (!e.selector.empty()) lists.emplace(e.workload.substr(0, e.workload.find('/')), e.selector);
-  for (const auto& [ns, selector] : lists) {
+  for (const auto& list : lists) {
+    // (Named, not bound: a lambda below uses the selector, and clang 14 cannot capture bindings.)
+    const std::string& ns = list.first;
+    const std::string& selector = list.second;
     auto running = reads_.ListRunning(ns, selector);
     if (!running) continue;  // next cycle
     for (const PodInfo& p : *running) {
@@ -259,7 +262,9 @@ std::vector<UsedPod> Rebalancer::KubeletVictims(const std::vector<PodInfo>& pods
     return a.second->Key() < b.second->Key();
   });
   std::vector<UsedPod> out;
-  for (const auto& [rank, pod] : ranked) {
+  for (const auto& ranked_pod : ranked) {
+    const KubeletMemoryRank& rank = ranked_pod.first;
+    const PodInfo* pod = ranked_pod.second;
     auto c = std::find_if(candidates.begin(), candidates.end(),
                           [&](const UsedPod& u) { return u.pod == pod; });
     const bool within = !(rank.working_set > rank.request);
