@@ -248,7 +248,9 @@ void PutEvictions(Exposition& e, const RebalanceCounters& rc, const RebalanceRep
       "take the pod; retry_wait: nothing could be evicted from the node at its last try; "
       "record_failed: the eviction could not be written into the node's record first; "
       "ledger_failed, ledger_unreadable: the eviction ledger could not be written or read; "
-      "in_motion: what is already leaving the node reaches its goal; within_requests, "
+      "ledger_takeback_failed: a refused eviction stays in the ledger; in_motion: what is "
+      "already leaving the node reaches its goal; in_flight: the pod was evicted and is still "
+      "there; within_requests, "
       "kubelet_victim_stays: memory relief moves only the kubelet's next victims; node_removal, "
       "safe_to_evict_false, evicting_in_background, rollout, scale_down, disruptors_unread: "
       "another disruptor moves it; the others are the limits of rebalance.limits and windows).");
