@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "common/json_util.h"
+#include "test/sim/sim_json.h"
 #include "test/sim/sim_validation.h"
 
 namespace sim {
@@ -17,29 +18,6 @@ using rapidjson::Value;
 const Resource kHpas{"horizontalpodautoscalers", "autoscaling"};
 
 std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
-
-std::string Now() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-void SetMember(Value& obj, const char* key, Value v, Document::AllocatorType& a) {
-  if (auto it = obj.FindMember(key); it != obj.MemberEnd())
-    it->value = v;
-  else
-    obj.AddMember(Value(key, a), v, a);
-}
-
-Value& Object(Value& obj, const char* key, Document::AllocatorType& a) {
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsObject())
-    SetMember(obj, key, Value(rapidjson::kObjectType), a);
-  return obj[key];
-}
 
 // One scaling policy of the default behavior.
 Value Policy(const char* type, int value, Document::AllocatorType& a) {
@@ -67,8 +45,8 @@ void SetDefaults(Value& spec, Document::AllocatorType& a) {
     list.PushBack(metric, a);
     SetMember(spec, "metrics", std::move(list), a);
   }
-  Value& behavior = Object(spec, "behavior", a);
-  Value& up = Object(behavior, "scaleUp", a);
+  Value& behavior = ObjectMember(spec, "behavior", a);
+  Value& up = ObjectMember(behavior, "scaleUp", a);
   if (!up.HasMember("stabilizationWindowSeconds")) up.AddMember("stabilizationWindowSeconds", 0, a);
   if (!up.HasMember("selectPolicy")) up.AddMember("selectPolicy", "Max", a);
   if (!up.HasMember("policies")) {
@@ -77,7 +55,7 @@ void SetDefaults(Value& spec, Document::AllocatorType& a) {
     ps.PushBack(Policy("Percent", 100, a), a);
     up.AddMember("policies", ps, a);
   }
-  Value& down = Object(behavior, "scaleDown", a);
+  Value& down = ObjectMember(behavior, "scaleDown", a);
   if (!down.HasMember("selectPolicy")) down.AddMember("selectPolicy", "Max", a);
   if (!down.HasMember("policies")) {
     Value ps(rapidjson::kArrayType);
@@ -123,7 +101,7 @@ ApiError HpaStore::Create(const std::string& ns, const std::string& body, std::s
     return Err(400, "BadRequest",
                "the body of the request could not be decoded as a HorizontalPodAutoscaler");
   auto& a = doc.GetAllocator();
-  Value& meta = Object(doc, "metadata", a);
+  Value& meta = ObjectMember(doc, "metadata", a);
   const std::string name = ds::JsonString(meta, "name");
   const std::string obj_ns = ds::JsonString(meta, "namespace");
   if (!obj_ns.empty() && obj_ns != ns)
@@ -148,7 +126,7 @@ ApiError HpaStore::Create(const std::string& ns, const std::string& body, std::s
   SetMember(m, "namespace", Value(ns.c_str(), a), a);
   SetMember(m, "uid", Value(("sim-hpa-" + std::to_string(++uid_counter_) + "-" + name).c_str(), a),
             a);
-  SetMember(m, "creationTimestamp", Value(Now().c_str(), a), a);
+  SetMember(m, "creationTimestamp", Value(NowTimestamp().c_str(), a), a);
   SetMember(m, "generation", Value(1), a);
   SetDefaults(doc["spec"], a);
   // The strategy's PrepareForCreate drops the status; v2 always serialises desiredReplicas.
@@ -313,12 +291,12 @@ ApiError HpaStore::SetFromAdmin(const std::string& body, std::string* out) {
   Document cur;
   cur.Parse(it->second.c_str());
   auto& a = cur.GetAllocator();
-  Value& spec = Object(cur, "spec", a);
+  Value& spec = ObjectMember(cur, "spec", a);
   if (const Value* t = ds::JsonMember(d, "target"); t && t->IsObject() && exists)
-    MergePatch(Object(spec, "scaleTargetRef", a), *t, a);
+    MergePatch(ObjectMember(spec, "scaleTargetRef", a), *t, a);
   for (const char* k : {"minReplicas", "maxReplicas"})
     if (const Value* v = num(k); v && exists) SetMember(spec, k, Value(v->GetInt()), a);
-  Value& st = Object(cur, "status", a);
+  Value& st = ObjectMember(cur, "status", a);
   const Value* current = num("currentReplicas");
   const Value* desired = num("desiredReplicas");
   if (current) SetMember(st, "currentReplicas", Value(current->GetInt()), a);
@@ -329,7 +307,7 @@ ApiError HpaStore::SetFromAdmin(const std::string& body, std::string* out) {
     const Value* gen = rapidjson::Pointer("/metadata/generation").Get(cur);
     SetMember(st, "observedGeneration", Value(gen && gen->IsInt64() ? gen->GetInt64() : 1), a);
     if (current && desired && current->GetInt() != desired->GetInt())
-      SetMember(st, "lastScaleTime", Value(Now().c_str(), a), a);
+      SetMember(st, "lastScaleTime", Value(NowTimestamp().c_str(), a), a);
   }
   Put(it->first, &cur);
   *out = it->second;

@@ -17,35 +17,10 @@
 namespace sim {
 namespace {
 
-struct Column {
-  const char* name;
-  int priority;  // 1: shown by kubectl only with -o wide
-};
-
-// kubectl get events: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE (-o wide adds the rest).
-const Column kEventColumns[] = {{"Last Seen", 0}, {"Type", 0},   {"Reason", 0},  {"Object", 0},
-                                {"Subobject", 1}, {"Source", 1}, {"Message", 0}, {"First Seen", 1},
-                                {"Count", 1},     {"Name", 1}};
-
-void WriteColumns(ds::JsonWriter& w) {
-  w.Key("columnDefinitions");
-  w.StartArray();
-  for (const auto& c : kEventColumns) {
-    w.StartObject();
-    w.Key("name");
-    w.String(c.name);
-    w.Key("type");
-    w.String("string");
-    w.Key("format");
-    w.String(std::string(c.name) == "Name" ? "name" : "");
-    w.Key("description");
-    w.String("");
-    w.Key("priority");
-    w.Int(c.priority);
-    w.EndObject();
-  }
-  w.EndArray();
-}
+// kubectl get events: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE (-o wide adds the rest; priority 1).
+const std::vector<Column> kEventColumns = {
+    {"Last Seen", 0}, {"Type", 0},    {"Reason", 0},     {"Object", 0}, {"Subobject", 1},
+    {"Source", 1},    {"Message", 0}, {"First Seen", 1}, {"Count", 1},  {"Name", 1}};
 
 // A timestamp's age as the printers show it: "<unknown>" when unset. MicroTimes lose their
 // fraction first (Age reads whole seconds).
@@ -111,7 +86,7 @@ std::string EventTable(const std::vector<std::string>& events, uint64_t rv, cons
   rapidjson::StringBuffer sb;
   ds::JsonWriter w(sb);
   StartTable(w, rv != 0 ? std::to_string(rv) : "", cont);
-  if (columns) WriteColumns(w);
+  if (columns) WriteColumnDefs(w, kEventColumns);
   w.Key("rows");
   w.StartArray();
   for (const auto& json : events) {

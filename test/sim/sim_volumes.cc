@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "common/json_util.h"
+#include "test/sim/sim_json.h"
 #include "test/sim/sim_validation.h"
 
 namespace sim {
@@ -40,29 +41,6 @@ const char* const kVolumeSources[] = {"awsElasticBlockStore",
                                       "scaleIO",
                                       "storageos",
                                       "vsphereVolume"};
-
-std::string Now() {
-  time_t t = time(nullptr);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-void SetMember(Value& obj, const char* key, Value v, Document::AllocatorType& a) {
-  if (auto it = obj.FindMember(key); it != obj.MemberEnd())
-    it->value = v;
-  else
-    obj.AddMember(Value(key, a), v, a);
-}
-
-Value& Object(Value& obj, const char* key, Document::AllocatorType& a) {
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsObject())
-    SetMember(obj, key, Value(rapidjson::kObjectType), a);
-  return obj[key];
-}
 
 // Parses a body and runs the checks both kinds share; *name is metadata.name.
 ApiError Parse(const std::string& kind, const std::string& ns, const std::string& body,
@@ -143,7 +121,7 @@ ApiError VolumeStore::CreateClaim(const std::string& ns, const std::string& body
   SetMember(m, "namespace", Value(ns.c_str(), a), a);
   SetMember(m, "uid", Value(("sim-pvc-" + std::to_string(++uid_counter_) + "-" + name).c_str(), a),
             a);
-  SetMember(m, "creationTimestamp", Value(Now().c_str(), a), a);
+  SetMember(m, "creationTimestamp", Value(NowTimestamp().c_str(), a), a);
   Value status(rapidjson::kObjectType);
   status.AddMember("phase", "Pending", a);
   doc.AddMember("status", status, a);
@@ -183,7 +161,7 @@ ApiError VolumeStore::CreateVolume(const std::string& body, std::string* out) {
   m.RemoveMember("namespace");
   SetMember(m, "uid", Value(("sim-pv-" + std::to_string(++uid_counter_) + "-" + name).c_str(), a),
             a);
-  SetMember(m, "creationTimestamp", Value(Now().c_str(), a), a);
+  SetMember(m, "creationTimestamp", Value(NowTimestamp().c_str(), a), a);
   Value status(rapidjson::kObjectType);
   status.AddMember("phase", "Available", a);
   doc.AddMember("status", status, a);
@@ -282,7 +260,7 @@ void VolumeStore::SyncLocked() {
     auto& a = d.GetAllocator();
     const std::string volume = ds::JsonString(d["spec"], "volumeName");
     Value& meta = d["metadata"];
-    Value& status = Object(d, "status", a);
+    Value& status = ObjectMember(d, "status", a);
     const std::string was = ds::JsonString(status, "phase");
     std::string phase = "Pending";
     auto pv = volume.empty() ? volumes_.end() : volumes_.find(volume);
@@ -291,7 +269,7 @@ void VolumeStore::SyncLocked() {
       bound_to[volume] = key;
       Document vd;
       vd.Parse(pv->second.json.c_str());
-      Value& ann = Object(meta, "annotations", a);
+      Value& ann = ObjectMember(meta, "annotations", a);
       if (!ann.HasMember(kBindCompleted)) ann.AddMember(kBindCompleted, "yes", a);
       if (const Value* modes = ds::JsonMember(vd["spec"], "accessModes"))
         SetMember(status, "accessModes", Value(*modes, a), a);
@@ -309,8 +287,8 @@ void VolumeStore::SyncLocked() {
     Document d;
     d.Parse(s.json.c_str());
     auto& a = d.GetAllocator();
-    Value& spec = Object(d, "spec", a);
-    Value& status = Object(d, "status", a);
+    Value& spec = ObjectMember(d, "spec", a);
+    Value& status = ObjectMember(d, "status", a);
     const std::string was = ds::JsonString(status, "phase");
     std::string phase = "Available";
     if (auto b = bound_to.find(name); b != bound_to.end()) {
