@@ -125,11 +125,15 @@ Avoid Candidates::HotMarkOn(const NodeInfo& node) const {
   return a;
 }
 
-void Candidates::Read(std::vector<PodInfo>* pods, double now, Cluster* cluster,
-                      Placement* placement) {
-  for (PodInfo& p : *pods)
-    if (CheckEvictable(p, cfg_.pods, now) == Keep::kNone)
-      reads_->ReadConstraints(&p, now, cluster, placement);
+std::vector<const PodInfo*> Candidates::Read(std::vector<PodInfo>* pods, double now,
+                                             Cluster* cluster, Placement* placement) {
+  std::vector<const PodInfo*> read;
+  for (PodInfo& p : *pods) {
+    if (CheckEvictable(p, cfg_.pods, now) != Keep::kNone) continue;
+    reads_->ReadConstraints(&p, now, cluster, placement);
+    read.push_back(&p);
+  }
+  return read;
 }
 
 std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,

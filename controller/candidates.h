@@ -98,7 +98,9 @@ class Candidates {
   // The reads Filter decides on, made first (the cycle's reads stage): for every pod of `pods`
   // that rebalance/evictable.h lets go, what decides its fit and its disruptors
   // (ClusterReads::ReadConstraints), into the pods, `cluster` and `placement`.
-  void Read(std::vector<PodInfo>* pods, double now_wall, Cluster* cluster, Placement* placement);
+  // Returns those pods (the ones whose usage the plan may need).
+  std::vector<const PodInfo*> Read(std::vector<PodInfo>* pods, double now_wall, Cluster* cluster,
+                                   Placement* placement);
 
   // A replacement came back onto the node its pod left: its workload is left alone until then.
   void Pause(const std::string& workload, double until_wall) { paused_[workload] = until_wall; }

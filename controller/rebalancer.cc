@@ -9,7 +9,6 @@
 
 #include "common/log_fields.h"
 #include "rebalance/disruptors.h"
-#include "rebalance/evictable.h"
 #include "rebalance/in_motion.h"
 #include "rebalance/kubelet_order.h"
 #include "rebalance/qualify.h"
@@ -182,14 +181,14 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
       // rest is relieved (a pod still terminating, or gone less than the settle time ago).
       const double settle = SettleSeconds(relief->rule);
       r.leaving = DiscountLeaving(&*relief, evictor_.leaving(), settle, now);
+      bool terminating = false;
       for (const LeavingPod& p : evictor_.leaving()) {
         if (p.node != r.name || !StillLeaving(p, settle, now)) continue;
         ++r.leaving_pods;
-        if (p.gone_wall <= 0) r.leaving_until_wall = -1;  // until gone, and settle after
-        if (r.leaving_until_wall >= 0)
-          r.leaving_until_wall = std::max(r.leaving_until_wall, p.gone_wall + settle);
+        terminating |= p.gone_wall <= 0;
+        r.leaving_until_wall = std::max(r.leaving_until_wall, p.gone_wall + settle);
       }
-      r.leaving_until_wall = std::max(r.leaving_until_wall, 0.0);
+      if (terminating) r.leaving_until_wall = 0;  // until gone, and its settle time after
       r.load_after = relief->Value(relief->load.load);
     } else if (q == Qualification::kYes) {
       r.qualification = "nothing_to_relieve";  // cooled, or no rule with a resource holds it
@@ -326,12 +325,13 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   std::unordered_set<std::string> wanted[2];  // by resource: cpu, memory
   for (auto& [name, entry] : relieve) {
     std::vector<PodInfo>& pods = cluster->on[name];
-    candidates_.Read(&pods, now, &*cluster, &placement);
+    const std::vector<const PodInfo*> read = candidates_.Read(&pods, now, &*cluster, &placement);
     const bool memory = entry.relief.resource != Rule::Resource::kCpu;
-    for (const PodInfo& p : pods)
-      if ((memory && !cfg_.evict_within_requests) ||
-          CheckEvictable(p, cfg_.pods, now) == Keep::kNone)
-        wanted[memory].insert(p.Key());
+    if (memory && !cfg_.evict_within_requests) {
+      for (const PodInfo& p : pods) wanted[1].insert(p.Key());
+    } else {
+      for (const PodInfo* p : read) wanted[memory].insert(p->Key());
+    }
   }
   std::map<std::string, double> usage[2];
   if (!wanted[0].empty()) usage[0] = reads_.PodUsage(Rule::Resource::kCpu, wanted[0], order);
