@@ -105,6 +105,9 @@ Status Controller::Start() {
     LOG(WARNING) << "Prometheus' TLS certificate is NOT verified (insecure skip verify): anyone on "
                     "the path can read the credentials sent to it";
   for (const std::string& w : o.rules.warnings) LOG(WARNING) << w;
+  if (o.web_auth_kubernetes && o.web.tls_cert_file.empty())
+    LOG(WARNING) << "-web_auth=kubernetes without -web_tls_cert_file: callers' bearer tokens "
+                    "cross the network in clear text";
   if (elector_ != nullptr) {
     const LeaderElectionOptions& le = o.leader_election;
     LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name

@@ -61,6 +61,27 @@ DEFINE_double(s, 10,
 DEFINE_string(webaddr, ":9000",
               "Address for /status, /healthz, /nodes, /metrics and /webhook, e.g. :9000 or "
               "127.0.0.1:9000.");
+DEFINE_string(probeaddr, "",
+              "Address of a listener that serves only /healthz and /status, for the kubelet's "
+              "probes (e.g. :9001): its workers no client of -webaddr can occupy. Default: none "
+              "(the probes use -webaddr).");
+DEFINE_string(web_auth, "none",
+              "none: anyone who reaches -webaddr may read it. kubernetes: every request but the "
+              "page's own files needs a bearer token the API server accepts (TokenReview) and a "
+              "SubjectAccessReview allowing its verb on its path (e.g. get /metrics, post "
+              "/webhook); see docs/operating.md.");
+DEFINE_string(web_tls_cert_file, "",
+              "PEM certificate (chain) for serving -webaddr over TLS; needs -web_tls_key_file. "
+              "Re-read when it changes.");
+DEFINE_string(web_tls_key_file, "", "PEM private key of -web_tls_cert_file.");
+DEFINE_int32(web_max_connections, 2048,
+             "Open connections -webaddr accepts in total; the excess is answered 503 at once.");
+DEFINE_int32(web_max_connections_per_client, 64,
+             "Open connections -webaddr accepts from one client address; the excess is answered "
+             "503 at once.");
+DEFINE_double(web_header_timeout, 3,
+              "Seconds a client has to send a request's head (and again its body) on -webaddr.");
+DEFINE_double(web_idle_timeout, 30, "Seconds a kept-alive connection to -webaddr may idle.");
 DEFINE_bool(dry_run, false, "Decide and log label changes but never write them.");
 DEFINE_double(watch_idle_timeout, 150,
               "Seconds a node watch may go without receiving anything (API servers send a "
@@ -428,6 +449,37 @@ Status ConfigureWeb(Options* o) {
                                      " is empty");
   }
   if (auto ports = ToListeningPorts(o->web_addr); !ports.ok()) return ports.status();
+  o->probe_addr = FLAGS_probeaddr;
+  if (!o->probe_addr.empty()) {
+    if (auto ports = ToListeningPorts(o->probe_addr); !ports.ok())
+      return Status::InvalidArgument("-probeaddr: " + ports.status().message());
+    if (o->probe_addr == o->web_addr)
+      return Status::InvalidArgument("-probeaddr " + o->probe_addr +
+                                     ": the probes need a listener of their own, not -webaddr's");
+  }
+  if (FLAGS_web_auth == "kubernetes") {
+    o->web_auth_kubernetes = true;
+  } else if (FLAGS_web_auth != "none") {
+    return Status::InvalidArgument("-web_auth \"" + FLAGS_web_auth +
+                                   "\": expected none or kubernetes");
+  }
+  WebServerOptions& w = o->web;
+  if (FLAGS_web_tls_cert_file.empty() != FLAGS_web_tls_key_file.empty())
+    return Status::InvalidArgument(
+        "-web_tls_cert_file and -web_tls_key_file go together: give both or neither");
+  w.tls_cert_file = FLAGS_web_tls_cert_file;
+  w.tls_key_file = FLAGS_web_tls_key_file;
+  if (FLAGS_web_max_connections < 1 || FLAGS_web_max_connections_per_client < 1)
+    return Status::InvalidArgument(
+        "-web_max_connections and -web_max_connections_per_client must be at least 1");
+  w.max_connections = FLAGS_web_max_connections;
+  w.max_connections_per_client = FLAGS_web_max_connections_per_client;
+  if (!(FLAGS_web_header_timeout > 0) || !(FLAGS_web_header_timeout <= 300))
+    return Status::InvalidArgument("-web_header_timeout must be seconds in (0, 300]");
+  if (!(FLAGS_web_idle_timeout > 0) || !(FLAGS_web_idle_timeout <= 3600))
+    return Status::InvalidArgument("-web_idle_timeout must be seconds in (0, 3600]");
+  w.header_timeout_seconds = FLAGS_web_header_timeout;
+  w.idle_timeout_seconds = FLAGS_web_idle_timeout;
   return Status::OK();
 }
 

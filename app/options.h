@@ -11,6 +11,7 @@
 #include "common/http_auth.h"
 #include "common/json_log_sink.h"
 #include "common/status.h"
+#include "common/web_server.h"
 #include "config/rule_config.h"
 #include "controller/reconciler.h"
 #include "election/leader_elector.h"
@@ -68,11 +69,14 @@ struct Options {
   // HTTP endpoints.
   std::string web_addr;
   std::string webhook_token;  // read from -webhook_token_file; "" = the webhook needs none
-  // CivetWeb worker threads: a slow /metrics scraper or a burst of probes must not starve the
-  // health checks. Eight: a browser opens at most six connections to the page, and a scraper and
-  // the kubelet's probes take one each. Each worker costs about 64 KiB of resident stack (16 were
-  // half a megabyte of the 10,000-node RSS target, bench/RESULTS.md).
-  int web_threads = 8;
+  // The probes' own listener (-probeaddr; "" = none): /healthz and /status served by workers no
+  // client of the web port can occupy, as controller-runtime's health-probe address.
+  std::string probe_addr;
+  // How the web port treats its clients: connection caps, deadlines, TLS (common/web_server.h).
+  WebServerOptions web;
+  // -web_auth=kubernetes: callers of the web port's data and webhook prove who they are with a
+  // bearer token (TokenReview) and may do what a SubjectAccessReview allows (web/access_policy.h).
+  bool web_auth_kubernetes = false;
 
   ReconcilerOptions reconciler;
 

@@ -1,5 +1,12 @@
-// CivetWeb behind one adapter: turns a connection into a WebRequest, calls the handler, writes
-// the WebResponse, and routes CivetWeb's own log lines into glog.
+// The controller's HTTP listener: its own event loop (epoll), because CivetWeb 1.15 gives each
+// connection a worker that blocks on its reads until request_timeout_ms: 40 clients that send half
+// a request each held all 8 workers and /healthz answered after 23.7 s (issue 43). Here a
+// connection costs a buffer, not a thread, until its request head is complete; then the request
+// goes to a small pool of workers that run the (pure) handler, and the loop writes the answer.
+// What a hostile or broken client can take is bounded: connections in total and per client
+// address (the excess is answered 503 and closed at once, never queued), the time to send a
+// request head, the time a kept-alive connection may idle, the requests per connection, the
+// requests waiting for a worker (503 beyond), the time to take an answer.
 #pragma once
 
 #include <functional>
@@ -20,6 +27,7 @@ struct WebRequest {
   std::string body;               // read only for POST, up to kMaxRequestBody
   std::string authorization;      // the Authorization header, "" when absent
   std::string query = {};         // after '?', still percent-encoded; "" when absent
+  std::string client = {};        // the client's address ("10.1.2.3"), for logs
 };
 
 struct WebResponse {
@@ -32,6 +40,31 @@ struct WebResponse {
 // POST bodies above this are not read; the handler sees content_length > kMaxRequestBody.
 inline constexpr long long kMaxRequestBody = 1 << 20;
 
+struct WebServerOptions {
+  // Open connections in total and from one client address; a connection over either cap is
+  // answered 503 with "Connection: close" and closed at once. Connections here are cheap (a few
+  // KiB until a request is complete), so the total is far above any honest load: it bounds memory
+  // and file descriptors, and is lowered to what RLIMIT_NOFILE allows.
+  int max_connections = 2048;
+  int max_connections_per_client = 64;
+  // A request's head (request line and headers) must be complete within this many seconds of the
+  // connection's first byte being awaited; a body within the same time again. Far below the
+  // kubelet's probe period: a client that trickles a request cannot hold anything long.
+  double header_timeout_seconds = 3;
+  // A kept-alive connection between requests: closed after this long idle, and after
+  // max_requests_per_connection answers (so one client cannot keep one connection for ever).
+  double idle_timeout_seconds = 30;
+  int max_requests_per_connection = 1000;
+  // An answer must be taken by the client within this long (bytes moving, not all of it).
+  double write_timeout_seconds = 10;
+  // Threads that run the handler, and complete requests that may wait for one (503 beyond).
+  int workers = 4;
+  int max_queued_requests = 256;
+  // TLS from a mounted certificate (PEM files, both or neither); re-read when they change, so a
+  // rotated Secret needs no restart.
+  std::string tls_cert_file, tls_key_file;
+};
+
 class WebServer {
  public:
   using Handler = std::function<WebResponse(const WebRequest&)>;
@@ -41,7 +74,7 @@ class WebServer {
   WebServer& operator=(const WebServer&) = delete;
 
   // addr: ":9000", "127.0.0.1:9000", "[::1]:9000" or "127.0.0.1:0" (any free port).
-  Status Start(const std::string& addr, Handler handler, int threads = 8);
+  Status Start(const std::string& addr, Handler handler, WebServerOptions options = {});
   void Stop();
   int port() const { return port_; }
 
