@@ -77,6 +77,8 @@ Controller::Controller(const Options& options)
   reconciler_.OnPublish([this](const CycleReport& report) { RecordHistory(report); });
   if (options.watch_marked)
     marked_cache_ = std::make_unique<NodeCache>(&kube_, &clock_, options.marked_cache);
+  if (options.web_auth_kubernetes)
+    web_guard_ = std::make_unique<WebGuard>(&kube_, &clock_, options.webhook_token);
 }
 
 Controller::~Controller() { Stop(); }
@@ -117,14 +119,36 @@ Status Controller::Start() {
               << Fields("lease", le.lease_namespace + "/" + le.lease_name, "identity", le.identity);
   }
   auto handler = [this](const WebRequest& req) {
+    // -web_auth=kubernetes: the caller's token and rights first (app/web_guard.h).
+    bool verified = false;
+    if (web_guard_ != nullptr) {
+      WebGuard::Verdict g = web_guard_->Admit(req);
+      if (!g.pass) return g.denied;
+      verified = g.verified;
+    }
     return HandleRequest(
         req, View(), [this] { reconciler_.Trigger(); }, options_.webhook_token,
-        [this](std::vector<Labels> alerts) { reconciler_.Alerted(std::move(alerts)); });
+        [this](std::vector<Labels> alerts) { reconciler_.Alerted(std::move(alerts)); }, verified);
   };
-  RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web_threads));
+  RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web));
   LOG(INFO)
       << "http: listening on port " << web_.port()
+      << (o.web.tls_cert_file.empty() ? "" : " (TLS)")
       << " (the page at /; /api/v1/state /status /healthz /nodes /metrics /rebalance /webhook)";
+  if (!o.probe_addr.empty()) {
+    // The kubelet probes from the node's address, once every few seconds: two workers and a few
+    // connections are plenty, and none of them can be taken by a client of the web port.
+    WebServerOptions probes;
+    probes.workers = 2;
+    probes.max_connections = 64;
+    probes.max_connections_per_client = 16;
+    probes.max_queued_requests = 16;
+    probes.header_timeout_seconds = 1;
+    probes.idle_timeout_seconds = 10;
+    RETURN_NOT_OK(probe_.Start(
+        o.probe_addr, [this](const WebRequest& req) { return HandleProbe(req, View()); }, probes));
+    LOG(INFO) << "http: probes on port " << probe_.port() << " (/healthz /status)";
+  }
 
   cache_thread_ = std::thread([this] { cache_.Run(&stop_); });
   if (marked_cache_ != nullptr)
@@ -156,6 +180,7 @@ void Controller::Stop() {
   if (cache_thread_.joinable()) cache_thread_.join();
   if (marked_cache_thread_.joinable()) marked_cache_thread_.join();
   web_.Stop();
+  probe_.Stop();
 }
 
 ControllerView Controller::View() const {
@@ -183,6 +208,7 @@ ControllerView Controller::View() const {
   v.rss_bytes = ResidentBytes();
   v.reload = rule_watcher_.GetView();
   v.history = &history_;
+  if (web_guard_ != nullptr) v.web_denied = web_guard_->Counters();
   if (rebalancer_ != nullptr) {
     v.rebalance = rebalancer_->Report();
     v.rebalance_counters = rebalancer_->Counters();

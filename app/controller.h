@@ -9,6 +9,7 @@
 
 #include "app/options.h"
 #include "app/rule_file_watcher.h"
+#include "app/web_guard.h"
 #include "common/clock.h"
 #include "common/http_transport.h"
 #include "common/web_server.h"
@@ -49,6 +50,7 @@ class Controller {
   // What the HTTP endpoints show, gathered now. Thread-safe.
   ControllerView View() const;
   int web_port() const { return web_.port(); }
+  int probe_port() const { return probe_.port(); }  // 0 without -probeaddr
 
  private:
   // A published cycle into history_, with the nodes the cache shows marked and the evictions.
@@ -68,7 +70,9 @@ class Controller {
   ValueHistory history_;                     // the page's charts; fed by every published cycle
   Reconciler reconciler_;
   RuleFileWatcher rule_watcher_;
+  std::unique_ptr<WebGuard> web_guard_;  // -web_auth=kubernetes; null without
   WebServer web_;
+  WebServer probe_;  // -probeaddr: /healthz and /status only, on workers of their own
 
   std::atomic<bool> stop_{false};
   // Stop() releases the lease first (a leader's Run then ends by itself); this flag ends a

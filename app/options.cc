@@ -448,11 +448,12 @@ Status ConfigureWeb(Options* o) {
       return Status::InvalidArgument("-webhook_token_file: " + FLAGS_webhook_token_file +
                                      " is empty");
   }
-  if (auto ports = ToListeningPorts(o->web_addr); !ports.ok()) return ports.status();
+  if (auto a = ParseListenAddress(o->web_addr); !a.ok())
+    return Status::InvalidArgument("-webaddr " + a.status().message());
   o->probe_addr = FLAGS_probeaddr;
   if (!o->probe_addr.empty()) {
-    if (auto ports = ToListeningPorts(o->probe_addr); !ports.ok())
-      return Status::InvalidArgument("-probeaddr: " + ports.status().message());
+    if (auto a = ParseListenAddress(o->probe_addr); !a.ok())
+      return Status::InvalidArgument("-probeaddr " + a.status().message());
     if (o->probe_addr == o->web_addr)
       return Status::InvalidArgument("-probeaddr " + o->probe_addr +
                                      ": the probes need a listener of their own, not -webaddr's");

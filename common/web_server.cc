@@ -1,113 +1,727 @@
 #include "common/web_server.h"
 
-#include <civetweb.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <glog/logging.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+#include "common/http_request_head.h"
+#include "common/mutex.h"
 
 namespace ds {
 
-StatusOr<std::string> ToListeningPorts(const std::string& addr) {
+StatusOr<ListenAddress> ParseListenAddress(const std::string& addr) {
   auto colon = addr.rfind(':');
   if (colon == std::string::npos)
-    return Status::InvalidArgument("-webaddr \"" + addr + "\": expected [host]:port, e.g. :9000");
+    return Status::InvalidArgument("\"" + addr + "\": expected [host]:port, e.g. :9000");
   std::string host = addr.substr(0, colon), port = addr.substr(colon + 1);
   if (port.empty() || port.size() > 5 ||
       port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
-    return Status::InvalidArgument("-webaddr \"" + addr + "\": port must be a number 0-65535");
-  if (host.empty()) return port;
+    return Status::InvalidArgument("\"" + addr + "\": port must be a number 0-65535");
+  ListenAddress out;
+  out.port = std::stoi(port);
+  if (host.empty()) return out;
   if (host.front() == '[') {
-    // CivetWeb's own syntax for one IPv6 address is the same, "[::1]:9000" ("+9000" would be
-    // every IPv4 and IPv6 address).
+    in6_addr a6;
     if (host.back() != ']' || host.size() < 3 ||
-        host.find_first_not_of("0123456789abcdefABCDEF:.", 1) != host.size() - 1)
-      return Status::InvalidArgument("-webaddr \"" + addr + "\": expected [IPv6 address]:port");
-    return addr;
+        inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a6) != 1)
+      return Status::InvalidArgument("\"" + addr + "\": expected [IPv6 address]:port");
+    out.host = host.substr(1, host.size() - 2);
+    out.ipv6 = true;
+    return out;
   }
-  if (host.find_first_not_of("0123456789.") != std::string::npos && host != "localhost")
-    return Status::InvalidArgument("-webaddr \"" + addr + "\": host must be an IP address");
-  return (host == "localhost" ? std::string("127.0.0.1") : host) + ":" + port;
+  if (host == "localhost") host = "127.0.0.1";
+  in_addr a4;
+  if (inet_pton(AF_INET, host.c_str(), &a4) != 1)
+    return Status::InvalidArgument("\"" + addr + "\": host must be an IP address");
+  out.host = host;
+  return out;
 }
-
-WebServer::~WebServer() { Stop(); }
 
 namespace {
-int LogMessage(const ::mg_connection*, const char* message) {
-  LOG(WARNING) << "http server: " << message;
-  return 1;
+
+using Seconds = double;
+Seconds Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
+  }
+}
+
+// The bytes of an answer: status line, headers, body (none for HEAD).
+std::string Serialize(const WebResponse& r, bool head_only, bool keep_alive, int minor_version) {
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + ReasonPhrase(r.status) +
+                    "\r\nContent-Type: " + r.content_type +
+                    "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+  for (const auto& h : r.headers) out += h + "\r\n";
+  if (!keep_alive)
+    out += "Connection: close\r\n";
+  else if (minor_version == 0)
+    out += "Connection: keep-alive\r\n";
+  out += "\r\n";
+  if (!head_only) out += r.body;
+  return out;
+}
+
+std::string PlainAnswer(int status, const std::string& text, const char* extra = nullptr) {
+  WebResponse r;
+  r.status = status;
+  r.body = text + "\n";
+  if (extra != nullptr) r.headers.push_back(extra);
+  return Serialize(r, false, false, 1);
+}
+
+std::string AddressOf(const sockaddr_storage& ss) {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof(buf));
+  } else if (ss.ss_family == AF_INET6) {
+    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr;
+    // An IPv4 client of a dual-stack socket counts as its IPv4 address.
+    if (IN6_IS_ADDR_V4MAPPED(&a6))
+      inet_ntop(AF_INET, &a6.s6_addr[12], buf, sizeof(buf));
+    else
+      inet_ntop(AF_INET6, &a6, buf, sizeof(buf));
+  }
+  return buf;
+}
+
+std::string SslErrors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown TLS error" : out;
+}
+
+// The certificate and key, loaded into a server context; reloaded when either file changes (a
+// rotated Secret is a new file behind the same path).
+class TlsFiles {
+ public:
+  TlsFiles(std::string cert, std::string key) : cert_(std::move(cert)), key_(std::move(key)) {}
+  ~TlsFiles() {
+    if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+  }
+  bool enabled() const { return !cert_.empty(); }
+  SSL_CTX* ctx() const { return ctx_; }
+
+  // Loads the files if they changed since the last load. The first load's failure is the
+  // caller's error; a later one is logged and the running context kept.
+  Status Refresh() {
+    const std::string stamp = Stamp(cert_) + "|" + Stamp(key_);
+    if (ctx_ != nullptr && stamp == stamp_) return Status::OK();
+    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == nullptr) return Status::Internal("TLS: " + SslErrors());
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert_.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, key_.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+      std::string err = SslErrors();
+      SSL_CTX_free(ctx);
+      stamp_ = stamp;  // do not retry the same broken files every few seconds
+      Status st = Status::InvalidArgument("-web_tls_cert_file " + cert_ + " / -web_tls_key_file " +
+                                          key_ + ": " + err);
+      if (ctx_ != nullptr)
+        LOG(WARNING) << st.message() << " (still serving the certificate loaded before)";
+      return st;
+    }
+    if (ctx_ != nullptr) {
+      LOG(INFO) << "http: TLS certificate " << cert_ << " reloaded";
+      SSL_CTX_free(ctx_);
+    }
+    ctx_ = ctx;
+    stamp_ = stamp;
+    return Status::OK();
+  }
+
+ private:
+  static std::string Stamp(const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return "missing";
+    return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  }
+  const std::string cert_, key_;
+  SSL_CTX* ctx_ = nullptr;
+  std::string stamp_;
+};
+
+constexpr size_t kMaxHeadBytes = 16384;
+constexpr Seconds kSweepSeconds = 0.1;      // deadlines are checked this often
+
 }  // namespace
 
-Status WebServer::Start(const std::string& addr, Handler handler, int threads) {
-  ASSIGN_OR_RETURN(std::string ports, ToListeningPorts(addr));
-  mg_init_library(0);
-  // Feature 8 is IPv6. Debian's civetweb 1.15 is built without it: say so rather than CivetWeb's
-  // "invalid port spec".
-  if (ports.front() == '[' && mg_check_feature(8) == 0)
-    return Status::InvalidArgument(
-        "-webaddr " + addr +
-        ": the CivetWeb library this binary uses was built without IPv6 (Debian's is); listen on "
-        "an IPv4 address instead, e.g. 127.0.0.1:9000, or :9000 for every IPv4 address");
-  handler_ = std::move(handler);
-  std::string nthreads = std::to_string(threads);
-  const char* options[] = {"listening_ports", ports.c_str(), "num_threads", nthreads.c_str(),
-                           "request_timeout_ms",
-                           "5000",  // slow clients cannot hold workers long
-                           "enable_keep_alive", "yes", "max_request_size", "16384",
-                           // CivetWeb writes headers and body apart: with Nagle, a scrape on a
-                           // kept-alive connection waited 40 ms for the client's delayed ACK.
-                           "tcp_nodelay", "1", nullptr};
-  mg_callbacks cb;
-  std::memset(&cb, 0, sizeof(cb));
-  cb.log_message = LogMessage;
-  ctx_ = mg_start(&cb, nullptr, options);
-  if (ctx_ == nullptr)
-    return Status::InvalidArgument("-webaddr " + addr + ": cannot listen (address in use?)");
-  mg_set_request_handler(ctx_, "/", &WebServer::OnRequest, this);
-  struct mg_server_port sp[4];
-  int n = mg_get_server_ports(ctx_, 4, sp);
-  if (n > 0) port_ = sp[0].port;
+struct WebServer::Loop {
+  enum class Phase { kHead, kBody, kHandling, kWriting };
+  struct Conn {
+    int fd = -1;
+    uint32_t gen = 0;
+    std::string client;
+    SSL* ssl = nullptr;
+    bool tls_wants_write = false;  // a TLS read needs the socket writable first
+    Phase phase = Phase::kHead;
+    bool idle = true;  // kHead with nothing of the next request yet (keep-alive's wait)
+    Seconds deadline = 0;
+    std::string in;
+    std::string out;
+    size_t out_off = 0;
+    bool close_after_write = false;
+    bool peer_closed = false;  // the client shut its side: answer what it sent, then close
+    int answered = 0;
+    HeadParse head;
+  };
+  struct Job {
+    int fd;
+    uint32_t gen;
+    WebRequest req;
+    bool head_only;
+    bool keep_alive;
+    int minor_version;
+  };
+  struct Done {
+    int fd;
+    uint32_t gen;
+    std::string bytes;
+    bool keep_alive;
+  };
+
+  WebServerOptions opt;
+  Handler handler;
+  TlsFiles tls;
+  int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
+  bool accepting = true;
+  Seconds accept_paused_until = 0;
+  std::unordered_map<int, std::unique_ptr<Conn>> conns;
+  std::unordered_map<std::string, int> per_client;
+  uint32_t next_gen = 1;
+  std::thread loop_thread;
+  std::vector<std::thread> workers;
+  std::atomic<bool> stopping{false};
+
+  Mutex mu;
+  CondVar work_cv;
+  std::deque<Job> jobs GUARDED_BY(mu);
+  std::deque<Done> done GUARDED_BY(mu);
+  size_t handling GUARDED_BY(mu) = 0;  // jobs queued or running
+
+  std::atomic<long long> open{0}, accepted{0}, refused{0}, busy{0}, timed_out{0}, bad{0},
+      tls_failed{0};
+
+  Loop(WebServerOptions o, Handler h)
+      : opt(std::move(o)), handler(std::move(h)), tls(opt.tls_cert_file, opt.tls_key_file) {}
+
+  ~Loop() {
+    for (auto& [fd, c] : conns) {
+      if (c->ssl != nullptr) SSL_free(c->ssl);
+      close(fd);
+    }
+    if (listen_fd >= 0) close(listen_fd);
+    if (epoll_fd >= 0) close(epoll_fd);
+    if (wake_fd >= 0) close(wake_fd);
+  }
+
+  void Watch(int fd, uint32_t events, int op) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    epoll_ctl(epoll_fd, op, fd, &ev);
+  }
+
+  // What the connection waits for now.
+  void Interest(Conn& c) {
+    uint32_t ev = 0;
+    if (c.phase == Phase::kHead || c.phase == Phase::kBody) ev |= EPOLLIN;
+    if (c.phase == Phase::kWriting || c.tls_wants_write) ev |= EPOLLOUT;
+    Watch(c.fd, ev, EPOLL_CTL_MOD);
+  }
+
+  // Reads what has arrived; false on an error or a client that sent more than one request can
+  // hold. A client that closed its side sets peer_closed: what it sent is still answered. TLS
+  // records are decrypted here.
+  bool ReadSome(Conn& c) {
+    char buf[16384];
+    for (;;) {
+      if (c.in.size() > 2 * kMaxHeadBytes + static_cast<size_t>(kMaxRequestBody)) return false;
+      ssize_t n;
+      if (c.ssl != nullptr) {
+        ERR_clear_error();
+        int r = SSL_read(c.ssl, buf, sizeof(buf));
+        if (r <= 0) {
+          int e = SSL_get_error(c.ssl, r);
+          c.tls_wants_write = e == SSL_ERROR_WANT_WRITE;
+          if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return true;
+          if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+            c.peer_closed = true;
+            return true;
+          }
+          ++tls_failed;
+          VLOG(1) << "http: TLS from " << c.client << ": " << SslErrors();
+          return false;
+        }
+        c.tls_wants_write = false;
+        n = r;
+      } else {
+        n = recv(c.fd, buf, sizeof(buf), 0);
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        if (n == 0) {
+          c.peer_closed = true;
+          return true;
+        }
+      }
+      c.in.append(buf, static_cast<size_t>(n));
+      if (c.ssl == nullptr && static_cast<size_t>(n) < sizeof(buf)) return true;
+    }
+  }
+
+  // Writes what is pending; false when the connection is finished (an error).
+  bool WriteSome(Conn& c) {
+    while (c.out_off < c.out.size()) {
+      const char* p = c.out.data() + c.out_off;
+      const size_t left = c.out.size() - c.out_off;
+      ssize_t n;
+      if (c.ssl != nullptr) {
+        ERR_clear_error();
+        int r = SSL_write(c.ssl, p, static_cast<int>(std::min<size_t>(left, 1 << 20)));
+        if (r <= 0) {
+          int e = SSL_get_error(c.ssl, r);
+          if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) return true;
+          ++tls_failed;
+          return false;
+        }
+        n = r;
+      } else {
+        n = send(c.fd, p, left, MSG_NOSIGNAL);
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      }
+      c.out_off += static_cast<size_t>(n);
+      c.deadline = Now() + opt.write_timeout_seconds;  // bytes moving: the client takes them
+    }
+    return true;
+  }
+
+  void Close(int fd) {
+    auto it = conns.find(fd);
+    if (it == conns.end()) return;
+    Conn& c = *it->second;
+    if (c.ssl != nullptr) {
+      SSL_shutdown(c.ssl);  // best effort close_notify; the socket is non-blocking
+      SSL_free(c.ssl);
+      ERR_clear_error();
+    }
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    close(fd);
+    if (auto p = per_client.find(c.client); p != per_client.end() && --p->second <= 0)
+      per_client.erase(p);
+    conns.erase(it);
+    --open;
+  }
+
+  // A refusal that costs nothing: the answer is written straight into the socket's buffer (it
+  // fits), what the client sent is dropped, and the connection closed.
+  static void Refuse(int fd, const std::string& answer) {
+    if (!answer.empty()) (void)!send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(fd, SHUT_WR);
+    char sink[4096];
+    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+    }
+    close(fd);
+  }
+
+  void Accept() {
+    const Seconds now = Now();
+    for (int i = 0; i < 256; ++i) {
+      sockaddr_storage ss{};
+      socklen_t len = sizeof(ss);
+      int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: stop accepting for a moment rather than spin on the listener.
+          LOG_EVERY_N(WARNING, 100) << "http: cannot accept: " << strerror(errno);
+          Watch(listen_fd, 0, EPOLL_CTL_MOD);
+          accepting = false;
+          accept_paused_until = now + 0.1;
+        }
+        return;
+      }
+      std::string client = AddressOf(ss);
+      int& from_client = per_client[client];
+      if (static_cast<int>(conns.size()) >= opt.max_connections ||
+          from_client >= opt.max_connections_per_client) {
+        if (from_client == 0) per_client.erase(client);
+        ++refused;
+        LOG_EVERY_N(WARNING, 1000)
+            << "http: refused a connection from " << client << " ("
+            << (from_client >= opt.max_connections_per_client
+                    ? "-web_max_connections_per_client"
+                    : "-web_max_connections")
+            << " reached; such refusals are logged once in 1000)";
+        // Over TLS a plain answer would be noise before the handshake: the close says it.
+        Refuse(fd, tls.enabled() ? std::string()
+                                 : PlainAnswer(503, "too many connections", "Retry-After: 1"));
+        continue;
+      }
+      ++from_client;
+      ++accepted;
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      auto c = std::make_unique<Conn>();
+      c->fd = fd;
+      c->gen = next_gen++;
+      c->client = std::move(client);
+      c->deadline = now + opt.header_timeout_seconds;
+      c->idle = false;  // a new connection has no idle allowance: it came to ask something
+      if (tls.enabled()) {
+        c->ssl = SSL_new(tls.ctx());
+        if (c->ssl == nullptr || SSL_set_fd(c->ssl, fd) != 1) {
+          ++tls_failed;
+          if (c->ssl != nullptr) SSL_free(c->ssl);
+          close(fd);
+          if (--per_client[c->client] <= 0) per_client.erase(c->client);
+          continue;
+        }
+        SSL_set_accept_state(c->ssl);
+      }
+      Watch(fd, EPOLLIN, EPOLL_CTL_ADD);
+      conns.emplace(fd, std::move(c));
+      ++open;
+    }
+  }
+
+  // Starts writing `bytes` as the answer.
+  void Answer(Conn& c, std::string bytes, bool keep_alive) {
+    c.out = std::move(bytes);
+    c.out_off = 0;
+    c.close_after_write = !keep_alive;
+    c.phase = Phase::kWriting;
+    c.deadline = Now() + opt.write_timeout_seconds;
+    if (!WriteSome(c)) return Close(c.fd);
+    AfterWrite(c);
+  }
+
+  // Once an answer is out: the next request (already arrived, pipelined, or awaited) or close.
+  void AfterWrite(Conn& c) {
+    if (c.out_off < c.out.size()) return Interest(c);
+    c.out.clear();
+    c.out_off = 0;
+    if (c.close_after_write) return Close(c.fd);
+    c.phase = Phase::kHead;
+    c.idle = c.in.empty();
+    c.deadline = Now() + (c.idle ? opt.idle_timeout_seconds : opt.header_timeout_seconds);
+    Interest(c);
+    if (!c.in.empty()) Parse(c);
+  }
+
+  // Looks at what has arrived: a complete request goes to a worker, an invalid one is answered.
+  void Parse(Conn& c) {
+    if (c.phase == Phase::kHead) {
+      c.head = ParseRequestHead(c.in, kMaxHeadBytes);
+      if (c.head.state == HeadState::kIncomplete) return;
+      if (c.head.state == HeadState::kError) {
+        ++bad;
+        c.in.clear();
+        return Answer(c, PlainAnswer(c.head.status, c.head.error), false);
+      }
+      if (c.head.head.content_length > kMaxRequestBody) {
+        c.in.clear();
+        return Answer(c, PlainAnswer(413, "request body too large"), false);
+      }
+      c.phase = Phase::kBody;
+      c.deadline = Now() + opt.header_timeout_seconds;
+      const size_t body = static_cast<size_t>(std::max(0LL, c.head.head.content_length));
+      if (c.head.head.expect_continue && body > 0 && c.in.size() == c.head.length) {
+        static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        if (c.ssl == nullptr) (void)!send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
+        else SSL_write(c.ssl, kContinue.data(), static_cast<int>(kContinue.size()));
+      }
+    }
+    const size_t body = static_cast<size_t>(std::max(0LL, c.head.head.content_length));
+    if (c.in.size() < c.head.length + body) return;  // the body is still coming
+    RequestHead& h = c.head.head;
+    Job job;
+    job.fd = c.fd;
+    job.gen = c.gen;
+    job.req.method = std::move(h.method);
+    job.req.path = std::move(h.path);
+    job.req.query = std::move(h.query);
+    job.req.authorization = std::move(h.authorization);
+    job.req.content_length = h.content_length;
+    job.req.client = c.client;
+    if (job.req.method == "POST") job.req.body = c.in.substr(c.head.length, body);
+    job.head_only = job.req.method == "HEAD";
+    job.minor_version = h.minor_version;
+    ++c.answered;
+    job.keep_alive = h.keep_alive && !c.peer_closed &&
+                     c.answered < opt.max_requests_per_connection && !stopping.load();
+    c.in.erase(0, c.head.length + body);
+    c.phase = Phase::kHandling;
+    Interest(c);
+    {
+      MutexLock l(&mu);
+      if (handling < static_cast<size_t>(opt.max_queued_requests) + opt.workers) {
+        ++handling;
+        jobs.push_back(std::move(job));
+        work_cv.Signal();
+        return;
+      }
+    }
+    ++busy;
+    LOG_EVERY_N(WARNING, 1000) << "http: busy, answered 503 to " << c.client
+                               << " (every worker busy and the queue full; logged once in 1000)";
+    Answer(c, PlainAnswer(503, "busy: too many requests at once", "Retry-After: 1"), false);
+  }
+
+  void OnEvent(int fd, uint32_t events) {
+    auto it = conns.find(fd);
+    if (it == conns.end()) return;
+    Conn& c = *it->second;
+    if (events & (EPOLLERR | EPOLLHUP)) {
+      if (!(events & EPOLLIN)) return Close(fd);
+    }
+    if (c.phase == Phase::kWriting) {
+      if (!WriteSome(c)) return Close(fd);
+      return AfterWrite(c);
+    }
+    if (c.phase == Phase::kHead || c.phase == Phase::kBody) {
+      const bool was_idle = c.idle && c.in.empty();
+      if (!ReadSome(c)) return Close(fd);
+      if (was_idle && !c.in.empty()) {
+        c.idle = false;  // the next request has begun: it has the head's time, not the idle time
+        c.deadline = Now() + opt.header_timeout_seconds;
+      }
+      Interest(c);
+      Parse(c);
+      // A client that closed its side before its request was complete will send no more.
+      if (c.peer_closed && (c.phase == Phase::kHead || c.phase == Phase::kBody)) Close(fd);
+    }
+  }
+
+  void CollectDone() {
+    std::deque<Done> ready;
+    {
+      MutexLock l(&mu);
+      ready.swap(done);
+    }
+    for (Done& d : ready) {
+      auto it = conns.find(d.fd);
+      if (it == conns.end() || it->second->gen != d.gen) continue;  // gone meanwhile
+      Answer(*it->second, std::move(d.bytes), d.keep_alive);
+    }
+  }
+
+  void Sweep(Seconds now) {
+    std::vector<int> expired;
+    for (auto& [fd, c] : conns)
+      if (c->phase != Phase::kHandling && now > c->deadline) expired.push_back(fd);
+    for (int fd : expired) {
+      Conn& c = *conns[fd];
+      // A client between requests is just closed; one caught mid-request learns why.
+      if (!c.idle || !c.in.empty()) {
+        ++timed_out;
+        if (c.phase != Phase::kWriting && c.ssl == nullptr) {
+          const std::string a = PlainAnswer(408, "request timeout");
+          (void)!send(fd, a.data(), a.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+      }
+      Close(fd);
+    }
+  }
+
+  void Run() {
+    Seconds last_sweep = Now(), last_tls = last_sweep;
+    epoll_event events[256];
+    while (!stopping.load()) {
+      int n = epoll_wait(epoll_fd, events, 256, static_cast<int>(kSweepSeconds * 1000));
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == listen_fd) {
+          Accept();
+        } else if (fd == wake_fd) {
+          uint64_t v;
+          (void)!read(wake_fd, &v, sizeof(v));
+        } else {
+          OnEvent(fd, events[i].events);
+        }
+      }
+      CollectDone();
+      const Seconds now = Now();
+      if (now - last_sweep >= kSweepSeconds) {
+        Sweep(now);
+        last_sweep = now;
+        if (!accepting && now >= accept_paused_until) {
+          Watch(listen_fd, EPOLLIN, EPOLL_CTL_MOD);
+          accepting = true;
+        }
+      }
+      if (tls.enabled() && now - last_tls >= opt.tls_reload_seconds) {
+        (void)tls.Refresh();
+        last_tls = now;
+      }
+    }
+  }
+
+  void Work() {
+    for (;;) {
+      Job job;
+      {
+        MutexLock l(&mu);
+        while (jobs.empty() && !stopping.load()) work_cv.Wait(&mu);
+        if (jobs.empty()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      WebResponse resp = handler(job.req);
+      Done d{job.fd, job.gen, Serialize(resp, job.head_only, job.keep_alive, job.minor_version),
+             job.keep_alive};
+      {
+        MutexLock l(&mu);
+        --handling;
+        done.push_back(std::move(d));
+      }
+      const uint64_t one = 1;
+      (void)!write(wake_fd, &one, sizeof(one));
+    }
+  }
+};
+
+WebServer::WebServer() = default;
+WebServer::~WebServer() { Stop(); }
+
+Status WebServer::Start(const std::string& addr, Handler handler, WebServerOptions options) {
+  ASSIGN_OR_RETURN(ListenAddress la, ParseListenAddress(addr));
+  if (options.workers < 1 || options.max_connections < 1 ||
+      options.max_connections_per_client < 1 || options.max_queued_requests < 0)
+    return Status::InvalidArgument("web server: workers and connection caps must be at least 1");
+  // Each connection is a descriptor: keep the cap under what the process may open, raising the
+  // soft limit towards the hard one as far as the cap needs (as Go's runtime does at start).
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    const rlim_t want = static_cast<rlim_t>(options.max_connections) + 256;
+    if (rl.rlim_cur < want && rl.rlim_cur != RLIM_INFINITY) {
+      rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &rl);
+      getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+      options.max_connections = std::max<int>(16, static_cast<int>(rl.rlim_cur) - 256);
+  }
+  auto loop = std::make_unique<Loop>(options, std::move(handler));
+  if (loop->tls.enabled()) RETURN_NOT_OK(loop->tls.Refresh());
+
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (la.ipv6) {
+    auto& a6 = reinterpret_cast<sockaddr_in6&>(ss);
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons(static_cast<uint16_t>(la.port));
+    inet_pton(AF_INET6, la.host.c_str(), &a6.sin6_addr);
+    len = sizeof(a6);
+  } else {
+    auto& a4 = reinterpret_cast<sockaddr_in&>(ss);
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons(static_cast<uint16_t>(la.port));
+    a4.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (!la.host.empty()) inet_pton(AF_INET, la.host.c_str(), &a4.sin_addr);
+    len = sizeof(a4);
+  }
+  loop->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (loop->listen_fd < 0) return Status::Internal(addr + ": socket: " + strerror(errno));
+  int one = 1;
+  setsockopt(loop->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (la.ipv6) setsockopt(loop->listen_fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (bind(loop->listen_fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+      listen(loop->listen_fd, 1024) != 0)
+    return Status::InvalidArgument(addr + ": cannot listen: " + strerror(errno));
+  getsockname(loop->listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(ss).sin6_port
+                                         : reinterpret_cast<sockaddr_in&>(ss).sin_port);
+
+  loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  loop->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (loop->epoll_fd < 0 || loop->wake_fd < 0)
+    return Status::Internal(addr + ": epoll: " + strerror(errno));
+  loop->Watch(loop->listen_fd, EPOLLIN, EPOLL_CTL_ADD);
+  loop->Watch(loop->wake_fd, EPOLLIN, EPOLL_CTL_ADD);
+  Loop* l = loop.get();
+  for (int i = 0; i < options.workers; ++i) l->workers.emplace_back([l] { l->Work(); });
+  l->loop_thread = std::thread([l] { l->Run(); });
+  loop_ = std::move(loop);
   return Status::OK();
 }
 
 void WebServer::Stop() {
-  if (ctx_ != nullptr) {
-    mg_stop(ctx_);
-    ctx_ = nullptr;
+  if (loop_ == nullptr) return;
+  loop_->stopping = true;
+  {
+    MutexLock l(&loop_->mu);
+    loop_->work_cv.SignalAll();
   }
+  const uint64_t one = 1;
+  (void)!write(loop_->wake_fd, &one, sizeof(one));
+  if (loop_->loop_thread.joinable()) loop_->loop_thread.join();
+  for (auto& w : loop_->workers)
+    if (w.joinable()) w.join();
+  loop_.reset();
 }
 
-int WebServer::OnRequest(::mg_connection* conn, void* self) {
-  auto* server = static_cast<WebServer*>(self);
-  const mg_request_info* ri = mg_get_request_info(conn);
-  WebRequest req;
-  req.method = ri->request_method ? ri->request_method : "";
-  req.path = ri->local_uri ? ri->local_uri : "";
-  req.query = ri->query_string ? ri->query_string : "";
-  req.content_length = ri->content_length;
-  if (const char* auth = mg_get_header(conn, "Authorization")) req.authorization = auth;
-  if (req.method == "POST" && req.content_length <= kMaxRequestBody) {
-    // Drain the (bounded) body so the connection can be reused.
-    char buf[8192];
-    int n;
-    while ((n = mg_read(conn, buf, sizeof(buf))) > 0) {
-      if (static_cast<long long>(req.body.size()) + n > kMaxRequestBody) {
-        req.content_length = kMaxRequestBody + 1;
-        break;
-      }
-      req.body.append(buf, static_cast<size_t>(n));
-    }
-  }
-  WebResponse resp = server->handler_(req);
-  std::string head = "HTTP/1.1 " + std::to_string(resp.status) + " " +
-                     mg_get_response_code_text(conn, resp.status) +
-                     "\r\nContent-Type: " + resp.content_type +
-                     "\r\nContent-Length: " + std::to_string(resp.body.size()) + "\r\n";
-  for (const auto& h : resp.headers) head += h + "\r\n";
-  if (resp.status == 413) head += "Connection: close\r\n";
-  head += "\r\n";
-  mg_write(conn, head.data(), head.size());
-  if (req.method != "HEAD") mg_write(conn, resp.body.data(), resp.body.size());
-  return resp.status;
+WebServerStats WebServer::stats() const {
+  WebServerStats s;
+  if (loop_ == nullptr) return s;
+  s.accepted_total = loop_->accepted;
+  s.refused_total = loop_->refused;
+  s.busy_total = loop_->busy;
+  s.timed_out_total = loop_->timed_out;
+  s.bad_requests_total = loop_->bad;
+  s.tls_failures_total = loop_->tls_failed;
+  s.connections = loop_->open;
+  return s;
 }
 
 }  // namespace ds

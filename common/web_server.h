@@ -10,13 +10,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
-
-struct mg_context;
-struct mg_connection;
 
 namespace ds {
 
@@ -60,32 +58,51 @@ struct WebServerOptions {
   // Threads that run the handler, and complete requests that may wait for one (503 beyond).
   int workers = 4;
   int max_queued_requests = 256;
-  // TLS from a mounted certificate (PEM files, both or neither); re-read when they change, so a
-  // rotated Secret needs no restart.
+  // TLS from a mounted certificate (PEM files, both or neither); looked at every
+  // tls_reload_seconds and re-read when they changed, so a rotated Secret needs no restart.
   std::string tls_cert_file, tls_key_file;
+  double tls_reload_seconds = 10;
+};
+
+// How the listener is doing, for /metrics: what it holds and what it turned away.
+struct WebServerStats {
+  long long connections = 0;          // open now
+  long long accepted_total = 0;       // connections taken in
+  long long refused_total = 0;        // over max_connections or max_connections_per_client
+  long long busy_total = 0;           // complete requests answered 503: max_queued_requests
+  long long timed_out_total = 0;      // closed for a head, body or answer that came too slowly
+  long long bad_requests_total = 0;   // heads that could not be parsed (4xx/5xx, closed)
+  long long tls_failures_total = 0;   // handshakes or records that failed
 };
 
 class WebServer {
  public:
   using Handler = std::function<WebResponse(const WebRequest&)>;
-  WebServer() = default;
+  WebServer();
   ~WebServer();
   WebServer(const WebServer&) = delete;
   WebServer& operator=(const WebServer&) = delete;
 
-  // addr: ":9000", "127.0.0.1:9000", "[::1]:9000" or "127.0.0.1:0" (any free port).
+  // addr: ":9000", "127.0.0.1:9000", "[::1]:9000" or "127.0.0.1:0" (any free port). `handler`
+  // runs on the worker threads, several at once.
   Status Start(const std::string& addr, Handler handler, WebServerOptions options = {});
+  // Closes the listener and every connection; waits for handlers running now.
   void Stop();
   int port() const { return port_; }
+  WebServerStats stats() const;
 
  private:
-  static int OnRequest(::mg_connection* conn, void* self);
-  mg_context* ctx_ = nullptr;
-  Handler handler_;
+  struct Loop;
+  std::unique_ptr<Loop> loop_;
   int port_ = 0;
 };
 
-// Converts -webaddr to CivetWeb's listening_ports syntax; error for anything else.
-StatusOr<std::string> ToListeningPorts(const std::string& addr);
+// -webaddr (or -probeaddr) parsed: an IP address (empty: every IPv4 address) and a port.
+struct ListenAddress {
+  std::string host;  // "", "127.0.0.1", "::1"
+  int port = 0;
+  bool ipv6 = false;
+};
+StatusOr<ListenAddress> ParseListenAddress(const std::string& addr);
 
 }  // namespace ds

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -410,6 +411,31 @@ StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::
       Call(std::move(req), (create ? "create lease " : "update lease ") + ns + "/" + name,
            /*created_ok=*/true));
   return DecodeLease(body);
+}
+
+StatusOr<TokenReviewResult> HttpKubeApi::ReviewToken(const std::string& token) {
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.server + "/apis/authentication.k8s.io/v1/tokenreviews";
+  req.headers.push_back("Content-Type: application/json");
+  req.body = EncodeTokenReview(token);
+  req.timeout_seconds = std::min(timeout_, kReviewTimeoutSeconds);
+  // The API server answers a create with 201; an aggregated or older one may say 200.
+  ASSIGN_OR_RETURN(std::string body,
+                   Call(std::move(req), "create tokenreview", /*created_ok=*/true));
+  return DecodeTokenReview(body);
+}
+
+StatusOr<AccessDecision> HttpKubeApi::ReviewAccess(const AccessAttributes& attributes) {
+  HttpRequest req;
+  req.method = "POST";
+  req.url = config_.server + "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+  req.headers.push_back("Content-Type: application/json");
+  req.body = EncodeSubjectAccessReview(attributes);
+  req.timeout_seconds = std::min(timeout_, kReviewTimeoutSeconds);
+  ASSIGN_OR_RETURN(std::string body,
+                   Call(std::move(req), "create subjectaccessreview", /*created_ok=*/true));
+  return DecodeSubjectAccessReview(body);
 }
 
 }  // namespace ds

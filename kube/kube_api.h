@@ -18,6 +18,7 @@
 #include "kube/node_edit.h"
 #include "kube/node_object.h"
 #include "kube/pod_object.h"
+#include "kube/review_object.h"
 #include "kube/volume_object.h"
 #include "kube/workload_object.h"
 
@@ -128,7 +129,20 @@ class KubeApi {
   // recorder sends). kNotFound when the Event is gone (expired: the caller creates it anew).
   virtual Status PatchEventSeries(const EventInfo& event,
                                   const std::function<bool()>& send_if = {}) = 0;
+  // POST an authentication.k8s.io/v1 TokenReview of `token` (kube/review_object.h): whose token
+  // it is. authenticated false is an answer, not an error; the errors are the call's (transport,
+  // 401/403 when this controller may not create tokenreviews, 5xx) and a garbled answer. The token
+  // travels only in the request body and is never logged. Waits at most kReviewTimeoutSeconds.
+  virtual StatusOr<TokenReviewResult> ReviewToken(const std::string& token) = 0;
+  // POST an authorization.k8s.io/v1 SubjectAccessReview with nonResourceAttributes: may the
+  // user do attributes.verb on attributes.path? allowed false is an answer; errors as for
+  // ReviewToken (subjectaccessreviews).
+  virtual StatusOr<AccessDecision> ReviewAccess(const AccessAttributes& attributes) = 0;
 };
+
+// How long a review may take: the web request that needs it waits on a worker meanwhile
+// (controller-runtime's authenticator gives its TokenReviews the same 10 s).
+inline constexpr double kReviewTimeoutSeconds = 10;
 
 class HttpKubeApi : public KubeApi {
  public:
@@ -170,6 +184,8 @@ class HttpKubeApi : public KubeApi {
   Status CreateEvent(const EventInfo& event, const std::function<bool()>& send_if = {}) override;
   Status PatchEventSeries(const EventInfo& event,
                           const std::function<bool()>& send_if = {}) override;
+  StatusOr<TokenReviewResult> ReviewToken(const std::string& token) override;
+  StatusOr<AccessDecision> ReviewAccess(const AccessAttributes& attributes) override;
 
   // Where exec credentials come from (default: running config.exec with a 30 s limit) and how a
   // transport for a client certificate from the plugin is made (default: a CurlTransport with

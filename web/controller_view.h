@@ -16,6 +16,7 @@
 #include "controller/reconciler.h"
 #include "kube/node_cache.h"
 #include "rules/mark.h"
+#include "web/access_policy.h"
 #include "web/value_history.h"
 
 namespace ds {
@@ -60,6 +61,8 @@ struct ControllerView {
   // The page's history (GET /api/v1/history): the controller's own, which outlives every view and
   // locks for itself, so it is pointed to rather than copied. Null: none kept (404).
   const ValueHistory* history = nullptr;
+  // Requests -web_auth=kubernetes turned away (all zero without it).
+  WebAccessCounters web_denied;
 };
 
 }  // namespace ds

@@ -353,6 +353,19 @@ void PutRebalance(Exposition& e, const ControllerView& v) {
   PutRebalanceEffect(e, v.rebalance_counters, *v.rebalance);
 }
 
+// The web port's requests turned away by -web_auth=kubernetes (zeros without it).
+void PutWebAccess(Exposition& e, const ControllerView& v) {
+  auto& denied = e.Counters(
+      "dynamic_scheduler_web_requests_denied_total",
+      "Requests to the web port turned away by -web_auth=kubernetes, by reason: unauthenticated "
+      "(401: no bearer token, or one the API server does not accept), forbidden (403: the "
+      "SubjectAccessReview did not allow it), review_failed (503: the API server could not be "
+      "asked).");
+  Put(denied, v.web_denied.unauthenticated, {{"reason", "unauthenticated"}});
+  Put(denied, v.web_denied.forbidden, {{"reason", "forbidden"}});
+  Put(denied, v.web_denied.review_failed, {{"reason", "review_failed"}});
+}
+
 }  // namespace
 
 std::string RenderMetrics(const ControllerView& v) {
@@ -364,6 +377,7 @@ std::string RenderMetrics(const ControllerView& v) {
   PutCache(e, v);
   PutElection(e, v);
   PutRebalance(e, v);
+  PutWebAccess(e, v);
   return e.Text(v.durations);
 }
 

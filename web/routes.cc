@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/json_util.h"
+#include "web/access_policy.h"
 #include "web/metrics.h"
 #include "web/nodes_json.h"
 #include "web/rebalance_json.h"
@@ -19,30 +20,23 @@ WebResponse Text(int status, std::string body) {
   return r;
 }
 
-// Compares without an early exit, so the time taken does not tell how much of a guess was right.
-bool SameSecret(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
 WebResponse Webhook(const WebRequest& req, const std::function<void()>& trigger,
                     const std::string& webhook_token,
-                    const std::function<void(std::vector<Labels>)>& alerted) {
+                    const std::function<void(std::vector<Labels>)>& alerted, bool caller_verified) {
   if (req.method != "POST") {
     WebResponse r = Text(405, "method not allowed; use POST");
     r.headers.push_back("Allow: POST");
     return r;
   }
-  if (!webhook_token.empty() && !SameSecret(req.authorization, "Bearer " + webhook_token)) {
+  if (!caller_verified && !webhook_token.empty() &&
+      !MatchesWebhookSecret(req.authorization, webhook_token)) {
     WebResponse r = Text(401, "unauthorized: the webhook needs its bearer token");
     r.headers.push_back("WWW-Authenticate: Bearer");
     return r;
   }
   // Only an authenticated alert may name nodes to relieve at once: without a token anyone who
   // reaches the port could make any marked node evictable. It still triggers a cycle.
-  if (alerted && !webhook_token.empty()) alerted(FiringAlerts(req.body));
+  if (alerted && (caller_verified || !webhook_token.empty())) alerted(FiringAlerts(req.body));
   trigger();
   return Text(202, "evaluation triggered");
 }
@@ -249,11 +243,23 @@ std::vector<Labels> FiringAlerts(const std::string& body) {
   return out;
 }
 
+WebResponse HandleProbe(const WebRequest& req, const ControllerView& view) {
+  if (req.path != "/healthz" && req.path != "/status")
+    return Text(404, "not found; the probe listener serves /healthz and /status");
+  if (req.method != "GET" && req.method != "HEAD") {
+    WebResponse r = Text(405, "method not allowed; use GET");
+    r.headers.push_back("Allow: GET, HEAD");
+    return r;
+  }
+  return req.path == "/status" ? Readiness(view) : Liveness(view);
+}
+
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
                           const std::function<void()>& trigger, const std::string& webhook_token,
-                          const std::function<void(std::vector<Labels>)>& alerted) {
+                          const std::function<void(std::vector<Labels>)>& alerted,
+                          bool caller_verified) {
   if (req.content_length > kMaxRequestBody) return Text(413, "request body too large");
-  if (req.path == "/webhook") return Webhook(req, trigger, webhook_token, alerted);
+  if (req.path == "/webhook") return Webhook(req, trigger, webhook_token, alerted, caller_verified);
   if (!IsGetPath(req.path))
     return Text(404,
                 "not found; endpoints: / /api/v1/state /api/v1/history /status /healthz /nodes "

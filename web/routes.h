@@ -1,5 +1,5 @@
 // The HTTP endpoints as pure functions: a request and a view of the controller in, a response
-// out. CivetWeb sits behind WebServer (common/web_server.h); nothing under web/ touches sockets
+// out. The listener is WebServer (common/web_server.h); nothing under web/ touches sockets
 // or clocks. This file routes, checks the webhook's token and judges readiness and liveness; the
 // other bodies are rendered in the files named below:
 //   GET  /         the live web page (web/web_assets.h; with /ui/app.js and /ui/app.css),
@@ -35,11 +35,18 @@ namespace ds {
 // http_config.authorization) and answers 401 otherwise.
 // `alerted` (optional) receives the label sets of the webhook's firing alerts first: the
 // rebalancer relieves the nodes they name at once (an alert reacts faster than `after`). Only
-// with a `webhook_token`: an unauthenticated webhook triggers a cycle and names no node.
+// from a known caller: with a `webhook_token`, or `caller_verified`; an unauthenticated webhook
+// triggers a cycle and names no node.
+// `caller_verified`: the request passed -web_auth=kubernetes' review before it got here
+// (web/access_policy.h); the webhook then needs no shared secret, and may name nodes.
 WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
                           const std::function<void()>& trigger,
                           const std::string& webhook_token = "",
-                          const std::function<void(std::vector<Labels>)>& alerted = {});
+                          const std::function<void(std::vector<Labels>)>& alerted = {},
+                          bool caller_verified = false);
+// The probe listener's routes (-probeaddr): GET/HEAD /healthz and /status as on the web port,
+// 404 for anything else. Nothing there names a node, so it needs no authentication.
+WebResponse HandleProbe(const WebRequest& req, const ControllerView& view);
 // The label sets of the firing alerts of an Alertmanager webhook body (at most kMaxAlerts);
 // empty for anything else. Pure.
 std::vector<Labels> FiringAlerts(const std::string& body);

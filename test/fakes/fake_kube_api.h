@@ -1,6 +1,7 @@
 // In-memory KubeApi for unit tests: serves scripted list pages and watch events, applies label
-// patches to its own node map, serves the workloads and autoscalers put in, and records every
-// patch and read (client-go fake clientset style).
+// patches to its own node map, serves the workloads and autoscalers put in, answers token and
+// access reviews from the tokens and grants put in, and records every patch, read and review
+// (client-go fake clientset style).
 #pragma once
 
 #include <algorithm>
@@ -526,7 +527,90 @@ class FakeKubeApi : public KubeApi {
     return lease_calls_;
   }
 
+  // TokenReviews and SubjectAccessReviews, as an API server with RBAC answers them: a token added
+  // with AddToken authenticates as its user, any other does not; access is allowed when a grant
+  // names the user or one of its groups with the verb and the path ("*" for any verb; a path
+  // ending in "*" as a prefix, as RBAC's nonResourceURLs). Each review is recorded.
+  void AddToken(const std::string& token, UserInfo user) {
+    MutexLock l(&mu_);
+    tokens_[token] = std::move(user);
+  }
+  void RemoveToken(const std::string& token) {
+    MutexLock l(&mu_);
+    tokens_.erase(token);
+  }
+  void Grant(const std::string& user_or_group, const std::string& verb, const std::string& path) {
+    MutexLock l(&mu_);
+    grants_.push_back({user_or_group, verb, path});
+  }
+  void RevokeGrants() {
+    MutexLock l(&mu_);
+    grants_.clear();
+  }
+  // The next reviews fail with these statuses, in order (e.g. 403: no RBAC to create reviews).
+  void FailNextTokenReviews(std::vector<Status> errors) {
+    MutexLock l(&mu_);
+    token_review_errors_.assign(errors.begin(), errors.end());
+  }
+  void FailNextAccessReviews(std::vector<Status> errors) {
+    MutexLock l(&mu_);
+    access_review_errors_.assign(errors.begin(), errors.end());
+  }
+  int token_reviews() {
+    MutexLock l(&mu_);
+    return token_reviews_;
+  }
+  std::vector<AccessAttributes> access_reviews() {
+    MutexLock l(&mu_);
+    return access_reviews_;
+  }
+  StatusOr<TokenReviewResult> ReviewToken(const std::string& token) override {
+    MutexLock l(&mu_);
+    ++token_reviews_;
+    if (!token_review_errors_.empty()) {
+      Status st = token_review_errors_.front();
+      token_review_errors_.pop_front();
+      return st;
+    }
+    TokenReviewResult r;
+    auto it = tokens_.find(token);
+    if (it == tokens_.end()) {
+      r.error = "invalid bearer token";
+      return r;
+    }
+    r.authenticated = true;
+    r.user = it->second;
+    return r;
+  }
+  StatusOr<AccessDecision> ReviewAccess(const AccessAttributes& a) override {
+    MutexLock l(&mu_);
+    access_reviews_.push_back(a);
+    if (!access_review_errors_.empty()) {
+      Status st = access_review_errors_.front();
+      access_review_errors_.pop_front();
+      return st;
+    }
+    AccessDecision d;
+    for (const GrantRule& g : grants_) {
+      const bool who = g.subject == a.user.username ||
+                       std::find(a.user.groups.begin(), a.user.groups.end(), g.subject) !=
+                           a.user.groups.end();
+      const bool what = g.verb == "*" || g.verb == a.verb;
+      const bool where = g.path == a.path || (!g.path.empty() && g.path.back() == '*' &&
+                                              a.path.starts_with(g.path.substr(0, g.path.size() - 1)));
+      if (who && what && where) {
+        d.allowed = true;
+        d.reason = "granted to " + g.subject;
+        return d;
+      }
+    }
+    return d;
+  }
+
  private:
+  struct GrantRule {
+    std::string subject, verb, path;
+  };
   static void Apply(const NodeEdit::Key& k, Labels* kv) {
     if (k.op == NodeEdit::Op::kKeep) return;
     for (auto i = kv->begin(); i != kv->end(); ++i)
@@ -567,6 +651,12 @@ class FakeKubeApi : public KubeApi {
   int get_calls_ GUARDED_BY(mu_) = 0;
   std::vector<std::string> watch_rvs_ GUARDED_BY(mu_);
   std::atomic<bool>* stop_when_done_ GUARDED_BY(mu_) = nullptr;
+  std::map<std::string, UserInfo> tokens_ GUARDED_BY(mu_);
+  std::vector<GrantRule> grants_ GUARDED_BY(mu_);
+  std::deque<Status> token_review_errors_ GUARDED_BY(mu_);
+  std::deque<Status> access_review_errors_ GUARDED_BY(mu_);
+  int token_reviews_ GUARDED_BY(mu_) = 0;
+  std::vector<AccessAttributes> access_reviews_ GUARDED_BY(mu_);
 };
 
 }  // namespace ds

@@ -42,6 +42,19 @@ def check_container_hardening(test, pod_spec, container):
         test.assertIn("cpu", container["resources"][k])
 
 
+def check_probes_on_their_own_port(test, dep):
+    """The kubelet's probes go to -probeaddr's listener (a container port named `probes`, not the
+    web port): /status for readiness, /healthz for liveness, plain HTTP."""
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    test.assertEqual(ports["probes"], 9001)
+    test.assertEqual(len(set(ports.values())), len(ports), ports)
+    test.assertIn("-probeaddr=:%d" % ports["probes"], c["args"])
+    test.assertIn("-webaddr=:9000", c["args"])
+    for probe, path in (("readinessProbe", "/status"), ("livenessProbe", "/healthz")):
+        test.assertEqual(c[probe]["httpGet"], {"path": path, "port": "probes"}, probe)  # no scheme: HTTP
+
+
 class RenderedManifestsTest(unittest.TestCase):
     """deploy/rendered/ (for kubectl before 1.22, which cannot build deploy/) holds exactly what
     `kubectl kustomize` builds from each kustomization: the same objects, compared as parsed
@@ -143,8 +156,7 @@ class ManifestsTest(unittest.TestCase):
         pdb = find(self.docs, "PodDisruptionBudget")
         self.assertEqual((pdb["spec"]["minAvailable"], pdb["spec"]["selector"]), (1, dep["spec"]["selector"]))
         check_container_hardening(self, pod, c)
-        self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/status")
-        self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
+        check_probes_on_their_own_port(self, dep)
         self.assertIn("-r=/etc/dynamic-scheduler/rule.yaml", c["args"])
         mount = [m for m in c["volumeMounts"] if m["mountPath"] == "/etc/dynamic-scheduler"][0]
         vol = [v for v in pod["volumes"] if v["name"] == mount["name"]][0]
@@ -152,8 +164,13 @@ class ManifestsTest(unittest.TestCase):
         self.assertEqual(vol["configMap"]["name"], cm["metadata"]["name"], "mounts the generated ConfigMap")
         self.assertIn("rule.yaml", cm["data"])
         svc = find(self.docs, "Service", "dynamic-scheduler")
-        self.assertEqual(svc["spec"]["ports"][0]["port"], 9000)
+        self.assertEqual(svc["spec"]["ports"], [{"name": "http", "port": 9000, "targetPort": "http"}],
+                         "the web port only: the probe port is the kubelet's")
         self.assertEqual(svc["spec"]["selector"], dep["spec"]["selector"]["matchLabels"])
+        # The default install is the demo: plain HTTP, no authentication, no NetworkPolicy (the kinds
+        # above), and the annotations a generic scrape job follows.
+        self.assertFalse([a for a in c["args"] if a.startswith("-web_")], c["args"])
+        self.assertEqual(svc["metadata"]["annotations"], {"prometheus.io/scrape": "true", "prometheus.io/port": "9000"})
 
     def test_configmap_rules_load_in_the_real_binary(self):
         cm = find(self.docs, "ConfigMap", "dynamic-scheduler-rules")
@@ -224,8 +241,8 @@ class TaintOverlayTest(unittest.TestCase):
         docs = render_overlay("taint")
         base = render()
         self.assertEqual(sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in docs),
-                         sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in base),
-                         "the same objects as the base")
+                         sorted((d["kind"], d["metadata"]["name"].split("-")[0]) for d in base + lock_down_objects()),
+                         "the same objects as the base, and the web port's lock-down")
         cm = find(docs, "ConfigMap", "dynamic-scheduler-rules")
         self.assertEqual(cm["metadata"]["namespace"], "dynamic-scheduler")
         dep = find(docs, "Deployment", "dynamic-scheduler")
@@ -316,7 +333,7 @@ class OverlaysTest(unittest.TestCase):
         base = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
                 for d in render()}
         names = sorted(os.listdir(os.path.join(DEPLOY, "overlays")))
-        self.assertTrue({"dry-run", "rebalance", "taint"} <= set(names), names)
+        self.assertTrue({"production", "dry-run", "rebalance", "taint"} <= set(names), names)
         for name in names:
             with self.subTest(overlay=name):
                 got = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
@@ -326,12 +343,23 @@ class OverlaysTest(unittest.TestCase):
     def test_dry_run_only_adds_the_flag_and_runs_one_replica(self):
         base, dry = find(render(), "Deployment", "dynamic-scheduler"), find(render_overlay("dry-run"), "Deployment",
                                                                              "dynamic-scheduler")
+        dry = without_lock_down(self, dry)
         args = dry["spec"]["template"]["spec"]["containers"][0]["args"]
         self.assertEqual(args, base["spec"]["template"]["spec"]["containers"][0]["args"] + ["-dry_run"])
         self.assertEqual(dry["spec"]["replicas"], 1)
         dry["spec"]["replicas"] = base["spec"]["replicas"]
         dry["spec"]["template"]["spec"]["containers"][0]["args"] = args[:-1]
         self.assertEqual(dry, base)
+
+    def test_production_is_the_default_install_locked_down(self):
+        base, prod = render(), render_overlay("production")
+        self.assertEqual(without_lock_down(self, find(prod, "Deployment", "dynamic-scheduler")),
+                         find(base, "Deployment", "dynamic-scheduler"))
+        key = lambda d: (d["kind"], d["metadata"]["name"])
+        self.assertEqual(sorted(map(key, prod)), sorted(map(key, base + lock_down_objects())))
+        self.assertEqual(sorted(key(d) for d in base if d not in prod),
+                         [("Deployment", "dynamic-scheduler"), ("Service", "dynamic-scheduler")],
+                         "everything else of the base as it is")
 
     def test_rebalance_adds_its_rbac_and_rules_and_starts_dry(self):
         docs = render_overlay("rebalance")
@@ -351,6 +379,292 @@ class OverlaysTest(unittest.TestCase):
             base_rules = yaml.safe_load(f)
         del rules["rebalance"]
         self.assertEqual(rules, base_rules, "the same rules as deploy/base/rule.yaml, plus rebalance:")
+
+
+COMPONENTS = os.path.join(DEPLOY, "components")
+WEB_TLS_SECRET = "dynamic-scheduler-web-tls"
+WEB_TLS_DIR = "/var/run/secrets/dynamic-scheduler/web-tls"
+LOCK_DOWN_ARGS = ["-web_auth=kubernetes", "-web_tls_cert_file=%s/tls.crt" % WEB_TLS_DIR,
+                  "-web_tls_key_file=%s/tls.key" % WEB_TLS_DIR]
+# What the overlays' prometheus and alertmanager are: the Prometheus Operator's pod labels
+# (kube-prometheus, kube-prometheus-stack), kube-prometheus' service accounts, in "monitoring"
+# (where deploy/base/rule.yaml's prometheus.url points).
+MONITORING = "monitoring"
+
+
+def lock_down_objects():
+    """The objects deploy/components/ add to an install: the web port's RBAC and the NetworkPolicy."""
+    docs = []
+    for rel in ("web-auth/rbac-web.yaml", "network-policy/networkpolicy.yaml"):
+        with open(os.path.join(COMPONENTS, rel)) as f:
+            docs += [d for d in yaml.safe_load_all(f) if d]
+    return docs
+
+
+def without_lock_down(test, dep):
+    """An overlay's controller Deployment with what deploy/components/web-auth changes checked and
+    taken out again: the three flags, the web port's name (https), the TLS Secret's volume and its
+    read-only mount (a directory: a subPath mount would never see a renewed certificate)."""
+    dep = json.loads(json.dumps(dep))
+    pod = dep["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    for a in LOCK_DOWN_ARGS:
+        test.assertEqual(c["args"].count(a), 1, a)
+        c["args"].remove(a)
+    web = [p for p in c["ports"] if p["containerPort"] == 9000]
+    test.assertEqual(web, [{"name": "https", "containerPort": 9000}])
+    web[0]["name"] = "http"
+    mounts = [m for m in c["volumeMounts"] if m["name"] == "web-tls"]
+    test.assertEqual(mounts, [{"name": "web-tls", "mountPath": WEB_TLS_DIR, "readOnly": True}])
+    c["volumeMounts"].remove(mounts[0])
+    vols = [v for v in pod["volumes"] if v["name"] == "web-tls"]
+    test.assertEqual(vols, [{"name": "web-tls", "secret": {"secretName": WEB_TLS_SECRET}}])
+    pod["volumes"].remove(vols[0])
+    return dep
+
+
+def container_args(docs):
+    """(name, args, env) of every container of every workload in a rendered install."""
+    out = []
+    for d in docs:
+        if d["kind"] in ("Deployment", "DaemonSet", "StatefulSet"):
+            for c in d["spec"]["template"]["spec"]["containers"]:
+                out.append((d["metadata"]["name"], c.get("args", []), c.get("env", [])))
+    return out
+
+
+def install_names():
+    """Every kustomization that installs the controller: "." (the default) and each overlay."""
+    return ["."] + [os.path.join("overlays", o) for o in sorted(os.listdir(os.path.join(DEPLOY, "overlays")))]
+
+
+class LockedDownOverlaysTest(unittest.TestCase):
+    """Every overlay locks the web port down (deploy/components/): TLS from the Secret, -web_auth=kubernetes
+    with its RBAC, a NetworkPolicy that lets only Prometheus and Alertmanager reach the web port, and
+    the probes on a port of their own that only the pod's node reaches (docs/operating.md)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.overlays = {o: render_overlay(o) for o in sorted(os.listdir(os.path.join(DEPLOY, "overlays")))}
+
+    def test_every_overlay_has_tls_auth_and_the_probe_port(self):
+        for name, docs in self.overlays.items():
+            with self.subTest(overlay=name):
+                dep = find(docs, "Deployment", "dynamic-scheduler")
+                check_probes_on_their_own_port(self, dep)
+                without_lock_down(self, dep)  # checks the flags, the volume and the mount
+                svc = find(docs, "Service", "dynamic-scheduler")
+                self.assertEqual(svc["spec"]["ports"], [{"name": "https", "port": 9000, "targetPort": "https"}],
+                                 "TLS on the web port; the probe port stays off the Service")
+                self.assertNotIn("annotations", svc["metadata"],
+                                 "no prometheus.io/ annotations: a generic job sends no token")
+
+    def test_network_policy(self):
+        for name, docs in self.overlays.items():
+            with self.subTest(overlay=name):
+                dep = find(docs, "Deployment", "dynamic-scheduler")
+                nps = [d for d in docs if d["kind"] == "NetworkPolicy"]
+                self.assertEqual(len(nps), 1)
+                np = nps[0]
+                self.assertEqual(np["apiVersion"], "networking.k8s.io/v1")
+                self.assertEqual(np["metadata"]["namespace"], dep["metadata"]["namespace"])
+                spec = np["spec"]
+                self.assertEqual(spec["podSelector"], {"matchLabels": dep["spec"]["selector"]["matchLabels"]})
+                # Ingress only: egress (the API server, Prometheus, DNS) stays open.
+                self.assertEqual(spec["policyTypes"], ["Ingress"])
+                self.assertNotIn("egress", spec)
+                web = [p["containerPort"] for p in dep["spec"]["template"]["spec"]["containers"][0]["ports"]
+                       if p["name"] == "https"]
+                # One rule: the web port, from Prometheus' and Alertmanager's pods (namespace AND pod
+                # selector in one entry each). Nothing for the probe port: its only client, the
+                # kubelet, comes from the pod's own node, which a NetworkPolicy always lets in.
+                self.assertEqual(spec["ingress"], [{
+                    "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": MONITORING}},
+                              "podSelector": {"matchLabels": {"app.kubernetes.io/name": app}}}
+                             for app in ("prometheus", "alertmanager")],
+                    "ports": [{"protocol": "TCP", "port": web[0]}]}])
+
+    def test_web_auth_rbac(self):
+        for name, docs in self.overlays.items():
+            with self.subTest(overlay=name):
+                sa = find(docs, "ServiceAccount")["metadata"]
+                me = {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}
+                roles = {d["metadata"]["name"]: d["rules"] for d in docs if d["kind"] == "ClusterRole"}
+                bindings = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterRoleBinding"}
+                # The controller asks the API server about each caller, and may do nothing else more.
+                self.assertEqual(roles["dynamic-scheduler-web-auth"], [
+                    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+                    {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"],
+                     "verbs": ["create"]}])
+                self.assertEqual(bindings["dynamic-scheduler-web-auth"]["subjects"], [me])
+                # Readers: the exact paths and verbs of the SubjectAccessReviews (verb = the method,
+                # lowercased; path = the request's path).
+                self.assertEqual(roles["dynamic-scheduler-metrics-reader"],
+                                 [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
+                self.assertEqual(roles["dynamic-scheduler-viewer"],
+                                 [{"nonResourceURLs": ["/api/*", "/nodes", "/rebalance", "/status", "/healthz"],
+                                   "verbs": ["get"]}])
+                self.assertEqual(roles["dynamic-scheduler-webhook"],
+                                 [{"nonResourceURLs": ["/webhook"], "verbs": ["post"]}])
+                self.assertEqual(bindings["dynamic-scheduler-metrics-reader"]["subjects"],
+                                 [{"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": MONITORING}])
+                self.assertEqual(bindings["dynamic-scheduler-webhook"]["subjects"],
+                                 [{"kind": "ServiceAccount", "name": "alertmanager-main", "namespace": MONITORING}])
+                for b in ("dynamic-scheduler-metrics-reader", "dynamic-scheduler-webhook",
+                          "dynamic-scheduler-web-auth"):
+                    self.assertEqual(bindings[b]["roleRef"], {"apiGroup": "rbac.authorization.k8s.io",
+                                                               "kind": "ClusterRole", "name": b})
+                self.assertFalse([b for b in bindings.values() if b["roleRef"]["name"] == "dynamic-scheduler-viewer"],
+                                 "people are bound by the cluster's admins, not by the install")
+                # The lock-down grants the controller's service account nothing but the two reviews.
+                lock_down = {(d["kind"], d["metadata"]["name"]) for d in lock_down_objects()}
+                added = rbac_rules_for([d for d in docs if (d["kind"], d["metadata"]["name"]) in lock_down],
+                                       sa["namespace"], sa["name"])
+                self.assertEqual([(r["apiGroups"], r["resources"], r["verbs"]) for r in added],
+                                 [(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
+                                  (["authorization.k8s.io"], ["subjectaccessreviews"], ["create"])])
+
+    def test_the_default_install_has_none_of_it(self):
+        key = lambda d: (d["kind"], d["metadata"]["name"])
+        self.assertEqual({key(d) for d in lock_down_objects()} & {key(d) for d in render()}, set(),
+                         "deploy/ is the demo: no NetworkPolicy, no web-port RBAC")
+
+    def test_cert_manager_issues_the_secret_the_pods_mount(self):
+        with open(os.path.join(DEPLOY, "cert-manager", "web-tls.yaml")) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+        self.assertEqual({d["apiVersion"] for d in docs}, {"cert-manager.io/v1"})
+        self.assertEqual({d["metadata"]["namespace"] for d in docs}, {"dynamic-scheduler"})
+        issuers = {d["metadata"]["name"]: d["spec"] for d in docs if d["kind"] == "Issuer"}
+        certs = {d["metadata"]["name"]: d["spec"] for d in docs if d["kind"] == "Certificate"}
+        serving = [c for c in certs.values() if c["secretName"] == WEB_TLS_SECRET]
+        self.assertEqual(len(serving), 1)
+        serving = serving[0]
+        self.assertIn("dynamic-scheduler.dynamic-scheduler.svc", serving["dnsNames"])
+        self.assertIn("server auth", serving["usages"])
+        self.assertEqual(serving["privateKey"]["rotationPolicy"], "Always")
+        # The chain: serving <- a CA Issuer <- its CA Certificate <- a self-signed Issuer.
+        ca_issuer = issuers[serving["issuerRef"]["name"]]
+        ca_cert = [c for c in certs.values() if c["secretName"] == ca_issuer["ca"]["secretName"]][0]
+        self.assertTrue(ca_cert["isCA"])
+        self.assertEqual(issuers[ca_cert["issuerRef"]["name"]], {"selfSigned": {}})
+
+
+class MonitoringCredentialsTest(unittest.TestCase):
+    """How Prometheus and Alertmanager reach the locked-down web port: deploy/prometheus/scrape-config.yml's
+    job, servicemonitor.yaml and alertmanager.yml send a token over TLS and check the certificate against
+    the names the Certificate gives it, and point at what the overlays serve."""
+
+    @classmethod
+    def setUpClass(cls):
+        docs = render_overlay("production")
+        cls.svc = find(docs, "Service", "dynamic-scheduler")
+        cls.host = "%s.%s.svc" % (cls.svc["metadata"]["name"], cls.svc["metadata"]["namespace"])
+        with open(os.path.join(DEPLOY, "cert-manager", "web-tls.yaml")) as f:
+            cls.dns_names = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "Certificate"
+                             and d["spec"]["secretName"] == WEB_TLS_SECRET][0]["spec"]["dnsNames"]
+
+    def test_scrape_job(self):
+        cfg = load_yaml(os.path.join(PROM_DIR, "scrape-config.yml"))
+        job = {j["job_name"]: j for j in cfg["scrape_configs"]}["dynamic-scheduler"]
+        self.assertEqual(job["scheme"], "https")
+        self.assertEqual(job["authorization"],
+                         {"credentials_file": "/var/run/secrets/kubernetes.io/serviceaccount/token"})
+        tls = job["tls_config"]
+        self.assertNotIn("insecure_skip_verify", tls, "only as a commented-out fallback")
+        self.assertTrue(tls["ca_file"])
+        self.assertIn(tls["server_name"], self.dns_names)
+        self.assertEqual(tls["server_name"], self.host)
+        sd = job["kubernetes_sd_configs"]
+        self.assertEqual(sd, [{"role": "endpoints", "namespaces": {"names": [self.svc["metadata"]["namespace"]]}}])
+        keep = [r for r in job["relabel_configs"] if r.get("action") == "keep"][0]
+        self.assertEqual(keep["source_labels"],
+                         ["__meta_kubernetes_service_name", "__meta_kubernetes_endpoint_port_name"])
+        self.assertRegex("%s;%s" % (self.svc["metadata"]["name"], self.svc["spec"]["ports"][0]["name"]),
+                         "^(?:%s)$" % keep["regex"])
+        # Debian's promtool has no kubernetes_sd: the rest, with a static target, and without looking
+        # for the token and CA files (which exist only in Prometheus' pod).
+        job = dict(job)
+        del job["kubernetes_sd_configs"]
+        job["static_configs"] = [{"targets": ["10.0.0.1:9000"]}]
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "p.yml")
+            with open(p, "w") as f:
+                yaml.safe_dump({"scrape_configs": [job]}, f)
+            r = subprocess.run(["promtool", "check", "config", "--syntax-only", p], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_service_monitor(self):
+        sm = load_yaml(os.path.join(PROM_DIR, "servicemonitor.yaml"))
+        self.assertEqual((sm["apiVersion"], sm["kind"]), ("monitoring.coreos.com/v1", "ServiceMonitor"))
+        # The job label is the Service's name: the job the alerts name.
+        self.assertEqual(self.svc["metadata"]["name"], "dynamic-scheduler")
+        self.assertEqual(sm["metadata"]["namespace"], self.svc["metadata"]["namespace"])
+        for k, v in sm["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(self.svc["metadata"]["labels"].get(k), v, k)
+        (ep,) = sm["spec"]["endpoints"]
+        self.assertEqual((ep["port"], ep["path"], ep["scheme"]),
+                         (self.svc["spec"]["ports"][0]["name"], "/metrics", "https"))
+        self.assertEqual(ep["bearerTokenFile"], "/var/run/secrets/kubernetes.io/serviceaccount/token")
+        self.assertEqual(ep["tlsConfig"], {"serverName": self.host,
+                                           "ca": {"secret": {"name": WEB_TLS_SECRET, "key": "ca.crt"}}})
+        self.assertNotIn("insecureSkipVerify", json.dumps(sm))
+
+    def test_alertmanager_receiver(self):
+        r = subprocess.run(["amtool", "check-config", "alertmanager.yml"], cwd=PROM_DIR, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cfg = load_yaml(os.path.join(PROM_DIR, "alertmanager.yml"))
+        hooks = [w for rcv in cfg["receivers"] for w in rcv.get("webhook_configs", [])]
+        self.assertEqual(len(hooks), 1)
+        self.assertEqual(hooks[0]["url"], "https://%s:%d/webhook" % (self.host, self.svc["spec"]["ports"][0]["port"]))
+        http_config = hooks[0]["http_config"]
+        self.assertTrue(http_config["authorization"]["credentials_file"])
+        self.assertTrue(http_config["tls_config"]["ca_file"])
+        self.assertNotIn("insecure_skip_verify", http_config["tls_config"])
+
+
+class ManifestFlagsTest(unittest.TestCase):
+    """The flags the manifests give the controller exist in the binary (its --help), are documented in
+    docs/reference.md, and, with their values, pass the binary's own checks (-check_config validates
+    every flag before it exits; the rule file is the install's ConfigMap)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.installs = {name: kustomize(name) for name in install_names()}
+        r = subprocess.run([CONTROLLER, "--help"], capture_output=True, text=True)
+        cls.help = r.stdout + r.stderr
+
+    def flags(self, args):
+        return sorted({re.match(r"--?([A-Za-z_][\w-]*)", a).group(1) for a in args if a.startswith("-")})
+
+    def test_every_flag_is_in_help_and_documented(self):
+        with open(os.path.join(ROOT, "docs", "reference.md")) as f:
+            table = f.read().split("\n### Flags\n", 1)[1].split("\n### ", 1)[0]
+        seen = set()
+        for name, docs in self.installs.items():
+            args = [a for w, a, _ in container_args(docs) if w == "dynamic-scheduler"][0]
+            seen |= set(self.flags(args))
+        self.assertTrue({"probeaddr", "web_auth", "web_tls_cert_file", "web_tls_key_file"} <= seen, seen)
+        missing = [f for f in sorted(seen) if not re.search(r"^\s+-%s \(" % re.escape(f), self.help, re.M)]
+        self.assertEqual(missing, [], "flags in deploy/ that %s --help does not list (rebuild it?)" % CONTROLLER)
+        undocumented = [f for f in sorted(seen) if "`-%s`" % f not in table]
+        self.assertEqual(undocumented, [], "flags in deploy/ without a row in docs/reference.md's flag table")
+
+    def test_every_install_passes_check_config(self):
+        for name, docs in self.installs.items():
+            with self.subTest(install=name):
+                ((_, args, env),) = [(w, a, e) for w, a, e in container_args(docs) if w == "dynamic-scheduler"]
+                cm = find(docs, "ConfigMap", "dynamic-scheduler-rules")
+                with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+                    f.write(cm["data"]["rule.yaml"])
+                    f.flush()
+                    args = ["-r=" + f.name if a.startswith("-r=") else a for a in args]
+                    self.assertIn("-r=" + f.name, args)
+                    environ = {"PATH": os.environ["PATH"]}
+                    environ.update({e["name"]: "dynamic-scheduler" for e in env if "valueFrom" in e})
+                    r = subprocess.run([CONTROLLER] + args + ["-check_config"], capture_output=True, text=True,
+                                       env=environ)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn(": OK: ", r.stdout)
 
 
 class DockerfileTest(unittest.TestCase):

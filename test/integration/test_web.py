@@ -97,14 +97,35 @@ def synthetic_history(query, rules=(("cpu", ">", "percent", 80, 60), ("mem", "<"
     }
 
 
+# The controller's Content-Security-Policy for the page's files (web/routes.cc).
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+            "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+PAGE_PATHS = ("/", "/ui/app.js", "/ui/app.css")
+
+
 class StaticServer:
     """Serves the page's files as the controller served them, and a synthetic state. A file may
-    be a function of the query string instead (the history)."""
+    be a function of the query string instead (the history). With `auth`, a function of a
+    request's Authorization header (None when absent) that returns 200, 401 or 403, every path
+    but the page's own files answers as -web_auth=kubernetes would; `seen` records
+    (path, Authorization) of each request."""
 
-    def __init__(self, files):
+    def __init__(self, files, auth=None):
+        seen = self.seen = []
+
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 path, _, query = self.path.partition("?")
+                seen.append((path, self.headers.get("Authorization")))
+                if auth is not None and path not in PAGE_PATHS:
+                    code = auth(self.headers.get("Authorization"))
+                    if code != 200:
+                        self.send_response(code)
+                        if code == 401:
+                            self.send_header("WWW-Authenticate", "Bearer")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
                 f = files.get(path)
                 if f is None:
                     self.send_error(404)
@@ -113,6 +134,8 @@ class StaticServer:
                     f = ("application/json", json.dumps(f(query)).encode())
                 ctype, body = f
                 self.send_response(200)
+                if path in PAGE_PATHS:
+                    self.send_header("Content-Security-Policy", PAGE_CSP)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -356,6 +379,68 @@ class WebPageIT(unittest.TestCase):
                        10, what="the eviction bars")
             self.assertIn("36 evicted in 5 h", self.driver.find_element(By.ID, "cluster-note").text)
         finally:
+            server.stop()
+
+    def test_the_page_asks_for_a_token_and_sends_it(self):
+        """-web_auth=kubernetes: the data answers 401 without a token and 403 for a user that may
+        not read it; the page asks for a token, keeps it in the tab (sessionStorage only) and sends
+        it as Authorization with each request, under the controller's Content-Security-Policy."""
+        files = self.page_files()
+        files["/api/v1/state"] = ("application/json", json.dumps(synthetic_state(5)).encode())
+        files["/api/v1/history"] = synthetic_history
+        answers = {None: 401, "Bearer good-token": 200, "Bearer weak-token": 403}
+        server = StaticServer(files, auth=lambda a: answers.get(a, 401))
+        auth = lambda: self.driver.find_element(By.ID, "auth")
+
+        def use(token):
+            box = self.driver.find_element(By.ID, "auth-token")
+            box.clear()
+            box.send_keys(token)
+            self.driver.find_element(By.ID, "auth-use").click()
+        try:
+            self.driver.get(server.url + "/")
+            wait_until(lambda: auth().is_displayed(), 10, what="the token form")
+            self.assertIn("asks for a Kubernetes bearer token", auth().text)
+            self.assertEqual(self.js("return window.dsPage.refreshes;"), 0)
+            asked = len(server.seen)
+            time.sleep(1.5 * 3)  # the poll interval is 3 s: nothing is polled while it waits
+            self.assertEqual(server.seen[asked:], [], "no polling without a token")
+
+            use("weak-token")
+            wait_until(lambda: "may not get /api/v1/state (403)" in auth().text, 10,
+                       what="the form saying the token's user may not read the page")
+            self.assertEqual(auth().get_attribute("class"), "auth refused")
+
+            use("Bearer good-token")  # pasted with its scheme: taken as the token
+            wait_until(lambda: len(self.table()) == 5, 10, what="the page's data with the token")
+            self.assertFalse(auth().is_displayed())
+            wait_until(lambda: any(p == "/api/v1/history" for p, _ in server.seen), 10,
+                       what="the history request")
+            data = [(p, a) for p, a in server.seen if p not in PAGE_PATHS]
+            self.assertEqual(data[-1][1], "Bearer good-token")
+            self.assertIn(("/api/v1/history", "Bearer good-token"), data)
+            self.assertEqual(self.js("return sessionStorage.getItem('dynamic-scheduler.token');"),
+                             "good-token")
+            self.assertEqual(self.js("return localStorage.length;"), 0, "never kept beyond the tab")
+            self.assertEqual(self.js("return document.cookie;"), "")
+            self.assertTrue(self.driver.find_element(By.ID, "auth-forget").is_displayed())
+
+            # A reload in the same tab keeps it; "forget token" drops it, and the page asks again.
+            self.driver.refresh()
+            wait_until(lambda: len(self.table()) == 5, 10, what="the page after a reload")
+            self.assertFalse(auth().is_displayed())
+            self.driver.find_element(By.ID, "auth-forget").click()
+            wait_until(lambda: auth().is_displayed(), 10, what="the form after forgetting the token")
+            self.assertIsNone(self.js("return sessionStorage.getItem('dynamic-scheduler.token');"))
+            self.assertFalse(self.driver.find_element(By.ID, "auth-forget").is_displayed())
+
+            # The page's CSP (no inline script, form-action 'none') refused nothing; the only
+            # errors are the 401s and 403s of the data requests.
+            errors = [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+            self.assertEqual([m for m in errors if "status of 401" not in m and "status of 403" not in m],
+                             [])
+        finally:
+            self.js("sessionStorage.clear();")
             server.stop()
 
     def test_a_predict_rule_warming_up_says_so_in_its_header(self):

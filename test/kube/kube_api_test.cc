@@ -167,6 +167,96 @@ TEST(HttpKubeApi, PatchEventSeriesSendsAStrategicMergePatchOfTheSeries) {
   EXPECT_EQ(api.PatchEventSeries(e).code(), StatusCode::kNotFound) << "the caller creates it";
 }
 
+TEST(HttpKubeApi, ReviewTokenPostsATokenReviewAndReadsItsStatus) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock, /*request_timeout_seconds=*/30);
+  t.AddResponse(201, R"({"kind":"TokenReview","apiVersion":"authentication.k8s.io/v1",)"
+                     R"("metadata":{"creationTimestamp":null},"spec":{"token":"caller-tok"},)"
+                     R"("status":{"authenticated":true,"user":{"username":"alice","uid":"u1",)"
+                     R"("groups":["devs","system:authenticated"]}}})");
+  auto r = api.ReviewToken("caller-tok");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->authenticated);
+  EXPECT_EQ(r->user.username, "alice");
+  EXPECT_EQ(r->user.groups, (std::vector<std::string>{"devs", "system:authenticated"}));
+
+  auto req = t.last_request();
+  EXPECT_EQ(req.request.method, "POST");
+  EXPECT_EQ(req.request.url, "https://api:6443/apis/authentication.k8s.io/v1/tokenreviews");
+  EXPECT_EQ(req.Header("Content-Type"), "application/json");
+  EXPECT_EQ(req.Header("Authorization"), "Bearer t0ken")
+      << "the controller's own credentials create the review; the caller's token is its body";
+  EXPECT_DOUBLE_EQ(req.request.timeout_seconds, kReviewTimeoutSeconds)
+      << "a web worker waits on it: not the 30 s of a LIST";
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(req.request.body.c_str()).HasParseError()) << req.request.body;
+  EXPECT_STREQ(d["apiVersion"].GetString(), "authentication.k8s.io/v1");
+  EXPECT_STREQ(d["kind"].GetString(), "TokenReview");
+  EXPECT_STREQ(d["spec"]["token"].GetString(), "caller-tok");
+  EXPECT_FALSE(d["spec"].HasMember("audiences")) << "the API server's own audience";
+
+  // 200 is accepted as well; "not authenticated" is an answer.
+  t.AddResponse(200, R"({"kind":"TokenReview","status":{"user":{},"error":"token expired"}})");
+  auto no = api.ReviewToken("old");
+  ASSERT_TRUE(no.ok()) << no.status().ToString();
+  EXPECT_FALSE(no->authenticated);
+  EXPECT_EQ(no->error, "token expired");
+
+  // Our own service account without RBAC for tokenreviews: an error, not a "no".
+  t.AddResponse(403, KubeStatus(403, "Forbidden",
+                                "tokenreviews.authentication.k8s.io is forbidden: User "
+                                "\\\"system:serviceaccount:ds:ds\\\" cannot create resource"));
+  auto denied = api.ReviewToken("x");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.status().http_status(), 403);
+  EXPECT_EQ(denied.status().message().find("create tokenreview"), 0u) << denied.status().ToString();
+  t.AddError(Status::Unavailable("connect: connection refused"));
+  EXPECT_EQ(api.ReviewToken("x").status().code(), StatusCode::kUnavailable);
+}
+
+TEST(HttpKubeApi, ReviewAccessPostsANonResourceSubjectAccessReview) {
+  FakeHttpTransport t;
+  FakeClock clock;
+  HttpKubeApi api(&t, Config(), &clock, /*request_timeout_seconds=*/5);
+  t.AddResponse(201, R"({"kind":"SubjectAccessReview","status":{"allowed":true,)"
+                     R"("reason":"RBAC: allowed by ClusterRoleBinding \"r\""}})");
+  AccessAttributes a;
+  a.user = UserInfo{"alice", "u1", {"devs", "system:authenticated"}, {{"scopes", {"s1"}}}};
+  a.path = "/api/v1/state";
+  a.verb = "get";
+  auto r = api.ReviewAccess(a);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->Allows());
+  EXPECT_EQ(r->reason, "RBAC: allowed by ClusterRoleBinding \"r\"");
+
+  auto req = t.last_request();
+  EXPECT_EQ(req.request.method, "POST");
+  EXPECT_EQ(req.request.url,
+            "https://api:6443/apis/authorization.k8s.io/v1/subjectaccessreviews");
+  EXPECT_DOUBLE_EQ(req.request.timeout_seconds, 5) << "the shorter of the two";
+  rapidjson::Document d;
+  ASSERT_FALSE(d.Parse(req.request.body.c_str()).HasParseError()) << req.request.body;
+  EXPECT_STREQ(d["apiVersion"].GetString(), "authorization.k8s.io/v1");
+  EXPECT_STREQ(d["kind"].GetString(), "SubjectAccessReview");
+  const auto& spec = d["spec"];
+  EXPECT_STREQ(spec["nonResourceAttributes"]["path"].GetString(), "/api/v1/state");
+  EXPECT_STREQ(spec["nonResourceAttributes"]["verb"].GetString(), "get");
+  EXPECT_FALSE(spec.HasMember("resourceAttributes"));
+  EXPECT_STREQ(spec["user"].GetString(), "alice");
+  EXPECT_STREQ(spec["uid"].GetString(), "u1");
+  ASSERT_EQ(spec["groups"].Size(), 2u);
+  EXPECT_STREQ(spec["groups"][1].GetString(), "system:authenticated");
+  EXPECT_STREQ(spec["extra"]["scopes"][0].GetString(), "s1");
+
+  t.AddResponse(201, R"({"kind":"SubjectAccessReview","status":{"allowed":false}})");
+  auto no = api.ReviewAccess(a);
+  ASSERT_TRUE(no.ok());
+  EXPECT_FALSE(no->Allows());
+  t.AddResponse(500, KubeStatus(500, "InternalError", "etcd timeout"));
+  EXPECT_EQ(api.ReviewAccess(a).status().code(), StatusCode::kUnavailable);
+}
+
 TEST(HttpKubeApi, ListNodesErrorComesFromStatusBody) {
   FakeHttpTransport t;
   FakeClock clock;

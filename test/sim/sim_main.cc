@@ -170,8 +170,8 @@ int main(int argc, char** argv) {
   opts.bookmark_seconds = FLAGS_bookmark_seconds;
   opts.write_log_file = FLAGS_dir + "/writes.jsonl";
   if (FLAGS_request_log) opts.request_log_file = FLAGS_dir + "/requests.log";
-  opts.tokens[FLAGS_token] = sim::User{"dynamic-scheduler", false};
-  opts.tokens["sim-readonly-token"] = sim::User{"viewer", true};
+  opts.tokens[FLAGS_token] = sim::User{"dynamic-scheduler", false, "", {}};
+  opts.tokens["sim-readonly-token"] = sim::User{"viewer", true, "", {}};
   if (!FLAGS_rbac.empty()) {
     std::string err;
     if (!sim::LoadRbac(ReadAll(FLAGS_rbac), &opts.rbac, &err)) {

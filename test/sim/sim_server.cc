@@ -12,6 +12,7 @@
 
 #include "common/json_util.h"
 #include "test/sim/sim_http.h"
+#include "test/sim/sim_validation.h"
 
 namespace sim {
 namespace {
@@ -376,8 +377,9 @@ int Server::Dispatch(mg_connection* conn) {
       ++fault_epoch_;
       Send(conn, 200, "{}");
     } else if (path == "/sim/tokens" && method == "POST") {
-      // {"token":"t","user":"dynamic-scheduler","readOnly":false}: the token authenticates as
-      // that user from now on.
+      // {"token":"t","user":"dynamic-scheduler","readOnly":false,"uid":"","groups":[]}: the
+      // token authenticates as that user from now on (uid and groups: what a TokenReview of it
+      // reports, besides the groups the API server adds).
       rapidjson::Document d;
       std::string body = ReadBody(conn);
       d.Parse(body.c_str());
@@ -387,9 +389,15 @@ int Server::Dispatch(mg_connection* conn) {
         return 1;
       }
       const auto* ro = ds::JsonMember(d, "readOnly");
+      User u{ds::JsonString(d, "user"),
+             ro != nullptr && ro->IsBool() && ro->GetBool(),
+             ds::JsonString(d, "uid"),
+             {}};
+      if (const auto* g = ds::JsonMember(d, "groups"); g != nullptr && g->IsArray())
+        for (const auto& v : g->GetArray())
+          if (v.IsString()) u.groups.emplace_back(v.GetString());
       ds::MutexLock l(&token_mu_);
-      tokens_[ds::JsonString(d, "token")] =
-          User{ds::JsonString(d, "user"), ro != nullptr && ro->IsBool() && ro->GetBool()};
+      tokens_[ds::JsonString(d, "token")] = std::move(u);
       Send(conn, 200, "{}");
     } else if (path == "/sim/tokens" && method == "DELETE") {
       // ?token=t: revoked; requests that carry it get 401 from now on.
@@ -526,6 +534,10 @@ int Server::Dispatch(mg_connection* conn) {
     user.name = cn == std::string::npos
                     ? subj
                     : subj.substr(cn + 3, subj.find_first_of(",/", cn + 3) - cn - 3);
+    // A client certificate's organizations are its user's groups (x509's CommonNameUserConversion).
+    for (size_t o = subj.find("O="); o != std::string::npos; o = subj.find("O=", o + 2))
+      if (o == 0 || subj[o - 1] == '/' || subj[o - 1] == ',' || subj[o - 1] == ' ')
+        user.groups.push_back(subj.substr(o + 2, subj.find_first_of(",/", o + 2) - o - 2));
     authed = true;
   }
   if (!authed) {
@@ -541,15 +553,26 @@ int Server::Dispatch(mg_connection* conn) {
                  << query << std::endl;  // flushed: a benchmark reads it while the server runs
   }
 
+  // Who the caller is to the API server: the anonymous user of the plain-HTTP test mode is
+  // unauthenticated; everyone else gets the groups the authenticators add.
+  const UserInfo caller = options_.anonymous && user.name == "system:anonymous"
+                              ? UserInfo{user.name, "", {"system:unauthenticated"}}
+                              : AuthenticatedUser(user.name, user.uid, user.groups);
+
   // --- authorization (RBAC, for the users it lists) ---
-  if (auto rules = options_.rbac.find(user.name); rules != options_.rbac.end()) {
+  if (options_.rbac.count(user.name) > 0) {
     RequestAttributes attrs = Attributes(method, path, ParseBool(QueryParam(query, "watch")));
-    if (!Allowed(rules->second, attrs)) {
+    if (!Authorize(options_.rbac, user.name, caller.groups, attrs).allowed) {
       {
         ds::MutexLock l(&log_mu_);
-        ++requests_["forbidden " + attrs.verb + " " + attrs.resource];
+        ++requests_["forbidden " + attrs.verb + " " +
+                    (attrs.resource.empty() ? attrs.path : attrs.resource)];
       }
-      SendError(conn, ApiError{403, "Forbidden", ForbiddenMessage(user.name, attrs), ""});
+      // NewForbidden's details: the group and resource (none for a path) and the name.
+      SendError(
+          conn,
+          Err(403, "Forbidden", ForbiddenMessage(user.name, attrs),
+              attrs.resource.empty() ? "{}" : Details(attrs.name, attrs.group, attrs.resource)));
       return 1;
     }
   }
@@ -602,13 +625,15 @@ int Server::Dispatch(mg_connection* conn) {
     Send(conn, 200, "ok", "text/plain");
     return 1;
   }
-  if (method == "GET" && path == "/version") {
+  if (method == "GET" && (path == "/version" || path == "/version/")) {
     Send(conn, 200,
-         "{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.0-sim\",\"platform\":\"linux/"
-         "amd64\"}");
+         "{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.0-sim\",\"gitCommit\":"
+         "\"0000000000000000000000000000000000000000\",\"gitTreeState\":\"clean\",\"buildDate\":"
+         "\"2024-04-17T17:27:03Z\",\"goVersion\":\"go1.22.2\",\"compiler\":\"gc\",\"platform\":"
+         "\"linux/amd64\"}");
     return 1;
   }
-  if (method == "GET" && path == "/api") {
+  if (method == "GET" && (path == "/api" || path == "/api/")) {
     Send(conn, 200,
          "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[{"
          "\"clientCIDR\":"
@@ -655,6 +680,17 @@ int Server::Dispatch(mg_connection* conn) {
        "[{\"name\":\"events\",\"singularName\":\"event\",\"namespaced\":true,\"kind\":"
        "\"Event\",\"verbs\":[\"create\",\"delete\",\"get\",\"list\",\"patch\","
        "\"watch\"],\"shortNames\":[\"ev\"]}]"},
+      // The review APIs (sim_server_auth.cc): create-only, cluster-scoped.
+      {"authentication.k8s.io", "v1", true,
+       "[{\"name\":\"selfsubjectreviews\",\"singularName\":\"selfsubjectreview\","
+       "\"namespaced\":false,\"kind\":\"SelfSubjectReview\",\"verbs\":[\"create\"]},"
+       "{\"name\":\"tokenreviews\",\"singularName\":\"tokenreview\",\"namespaced\":false,"
+       "\"kind\":\"TokenReview\",\"verbs\":[\"create\"]}]"},
+      {"authorization.k8s.io", "v1", true,
+       "[{\"name\":\"selfsubjectaccessreviews\",\"singularName\":\"selfsubjectaccessreview\","
+       "\"namespaced\":false,\"kind\":\"SelfSubjectAccessReview\",\"verbs\":[\"create\"]},"
+       "{\"name\":\"subjectaccessreviews\",\"singularName\":\"subjectaccessreview\","
+       "\"namespaced\":false,\"kind\":\"SubjectAccessReview\",\"verbs\":[\"create\"]}]"},
   };
   auto group_json = [](const Group& g) {  // the fields of an APIGroup, without braces
     const std::string name = g.name, version = g.version;
@@ -672,11 +708,13 @@ int Server::Dispatch(mg_connection* conn) {
   for (const Group& g : groups) {
     if (!g.served || method != "GET") continue;
     const std::string base = std::string("/apis/") + g.name;
-    if (path == base) {
+    // With or without a trailing slash, as the API server answers (the Python client asks
+    // for "/apis/<group>/<version>/").
+    if (path == base || path == base + "/") {
       Send(conn, 200, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\"," + group_json(g) + "}");
       return 1;
     }
-    if (path == base + "/" + g.version) {
+    if (path == base + "/" + g.version || path == base + "/" + g.version + "/") {
       Send(conn, 200,
            "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"" +
                std::string(g.name) + "/" + g.version + "\",\"resources\":" + g.resources + "}");
@@ -687,6 +725,7 @@ int Server::Dispatch(mg_connection* conn) {
     HandleLease(conn, method, path, user, table);
     return 1;
   }
+  if (HandleReviews(conn, method, path, user, caller)) return 1;
   if (HandlePdbs(conn, method, path, user, table)) return 1;
   if (HandleApps(conn, method, path, query, user, table)) return 1;
   if (HandleHpas(conn, method, path, query, user, table)) return 1;
@@ -697,7 +736,7 @@ int Server::Dispatch(mg_connection* conn) {
                    faulted ? fault.pad_bytes : 0))
     return 1;
   if (HandleVolumes(conn, method, path, query, user, table)) return 1;
-  if (method == "GET" && path == "/api/v1") {
+  if (method == "GET" && (path == "/api/v1" || path == "/api/v1/")) {
     Send(
         conn, 200,
         "{\"kind\":\"APIResourceList\",\"groupVersion\":\"v1\",\"resources\":[{\"name\":\"nodes\","

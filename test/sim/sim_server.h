@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "test/sim/sim_auth.h"
 #include "test/sim/sim_events.h"
 #include "test/sim/sim_hpa.h"
 #include "test/sim/sim_http.h"
@@ -29,6 +30,8 @@ namespace sim {
 struct User {
   std::string name;
   bool read_only = false;
+  std::string uid;                  // a TokenReview's status.user.uid ("" for none)
+  std::vector<std::string> groups;  // besides those the API server adds (see AuthenticatedUser)
 };
 
 // A fault injected into requests of one class (POST /sim/faults). See sim_server.cc.
@@ -59,7 +62,8 @@ struct ServerOptions {
   // request without a TLS handshake each). Off by default: see Server::Start.
   bool keep_alive = false;
   std::map<std::string, User> tokens;
-  std::map<std::string, std::vector<RbacRule>> rbac;  // users listed here get only these rules
+  // Users listed here get only these rules (and the defaults of system:authenticated).
+  RbacUsers rbac;
   int threads = 64;
   double bookmark_seconds = 5;
   std::string write_log_file;  // JSON lines; also kept in memory for /sim/writes
@@ -130,6 +134,10 @@ class Server {
                   const std::string& query, const User& user, bool table);
   bool HandleHpas(mg_connection* conn, const std::string& method, const std::string& path,
                   const std::string& query, const User& user, bool table);
+  // The review APIs (sim_server_auth.cc): TokenReview, SelfSubjectReview, SubjectAccessReview,
+  // SelfSubjectAccessReview. `caller` is who sent the request. False when the path is not theirs.
+  bool HandleReviews(mg_connection* conn, const std::string& method, const std::string& path,
+                     const User& user, const UserInfo& caller);
   void EventWatch(mg_connection* conn, const std::string& ns, const std::string& query, bool v1,
                   bool table, double drop_after, size_t pad);
   void Watch(mg_connection* conn, const std::string& query, bool table, double drop_after,

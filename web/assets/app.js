@@ -71,7 +71,7 @@
   let show = 'all';
   let filterTimer = 0;
   const stats = {refreshes: 0, lastUpdateMs: 0, lastRenderMs: 0, maxUpdateMs: 0, errors: 0,
-                 historyLoads: 0, lastHistoryMs: 0};
+                 historyLoads: 0, lastHistoryMs: 0, tokenAsked: 0};
   window.dsPage = stats;  // read by the browser test
 
   function prepare(state) {
@@ -331,7 +331,8 @@
       stats.lastHistoryMs = performance.now() - t0;  // fetch, parse and draw
       stats.historyLoads++;
     } catch (e) {
-      stats.errors++;
+      // A 401 or 403 here is the next poll's to ask about.
+      if (e.status !== 401 && e.status !== 403) stats.errors++;
     } finally {
       histLoading = false;
     }
@@ -499,9 +500,79 @@
     c.className = ok ? 'muted' : 'pill bad';
   }
 
+  // -web_auth=kubernetes: the controller answers the page's data requests 401 without a bearer
+  // token the API server accepts, and 403 when the token's user may not read a path. The page then
+  // asks for a token and polls nothing until it has one. The token is kept in this tab's
+  // sessionStorage only (not localStorage, not a cookie: it goes with the tab, and no request of
+  // another site can carry it) and sent as Authorization with each of the page's requests.
+  const TOKEN_KEY = 'dynamic-scheduler.token';
+  let waitingForToken = false;
+
+  function storedToken() {
+    try {
+      return sessionStorage.getItem(TOKEN_KEY) || '';
+    } catch (e) {  // storage disabled: no token can be kept
+      return '';
+    }
+  }
+
+  function storeToken(token) {
+    try {
+      if (token) sessionStorage.setItem(TOKEN_KEY, token);
+      else sessionStorage.removeItem(TOKEN_KEY);
+    } catch (e) {
+      // storage disabled: the token is not kept, and the page asks again
+    }
+    $('auth-forget').hidden = !storedToken();
+  }
+
+  function askForToken(status, path) {
+    waitingForToken = true;
+    const had = storedToken() !== '';
+    let text = 'This controller asks for a Kubernetes bearer token (-web_auth=kubernetes).';
+    if (status === 403)
+      text = 'The token\'s user may not get ' + path + ' (403): paste a token whose user may read this page.';
+    else if (had)
+      text = 'The API server does not accept this token (401; expired?): paste a new one.';
+    $('auth-message').textContent = text;
+    $('auth').className = status === 403 || had ? 'auth refused' : 'auth';
+    $('auth').hidden = false;
+    $('auth-token').focus();
+    setConnection(false, status === 403 ? 'not allowed (403)' : 'a bearer token is needed (401)');
+  }
+
+  $('auth-form').addEventListener('submit', (e) => {
+    e.preventDefault();  // nothing is submitted anywhere (the page's CSP: form-action 'none')
+    const token = $('auth-token').value.trim().replace(/^bearer\s+/i, '');
+    if (!token) return;
+    if (!/^[\x21-\x7e]+$/.test(token)) {  // an HTTP header carries no such token
+      $('auth-message').textContent = 'That is not a bearer token (spaces or characters a token has not).';
+      $('auth').className = 'auth refused';
+      return;
+    }
+    $('auth-token').value = '';
+    storeToken(token);
+    $('auth').hidden = true;
+    waitingForToken = false;
+    poll();
+  });
+  $('auth-forget').addEventListener('click', () => {
+    storeToken('');
+    waitingForToken = false;
+    poll();
+  });
+  storeToken(storedToken());
+
   async function getJson(path) {
-    const r = await fetch(path, {cache: 'no-store'});
-    if (!r.ok) throw new Error(path + ': HTTP ' + r.status);
+    const token = storedToken();
+    const r = await fetch(path, {cache: 'no-store',
+                                 headers: token ? {Authorization: 'Bearer ' + token} : {}});
+    if (!r.ok) {
+      const e = new Error(path + ': HTTP ' + r.status);
+      e.status = r.status;
+      e.path = path.split('?')[0];
+      throw e;
+    }
     return r.json();
   }
 
@@ -511,7 +582,8 @@
     clearTimeout(pollTimer);
     // A tab in the background fetches nothing (at 10,000 nodes a poll is half a megabyte); it
     // polls again at once when shown. One poll at a time: the one in flight schedules the next.
-    if (document.hidden || polling) return;
+    // Nothing either while the page waits for a token.
+    if (document.hidden || polling || waitingForToken) return;
     polling = true;
     try {
       const s = await getJson('/api/v1/state');
@@ -529,11 +601,16 @@
       document.body.dataset.cycle = String(s.cycle);
       setConnection(true, 'updated ' + new Date().toLocaleTimeString());
     } catch (e) {
-      stats.errors++;
-      setConnection(false, 'cannot reach the controller (' + e.message + '); retrying');
+      if (e.status === 401 || e.status === 403) {
+        stats.tokenAsked++;
+        askForToken(e.status, e.path);
+      } else {
+        stats.errors++;
+        setConnection(false, 'cannot reach the controller (' + e.message + '); retrying');
+      }
     } finally {
       polling = false;
-      pollTimer = setTimeout(poll, POLL_MS);
+      if (!waitingForToken) pollTimer = setTimeout(poll, POLL_MS);
     }
   }
   document.addEventListener('visibilitychange', () => {

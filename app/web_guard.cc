@@ -1,0 +1,59 @@
+#include "app/web_guard.h"
+
+#include <glog/logging.h>
+
+#include "common/log_fields.h"
+
+namespace ds {
+
+WebGuard::WebGuard(KubeApi* kube, const Clock* clock, std::string webhook_token,
+                   AccessReviewerOptions options)
+    : clock_(clock), webhook_token_(std::move(webhook_token)), reviewer_(kube, clock, options) {}
+
+WebGuard::Verdict WebGuard::Admit(const WebRequest& req) {
+  Verdict v;
+  const AccessRequirement need = RequiredAccess(req, webhook_token_);
+  if (need.kind != AccessRequirement::Kind::kReview) {
+    v.pass = true;
+    return v;
+  }
+  const AccessReviewer::Decision d = reviewer_.Check(req.authorization, need.path, need.verb);
+  if (d.allow) {
+    v.pass = true;
+    v.verified = true;
+    return v;
+  }
+  Count(d);
+  v.denied = DeniedResponse(d.status, d.message);
+  if (denial_log_.ShouldLog(req.client + " " + d.reason(), clock_->Now()))
+    LOG(WARNING) << "web: " << req.method << " " << need.path << " refused (" << d.status << " "
+                 << d.reason() << "; further refusals of this client for this reason are not "
+                 << "logged for a minute)"
+                 << Fields("client", req.client, "user", d.username, "verb", need.verb, "path",
+                           need.path, "reason", d.reason(), "why", d.detail);
+  return v;
+}
+
+void WebGuard::Count(const AccessReviewer::Decision& d) {
+  switch (d.status) {
+    case 401:
+      ++unauthenticated_;
+      break;
+    case 403:
+      ++forbidden_;
+      break;
+    default:
+      ++review_failed_;
+      break;
+  }
+}
+
+WebAccessCounters WebGuard::Counters() const {
+  WebAccessCounters c;
+  c.unauthenticated = unauthenticated_.load();
+  c.forbidden = forbidden_.load();
+  c.review_failed = review_failed_.load();
+  return c;
+}
+
+}  // namespace ds

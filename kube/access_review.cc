@@ -1,0 +1,198 @@
+#include "kube/access_review.h"
+
+#include <glog/logging.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <cctype>
+#include <iterator>
+#include <string_view>
+
+#include "common/log_fields.h"
+#include "kube/kube_api.h"
+
+namespace ds {
+namespace {
+
+// A service account token is about 1 KiB; the request head (and with it the header) is bounded by
+// the listener anyway. Longer is nobody's token, and is not sent to the API server.
+constexpr size_t kMaxTokenBytes = 8192;
+
+bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+
+}  // namespace
+
+std::string BearerToken(const std::string& header) {
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size() || !IsSpace(header[kScheme.size()])) return "";
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return "";
+  size_t begin = kScheme.size();
+  while (begin < header.size() && IsSpace(header[begin])) ++begin;
+  size_t end = header.size();
+  while (end > begin && IsSpace(header[end - 1])) --end;
+  std::string token = header.substr(begin, end - begin);
+  for (char c : token)
+    if (IsSpace(c) || static_cast<unsigned char>(c) < 0x21 || c == 0x7f) return "";
+  return token;
+}
+
+template <typename V>
+const V* AccessReviewer::TtlCache<V>::Find(const std::string& key, TimePoint now) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  if (now >= it->second.expires) {
+    order_.erase(it->second.at);
+    entries_.erase(it);
+    return nullptr;
+  }
+  return &it->second.value;
+}
+
+template <typename V>
+void AccessReviewer::TtlCache<V>::Put(const std::string& key, V value, TimePoint expires) {
+  if (max_ == 0) return;
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    order_.erase(it->second.at);
+    entries_.erase(it);
+  }
+  while (entries_.size() >= max_) {  // evict the oldest insertion
+    entries_.erase(order_.front());
+    order_.pop_front();
+  }
+  order_.push_back(key);
+  entries_.emplace(key, Entry{std::move(value), expires, std::prev(order_.end())});
+}
+
+AccessReviewer::AccessReviewer(KubeApi* kube, const Clock* clock, AccessReviewerOptions options)
+    : kube_(kube),
+      clock_(clock),
+      options_(options),
+      tokens_(options.max_entries),
+      access_(options.max_entries) {
+  unsigned char key[32];
+  // CHECK: the cache keys' secrecy rests on this key; without randomness there is no safe key.
+  CHECK_EQ(RAND_bytes(key, sizeof key), 1) << "no random bytes for the token cache's key";
+  key_.assign(reinterpret_cast<const char*>(key), sizeof key);
+}
+
+std::string AccessReviewer::TokenKey(const std::string& token) const {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  CHECK(HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
+             reinterpret_cast<const unsigned char*>(token.data()), token.size(), mac,
+             &len) != nullptr);
+  return std::string(reinterpret_cast<const char*>(mac), len);
+}
+
+void AccessReviewer::LogApiError(const char* call, const Status& st) {
+  const std::string key = std::string(call) + " " + StatusCodeName(st.code()) + " " +
+                          std::to_string(st.http_status());
+  if (!api_error_log_.ShouldLog(key, clock_->Now())) return;
+  LOG(WARNING) << "web auth: cannot create a " << call
+               << "; requests that need one are answered 503 until the API server answers"
+               << (st.http_status() == 403 ? " (the controller needs RBAC to create "
+                                             "tokenreviews and subjectaccessreviews)"
+                                           : "")
+               << Fields("err", st);
+}
+
+AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_header,
+                                               const std::string& path, const std::string& verb) {
+  Decision d;
+  const std::string token = BearerToken(authorization_header);
+  if (token.empty() || token.size() > kMaxTokenBytes) {
+    d.status = 401;
+    d.message = authorization_header.empty()
+                    ? "unauthorized: send \"Authorization: Bearer <token>\" (a Kubernetes token, "
+                      "e.g. from kubectl create token)"
+                    : "unauthorized: the Authorization header is not \"Bearer <token>\"";
+    d.detail = authorization_header.empty() ? "no Authorization header" : "not a bearer token";
+    return d;
+  }
+
+  const std::string key = TokenKey(token);
+  TokenReviewResult who;
+  bool cached = false;
+  {
+    MutexLock l(&mu_);
+    if (const TokenReviewResult* r = tokens_.Find(key, clock_->Now())) {
+      who = *r;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    auto r = kube_->ReviewToken(token);
+    if (!r.ok()) {
+      LogApiError("TokenReview", r.status());
+      d.status = 503;
+      d.message = "cannot check credentials: the API server's TokenReview failed (the "
+                  "controller's log says why); try again";
+      d.detail = r.status().ToString();
+      return d;
+    }
+    who = std::move(*r);
+    const double ttl = who.authenticated ? options_.authenticated_ttl_seconds
+                                         : options_.unauthenticated_ttl_seconds;
+    MutexLock l(&mu_);
+    tokens_.Put(key, who, clock_->Now() + FromSeconds(ttl));
+  }
+  if (!who.authenticated) {
+    d.status = 401;
+    d.message = "unauthorized: the API server does not accept this bearer token";
+    d.detail = who.error.empty() ? "not authenticated" : who.error;
+    return d;
+  }
+  d.username = who.user.username;
+
+  const std::string review = EncodeSubjectAccessReview({who.user, path, verb});
+  AccessDecision access;
+  cached = false;
+  {
+    MutexLock l(&mu_);
+    if (const AccessDecision* a = access_.Find(review, clock_->Now())) {
+      access = *a;
+      cached = true;
+    }
+  }
+  if (!cached) {
+    auto a = kube_->ReviewAccess({who.user, path, verb});
+    if (!a.ok()) {
+      LogApiError("SubjectAccessReview", a.status());
+      d.status = 503;
+      d.message = "cannot check credentials: the API server's SubjectAccessReview failed (the "
+                  "controller's log says why); try again";
+      d.detail = a.status().ToString();
+      return d;
+    }
+    access = std::move(*a);
+    const double ttl =
+        access.Allows() ? options_.allowed_ttl_seconds : options_.denied_ttl_seconds;
+    MutexLock l(&mu_);
+    access_.Put(review, access, clock_->Now() + FromSeconds(ttl));
+  }
+  if (!access.Allows()) {
+    d.status = 403;
+    // The API server's own wording for a non-resource URL.
+    d.message = "forbidden: User \"" + d.username + "\" cannot " + verb + " path \"" + path + "\"";
+    d.detail = access.reason.empty() ? (access.denied ? "denied" : "no rule allows it")
+                                     : access.reason;
+    if (!access.evaluation_error.empty()) d.detail += "; evaluation error: " + access.evaluation_error;
+    return d;
+  }
+  d.allow = true;
+  return d;
+}
+
+size_t AccessReviewer::TEST_token_entries() {
+  MutexLock l(&mu_);
+  return tokens_.size();
+}
+
+size_t AccessReviewer::TEST_access_entries() {
+  MutexLock l(&mu_);
+  return access_.size();
+}
+
+}  // namespace ds

@@ -1,0 +1,138 @@
+// Who may read what on the web port (-web_auth=kubernetes): the caller's bearer token is checked
+// with a TokenReview and what it asks for with a SubjectAccessReview (kube/review_object.h), as
+// controller-runtime's secure metrics serving (pkg/metrics/filters WithAuthenticationAndAuthorization)
+// and kube-rbac-proxy do. Both answers are cached, so a Prometheus scraping every 15 s costs the
+// API server two requests every few minutes, not two per scrape.
+//
+// Three outcomes, kept apart (STYLE: "could not ask" is not "no"):
+//   allow                the token is someone's and a SubjectAccessReview allows the verb on the path
+//   401 unauthenticated  no bearer token, or the API server says it is nobody's
+//   403 forbidden        the API server knows the user, and denies (or has no opinion on) the access
+//   503 review failed    the API server could not be asked or did not answer (unreachable, 5xx, a
+//                        garbled answer, or 403 because the controller itself lacks RBAC to create
+//                        reviews). Never cached: the next request asks again.
+//
+// Caches (defaults in AccessReviewerOptions, each with where it comes from):
+//   - TokenReview answers, keyed by an HMAC-SHA256 of the token under a key drawn at random when
+//     the reviewer is made, never by the token: the cache holds nothing a memory dump could
+//     replay, and nothing that can be matched against a guessed token offline (the API server's
+//     token cache, k8s.io/apiserver/pkg/authentication/token/cache, keys its entries the same way).
+//     Authenticated for 2 min (kube-apiserver --authentication-token-webhook-cache-ttl's default;
+//     kube-rbac-proxy's authenticator CacheTTL), unauthenticated for 10 s: shorter than the API
+//     server's webhook cache (which keeps both for the same 2 min) so that a token just created,
+//     or pasted again after a typo, works within seconds, and long enough that a client retrying a
+//     stale token costs a review every 10 s, not one per request.
+//   - SubjectAccessReview answers, keyed by the whole review (user, uid, groups, extra, path,
+//     verb), as the API server's webhook authorizer keys its cache by the marshalled spec:
+//     allowed for 5 min, denied for 30 s (kube-apiserver --authorization-webhook-cache-authorized-ttl
+//     and -unauthorized-ttl defaults; kube-rbac-proxy and controller-runtime's filters use the same).
+//   A revoked token, or a removed RoleBinding, therefore still works for up to 2 (resp. 5)
+//   minutes, as it does behind those two.
+// Each cache holds at most max_entries; a new entry beyond that evicts the oldest one. Identical
+// misses at the same moment may both ask the API server (the answers agree; coalescing them would
+// make one request wait on another's API call).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/log_throttle.h"
+#include "common/mutex.h"
+#include "kube/review_object.h"
+
+namespace ds {
+
+class KubeApi;
+
+struct AccessReviewerOptions {
+  double authenticated_ttl_seconds = 120;
+  double unauthenticated_ttl_seconds = 10;
+  double allowed_ttl_seconds = 300;
+  double denied_ttl_seconds = 30;
+  size_t max_entries = 4096;  // per cache
+};
+
+// The bearer token of an Authorization header: "Bearer <token>", the scheme in any case
+// (RFC 7235), one or more spaces, then the token (RFC 6750's b64token: no space inside). "" for
+// an absent header, another scheme, or a malformed one. Pure.
+std::string BearerToken(const std::string& authorization_header);
+
+class AccessReviewer {
+ public:
+  struct Decision {
+    bool allow = false;
+    int status = 200;      // when !allow: 401, 403 or 503
+    std::string message;   // for the response body; never holds the token or an API error's text
+    std::string username;  // who the token belongs to, once known ("" before)
+    // For the log when !allow: the API server's words (a TokenReview's status.error, a
+    // SubjectAccessReview's reason, or the error of the failed call). May name the controller's
+    // own service account; not for the response.
+    std::string detail;
+    // The denial as a metric label: "unauthenticated", "forbidden", "review_failed"; "" if allowed.
+    const char* reason() const {
+      if (allow) return "";
+      return status == 401 ? "unauthenticated" : status == 403 ? "forbidden" : "review_failed";
+    }
+  };
+
+  // `kube` and `clock` must outlive the reviewer. Errors of the API calls are logged at most once
+  // a minute per kind of error.
+  AccessReviewer(KubeApi* kube, const Clock* clock, AccessReviewerOptions options = {});
+  AccessReviewer(const AccessReviewer&) = delete;
+  AccessReviewer& operator=(const AccessReviewer&) = delete;
+
+  // May the holder of `authorization_header`'s bearer token do `verb` on `path` (the request's
+  // path without its query, and its lowercased method; web/access_policy.h says which)? Asks the
+  // API server on a cache miss, on the calling thread (at most two calls, each bounded by the
+  // API client's review timeout). Thread-safe: the web port's workers call it at once.
+  Decision Check(const std::string& authorization_header, const std::string& path,
+                 const std::string& verb);
+
+  // Entries held now (expired ones included until they are looked up or evicted). For tests.
+  size_t TEST_token_entries();
+  size_t TEST_access_entries();
+
+ private:
+  // A bounded map whose entries expire: the reviews' answers. Not thread-safe (the caller's
+  // mutex guards it).
+  template <typename V>
+  class TtlCache {
+   public:
+    explicit TtlCache(size_t max_entries) : max_(max_entries) {}
+    // The live value of `key`, or null (an expired entry is dropped).
+    const V* Find(const std::string& key, TimePoint now);
+    void Put(const std::string& key, V value, TimePoint expires);
+    size_t size() const { return entries_.size(); }
+
+   private:
+    struct Entry {
+      V value;
+      TimePoint expires;
+      std::list<std::string>::iterator at;  // in order_
+    };
+    const size_t max_;
+    std::unordered_map<std::string, Entry> entries_;
+    std::list<std::string> order_;  // keys, oldest insertion first
+  };
+
+  // The cache key of a token: HMAC-SHA256 under key_.
+  std::string TokenKey(const std::string& token) const;
+  // Logs an API error at most once a minute per (call, status).
+  void LogApiError(const char* call, const Status& st);
+
+  KubeApi* const kube_;
+  const Clock* const clock_;
+  const AccessReviewerOptions options_;
+  std::string key_;  // 32 random bytes, set once in the constructor
+  LogThrottle api_error_log_{60};
+
+  Mutex mu_;
+  TtlCache<TokenReviewResult> tokens_ GUARDED_BY(mu_);
+  TtlCache<AccessDecision> access_ GUARDED_BY(mu_);
+};
+
+}  // namespace ds

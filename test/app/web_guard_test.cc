@@ -1,0 +1,87 @@
+#include "app/web_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+namespace ds {
+namespace {
+
+WebRequest Req(const std::string& method, const std::string& path,
+               const std::string& authorization = "") {
+  WebRequest r;
+  r.method = method;
+  r.path = path;
+  r.authorization = authorization;
+  r.client = "10.0.0.7";
+  return r;
+}
+
+struct Fixture {
+  FakeKubeApi kube;
+  FakeClock clock;
+  WebGuard guard{&kube, &clock, "hook-secret"};
+  Fixture() {
+    kube.AddToken("viewer", UserInfo{"viewer", "", {"system:authenticated"}, {}});
+    kube.Grant("viewer", "get", "/api/v1/*");
+    kube.Grant("viewer", "get", "/metrics");
+    kube.AddToken("am", UserInfo{"system:serviceaccount:monitoring:alertmanager", "", {}, {}});
+    kube.Grant("system:serviceaccount:monitoring:alertmanager", "post", "/webhook");
+  }
+};
+
+TEST(WebGuard, LetsThePageInAndAsksForATokenForItsData) {
+  Fixture f;
+  for (const char* path : {"/", "/ui/app.js", "/ui/app.css"}) {
+    auto v = f.guard.Admit(Req("GET", path));
+    EXPECT_TRUE(v.pass) << path;
+    EXPECT_FALSE(v.verified) << path;
+  }
+  EXPECT_EQ(f.kube.token_reviews(), 0);
+  auto state = f.guard.Admit(Req("GET", "/api/v1/state"));
+  EXPECT_FALSE(state.pass);
+  EXPECT_EQ(state.denied.status, 401);
+  EXPECT_EQ(state.denied.headers.back(), "WWW-Authenticate: Bearer");
+  auto ok = f.guard.Admit(Req("GET", "/api/v1/state", "Bearer viewer"));
+  EXPECT_TRUE(ok.pass);
+  EXPECT_TRUE(ok.verified);
+}
+
+TEST(WebGuard, CountsEachReason) {
+  Fixture f;
+  EXPECT_EQ(f.guard.Admit(Req("GET", "/metrics")).denied.status, 401);
+  EXPECT_EQ(f.guard.Admit(Req("GET", "/metrics", "Bearer nobody")).denied.status, 401);
+  EXPECT_EQ(f.guard.Admit(Req("GET", "/nodes", "Bearer viewer")).denied.status, 403);
+  f.kube.FailNextTokenReviews({Status::Unavailable("connection refused")});
+  auto failed = f.guard.Admit(Req("GET", "/metrics", "Bearer am"));
+  EXPECT_EQ(failed.denied.status, 503);
+  EXPECT_TRUE(f.guard.Admit(Req("GET", "/metrics", "Bearer viewer")).pass);
+  const WebAccessCounters c = f.guard.Counters();
+  EXPECT_EQ(c.unauthenticated, 2u);
+  EXPECT_EQ(c.forbidden, 1u);
+  EXPECT_EQ(c.review_failed, 1u);
+}
+
+TEST(WebGuard, WebhookWithTheSharedSecretOrAnAllowedToken) {
+  Fixture f;
+  auto secret = f.guard.Admit(Req("POST", "/webhook", "Bearer hook-secret"));
+  EXPECT_TRUE(secret.pass);
+  EXPECT_FALSE(secret.verified) << "the routes check the secret themselves";
+  EXPECT_EQ(f.kube.token_reviews(), 0) << "the secret is not sent to the API server";
+
+  auto am = f.guard.Admit(Req("POST", "/webhook", "Bearer am"));
+  EXPECT_TRUE(am.pass);
+  EXPECT_TRUE(am.verified);
+  ASSERT_EQ(f.kube.access_reviews().size(), 1u);
+  EXPECT_EQ(f.kube.access_reviews()[0].verb, "post");
+  EXPECT_EQ(f.kube.access_reviews()[0].path, "/webhook");
+
+  EXPECT_EQ(f.guard.Admit(Req("POST", "/webhook", "Bearer viewer")).denied.status, 403);
+  EXPECT_EQ(f.guard.Admit(Req("POST", "/webhook", "Bearer wrong-secret")).denied.status, 401);
+}
+
+}  // namespace
+}  // namespace ds

@@ -1,0 +1,69 @@
+// Which requests on the web port need what, under -web_auth=kubernetes. Pure: the checks
+// themselves (TokenReview, SubjectAccessReview and their caches) are kube/access_review.h's, and
+// app/web_guard.h runs them before the routes (web/routes.h), which stay as they are.
+//
+//   - The page's own files (GET or HEAD of /, /ui/app.js, /ui/app.css) are open: they carry no
+//     data, and the page must load before it can ask for a token. Every other request, on any
+//     path, with any method (404s and 405s included, so that nothing answers an anonymous caller
+//     but those three files), needs a bearer token the API server accepts and a
+//     SubjectAccessReview that allows it.
+//   - The review's nonResourceAttributes are the request's path exactly as the router sees it
+//     (no query; the exemptions above and the routes compare the same string, so a path spelled
+//     differently is reviewed as what it is and routed as what it is: a 404), and its method
+//     lowercased: get, post, and head for HEAD. That is what kube-apiserver's RequestInfoFactory
+//     makes of a request to a non-resource URL (Verb: strings.ToLower(req.Method); only resource
+//     requests map HEAD to get), and what controller-runtime's filters and kube-rbac-proxy send,
+//     so a ClusterRole written for them (nonResourceURLs: ["/metrics"], verbs: ["get"]) means
+//     the same here. A client that sends HEAD needs the verb head as well.
+//   - POST /webhook with the -webhook_token_file secret as its bearer token (Alertmanager's
+//     http_config.authorization) passes without a review, as before: the secret is the webhook's
+//     own credential. Any other webhook request is reviewed (verb post) like the rest.
+//   - The nodes an Alertmanager webhook names (web/routes.h `alerted`) may be relieved at once
+//     only when its caller is known: the shared secret, or a token the API server accepts whose
+//     user may post /webhook. A reviewed caller is as accountable as the secret's holder (its
+//     name is in the API server's audit log of the reviews), so it gets the same power.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/web_server.h"
+
+namespace ds {
+
+struct AccessRequirement {
+  enum class Kind {
+    kOpen,          // the page's own files: no credentials
+    kSharedSecret,  // POST /webhook carrying -webhook_token_file's secret: already authenticated
+    kReview,        // a token the API server accepts, and a SubjectAccessReview allowing verb+path
+  };
+  Kind kind = Kind::kReview;
+  std::string path;  // kReview: the review's nonResourceAttributes.path
+  std::string verb;  // kReview: its nonResourceAttributes.verb
+};
+
+// What `req` needs under -web_auth=kubernetes. `webhook_token`: -webhook_token_file's secret, ""
+// when there is none. Pure.
+AccessRequirement RequiredAccess(const WebRequest& req, const std::string& webhook_token);
+
+// The review verb of an HTTP method: the method lowercased ("GET" -> "get", "HEAD" -> "head").
+std::string AccessVerb(const std::string& method);
+
+// True when `authorization` is "Bearer <webhook_token>" exactly (Alertmanager's
+// http_config.authorization), compared in constant time; false for an empty webhook_token.
+bool MatchesWebhookSecret(const std::string& authorization, const std::string& webhook_token);
+
+// The answer to a request the guard turned away: `status` (401, 403 or 503) and `message` as a
+// one-line text body, never cached by a proxy or browser; a 401 carries "WWW-Authenticate:
+// Bearer" (RFC 6750), and a 503 Retry-After, since the check may succeed in a moment.
+WebResponse DeniedResponse(int status, const std::string& message);
+
+// Requests the guard turned away since start, by reason (the metric
+// dynamic_scheduler_web_requests_denied_total's label).
+struct WebAccessCounters {
+  uint64_t unauthenticated = 0;  // 401: no bearer token, or one the API server does not accept
+  uint64_t forbidden = 0;        // 403: the SubjectAccessReview did not allow it
+  uint64_t review_failed = 0;    // 503: the API server could not be asked
+};
+
+}  // namespace ds
