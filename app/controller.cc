@@ -78,7 +78,8 @@ Controller::Controller(const Options& options)
   if (options.watch_marked)
     marked_cache_ = std::make_unique<NodeCache>(&kube_, &clock_, options.marked_cache);
   if (options.web_auth_kubernetes)
-    web_guard_ = std::make_unique<WebGuard>(&kube_, &clock_, options.webhook_token);
+    web_guard_ = std::make_unique<WebGuard>(&kube_, &clock_, options.webhook_token,
+                                            options.web_access_scope);
 }
 
 Controller::~Controller() { Stop(); }

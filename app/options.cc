@@ -70,6 +70,11 @@ DEFINE_string(web_auth, "none",
               "page's own files needs a bearer token the API server accepts (TokenReview) and a "
               "SubjectAccessReview allowing its verb on its path (e.g. get /metrics, post "
               "/webhook); see docs/operating.md.");
+DEFINE_string(web_auth_service, "dynamic-scheduler",
+              "With -web_auth=kubernetes: the Service in front of -webaddr, NAME or "
+              "NAMESPACE/NAME (default namespace: the controller's, as for the lease). A caller "
+              "needs get (create for POST) on its services/proxy subresource, the permission the "
+              "API server's service proxy checks; /metrics needs get on the URL /metrics.");
 DEFINE_string(web_tls_cert_file, "",
               "PEM certificate (chain) for serving -webaddr over TLS; needs -web_tls_key_file. "
               "Re-read when it changes.");
@@ -435,6 +440,13 @@ Status ConfigureNodeCache(Options* o) {
   return Status::OK();
 }
 
+// An RFC 1123 label, as Service and namespace names are: 1-63 of [a-z0-9-], alphanumeric at both
+// ends.
+bool IsDnsLabel(const std::string& s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+}
+
 // The HTTP endpoints: the address, and what the webhook needs and may trigger.
 Status ConfigureWeb(Options* o) {
   o->web_addr = FLAGS_webaddr;
@@ -460,6 +472,14 @@ Status ConfigureWeb(Options* o) {
   }
   if (FLAGS_web_auth == "kubernetes") {
     o->web_auth_kubernetes = true;
+    const std::string& svc = FLAGS_web_auth_service;
+    const size_t slash = svc.find('/');
+    o->web_access_scope.service = slash == std::string::npos ? svc : svc.substr(slash + 1);
+    if (slash != std::string::npos) o->web_access_scope.namespace_name = svc.substr(0, slash);
+    if (!IsDnsLabel(o->web_access_scope.service) ||
+        (slash != std::string::npos && !IsDnsLabel(o->web_access_scope.namespace_name)))
+      return Status::InvalidArgument("-web_auth_service \"" + svc +
+                                     "\": expected NAME or NAMESPACE/NAME of a Service");
   } else if (FLAGS_web_auth != "none") {
     return Status::InvalidArgument("-web_auth \"" + FLAGS_web_auth +
                                    "\": expected none or kubernetes");
@@ -570,6 +590,8 @@ Status ResolveCluster(const GetEnv& getenv, Options* o) {
                          : !o->rest.namespace_name.empty()    ? o->rest.namespace_name
                                                               : "default";
   }
+  if (o->web_access_scope.namespace_name.empty())
+    o->web_access_scope.namespace_name = le.lease_namespace;
   if (o->leader_elect) {  // the namespace as resolved (POD_NAMESPACE may hold anything)
     if (std::string why = ValidateLeaderElection(le); !why.empty())
       return Status::InvalidArgument(why);

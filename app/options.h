@@ -12,6 +12,7 @@
 #include "common/json_log_sink.h"
 #include "common/status.h"
 #include "common/web_server.h"
+#include "web/access_policy.h"
 #include "config/rule_config.h"
 #include "controller/reconciler.h"
 #include "election/leader_elector.h"
@@ -77,6 +78,9 @@ struct Options {
   // -web_auth=kubernetes: callers of the web port's data and webhook prove who they are with a
   // bearer token (TokenReview) and may do what a SubjectAccessReview allows (web/access_policy.h).
   bool web_auth_kubernetes = false;
+  // What the reviews point at (-web_auth_service): the Service in front of the port, in the
+  // controller's namespace unless the flag names one. Resolved with the cluster (ResolveCluster).
+  WebAccessScope web_access_scope;
 
   ReconcilerOptions reconciler;
 

@@ -7,17 +7,20 @@
 namespace ds {
 
 WebGuard::WebGuard(KubeApi* kube, const Clock* clock, std::string webhook_token,
-                   AccessReviewerOptions options)
-    : clock_(clock), webhook_token_(std::move(webhook_token)), reviewer_(kube, clock, options) {}
+                   WebAccessScope scope, AccessReviewerOptions options)
+    : clock_(clock),
+      webhook_token_(std::move(webhook_token)),
+      scope_(std::move(scope)),
+      reviewer_(kube, clock, options) {}
 
 WebGuard::Verdict WebGuard::Admit(const WebRequest& req) {
   Verdict v;
-  const AccessRequirement need = RequiredAccess(req, webhook_token_);
+  const AccessRequirement need = RequiredAccess(req, webhook_token_, scope_);
   if (need.kind != AccessRequirement::Kind::kReview) {
     v.pass = true;
     return v;
   }
-  const AccessReviewer::Decision d = reviewer_.Check(req.authorization, need.path, need.verb);
+  const AccessReviewer::Decision d = reviewer_.Check(req.authorization, need.review);
   if (d.allow) {
     v.pass = true;
     v.verified = true;
@@ -26,11 +29,11 @@ WebGuard::Verdict WebGuard::Admit(const WebRequest& req) {
   Count(d);
   v.denied = DeniedResponse(d.status, d.message);
   if (denial_log_.ShouldLog(req.client + " " + d.reason(), clock_->Now()))
-    LOG(WARNING) << "web: " << req.method << " " << need.path << " refused (" << d.status << " "
+    LOG(WARNING) << "web: " << req.method << " " << req.path << " refused (" << d.status << " "
                  << d.reason() << "; further refusals of this client for this reason are not "
                  << "logged for a minute)"
-                 << Fields("client", req.client, "user", d.username, "verb", need.verb, "path",
-                           need.path, "reason", d.reason(), "why", d.detail);
+                 << Fields("client", req.client, "user", d.username, "verb", need.review.verb,
+                           "path", req.path, "reason", d.reason(), "why", d.detail);
   return v;
 }
 

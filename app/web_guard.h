@@ -19,7 +19,7 @@ class WebGuard {
  public:
   // `kube` and `clock` must outlive the guard. `webhook_token`: -webhook_token_file's secret ("":
   // none), which still lets POST /webhook in without a review.
-  WebGuard(KubeApi* kube, const Clock* clock, std::string webhook_token,
+  WebGuard(KubeApi* kube, const Clock* clock, std::string webhook_token, WebAccessScope scope,
            AccessReviewerOptions options = {});
 
   struct Verdict {
@@ -43,6 +43,7 @@ class WebGuard {
 
   const Clock* const clock_;
   const std::string webhook_token_;
+  const WebAccessScope scope_;
   AccessReviewer reviewer_;
   LogThrottle denial_log_{60};
   std::atomic<uint64_t> unauthenticated_{0}, forbidden_{0}, review_failed_{0};

@@ -12,7 +12,8 @@
 //   - probes: every --probe_every seconds each --probe target gets one full request on a fresh
 //     connection; its latency runs from the start of connect() to the last byte of the answer,
 //     with a hard timeout, as a kubelet probe or a Prometheus scrape would see it.
-// It prints one JSON object on stdout (bench/README.md, "Web port under load"):
+// It prints one JSON object on stdout (the keys in Report(); --help lists the flags).
+// test/integration/test_web_port.py runs it against the real binary:
 //
 //   web_load --target=127.0.0.1:9000 --idle=256 --idle_from=127.0.0.2 --idle_sources=64
 //       --flood_rps=1000 --flood_path='/api/v1/history?nodes=node-00002' --flood_from=127.0.1.1
@@ -740,6 +741,7 @@ class Load {
     }
     const double elapsed = Now() - start_;
     CloseAll();
+    close(epfd_);
     if (o_.watch_pid > 0) Sample();
     Report(elapsed);
     return 0;

@@ -87,8 +87,8 @@ std::string AccessReviewer::TokenKey(const std::string& token) const {
 }
 
 void AccessReviewer::LogApiError(const char* call, const Status& st) {
-  const std::string key = std::string(call) + " " + StatusCodeName(st.code()) + " " +
-                          std::to_string(st.http_status());
+  const std::string key =
+      std::string(call) + " " + StatusCodeName(st.code()) + " " + std::to_string(st.http_status());
   if (!api_error_log_.ShouldLog(key, clock_->Now())) return;
   LOG(WARNING) << "web auth: cannot create a " << call
                << "; requests that need one are answered 503 until the API server answers"
@@ -99,7 +99,7 @@ void AccessReviewer::LogApiError(const char* call, const Status& st) {
 }
 
 AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_header,
-                                               const std::string& path, const std::string& verb) {
+                                               AccessAttributes what) {
   Decision d;
   const std::string token = BearerToken(authorization_header);
   if (token.empty() || token.size() > kMaxTokenBytes) {
@@ -127,8 +127,9 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
     if (!r.ok()) {
       LogApiError("TokenReview", r.status());
       d.status = 503;
-      d.message = "cannot check credentials: the API server's TokenReview failed (the "
-                  "controller's log says why); try again";
+      d.message =
+          "cannot check credentials: the API server's TokenReview failed (the "
+          "controller's log says why); try again";
       d.detail = r.status().ToString();
       return d;
     }
@@ -146,7 +147,8 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
   }
   d.username = who.user.username;
 
-  const std::string review = EncodeSubjectAccessReview({who.user, path, verb});
+  what.user = who.user;
+  const std::string review = EncodeSubjectAccessReview(what);
   AccessDecision access;
   cached = false;
   {
@@ -157,28 +159,37 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
     }
   }
   if (!cached) {
-    auto a = kube_->ReviewAccess({who.user, path, verb});
+    auto a = kube_->ReviewAccess(what);
     if (!a.ok()) {
       LogApiError("SubjectAccessReview", a.status());
       d.status = 503;
-      d.message = "cannot check credentials: the API server's SubjectAccessReview failed (the "
-                  "controller's log says why); try again";
+      d.message =
+          "cannot check credentials: the API server's SubjectAccessReview failed (the "
+          "controller's log says why); try again";
       d.detail = a.status().ToString();
       return d;
     }
     access = std::move(*a);
-    const double ttl =
-        access.Allows() ? options_.allowed_ttl_seconds : options_.denied_ttl_seconds;
+    const double ttl = access.Allows() ? options_.allowed_ttl_seconds : options_.denied_ttl_seconds;
     MutexLock l(&mu_);
     access_.Put(review, access, clock_->Now() + FromSeconds(ttl));
   }
   if (!access.Allows()) {
     d.status = 403;
-    // The API server's own wording for a non-resource URL.
-    d.message = "forbidden: User \"" + d.username + "\" cannot " + verb + " path \"" + path + "\"";
-    d.detail = access.reason.empty() ? (access.denied ? "denied" : "no rule allows it")
-                                     : access.reason;
-    if (!access.evaluation_error.empty()) d.detail += "; evaluation error: " + access.evaluation_error;
+    // The API server's own wording (its responsewriters' forbiddenMessage).
+    const ResourceAttributes& r = what.resource;
+    d.message =
+        what.is_resource()
+            ? "forbidden: User \"" + d.username + "\" cannot " + what.verb + " resource \"" +
+                  r.resource + (r.subresource.empty() ? "" : "/" + r.subresource) +
+                  "\" in API group \"" + r.group + "\" in the namespace \"" + r.namespace_name +
+                  "\""
+            : "forbidden: User \"" + d.username + "\" cannot " + what.verb + " path \"" +
+                  what.path + "\"";
+    d.detail =
+        access.reason.empty() ? (access.denied ? "denied" : "no rule allows it") : access.reason;
+    if (!access.evaluation_error.empty())
+      d.detail += "; evaluation error: " + access.evaluation_error;
     return d;
   }
   d.allow = true;

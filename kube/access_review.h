@@ -1,16 +1,17 @@
 // Who may read what on the web port (-web_auth=kubernetes): the caller's bearer token is checked
 // with a TokenReview and what it asks for with a SubjectAccessReview (kube/review_object.h), as
-// controller-runtime's secure metrics serving (pkg/metrics/filters WithAuthenticationAndAuthorization)
-// and kube-rbac-proxy do. Both answers are cached, so a Prometheus scraping every 15 s costs the
-// API server two requests every few minutes, not two per scrape.
+// controller-runtime's secure metrics serving (pkg/metrics/filters
+// WithAuthenticationAndAuthorization) and kube-rbac-proxy do. Both answers are cached, so a
+// Prometheus scraping every 15 s costs the API server two requests every few minutes, not two per
+// scrape.
 //
-// Three outcomes, kept apart (STYLE: "could not ask" is not "no"):
-//   allow                the token is someone's and a SubjectAccessReview allows the verb on the path
-//   401 unauthenticated  no bearer token, or the API server says it is nobody's
-//   403 forbidden        the API server knows the user, and denies (or has no opinion on) the access
-//   503 review failed    the API server could not be asked or did not answer (unreachable, 5xx, a
-//                        garbled answer, or 403 because the controller itself lacks RBAC to create
-//                        reviews). Never cached: the next request asks again.
+// Four outcomes, the failure kept apart from the refusals (STYLE: "could not ask" is not "no"):
+//   allow: the token is someone's, and a SubjectAccessReview allows the verb on the path.
+//   401 unauthenticated: no bearer token, or the API server says it is nobody's.
+//   403 forbidden: the API server knows the user, and denies (or has no opinion on) the access.
+//   503 review failed: the API server could not be asked or did not answer (unreachable, 5xx, a
+//     garbled answer, or 403 because the controller itself lacks RBAC to create reviews). Never
+//     cached: the next request asks again.
 //
 // Caches (defaults in AccessReviewerOptions, each with where it comes from):
 //   - TokenReview answers, keyed by an HMAC-SHA256 of the token under a key drawn at random when
@@ -24,8 +25,9 @@
 //     stale token costs a review every 10 s, not one per request.
 //   - SubjectAccessReview answers, keyed by the whole review (user, uid, groups, extra, path,
 //     verb), as the API server's webhook authorizer keys its cache by the marshalled spec:
-//     allowed for 5 min, denied for 30 s (kube-apiserver --authorization-webhook-cache-authorized-ttl
-//     and -unauthorized-ttl defaults; kube-rbac-proxy and controller-runtime's filters use the same).
+//     allowed for 5 min, denied for 30 s (kube-apiserver
+//     --authorization-webhook-cache-authorized-ttl and -unauthorized-ttl defaults; kube-rbac-proxy
+//     and controller-runtime's filters use the same).
 //   A revoked token, or a removed RoleBinding, therefore still works for up to 2 (resp. 5)
 //   minutes, as it does behind those two.
 // Each cache holds at most max_entries; a new entry beyond that evicts the oldest one. Identical
@@ -90,7 +92,11 @@ class AccessReviewer {
   // API server on a cache miss, on the calling thread (at most two calls, each bounded by the
   // API client's review timeout). Thread-safe: the web port's workers call it at once.
   Decision Check(const std::string& authorization_header, const std::string& path,
-                 const std::string& verb);
+                 const std::string& verb) {
+    return Check(authorization_header, AccessAttributes{{}, path, verb});
+  }
+  // The same for any review: `what` without its user (the token's user is put in).
+  Decision Check(const std::string& authorization_header, AccessAttributes what);
 
   // Entries held now (expired ones included until they are looked up or evicted). For tests.
   size_t TEST_token_entries();

@@ -103,7 +103,8 @@ StatusOr<TokenReviewResult> DecodeTokenReview(const std::string& body) {
   r.error = JsonString(*status, "error");
   const Value* user = JsonMember(*status, "user");
   if (user == nullptr || user->IsNull()) return r;
-  if (!user->IsObject()) return Status::Unavailable("decode TokenReview: status.user is not an object");
+  if (!user->IsObject())
+    return Status::Unavailable("decode TokenReview: status.user is not an object");
   r.user.username = JsonString(*user, "username");
   r.user.uid = JsonString(*user, "uid");
   RETURN_NOT_OK(ReadStrings(JsonMember(*user, "groups"), "status.user.groups", &r.user.groups));
@@ -118,7 +119,8 @@ StatusOr<TokenReviewResult> DecodeTokenReview(const std::string& body) {
   }
   // An authenticated answer without a name names nobody: nothing could be authorized for it.
   if (r.authenticated && r.user.username.empty())
-    return Status::Unavailable("decode TokenReview: authenticated, but status.user.username is empty");
+    return Status::Unavailable(
+        "decode TokenReview: authenticated, but status.user.username is empty");
   return r;
 }
 
@@ -132,13 +134,32 @@ std::string EncodeSubjectAccessReview(const AccessAttributes& a) {
   w.String("SubjectAccessReview");
   w.Key("spec");
   w.StartObject();
-  w.Key("nonResourceAttributes");
-  w.StartObject();
-  w.Key("path");
-  WriteString(w, a.path);
-  w.Key("verb");
-  WriteString(w, a.verb);
-  w.EndObject();
+  if (a.is_resource()) {
+    const ResourceAttributes& r = a.resource;
+    w.Key("resourceAttributes");
+    w.StartObject();
+    auto field = [&](const char* key, const std::string& value) {
+      if (value.empty()) return;
+      w.Key(key);
+      WriteString(w, value);
+    };
+    field("namespace", r.namespace_name);
+    field("verb", a.verb);
+    field("group", r.group);
+    field("version", r.version);
+    field("resource", r.resource);
+    field("subresource", r.subresource);
+    field("name", r.name);
+    w.EndObject();
+  } else {
+    w.Key("nonResourceAttributes");
+    w.StartObject();
+    w.Key("path");
+    WriteString(w, a.path);
+    w.Key("verb");
+    WriteString(w, a.verb);
+    w.EndObject();
+  }
   WriteUser(w, a.user);
   w.EndObject();
   w.EndObject();

@@ -1,8 +1,8 @@
 // The two review objects the web port's Kubernetes authentication sends to the API server, and
 // their wire forms (kube/access_review.h caches their answers):
 //   - authentication.k8s.io/v1 TokenReview: who holds this bearer token?
-//   - authorization.k8s.io/v1 SubjectAccessReview with nonResourceAttributes: may that user do
-//     this verb on this path?
+//   - authorization.k8s.io/v1 SubjectAccessReview: may that user do this verb on this path
+//     (nonResourceAttributes), or on this resource (resourceAttributes)?
 // Field names as in k8s.io/api authentication/v1 and authorization/v1 types.go. Pure functions of
 // values and bytes.
 #pragma once
@@ -34,11 +34,28 @@ struct TokenReviewResult {
   std::string error;
 };
 
-// What a SubjectAccessReview asks: may `user` do `verb` on the non-resource URL `path`.
+// A SubjectAccessReview's resourceAttributes (authorization/v1 ResourceAttributes): e.g. the
+// subresource "proxy" of the Service "dynamic-scheduler" in its namespace.
+struct ResourceAttributes {
+  std::string namespace_name;
+  std::string group;  // "" : the core group
+  std::string version;
+  std::string resource;  // "services"; empty: not a resource review
+  std::string subresource;
+  std::string name;
+
+  bool operator==(const ResourceAttributes&) const = default;
+};
+
+// What a SubjectAccessReview asks: may `user` do `verb` on the non-resource URL `path`, or, when
+// resource.resource is set, on that resource (path then unused).
 struct AccessAttributes {
   UserInfo user;
   std::string path;  // nonResourceAttributes.path: the request's path, without its query
-  std::string verb;  // nonResourceAttributes.verb: the lowercased HTTP method ("get", "post")
+  std::string verb;  // the lowercased HTTP method ("get", "post"), or a resource verb ("create")
+  ResourceAttributes resource = {};
+
+  bool is_resource() const { return !resource.resource.empty(); }
 };
 
 // A SubjectAccessReview's answer. allowed false is an answer, not an error. `denied` true is an
@@ -60,8 +77,9 @@ std::string EncodeTokenReview(const std::string& token);
 // Decodes the TokenReview the API server answers with (its status). Errors name what was wrong.
 StatusOr<TokenReviewResult> DecodeTokenReview(const std::string& body);
 
-// The SubjectAccessReview to POST: spec {nonResourceAttributes {path, verb}, user, uid, groups,
-// extra}, empty fields left out. Deterministic (extra's keys in order, groups as given), so equal
+// The SubjectAccessReview to POST: spec {nonResourceAttributes {path, verb} or resourceAttributes
+// {namespace, verb, group, version, resource, subresource, name}, user, uid, groups, extra}, empty
+// fields left out. Deterministic (extra's keys in order, groups as given), so equal
 // attributes give equal bytes: AccessReviewer uses the body as its cache key, as the API server's
 // webhook authorizer keys its cache by the marshalled spec.
 std::string EncodeSubjectAccessReview(const AccessAttributes& a);

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig lease ownership pod_list)
+[ ${#targets[@]} -gt 0 ] || targets=(prom_decoder watch_stream node_list rule_config kubeconfig lease ownership pod_list http_request_head)
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (Debian package clang)" >&2; exit 1; }
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
 # Undefined behaviour is a finding like a crash, except inside RapidJSON's headers (test/ubsan.supp).

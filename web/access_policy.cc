@@ -4,10 +4,13 @@
 
 namespace ds {
 
-std::string AccessVerb(const std::string& method) {
+std::string ResourceVerb(const std::string& method) {
+  if (method == "GET" || method == "HEAD") return "get";
+  if (method == "POST") return "create";
+  if (method == "PUT") return "update";
   std::string verb = method;
   for (char& c : verb) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return verb;
+  return verb;  // patch, delete, and whatever else is asked
 }
 
 bool MatchesWebhookSecret(const std::string& authorization, const std::string& webhook_token) {
@@ -20,7 +23,8 @@ bool MatchesWebhookSecret(const std::string& authorization, const std::string& w
   return diff == 0;
 }
 
-AccessRequirement RequiredAccess(const WebRequest& req, const std::string& webhook_token) {
+AccessRequirement RequiredAccess(const WebRequest& req, const std::string& webhook_token,
+                                 const WebAccessScope& scope) {
   AccessRequirement r;
   const bool read = req.method == "GET" || req.method == "HEAD";
   if (read && (req.path == "/" || req.path == "/ui/app.js" || req.path == "/ui/app.css")) {
@@ -33,8 +37,18 @@ AccessRequirement RequiredAccess(const WebRequest& req, const std::string& webho
     return r;
   }
   r.kind = AccessRequirement::Kind::kReview;
-  r.path = req.path;
-  r.verb = AccessVerb(req.method);
+  if (read && req.path == "/metrics") {
+    r.review.path = "/metrics";
+    r.review.verb = "get";
+    return r;
+  }
+  r.review.verb = ResourceVerb(req.method);
+  r.review.resource = {.namespace_name = scope.namespace_name,
+                       .group = "",
+                       .version = "v1",
+                       .resource = "services",
+                       .subresource = "proxy",
+                       .name = scope.service};
   return r;
 }
 

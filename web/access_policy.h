@@ -7,14 +7,20 @@
 //     path, with any method (404s and 405s included, so that nothing answers an anonymous caller
 //     but those three files), needs a bearer token the API server accepts and a
 //     SubjectAccessReview that allows it.
-//   - The review's nonResourceAttributes are the request's path exactly as the router sees it
-//     (no query; the exemptions above and the routes compare the same string, so a path spelled
-//     differently is reviewed as what it is and routed as what it is: a 404), and its method
-//     lowercased: get, post, and head for HEAD. That is what kube-apiserver's RequestInfoFactory
-//     makes of a request to a non-resource URL (Verb: strings.ToLower(req.Method); only resource
-//     requests map HEAD to get), and what controller-runtime's filters and kube-rbac-proxy send,
-//     so a ClusterRole written for them (nonResourceURLs: ["/metrics"], verbs: ["get"]) means
-//     the same here. A client that sends HEAD needs the verb head as well.
+//   - GET /metrics is reviewed as the non-resource URL /metrics with verb get, as
+//     controller-runtime's secure metrics serving and kube-rbac-proxy review it, so the
+//     ClusterRole Prometheus already has for them (nonResourceURLs: ["/metrics"], verbs: ["get"];
+//     kube-prometheus grants it to prometheus-k8s) lets it scrape here too.
+//   - Everything else is reviewed as the subresource "proxy" of the controller's Service in its
+//     namespace (resourceAttributes {namespace, resource: services, subresource: proxy, name}),
+//     with the verb the API server's service proxy checks for the same method (GET and HEAD get,
+//     POST create, PUT update, PATCH patch, DELETE delete). Not the request's own path as a
+//     non-resource URL: the API server's default ClusterRole system:discovery lets every
+//     authenticated user get /api/* (its own discovery paths), which would have opened
+//     /api/v1/state and /api/v1/history to any service account in the cluster. And the one
+//     permission means the same on both ways in: a user who may get services/proxy of this Service
+//     may reach the port through `kubectl proxy` / the API server's service proxy (where the API
+//     server checks exactly that, and this port sees no token), and directly with a token.
 //   - POST /webhook with the -webhook_token_file secret as its bearer token (Alertmanager's
 //     http_config.authorization) passes without a review, as before: the secret is the webhook's
 //     own credential. Any other webhook request is reviewed (verb post) like the rest.
@@ -28,6 +34,7 @@
 #include <string>
 
 #include "common/web_server.h"
+#include "kube/review_object.h"
 
 namespace ds {
 
@@ -38,16 +45,23 @@ struct AccessRequirement {
     kReview,        // a token the API server accepts, and a SubjectAccessReview allowing verb+path
   };
   Kind kind = Kind::kReview;
-  std::string path;  // kReview: the review's nonResourceAttributes.path
-  std::string verb;  // kReview: its nonResourceAttributes.verb
+  AccessAttributes review;  // kReview: what the SubjectAccessReview asks (its user left empty)
+};
+
+// Where the port's reviews point: the controller's Service (-web_auth_service) in its namespace.
+struct WebAccessScope {
+  std::string namespace_name;
+  std::string service = "dynamic-scheduler";
 };
 
 // What `req` needs under -web_auth=kubernetes. `webhook_token`: -webhook_token_file's secret, ""
 // when there is none. Pure.
-AccessRequirement RequiredAccess(const WebRequest& req, const std::string& webhook_token);
+AccessRequirement RequiredAccess(const WebRequest& req, const std::string& webhook_token,
+                                 const WebAccessScope& scope);
 
-// The review verb of an HTTP method: the method lowercased ("GET" -> "get", "HEAD" -> "head").
-std::string AccessVerb(const std::string& method);
+// The resource verb the API server checks for an HTTP method ("GET" and "HEAD" -> "get", "POST"
+// -> "create"; kube-apiserver's RequestInfoFactory); an unknown method lowercased.
+std::string ResourceVerb(const std::string& method);
 
 // True when `authorization` is "Bearer <webhook_token>" exactly (Alertmanager's
 // http_config.authorization), compared in constant time; false for an empty webhook_token.

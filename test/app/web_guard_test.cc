@@ -23,13 +23,20 @@ WebRequest Req(const std::string& method, const std::string& path,
 struct Fixture {
   FakeKubeApi kube;
   FakeClock clock;
-  WebGuard guard{&kube, &clock, "hook-secret"};
+  WebGuard guard{&kube, &clock, "hook-secret", WebAccessScope{"ops", "dynamic-scheduler"}};
   Fixture() {
     kube.AddToken("viewer", UserInfo{"viewer", "", {"system:authenticated"}, {}});
-    kube.Grant("viewer", "get", "/api/v1/*");
+    kube.GrantResource("viewer", "get", "ops", "services/proxy", "dynamic-scheduler");
     kube.Grant("viewer", "get", "/metrics");
+    // What every authenticated user has (system:discovery): it opens nothing here.
+    kube.Grant("system:authenticated", "get", "/api/*");
     kube.AddToken("am", UserInfo{"system:serviceaccount:monitoring:alertmanager", "", {}, {}});
-    kube.Grant("system:serviceaccount:monitoring:alertmanager", "post", "/webhook");
+    kube.GrantResource("system:serviceaccount:monitoring:alertmanager", "create", "ops",
+                       "services/proxy", "dynamic-scheduler");
+    kube.AddToken("other", UserInfo{"system:serviceaccount:apps:web", "", {"system:authenticated"}, {}});
+    // The proxy of another Service, or this one's in another namespace, is not this port.
+    kube.GrantResource("system:serviceaccount:apps:web", "get", "apps", "services/proxy");
+    kube.GrantResource("system:serviceaccount:apps:web", "get", "ops", "services/proxy", "web");
   }
 };
 
@@ -48,13 +55,21 @@ TEST(WebGuard, LetsThePageInAndAsksForATokenForItsData) {
   auto ok = f.guard.Admit(Req("GET", "/api/v1/state", "Bearer viewer"));
   EXPECT_TRUE(ok.pass);
   EXPECT_TRUE(ok.verified);
+  // Any service account may get /api/* (system:discovery): that must not open the page's data.
+  auto other = f.guard.Admit(Req("GET", "/api/v1/state", "Bearer other"));
+  EXPECT_FALSE(other.pass);
+  EXPECT_EQ(other.denied.status, 403);
+  EXPECT_NE(other.denied.body.find("cannot get resource \"services/proxy\" in API group \"\" in "
+                                   "the namespace \"ops\""),
+            std::string::npos)
+      << other.denied.body;
 }
 
 TEST(WebGuard, CountsEachReason) {
   Fixture f;
   EXPECT_EQ(f.guard.Admit(Req("GET", "/metrics")).denied.status, 401);
   EXPECT_EQ(f.guard.Admit(Req("GET", "/metrics", "Bearer nobody")).denied.status, 401);
-  EXPECT_EQ(f.guard.Admit(Req("GET", "/nodes", "Bearer viewer")).denied.status, 403);
+  EXPECT_EQ(f.guard.Admit(Req("GET", "/nodes", "Bearer other")).denied.status, 403);
   f.kube.FailNextTokenReviews({Status::Unavailable("connection refused")});
   auto failed = f.guard.Admit(Req("GET", "/metrics", "Bearer am"));
   EXPECT_EQ(failed.denied.status, 503);
@@ -76,8 +91,8 @@ TEST(WebGuard, WebhookWithTheSharedSecretOrAnAllowedToken) {
   EXPECT_TRUE(am.pass);
   EXPECT_TRUE(am.verified);
   ASSERT_EQ(f.kube.access_reviews().size(), 1u);
-  EXPECT_EQ(f.kube.access_reviews()[0].verb, "post");
-  EXPECT_EQ(f.kube.access_reviews()[0].path, "/webhook");
+  EXPECT_EQ(f.kube.access_reviews()[0].verb, "create");
+  EXPECT_EQ(f.kube.access_reviews()[0].resource.name, "dynamic-scheduler");
 
   EXPECT_EQ(f.guard.Admit(Req("POST", "/webhook", "Bearer viewer")).denied.status, 403);
   EXPECT_EQ(f.guard.Admit(Req("POST", "/webhook", "Bearer wrong-secret")).denied.status, 401);

@@ -19,7 +19,8 @@ HeadParse MustComplete(const std::string& data) {
   return p;
 }
 
-// Heads as the controller's clients send them (captured from each client's source or traffic).
+// Heads shaped like those the controller's clients send (their header sets and order, as in each
+// client's request code; values such as versions and tokens made up).
 const std::string kPrometheusScrape =
     "GET /metrics HTTP/1.1\r\n"
     "Host: 10.0.0.5:9001\r\n"

@@ -543,6 +543,14 @@ class FakeKubeApi : public KubeApi {
     MutexLock l(&mu_);
     grants_.push_back({user_or_group, verb, path});
   }
+  // A grant on a resource: `resource` as RBAC writes it ("services/proxy"), in namespace `ns`, of
+  // the object `name` ("" : any).
+  void GrantResource(const std::string& user_or_group, const std::string& verb,
+                     const std::string& ns, const std::string& resource,
+                     const std::string& name = "") {
+    MutexLock l(&mu_);
+    grants_.push_back({user_or_group, verb, ResourceKey(ns, resource, name)});
+  }
   void RevokeGrants() {
     MutexLock l(&mu_);
     grants_.clear();
@@ -592,12 +600,20 @@ class FakeKubeApi : public KubeApi {
     }
     AccessDecision d;
     for (const GrantRule& g : grants_) {
-      const bool who = g.subject == a.user.username ||
-                       std::find(a.user.groups.begin(), a.user.groups.end(), g.subject) !=
-                           a.user.groups.end();
+      const bool who =
+          g.subject == a.user.username ||
+          std::find(a.user.groups.begin(), a.user.groups.end(), g.subject) != a.user.groups.end();
       const bool what = g.verb == "*" || g.verb == a.verb;
-      const bool where = g.path == a.path || (!g.path.empty() && g.path.back() == '*' &&
-                                              a.path.starts_with(g.path.substr(0, g.path.size() - 1)));
+      const ResourceAttributes& r = a.resource;
+      const std::string resource = r.resource + (r.subresource.empty() ? "" : "/" + r.subresource);
+      const bool where =
+          a.is_resource()
+              ? g.path == ResourceKey(r.namespace_name, resource, r.name) ||
+                    g.path == ResourceKey(r.namespace_name, resource, "")
+              : !g.path.starts_with("resource:") &&
+                    (g.path == a.path ||
+                     (!g.path.empty() && g.path.back() == '*' &&
+                      a.path.starts_with(g.path.substr(0, g.path.size() - 1))));
       if (who && what && where) {
         d.allowed = true;
         d.reason = "granted to " + g.subject;
@@ -609,8 +625,12 @@ class FakeKubeApi : public KubeApi {
 
  private:
   struct GrantRule {
-    std::string subject, verb, path;
+    std::string subject, verb, path;  // path: a URL, or ResourceKey's form for a resource
   };
+  static std::string ResourceKey(const std::string& ns, const std::string& resource,
+                                 const std::string& name) {
+    return "resource:" + ns + "/" + resource + "/" + name;
+  }
   static void Apply(const NodeEdit::Key& k, Labels* kv) {
     if (k.op == NodeEdit::Op::kKeep) return;
     for (auto i = kv->begin(); i != kv->end(); ++i)

@@ -497,24 +497,40 @@ class LockedDownOverlaysTest(unittest.TestCase):
                     {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"],
                      "verbs": ["create"]}])
                 self.assertEqual(bindings["dynamic-scheduler-web-auth"]["subjects"], [me])
-                # Readers: the exact paths and verbs of the SubjectAccessReviews (verb = the method,
-                # lowercased; path = the request's path).
+                # Readers: exactly what the SubjectAccessReviews ask (web/access_policy.h): get on the
+                # URL /metrics; for the rest, the Service's proxy subresource in the controller's
+                # namespace (get to read, create to post), named as the controller reviews it.
                 self.assertEqual(roles["dynamic-scheduler-metrics-reader"],
                                  [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
-                self.assertEqual(roles["dynamic-scheduler-viewer"],
-                                 [{"nonResourceURLs": ["/api/*", "/nodes", "/rebalance", "/status", "/healthz"],
-                                   "verbs": ["get"]}])
-                self.assertEqual(roles["dynamic-scheduler-webhook"],
-                                 [{"nonResourceURLs": ["/webhook"], "verbs": ["post"]}])
+                ns_roles = {(d["metadata"]["namespace"], d["metadata"]["name"]): d["rules"]
+                            for d in docs if d["kind"] == "Role"}
+                ns_bindings = {(d["metadata"]["namespace"], d["metadata"]["name"]): d
+                               for d in docs if d["kind"] == "RoleBinding"}
+                svc = find(docs, "Service")
+                self.assertEqual(ns_roles[(sa["namespace"], "dynamic-scheduler-viewer")], [
+                    {"apiGroups": [""], "resources": ["services/proxy"],
+                     "resourceNames": [svc["metadata"]["name"]],
+                     "verbs": ["get"]}])
+                self.assertEqual(ns_roles[(sa["namespace"], "dynamic-scheduler-webhook")], [
+                    {"apiGroups": [""], "resources": ["services/proxy"],
+                     "resourceNames": [svc["metadata"]["name"]], "verbs": ["create"]}])
                 self.assertEqual(bindings["dynamic-scheduler-metrics-reader"]["subjects"],
                                  [{"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": MONITORING}])
-                self.assertEqual(bindings["dynamic-scheduler-webhook"]["subjects"],
+                hook = ns_bindings[(sa["namespace"], "dynamic-scheduler-webhook")]
+                self.assertEqual(hook["subjects"],
                                  [{"kind": "ServiceAccount", "name": "alertmanager-main", "namespace": MONITORING}])
-                for b in ("dynamic-scheduler-metrics-reader", "dynamic-scheduler-webhook",
-                          "dynamic-scheduler-web-auth"):
+                self.assertEqual(hook["roleRef"], {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                   "name": "dynamic-scheduler-webhook"})
+                for b in ("dynamic-scheduler-metrics-reader", "dynamic-scheduler-web-auth"):
                     self.assertEqual(bindings[b]["roleRef"], {"apiGroup": "rbac.authorization.k8s.io",
                                                                "kind": "ClusterRole", "name": b})
-                self.assertFalse([b for b in bindings.values() if b["roleRef"]["name"] == "dynamic-scheduler-viewer"],
+                # The Service the roles name is the one the controller reviews (-web_auth_service).
+                args = find(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+                self.assertEqual(svc["metadata"]["name"], "dynamic-scheduler")
+                self.assertFalse([a for a in args if a.startswith("-web_auth_service")],
+                                 "the default names the Service")
+                self.assertFalse([b for b in list(bindings.values()) + list(ns_bindings.values())
+                                  if b["roleRef"]["name"] == "dynamic-scheduler-viewer"],
                                  "people are bound by the cluster's admins, not by the install")
                 # The lock-down grants the controller's service account nothing but the two reviews.
                 lock_down = {(d["kind"], d["metadata"]["name"]) for d in lock_down_objects()}

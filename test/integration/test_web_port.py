@@ -8,9 +8,14 @@ memory within its bound. Then the caps the load meets: a client address over
 -web_max_connections_per_client is answered 503 at once while another address is served, and a
 half-sent request is closed after about -web_header_timeout.
 
-Each test prints its figures on a line starting with FIGURE (bench/README.md keeps them)."""
+Each test prints its figures on a line starting with FIGURE.
+
+  DS_BUILD_DIR=build python3 -m unittest -v test_web_port     (from test/integration)"""
 import json
 import os
+import random
+import socket
+import struct
 import subprocess
 import time
 import unittest
@@ -30,13 +35,14 @@ PROBE_BOUND_S = 1.0
 # cycle's own work: p99 0.45 s at 1,000 nodes, 1.37 s at 10,000 (bench/RESULTS.md).
 REACTION_TARGET_S = 2.5
 CONTROLLER_SHARE_S = 1.5
-# Resident memory during the worst load (256 idle connections, the flood and the probes) over the
-# RSS after start-up and a warm-up. What the server may hold for it: a head buffer per idle
-# connection (256 x at most 16 KiB = 4 MiB, common/web_server.h: "a few KiB until a request is
-# complete"), the requests waiting for a worker (256 x a request and its answer, under 20 KiB
-# each for these paths: 5 MiB), and the workers' malloc arenas (4 workers, about 1-2 MiB each once
-# they have rendered /metrics). A leak (a buffer per request: 1,000 requests/s x 12 s) goes over.
-RSS_GROWTH_BOUND_KB = 16 * 1024
+# Resident memory during the worst load (256 idle connections, 12,000 flood requests, the probes)
+# over the RSS after start-up and a warm-up. Measured with the epoll server: 18.9 MB after the
+# warm-up, +0.8 MB at most under that load (256 connections at a few KiB each, common/web_server.h,
+# and the workers' malloc arenas). The bound is ten times that: room for an arena that grows when
+# the workers render /metrics and the history at the same moment; a leak of 700 bytes per request
+# (12,000 in the run) crosses it. Under a sanitizer RSS measures its shadow and quarantine, not the
+# server: the bound is checked in the Release pass only.
+RSS_GROWTH_BOUND_KB = 8 * 1024
 # The defaults of -web_max_connections_per_client and -web_header_timeout (app/options.cc).
 PER_CLIENT_CAP = 64
 HEADER_TIMEOUT_S = 3.0
@@ -65,6 +71,31 @@ def figure(name, res):
         out["controller_cpu_s"] = res["process"]["cpu_s"]
     out["web_load_cpu_s"] = res["tool_cpu_s"]
     print("\nFIGURE web port %s: %s" % (name, json.dumps(out)), flush=True)
+
+
+def sanitized():
+    """True when DS_BUILD_DIR was configured with ASan/UBSan or TSan (its CMakeCache.txt says)."""
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            cache = f.read()
+    except OSError:
+        return False
+    return "DS_SANITIZE:BOOL=ON" in cache or "DS_TSAN:BOOL=ON" in cache
+
+
+def established(port, network):
+    """Established TCP connections to 127.0.0.1:`port` from addresses in `network` (an IPv4 /24
+    given as "127.0.4."), as the client side lists them in /proc/net/tcp."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            local, remote, state = line.split()[1:4]
+            if state != "01" or int(remote.split(":")[1], 16) != port:
+                continue
+            addr = socket.inet_ntoa(struct.pack("<I", int(local.split(":")[0], 16)))
+            n += addr.startswith(network)
+    return n
 
 
 def rss_kb(pid):
@@ -165,9 +196,15 @@ class WebPortIT(unittest.TestCase):
             res = self.load("--idle=256", *flags, "--duration=5", "--warmup=1", *self.probes())
             figure("256 idle connections, " + name, res)
             with self.subTest(name):
-                # They were there: the server took as many as it lets one client have, or all.
-                want = PER_CLIENT_CAP if name == "one address" else 256
-                self.assertGreaterEqual(res["idle"]["open_max"], want, res["idle"])
+                # The load was there: from one address the server held what it lets one client
+                # have and refused the rest, again and again; from 64 it held all 256.
+                idle = res["idle"]
+                if name == "one address":
+                    self.assertGreaterEqual(idle["open_at_end"], PER_CLIENT_CAP, idle)
+                    self.assertGreaterEqual(idle["statuses"].get("503", 0), 256 - PER_CLIENT_CAP, idle)
+                else:
+                    self.assertEqual(idle["open_max"], 256, idle)
+                    self.assertNotIn("503", idle["statuses"], idle)
                 self.assert_probes_answered(res, min_count=10)
 
     def test_flood_of_history_requests(self):
@@ -189,10 +226,14 @@ class WebPortIT(unittest.TestCase):
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             t_start = time.monotonic()
-            time.sleep(2)  # condition: the load in place (connections open, the flood paced)
-            flips = [self.flip(node, 95)]
-            self.assertEqual(self.stack.labelled(), [node])
-            flips.append(self.flip(node, 20))
+            wait_until(lambda: established(self.c.port, "127.0.4.") == 256 and established(self.c.port, "127.0.1.") == 8,
+                       5, interval=0.05, what="the idle connections and the flood's in place")
+            flips = []
+            for value in (95, 20):  # marked, then cleared
+                # At a random phase of the -s 1 cycle and of the 1 s scrape, as bench/run_bench.py's flips.
+                time.sleep(random.uniform(0, 1))
+                flips.append(self.flip(node, value))
+                self.assertEqual(self.stack.labelled(), [node] if value == 95 else [])
             under_load = time.monotonic() - t_start < duration
         finally:
             out, err = load.communicate(timeout=duration + 60)
@@ -214,9 +255,10 @@ class WebPortIT(unittest.TestCase):
             self.assertLessEqual(reaction, max(REACTION_TARGET_S, floor + CONTROLLER_SHARE_S),
                                  "%s: reaction %.2f s (floor %.2f s)" % (what, reaction, floor))
         self.assertTrue(res["process"]["alive_at_end"])
-        self.assertLessEqual(res["process"]["rss_kb_max"], self.rss_start_kb + RSS_GROWTH_BOUND_KB,
-                             "RSS %d KiB at most, %d KiB after start-up" % (res["process"]["rss_kb_max"],
-                                                                           self.rss_start_kb))
+        if not sanitized():
+            self.assertLessEqual(res["process"]["rss_kb_max"], self.rss_start_kb + RSS_GROWTH_BOUND_KB,
+                                 "RSS %d KiB at most, %d KiB after start-up" % (res["process"]["rss_kb_max"],
+                                                                               self.rss_start_kb))
 
     # --- the caps ---
 

@@ -81,7 +81,9 @@ TEST(ReviewObject, TokenReviewRoundTrip) {
         R"({"status":{"authenticated":true,"user":{}}})"}) {
     auto d = DecodeTokenReview(bad);
     EXPECT_FALSE(d.ok()) << bad;
-    if (!d.ok()) EXPECT_EQ(d.status().code(), StatusCode::kUnavailable) << bad;
+    if (!d.ok()) {
+      EXPECT_EQ(d.status().code(), StatusCode::kUnavailable) << bad;
+    }
   }
 }
 
@@ -99,13 +101,22 @@ TEST(ReviewObject, SubjectAccessReviewRoundTrip) {
   EXPECT_EQ(EncodeSubjectAccessReview({UserInfo{"u", "", {}, {}}, "/", "post"}),
             R"({"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview",)"
             R"("spec":{"nonResourceAttributes":{"path":"/","verb":"post"},"user":"u"}})");
+  // A resource review: the Service's proxy subresource, empty group left out.
+  AccessAttributes proxy{UserInfo{"u", "", {}, {}}, "", "get"};
+  proxy.resource = {"ops", "", "v1", "services", "proxy", "dynamic-scheduler"};
+  EXPECT_EQ(EncodeSubjectAccessReview(proxy),
+            R"({"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview",)"
+            R"("spec":{"resourceAttributes":{"namespace":"ops","verb":"get","version":"v1",)"
+            R"("resource":"services","subresource":"proxy","name":"dynamic-scheduler"},)"
+            R"("user":"u"}})");
 
   auto yes = DecodeSubjectAccessReview(
       R"({"kind":"SubjectAccessReview","status":{"allowed":true,"reason":)"
       R"("RBAC: allowed by ClusterRoleBinding \"m\" of ClusterRole \"m\" to User \"u\""}})");
   ASSERT_TRUE(yes.ok());
   EXPECT_TRUE(yes->Allows());
-  auto no = DecodeSubjectAccessReview(R"({"kind":"SubjectAccessReview","status":{"allowed":false}})");
+  auto no =
+      DecodeSubjectAccessReview(R"({"kind":"SubjectAccessReview","status":{"allowed":false}})");
   ASSERT_TRUE(no.ok());
   EXPECT_FALSE(no->Allows());
   auto both = DecodeSubjectAccessReview(R"({"status":{"allowed":true,"denied":true}})");

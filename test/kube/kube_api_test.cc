@@ -232,8 +232,7 @@ TEST(HttpKubeApi, ReviewAccessPostsANonResourceSubjectAccessReview) {
 
   auto req = t.last_request();
   EXPECT_EQ(req.request.method, "POST");
-  EXPECT_EQ(req.request.url,
-            "https://api:6443/apis/authorization.k8s.io/v1/subjectaccessreviews");
+  EXPECT_EQ(req.request.url, "https://api:6443/apis/authorization.k8s.io/v1/subjectaccessreviews");
   EXPECT_DOUBLE_EQ(req.request.timeout_seconds, 5) << "the shorter of the two";
   rapidjson::Document d;
   ASSERT_FALSE(d.Parse(req.request.body.c_str()).HasParseError()) << req.request.body;

@@ -28,52 +28,66 @@ TEST(AccessPolicy, WhatEachRequestNeeds) {
     const char* authorization;
     Kind kind;
     const char* verb;  // of the review
+    bool resource;     // services/proxy of the Service (else the URL /metrics)
   } cases[] = {
       // The page's own files: open (they carry no data; the page then asks for a token).
-      {"GET", "/", "", Kind::kOpen, ""},
-      {"HEAD", "/", "", Kind::kOpen, ""},
-      {"GET", "/ui/app.js", "", Kind::kOpen, ""},
-      {"GET", "/ui/app.css", "Bearer whatever", Kind::kOpen, ""},
-      // Everything else is reviewed, verb = the method lowercased (HEAD is head, as kube-apiserver's
-      // RequestInfoFactory makes it for a non-resource URL).
-      {"GET", "/api/v1/state", "", Kind::kReview, "get"},
-      {"GET", "/api/v1/history", "", Kind::kReview, "get"},
-      {"GET", "/metrics", "Bearer t", Kind::kReview, "get"},
-      {"HEAD", "/metrics", "Bearer t", Kind::kReview, "head"},
-      {"GET", "/nodes", "", Kind::kReview, "get"},
-      {"GET", "/rebalance", "", Kind::kReview, "get"},
-      {"GET", "/status", "", Kind::kReview, "get"},  // the probes: -probeaddr has its own listener
-      {"GET", "/healthz", "", Kind::kReview, "get"},
-      {"POST", "/webhook", "", Kind::kReview, "post"},
-      {"POST", "/webhook", "Bearer not-the-secret", Kind::kReview, "post"},
+      {"GET", "/", "", Kind::kOpen, "", false},
+      {"HEAD", "/", "", Kind::kOpen, "", false},
+      {"GET", "/ui/app.js", "", Kind::kOpen, "", false},
+      {"GET", "/ui/app.css", "Bearer whatever", Kind::kOpen, "", false},
+      // /metrics: the URL, as controller-runtime and kube-rbac-proxy review it.
+      {"GET", "/metrics", "Bearer t", Kind::kReview, "get", false},
+      {"HEAD", "/metrics", "Bearer t", Kind::kReview, "get", false},
+      // Everything else: the Service's proxy subresource, with the service proxy's verbs. Not
+      // the URL: system:discovery grants get /api/* to every authenticated user.
+      {"GET", "/api/v1/state", "", Kind::kReview, "get", true},
+      {"GET", "/api/v1/history", "", Kind::kReview, "get", true},
+      {"HEAD", "/api/v1/state", "", Kind::kReview, "get", true},
+      {"GET", "/nodes", "", Kind::kReview, "get", true},
+      {"GET", "/rebalance", "", Kind::kReview, "get", true},
+      {"GET", "/status", "", Kind::kReview, "get", true},  // the probes: -probeaddr
+      {"GET", "/healthz", "", Kind::kReview, "get", true},
+      {"POST", "/webhook", "", Kind::kReview, "create", true},
+      {"POST", "/webhook", "Bearer not-the-secret", Kind::kReview, "create", true},
       // The webhook's shared secret still lets it in without a review, with POST only.
-      {"POST", "/webhook", "Bearer s3cret", Kind::kSharedSecret, ""},
-      {"GET", "/webhook", "Bearer s3cret", Kind::kReview, "get"},
-      {"POST", "/webhook", "bearer s3cret", Kind::kReview, "post"},  // exactly as configured
+      {"POST", "/webhook", "Bearer s3cret", Kind::kSharedSecret, "", false},
+      {"GET", "/webhook", "Bearer s3cret", Kind::kReview, "get", true},
+      {"POST", "/webhook", "bearer s3cret", Kind::kReview, "create", true},  // exactly as set
       // Other methods on the open files, unknown paths and near-misses of the open paths are
       // reviewed as what they are: nothing but the three files answers an anonymous caller.
-      {"POST", "/", "", Kind::kReview, "post"},
-      {"DELETE", "/ui/app.js", "", Kind::kReview, "delete"},
-      {"GET", "/ui/app.js/", "", Kind::kReview, "get"},
-      {"GET", "//", "", Kind::kReview, "get"},
-      {"GET", "/ui/../metrics", "", Kind::kReview, "get"},
-      {"GET", "/nope", "", Kind::kReview, "get"},
-      {"OPTIONS", "/metrics", "", Kind::kReview, "options"},
+      {"POST", "/", "", Kind::kReview, "create", true},
+      {"DELETE", "/ui/app.js", "", Kind::kReview, "delete", true},
+      {"PUT", "/nodes", "", Kind::kReview, "update", true},
+      {"GET", "/ui/app.js/", "", Kind::kReview, "get", true},
+      {"GET", "//", "", Kind::kReview, "get", true},
+      {"GET", "/ui/../metrics", "", Kind::kReview, "get", true},
+      {"GET", "/metrics/", "", Kind::kReview, "get", true},
+      {"POST", "/metrics", "", Kind::kReview, "create", true},
+      {"GET", "/nope", "", Kind::kReview, "get", true},
+      {"OPTIONS", "/metrics", "", Kind::kReview, "options", true},
   };
+  const WebAccessScope scope{"ops", "ds-web"};
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.method) + " " + c.path + " [" + c.authorization + "]");
     WebRequest req = Req(c.method, c.path, c.authorization);
     req.query = "nodes=a,b";  // never part of the reviewed path
-    const AccessRequirement r = RequiredAccess(req, "s3cret");
+    const AccessRequirement r = RequiredAccess(req, "s3cret", scope);
     EXPECT_EQ(r.kind, c.kind);
-    if (c.kind == Kind::kReview) {
-      EXPECT_EQ(r.path, c.path);
-      EXPECT_EQ(r.verb, c.verb);
+    if (c.kind != Kind::kReview) continue;
+    EXPECT_EQ(r.review.verb, c.verb);
+    EXPECT_EQ(r.review.is_resource(), c.resource);
+    if (c.resource) {
+      EXPECT_EQ(r.review.resource, (ResourceAttributes{"ops", "", "v1", "services", "proxy",
+                                                       "ds-web"}));
+      EXPECT_EQ(r.review.path, "");
+    } else {
+      EXPECT_EQ(r.review.path, "/metrics");
     }
   }
   // Without a webhook secret, every webhook is reviewed.
-  EXPECT_EQ(RequiredAccess(Req("POST", "/webhook", "Bearer "), "").kind, Kind::kReview);
-  EXPECT_EQ(RequiredAccess(Req("POST", "/webhook", "Bearer s3cret"), "").kind, Kind::kReview);
+  EXPECT_EQ(RequiredAccess(Req("POST", "/webhook", "Bearer "), "", scope).kind, Kind::kReview);
+  EXPECT_EQ(RequiredAccess(Req("POST", "/webhook", "Bearer s3cret"), "", scope).kind,
+            Kind::kReview);
 }
 
 TEST(AccessPolicy, WebhookSecretComparesExactly) {
