@@ -111,6 +111,10 @@ Status Controller::Start() {
   if (o.web_auth_kubernetes && o.web.tls_cert_file.empty())
     LOG(WARNING) << "-web_auth=kubernetes without -web_tls_cert_file: callers' bearer tokens "
                     "cross the network in clear text";
+  if (o.web_auth_kubernetes && o.probe_addr.empty())
+    LOG(WARNING) << "-web_auth=kubernetes without -probeaddr: /healthz and /status on -webaddr "
+                    "need a token too, so a kubelet probe there fails (401); give the probes "
+                    "-probeaddr";
   if (elector_ != nullptr) {
     const LeaderElectionOptions& le = o.leader_election;
     LOG(INFO) << "leader election: lease " << le.lease_namespace << "/" << le.lease_name
@@ -210,6 +214,8 @@ ControllerView Controller::View() const {
   v.reload = rule_watcher_.GetView();
   v.history = &history_;
   if (web_guard_ != nullptr) v.web_denied = web_guard_->Counters();
+  v.listeners.emplace_back("web", web_.stats());
+  if (probe_.port() != 0) v.listeners.emplace_back("probes", probe_.stats());
   if (rebalancer_ != nullptr) {
     v.rebalance = rebalancer_->Report();
     v.rebalance_counters = rebalancer_->Counters();

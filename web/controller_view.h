@@ -63,6 +63,9 @@ struct ControllerView {
   const ValueHistory* history = nullptr;
   // Requests -web_auth=kubernetes turned away (all zero without it).
   WebAccessCounters web_denied;
+  // The listeners and what they hold and turned away: "web" (-webaddr) and, with -probeaddr,
+  // "probes".
+  std::vector<std::pair<std::string, WebServerStats>> listeners;
 };
 
 }  // namespace ds

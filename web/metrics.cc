@@ -366,6 +366,31 @@ void PutWebAccess(Exposition& e, const ControllerView& v) {
   Put(denied, v.web_denied.review_failed, {{"reason", "review_failed"}});
 }
 
+// The listeners (common/web_server.h): what they hold, and what their bounds turned away.
+void PutListeners(Exposition& e, const ControllerView& v) {
+  auto& open = e.Gauges("dynamic_scheduler_web_connections",
+                        "Open connections of a listener (web: -webaddr; probes: -probeaddr).");
+  auto& accepted = e.Counters("dynamic_scheduler_web_connections_accepted_total",
+                              "Connections a listener took in.");
+  auto& away = e.Counters(
+      "dynamic_scheduler_web_turned_away_total",
+      "Connections and requests a listener's bounds turned away, by reason: connection_cap (over "
+      "-web_max_connections or -web_max_connections_per_client: 503 and closed at once), busy "
+      "(every worker busy and the queue full: 503), timeout (a head, body or answer too slow: "
+      "closed), bad_request (a head that could not be parsed: 4xx/5xx and closed), tls (a failed "
+      "handshake or record).");
+  for (const auto& [name, s] : v.listeners) {
+    Put(open, static_cast<double>(s.connections), {{"listener", name}});
+    Put(accepted, static_cast<double>(s.accepted_total), {{"listener", name}});
+    Put(away, static_cast<double>(s.refused_total), {{"listener", name}, {"reason", "connection_cap"}});
+    Put(away, static_cast<double>(s.busy_total), {{"listener", name}, {"reason", "busy"}});
+    Put(away, static_cast<double>(s.timed_out_total), {{"listener", name}, {"reason", "timeout"}});
+    Put(away, static_cast<double>(s.bad_requests_total),
+        {{"listener", name}, {"reason", "bad_request"}});
+    Put(away, static_cast<double>(s.tls_failures_total), {{"listener", name}, {"reason", "tls"}});
+  }
+}
+
 }  // namespace
 
 std::string RenderMetrics(const ControllerView& v) {
@@ -378,6 +403,7 @@ std::string RenderMetrics(const ControllerView& v) {
   PutElection(e, v);
   PutRebalance(e, v);
   PutWebAccess(e, v);
+  PutListeners(e, v);
   return e.Text(v.durations);
 }
 

@@ -1,4 +1,4 @@
-// The libcurl transport against a real local HTTP server (CivetWeb through WebServer): the
+// The libcurl transport against a real local HTTP server (the controller's WebServer): the
 // send_if precondition is asked after connecting and, when it says no, nothing reaches the server.
 #include "common/http_transport.h"
 
@@ -12,6 +12,12 @@
 
 namespace ds {
 namespace {
+
+WebServerOptions TwoWorkers() {
+  WebServerOptions o;
+  o.workers = 2;
+  return o;
+}
 
 class TransportTest : public ::testing::Test {
  protected:
@@ -29,7 +35,7 @@ class TransportTest : public ::testing::Test {
                           resp.body = r.method + " " + r.path;
                           return resp;
                         },
-                        2)
+                        TwoWorkers())
                     .ok());
     url_ = "http://127.0.0.1:" + std::to_string(server_.port()) + "/status";
   }

@@ -110,6 +110,15 @@ void ExpectGolden(const std::string& name, const std::string& got) {
 // (test_deploy.py checks the names, types and labels docs/reference.md lists against it).
 ControllerView MetricsView() {
   ControllerView v = FullView();
+  WebServerStats web;
+  web.connections = 3;
+  web.accepted_total = 120;
+  web.refused_total = 7;
+  web.busy_total = 1;
+  web.timed_out_total = 4;
+  web.bad_requests_total = 2;
+  web.tls_failures_total = 5;
+  v.listeners = {{"web", web}, {"probes", WebServerStats{1, 40, 0, 0, 0, 0, 0}}};
   RuleReport skew{"cpu-skew", true, "", 4, 4, 0, 0, 0.05, {}, 0};
   skew.relative = skew.mean_known = true;
   skew.mean = 65;
