@@ -76,12 +76,22 @@ def thread_cpu(pid):
     return out
 
 
+def process_cpu(pid):
+    """utime+stime seconds of `pid` (0 once it is gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
 def machine_busy():
-    """(busy, total) jiffies of all cores, from /proc/stat."""
+    """(busy, total) CPU seconds of all cores together, from /proc/stat."""
     with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    idle = v[3] + v[4]
-    return sum(v) - idle, sum(v)
+        v = [int(x) for x in f.readline().split()[1:8]]  # user .. softirq; guest is within user
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(v) - v[3] - v[4]) / hz, sum(v) / hz
 
 
 def body_size(url):
@@ -111,6 +121,9 @@ def run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flo
     if any(f.startswith("--flood_rps") for f in flags):
         cmd.append("--flood_path=" + flood_path)
     before = web_counters(ctl)
+    stack = {p.name: p.proc.pid for p in cluster.stack.procs if p.alive()}
+    stack0 = {k: process_cpu(v) for k, v in stack.items()}
+    self0 = sum(os.times()[:2])
     cpu0, busy0, load0 = thread_cpu(pid), machine_busy(), os.getloadavg()[0]
     t0 = time.monotonic()
     load = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -135,12 +148,21 @@ def run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flo
         raise AssertionError("web_load failed (%d): %s" % (load.returncode, err))
     res = json.loads(out)
     busy1, cpu1 = machine_busy(), thread_cpu(pid)
+    stack_cpu = {k: round(process_cpu(v) - stack0[k], 2) for k, v in stack.items()}
+    stack_cpu["this script"] = round(sum(os.times()[:2]) - self0, 2)
     after = web_counters(ctl)
     threads = sorted((round(cpu1[t] - cpu0.get(t, 0.0), 2) for t in cpu1), reverse=True)
+    busy = busy1[0] - busy0[0]
+    ours = res["process"]["cpu_s"] + res["tool_cpu_s"] + sum(stack_cpu.values())
     return {"name": name, "what": what, "web_load": res, "command": " ".join(cmd),
             "reaction": {"reaction": summary(reactions), "floor": summary(floors), "failed": failed},
             "threads_cpu_s": [t for t in threads if t > 0],
-            "machine": {"busy_pct": 100.0 * (busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]),
+            "stack_cpu_s": stack_cpu,
+            # Both cores: busy seconds over the scenario, and of them what this run did not use
+            # (the machine is shared; the controller's figures include waiting for a core).
+            "machine": {"busy_pct": 100.0 * busy / max(1e-9, busy1[1] - busy0[1]),
+                        "busy_cpu_s": round(busy, 2), "others_cpu_s": round(max(0.0, busy - ours), 2),
+                        "others_pct": 100.0 * max(0.0, busy - ours) / max(1e-9, busy1[1] - busy0[1]),
                         "load_before": load0, "load_after": os.getloadavg()[0]},
             "controller_counters": {k: after.get(k, 0) - before.get(k, 0) for k in sorted(after)}}
 
@@ -150,17 +172,16 @@ def fmt_lat(s):
 
 
 def table(res):
-    L = ["| scenario | /healthz (probe port) p50/p99/max, fail | /metrics p50/p99/max, fail | flood: rps, statuses, "
-         "p50/p99/max | idle: held max, server closes (statuses), life p50 | -s 1 reaction p50/max (n) | "
-         "controller CPU s (%% of a core) | RSS start/max/end MB | threads | web_load CPU s | machine busy |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    """Two Markdown tables: what the clients saw, and what it cost."""
+    L = ["| load | /healthz (probe port): p50 / p99 / max, failed | /metrics (web port): p50 / p99 / max, failed "
+         "| flood: answered/s, statuses, p50 / p99 / max | idle: open (max, at the end), closed by the server "
+         "(statuses), life p50 | `-s 1` reaction: p50 / max (flips) |",
+         "|---|---|---|---|---|---|"]
     for s in res["scenarios"]:
         w = s["web_load"]
         probes = {p["target"].rsplit("/", 1)[1]: p for p in w["probes"]}
-        cells = []
-        for key in ("healthz", "metrics"):
-            p = probes[key]
-            cells.append("%s, %d/%d" % (fmt_lat(p["latency_s"]), p["failures"], p["count"]))
+        cells = ["%s, %d of %d" % (fmt_lat(probes[k]["latency_s"]), probes[k]["failures"], probes[k]["count"])
+                 for k in ("healthz", "metrics")]
         if "flood" in w:
             f = w["flood"]
             errs = sum(f["errors"].values())
@@ -170,7 +191,7 @@ def table(res):
             cells.append("-")
         if "idle" in w:
             i = w["idle"]
-            cells.append("%d, %d (%s), %.2f s" % (i["open_max"], i["closed_by_server"],
+            cells.append("%d, %d; %d (%s), %.2f s" % (i["open_max"], i["open_at_end"], i["closed_by_server"],
                                                   " ".join("%s: %d" % kv for kv in sorted(i["statuses"].items())),
                                                   i["life_s"]["p50"]))
         else:
@@ -179,13 +200,18 @@ def table(res):
         cells.append("%.2f / %.2f s (%d%s)" % (r["reaction"]["p50"], r["reaction"]["max"], r["reaction"]["n"],
                                                ", %d failed" % r["failed"] if r["failed"] else "")
                      if r["reaction"]["n"] else "- (%d failed)" % r["failed"])
-        pr = w["process"]
-        cells.append("%.2f (%.0f %%)" % (pr["cpu_s"], 100 * pr["cpu_s"] / w["elapsed_s"]))
-        cells.append("%.1f / %.1f / %.1f" % (pr["rss_kb_start"] / 1024, pr["rss_kb_max"] / 1024, pr["rss_kb_end"] / 1024))
-        cells.append(str(pr["threads_max"]))
-        cells.append("%.2f" % w["tool_cpu_s"])
-        cells.append("%.0f %%" % s["machine"]["busy_pct"])
         L.append("| %s | %s |" % (s["what"], " | ".join(cells)))
+    L += ["", "| load | controller CPU s (% of one core) | its busiest thread / the next 4, CPU s | RSS start / max / end "
+          "| threads (max) | web_load CPU s | both cores busy (of it, not this run's) |",
+          "|---|---|---|---|---|---|---|"]
+    for s in res["scenarios"]:
+        w, pr, m = s["web_load"], s["web_load"]["process"], s["machine"]
+        th = s["threads_cpu_s"]
+        L.append("| %s | %.2f (%.0f %%) | %s / %s | %.1f / %.1f / %.1f MB | %d | %.2f | %.0f %% (%.0f %%) |" % (
+            s["what"], pr["cpu_s"], 100 * pr["cpu_s"] / w["elapsed_s"], th[0] if th else 0,
+            " ".join("%.2f" % t for t in th[1:5]) or "-",
+            pr["rss_kb_start"] / 1024, pr["rss_kb_max"] / 1024, pr["rss_kb_end"] / 1024, pr["threads_max"],
+            w["tool_cpu_s"], m["busy_pct"], m["others_pct"]))
     return "\n".join(L)
 
 

@@ -194,12 +194,16 @@ class TlsFiles {
 };
 
 constexpr size_t kMaxHeadBytes = 16384;
+// After an answer that closes the connection, what the client still sends is read and dropped for
+// this long before the close: closing with unread bytes makes the kernel send a reset, which can
+// destroy the answer before the client reads it (a 413 to a client still sending its body).
+constexpr double kLingerSeconds = 2;
 constexpr Seconds kSweepSeconds = 0.1;      // deadlines are checked this often
 
 }  // namespace
 
 struct WebServer::Loop {
-  enum class Phase { kHead, kBody, kHandling, kWriting };
+  enum class Phase { kHead, kBody, kHandling, kWriting, kLingering };
   struct Conn {
     int fd = -1;
     uint32_t gen = 0;
@@ -277,7 +281,8 @@ struct WebServer::Loop {
   // What the connection waits for now.
   void Interest(Conn& c) {
     uint32_t ev = 0;
-    if (c.phase == Phase::kHead || c.phase == Phase::kBody) ev |= EPOLLIN;
+    if (c.phase == Phase::kHead || c.phase == Phase::kBody || c.phase == Phase::kLingering)
+      ev |= EPOLLIN;
     if (c.phase == Phase::kWriting || c.tls_wants_write) ev |= EPOLLOUT;
     Watch(c.fd, ev, EPOLL_CTL_MOD);
   }
@@ -451,7 +456,14 @@ struct WebServer::Loop {
     if (c.out_off < c.out.size()) return Interest(c);
     c.out.clear();
     c.out_off = 0;
-    if (c.close_after_write) return Close(c.fd);
+    if (c.close_after_write) {
+      if (c.ssl != nullptr || c.peer_closed) return Close(c.fd);
+      shutdown(c.fd, SHUT_WR);  // the answer is complete: the client reads it, then its EOF
+      c.phase = Phase::kLingering;
+      c.in.clear();
+      c.deadline = Now() + kLingerSeconds;
+      return Interest(c);
+    }
     c.phase = Phase::kHead;
     c.idle = c.in.empty();
     c.deadline = Now() + (c.idle ? opt.idle_timeout_seconds : opt.header_timeout_seconds);
@@ -533,6 +545,15 @@ struct WebServer::Loop {
       if (!WriteSome(c)) return Close(fd);
       return AfterWrite(c);
     }
+    if (c.phase == Phase::kLingering) {
+      char sink[16384];
+      for (;;) {
+        ssize_t n = recv(fd, sink, sizeof(sink), 0);
+        if (n > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+        return Close(fd);  // the client's EOF (it has read the answer), or an error
+      }
+    }
     if (c.phase == Phase::kHead || c.phase == Phase::kBody) {
       const bool was_idle = c.idle && c.in.empty();
       if (!ReadSome(c)) return Close(fd);
@@ -566,8 +587,9 @@ struct WebServer::Loop {
       if (c->phase != Phase::kHandling && now > c->deadline) expired.push_back(fd);
     for (int fd : expired) {
       Conn& c = *conns[fd];
-      // A client between requests is just closed; one caught mid-request learns why.
-      if (!c.idle || !c.in.empty()) {
+      // A client between requests, or already answered, is just closed; one caught mid-request
+      // learns why.
+      if (c.phase != Phase::kLingering && (!c.idle || !c.in.empty())) {
         ++timed_out;
         if (c.phase != Phase::kWriting && c.ssl == nullptr) {
           const std::string a = PlainAnswer(408, "request timeout");
