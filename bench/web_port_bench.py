@@ -12,17 +12,20 @@ rules), loaded by build/web_load for a few seconds per scenario:
   flood         1,000 requests/s to /api/v1/history?nodes=<a few nodes> on 8 kept-alive connections
   idle+flood    idle-64 and flood at once: the issue's acceptance load
   flood-new     the flood with a new connection per request (Connection: close)
+  flood-all     the flood, each request naming every node (the page asks for the rows it shows)
 
 Meanwhile, as the kubelet and Prometheus would: /healthz on the probe port and /metrics on the web
 port, each on a fresh connection every 0.2 s; and nodes flipped hot and cold through the
 pushgateway, each flip timed from the push to the label change on a watch (the `-s 1` reaction,
 as in run_bench.py). Per scenario: the probes' latency (p50/p99/max) and failures, the flood's rate,
 statuses and latency, what became of the idle connections, the controller's RSS (start/max/end),
-CPU seconds, threads, and its cycles. A Markdown table on stdout, everything in --out (JSON).
+CPU seconds (per thread too), threads, its web counters, and the CPU of everything else on the
+machine (it is shared). The body sizes of /metrics and /api/v1/history. Markdown tables on
+stdout, everything in --out (JSON).
 
 The web port over TLS (-web_tls_cert_file) is not measured: web_load speaks plain HTTP only.
 
-  bench/web_port_bench.py --out /tmp/web_port.json                 # 100 nodes, 15 s a scenario (~2.5 min)
+  bench/web_port_bench.py --out /tmp/web_port.json                 # 100 nodes, 15 s a scenario (~2 min)
   bench/web_port_bench.py --nodes 20 --seconds 6 --out /tmp/w.json # quick check
 """
 import argparse
@@ -51,14 +54,16 @@ SCENARIOS = [
      ["--idle=256", "--idle_from=127.0.10.1", "--idle_sources=64"]),
     ("idle-1", "256 idle half-sent requests, one address",
      ["--idle=256", "--idle_from=127.0.11.1", "--idle_sources=1"]),
-    ("flood", "1,000 req/s to /api/v1/history, 8 kept-alive connections",
-     ["--flood_rps=1000", "--flood_conns=8", "--flood_from=127.0.12.1", "--flood_sources=4"]),
+    ("flood", "1,000 req/s to /api/v1/history (4 nodes), 8 kept-alive connections",
+     ["--flood_rps=1000", "--flood_conns=8", "--flood_path={few}", "--flood_from=127.0.12.1", "--flood_sources=4"]),
     ("idle+flood", "256 idle (64 addresses) + 1,000 req/s at once",
      ["--idle=256", "--idle_from=127.0.13.1", "--idle_sources=64",
-      "--flood_rps=1000", "--flood_conns=8", "--flood_from=127.0.14.1", "--flood_sources=4"]),
-    ("flood-new", "1,000 req/s to /api/v1/history, a new connection each",
-     ["--flood_rps=1000", "--flood_conns=8", "--flood_new_connections", "--flood_from=127.0.15.1",
-      "--flood_sources=16"]),
+      "--flood_rps=1000", "--flood_conns=8", "--flood_path={few}", "--flood_from=127.0.14.1", "--flood_sources=4"]),
+    ("flood-new", "1,000 req/s to /api/v1/history (4 nodes), a new connection each",
+     ["--flood_rps=1000", "--flood_conns=8", "--flood_new_connections", "--flood_path={few}",
+      "--flood_from=127.0.15.1", "--flood_sources=16"]),
+    ("flood-all", "1,000 req/s to /api/v1/history of every node, 8 kept-alive connections",
+     ["--flood_rps=1000", "--flood_conns=8", "--flood_path={all}", "--flood_from=127.0.16.1", "--flood_sources=4"]),
 ]
 
 
@@ -87,11 +92,12 @@ def process_cpu(pid):
 
 
 def machine_busy():
-    """(busy, total) CPU seconds of all cores together, from /proc/stat."""
+    """(busy, total, softirq) CPU seconds of all cores together, from /proc/stat. Softirq is the
+    kernel's network processing (loopback here), counted in no process's CPU time."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:8]]  # user .. softirq; guest is within user
     hz = os.sysconf("SC_CLK_TCK")
-    return (sum(v) - v[3] - v[4]) / hz, sum(v) / hz
+    return (sum(v) - v[3] - v[4]) / hz, sum(v) / hz, v[6] / hz
 
 
 def body_size(url):
@@ -112,14 +118,13 @@ def web_counters(ctl):
             if k.startswith("dynamic_scheduler_web_") or k == "dynamic_scheduler_cycles_total"}
 
 
-def run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flood_path, flip_nodes, rng):
+def run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flood_paths, flip_nodes, rng):
     pid = ctl.proc.proc.pid
     cmd = [WEB_LOAD, "--target=127.0.0.1:%d" % ctl.port, "--watch_pid=%d" % pid, "--json",
            "--duration=%g" % args.seconds, "--warmup=1",
            "--probe=127.0.0.1:%d/healthz" % probe_port, "--probe=127.0.0.1:%d/metrics" % ctl.port,
-           "--probe_every=0.2", "--probe_timeout=5", "--probe_slo=%g" % PROBE_BOUND_S, *flags]
-    if any(f.startswith("--flood_rps") for f in flags):
-        cmd.append("--flood_path=" + flood_path)
+           "--probe_every=0.2", "--probe_timeout=5", "--probe_slo=%g" % PROBE_BOUND_S,
+           *(f.format(**flood_paths) for f in flags)]
     before = web_counters(ctl)
     stack = {p.name: p.proc.pid for p in cluster.stack.procs if p.alive()}
     stack0 = {k: process_cpu(v) for k, v in stack.items()}
@@ -153,7 +158,8 @@ def run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flo
     after = web_counters(ctl)
     threads = sorted((round(cpu1[t] - cpu0.get(t, 0.0), 2) for t in cpu1), reverse=True)
     busy = busy1[0] - busy0[0]
-    ours = res["process"]["cpu_s"] + res["tool_cpu_s"] + sum(stack_cpu.values())
+    softirq = busy1[2] - busy0[2]
+    ours = res["process"]["cpu_s"] + res["tool_cpu_s"] + sum(stack_cpu.values()) + softirq
     return {"name": name, "what": what, "web_load": res, "command": " ".join(cmd),
             "reaction": {"reaction": summary(reactions), "floor": summary(floors), "failed": failed},
             "threads_cpu_s": [t for t in threads if t > 0],
@@ -161,7 +167,9 @@ def run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flo
             # Both cores: busy seconds over the scenario, and of them what this run did not use
             # (the machine is shared; the controller's figures include waiting for a core).
             "machine": {"busy_pct": 100.0 * busy / max(1e-9, busy1[1] - busy0[1]),
-                        "busy_cpu_s": round(busy, 2), "others_cpu_s": round(max(0.0, busy - ours), 2),
+                        "total_cpu_s": round(busy1[1] - busy0[1], 2),
+                        "busy_cpu_s": round(busy, 2), "softirq_cpu_s": round(softirq, 2),
+                        "others_cpu_s": round(max(0.0, busy - ours), 2),
                         "others_pct": 100.0 * max(0.0, busy - ours) / max(1e-9, busy1[1] - busy0[1]),
                         "load_before": load0, "load_after": os.getloadavg()[0]},
             "controller_counters": {k: after.get(k, 0) - before.get(k, 0) for k in sorted(after)}}
@@ -202,16 +210,16 @@ def table(res):
                      if r["reaction"]["n"] else "- (%d failed)" % r["failed"])
         L.append("| %s | %s |" % (s["what"], " | ".join(cells)))
     L += ["", "| load | controller CPU s (% of one core) | its busiest thread / the next 4, CPU s | RSS start / max / end "
-          "| threads (max) | web_load CPU s | both cores busy (of it, not this run's) |",
+          "| threads (max) | web_load CPU s | both cores: busy, of it softirq, of it not this run's |",
           "|---|---|---|---|---|---|---|"]
     for s in res["scenarios"]:
         w, pr, m = s["web_load"], s["web_load"]["process"], s["machine"]
         th = s["threads_cpu_s"]
-        L.append("| %s | %.2f (%.0f %%) | %s / %s | %.1f / %.1f / %.1f MB | %d | %.2f | %.0f %% (%.0f %%) |" % (
+        L.append("| %s | %.2f (%.0f %%) | %s / %s | %.1f / %.1f / %.1f MB | %d | %.2f | %.0f %%, %.0f %%, %.0f %% |" % (
             s["what"], pr["cpu_s"], 100 * pr["cpu_s"] / w["elapsed_s"], th[0] if th else 0,
             " ".join("%.2f" % t for t in th[1:5]) or "-",
             pr["rss_kb_start"] / 1024, pr["rss_kb_max"] / 1024, pr["rss_kb_end"] / 1024, pr["threads_max"],
-            w["tool_cpu_s"], m["busy_pct"], m["others_pct"]))
+            w["tool_cpu_s"], m["busy_pct"], 100 * m["softirq_cpu_s"] / m["total_cpu_s"], m["others_pct"]))
     return "\n".join(L)
 
 
@@ -247,17 +255,18 @@ def main():
         history_nodes = names[1:1 + args.history_nodes]
         flip_nodes = names[-3:]
         flood_path = "/api/v1/history?nodes=" + ",".join(history_nodes)
+        flood_paths = {"few": flood_path, "all": "/api/v1/history?nodes=" + ",".join(names)}
         wait_until(lambda: json.loads(ctl.get(flood_path)[1]).get("nodes"), 30, what="the history's series")
         for _ in range(5):  # every path rendered a few times: the RSS below is steady state's
             for path in ("/metrics", "/api/v1/state", flood_path, "/nodes", "/status"):
                 ctl.get(path)
-        res["flood_path"] = flood_path
+        res["flood_paths"] = flood_paths
         res["body_bytes_start"] = sizes(ctl, history_nodes, names)
         print("ready in %.1f s; bodies: %s" % (res["ready_seconds"], json.dumps(res["body_bytes_start"])), flush=True)
         for name, what, flags in SCENARIOS:
             if name not in wanted:
                 continue
-            s = run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flood_path, flip_nodes, rng)
+            s = run_scenario(name, what, flags, args, cluster, watcher, ctl, probe_port, flood_paths, flip_nodes, rng)
             res["scenarios"].append(s)
             w = s["web_load"]
             print("%s: probes %s; flood %s; idle %s; reaction %s; controller %s" % (

@@ -413,28 +413,29 @@ StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::
   return DecodeLease(body);
 }
 
-StatusOr<TokenReviewResult> HttpKubeApi::ReviewToken(const std::string& token) {
+StatusOr<std::string> HttpKubeApi::CreateReview(const std::string& path, std::string body,
+                                                 const std::string& what) {
   HttpRequest req;
   req.method = "POST";
-  req.url = config_.server + "/apis/authentication.k8s.io/v1/tokenreviews";
+  req.url = config_.server + path;
   req.headers.push_back("Content-Type: application/json");
-  req.body = EncodeTokenReview(token);
+  req.body = std::move(body);
   req.timeout_seconds = std::min(timeout_, kReviewTimeoutSeconds);
   // The API server answers a create with 201; an aggregated or older one may say 200.
+  return Call(std::move(req), "create " + what, /*created_ok=*/true);
+}
+
+StatusOr<TokenReviewResult> HttpKubeApi::ReviewToken(const std::string& token) {
   ASSIGN_OR_RETURN(std::string body,
-                   Call(std::move(req), "create tokenreview", /*created_ok=*/true));
+                   CreateReview("/apis/authentication.k8s.io/v1/tokenreviews",
+                                EncodeTokenReview(token), "tokenreview"));
   return DecodeTokenReview(body);
 }
 
 StatusOr<AccessDecision> HttpKubeApi::ReviewAccess(const AccessAttributes& attributes) {
-  HttpRequest req;
-  req.method = "POST";
-  req.url = config_.server + "/apis/authorization.k8s.io/v1/subjectaccessreviews";
-  req.headers.push_back("Content-Type: application/json");
-  req.body = EncodeSubjectAccessReview(attributes);
-  req.timeout_seconds = std::min(timeout_, kReviewTimeoutSeconds);
   ASSIGN_OR_RETURN(std::string body,
-                   Call(std::move(req), "create subjectaccessreview", /*created_ok=*/true));
+                   CreateReview("/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                                EncodeSubjectAccessReview(attributes), "subjectaccessreview"));
   return DecodeSubjectAccessReview(body);
 }
 

@@ -214,6 +214,9 @@ class HttpKubeApi : public KubeApi {
   // Do, for a request whose answer must be 200 (or 201 too, with `created_ok`: a create): the
   // body, or the Status the API server's answer maps to (StatusFromResponse), saying `what`.
   StatusOr<std::string> Call(HttpRequest req, const std::string& what, bool created_ok = false);
+  // POSTs a review object (TokenReview, SubjectAccessReview) to `path`: its answer's body.
+  StatusOr<std::string> CreateReview(const std::string& path, std::string body,
+                                     const std::string& what);
   StatusOr<StreamResult> Stream(HttpRequest req,
                                 const std::function<bool(std::string_view)>& on_data,
                                 const std::function<bool()>& cancelled);
