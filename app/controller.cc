@@ -137,8 +137,7 @@ Status Controller::Start() {
   };
   RETURN_NOT_OK(web_.Start(o.web_addr, handler, o.web));
   LOG(INFO)
-      << "http: listening on port " << web_.port()
-      << (o.web.tls_cert_file.empty() ? "" : " (TLS)")
+      << "http: listening on port " << web_.port() << (o.web.tls_cert_file.empty() ? "" : " (TLS)")
       << " (the page at /; /api/v1/state /status /healthz /nodes /metrics /rebalance /webhook)";
   if (!o.probe_addr.empty()) {
     // The kubelet probes from the node's address, once every few seconds: two workers and a few

@@ -12,12 +12,12 @@
 #include "common/json_log_sink.h"
 #include "common/status.h"
 #include "common/web_server.h"
-#include "web/access_policy.h"
 #include "config/rule_config.h"
 #include "controller/reconciler.h"
 #include "election/leader_elector.h"
 #include "kube/kubeconfig.h"
 #include "kube/node_cache.h"
+#include "web/access_policy.h"
 
 namespace ds {
 

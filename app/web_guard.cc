@@ -20,7 +20,7 @@ WebGuard::Verdict WebGuard::Admit(const WebRequest& req) {
     v.pass = true;
     return v;
   }
-  const AccessReviewer::Decision d = reviewer_.Check(req.authorization, need.review);
+  const AccessReviewer::Decision d = reviewer_.Check(req.authorization, need.review, req.client);
   if (d.allow) {
     v.pass = true;
     v.verified = true;
@@ -45,6 +45,9 @@ void WebGuard::Count(const AccessReviewer::Decision& d) {
     case 403:
       ++forbidden_;
       break;
+    case 429:
+      ++throttled_;
+      break;
     default:
       ++review_failed_;
       break;
@@ -56,6 +59,7 @@ WebAccessCounters WebGuard::Counters() const {
   c.unauthenticated = unauthenticated_.load();
   c.forbidden = forbidden_.load();
   c.review_failed = review_failed_.load();
+  c.throttled = throttled_.load();
   return c;
 }
 

@@ -46,7 +46,7 @@ class WebGuard {
   const WebAccessScope scope_;
   AccessReviewer reviewer_;
   LogThrottle denial_log_{60};
-  std::atomic<uint64_t> unauthenticated_{0}, forbidden_{0}, review_failed_{0};
+  std::atomic<uint64_t> unauthenticated_{0}, forbidden_{0}, review_failed_{0}, throttled_{0};
 };
 
 }  // namespace ds

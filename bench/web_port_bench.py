@@ -39,7 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "integration"))
-from harness import BUILD_DIR, free_port, http, wait_until  # noqa: E402
+from harness import BUILD_DIR, CONTROLLER, free_port, http, wait_until  # noqa: E402
 from run_bench import Cluster, Watcher, controller_metrics, flip, start_controller, summary  # noqa: E402
 
 WEB_LOAD = os.path.join(BUILD_DIR, "web_load")
@@ -238,7 +238,11 @@ def main():
     rng = random.Random(args.seed)
     res = {"command": " ".join(["bench/web_port_bench.py"] + sys.argv[1:]),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "nodes": args.nodes,
-           "seconds": args.seconds, "cores": os.cpu_count(), "load_before": os.getloadavg()[0], "scenarios": []}
+           "seconds": args.seconds, "cores": os.cpu_count(), "load_before": os.getloadavg()[0], "scenarios": [],
+           # Which binary: the build directory is rebuilt while people work.
+           "binary_built": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(os.path.getmtime(CONTROLLER))),
+           "git_head": subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                      text=True).stdout.strip()}
     cluster = Cluster(args.nodes)
     ctl = watcher = None
     try:

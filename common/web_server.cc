@@ -65,29 +65,52 @@ Seconds Now() {
 
 const char* ReasonPhrase(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 202: return "Accepted";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
   }
 }
 
@@ -198,7 +221,7 @@ constexpr size_t kMaxHeadBytes = 16384;
 // this long before the close: closing with unread bytes makes the kernel send a reset, which can
 // destroy the answer before the client reads it (a 413 to a client still sending its body).
 constexpr double kLingerSeconds = 2;
-constexpr Seconds kSweepSeconds = 0.1;      // deadlines are checked this often
+constexpr Seconds kSweepSeconds = 0.1;  // deadlines are checked this often
 
 }  // namespace
 
@@ -384,8 +407,8 @@ struct WebServer::Loop {
     for (int i = 0; i < 256; ++i) {
       sockaddr_storage ss{};
       socklen_t len = sizeof(ss);
-      int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+      int fd =
+          accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           // Out of descriptors: stop accepting for a moment rather than spin on the listener.
@@ -404,9 +427,8 @@ struct WebServer::Loop {
         ++refused;
         LOG_EVERY_N(WARNING, 1000)
             << "http: refused a connection from " << client << " ("
-            << (from_client >= opt.max_connections_per_client
-                    ? "-web_max_connections_per_client"
-                    : "-web_max_connections")
+            << (from_client >= opt.max_connections_per_client ? "-web_max_connections_per_client"
+                                                              : "-web_max_connections")
             << " reached; such refusals are logged once in 1000)";
         // Over TLS a plain answer would be noise before the handshake: the close says it.
         Refuse(fd, tls.enabled() ? std::string()
@@ -493,8 +515,10 @@ struct WebServer::Loop {
       const size_t body = static_cast<size_t>(std::max(0LL, c.head.head.content_length));
       if (c.head.head.expect_continue && body > 0 && c.in.size() == c.head.length) {
         static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-        if (c.ssl == nullptr) (void)!send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
-        else SSL_write(c.ssl, kContinue.data(), static_cast<int>(kContinue.size()));
+        if (c.ssl == nullptr)
+          (void)!send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
+        else
+          SSL_write(c.ssl, kContinue.data(), static_cast<int>(kContinue.size()));
       }
     }
     const size_t body = static_cast<size_t>(std::max(0LL, c.head.head.content_length));

@@ -66,13 +66,13 @@ struct WebServerOptions {
 
 // How the listener is doing, for /metrics: what it holds and what it turned away.
 struct WebServerStats {
-  long long connections = 0;          // open now
-  long long accepted_total = 0;       // connections taken in
-  long long refused_total = 0;        // over max_connections or max_connections_per_client
-  long long busy_total = 0;           // complete requests answered 503: max_queued_requests
-  long long timed_out_total = 0;      // closed for a head, body or answer that came too slowly
-  long long bad_requests_total = 0;   // heads that could not be parsed (4xx/5xx, closed)
-  long long tls_failures_total = 0;   // handshakes or records that failed
+  long long connections = 0;         // open now
+  long long accepted_total = 0;      // connections taken in
+  long long refused_total = 0;       // over max_connections or max_connections_per_client
+  long long busy_total = 0;          // complete requests answered 503: max_queued_requests
+  long long timed_out_total = 0;     // closed for a head, body or answer that came too slowly
+  long long bad_requests_total = 0;  // heads that could not be parsed (4xx/5xx, closed)
+  long long tls_failures_total = 0;  // handshakes or records that failed
 };
 
 class WebServer {

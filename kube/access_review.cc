@@ -98,8 +98,39 @@ void AccessReviewer::LogApiError(const char* call, const Status& st) {
                << Fields("err", st);
 }
 
+bool AccessReviewer::MayAsk(const std::string& client, TimePoint now) {
+  if (client.empty()) return true;
+  auto it = budgets_.find(client);
+  if (it == budgets_.end()) {
+    if (budgets_.size() >= options_.max_entries) {
+      // Forget the clients whose budget is full again (they lose nothing); if all are spending,
+      // forget all: a bound on memory matters more than a moment's extra reviews.
+      std::erase_if(budgets_, [&](const auto& kv) {
+        return kv.second.tokens + ToSeconds(now - kv.second.at) * options_.new_reviews_per_second >=
+               options_.new_reviews_burst;
+      });
+      if (budgets_.size() >= options_.max_entries) budgets_.clear();
+    }
+    it = budgets_.emplace(client, Budget{options_.new_reviews_burst, now}).first;
+  }
+  Budget& b = it->second;
+  b.tokens = std::min(options_.new_reviews_burst,
+                      b.tokens + ToSeconds(now - b.at) * options_.new_reviews_per_second);
+  b.at = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
 AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_header,
-                                               AccessAttributes what) {
+                                               AccessAttributes what, const std::string& client) {
+  auto throttled = [&](Decision d) {
+    d.status = 429;
+    d.message = "too many new credentials from this address: try again in a second";
+    d.detail = "over " + std::to_string(static_cast<int>(options_.new_reviews_per_second)) +
+               " new reviews a second";
+    return d;
+  };
   Decision d;
   const std::string token = BearerToken(authorization_header);
   if (token.empty() || token.size() > kMaxTokenBytes) {
@@ -120,6 +151,8 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
     if (const TokenReviewResult* r = tokens_.Find(key, clock_->Now())) {
       who = *r;
       cached = true;
+    } else if (!MayAsk(client, clock_->Now())) {
+      return throttled(d);
     }
   }
   if (!cached) {
@@ -156,6 +189,8 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
     if (const AccessDecision* a = access_.Find(review, clock_->Now())) {
       access = *a;
       cached = true;
+    } else if (!MayAsk(client, clock_->Now())) {
+      return throttled(d);
     }
   }
   if (!cached) {
@@ -178,14 +213,13 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
     d.status = 403;
     // The API server's own wording (its responsewriters' forbiddenMessage).
     const ResourceAttributes& r = what.resource;
-    d.message =
-        what.is_resource()
-            ? "forbidden: User \"" + d.username + "\" cannot " + what.verb + " resource \"" +
-                  r.resource + (r.subresource.empty() ? "" : "/" + r.subresource) +
-                  "\" in API group \"" + r.group + "\" in the namespace \"" + r.namespace_name +
-                  "\""
-            : "forbidden: User \"" + d.username + "\" cannot " + what.verb + " path \"" +
-                  what.path + "\"";
+    d.message = what.is_resource() ? "forbidden: User \"" + d.username + "\" cannot " + what.verb +
+                                         " resource \"" + r.resource +
+                                         (r.subresource.empty() ? "" : "/" + r.subresource) +
+                                         "\" in API group \"" + r.group + "\" in the namespace \"" +
+                                         r.namespace_name + "\""
+                                   : "forbidden: User \"" + d.username + "\" cannot " + what.verb +
+                                         " path \"" + what.path + "\"";
     d.detail =
         access.reason.empty() ? (access.denied ? "denied" : "no rule allows it") : access.reason;
     if (!access.evaluation_error.empty())

@@ -12,6 +12,15 @@
 //   503 review failed: the API server could not be asked or did not answer (unreachable, 5xx, a
 //     garbled answer, or 403 because the controller itself lacks RBAC to create reviews). Never
 //     cached: the next request asks again.
+//   429 throttled: this client address has asked for more new reviews than its share (below).
+//
+// A review the caches cannot answer costs the API server a request, made with the controller's
+// own service account: a client sending a new made-up token with each request would turn the
+// port into a pump of TokenReviews, and, under API Priority and Fairness, into 429s for the
+// controller's own node PATCHes and evictions, which share its flow. So each client address may
+// cause new_reviews_per_second (burst new_reviews_burst) API calls; beyond that it is answered 429
+// without asking. A client whose token is cached (Prometheus scraping) asks nothing and is never
+// throttled.
 //
 // Caches (defaults in AccessReviewerOptions, each with where it comes from):
 //   - TokenReview answers, keyed by an HMAC-SHA256 of the token under a key drawn at random when
@@ -55,7 +64,9 @@ struct AccessReviewerOptions {
   double unauthenticated_ttl_seconds = 10;
   double allowed_ttl_seconds = 300;
   double denied_ttl_seconds = 30;
-  size_t max_entries = 4096;  // per cache
+  size_t max_entries = 4096;  // per cache, and client addresses whose review budget is tracked
+  double new_reviews_per_second = 5;  // per client address: API calls on cache misses
+  double new_reviews_burst = 20;
 };
 
 // The bearer token of an Authorization header: "Bearer <token>", the scheme in any case
@@ -77,7 +88,10 @@ class AccessReviewer {
     // The denial as a metric label: "unauthenticated", "forbidden", "review_failed"; "" if allowed.
     const char* reason() const {
       if (allow) return "";
-      return status == 401 ? "unauthenticated" : status == 403 ? "forbidden" : "review_failed";
+      return status == 401   ? "unauthenticated"
+             : status == 403 ? "forbidden"
+             : status == 429 ? "throttled"
+                             : "review_failed";
     }
   };
 
@@ -96,7 +110,10 @@ class AccessReviewer {
     return Check(authorization_header, AccessAttributes{{}, path, verb});
   }
   // The same for any review: `what` without its user (the token's user is put in).
-  Decision Check(const std::string& authorization_header, AccessAttributes what);
+  // `client`: the caller's address, whose share of new reviews a cache miss spends ("": a caller
+  // without one, not throttled).
+  Decision Check(const std::string& authorization_header, AccessAttributes what,
+                 const std::string& client = "");
 
   // Entries held now (expired ones included until they are looked up or evicted). For tests.
   size_t TEST_token_entries();
@@ -139,6 +156,14 @@ class AccessReviewer {
   Mutex mu_;
   TtlCache<TokenReviewResult> tokens_ GUARDED_BY(mu_);
   TtlCache<AccessDecision> access_ GUARDED_BY(mu_);
+  // The review budget of each client address (a token bucket); at most max_entries of them.
+  struct Budget {
+    double tokens;
+    TimePoint at;
+  };
+  std::unordered_map<std::string, Budget> budgets_ GUARDED_BY(mu_);
+  // Spends one of `client`'s new reviews; false when it has none left.
+  bool MayAsk(const std::string& client, TimePoint now) REQUIRES(mu_);
 };
 
 }  // namespace ds

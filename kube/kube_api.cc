@@ -414,7 +414,7 @@ StatusOr<LeaseRecord> HttpKubeApi::WriteLease(const std::string& ns, const std::
 }
 
 StatusOr<std::string> HttpKubeApi::CreateReview(const std::string& path, std::string body,
-                                                 const std::string& what) {
+                                                const std::string& what) {
   HttpRequest req;
   req.method = "POST";
   req.url = config_.server + path;
@@ -426,9 +426,8 @@ StatusOr<std::string> HttpKubeApi::CreateReview(const std::string& path, std::st
 }
 
 StatusOr<TokenReviewResult> HttpKubeApi::ReviewToken(const std::string& token) {
-  ASSIGN_OR_RETURN(std::string body,
-                   CreateReview("/apis/authentication.k8s.io/v1/tokenreviews",
-                                EncodeTokenReview(token), "tokenreview"));
+  ASSIGN_OR_RETURN(std::string body, CreateReview("/apis/authentication.k8s.io/v1/tokenreviews",
+                                                  EncodeTokenReview(token), "tokenreview"));
   return DecodeTokenReview(body);
 }
 

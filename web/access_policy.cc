@@ -59,6 +59,7 @@ WebResponse DeniedResponse(int status, const std::string& message) {
   r.headers.push_back("Cache-Control: no-store");
   if (status == 401) r.headers.push_back("WWW-Authenticate: Bearer");
   if (status == 503) r.headers.push_back("Retry-After: 5");
+  if (status == 429) r.headers.push_back("Retry-After: 1");
   return r;
 }
 

@@ -69,7 +69,7 @@ bool MatchesWebhookSecret(const std::string& authorization, const std::string& w
 
 // The answer to a request the guard turned away: `status` (401, 403 or 503) and `message` as a
 // one-line text body, never cached by a proxy or browser; a 401 carries "WWW-Authenticate:
-// Bearer" (RFC 6750), and a 503 Retry-After, since the check may succeed in a moment.
+// Bearer" (RFC 6750), and a 503 or 429 Retry-After, since the check may succeed in a moment.
 WebResponse DeniedResponse(int status, const std::string& message);
 
 // Requests the guard turned away since start, by reason (the metric
@@ -78,6 +78,7 @@ struct WebAccessCounters {
   uint64_t unauthenticated = 0;  // 401: no bearer token, or one the API server does not accept
   uint64_t forbidden = 0;        // 403: the SubjectAccessReview did not allow it
   uint64_t review_failed = 0;    // 503: the API server could not be asked
+  uint64_t throttled = 0;        // 429: the client's share of new reviews is spent
 };
 
 }  // namespace ds

@@ -360,10 +360,11 @@ void PutWebAccess(Exposition& e, const ControllerView& v) {
       "Requests to the web port turned away by -web_auth=kubernetes, by reason: unauthenticated "
       "(401: no bearer token, or one the API server does not accept), forbidden (403: the "
       "SubjectAccessReview did not allow it), review_failed (503: the API server could not be "
-      "asked).");
+      "asked), throttled (429: the client address asked for too many new reviews).");
   Put(denied, v.web_denied.unauthenticated, {{"reason", "unauthenticated"}});
   Put(denied, v.web_denied.forbidden, {{"reason", "forbidden"}});
   Put(denied, v.web_denied.review_failed, {{"reason", "review_failed"}});
+  Put(denied, v.web_denied.throttled, {{"reason", "throttled"}});
 }
 
 // The listeners (common/web_server.h): what they hold, and what their bounds turned away.
@@ -382,7 +383,8 @@ void PutListeners(Exposition& e, const ControllerView& v) {
   for (const auto& [name, s] : v.listeners) {
     Put(open, static_cast<double>(s.connections), {{"listener", name}});
     Put(accepted, static_cast<double>(s.accepted_total), {{"listener", name}});
-    Put(away, static_cast<double>(s.refused_total), {{"listener", name}, {"reason", "connection_cap"}});
+    Put(away, static_cast<double>(s.refused_total),
+        {{"listener", name}, {"reason", "connection_cap"}});
     Put(away, static_cast<double>(s.busy_total), {{"listener", name}, {"reason", "busy"}});
     Put(away, static_cast<double>(s.timed_out_total), {{"listener", name}, {"reason", "timeout"}});
     Put(away, static_cast<double>(s.bad_requests_total),

@@ -33,7 +33,8 @@ struct Fixture {
     kube.AddToken("am", UserInfo{"system:serviceaccount:monitoring:alertmanager", "", {}, {}});
     kube.GrantResource("system:serviceaccount:monitoring:alertmanager", "create", "ops",
                        "services/proxy", "dynamic-scheduler");
-    kube.AddToken("other", UserInfo{"system:serviceaccount:apps:web", "", {"system:authenticated"}, {}});
+    kube.AddToken("other",
+                  UserInfo{"system:serviceaccount:apps:web", "", {"system:authenticated"}, {}});
     // The proxy of another Service, or this one's in another namespace, is not this port.
     kube.GrantResource("system:serviceaccount:apps:web", "get", "apps", "services/proxy");
     kube.GrantResource("system:serviceaccount:apps:web", "get", "ops", "services/proxy", "web");

@@ -116,7 +116,9 @@ int Connect(int port, const char* from = "127.0.0.1") {
   return fd;
 }
 
-void Send(int fd, const std::string& s) { ASSERT_EQ(send(fd, s.data(), s.size(), 0), ssize_t(s.size())); }
+void Send(int fd, const std::string& s) {
+  ASSERT_EQ(send(fd, s.data(), s.size(), 0), ssize_t(s.size()));
+}
 
 // Everything the server sends until it closes or `timeout_s` passes; `closed` says which.
 std::string ReadAll(int fd, double timeout_s, bool* closed = nullptr) {
@@ -293,7 +295,8 @@ TEST(WebServer, BadHeadsAndLargeBodiesAreAnsweredAndClosed) {
       {"GET /x HTTP/1.1\r\n\r\n", "HTTP/1.1 400"},  // HTTP/1.1 without Host
       {"GET /x HTTP/2.0\r\n\r\n", "HTTP/1.1 505"},
       {"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 501"},
-      {"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(kMaxRequestBody + 1) + "\r\n\r\n",
+      {"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(kMaxRequestBody + 1) +
+           "\r\n\r\n",
        "HTTP/1.1 413"},
       {"GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n", "HTTP/1.1 414"},
       {"GET / HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n", "HTTP/1.1 431"},
@@ -393,8 +396,8 @@ TEST(WebServer, ServesTlsAndReloadsARotatedCertificate) {
         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
         "-subj /CN=" +
         cn + " -addext subjectAltName=IP:127.0.0.1 -keyout " + dir + "/tls.key.new -out " + dir +
-        "/tls.crt.new 2>/dev/null && mv " + dir + "/tls.key.new " + dir + "/tls.key && mv " +
-        dir + "/tls.crt.new " + dir + "/tls.crt";
+        "/tls.crt.new 2>/dev/null && mv " + dir + "/tls.key.new " + dir + "/tls.key && mv " + dir +
+        "/tls.crt.new " + dir + "/tls.crt";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
   };
   make_cert("first");
@@ -405,9 +408,9 @@ TEST(WebServer, ServesTlsAndReloadsARotatedCertificate) {
   WebServer server;
   ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
   auto issuer = [&]() {
-    const std::string cmd = "echo | openssl s_client -connect 127.0.0.1:" +
-                            std::to_string(server.port()) +
-                            " 2>/dev/null | openssl x509 -noout -subject 2>/dev/null";
+    const std::string cmd =
+        "echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server.port()) +
+        " 2>/dev/null | openssl x509 -noout -subject 2>/dev/null";
     std::string out;
     FILE* p = popen(cmd.c_str(), "r");
     char buf[256];

@@ -611,9 +611,8 @@ class FakeKubeApi : public KubeApi {
               ? g.path == ResourceKey(r.namespace_name, resource, r.name) ||
                     g.path == ResourceKey(r.namespace_name, resource, "")
               : !g.path.starts_with("resource:") &&
-                    (g.path == a.path ||
-                     (!g.path.empty() && g.path.back() == '*' &&
-                      a.path.starts_with(g.path.substr(0, g.path.size() - 1))));
+                    (g.path == a.path || (!g.path.empty() && g.path.back() == '*' &&
+                                          a.path.starts_with(g.path.substr(0, g.path.size() - 1))));
       if (who && what && where) {
         d.allowed = true;
         d.reason = "granted to " + g.subject;

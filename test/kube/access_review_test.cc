@@ -303,6 +303,48 @@ TEST(AccessReviewer, CachesAreBoundedAndEvictTheOldest) {
   EXPECT_EQ(reviewer.TEST_token_entries(), 3u);
 }
 
+// A client making up a new token with each request gets its share of reviews, then 429 without an
+// API call; another client, and a cached token from the same one, are not held back; the share
+// comes back with time.
+TEST(AccessReviewer, NewReviewsPerClientAreBounded) {
+  Fixture f;
+  const std::string attacker = "10.0.0.66", prometheus = "10.0.0.9";
+  EXPECT_TRUE(
+      f.reviewer.Check("Bearer prom-token", AccessAttributes{{}, "/metrics", "get"}, attacker)
+          .allow);  // 2 of its 20: the token and the access
+  int unauthenticated = 0, throttled = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto d = f.reviewer.Check("Bearer made-up-" + std::to_string(i),
+                              AccessAttributes{{}, "/metrics", "get"}, attacker);
+    if (d.status == 401) ++unauthenticated;
+    if (d.status == 429) {
+      ++throttled;
+      EXPECT_STREQ(d.reason(), "throttled");
+    }
+  }
+  EXPECT_EQ(unauthenticated, 18);
+  EXPECT_EQ(throttled, 22);
+  EXPECT_EQ(f.kube.token_reviews(), 19) << "no review asked beyond the share";
+  // Its cached token still works, and another address is not held back.
+  EXPECT_TRUE(
+      f.reviewer.Check("Bearer prom-token", AccessAttributes{{}, "/metrics", "get"}, attacker)
+          .allow);
+  EXPECT_EQ(
+      f.reviewer.Check("Bearer made-up-x", AccessAttributes{{}, "/metrics", "get"}, prometheus)
+          .status,
+      401);
+  // Five a second come back.
+  f.clock.AdvanceSeconds(1);
+  int asked = 0;
+  for (int i = 0; i < 10; ++i)
+    if (f.reviewer
+            .Check("Bearer later-" + std::to_string(i), AccessAttributes{{}, "/metrics", "get"},
+                   attacker)
+            .status == 401)
+      ++asked;
+  EXPECT_EQ(asked, 5);
+}
+
 TEST(AccessReviewer, ManyThreadsAtOnce) {
   Fixture f;
   f.kube.AddToken("other", UserInfo{"other", "", {}, {}});

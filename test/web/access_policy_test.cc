@@ -77,8 +77,8 @@ TEST(AccessPolicy, WhatEachRequestNeeds) {
     EXPECT_EQ(r.review.verb, c.verb);
     EXPECT_EQ(r.review.is_resource(), c.resource);
     if (c.resource) {
-      EXPECT_EQ(r.review.resource, (ResourceAttributes{"ops", "", "v1", "services", "proxy",
-                                                       "ds-web"}));
+      EXPECT_EQ(r.review.resource,
+                (ResourceAttributes{"ops", "", "v1", "services", "proxy", "ds-web"}));
       EXPECT_EQ(r.review.path, "");
     } else {
       EXPECT_EQ(r.review.path, "/metrics");
