@@ -141,11 +141,14 @@ Status Controller::Start() {
       << " (the page at /; /api/v1/state /status /healthz /nodes /metrics /rebalance /webhook)";
   if (!o.probe_addr.empty()) {
     // The kubelet probes from the node's address, once every few seconds: two workers and a few
-    // connections are plenty, and none of them can be taken by a client of the web port.
+    // connections are plenty, and none of them can be taken by a client of the web port. The
+    // node's address is also every hostNetwork pod's: a client over its share closes its own
+    // oldest incomplete connection, so such a pod holding connections cannot lock the probes out.
     WebServerOptions probes;
     probes.workers = 2;
-    probes.max_connections = 64;
-    probes.max_connections_per_client = 16;
+    probes.max_connections = 128;
+    probes.max_connections_per_client = 32;
+    probes.evict_within_client = true;
     probes.max_queued_requests = 16;
     probes.header_timeout_seconds = 1;
     probes.idle_timeout_seconds = 10;

@@ -68,8 +68,8 @@ DEFINE_string(probeaddr, "",
 DEFINE_string(web_auth, "none",
               "none: anyone who reaches -webaddr may read it. kubernetes: every request but the "
               "page's own files needs a bearer token the API server accepts (TokenReview) and a "
-              "SubjectAccessReview allowing its verb on its path (e.g. get /metrics, post "
-              "/webhook); see docs/operating.md.");
+              "SubjectAccessReview: get on the URL /metrics, or get (create for POST) on the "
+              "services/proxy of -web_auth_service; see docs/operating.md.");
 DEFINE_string(web_auth_service, "dynamic-scheduler",
               "With -web_auth=kubernetes: the Service in front of -webaddr, NAME or "
               "NAMESPACE/NAME (default namespace: the controller's, as for the lease). A caller "
@@ -80,7 +80,9 @@ DEFINE_string(web_tls_cert_file, "",
               "Re-read when it changes.");
 DEFINE_string(web_tls_key_file, "", "PEM private key of -web_tls_cert_file.");
 DEFINE_int32(web_max_connections, 2048,
-             "Open connections -webaddr accepts in total; the excess is answered 503 at once.");
+             "Open connections -webaddr holds in total; beyond, the one that has waited longest "
+             "for its request is closed to make room, or, if all are being answered, the new one "
+             "is answered 503 at once.");
 DEFINE_int32(web_max_connections_per_client, 64,
              "Open connections -webaddr accepts from one client address; the excess is answered "
              "503 at once.");

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -222,8 +223,17 @@ constexpr size_t kMaxHeadBytes = 16384;
 // destroy the answer before the client reads it (a 413 to a client still sending its body).
 constexpr double kLingerSeconds = 2;
 constexpr Seconds kSweepSeconds = 0.1;  // deadlines are checked this often
+// A buffer grown for one large request is given back after it, not kept while the connection
+// idles (a 1 MiB body would otherwise stay 1 MiB for the whole keep-alive).
+constexpr size_t kKeepCapacity = 64 * 1024;
 
 }  // namespace
+
+// What the listener counts; owned by WebServer, so stats() never touches a loop being stopped.
+struct WebServer::Counters {
+  std::atomic<long long> open{0}, accepted{0}, refused{0}, evicted{0}, busy{0}, timed_out{0},
+      bad{0}, tls_failed{0};
+};
 
 struct WebServer::Loop {
   enum class Phase { kHead, kBody, kHandling, kWriting, kLingering };
@@ -233,40 +243,53 @@ struct WebServer::Loop {
     std::string client;
     SSL* ssl = nullptr;
     bool tls_wants_write = false;  // a TLS read needs the socket writable first
+    bool tls_broken = false;       // a fatal TLS error: no close_notify may be sent
     Phase phase = Phase::kHead;
     bool idle = true;  // kHead with nothing of the next request yet (keep-alive's wait)
     Seconds deadline = 0;
+    Seconds since = 0;  // when the current request (or the connection) began: the eviction order
     std::string in;
     std::string out;
     size_t out_off = 0;
     bool close_after_write = false;
     bool peer_closed = false;  // the client shut its side: answer what it sent, then close
     int answered = 0;
+    size_t reserved = 0;  // of the body budget, for the body arriving now
     HeadParse head;
+    // Cleared when the connection closes: a queued request of a closed connection is not run.
+    std::shared_ptr<std::atomic<bool>> alive = std::make_shared<std::atomic<bool>>(true);
   };
   struct Job {
     int fd;
     uint32_t gen;
+    std::shared_ptr<std::atomic<bool>> alive;
     WebRequest req;
     bool head_only;
     bool keep_alive;
     int minor_version;
+    size_t reserved;
   };
   struct Done {
     int fd;
     uint32_t gen;
+    std::string client;
     std::string bytes;
     bool keep_alive;
+    size_t reserved;
+    bool skipped;  // the connection had closed: nothing was run
   };
 
   WebServerOptions opt;
   Handler handler;
+  Counters* const count;
   TlsFiles tls;
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
   bool accepting = true;
   Seconds accept_paused_until = 0;
   std::unordered_map<int, std::unique_ptr<Conn>> conns;
-  std::unordered_map<std::string, int> per_client;
+  std::unordered_map<std::string, int> per_client;  // open connections
+  std::unordered_map<std::string, int> in_flight;   // requests queued or running
+  size_t body_budget_used = 0;                      // request bodies held, in bytes
   uint32_t next_gen = 1;
   std::thread loop_thread;
   std::vector<std::thread> workers;
@@ -278,17 +301,18 @@ struct WebServer::Loop {
   std::deque<Done> done GUARDED_BY(mu);
   size_t handling GUARDED_BY(mu) = 0;  // jobs queued or running
 
-  std::atomic<long long> open{0}, accepted{0}, refused{0}, busy{0}, timed_out{0}, bad{0},
-      tls_failed{0};
-
-  Loop(WebServerOptions o, Handler h)
-      : opt(std::move(o)), handler(std::move(h)), tls(opt.tls_cert_file, opt.tls_key_file) {}
+  Loop(WebServerOptions o, Handler h, Counters* c)
+      : opt(std::move(o)),
+        handler(std::move(h)),
+        count(c),
+        tls(opt.tls_cert_file, opt.tls_key_file) {}
 
   ~Loop() {
     for (auto& [fd, c] : conns) {
       if (c->ssl != nullptr) SSL_free(c->ssl);
       close(fd);
     }
+    count->open = 0;
     if (listen_fd >= 0) close(listen_fd);
     if (epoll_fd >= 0) close(epoll_fd);
     if (wake_fd >= 0) close(wake_fd);
@@ -299,6 +323,13 @@ struct WebServer::Loop {
     ev.events = events;
     ev.data.fd = fd;
     epoll_ctl(epoll_fd, op, fd, &ev);
+  }
+
+  // Whether the connection `fd` of generation `gen` is still open: a call that may close it
+  // (Parse, Answer) is followed by this before the connection is touched again.
+  bool Alive(int fd, uint32_t gen) const {
+    auto it = conns.find(fd);
+    return it != conns.end() && it->second->gen == gen;
   }
 
   // What the connection waits for now.
@@ -325,11 +356,16 @@ struct WebServer::Loop {
           int e = SSL_get_error(c.ssl, r);
           c.tls_wants_write = e == SSL_ERROR_WANT_WRITE;
           if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return true;
-          if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+          if (e == SSL_ERROR_ZERO_RETURN) {
             c.peer_closed = true;
             return true;
           }
-          ++tls_failed;
+          c.tls_broken = true;  // SSL_ERROR_SYSCALL or SSL_ERROR_SSL: no shutdown may follow
+          if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+            c.peer_closed = true;  // a TCP close without close_notify: what arrived still counts
+            return true;
+          }
+          ++count->tls_failed;
           VLOG(1) << "http: TLS from " << c.client << ": " << SslErrors();
           return false;
         }
@@ -360,7 +396,8 @@ struct WebServer::Loop {
         if (r <= 0) {
           int e = SSL_get_error(c.ssl, r);
           if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) return true;
-          ++tls_failed;
+          c.tls_broken = true;
+          if (e != SSL_ERROR_SYSCALL) ++count->tls_failed;  // a reset is the client's business
           return false;
         }
         n = r;
@@ -378,17 +415,37 @@ struct WebServer::Loop {
     auto it = conns.find(fd);
     if (it == conns.end()) return;
     Conn& c = *it->second;
+    c.alive->store(false);
     if (c.ssl != nullptr) {
-      SSL_shutdown(c.ssl);  // best effort close_notify; the socket is non-blocking
+      // close_notify, best effort, only on a connection whose TLS is intact (OpenSSL forbids it
+      // after a fatal error); the socket is non-blocking and sends with SIGPIPE ignored (Start).
+      if (!c.tls_broken && SSL_is_init_finished(c.ssl)) SSL_shutdown(c.ssl);
       SSL_free(c.ssl);
       ERR_clear_error();
     }
+    body_budget_used -= c.reserved;
     epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     close(fd);
     if (auto p = per_client.find(c.client); p != per_client.end() && --p->second <= 0)
       per_client.erase(p);
     conns.erase(it);
-    --open;
+    --count->open;
+  }
+
+  // Makes room by closing the connection that has waited longest for its request to be complete
+  // (an idle keep-alive, a trickled head or body), of `client` only when given. False when there
+  // is none: every connection is being answered.
+  bool EvictOldestIncomplete(const std::string* client) {
+    Conn* oldest = nullptr;
+    for (auto& [fd, c] : conns) {
+      if (c->phase != Phase::kHead && c->phase != Phase::kBody) continue;
+      if (client != nullptr && c->client != *client) continue;
+      if (oldest == nullptr || c->since < oldest->since) oldest = c.get();
+    }
+    if (oldest == nullptr) return false;
+    ++count->evicted;
+    Close(oldest->fd);
+    return true;
   }
 
   // A refusal that costs nothing: the answer is written straight into the socket's buffer (it
@@ -420,23 +477,32 @@ struct WebServer::Loop {
         return;
       }
       std::string client = AddressOf(ss);
-      int& from_client = per_client[client];
-      if (static_cast<int>(conns.size()) >= opt.max_connections ||
-          from_client >= opt.max_connections_per_client) {
-        if (from_client == 0) per_client.erase(client);
-        ++refused;
-        LOG_EVERY_N(WARNING, 1000)
-            << "http: refused a connection from " << client << " ("
-            << (from_client >= opt.max_connections_per_client ? "-web_max_connections_per_client"
-                                                              : "-web_max_connections")
-            << " reached; such refusals are logged once in 1000)";
+      // One client over its share: its own oldest incomplete connection makes room where the
+      // listener says so (the probes', whose clients share the node's address with every
+      // hostNetwork pod), else the new one is refused. All clients over the total: the oldest
+      // incomplete connection of anyone makes room (a slow or idle client yields to one with a
+      // request), else refused.
+      bool room = true;
+      const char* cap = nullptr;
+      if (per_client.count(client) != 0 && per_client[client] >= opt.max_connections_per_client) {
+        cap = "-web_max_connections_per_client";
+        room = opt.evict_within_client && EvictOldestIncomplete(&client);
+      }
+      if (room && static_cast<int>(conns.size()) >= opt.max_connections) {
+        cap = "-web_max_connections";
+        room = EvictOldestIncomplete(nullptr);
+      }
+      if (!room) {
+        ++count->refused;
+        LOG_EVERY_N(WARNING, 1000) << "http: refused a connection from " << client << " (" << cap
+                                   << " reached; such refusals are logged once in 1000)";
         // Over TLS a plain answer would be noise before the handshake: the close says it.
         Refuse(fd, tls.enabled() ? std::string()
                                  : PlainAnswer(503, "too many connections", "Retry-After: 1"));
         continue;
       }
-      ++from_client;
-      ++accepted;
+      ++per_client[client];
+      ++count->accepted;
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       auto c = std::make_unique<Conn>();
@@ -444,11 +510,12 @@ struct WebServer::Loop {
       c->gen = next_gen++;
       c->client = std::move(client);
       c->deadline = now + opt.header_timeout_seconds;
+      c->since = now;
       c->idle = false;  // a new connection has no idle allowance: it came to ask something
       if (tls.enabled()) {
         c->ssl = SSL_new(tls.ctx());
         if (c->ssl == nullptr || SSL_set_fd(c->ssl, fd) != 1) {
-          ++tls_failed;
+          ++count->tls_failed;
           if (c->ssl != nullptr) SSL_free(c->ssl);
           close(fd);
           if (--per_client[c->client] <= 0) per_client.erase(c->client);
@@ -458,11 +525,11 @@ struct WebServer::Loop {
       }
       Watch(fd, EPOLLIN, EPOLL_CTL_ADD);
       conns.emplace(fd, std::move(c));
-      ++open;
+      ++count->open;
     }
   }
 
-  // Starts writing `bytes` as the answer.
+  // Starts writing `bytes` as the answer. May close the connection.
   void Answer(Conn& c, std::string bytes, bool keep_alive) {
     c.out = std::move(bytes);
     c.out_off = 0;
@@ -474,26 +541,30 @@ struct WebServer::Loop {
   }
 
   // Once an answer is out: the next request (already arrived, pipelined, or awaited) or close.
+  // May close the connection.
   void AfterWrite(Conn& c) {
     if (c.out_off < c.out.size()) return Interest(c);
-    c.out.clear();
+    std::string().swap(c.out);
     c.out_off = 0;
+    if (c.in.capacity() > kKeepCapacity && c.in.size() < kKeepCapacity) c.in.shrink_to_fit();
     if (c.close_after_write) {
       if (c.ssl != nullptr || c.peer_closed) return Close(c.fd);
       shutdown(c.fd, SHUT_WR);  // the answer is complete: the client reads it, then its EOF
       c.phase = Phase::kLingering;
-      c.in.clear();
+      std::string().swap(c.in);
       c.deadline = Now() + kLingerSeconds;
       return Interest(c);
     }
     c.phase = Phase::kHead;
     c.idle = c.in.empty();
-    c.deadline = Now() + (c.idle ? opt.idle_timeout_seconds : opt.header_timeout_seconds);
+    c.since = Now();
+    c.deadline = c.since + (c.idle ? opt.idle_timeout_seconds : opt.header_timeout_seconds);
     Interest(c);
     if (!c.in.empty()) Parse(c);
   }
 
   // Looks at what has arrived: a complete request goes to a worker, an invalid one is answered.
+  // May close the connection.
   void Parse(Conn& c) {
     if (c.phase == Phase::kHead) {
       // Resumes where the last look at this head stopped: a head trickled in a byte at a time
@@ -502,23 +573,37 @@ struct WebServer::Loop {
       c.head = ParseRequestHead(c.in, kMaxHeadBytes, resume);
       if (c.head.state == HeadState::kIncomplete) return;
       if (c.head.state == HeadState::kError) {
-        ++bad;
+        ++count->bad;
         c.in.clear();
         return Answer(c, PlainAnswer(c.head.status, c.head.error), false);
       }
-      if (c.head.head.content_length > kMaxRequestBody) {
+      const long long length = c.head.head.content_length;
+      if (length > kMaxRequestBody) {
         c.in.clear();
         return Answer(c, PlainAnswer(413, "request body too large"), false);
       }
+      if (length > 0) {
+        // Bodies are held before any handler (or the authentication it runs) has looked at the
+        // request: together they get a budget, so that many connections each sending a large
+        // body cannot grow the process without bound.
+        if (body_budget_used + static_cast<size_t>(length) > opt.max_buffered_body_bytes) {
+          ++count->busy;
+          c.in.clear();
+          return Answer(c,
+                        PlainAnswer(503, "busy: too many request bodies at once", "Retry-After: 1"),
+                        false);
+        }
+        c.reserved = static_cast<size_t>(length);
+        body_budget_used += c.reserved;
+      }
       c.phase = Phase::kBody;
       c.deadline = Now() + opt.header_timeout_seconds;
-      const size_t body = static_cast<size_t>(std::max(0LL, c.head.head.content_length));
-      if (c.head.head.expect_continue && body > 0 && c.in.size() == c.head.length) {
+      // 100-continue on plain HTTP only, where the two lines fit the socket's buffer; a TLS
+      // client waits its second and sends the body anyway (curl: 1 s).
+      if (c.head.head.expect_continue && length > 0 && c.in.size() == c.head.length &&
+          c.ssl == nullptr) {
         static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-        if (c.ssl == nullptr)
-          (void)!send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
-        else
-          SSL_write(c.ssl, kContinue.data(), static_cast<int>(kContinue.size()));
+        (void)!send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       }
     }
     const size_t body = static_cast<size_t>(std::max(0LL, c.head.head.content_length));
@@ -527,6 +612,7 @@ struct WebServer::Loop {
     Job job;
     job.fd = c.fd;
     job.gen = c.gen;
+    job.alive = c.alive;
     job.req.method = std::move(h.method);
     job.req.path = std::move(h.path);
     job.req.query = std::move(h.query);
@@ -536,6 +622,8 @@ struct WebServer::Loop {
     if (job.req.method == "POST") job.req.body = c.in.substr(c.head.length, body);
     job.head_only = job.req.method == "HEAD";
     job.minor_version = h.minor_version;
+    job.reserved = c.reserved;
+    c.reserved = 0;
     ++c.answered;
     job.keep_alive = h.keep_alive && !c.peer_closed &&
                      c.answered < opt.max_requests_per_connection && !stopping.load();
@@ -543,18 +631,29 @@ struct WebServer::Loop {
     c.head = HeadParse{};
     c.phase = Phase::kHandling;
     Interest(c);
-    {
+    // One client may have only so many requests waiting for the workers: the others' requests
+    // are not queued behind all of its.
+    int& mine = in_flight[c.client];
+    bool queued = false;
+    if (mine < opt.max_queued_per_client) {
       MutexLock l(&mu);
       if (handling < static_cast<size_t>(opt.max_queued_requests) + opt.workers) {
         ++handling;
         jobs.push_back(std::move(job));
         work_cv.Signal();
-        return;
+        queued = true;
       }
     }
-    ++busy;
+    if (queued) {
+      ++mine;
+      return;
+    }
+    if (mine == 0) in_flight.erase(c.client);
+    body_budget_used -= job.reserved;
+    ++count->busy;
     LOG_EVERY_N(WARNING, 1000) << "http: busy, answered 503 to " << c.client
-                               << " (every worker busy and the queue full; logged once in 1000)";
+                               << " (the workers' queue, or this client's share of it, is full; "
+                                  "logged once in 1000)";
     Answer(c, PlainAnswer(503, "busy: too many requests at once", "Retry-After: 1"), false);
   }
 
@@ -562,9 +661,8 @@ struct WebServer::Loop {
     auto it = conns.find(fd);
     if (it == conns.end()) return;
     Conn& c = *it->second;
-    if (events & (EPOLLERR | EPOLLHUP)) {
-      if (!(events & EPOLLIN)) return Close(fd);
-    }
+    const uint32_t gen = c.gen;
+    if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) return Close(fd);
     if (c.phase == Phase::kWriting) {
       if (!WriteSome(c)) return Close(fd);
       return AfterWrite(c);
@@ -583,10 +681,12 @@ struct WebServer::Loop {
       if (!ReadSome(c)) return Close(fd);
       if (was_idle && !c.in.empty()) {
         c.idle = false;  // the next request has begun: it has the head's time, not the idle time
-        c.deadline = Now() + opt.header_timeout_seconds;
+        c.since = Now();
+        c.deadline = c.since + opt.header_timeout_seconds;
       }
       Interest(c);
       Parse(c);
+      if (!Alive(fd, gen)) return;  // answered and closed
       // A client that closed its side before its request was complete will send no more.
       if (c.peer_closed && (c.phase == Phase::kHead || c.phase == Phase::kBody)) Close(fd);
     }
@@ -599,9 +699,11 @@ struct WebServer::Loop {
       ready.swap(done);
     }
     for (Done& d : ready) {
-      auto it = conns.find(d.fd);
-      if (it == conns.end() || it->second->gen != d.gen) continue;  // gone meanwhile
-      Answer(*it->second, std::move(d.bytes), d.keep_alive);
+      body_budget_used -= d.reserved;
+      if (auto f = in_flight.find(d.client); f != in_flight.end() && --f->second <= 0)
+        in_flight.erase(f);
+      if (d.skipped || !Alive(d.fd, d.gen)) continue;  // closed meanwhile (fd maybe reused)
+      Answer(*conns[d.fd], std::move(d.bytes), d.keep_alive);
     }
   }
 
@@ -614,7 +716,7 @@ struct WebServer::Loop {
       // A client between requests, or already answered, is just closed; one caught mid-request
       // learns why.
       if (c.phase != Phase::kLingering && (!c.idle || !c.in.empty())) {
-        ++timed_out;
+        ++count->timed_out;
         if (c.phase != Phase::kWriting && c.ssl == nullptr) {
           const std::string a = PlainAnswer(408, "request timeout");
           (void)!send(fd, a.data(), a.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -663,13 +765,18 @@ struct WebServer::Loop {
       {
         MutexLock l(&mu);
         while (jobs.empty() && !stopping.load()) work_cv.Wait(&mu);
-        if (jobs.empty()) return;
+        // Stopping: what is still queued is dropped (a review against a hung API server each
+        // would outlast the pod's grace period); what runs now finishes.
+        if (stopping.load()) return;
         job = std::move(jobs.front());
         jobs.pop_front();
       }
-      WebResponse resp = handler(job.req);
-      Done d{job.fd, job.gen, Serialize(resp, job.head_only, job.keep_alive, job.minor_version),
-             job.keep_alive};
+      Done d{job.fd, job.gen, job.req.client, "", job.keep_alive, job.reserved, true};
+      if (job.alive->load()) {  // a connection closed while its request waited: nobody to answer
+        WebResponse resp = handler(job.req);
+        d.bytes = Serialize(resp, job.head_only, job.keep_alive, job.minor_version);
+        d.skipped = false;
+      }
       {
         MutexLock l(&mu);
         --handling;
@@ -681,7 +788,7 @@ struct WebServer::Loop {
   }
 };
 
-WebServer::WebServer() = default;
+WebServer::WebServer() : counters_(std::make_unique<Counters>()) {}
 WebServer::~WebServer() { Stop(); }
 
 Status WebServer::Start(const std::string& addr, Handler handler, WebServerOptions options) {
@@ -702,7 +809,11 @@ Status WebServer::Start(const std::string& addr, Handler handler, WebServerOptio
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
       options.max_connections = std::max<int>(16, static_cast<int>(rl.rlim_cur) - 256);
   }
-  auto loop = std::make_unique<Loop>(options, std::move(handler));
+  // A client that resets its connection makes the next write to it raise SIGPIPE, which would end
+  // the process: OpenSSL writes with write(2), which has no MSG_NOSIGNAL. Ignored process-wide
+  // (as Go's runtime and most servers do); every write's error is handled where it happens.
+  signal(SIGPIPE, SIG_IGN);
+  auto loop = std::make_unique<Loop>(options, std::move(handler), counters_.get());
   if (loop->tls.enabled()) RETURN_NOT_OK(loop->tls.Refresh());
 
   sockaddr_storage ss{};
@@ -763,14 +874,14 @@ void WebServer::Stop() {
 
 WebServerStats WebServer::stats() const {
   WebServerStats s;
-  if (loop_ == nullptr) return s;
-  s.accepted_total = loop_->accepted;
-  s.refused_total = loop_->refused;
-  s.busy_total = loop_->busy;
-  s.timed_out_total = loop_->timed_out;
-  s.bad_requests_total = loop_->bad;
-  s.tls_failures_total = loop_->tls_failed;
-  s.connections = loop_->open;
+  s.connections = counters_->open;
+  s.accepted_total = counters_->accepted;
+  s.refused_total = counters_->refused;
+  s.evicted_total = counters_->evicted;
+  s.busy_total = counters_->busy;
+  s.timed_out_total = counters_->timed_out;
+  s.bad_requests_total = counters_->bad;
+  s.tls_failures_total = counters_->tls_failed;
   return s;
 }
 

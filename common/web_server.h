@@ -6,7 +6,8 @@
 // What a hostile or broken client can take is bounded: connections in total and per client
 // address (the excess is answered 503 and closed at once, never queued), the time to send a
 // request head, the time a kept-alive connection may idle, the requests per connection, the
-// requests waiting for a worker (503 beyond), the time to take an answer.
+// requests waiting for a worker, in all and per client (503 beyond), the bytes of request bodies
+// held at once, the time to take an answer. The process ignores SIGPIPE (Start).
 #pragma once
 
 #include <functional>
@@ -39,10 +40,12 @@ struct WebResponse {
 inline constexpr long long kMaxRequestBody = 1 << 20;
 
 struct WebServerOptions {
-  // Open connections in total and from one client address; a connection over either cap is
-  // answered 503 with "Connection: close" and closed at once. Connections here are cheap (a few
-  // KiB until a request is complete), so the total is far above any honest load: it bounds memory
-  // and file descriptors, and is lowered to what RLIMIT_NOFILE allows.
+  // Open connections in total and from one client address. A connection over the client's cap is
+  // answered 503 with "Connection: close" (over TLS: just closed) at once. Over the total, the
+  // connection that has waited longest for its request to be complete is closed to make room,
+  // and only when every connection is being answered is the new one refused. Connections here are
+  // cheap (a few KiB until a request is complete), so the total is far above any honest load: it
+  // bounds memory and file descriptors, and is lowered to what RLIMIT_NOFILE allows.
   int max_connections = 2048;
   int max_connections_per_client = 64;
   // A request's head (request line and headers) must be complete within this many seconds of the
@@ -55,9 +58,17 @@ struct WebServerOptions {
   int max_requests_per_connection = 1000;
   // An answer must be taken by the client within this long (bytes moving, not all of it).
   double write_timeout_seconds = 10;
-  // Threads that run the handler, and complete requests that may wait for one (503 beyond).
+  // Threads that run the handler, and complete requests that may wait for one (503 beyond), in
+  // all and from one client address.
   int workers = 4;
   int max_queued_requests = 256;
+  int max_queued_per_client = 16;
+  // Request bodies held at once, before any handler has looked at them (503 beyond).
+  size_t max_buffered_body_bytes = 16 << 20;
+  // A client over max_connections_per_client: its own oldest incomplete connection is closed to
+  // make room (the probe listener, whose client is the node's address, shared with every
+  // hostNetwork pod on it), rather than the new one refused.
+  bool evict_within_client = false;
   // TLS from a mounted certificate (PEM files, both or neither); looked at every
   // tls_reload_seconds and re-read when they changed, so a rotated Secret needs no restart.
   std::string tls_cert_file, tls_key_file;
@@ -69,6 +80,7 @@ struct WebServerStats {
   long long connections = 0;         // open now
   long long accepted_total = 0;      // connections taken in
   long long refused_total = 0;       // over max_connections or max_connections_per_client
+  long long evicted_total = 0;       // incomplete connections closed to make room for new ones
   long long busy_total = 0;          // complete requests answered 503: max_queued_requests
   long long timed_out_total = 0;     // closed for a head, body or answer that came too slowly
   long long bad_requests_total = 0;  // heads that could not be parsed (4xx/5xx, closed)
@@ -93,6 +105,8 @@ class WebServer {
 
  private:
   struct Loop;
+  struct Counters;
+  std::unique_ptr<Counters> counters_;  // outlives every loop: stats() may run during Stop()
   std::unique_ptr<Loop> loop_;
   int port_ = 0;
 };

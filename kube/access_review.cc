@@ -98,8 +98,17 @@ void AccessReviewer::LogApiError(const char* call, const Status& st) {
                << Fields("err", st);
 }
 
+void AccessReviewer::Asked() {
+  MutexLock l(&mu_);
+  --reviews_under_way_;
+}
+
 bool AccessReviewer::MayAsk(const std::string& client, TimePoint now) {
-  if (client.empty()) return true;
+  if (reviews_under_way_ >= options_.max_concurrent_reviews) return false;
+  if (client.empty()) {
+    ++reviews_under_way_;
+    return true;
+  }
   auto it = budgets_.find(client);
   if (it == budgets_.end()) {
     if (budgets_.size() >= options_.max_entries) {
@@ -119,6 +128,7 @@ bool AccessReviewer::MayAsk(const std::string& client, TimePoint now) {
   b.at = now;
   if (b.tokens < 1) return false;
   b.tokens -= 1;
+  ++reviews_under_way_;
   return true;
 }
 
@@ -126,9 +136,10 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
                                                AccessAttributes what, const std::string& client) {
   auto throttled = [&](Decision d) {
     d.status = 429;
-    d.message = "too many new credentials from this address: try again in a second";
+    d.message = "too many credentials to check at once: try again in a second";
     d.detail = "over " + std::to_string(static_cast<int>(options_.new_reviews_per_second)) +
-               " new reviews a second";
+               " new reviews a second from this address, or " +
+               std::to_string(options_.max_concurrent_reviews) + " under way";
     return d;
   };
   Decision d;
@@ -157,6 +168,7 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
   }
   if (!cached) {
     auto r = kube_->ReviewToken(token);
+    Asked();
     if (!r.ok()) {
       LogApiError("TokenReview", r.status());
       d.status = 503;
@@ -195,6 +207,7 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
   }
   if (!cached) {
     auto a = kube_->ReviewAccess(what);
+    Asked();
     if (!a.ok()) {
       LogApiError("SubjectAccessReview", a.status());
       d.status = 503;

@@ -6,7 +6,8 @@
 // scrape.
 //
 // Four outcomes, the failure kept apart from the refusals (STYLE: "could not ask" is not "no"):
-//   allow: the token is someone's, and a SubjectAccessReview allows the verb on the path.
+//   allow: the token is someone's, and a SubjectAccessReview allows the request
+//     (web/access_policy.h says what it asks: a URL, or the Service's proxy subresource).
 //   401 unauthenticated: no bearer token, or the API server says it is nobody's.
 //   403 forbidden: the API server knows the user, and denies (or has no opinion on) the access.
 //   503 review failed: the API server could not be asked or did not answer (unreachable, 5xx, a
@@ -19,8 +20,11 @@
 // port into a pump of TokenReviews, and, under API Priority and Fairness, into 429s for the
 // controller's own node PATCHes and evictions, which share its flow. So each client address may
 // cause new_reviews_per_second (burst new_reviews_burst) API calls; beyond that it is answered 429
-// without asking. A client whose token is cached (Prometheus scraping) asks nothing and is never
-// throttled.
+// without asking. And at most max_concurrent_reviews calls are under way at once, whoever asks:
+// a review waits on the API server on one of the web port's few workers, and with a slow API
+// server, reviews for made-up tokens would otherwise take every worker and starve requests whose
+// answers are cached (Prometheus' scrape); a review over the limit is answered 429 at once. A
+// client whose token and access are cached asks nothing and is held back by neither.
 //
 // Caches (defaults in AccessReviewerOptions, each with where it comes from):
 //   - TokenReview answers, keyed by an HMAC-SHA256 of the token under a key drawn at random when
@@ -67,6 +71,7 @@ struct AccessReviewerOptions {
   size_t max_entries = 4096;  // per cache, and client addresses whose review budget is tracked
   double new_reviews_per_second = 5;  // per client address: API calls on cache misses
   double new_reviews_burst = 20;
+  int max_concurrent_reviews = 2;  // API calls under way at once (the web port has 4 workers)
 };
 
 // The bearer token of an Authorization header: "Bearer <token>", the scheme in any case
@@ -101,10 +106,10 @@ class AccessReviewer {
   AccessReviewer(const AccessReviewer&) = delete;
   AccessReviewer& operator=(const AccessReviewer&) = delete;
 
-  // May the holder of `authorization_header`'s bearer token do `verb` on `path` (the request's
-  // path without its query, and its lowercased method; web/access_policy.h says which)? Asks the
-  // API server on a cache miss, on the calling thread (at most two calls, each bounded by the
-  // API client's review timeout). Thread-safe: the web port's workers call it at once.
+  // May the holder of `authorization_header`'s bearer token do `verb` on the URL `path` (a
+  // non-resource review)? Asks the API server on a cache miss, on the calling thread (at most two
+  // calls, each bounded by the API client's review timeout). Thread-safe: the web port's workers
+  // call it at once.
   Decision Check(const std::string& authorization_header, const std::string& path,
                  const std::string& verb) {
     return Check(authorization_header, AccessAttributes{{}, path, verb});
@@ -162,8 +167,11 @@ class AccessReviewer {
     TimePoint at;
   };
   std::unordered_map<std::string, Budget> budgets_ GUARDED_BY(mu_);
-  // Spends one of `client`'s new reviews; false when it has none left.
+  int reviews_under_way_ GUARDED_BY(mu_) = 0;
+  // Spends one of `client`'s new reviews and takes a place among the reviews under way (give it
+  // back with Asked); false when it has no review left or every place is taken.
   bool MayAsk(const std::string& client, TimePoint now) REQUIRES(mu_);
+  void Asked() EXCLUDES(mu_);
 };
 
 }  // namespace ds

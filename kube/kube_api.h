@@ -134,9 +134,9 @@ class KubeApi {
   // 401/403 when this controller may not create tokenreviews, 5xx) and a garbled answer. The token
   // travels only in the request body and is never logged. Waits at most kReviewTimeoutSeconds.
   virtual StatusOr<TokenReviewResult> ReviewToken(const std::string& token) = 0;
-  // POST an authorization.k8s.io/v1 SubjectAccessReview with nonResourceAttributes: may the
-  // user do attributes.verb on attributes.path? allowed false is an answer; errors as for
-  // ReviewToken (subjectaccessreviews).
+  // POST an authorization.k8s.io/v1 SubjectAccessReview: may the user do attributes.verb on
+  // attributes.path (nonResourceAttributes) or on attributes.resource (resourceAttributes)?
+  // allowed false is an answer; errors as for ReviewToken (subjectaccessreviews).
   virtual StatusOr<AccessDecision> ReviewAccess(const AccessAttributes& attributes) = 0;
 };
 

@@ -376,15 +376,19 @@ void PutListeners(Exposition& e, const ControllerView& v) {
   auto& away = e.Counters(
       "dynamic_scheduler_web_turned_away_total",
       "Connections and requests a listener's bounds turned away, by reason: connection_cap (over "
-      "-web_max_connections or -web_max_connections_per_client: 503 and closed at once), busy "
-      "(every worker busy and the queue full: 503), timeout (a head, body or answer too slow: "
-      "closed), bad_request (a head that could not be parsed: 4xx/5xx and closed), tls (a failed "
+      "a client's -web_max_connections_per_client, or over -web_max_connections with every "
+      "connection being answered: 503 and closed at once), evicted (the "
+      "connection that waited longest for its request closed to make room under "
+      "-web_max_connections), busy (the workers' queue, or the client's share of it, or the "
+      "request bodies' budget full: 503), timeout (a head, body or answer too slow: closed), "
+      "bad_request (a head that could not be parsed: 4xx/5xx and closed), tls (a failed "
       "handshake or record).");
   for (const auto& [name, s] : v.listeners) {
     Put(open, static_cast<double>(s.connections), {{"listener", name}});
     Put(accepted, static_cast<double>(s.accepted_total), {{"listener", name}});
     Put(away, static_cast<double>(s.refused_total),
         {{"listener", name}, {"reason", "connection_cap"}});
+    Put(away, static_cast<double>(s.evicted_total), {{"listener", name}, {"reason", "evicted"}});
     Put(away, static_cast<double>(s.busy_total), {{"listener", name}, {"reason", "busy"}});
     Put(away, static_cast<double>(s.timed_out_total), {{"listener", name}, {"reason", "timeout"}});
     Put(away, static_cast<double>(s.bad_requests_total),

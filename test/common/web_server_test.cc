@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -96,8 +97,8 @@ TEST(WebServer, AnAddressInUseIsAClearError) {
 
 // A raw client: connects from `from` (a loopback address: every 127.x.y.z is this machine, so
 // tests can be several clients) to the server.
-int Connect(int port, const char* from = "127.0.0.1") {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+int Connect(int port, const char* from = "127.0.0.1", int fd = -1) {
+  if (fd < 0) fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in src{};
   src.sin_family = AF_INET;
   inet_pton(AF_INET, from, &src.sin_addr);
@@ -199,9 +200,8 @@ TEST(WebServer, HalfSentRequestsHoldNoWorkerAndAreClosedAtTheHeadDeadline) {
   for (int i : idle) close(i);
 }
 
-TEST(WebServer, ConnectionsOverTheCapsAreRefusedAtOnce) {
+TEST(WebServer, ConnectionsOverAClientsCapAreRefusedAtOnce) {
   WebServerOptions o;
-  o.max_connections = 8;
   o.max_connections_per_client = 3;
   o.header_timeout_seconds = 10;
   WebServer server;
@@ -218,20 +218,69 @@ TEST(WebServer, ConnectionsOverTheCapsAreRefusedAtOnce) {
   EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
   EXPECT_NE(got.find("Retry-After: 1"), std::string::npos) << got;
   close(fourth);
-  // Another address is still served...
+  // Another address is served.
   int other = Connect(server.port(), "127.0.2.2");
   Send(other, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_NE(ReadOne(other).find("hello GET /a"), std::string::npos);
-  // ...until the total is reached: 3 + 1 + 4 more from other addresses = 8.
-  for (int i = 0; i < 4; ++i) held.push_back(Connect(server.port(), "127.0.2.3"));
-  held.push_back(Connect(server.port(), "127.0.2.4"));
-  int over = Connect(server.port(), "127.0.2.5");
-  got = ReadAll(over, 2, &closed);
-  EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
-  EXPECT_GE(server.stats().refused_total, 2);
-  EXPECT_EQ(server.stats().connections, 8);
-  close(over);
+  EXPECT_EQ(server.stats().refused_total, 1);
+  EXPECT_EQ(server.stats().connections, 4);
   close(other);
+  for (int h : held) close(h);
+}
+
+// Over the total, the connection that has waited longest for its request to be complete makes
+// room: idle and trickling clients yield to one with a request.
+TEST(WebServer, OverTheTotalTheOldestIncompleteConnectionMakesRoom) {
+  WebServerOptions o;
+  o.max_connections = 4;
+  o.header_timeout_seconds = 10;
+  WebServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(Connect(server.port(), ("127.0.3." + std::to_string(i + 1)).c_str()));
+    Send(held.back(), "GET /x HTTP/1.1\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // an order to evict in
+  }
+  int fresh = Connect(server.port(), "127.0.3.9");
+  Send(fresh, "GET /fresh HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(ReadOne(fresh).find("hello GET /fresh"), std::string::npos);
+  bool closed = false;
+  ReadAll(held[0], 1, &closed);
+  EXPECT_TRUE(closed) << "the oldest made room";
+  ReadAll(held[1], 0.2, &closed);
+  EXPECT_FALSE(closed) << "only the oldest";
+  EXPECT_EQ(server.stats().evicted_total, 1);
+  EXPECT_EQ(server.stats().refused_total, 0);
+  close(fresh);
+  for (int h : held) close(h);
+}
+
+// The probe listener's client is the node's address, which every hostNetwork pod on the node
+// shares: there a client over its cap closes its own oldest incomplete connection, so a pod that
+// holds connections open cannot lock the kubelet's probes out.
+TEST(WebServer, WithinAClientItsOldestIncompleteConnectionCanMakeRoom) {
+  WebServerOptions o;
+  o.max_connections_per_client = 4;
+  o.evict_within_client = true;
+  o.header_timeout_seconds = 10;
+  WebServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(Connect(server.port()));
+    Send(held.back(), "GET /healthz HTTP/1.1\r\n");
+  }
+  for (int round = 0; round < 10; ++round) {  // each probe makes room for itself
+    int probe = Connect(server.port());
+    Send(probe, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(ReadOne(probe).find("hello GET /healthz"), std::string::npos) << round;
+    close(probe);
+    held.push_back(Connect(server.port()));
+    Send(held.back(), "GET /healthz HTTP/1.1\r\n");
+  }
+  EXPECT_EQ(server.stats().refused_total, 0);
+  EXPECT_GE(server.stats().evicted_total, 10);
   for (int h : held) close(h);
 }
 
@@ -385,6 +434,181 @@ TEST(WebServer, RequestsBeyondTheQueueAreBusy) {
   close(c);
 }
 
+// A client that trickles its head a byte at a time does not buy time with each byte: the head's
+// deadline runs from its first byte.
+TEST(WebServer, ATrickledHeadGetsNoMoreThanTheHeadDeadline) {
+  WebServerOptions o;
+  o.header_timeout_seconds = 1;
+  WebServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
+  int fd = Connect(server.port());
+  const std::string head = "GET /slow HTTP/1.1\r\nHost: x\r\nX-Padding: ";
+  const auto t0 = std::chrono::steady_clock::now();
+  bool closed = false;
+  std::string got;
+  for (size_t i = 0; !closed && SecondsSince(t0) < 5; ++i) {
+    (void)!send(fd, &head[i % head.size()], 1, MSG_NOSIGNAL);
+    got += ReadAll(fd, 0.2, &closed);
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_NE(got.find("408"), std::string::npos) << got;
+  EXPECT_LT(SecondsSince(t0), 1.8);
+  close(fd);
+}
+
+// A client that asks for a large answer and does not read it is closed once it has taken nothing
+// for write_timeout_seconds.
+TEST(WebServer, AReaderThatTakesNothingIsClosed) {
+  WebServerOptions o;
+  o.write_timeout_seconds = 0.5;
+  WebServer server;
+  ASSERT_TRUE(server
+                  .Start(
+                      "127.0.0.1:0",
+                      [](const WebRequest&) {
+                        WebResponse w;
+                        w.body.assign(64 << 20, 'x');  // far more than the socket buffers hold
+                        return w;
+                      },
+                      o)
+                  .ok());
+  int fd = Connect(server.port());
+  Send(fd, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+  for (int i = 0; i < 50 && server.stats().timed_out_total == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(server.stats().timed_out_total, 1);
+  EXPECT_EQ(server.stats().connections, 0);
+  close(fd);
+}
+
+// Closes `fd` with a reset (SO_LINGER 0), as a client that gives up does.
+void Reset(int fd) {
+  linger l{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+  close(fd);
+}
+
+// An answer computed for a connection that has closed since is dropped: not sent to the next
+// connection that got the same descriptor number. And a request still queued when its connection
+// closes is not run at all.
+TEST(WebServer, AnswersOfClosedConnectionsGoNowhere) {
+  std::atomic<bool> release{false};
+  std::atomic<int> ran_queued{0};
+  WebServerOptions o;
+  o.workers = 1;
+  WebServer server;
+  ASSERT_TRUE(server
+                  .Start(
+                      "127.0.0.1:0",
+                      [&](const WebRequest& r) {
+                        if (r.path == "/block")
+                          while (!release)
+                            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                        if (r.path == "/queued") ++ran_queued;
+                        return Hello(r);
+                      },
+                      o)
+                  .ok());
+  int a = Connect(server.port());
+  Send(a, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // running on the one worker
+  int q = Connect(server.port());
+  Send(q, "GET /queued HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // queued behind it
+  // The next clients' sockets exist before a and q go, so that the numbers freed go to the
+  // server's side: it accepts the next connections under a's and q's descriptor numbers.
+  std::vector<int> next;
+  for (int i = 0; i < 4; ++i) next.push_back(socket(AF_INET, SOCK_STREAM, 0));
+  Reset(q);
+  Reset(a);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has closed both
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(Connect(server.port(), "127.0.0.1", next[i]), next[i]);
+    Send(next[i], "GET /n" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // accepted in this order
+  }
+  release = true;
+  for (int i = 0; i < 4; ++i) {
+    std::string got = ReadOne(next[i]);
+    EXPECT_NE(got.find("hello GET /n" + std::to_string(i)), std::string::npos) << got;
+    EXPECT_EQ(got.find("/block"), std::string::npos) << got;
+    close(next[i]);
+  }
+  EXPECT_EQ(ran_queued, 0);
+}
+
+// Bodies held before any handler has seen them share a budget: beyond it, 503 at once.
+TEST(WebServer, RequestBodiesHeldAtOnceAreBounded) {
+  WebServerOptions o;
+  o.max_buffered_body_bytes = 100000;
+  o.header_timeout_seconds = 10;
+  WebServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
+  int a = Connect(server.port()), b = Connect(server.port());
+  Send(a, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 80000\r\n\r\nstart");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Send(b, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 80000\r\n\r\nstart");
+  std::string got = ReadOne(b, 2);
+  EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
+  // a finishes its body and is answered; then the budget is free again.
+  Send(a, std::string(80000 - 5, 'x'));
+  EXPECT_NE(ReadOne(a).find("hello POST /webhook"), std::string::npos);
+  int c = Connect(server.port());
+  Send(c, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc");
+  EXPECT_NE(ReadOne(c).find("body=abc"), std::string::npos);
+  close(a);
+  close(b);
+  close(c);
+}
+
+// One client may have only max_queued_per_client requests waiting for the workers: another
+// client's request still gets its place.
+TEST(WebServer, OneClientsRequestsDoNotFillTheQueue) {
+  std::atomic<bool> release{false};
+  WebServerOptions o;
+  o.workers = 1;
+  o.max_queued_per_client = 2;
+  WebServer server;
+  ASSERT_TRUE(server
+                  .Start(
+                      "127.0.0.1:0",
+                      [&](const WebRequest& r) {
+                        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                        return Hello(r);
+                      },
+                      o)
+                  .ok());
+  std::vector<int> mine;
+  for (int i = 0; i < 4; ++i) {
+    mine.push_back(Connect(server.port(), "127.0.4.1"));
+    Send(mine.back(), "GET /m HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ReadOne(mine[2], 2).rfind("HTTP/1.1 503", 0), 0u);
+  EXPECT_EQ(ReadOne(mine[3], 2).rfind("HTTP/1.1 503", 0), 0u);
+  int other = Connect(server.port(), "127.0.4.2");
+  Send(other, "GET /other HTTP/1.1\r\nHost: x\r\n\r\n");
+  release = true;
+  EXPECT_NE(ReadOne(other).find("hello GET /other"), std::string::npos);
+  EXPECT_NE(ReadOne(mine[0]).find("hello GET /m"), std::string::npos);
+  EXPECT_NE(ReadOne(mine[1]).find("hello GET /m"), std::string::npos);
+  for (int m : mine) close(m);
+  close(other);
+}
+
+// A TLS client that sends `request` and resets the connection without waiting for the answer.
+void TlsRequestThenReset(int port, const std::string& request) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  int fd = Connect(port);
+  SSL_set_fd(ssl, fd);
+  if (SSL_connect(ssl) == 1) SSL_write(ssl, request.data(), static_cast<int>(request.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the answer is being written
+  Reset(fd);
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
+}
+
 // TLS from PEM files made by the openssl command, and a certificate replaced on disk is served
 // without a restart.
 TEST(WebServer, ServesTlsAndReloadsARotatedCertificate) {
@@ -406,7 +630,17 @@ TEST(WebServer, ServesTlsAndReloadsARotatedCertificate) {
   o.tls_key_file = dir + "/tls.key";
   o.tls_reload_seconds = 0.2;
   WebServer server;
-  ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
+  ASSERT_TRUE(server
+                  .Start(
+                      "127.0.0.1:0",
+                      [](const WebRequest& r) {
+                        if (r.path != "/big") return Hello(r);
+                        WebResponse w;
+                        w.body.assign(16 << 20, 'x');  // still being written when the reset comes
+                        return w;
+                      },
+                      o)
+                  .ok());
   auto issuer = [&]() {
     const std::string cmd =
         "echo | openssl s_client -connect 127.0.0.1:" + std::to_string(server.port()) +
@@ -437,6 +671,21 @@ TEST(WebServer, ServesTlsAndReloadsARotatedCertificate) {
   ReadAll(fd, 3, &closed);
   EXPECT_TRUE(closed);
   close(fd);
+  // A TLS client that sends a request and resets: the answer's write fails (with SIGPIPE, were it
+  // not ignored: the process would end here), and a bad request over TLS is answered and closed.
+  for (int i = 0; i < 20; ++i) {
+    TlsRequestThenReset(server.port(), "GET /secure HTTP/1.1\r\nHost: x\r\n\r\n");
+    TlsRequestThenReset(server.port(), "BAD\r\n\r\n");
+    TlsRequestThenReset(server.port(), "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  for (int i = 0; i < 20; ++i) {
+    int fd = Connect(server.port());
+    Send(fd, std::string("\x16\x03\x01\x00\x05hello", 10));  // half a ClientHello, then a reset
+    Reset(fd);
+  }
+  resp = https.Do(req);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_EQ(resp->body, "hello GET /secure");
   make_cert("second");
   bool rotated = false;
   for (int i = 0; i < 50 && !rotated; ++i) {

@@ -572,7 +572,18 @@ class FakeKubeApi : public KubeApi {
     MutexLock l(&mu_);
     return access_reviews_;
   }
+  // Runs at the start of every review, outside the fake's lock (a slow API server).
+  void OnReview(std::function<void()> f) {
+    MutexLock l(&mu_);
+    on_review_ = std::move(f);
+  }
   StatusOr<TokenReviewResult> ReviewToken(const std::string& token) override {
+    std::function<void()> hook;
+    {
+      MutexLock l(&mu_);
+      hook = on_review_;
+    }
+    if (hook) hook();
     MutexLock l(&mu_);
     ++token_reviews_;
     if (!token_review_errors_.empty()) {
@@ -672,6 +683,7 @@ class FakeKubeApi : public KubeApi {
   std::atomic<bool>* stop_when_done_ GUARDED_BY(mu_) = nullptr;
   std::map<std::string, UserInfo> tokens_ GUARDED_BY(mu_);
   std::vector<GrantRule> grants_ GUARDED_BY(mu_);
+  std::function<void()> on_review_ GUARDED_BY(mu_);
   std::deque<Status> token_review_errors_ GUARDED_BY(mu_);
   std::deque<Status> access_review_errors_ GUARDED_BY(mu_);
   int token_reviews_ GUARDED_BY(mu_) = 0;

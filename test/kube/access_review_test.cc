@@ -345,6 +345,39 @@ TEST(AccessReviewer, NewReviewsPerClientAreBounded) {
   EXPECT_EQ(asked, 5);
 }
 
+// With a slow API server, reviews under way are capped: a request whose token and access are
+// cached is answered at once, never waits for a place; one more review is 429 at once.
+TEST(AccessReviewer, ReviewsUnderWayAreCapped) {
+  Fixture f;
+  ASSERT_TRUE(f.reviewer.Check("Bearer prom-token", "/metrics", "get").allow);  // cached now
+  std::atomic<bool> release{false};
+  std::atomic<int> inside{0};
+  f.kube.OnReview([&] {
+    ++inside;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
+  std::vector<std::thread> slow;
+  for (int i = 0; i < 2; ++i)
+    slow.emplace_back([&, i] {
+      f.reviewer.Check("Bearer slow-" + std::to_string(i), AccessAttributes{{}, "/metrics", "get"},
+                       "10.0.0." + std::to_string(i + 1));
+    });
+  while (inside < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  auto third =
+      f.reviewer.Check("Bearer slow-3", AccessAttributes{{}, "/metrics", "get"}, "10.0.0.3");
+  EXPECT_EQ(third.status, 429);
+  EXPECT_TRUE(
+      f.reviewer.Check("Bearer prom-token", AccessAttributes{{}, "/metrics", "get"}, "10.0.0.9")
+          .allow)
+      << "cached: no place needed";
+  release = true;
+  for (auto& t : slow) t.join();
+  EXPECT_EQ(
+      f.reviewer.Check("Bearer slow-4", AccessAttributes{{}, "/metrics", "get"}, "10.0.0.4").status,
+      401)
+      << "the places are given back";
+}
+
 TEST(AccessReviewer, ManyThreadsAtOnce) {
   Fixture f;
   f.kube.AddToken("other", UserInfo{"other", "", {}, {}});
