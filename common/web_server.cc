@@ -796,18 +796,20 @@ Status WebServer::Start(const std::string& addr, Handler handler, WebServerOptio
   if (options.workers < 1 || options.max_connections < 1 ||
       options.max_connections_per_client < 1 || options.max_queued_requests < 0)
     return Status::InvalidArgument("web server: workers and connection caps must be at least 1");
-  // Each connection is a descriptor: keep the cap under what the process may open, raising the
-  // soft limit towards the hard one as far as the cap needs (as Go's runtime does at start).
+  // Each connection is a descriptor: keep the cap under what the process may open, after raising
+  // the soft limit to the hard one (as Go's runtime does at start), with room left for the rest of
+  // the process (the API and Prometheus clients, the other listener, files).
+  constexpr int kReserve = 512;
   rlimit rl{};
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-    const rlim_t want = static_cast<rlim_t>(options.max_connections) + 256;
-    if (rl.rlim_cur < want && rl.rlim_cur != RLIM_INFINITY) {
-      rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+    if (rl.rlim_cur != rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
       setrlimit(RLIMIT_NOFILE, &rl);
       getrlimit(RLIMIT_NOFILE, &rl);
     }
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
-      options.max_connections = std::max<int>(16, static_cast<int>(rl.rlim_cur) - 256);
+    if (rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < static_cast<rlim_t>(options.max_connections) + kReserve)
+      options.max_connections = std::max<int>(16, static_cast<int>(rl.rlim_cur) - kReserve);
   }
   // A client that resets its connection makes the next write to it raise SIGPIPE, which would end
   // the process: OpenSSL writes with write(2), which has no MSG_NOSIGNAL. Ignored process-wide
