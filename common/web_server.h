@@ -7,7 +7,8 @@
 // address (the excess is answered 503 and closed at once, never queued), the time to send a
 // request head, the time a kept-alive connection may idle, the requests per connection, the
 // requests waiting for a worker, in all and per client (503 beyond), the bytes of request bodies
-// held at once, the time to take an answer. The process ignores SIGPIPE (Start).
+// held at once, the time to take an answer. A connection is accepted only once its first bytes
+// arrive (TCP_DEFER_ACCEPT), and they are read at once. The process ignores SIGPIPE (Start).
 #pragma once
 
 #include <functional>

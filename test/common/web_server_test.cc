@@ -207,10 +207,14 @@ TEST(WebServer, ConnectionsOverAClientsCapAreRefusedAtOnce) {
   WebServer server;
   ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
   std::vector<int> held;
-  for (int i = 0; i < 3; ++i) held.push_back(Connect(server.port(), "127.0.2.1"));
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(Connect(server.port(), "127.0.2.1"));
+    Send(held.back(), "GET / HTTP/1.1\r\n");  // accept() sees a connection once it has bytes
+  }
   // The fourth from the same address: 503 at once, not queued behind the others.
   const auto t0 = std::chrono::steady_clock::now();
   int fourth = Connect(server.port(), "127.0.2.1");
+  Send(fourth, "GET / HTTP/1.1\r\n");
   bool closed = false;
   std::string got = ReadAll(fourth, 2, &closed);
   EXPECT_LT(SecondsSince(t0), 0.5);
@@ -226,6 +230,25 @@ TEST(WebServer, ConnectionsOverAClientsCapAreRefusedAtOnce) {
   EXPECT_EQ(server.stats().connections, 4);
   close(other);
   for (int h : held) close(h);
+}
+
+// A connection that sends nothing is never handed to the server (TCP_DEFER_ACCEPT): it takes no
+// slot, and the clients that ask are served.
+TEST(WebServer, ConnectionsThatSendNothingTakeNoSlot) {
+  WebServerOptions o;
+  o.max_connections_per_client = 2;
+  WebServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1:0", Hello, o).ok());
+  std::vector<int> silent;
+  for (int i = 0; i < 20; ++i) silent.push_back(Connect(server.port(), "127.0.2.7"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(server.stats().accepted_total, 0);
+  int asks = Connect(server.port(), "127.0.2.7");
+  Send(asks, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(ReadOne(asks).find("hello GET /a"), std::string::npos);
+  EXPECT_EQ(server.stats().refused_total, 0);
+  close(asks);
+  for (int fd : silent) close(fd);
 }
 
 // Over the total, the connection that has waited longest for its request to be complete makes
