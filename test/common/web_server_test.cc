@@ -498,8 +498,8 @@ TEST(WebServer, AReaderThatTakesNothingIsClosed) {
   int fd = Connect(server.port());
   Send(fd, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
   // The count goes up, then the connection is closed: wait for both.
-  for (int i = 0; i < 50 && (server.stats().timed_out_total == 0 || server.stats().connections != 0);
-       ++i)
+  for (int i = 0;
+       i < 50 && (server.stats().timed_out_total == 0 || server.stats().connections != 0); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(server.stats().timed_out_total, 1);
   EXPECT_EQ(server.stats().connections, 0);
