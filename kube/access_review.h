@@ -43,9 +43,9 @@
 //     and controller-runtime's filters use the same).
 //   A revoked token, or a removed RoleBinding, therefore still works for up to 2 (resp. 5)
 //   minutes, as it does behind those two.
-// Each cache holds at most max_entries; a new entry beyond that evicts the oldest one. Identical
-// misses at the same moment may both ask the API server (the answers agree; coalescing them would
-// make one request wait on another's API call).
+// Each cache holds at most max_entries; a new entry beyond that evicts the least recently used.
+// Identical misses at the same moment may both ask the API server (the answers agree; coalescing
+// them would make one request wait on another's API call).
 #pragma once
 
 #include <cstdint>
@@ -144,7 +144,7 @@ class AccessReviewer {
     };
     const size_t max_;
     std::unordered_map<std::string, Entry> entries_;
-    std::list<std::string> order_;  // keys, oldest insertion first
+    std::list<std::string> order_;  // keys, least recently used first
   };
 
   // The cache key of a token: HMAC-SHA256 under key_.

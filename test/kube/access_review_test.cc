@@ -279,7 +279,7 @@ TEST(AccessReviewer, ApiErrorsAre503AndNeverCached) {
   EXPECT_TRUE(f.reviewer.Check("Bearer prom-token", "/metrics", "get").allow);
 }
 
-TEST(AccessReviewer, CachesAreBoundedAndEvictTheOldest) {
+TEST(AccessReviewer, CachesAreBoundedAndEvictTheLeastRecentlyUsed) {
   FakeKubeApi kube;
   FakeClock clock;
   AccessReviewerOptions o;
@@ -301,6 +301,16 @@ TEST(AccessReviewer, CachesAreBoundedAndEvictTheOldest) {
   EXPECT_TRUE(reviewer.Check("Bearer t0", "/metrics", "get").allow);
   EXPECT_EQ(kube.token_reviews(), 6);
   EXPECT_EQ(reviewer.TEST_token_entries(), 3u);
+  // Held now: t4 (used just before t0 came), t0, and t3; t2 went. A use keeps an entry: t3, used
+  // now, outlives t4 when the next new token comes.
+  EXPECT_TRUE(reviewer.Check("Bearer t3", "/metrics", "get").allow);
+  EXPECT_EQ(kube.token_reviews(), 6);
+  EXPECT_TRUE(reviewer.Check("Bearer t1", "/metrics", "get").allow);  // new: evicts t4
+  EXPECT_EQ(kube.token_reviews(), 7);
+  EXPECT_TRUE(reviewer.Check("Bearer t3", "/metrics", "get").allow);
+  EXPECT_EQ(kube.token_reviews(), 7) << "t3 was kept";
+  EXPECT_TRUE(reviewer.Check("Bearer t4", "/metrics", "get").allow);
+  EXPECT_EQ(kube.token_reviews(), 8) << "t4 was the least recently used";
 }
 
 // A client making up a new token with each request gets its share of reviews, then 429 without an
