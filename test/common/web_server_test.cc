@@ -66,6 +66,14 @@ WebResponse Hello(const WebRequest& r) {
   return w;
 }
 
+// Hello, once *release is true: a handler that keeps its worker busy meanwhile.
+WebServer::Handler HeldUntil(const std::atomic<bool>* release) {
+  return [release](const WebRequest& r) {
+    while (!*release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return Hello(r);
+  };
+}
+
 // The server answers on each loopback address it was given, IPv4 and IPv6.
 TEST(WebServer, ListensOnIpv4AndIpv6) {
   for (const char* addr : {"127.0.0.1:0", "[::1]:0"}) {
@@ -431,15 +439,7 @@ TEST(WebServer, RequestsBeyondTheQueueAreBusy) {
   o.workers = 1;
   o.max_queued_requests = 1;
   WebServer server;
-  ASSERT_TRUE(server
-                  .Start(
-                      "127.0.0.1:0",
-                      [&](const WebRequest& r) {
-                        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                        return Hello(r);
-                      },
-                      o)
-                  .ok());
+  ASSERT_TRUE(server.Start("127.0.0.1:0", HeldUntil(&release), o).ok());
   int a = Connect(server.port()), b = Connect(server.port()), c = Connect(server.port());
   Send(a, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -594,15 +594,7 @@ TEST(WebServer, OneClientsRequestsDoNotFillTheQueue) {
   o.workers = 1;
   o.max_queued_per_client = 2;
   WebServer server;
-  ASSERT_TRUE(server
-                  .Start(
-                      "127.0.0.1:0",
-                      [&](const WebRequest& r) {
-                        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                        return Hello(r);
-                      },
-                      o)
-                  .ok());
+  ASSERT_TRUE(server.Start("127.0.0.1:0", HeldUntil(&release), o).ok());
   std::vector<int> mine;
   for (int i = 0; i < 4; ++i) {
     mine.push_back(Connect(server.port(), "127.0.4.1"));
