@@ -144,12 +144,8 @@ std::string AddressOf(const sockaddr_storage& ss) {
   if (ss.ss_family == AF_INET) {
     inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof(buf));
   } else if (ss.ss_family == AF_INET6) {
-    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr;
-    // An IPv4 client of a dual-stack socket counts as its IPv4 address.
-    if (IN6_IS_ADDR_V4MAPPED(&a6))
-      inet_ntop(AF_INET, &a6.s6_addr[12], buf, sizeof(buf));
-    else
-      inet_ntop(AF_INET6, &a6, buf, sizeof(buf));
+    // IPv6 listeners are IPV6_V6ONLY (Start): no IPv4-mapped clients to tell apart.
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr, buf, sizeof(buf));
   }
   return buf;
 }

@@ -135,16 +135,41 @@ bool AccessReviewer::MayAsk(const std::string& client, TimePoint now) {
   return true;
 }
 
+template <typename V>
+std::optional<V> AccessReviewer::CachedOrAsked(TtlCache<V>* cache, const std::string& key,
+                                               const std::string& client, const char* call,
+                                               const std::function<StatusOr<V>()>& ask,
+                                               const std::function<double(const V&)>& ttl,
+                                               Decision* denied) {
+  {
+    MutexLock l(&mu_);
+    if (const V* v = cache->Find(key, clock_->Now())) return *v;
+    if (!MayAsk(client, clock_->Now())) {
+      denied->status = 429;
+      denied->message = "too many credentials to check at once: try again in a second";
+      denied->detail = "over " + std::to_string(static_cast<int>(options_.new_reviews_per_second)) +
+                       " new reviews a second from this address, or " +
+                       std::to_string(options_.max_concurrent_reviews) + " under way";
+      return std::nullopt;
+    }
+  }
+  StatusOr<V> answer = ask();
+  Asked();
+  if (!answer.ok()) {
+    LogApiError(call, answer.status());
+    denied->status = 503;
+    denied->message = std::string("cannot check credentials: the API server's ") + call +
+                      " failed (the controller's log says why); try again";
+    denied->detail = answer.status().ToString();
+    return std::nullopt;
+  }
+  MutexLock l(&mu_);
+  cache->Put(key, *answer, clock_->Now() + FromSeconds(ttl(*answer)));
+  return std::move(*answer);
+}
+
 AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_header,
                                                AccessAttributes what, const std::string& client) {
-  auto throttled = [&](Decision d) {
-    d.status = 429;
-    d.message = "too many credentials to check at once: try again in a second";
-    d.detail = "over " + std::to_string(static_cast<int>(options_.new_reviews_per_second)) +
-               " new reviews a second from this address, or " +
-               std::to_string(options_.max_concurrent_reviews) + " under way";
-    return d;
-  };
   Decision d;
   const std::string token = BearerToken(authorization_header);
   if (token.empty() || token.size() > kMaxTokenBytes) {
@@ -157,75 +182,33 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
     return d;
   }
 
-  const std::string key = TokenKey(token);
-  TokenReviewResult who;
-  bool cached = false;
-  {
-    MutexLock l(&mu_);
-    if (const TokenReviewResult* r = tokens_.Find(key, clock_->Now())) {
-      who = *r;
-      cached = true;
-    } else if (!MayAsk(client, clock_->Now())) {
-      return throttled(d);
-    }
-  }
-  if (!cached) {
-    auto r = kube_->ReviewToken(token);
-    Asked();
-    if (!r.ok()) {
-      LogApiError("TokenReview", r.status());
-      d.status = 503;
-      d.message =
-          "cannot check credentials: the API server's TokenReview failed (the "
-          "controller's log says why); try again";
-      d.detail = r.status().ToString();
-      return d;
-    }
-    who = std::move(*r);
-    const double ttl = who.authenticated ? options_.authenticated_ttl_seconds
-                                         : options_.unauthenticated_ttl_seconds;
-    MutexLock l(&mu_);
-    tokens_.Put(key, who, clock_->Now() + FromSeconds(ttl));
-  }
-  if (!who.authenticated) {
+  // The caches are guarded by mu_, which CachedOrAsked takes around each use of them.
+  std::optional<TokenReviewResult> who = CachedOrAsked<TokenReviewResult>(
+      &tokens_, TokenKey(token), client, "TokenReview", [&] { return kube_->ReviewToken(token); },
+      [&](const TokenReviewResult& r) {
+        return r.authenticated ? options_.authenticated_ttl_seconds
+                               : options_.unauthenticated_ttl_seconds;
+      },
+      &d);
+  if (!who) return d;
+  if (!who->authenticated) {
     d.status = 401;
     d.message = "unauthorized: the API server does not accept this bearer token";
-    d.detail = who.error.empty() ? "not authenticated" : who.error;
+    d.detail = who->error.empty() ? "not authenticated" : who->error;
     return d;
   }
-  d.username = who.user.username;
+  d.username = who->user.username;
 
-  what.user = who.user;
-  const std::string review = EncodeSubjectAccessReview(what);
-  AccessDecision access;
-  cached = false;
-  {
-    MutexLock l(&mu_);
-    if (const AccessDecision* a = access_.Find(review, clock_->Now())) {
-      access = *a;
-      cached = true;
-    } else if (!MayAsk(client, clock_->Now())) {
-      return throttled(d);
-    }
-  }
-  if (!cached) {
-    auto a = kube_->ReviewAccess(what);
-    Asked();
-    if (!a.ok()) {
-      LogApiError("SubjectAccessReview", a.status());
-      d.status = 503;
-      d.message =
-          "cannot check credentials: the API server's SubjectAccessReview failed (the "
-          "controller's log says why); try again";
-      d.detail = a.status().ToString();
-      return d;
-    }
-    access = std::move(*a);
-    const double ttl = access.Allows() ? options_.allowed_ttl_seconds : options_.denied_ttl_seconds;
-    MutexLock l(&mu_);
-    access_.Put(review, access, clock_->Now() + FromSeconds(ttl));
-  }
-  if (!access.Allows()) {
+  what.user = who->user;
+  std::optional<AccessDecision> access = CachedOrAsked<AccessDecision>(
+      &access_, EncodeSubjectAccessReview(what), client, "SubjectAccessReview",
+      [&] { return kube_->ReviewAccess(what); },
+      [&](const AccessDecision& a) {
+        return a.Allows() ? options_.allowed_ttl_seconds : options_.denied_ttl_seconds;
+      },
+      &d);
+  if (!access) return d;
+  if (!access->Allows()) {
     d.status = 403;
     // The API server's own wording (its responsewriters' forbiddenMessage).
     const ResourceAttributes& r = what.resource;
@@ -237,9 +220,9 @@ AccessReviewer::Decision AccessReviewer::Check(const std::string& authorization_
                                    : "forbidden: User \"" + d.username + "\" cannot " + what.verb +
                                          " path \"" + what.path + "\"";
     d.detail =
-        access.reason.empty() ? (access.denied ? "denied" : "no rule allows it") : access.reason;
-    if (!access.evaluation_error.empty())
-      d.detail += "; evaluation error: " + access.evaluation_error;
+        access->reason.empty() ? (access->denied ? "denied" : "no rule allows it") : access->reason;
+    if (!access->evaluation_error.empty())
+      d.detail += "; evaluation error: " + access->evaluation_error;
     return d;
   }
   d.allow = true;

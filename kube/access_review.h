@@ -49,7 +49,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -151,6 +153,14 @@ class AccessReviewer {
   std::string TokenKey(const std::string& token) const;
   // Logs an API error at most once a minute per (call, status).
   void LogApiError(const char* call, const Status& st);
+  // The answer to `key` from `cache`, or else the API server's (`ask`, if `client` may ask now),
+  // kept for ttl(answer) seconds. On failure *denied is set: 429 when the client may not ask now,
+  // 503 when the call (`call`, for the log and the message) failed; never cached.
+  template <typename V>
+  std::optional<V> CachedOrAsked(TtlCache<V>* cache, const std::string& key,
+                                 const std::string& client, const char* call,
+                                 const std::function<StatusOr<V>()>& ask,
+                                 const std::function<double(const V&)>& ttl, Decision* denied);
 
   KubeApi* const kube_;
   const Clock* const clock_;

@@ -6,18 +6,14 @@
 
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
+#include "test/fakes/web_request.h"
 
 namespace ds {
 namespace {
 
 WebRequest Req(const std::string& method, const std::string& path,
                const std::string& authorization = "") {
-  WebRequest r;
-  r.method = method;
-  r.path = path;
-  r.authorization = authorization;
-  r.client = "10.0.0.7";
-  return r;
+  return MakeWebRequest(method, path, authorization);
 }
 
 struct Fixture {

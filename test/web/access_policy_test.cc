@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "test/fakes/web_request.h"
 #include "web/routes.h"
 
 namespace ds {
@@ -12,11 +13,7 @@ namespace {
 
 WebRequest Req(const std::string& method, const std::string& path,
                const std::string& authorization = "") {
-  WebRequest r;
-  r.method = method;
-  r.path = path;
-  r.authorization = authorization;
-  return r;
+  return MakeWebRequest(method, path, authorization);
 }
 
 using Kind = AccessRequirement::Kind;
