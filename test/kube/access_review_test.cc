@@ -392,17 +392,31 @@ TEST(AccessReviewer, ManyThreadsAtOnce) {
   Fixture f;
   f.kube.AddToken("other", UserInfo{"other", "", {}, {}});
   std::vector<std::thread> threads;
-  std::atomic<int> allowed{0}, forbidden{0};
+  std::atomic<int> allowed{0}, forbidden{0}, throttled{0}, other{0};
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
+      const bool prom = t % 2 == 1;
       for (int i = 0; i < 200; ++i) {
-        auto d = f.reviewer.Check(t % 2 ? "Bearer prom-token" : "Bearer other", "/metrics", "get");
-        (d.allow ? allowed : forbidden)++;
+        auto d = f.reviewer.Check(prom ? "Bearer prom-token" : "Bearer other", "/metrics", "get");
+        if (d.status == 429) {
+          ++throttled;  // a miss while max_concurrent_reviews were under way
+        } else if (prom ? d.allow : d.status == 403) {
+          ++(prom ? allowed : forbidden);
+        } else {
+          ++other;
+        }
       }
     });
   for (auto& th : threads) th.join();
-  EXPECT_EQ(allowed.load(), 800);
-  EXPECT_EQ(forbidden.load(), 800);
+  EXPECT_EQ(other.load(), 0) << "each token gets its own answer, or a 429";
+  EXPECT_EQ(allowed.load() + forbidden.load() + throttled.load(), 1600);
+  EXPECT_GT(allowed.load(), 0);
+  EXPECT_GT(forbidden.load(), 0);
+  // Once the answers are cached nothing is throttled: both are answered without a review.
+  const int reviews = f.kube.token_reviews();
+  EXPECT_TRUE(f.reviewer.Check("Bearer prom-token", "/metrics", "get").allow);
+  EXPECT_EQ(f.reviewer.Check("Bearer other", "/metrics", "get").status, 403);
+  EXPECT_EQ(f.kube.token_reviews(), reviews);
   // Concurrent misses may each have asked, but no more than once per thread.
   EXPECT_LE(f.kube.token_reviews(), 8);
 }
