@@ -321,8 +321,9 @@ class Parser {
     ASSIGN_OR_RETURN(*target, Number(t, "rebalance.target"));
     for (const Rule& rule : rules) {
       // A bytes-available rule has no percent to compare with: the target is a percent floor.
+      // A relative rule's goal moves with the mean: the floor is checked against it as it plans.
       if (rule.resource == Rule::Resource::kNone || rule.AvailableBytes() ||
-          *target < rule.clear_threshold)
+          rule.relative_to != Rule::Relative::kNone || *target < rule.clear_threshold)
         continue;
       return Error(t, "rebalance.target",
                    BelowClearThreshold(rule) +
@@ -454,6 +455,10 @@ class Parser {
         // The bound is a percent in use: a bytes-available rule neither measures it nor meets it.
         if (rule.resource != resources[i] || rule.AvailableBytes()) continue;
         measured = true;
+        // A relative rule's clear threshold moves with the mean; a node it holds is never
+        // drained (the two modes do not act on a hot node), and while it holds one, the pool is
+        // balance's (rebalance/underuse.h).
+        if (rule.relative_to != Rule::Relative::kNone) continue;
         if (c.below[i] >= rule.clear_threshold)  // resource rules all compare with '>'
           return Error(b, field,
                        BelowClearThreshold(rule) + ", or a node could be both hot and underused");
@@ -705,17 +710,16 @@ class Parser {
                    "needs operator \">\" (a percent in use); \"<\" only with resource: memory "
                    "(bytes available, e.g. the kubelet's memory.available)");
     // Bytes: the kubelet's default hard threshold alone is 100Mi. A value this small is a percent
-    // ("available below 10"), which would mark no node and relieve none, silently.
-    if (r->AvailableBytes() && !(r->threshold >= kMinAvailableBytes))
+    // ("available below 10"), which would mark no node and relieve none, silently. (A relative
+    // rule's threshold is an offset from the mean: any number of bytes >= 0 is one.)
+    if (r->AvailableBytes() && r->relative_to == Rule::Relative::kNone &&
+        !(r->threshold >= kMinAvailableBytes))
       return Error(res, field,
                    "with operator \"<\" the threshold is bytes available and must be at least "
                    "1Mi (1048576); for a percent of memory, use operator \">\" on the percent "
                    "in use");
-    // The rebalancer plans a node's load down to the clear threshold as a percent; a relative
-    // one moves with every eviction it plans.
-    if (r->relative_to != Rule::Relative::kNone)
-      return Error(res, field,
-                   "not with relativeTo (the rebalancer needs an absolute clear threshold)");
+    // With relativeTo: mean the rule balances: the rebalancer plans a node down to the pool's
+    // mean plus the clear offset, following the mean as it plans (rebalance/pool_mean.h).
     return Status::OK();
   }
 

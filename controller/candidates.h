@@ -39,6 +39,10 @@ struct ReliefInput {
   // bytes-available rule with a value for it; NaN: none): a replacement's fit (placement.h).
   double available_memory = std::nan(""), available_floor = std::nan("");
   std::vector<HeldSince> held;  // the holding rules' since and own waits (ReliefDueWall)
+  // A destination of balance: in the pool of a relative rule with a resource (pool_mean.h) of
+  // which some node stands over the mean plus the threshold this cycle. The mirror mode does not
+  // mark it underused (rebalance/underuse.h): it is where that node's pods are to go.
+  bool balance_destination = false;
 };
 
 // Nothing new is scheduled onto it (a NoSchedule or NoExecute taint: a dedicated pool, NotReady).

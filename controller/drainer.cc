@@ -58,6 +58,7 @@ Drainer::UnderuseCycle Drainer::UnderuseInputs(const std::vector<ReliefInput>& n
     u.eligible = (!selector_ || selector_->Matches(r.node->labels)) && !r.node->unschedulable &&
                  !RefusesNewPods(*r.node) && !r.hot;
     u.drained = u.ours && drained_.count(u.name) > 0;
+    u.balance_destination = r.balance_destination;
     c.by_name.emplace(u.name, &r);
     c.eligible.emplace(u.name, u.eligible);
     c.in.push_back(std::move(u));

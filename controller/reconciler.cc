@@ -824,6 +824,22 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     const int k = rules_[r].resource == Rule::Resource::kCpu ? 0 : 1;
     if (load[k] == nullptr) load[k] = evidence.inputs[r].values;
   }
+  const std::vector<std::shared_ptr<const PoolMean>> pools = BalancePools(snap, evidence);
+  // Balance first, then the mirror mode: every node of a pool one of whose nodes stands over the
+  // mean plus the threshold is a destination for its pods, not a node to drain.
+  std::vector<bool> balancing(snap.nodes.size(), false);
+  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  for (size_t p = 0; p < pools.size(); ++p) {
+    if (pools[p] == nullptr) continue;
+    const std::vector<double>& values = *evidence.inputs[p].values;
+    bool over = false;
+    for (double v : values)
+      over = over || (std::isfinite(v) && rules_[p].Over(eff[p].threshold, v));
+    if (!over) continue;
+    const std::vector<uint8_t>& applies = evidence.applies[p];
+    for (size_t i = 0; i < balancing.size(); ++i)
+      if (applies.empty() || (i < applies.size() && applies[i] != 0)) balancing[i] = true;
+  }
   std::vector<ReliefInput> in(snap.nodes.size());
   for (size_t i = 0; i < snap.nodes.size(); ++i) {
     ReliefInput& r = in[i];
@@ -833,10 +849,15 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     for (size_t a : available)
       if (i < evidence.inputs[a].values->size() && std::isfinite((*evidence.inputs[a].values)[i])) {
         r.available_memory = (*evidence.inputs[a].values)[i];
-        r.available_floor = rules_[a].clear_threshold;
+        // A relative rule's: a destination must keep at least the mean less the threshold
+        // offset available, or it would turn hot by the same rule (pool_mean.h).
+        r.available_floor = pools[a] != nullptr
+                                ? pools[a]->sum / pools[a]->count - pools[a]->threshold_offset
+                                : rules_[a].clear_threshold;
         break;
       }
     r.hot = decisions[i].verdict == Verdict::kHot;
+    r.balance_destination = balancing[i];
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
     r.marked = marks.plan[i].marked && marks.record(i) != nullptr &&
                marks.plan[i].below_hottest == 0;  // the hottest level only
@@ -857,8 +878,11 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     for (const Hold& h : decisions[i].holds) {
       if (h.stale) continue;
       const Rule& rule = rules_[h.rule];
-      r.holding.push_back(HoldingRule{rule.name, rule.resource, h.value, rule.clear_threshold,
-                                      rule.AvailableBytes()});
+      // The clear threshold the value was judged by: a relative rule's is the cycle's mean plus
+      // its clear offset, and its pool goes along so that the plan follows the mean.
+      r.holding.push_back(
+          HoldingRule{rule.name, rule.resource, h.value, h.clear_threshold, rule.AvailableBytes()});
+      r.holding.back().pool = pools[h.rule];
       // Urgency counts from when the hottest level turned hot, as `after` does.
       if (rule.below_hottest != 0) continue;
       // Its own wait, so that a rule that has just begun to hold (no `since` in the record the
@@ -891,6 +915,37 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
   io.term = term_;
   rebalancer_->Relieve(in, alerted, io, ReferenceHot(snap));
   MarkProgress();
+}
+
+std::vector<std::shared_ptr<const PoolMean>> Reconciler::BalancePools(
+    const NodeSnapshot& snap, const Evidence& evidence) const {
+  std::vector<std::shared_ptr<const PoolMean>> pools(rules_.size());
+  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  for (size_t r = 0; r < rules_.size() && r < eff.size(); ++r) {
+    const Rule& rule = rules_[r];
+    const std::vector<double>* values = evidence.inputs[r].values;
+    if (rule.relative_to == Rule::Relative::kNone || rule.resource == Rule::Resource::kNone ||
+        !eff[r].known || values == nullptr)
+      continue;
+    auto pool = std::make_shared<PoolMean>();
+    pool->sum = eff[r].mean * static_cast<double>(eff[r].count);
+    pool->count = eff[r].count;
+    pool->clear_offset = rule.clear_threshold;
+    pool->threshold_offset = rule.threshold;
+    // The nodes whose values made the mean (out-of-scope ones are NaN already: rule_scope.h).
+    for (size_t i = 0; i < snap.nodes.size() && i < values->size(); ++i) {
+      if (!std::isfinite((*values)[i])) continue;
+      const NodeInfo& n = *snap.nodes[i];
+      const double allocatable =
+          rule.resource == Rule::Resource::kCpu ? n.allocatable_cpu : n.allocatable_memory;
+      if (rule.AvailableBytes())
+        pool->per_unit.emplace(n.name, 1.0);
+      else if (allocatable > 0 && std::isfinite(allocatable))
+        pool->per_unit.emplace(n.name, 100.0 / allocatable);
+    }
+    pools[r] = std::move(pool);
+  }
+  return pools;
 }
 
 void Reconciler::ReportHolds(const NodeSnapshot& snap, const std::vector<NodeDecision>& decisions,

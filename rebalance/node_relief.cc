@@ -5,7 +5,10 @@
 
 namespace ds {
 
-double Relief::CeilingPercent() const { return available_bytes ? std::nan("") : load.goal; }
+double Relief::CeilingPercent() const {
+  if (available_bytes) return std::nan("");
+  return pool != nullptr && pool->count > 0 ? MovingMean(pool.get(), false).Ceiling() : load.goal;
+}
 
 std::optional<Relief> ReliefFor(const std::string& node, const std::vector<HoldingRule>& holding,
                                 double allocatable_cpu, double allocatable_memory, double target) {
@@ -27,6 +30,7 @@ std::optional<Relief> ReliefFor(const std::string& node, const std::vector<Holdi
       r.load =
           NodeLoad{node, -h.value, -h.clear_threshold, -std::numeric_limits<double>::infinity()};
       r.per_unit = 1;
+      r.pool = h.pool;
       best = std::move(r);
       continue;
     }
@@ -43,6 +47,7 @@ std::optional<Relief> ReliefFor(const std::string& node, const std::vector<Holdi
     r.resource = h.resource;
     r.load = NodeLoad{node, h.value, h.clear_threshold, target};
     r.per_unit = 100.0 / allocatable;
+    r.pool = h.pool;
     best = std::move(r);
   }
   return best;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "rebalance/kubelet_order.h"
 
@@ -37,8 +38,12 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
   }
   PodChoice out;
   double load = node.load;
+  std::optional<MovingMean> mean;
+  if (ceiling.pool != nullptr && ceiling.pool->count > 0)
+    mean.emplace(ceiling.pool, ceiling.negated);
+  double goal = mean ? mean->Goal() : node.goal;
   for (const Candidate& c : candidates) {
-    if (load <= node.goal || out.picks.size() >= max_pods) break;
+    if (load <= goal || out.picks.size() >= max_pods) break;
     if (!(c.usage > 0)) continue;  // moving it would not relieve the node
     if (load - c.usage < node.floor) {
       ++out.over_floor;  // a smaller one may still fit between the goal and the floor
@@ -47,7 +52,8 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
     }
     UsageFit fit;
     if (ceiling.resource != Rule::Resource::kNone && ceiling.per_unit > 0)
-      fit = UsageFit{ceiling.resource, c.usage / ceiling.per_unit, ceiling.ceiling_percent};
+      fit = UsageFit{ceiling.resource, c.usage / ceiling.per_unit,
+                     mean && !ceiling.negated ? mean->Ceiling() : ceiling.ceiling_percent};
     std::string to = placement->Reserve(*c.pod, node.node, fit);
     if (to.empty()) {
       ++out.no_fit;
@@ -55,10 +61,15 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
       continue;
     }
     load -= c.usage;
+    if (mean && ceiling.per_unit > 0) {
+      mean->Move(c.usage, c.usage / ceiling.per_unit, to);
+      goal = mean->Goal();
+    }
     out.picks.push_back(PodChoice::Pick{c.pod, c.usage, std::move(to)});
   }
   out.load_after = load;
-  out.reached = load <= node.goal;
+  out.goal = goal;
+  out.reached = load <= goal;
   return out;
 }
 

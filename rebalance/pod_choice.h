@@ -13,6 +13,7 @@
 
 #include "kube/pod_object.h"
 #include "rebalance/placement.h"
+#include "rebalance/pool_mean.h"
 
 namespace ds {
 
@@ -34,12 +35,17 @@ struct UsageCeiling {
   // Stop at the first candidate (in the kubelet's order) that cannot go -- no room elsewhere, or
   // below the floor -- rather than take one after it: the pod moved must be the kubelet's next.
   bool in_order_only = false;
+  // A relative rule's pool (pool_mean.h): the goal and the percent ceiling follow its mean as pods
+  // are planned, instead of the node's fixed goal and `ceiling_percent`. `negated`: the loads are
+  // bytes available negated (the ceiling is then each destination's own floor, placement.h).
+  const PoolMean* pool = nullptr;
+  bool negated = false;
 };
 
 struct NodeLoad {
   std::string node;
   double load = 0;   // estimated now
-  double goal = 0;   // stop once the load is at or below this
+  double goal = 0;   // stop once the load is at or below this (UsageCeiling::pool: its mean's)
   double floor = 0;  // never plan the load below this
 };
 
@@ -51,6 +57,7 @@ struct PodChoice {
   };
   std::vector<Pick> picks;  // in the order to evict
   double load_after = 0;    // the estimate once they are gone
+  double goal = 0;          // the goal at the end (a relative rule's moves with its mean)
   bool reached = false;     // load_after <= goal
   size_t no_fit = 0;        // candidates skipped: no other node could take them
   size_t over_floor = 0;    // candidates skipped: would take the load below the floor

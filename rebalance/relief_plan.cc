@@ -15,9 +15,9 @@ PodChoice PlanRelief(const Relief& relief, const std::vector<UsedPod>& pods, siz
   std::vector<Candidate> candidates;
   candidates.reserve(pods.size());
   for (const UsedPod& p : pods) candidates.push_back(Candidate{p.pod, relief.Share(p.usage)});
-  return ChoosePods(
-      relief.load, std::move(candidates), room, placement,
-      UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent(), in_order_only});
+  return ChoosePods(relief.load, std::move(candidates), room, placement,
+                    UsageCeiling{relief.resource, relief.per_unit, relief.CeilingPercent(),
+                                 in_order_only, relief.pool.get(), relief.available_bytes});
 }
 
 }  // namespace ds

@@ -29,7 +29,7 @@ UnderusePlan UnderuseTracker::Step(const std::vector<UnderuseNode>& nodes,
   std::vector<Ready> ready;
   for (const UnderuseNode& n : nodes) {
     const UnderuseVerdict v = ClassifyUnderuse(n.load, cfg);
-    if (v == UnderuseVerdict::kBelow) {
+    if (v == UnderuseVerdict::kBelow && !(n.balance_destination && !n.ours)) {
       auto it = since_.find(n.name);
       since.emplace(n.name, it != since_.end() ? it->second : now_wall);
       plan.below_since.emplace(n.name, since.at(n.name));
@@ -44,7 +44,7 @@ UnderusePlan UnderuseTracker::Step(const std::vector<UnderuseNode>& nodes,
       if (v == UnderuseVerdict::kBelow) plan.drain.push_back(n.name);
       continue;
     }
-    if (v != UnderuseVerdict::kBelow || n.taken || !n.eligible) continue;
+    if (v != UnderuseVerdict::kBelow || n.taken || !n.eligible || n.balance_destination) continue;
     if (now_wall - since.at(n.name) < cfg.for_seconds) continue;
     double load = 0;
     for (double l : n.load)

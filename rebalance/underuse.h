@@ -25,6 +25,11 @@ struct UnderuseNode {
   // it keeps the mark while it idles, for the autoscaler, but no longer counts against maxNodes,
   // which limits the nodes being drained at once.
   bool drained = false;
+  // A destination of balance (a relative rule's pool with a node over the mean plus the
+  // threshold): balance goes first, so it is not marked, and its wait starts over (it may take
+  // pods meanwhile). A node marked already keeps its mark: it is being emptied for the
+  // autoscaler, and taking the mark off for every imbalance would make the two modes flap.
+  bool balance_destination = false;
 };
 
 enum class UnderuseVerdict {

@@ -113,6 +113,42 @@ rules:
   EXPECT_FALSE(other == cfg->rules[0]);
 }
 
+// Balance: a relative rule with a resource drives relief (rebalance/pool_mean.h), bytes
+// available too (the mean less the offset), and the target and underused bounds, which are
+// checked against absolute clear thresholds, are not checked against its moving one.
+TEST(RuleConfig, RelativeRulesBalance) {
+  auto cfg = ParseRuleConfig(R"(rules:
+  - {name: skew, query: cpu_pct, threshold: 30, clearThreshold: 15, relativeTo: mean, resource: cpu}
+  - name: avail
+    query: mem_avail
+    operator: "<"
+    threshold: 4294967296
+    clearThreshold: 2147483648
+    relativeTo: mean
+    resource: memory
+  - {name: mem, query: mem_pct, threshold: 85, clearThreshold: 75, resource: memory}
+rebalance:
+  target: 20
+  underused: {cpuBelow: 16, memoryBelow: 20, for: 1h}
+)",
+                             "r.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->rules[0].resource, Rule::Resource::kCpu);
+  EXPECT_EQ(cfg->rules[0].relative_to, Rule::Relative::kMean);
+  EXPECT_TRUE(cfg->rules[1].AvailableBytes());
+  EXPECT_EQ(cfg->rules[1].relative_to, Rule::Relative::kMean);
+  // The absolute rule beside them is still checked: the target under its clear threshold.
+  auto bad = ParseRuleConfig(R"(rules:
+  - {name: skew, query: cpu_pct, threshold: 30, clearThreshold: 15, relativeTo: mean, resource: cpu}
+  - {name: mem, query: mem_pct, threshold: 85, clearThreshold: 75, resource: memory}
+rebalance: {target: 80}
+)",
+                             "r.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("clear threshold of rule mem (75)"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(RuleConfig, RelativeThresholds) {
   auto cfg = ParseRuleConfig(R"(rules:
   - {name: cpu, query: up, threshold: 20, clearThreshold: 10, relativeTo: mean}
@@ -322,9 +358,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"min_nodes_fraction",
                 "rules:\n  - {name: a, query: up, threshold: 5, relativeTo: mean, minNodes: 2.5}\n",
                 "minNodes: must be a whole number >= 2"},
-        BadCase{"relative_resource",
-                "rules:\n  - {name: a, query: up, threshold: 5, relativeTo: mean, resource: cpu}\n",
-                "resource: not with relativeTo"},
         BadCase{"clear_wrong_side_gt",
                 "rules:\n  - {name: a, query: up, threshold: 5, clearThreshold: 7}\n",
                 "clearThreshold: must be <= threshold"},

@@ -1,0 +1,50 @@
+// Balance (`relativeTo: mean` rules with a resource): a hot node is one that stands out from its
+// pool, and relief brings it back towards the pool's mean. The mean is what the plan must follow:
+// each planned move takes load off one node of the pool and puts it on another (or out of the
+// pool), so goal and ceiling are judged on the mean after the moves. Pure.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace ds {
+
+// A relative rule's pool this cycle (`relativeTo: mean`, balance): the values its mean is taken
+// over (the managed nodes in the rule's nodeSelector that have one) and its offsets. Relief plans
+// the node down to the mean plus the clear offset, and a pod moved within the pool lifts its new
+// node by what it takes off the old one, so the goal is judged on the mean after the planned
+// moves: the same mean when the nodes are alike, a lower one when a pod leaves the pool.
+struct PoolMean {
+  double sum = 0;    // of the pool's values, in the rule's own terms (percent, or bytes available)
+  size_t count = 0;  // how many (>= the rule's minNodes)
+  double clear_offset = 0, threshold_offset = 0;  // the rule's (>= 0, in its operator's direction)
+  // Each pool node's value change per core (cpu) or byte (memory) of a pod's usage moved onto it:
+  // 100 / allocatable for a percent rule, 1 for bytes available. A node not here is outside the
+  // pool: a pod moved there leaves the mean.
+  std::map<std::string, double, std::less<>> per_unit;
+};
+
+// A relative rule's goal while pods are planned off a node, in the plan's units (Relief::load:
+// percent in use, or bytes available negated): the mean of the pool's loads moves with each
+// planned pod, and with it the goal (mean plus the clear offset) and the ceiling a destination
+// must stay at or below once it takes the pod (mean plus the threshold offset, so a destination
+// never turns hot by the same rule and sends the pod back).
+class MovingMean {
+ public:
+  // `pool` must outlive it; `negated`: the plan's loads are bytes available negated.
+  MovingMean(const PoolMean* pool, bool negated);
+  double Mean() const { return sum_ / static_cast<double>(pool_->count); }
+  double Goal() const { return Mean() + pool_->clear_offset; }
+  double Ceiling() const { return Mean() + pool_->threshold_offset; }
+  // A pod planned off its node, which it lowers by `share` (plan units), onto `to`, which it
+  // raises by `amount` (cores or bytes) times `to`'s per_unit when `to` is in the pool.
+  void Move(double share, double amount, const std::string& to);
+
+ private:
+  const PoolMean* pool_;
+  double sum_;
+};
+
+}  // namespace ds
