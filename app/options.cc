@@ -641,7 +641,7 @@ std::string DescribeRebalance(const RuleConfig& c) {
   for (const auto& rule : c.rules)
     if (rule.resource != Rule::Resource::kNone)
       os << " " << rule.name << " (" << (rule.resource == Rule::Resource::kCpu ? "cpu" : "memory")
-         << ")";
+         << (rule.relative_to != Rule::Relative::kNone ? ", balance: to the mean" : "") << ")";
   os << "; at most " << r.limits.per_cycle << " per cycle, " << r.limits.per_hour << " per hour";
   if (r.underused.enabled) {
     const UnderusedConfig& u = r.underused;

@@ -49,8 +49,9 @@ namespace ds {
 // bound for `for` is marked with our key and a value of its own, so the affinity term keeps new
 // pods off it too, and drained within the same limits, so a cluster autoscaler can remove it.
 // The two modes cannot meet on a node: our key holds one value at a time, a hot node's load is
-// above every bound (the bounds must be below the rules' clear thresholds), and the labeller's
-// mark replaces this one on a node that turns hot.
+// above every bound (the bounds must be below the fixed clear thresholds) or, by a relative rule,
+// it is not eligible (the cycle calls it hot), the labeller's mark replaces this one on a node
+// that turns hot, and balance's destinations are not marked (underuse.h).
 struct UnderusedConfig {
   bool enabled = false;                            // the section is present
   double below[2] = {std::nan(""), std::nan("")};  // cpu, memory percent; NaN: not a condition

@@ -224,6 +224,9 @@ class ExamplesTest(unittest.TestCase):
                            ("rule-psi.yaml", "memory_pressure: > 10 (clears at 5, for 60 s): "
                                              "node:dynamic_scheduler_memory_pressure_some:percent"),
                            ("rule-rebalance.yaml", "rebalance: evicts from nodes marked for 120 s"),
+                           ("rule-balance.yaml", "by the rules cpu-balance (cpu, balance: to the mean) "
+                                                 "cpu-full (cpu)"),
+                           ("rule-balance-requests.yaml", "cpu-requests: > mean + 20 (clears at mean + 10"),
                            ("rule-rebalance.yaml", "drains nodes below cpu 15 % and memory 25 % for 3600 s "
                                                    "(marked status=underused, 1 at once)")]:
             r = subprocess.run([CONTROLLER, "-r", os.path.join(ROOT, "examples", name), "-check_config"],
@@ -283,6 +286,20 @@ class PrometheusConfigTest(unittest.TestCase):
             queries = [x["query"] for x in yaml.safe_load(f)["rules"]]
         self.assertIn("node:dynamic_scheduler_memory_pressure_some:percent", queries)
         self.assertTrue(set(queries) & recorded)
+
+    def test_requests_example_rules_pass_promtool_unit_tests(self):
+        # examples/rule-balance-requests.yaml queries what examples/requests-recording-rules.yml
+        # records from kube-state-metrics: requests per node and per pod, finished pods left out.
+        d = os.path.join(ROOT, "examples")
+        r = subprocess.run(["promtool", "test", "rules", "requests-recording-rules_test.yml"], cwd=d,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(d, "requests-recording-rules.yml")) as f:
+            recorded = {x["record"] for g in yaml.safe_load(f)["groups"] for x in g["rules"]}
+        with open(os.path.join(d, "rule-balance-requests.yaml")) as f:
+            cfg = yaml.safe_load(f)
+        self.assertIn(cfg["rules"][0]["query"], recorded)
+        self.assertIn(cfg["rebalance"]["podUsage"]["cpu"], recorded)
 
     def test_scrape_config(self):
         with open(os.path.join(DEPLOY, "prometheus", "scrape-config.yml")) as f:
