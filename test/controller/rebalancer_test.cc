@@ -183,6 +183,47 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(api_.evictions().size(), 1u);
 }
 
+// Balance: a relative rule with a resource relieves a node that stands out from its pool, to the
+// pool's mean + the clear offset, onto nodes that stay at or below the mean + the threshold offset.
+// node-1..3 are pool a; node-4 (pool b, idle, cordoned) is in the cluster but not in the rule's
+// mean: pool a's mean is (95 + 10 + 10) / 3 = 38.3, so node-1 is over 68.3 and relieved to 53.3 by
+// moving big (50 %) onto node-2 or node-3 (10 + 50 = 60 <= 68.3). With the cluster's mean (28.75:
+// ceiling 58.75) or the clear threshold as the destinations' ceiling (53.3), big would fit nowhere.
+TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
+  NodeInfo idle;
+  idle.name = "node-4";
+  idle.addresses = {"10.0.0.4"};
+  idle.allocatable_cpu = 4;
+  idle.allocatable_memory = 16e9;
+  idle.allocatable_other = {{"pods", 110}};
+  idle.labels = {{"pool", "b"}};
+  idle.unschedulable = true;
+  api_.AddNode(idle);
+  for (const char* n : {"node-1", "node-2", "node-3"})
+    api_.EditNode(n, [](NodeInfo* node) { node->labels = {{"pool", "a"}}; });
+  Rule& skew = cfg_.rules[0];
+  skew.name = "skew";
+  skew.relative_to = Rule::Relative::kMean;
+  skew.threshold = 30;
+  skew.clear_threshold = 15;
+  skew.node_selector = "pool=a";
+  cfg_.max_marked_fraction = 1;
+  Build();
+  for (int c = 0; c < 2; ++c) {
+    prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}, {"node-4", 0}});
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  }
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"}) << "95 - 50 = 45 <= 53.3";
+  auto report = rebalancer_->Report();
+  ASSERT_EQ(report.recent.size(), 1u);
+  EXPECT_TRUE(report.recent[0].to == "node-2" || report.recent[0].to == "node-3")
+      << report.recent[0].to;
+  EXPECT_NEAR(report.recent[0].goal, 115.0 / 3 + 15, 1e-9);
+  EXPECT_EQ(report.recent[0].rule, "skew");
+}
+
 // Graded marks: a warm node carries one of our values, which workloads avoid too, so it is no
 // place for a replacement. node-2 is warm at 10 %, where `big` would fit by requests and by use;
 // node-3 is cool but full by requests. So `big` stays.
