@@ -125,6 +125,8 @@ class RebalanceStack(unittest.TestCase):
     with the deploy RBAC, real Prometheus and pushgateway, and the load generator."""
     # How long a graceful deletion takes in the simulator (min of the pod's grace period and this).
     GRACE_SECONDS = 1
+    # Recording rules Prometheus evaluates (paths).
+    RULE_FILES = ()
 
     @classmethod
     def setUpClass(cls):
@@ -132,7 +134,7 @@ class RebalanceStack(unittest.TestCase):
         rbac_file = os.path.join(cls.tmp, "rbac.json")
         with open(rbac_file, "w") as f:
             json.dump(deploy_rbac(), f)
-        cls.stack = Stack(nodes=5, control_plane=1, sim_args=[
+        cls.stack = Stack(nodes=5, control_plane=1, rule_files=cls.RULE_FILES, sim_args=[
             "-rbac", rbac_file, "-pod_grace_seconds", str(cls.GRACE_SECONDS),
             "-pod_start_seconds", "1"]).start()
         if os.environ.get("DS_KEEP_TMP") == "1":
