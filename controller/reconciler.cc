@@ -824,7 +824,8 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
     const int k = rules_[r].resource == Rule::Resource::kCpu ? 0 : 1;
     if (load[k] == nullptr) load[k] = evidence.inputs[r].values;
   }
-  const std::vector<std::shared_ptr<const PoolMean>> pools = BalancePools(snap, evidence);
+  const std::vector<std::shared_ptr<const PoolMean>> pools =
+      BalancePools(snap, evidence, decisions);
   // Balance first, then the mirror mode: every node of a pool one of whose nodes stands over the
   // mean plus the threshold is a destination for its pods, not a node to drain.
   std::vector<bool> balancing(snap.nodes.size(), false);
@@ -918,9 +919,16 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
 }
 
 std::vector<std::shared_ptr<const PoolMean>> Reconciler::BalancePools(
-    const NodeSnapshot& snap, const Evidence& evidence) const {
+    const NodeSnapshot& snap, const Evidence& evidence,
+    const std::vector<NodeDecision>& decisions) const {
   std::vector<std::shared_ptr<const PoolMean>> pools(rules_.size());
   const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  // Only a rule that holds some node can set a goal: the others' pools need no nodes (a map of
+  // every node's name each cycle would be 1 MB at 10,000 nodes for nothing).
+  std::vector<bool> holding(rules_.size(), false);
+  for (const NodeDecision& d : decisions)
+    for (const Hold& h : d.holds)
+      if (!h.stale && h.rule < holding.size()) holding[h.rule] = true;
   for (size_t r = 0; r < rules_.size() && r < eff.size(); ++r) {
     const Rule& rule = rules_[r];
     const std::vector<double>* values = evidence.inputs[r].values;
@@ -933,7 +941,7 @@ std::vector<std::shared_ptr<const PoolMean>> Reconciler::BalancePools(
     pool->clear_offset = rule.clear_threshold;
     pool->threshold_offset = rule.threshold;
     // The nodes whose values made the mean (out-of-scope ones are NaN already: rule_scope.h).
-    for (size_t i = 0; i < snap.nodes.size() && i < values->size(); ++i) {
+    for (size_t i = 0; holding[r] && i < snap.nodes.size() && i < values->size(); ++i) {
       if (!std::isfinite((*values)[i])) continue;
       const NodeInfo& n = *snap.nodes[i];
       const double allocatable =

@@ -336,9 +336,11 @@ class Reconciler {
                const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                const std::atomic<bool>* stop);
   // Per rule, the pool of a relative rule with a resource (balance, rebalance/pool_mean.h) as this
-  // cycle's mean took it; null for the other rules and when the mean is unknown.
-  std::vector<std::shared_ptr<const PoolMean>> BalancePools(const NodeSnapshot& snap,
-                                                            const Evidence& evidence) const;
+  // cycle's mean took it; null for the other rules and when the mean is unknown. Its nodes
+  // (PoolMean::per_unit) only when the rule holds some node (`decisions`): only then is it a goal.
+  std::vector<std::shared_ptr<const PoolMean>> BalancePools(
+      const NodeSnapshot& snap, const Evidence& evidence,
+      const std::vector<NodeDecision>& decisions) const;
   // The nodes rebalance.referenceQuery calls hot (each series names one), for the discovery rate.
   std::vector<std::string> ReferenceHot(const NodeSnapshot& snap);
   // Whether a write or an eviction planned in this term may still be sent.
