@@ -26,6 +26,15 @@ std::unique_ptr<LeaderElector> MakeElector(const Options& o, KubeApi* kube, cons
   return std::make_unique<LeaderElector>(kube, clock, o.leader_election);
 }
 
+// The text the rules were loaded from: a reload compares the file with it. Read again here
+// (Options keeps the parsed rules); a file changed in between is reloaded at the first check.
+std::string RunningText(const Options& o) {
+  auto text = ReadRuleFile(o.rule_file);
+  return text.ok() ? *text : std::string();
+}
+
+}  // namespace
+
 std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, PrometheusClient* prom,
                                            const Clock* clock) {
   if (!o.rules.rebalance.enabled) return nullptr;
@@ -42,15 +51,6 @@ std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, Prom
   ro.interval_seconds = o.reconciler.interval_seconds;
   return std::make_unique<Rebalancer>(o.rules, kube, prom, clock, std::move(*zone), std::move(ro));
 }
-
-// The text the rules were loaded from: a reload compares the file with it. Read again here
-// (Options keeps the parsed rules); a file changed in between is reloaded at the first check.
-std::string RunningText(const Options& o) {
-  auto text = ReadRuleFile(o.rule_file);
-  return text.ok() ? *text : std::string();
-}
-
-}  // namespace
 
 std::unique_ptr<HttpTransport> MakePromTransport(const Options& o) {
   if (!o.prometheus_auth.has_tls_files()) return std::make_unique<CurlTransport>(o.prometheus_tls);

@@ -27,6 +27,12 @@ namespace ds {
 // controller's and replay's.
 std::unique_ptr<HttpTransport> MakePromTransport(const Options& o);
 
+// The rebalancer the options describe (null without a `rebalance:` section), with its ledger
+// beside the leader election's lease: the controller's, and a one-pass run's (app/once.h), so the
+// eviction limits of one run hold in the next.
+std::unique_ptr<Rebalancer> MakeRebalancer(const Options& o, KubeApi* kube, PrometheusClient* prom,
+                                           const Clock* clock);
+
 // How often rule.yaml is read for changes (SIGHUP reads it at once).
 inline constexpr double kRuleFilePollSeconds = 2;
 

@@ -8,6 +8,7 @@
 
 #include "app/cleanup.h"
 #include "app/controller.h"
+#include "app/once.h"
 #include "app/options.h"
 #include "app/replay.h"
 #include "common/log_fields.h"
@@ -46,6 +47,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (options.ok() && options->cleanup) return ds::RunCleanupCommand(*options, std::cout);
+  if (options.ok() && options->once) {
+    // One pass of a few seconds: a stop signal ends it at once (the next pass finishes what it
+    // left; an eviction is written ahead in the ledger first).
+    pthread_sigmask(SIG_UNBLOCK, &sigs, nullptr);
+    return ds::RunOnceCommand(*options, std::cout, std::cerr);
+  }
   if (options.ok() && options->replay.on)
     return ds::RunReplayCommand(*options, std::cout, std::cerr);
   ds::Status started = options.status();

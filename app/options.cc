@@ -118,10 +118,20 @@ DEFINE_bool(cleanup, false,
             "1 if a node could not be cleaned or changed meanwhile. Uses the same connection flags "
             "and rule file; -dry_run only prints. Stop "
             "the controller first. -prom is not required.");
+DEFINE_bool(once, false,
+            "One pass, then exit: list the nodes, judge every rule once (`for` on Prometheus' "
+            "history over the `for` window, hysteresis and adoption from the marks and records on "
+            "the nodes), write the changes within the write limits, relieve with rebalance:, print "
+            "a summary (-o). Exit 0: done; 1: a write failed; 2: the API server or Prometheus "
+            "failed (no mark removed) or the options are wrong. No web port and no leader "
+            "election (-leader_elect is ignored): run it from a CronJob with concurrencyPolicy: "
+            "Forbid. With -dry_run prints what it would do and writes nothing.");
+DEFINE_string(o, "text", "-once: the summary's format, text (for people) or json (for scripts).");
 DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
 DEFINE_bool(leader_elect, false,
             "Run for leadership on a coordination.k8s.io/v1 Lease; only the leader evaluates and "
-            "writes labels. Needed for more than one replica.");
+            "writes labels. Needed for more than one replica. Ignored with -once (no election: "
+            "a CronJob's concurrencyPolicy: Forbid keeps passes from overlapping).");
 DEFINE_string(leader_elect_namespace, "",
               "Namespace of the lease. Default: $POD_NAMESPACE, then the kubeconfig "
               "context's or the service account's namespace, then \"default\".");
@@ -354,6 +364,23 @@ Status LoadRules(Options* o) {
   return Status::OK();
 }
 
+// -once and its summary's format. (-check_config with -once checks, as the manifests' tests run
+// a CronJob's arguments with it.)
+Status ConfigureOnce(Options* o) {
+  o->once = FLAGS_once;
+  if (FLAGS_o == "json") {
+    o->once_json = true;
+  } else if (FLAGS_o != "text") {
+    return Status::InvalidArgument("-o \"" + FLAGS_o + "\": expected text or json");
+  }
+  if (!o->once && !IsDefault("o")) return Status::InvalidArgument("-o is for -once only");
+  if (o->once && o->cleanup)
+    return Status::InvalidArgument("-once and -cleanup exclude each other");
+  if (o->once && o->replay.on)
+    return Status::InvalidArgument("replay and -once exclude each other");
+  return Status::OK();
+}
+
 // Prometheus: the flag wins over rule.yaml's prometheus section. `auth_names` receives where each
 // credential file came from (PrometheusAuth).
 Status ConfigurePrometheus(const std::vector<std::string>& header_flags, Options* o,
@@ -407,6 +434,7 @@ Status ConfigureReconciler(Options* o) {
   r.interval_seconds = interval;
   r.grace_seconds = MissingDataGraceSeconds(o->rules, interval);
   r.writes.dry_run = FLAGS_dry_run;
+  r.keep_marks_on_query_error = o->once;  // one pass has no last verdicts to keep (app/once.h)
   // -dry_run writes nothing, and so evicts nothing: a mark left from an earlier run must not
   // start evictions while the operator only watches.
   if (FLAGS_dry_run) o->rules.rebalance.dry_run = true;
@@ -617,6 +645,7 @@ StatusOr<Options> ParseOptions(int* argc, char*** argv, const GetEnv& getenv) {
   o.replay.on = replay;
   ASSIGN_OR_RETURN(o.log_format, LogFormatFlag());
   RETURN_NOT_OK(LoadRules(&o));
+  RETURN_NOT_OK(ConfigureOnce(&o));
   std::string auth_names[5];
   RETURN_NOT_OK(ConfigurePrometheus(header_flags, &o, auth_names));
   RETURN_NOT_OK(ConfigureReconciler(&o));

@@ -26,6 +26,10 @@ struct Options {
   RuleConfig rules;
   bool check_only = false;  // -check_config: validate, print the summary, exit
   bool cleanup = false;     // -cleanup: remove what this controller put on nodes, exit
+  // -once (app/once.h): one pass -- list, judge, write, relieve -- then exit; `once_json`
+  // (-o json): its summary as JSON for scripts, else text for people.
+  bool once = false;
+  bool once_json = false;
   // `dynamic-scheduler replay` (app/replay.h): what it would have done over [from, to] of
   // Prometheus' history, written to out_dir; nodes from nodes_file (`kubectl get nodes -o json`)
   // or, when that is empty, listed from the cluster. `step`: the cycle interval replayed.

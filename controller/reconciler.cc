@@ -185,6 +185,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   HoldForRebalance(marks, report.releasing, &decisions);
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
+  ReviewPlan(&writes, &report);
   PlanDepartures(&writes);
   const std::vector<MarkWrite> written = Write(writes, stop, &report);
   UnmarkDepartedUnderused(stop);

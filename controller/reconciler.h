@@ -55,6 +55,11 @@ struct ReconcilerOptions {
   // leadership term's is not held back: see Trigger).
   double min_trigger_spacing_seconds = 2;
   WriteLimits writes;  // every limit on writing, held by the NodeWriter
+  // A one-pass run (-once, app/once.h): when any rule's query failed, no mark is removed and no
+  // ownership record rewritten in the cycle (a mark may still be set on another rule's evidence).
+  // The loop keeps a failed rule's last verdicts for the grace time instead; one pass has no last
+  // verdicts to keep, and exits with the error for the next run to judge again.
+  bool keep_marks_on_query_error = false;
 };
 
 struct RuleReport {
@@ -182,6 +187,10 @@ struct CycleReport {
   // not synced), and the newest mark changes, oldest first (kept across cycles and terms).
   std::shared_ptr<const NodeTable> table;
   std::shared_ptr<const std::vector<MarkChange>> recent_changes;
+  // The marks this cycle planned to set and remove (before the write limits, in node order;
+  // at_wall is the cycle's start): with recent_changes they say what was written, and with
+  // -dry_run what would have been (a one-pass run's summary, app/once.h).
+  std::vector<MarkChange> planned;
 };
 
 struct ReconcilerCounters {
@@ -203,6 +212,13 @@ struct ReconcilerCounters {
 // needed (the rebalancer's destinations). Tests build their cache with this too.
 NodeCacheOptions CycleCacheOptions(const RuleConfig& rules);
 
+// The past cycles Reconciler::PrimeFromHistory feeds the decider (Unix seconds, ascending): one
+// each `interval`, from now_wall - (the longest `for` of the rules it primes) - interval to
+// now_wall - interval, so a node over its threshold over the whole window has been for longer than
+// `for` by the cycle at now. Empty when no such rule has a `for` (predict: rules are not primed).
+// REQUIRES: interval > 0.
+std::vector<double> PrimeSteps(const std::vector<Rule>& rules, double now_wall, double interval);
+
 class Reconciler {
  public:
   // All pointers must outlive the Reconciler. With a `leadership`, cycles run only while it says
@@ -215,6 +231,19 @@ class Reconciler {
 
   // One evaluation cycle. Thread-compatible: call from one thread at a time.
   void RunCycle(const std::atomic<bool>* stop);
+
+  // A one-pass run (-once, app/once.h) has no earlier cycles to have started `for` timers. Before
+  // its one RunCycle, this feeds the decider each rule's history from Prometheus as the cycles
+  // the loop would have run: range queries over [now - the longest `for` - one interval,
+  // now - one interval] at a step of the interval, matched to the cache's nodes as a cycle
+  // matches them (the replay's step reader, promql/range_query.h), each node with the mark and
+  // record it carries now (so adoption and hysteresis start from them). A node over its threshold
+  // for only part of that window stays pending. Writes nothing. OK at once when no rule has a
+  // `for` (the cycle needs no history). A failed range query fails the call, naming the rule;
+  // the caller should then write nothing (the decider is left partly primed). `predict:` rules
+  // are not primed (their values are not their query's of the moment), nor is rules[].interval
+  // (every step reads every rule). REQUIRES: the cache is synced; no cycle has run yet.
+  Status PrimeFromHistory(const std::atomic<bool>* stop);
 
   // Runs cycles every interval until *stop; waits for the cache's first sync.
   void Run(const std::atomic<bool>* stop);
@@ -306,6 +335,14 @@ class Reconciler {
   std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const NodeMarks& marks,
                               const std::vector<NodeDecision>& decisions, TimePoint now,
                               CycleReport* report) const;
+  // After Plan: drops the removals when keep_marks_on_query_error says so, and lists the marks
+  // to set and remove in report->planned (reconciler_once.cc).
+  void ReviewPlan(std::vector<MarkWrite>* writes, CycleReport* report) const;
+  // PrimeFromHistory's decisions, on answers already fetched: per rule its range answer (and
+  // its ageQuery's), null for a rule not primed. Pure but for the decider's state it moves on.
+  struct History;
+  void PrimeDecider(const NodeSnapshot& snap, const History& history, TimePoint now,
+                    double now_wall);
   // Adds the removals of our mark from nodes that left the managed set (NodeCache::
   // TakeDepartures), kept until written or refused; keeps `writes` sorted by node name.
   void PlanDepartures(std::vector<MarkWrite>* writes);

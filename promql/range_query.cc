@@ -129,4 +129,30 @@ std::vector<RangeChunk> PlanRangeChunks(double from, double to, double step, siz
   return chunks;
 }
 
+LabelViews RangeSeriesViews(const RangeSeries& series) {
+  LabelViews v;
+  v.reserve(series.metric.size());
+  for (const auto& [k, val] : series.metric) v.emplace_back(k, val);
+  return v;
+}
+
+RangeStepReader::RangeStepReader(const std::vector<RangeSeries>* series)
+    : series_(series), cursor_(series->size(), 0) {
+  views_.reserve(series->size());
+  for (const RangeSeries& s : *series) views_.push_back(RangeSeriesViews(s));
+}
+
+bool RangeStepReader::Feed(double t, SampleSink* sink) {
+  bool any = false;
+  for (size_t s = 0; s < series_->size(); ++s) {
+    const RangeSeries& rs = (*series_)[s];
+    size_t& c = cursor_[s];
+    while (c < rs.times.size() && rs.times[c] < t - kRangeStepTolerance) ++c;
+    if (c == rs.times.size() || rs.times[c] > t + kRangeStepTolerance) continue;
+    sink->AddAt(views_[s], rs.values[c], rs.times[c]);
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace ds

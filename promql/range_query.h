@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/labels.h"
+#include "common/sample.h"
 #include "common/status.h"
 #include "promql/query_result.h"
 
@@ -55,5 +56,30 @@ struct RangeChunk {
 // REQUIRES: step > 0, max_steps >= 1.
 std::vector<RangeChunk> PlanRangeChunks(double from, double to, double step,
                                         size_t max_steps = kMaxPointsPerSeries);
+
+// Range answers carry step times with milliseconds; a point belongs to the step it equals
+// within this many seconds.
+inline constexpr double kRangeStepTolerance = 1e-3;
+
+// The views of a series' labels, for SampleSink (made once per answer, not per step).
+LabelViews RangeSeriesViews(const RangeSeries& series);
+
+// Reads a range answer one step at a time, as if each step were an instant query at that time:
+// the replay's cycles (replay/replay_engine.h) and a one-pass run's history
+// (Reconciler::PrimeFromHistory) both go through it, so they match points to steps alike.
+// `series` must outlive the reader. Steps must be fed in ascending order (each series' cursor
+// only moves forward).
+class RangeStepReader {
+ public:
+  explicit RangeStepReader(const std::vector<RangeSeries>* series);
+  // Feeds `sink` every series' point at Unix time t (within kRangeStepTolerance) with its
+  // timestamp. Returns whether any series had a point there.
+  bool Feed(double t, SampleSink* sink);
+
+ private:
+  const std::vector<RangeSeries>* series_;
+  std::vector<LabelViews> views_;
+  std::vector<size_t> cursor_;
+};
 
 }  // namespace ds

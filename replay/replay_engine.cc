@@ -11,34 +11,9 @@ namespace ds {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// Range answers carry step times with milliseconds; a point belongs to the step it equals.
-constexpr double kSameTime = 1e-3;
 
 // The steady-clock time of a cycle at Unix time t: the decider measures `for` and grace on it.
 TimePoint At(double t) { return TimePoint(FromSeconds(t)); }
-
-LabelViews Views(const Labels& labels) {
-  LabelViews v;
-  v.reserve(labels.size());
-  for (const auto& [k, val] : labels) v.emplace_back(k, val);
-  return v;
-}
-
-// Feeds `sink` every series' point at time t; cursors move forward through each series.
-// Returns whether any point was there.
-bool FeedStep(const std::vector<RangeSeries>& series, const std::vector<LabelViews>& views,
-              double t, std::vector<size_t>* cursor, SampleSink* sink) {
-  bool any = false;
-  for (size_t s = 0; s < series.size(); ++s) {
-    const RangeSeries& rs = series[s];
-    size_t& c = (*cursor)[s];
-    while (c < rs.times.size() && rs.times[c] < t - kSameTime) ++c;
-    if (c == rs.times.size() || rs.times[c] > t + kSameTime) continue;
-    sink->AddAt(views[s], rs.values[c], rs.times[c]);
-    any = true;
-  }
-  return any;
-}
 
 }  // namespace
 
@@ -76,25 +51,18 @@ ReplayEngine::~ReplayEngine() = default;
 
 void ReplayEngine::Run(const std::vector<double>& times, const std::vector<RuleHistory>& history) {
   const size_t rules = config_.rules.size();
-  // Per rule, one cursor per series of its query and of its ageQuery, over this chunk.
-  std::vector<std::vector<size_t>> cursors(rules), age_cursors(rules);
+  // Per rule, a reader of its query's series and of its ageQuery's, over this chunk (label
+  // views made once per chunk, not per step).
+  std::vector<std::optional<RangeStepReader>> readers(rules), age_readers(rules);
   for (size_t r = 0; r < rules; ++r) {
-    if (history[r].series != nullptr) cursors[r].assign(history[r].series->size(), 0);
-    if (history[r].ages != nullptr) age_cursors[r].assign(history[r].ages->size(), 0);
+    if (asked_by_[r] != r) continue;
+    if (history[r].ages != nullptr) age_readers[r].emplace(history[r].ages);
+    if (history[r].series == nullptr) continue;
+    readers[r].emplace(history[r].series);
     // Series that name no node, once each: the live controller reports them every cycle.
-    if (asked_by_[r] != r || history[r].series == nullptr) continue;
     for (const RangeSeries& s : *history[r].series)
       if (matcher_->Match(s.metric, config_.rules[r].node_label) < 0)
         unmatched_.emplace(r, s.metric);
-  }
-  // Label views once per chunk, not per step.
-  std::vector<std::vector<LabelViews>> views(rules), age_views(rules);
-  for (size_t r = 0; r < rules; ++r) {
-    if (asked_by_[r] != r) continue;
-    if (history[r].series != nullptr)
-      for (const RangeSeries& s : *history[r].series) views[r].push_back(Views(s.metric));
-    if (history[r].ages != nullptr)
-      for (const RangeSeries& s : *history[r].ages) age_views[r].push_back(Views(s.metric));
   }
   for (double t : times) {
     if (started_ && t <= last_t_) continue;
@@ -119,14 +87,12 @@ void ReplayEngine::Run(const std::vector<double>& times, const std::vector<RuleH
       }
       queried[r] = true;
       MatchAccumulator acc(matcher_.get(), &rule, t);
-      if (history[r].series != nullptr)
-        any_sample |= FeedStep(*history[r].series, views[r], t, &cursors[r], &acc);
+      if (readers[r]) any_sample |= readers[r]->Feed(t, &acc);
       matched[r] = std::move(acc.result());
       std::vector<double> ages;
       if (!rule.age_query.empty()) {
         UpdateAgeAccumulator age(matcher_.get(), &rule);
-        if (history[r].ages != nullptr)
-          FeedStep(*history[r].ages, age_views[r], t, &age_cursors[r], &age);
+        if (age_readers[r]) age_readers[r]->Feed(t, &age);
         ages = age.ages();
         DropStaleValues(ages, rule.max_age_seconds, &matched[r]);
       }

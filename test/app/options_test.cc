@@ -60,6 +60,38 @@ class OptionsTest : public ::testing::Test {
   std::map<std::string, std::string> env_;
 };
 
+// -once (app/once.h) and its summary's format; the loop never holds removals back.
+TEST_F(OptionsTest, OnceAndItsSummaryFormat) {
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = Base();
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Parse(args);
+  };
+  auto json = with({"-once", "-o", "json", "-leader_elect"});
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  EXPECT_TRUE(json->once);
+  EXPECT_TRUE(json->once_json);
+  EXPECT_TRUE(json->reconciler.keep_marks_on_query_error);
+  auto text = with({"-once"});
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_FALSE(text->once_json);
+  auto loop = Parse(Base());
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  EXPECT_FALSE(loop->once);
+  EXPECT_FALSE(loop->reconciler.keep_marks_on_query_error);
+  auto yaml = with({"-once", "-o", "yaml"});
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_EQ(yaml.status().message(), "-o \"yaml\": expected text or json");
+  auto alone = with({"-o", "json"});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().message(), "-o is for -once only");
+  EXPECT_FALSE(with({"-once", "-cleanup"}).ok());
+  auto check = with({"-once", "-check_config"});
+  ASSERT_TRUE(check.ok()) << "the manifests' tests check a CronJob's arguments: "
+                          << check.status().ToString();
+  EXPECT_TRUE(check->check_only);
+}
+
 TEST_F(OptionsTest, AssemblesEveryPartInOnePass) {
   auto o = Parse(Base());
   ASSERT_TRUE(o.ok()) << o.status().ToString();

@@ -1,13 +1,16 @@
 // Scripted PrometheusClient: per query expression, a result or an error. Records queries.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/mutex.h"
 #include "promql/prometheus_client.h"
+#include "promql/range_query.h"
 
 namespace ds {
 
@@ -47,6 +50,20 @@ class FakePrometheus : public PrometheusClient {
   std::vector<std::pair<std::string, double>> queries_at() {
     MutexLock l(&mu_);
     return queries_at_;
+  }
+  // Sets `expr`'s history for QueryRange: per node label value, the value at every time in
+  // [since, until] (Unix seconds); a range query gets each node's value at each of its steps
+  // within that span (no point outside it, as a series that did not exist yet).
+  void SetHistory(const std::string& expr, const std::string& node, double value, double since,
+                  double until, const std::string& label = "node") {
+    MutexLock l(&mu_);
+    history_[expr].push_back(Span{{{label, node}}, value, since, until});
+    errors_.erase(expr);
+  }
+  // The (expr, start, end, step) of every QueryRange, in order.
+  std::vector<std::tuple<std::string, double, double, double>> range_queries() {
+    MutexLock l(&mu_);
+    return range_queries_;
   }
   void SetError(const std::string& expr, Status st) {
     MutexLock l(&mu_);
@@ -95,9 +112,51 @@ class FakePrometheus : public PrometheusClient {
     }
     return Query(expr);
   }
+  StatusOr<RangeResult> QueryRange(const std::string& expr, double start, double end, double step,
+                                   const LabelFilter* = nullptr) override {
+    MutexLock l(&mu_);
+    range_queries_.emplace_back(expr, start, end, step);
+    ++calls_[expr];
+    if (auto it = errors_.find(expr); it != errors_.end()) return it->second;
+    RangeResult r;
+    for (const Span& span : history_[expr]) {
+      RangeSeries* series = nullptr;
+      for (RangeSeries& s : r.series)
+        if (s.metric == span.metric) series = &s;
+      for (double t = start; t <= end + 1e-9; t += step) {
+        if (t < span.since || t > span.until) continue;
+        if (series == nullptr) {
+          r.series.push_back(RangeSeries{span.metric, {}, {}});
+          series = &r.series.back();
+        }
+        series->times.push_back(t);
+        series->values.push_back(span.value);
+      }
+    }
+    // Spans of one series may come in any order: its points must go forward in time.
+    for (RangeSeries& s : r.series) {
+      std::vector<size_t> order(s.times.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(),
+                [&](size_t a, size_t b) { return s.times[a] < s.times[b]; });
+      RangeSeries sorted{s.metric, {}, {}};
+      for (size_t i : order) {
+        sorted.times.push_back(s.times[i]);
+        sorted.values.push_back(s.values[i]);
+      }
+      s = std::move(sorted);
+    }
+    return r;
+  }
 
  private:
+  struct Span {
+    Labels metric;
+    double value, since, until;
+  };
   Mutex mu_;
+  std::map<std::string, std::vector<Span>> history_ GUARDED_BY(mu_);
+  std::vector<std::tuple<std::string, double, double, double>> range_queries_ GUARDED_BY(mu_);
   std::map<std::string, QueryResult> results_ GUARDED_BY(mu_);
   std::map<std::pair<std::string, double>, QueryResult> results_at_ GUARDED_BY(mu_);
   std::vector<std::pair<std::string, double>> queries_at_ GUARDED_BY(mu_);

@@ -350,12 +350,13 @@ class OverlaysTest(unittest.TestCase):
         base = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
                 for d in render()}
         names = sorted(os.listdir(os.path.join(DEPLOY, "overlays")))
-        self.assertTrue({"production", "dry-run", "rebalance", "taint"} <= set(names), names)
+        self.assertTrue({"production", "dry-run", "rebalance", "taint", "job", "cronjob"} <= set(names), names)
         for name in names:
             with self.subTest(overlay=name):
                 got = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"].rsplit("-", 1)[0])
                        for d in render_overlay(name)}
-                self.assertLessEqual(base, got, "an overlay keeps every resource of the base")
+                want = base - ONE_PASS_DROPS if name in ONE_PASS_OVERLAYS else base
+                self.assertLessEqual(want, got, "an overlay keeps every resource of the base")
 
     def test_dry_run_only_adds_the_flag_and_runs_one_replica(self):
         base, dry = find(render(), "Deployment", "dynamic-scheduler"), find(render_overlay("dry-run"), "Deployment",
@@ -396,6 +397,85 @@ class OverlaysTest(unittest.TestCase):
             base_rules = yaml.safe_load(f)
         del rules["rebalance"]
         self.assertEqual(rules, base_rules, "the same rules as deploy/base/rule.yaml, plus rebalance:")
+
+
+# The overlays that run one pass (-once) as a Job or a CronJob instead of the controller's
+# Deployment: they drop the Deployment, its Service and its PodDisruptionBudget.
+ONE_PASS_OVERLAYS = {"job": "Job", "cronjob": "CronJob"}
+ONE_PASS_DROPS = {("Deployment", "dynamic-scheduler", "dynamic"), ("Service", "dynamic-scheduler", "dynamic"),
+                  ("PodDisruptionBudget", "dynamic-scheduler", "dynamic")}
+
+
+class OnePassOverlaysTest(unittest.TestCase):
+    """deploy/overlays/job and deploy/overlays/cronjob: `-once` from a Job, and every 2 minutes from a
+    CronJob with concurrencyPolicy: Forbid (the guard: -once runs no leader election), with the base's
+    ServiceAccount, RBAC, rule ConfigMap and hardening, and nothing of the web port."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base = render()
+        cls.overlays = {o: render_overlay(o) for o in ONE_PASS_OVERLAYS}
+
+    def workload(self, name):
+        docs = self.overlays[name]
+        got = [d for d in docs if d["kind"] == ONE_PASS_OVERLAYS[name]]
+        self.assertEqual(len(got), 1, name)
+        return got[0]
+
+    def test_the_cronjob_runs_every_two_minutes_one_at_a_time(self):
+        cj = self.workload("cronjob")
+        self.assertEqual(cj["apiVersion"], "batch/v1")
+        spec = cj["spec"]
+        self.assertEqual(spec["schedule"], "*/2 * * * *")
+        self.assertEqual(spec["concurrencyPolicy"], "Forbid")
+        self.assertGreaterEqual(spec["successfulJobsHistoryLimit"], 1)
+        self.assertGreaterEqual(spec["failedJobsHistoryLimit"], 1)
+        job = spec["jobTemplate"]["spec"]
+        self.assertEqual(job["backoffLimit"], 0, "a failed pass waits for the next run")
+        self.assertLess(job["activeDeadlineSeconds"], 120, "a pass ends before the next is due")
+
+    def test_the_job_is_bounded(self):
+        job = self.workload("job")
+        self.assertEqual(job["apiVersion"], "batch/v1")
+        self.assertIn("backoffLimit", job["spec"])
+        self.assertGreater(job["spec"]["activeDeadlineSeconds"], 0)
+
+    def test_the_pod_runs_once_hardened_with_the_base_account_and_rules(self):
+        base_pod = find(self.base, "Deployment", "dynamic-scheduler")["spec"]["template"]["spec"]
+        for name, docs in self.overlays.items():
+            with self.subTest(overlay=name):
+                pod = pod_spec(self.workload(name))
+                self.assertEqual(pod["restartPolicy"], "Never")
+                self.assertEqual(pod["serviceAccountName"], base_pod["serviceAccountName"])
+                self.assertEqual(pod["securityContext"], base_pod["securityContext"])
+                (c,) = pod["containers"]
+                check_container_hardening(self, pod, c)
+                self.assertEqual(c["securityContext"], base_pod["containers"][0]["securityContext"])
+                self.assertIn("-once", c["args"])
+                self.assertIn("-r=/etc/dynamic-scheduler/rule.yaml", c["args"])
+                self.assertFalse([a for a in c["args"] if a.split("=")[0] in
+                                  ("-leader_elect", "-webaddr", "-probeaddr") or a.startswith("-web_")], c["args"])
+                for absent in ("ports", "readinessProbe", "livenessProbe"):
+                    self.assertNotIn(absent, c)
+                mount = [m for m in c["volumeMounts"] if m["mountPath"] == "/etc/dynamic-scheduler"][0]
+                vol = [v for v in pod["volumes"] if v["name"] == mount["name"]][0]
+                cm = find(docs, "ConfigMap", "dynamic-scheduler-rules")
+                self.assertEqual(vol["configMap"]["name"], cm["metadata"]["name"], "mounts the generated ConfigMap")
+                self.assertEqual(cm["data"], find(self.base, "ConfigMap", "dynamic-scheduler-rules")["data"])
+                self.assertEqual(self.workload(name)["metadata"]["namespace"], "dynamic-scheduler")
+
+    def test_the_same_rbac_and_no_web_port(self):
+        rbac = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+        key = lambda d: (d["kind"], d["metadata"]["name"])
+        for name, docs in self.overlays.items():
+            with self.subTest(overlay=name):
+                self.assertEqual(sorted((d for d in docs if d["kind"] in rbac), key=key),
+                                 sorted((d for d in self.base if d["kind"] in rbac), key=key))
+                names = {key(d) for d in docs}
+                for gone in (("Deployment", "dynamic-scheduler"), ("Service", "dynamic-scheduler"),
+                             ("PodDisruptionBudget", "dynamic-scheduler")):
+                    self.assertNotIn(gone, names, "a pass serves no page, /metrics or webhook")
+                self.assertEqual(sorted(key(d) for d in docs if d["kind"] == "NetworkPolicy"), [])
 
 
 COMPONENTS = os.path.join(DEPLOY, "components")
@@ -444,10 +524,20 @@ def container_args(docs):
     """(name, args, env) of every container of every workload in a rendered install."""
     out = []
     for d in docs:
-        if d["kind"] in ("Deployment", "DaemonSet", "StatefulSet"):
-            for c in d["spec"]["template"]["spec"]["containers"]:
+        pod = pod_spec(d)
+        if pod is not None:
+            for c in pod["containers"]:
                 out.append((d["metadata"]["name"], c.get("args", []), c.get("env", [])))
     return out
+
+
+def pod_spec(d):
+    """The pod spec of a workload (a CronJob's through its job template), or None."""
+    if d["kind"] in ("Deployment", "DaemonSet", "StatefulSet", "Job"):
+        return d["spec"]["template"]["spec"]
+    if d["kind"] == "CronJob":
+        return d["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    return None
 
 
 def install_names():
@@ -462,7 +552,9 @@ class LockedDownOverlaysTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.overlays = {o: render_overlay(o) for o in sorted(os.listdir(os.path.join(DEPLOY, "overlays")))}
+        # The one-pass overlays serve no web port: nothing to lock down (OnePassOverlaysTest).
+        cls.overlays = {o: render_overlay(o) for o in sorted(os.listdir(os.path.join(DEPLOY, "overlays")))
+                        if o not in ONE_PASS_OVERLAYS}
 
     def test_every_overlay_has_tls_auth_and_the_probe_port(self):
         for name, docs in self.overlays.items():

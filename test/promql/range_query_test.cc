@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "promql/prometheus_client.h"
 #include "test/fakes/fake_http_transport.h"
@@ -82,6 +84,42 @@ TEST(PlanRangeChunks, CoversEveryStepOnceWithinTheLimit) {
   EXPECT_EQ(c[1].steps, 2u);
   EXPECT_TRUE(PlanRangeChunks(10, 9, 1).empty());
   EXPECT_EQ(PlanRangeChunks(10, 10, 1).size(), 1u);
+}
+
+// Records what a step fed: (label "node", value, timestamp).
+class Collect : public SampleSink {
+ public:
+  void Reset() override { got.clear(); }
+  void Add(const LabelViews& labels, double value) override { AddAt(labels, value, 0); }
+  void AddAt(const LabelViews& labels, double value, double t) override {
+    got.emplace_back(std::string(*FindLabel(labels, "node")), value, t);
+  }
+  std::vector<std::tuple<std::string, double, double>> got;
+};
+
+// The replay and a one-pass run's history read a range answer step by step: a series' point at
+// the step it equals (within a millisecond), none where it has a gap.
+TEST(RangeStepReader, FeedsEachSeriesPointAtItsStep) {
+  std::vector<RangeSeries> series = {
+      {{{"node", "a"}}, {100, 110, 120}, {1, 2, 3}},
+      {{{"node", "b"}}, {110.0004}, {7}},  // a gap at 100 and after 110
+  };
+  RangeStepReader reader(&series);
+  struct Step {
+    double t;
+    std::vector<std::tuple<std::string, double, double>> want;
+  } steps[] = {
+      {100, {{"a", 1, 100}}},
+      {110, {{"a", 2, 110}, {"b", 7, 110.0004}}},
+      {115, {}},  // between two points: none
+      {120, {{"a", 3, 120}}},
+      {130, {}},
+  };
+  for (const Step& s : steps) {
+    Collect c;
+    EXPECT_EQ(reader.Feed(s.t, &c), !s.want.empty()) << s.t;
+    EXPECT_EQ(c.got, s.want) << s.t;
+  }
 }
 
 TEST(HttpPrometheusClient, QueryRangeCarriesTheWindowAndDecodesTheMatrix) {
