@@ -1,9 +1,13 @@
 // effect-sim: runs the effect simulation's scenarios and sweep for one parameter file and prints
 // the figures as JSON (bench/effect/run_effect.py turns them into bench/EFFECT.md).
 //
-//   effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--no-scenarios] [--nodes N]
-//              [--days D] [--seed S] [--grace SECONDS] [--jobs N] [--out FILE]
+//   effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--balance] [--no-scenarios]
+//              [--nodes N] [--days D] [--seed S] [--grace SECONDS] [--jobs N] [--out FILE]
 //   effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] [--days D]
+//
+// --balance runs the parameter file's `balance:` set (a new worker joins: balance.scenarios on a
+// cluster that balance.join grows, once per balance.seeds); --nodes, --days and --seed replace its
+// size and seeds too. Each balance run prints the spread of node cpu % around the join.
 //
 // --trace runs one scenario (default marks-w100) and writes, for every step, what each node's
 // rules saw and which nodes carried the mark: the check against the real controller
@@ -54,7 +58,7 @@ double ThreadCpuSeconds() {
 
 int Usage(const char* why) {
   std::fprintf(stderr,
-               "%s\nusage: effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] "
+               "%s\nusage: effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--balance] "
                "[--no-scenarios] [--nodes N] [--days D] [--seed S] [--grace SECONDS] [--jobs N] "
                "[--out FILE]\n"
                "       effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] "
@@ -133,6 +137,44 @@ void WriteFigures(W* w, const Run& r) {
   num("marked_max", static_cast<double>(f.marked_max));
   num("spread_cpu", f.spread_cpu);
   num("spread_memory", f.spread_memory);
+  num("node_minutes_over_mean", f.node_minutes_over_mean);
+  num("landed_over_mean", static_cast<double>(f.landed_over_mean));
+  num("landed_over_mean_pod_cpu", f.landed_over_mean_pod_cpu);
+  num("landed_over_mean_pod_request", f.landed_over_mean_pod_request);
+  num("replacements_bound", static_cast<double>(f.replacements_bound));
+  num("replacements_as_planned", static_cast<double>(f.replacements_as_planned));
+  if (r.params.join.nodes > 0) {
+    const effect::JoinFigures& j = f.join;
+    w->Key("join");
+    w->StartObject();
+    num("at", r.params.join.at_seconds);
+    num("nodes", static_cast<double>(r.params.join.nodes));
+    w->Key("joined");
+    w->Bool(j.at >= 0);
+    // Per moment (before, join, 1h, 6h, end): null where the run did not reach it.
+    auto moments = [&](const char* key, const double* v) {
+      w->Key(key);
+      w->StartObject();
+      for (int m = 0; m < effect::JoinFigures::kMoments; ++m) {
+        w->Key(effect::JoinFigures::MomentName(m));
+        if (std::isfinite(v[m])) {
+          w->Double(v[m]);
+        } else {
+          w->Null();
+        }
+      }
+      w->EndObject();
+    };
+    moments("sd_cpu", j.sd_cpu);
+    moments("sd_memory", j.sd_memory);
+    moments("mean_cpu", j.mean_cpu);
+    num("evictions_before", static_cast<double>(j.evictions_before));
+    num("evictions_hour", static_cast<double>(j.evictions_hour));
+    num("joined_pods_end", static_cast<double>(j.joined_pods_end));
+    num("joined_cpu_end", j.joined_cpu_end);
+    num("joined_memory_end", j.joined_memory_end);
+    w->EndObject();
+  }
   num("discovery_rate", f.effect.DiscoveryRate());
   num("eviction_rate", f.effect.EvictionRate());
   num("effectiveness", f.effect.Effectiveness());
@@ -200,6 +242,15 @@ void WriteFigures(W* w, const Run& r) {
     w->StartArray();
     for (int v : f.hot_series) w->Int(v);
     w->EndArray();
+  }
+  if (r.kind == "balance") {  // EFFECT.md plots the spread around the join
+    for (const auto& [key, series] : {std::pair{"spread_cpu_series", &f.spread_cpu_series},
+                                      std::pair{"spread_memory_series", &f.spread_memory_series}}) {
+      w->Key(key);
+      w->StartArray();
+      for (double v : *series) w->Double(std::round(v * 100) / 100);
+      w->EndArray();
+    }
   }
   w->EndObject();
 }
@@ -289,7 +340,7 @@ int WriteTrace(const effect::EffectParams& p, const std::string& scenario,
 int main(int argc, char** argv) {
   if (argc < 2) return Usage("missing the parameter file");
   std::string out_path, only, trace_path;
-  bool sweep = false, scenarios = true;
+  bool sweep = false, scenarios = true, balance = false;
   double nodes = 0, days = 0, jobs = 1, seed = 0, grace = -1;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -302,6 +353,8 @@ int main(int argc, char** argv) {
     };
     if (a == "--sweep") {
       sweep = true;
+    } else if (a == "--balance") {
+      balance = true;
     } else if (a == "--no-scenarios") {
       scenarios = false;
     } else if (a == "--scenarios") {
@@ -337,9 +390,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   effect::EffectParams base = *loaded;
-  if (nodes > 0) base.nodes.count = static_cast<size_t>(nodes);
-  if (days > 0) base.days = days;
-  if (seed > 0) base.seed = static_cast<uint64_t>(seed);
+  if (nodes > 0) base.nodes.count = base.balance.nodes = static_cast<size_t>(nodes);
+  if (days > 0) base.days = base.balance.days = days;
+  if (seed > 0) {
+    base.seed = static_cast<uint64_t>(seed);
+    base.balance.seeds = {seed};
+  }
   if (grace > 0) base.termination_grace_seconds = grace;
   if (!trace_path.empty()) {
     const std::string scenario = only.empty() ? "marks-w100" : only;
@@ -452,6 +508,22 @@ int main(int argc, char** argv) {
         "marks-early", "earlyThreshold");
   }
 
+  if (balance) {
+    // The same join on the same workload for every scenario of a seed.
+    effect::EffectParams b = base;
+    if (base.balance.nodes > 0) b.nodes.count = base.balance.nodes;
+    if (base.balance.days > 0) b.days = base.balance.days;
+    b.join = base.balance.join;
+    std::vector<double> seeds = base.balance.seeds;
+    if (seeds.empty()) seeds = {static_cast<double>(base.seed)};
+    for (double s : seeds)
+      for (const std::string& n : base.balance.scenarios) {
+        effect::EffectParams p = b;
+        p.seed = static_cast<uint64_t>(s);
+        runs.push_back({"balance", n, "seed", s, p, effect::ScenarioNamed(n, p), {}, 0, 0});
+      }
+  }
+
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < runs.size(); i = next++) {
@@ -467,6 +539,24 @@ int main(int argc, char** argv) {
                    runs[i].kind.c_str(), runs[i].name.c_str(), runs[i].param.c_str(), runs[i].value,
                    runs[i].params.nodes.count, runs[i].params.days, runs[i].wall_seconds,
                    runs[i].cpu_seconds);
+      const effect::Figures& f = runs[i].figures;
+      if (runs[i].params.join.nodes > 0) {
+        std::string sd;
+        for (int m = 0; m < effect::JoinFigures::kMoments; ++m) {
+          char v[48];
+          std::snprintf(v, sizeof v, "%s%s %.2f", m ? ", " : "", effect::JoinFigures::MomentName(m),
+                        f.join.sd_cpu[m]);
+          sd += v;
+        }
+        std::fprintf(
+            stderr,
+            "         +%zu nodes at %gs: sd cpu %%: %s; evictions %zu, bounce-backs %zu, "
+            "hot node-min %.0f, over the mean node-min %.0f, pods on the joined nodes %zu, "
+            "replacements landing over the mean %zu\n",
+            runs[i].params.join.nodes, runs[i].params.join.at_seconds, sd.c_str(), f.evictions,
+            f.bounce_backs, f.node_minutes_cpu + f.node_minutes_memory, f.node_minutes_over_mean,
+            f.join.joined_pods_end, f.landed_over_mean);
+      }
     }
   };
   std::vector<std::thread> threads;
@@ -539,6 +629,8 @@ int main(int argc, char** argv) {
   w.Double(base.measure_cpu);
   w.Key("measure_memory");
   w.Double(base.measure_memory);
+  w.Key("measure_cpu_over_mean");
+  w.Double(base.measure_cpu_over_mean);
   w.Key("affinity_weight");
   w.Int(base.affinity_weight);
   w.Key("max_marked_fraction");
@@ -552,6 +644,50 @@ int main(int argc, char** argv) {
   if (base.has_early_rules) {
     w.Key("early_rules");
     WriteRules(&w, base.early_rules.rules);
+  }
+  if (base.has_balance_rules) {
+    w.Key("balance_rules");
+    WriteRules(&w, base.balance_rules.rules);
+    const ds::EvictionLimits& bl = base.balance_rules.rebalance.limits;
+    w.Key("balance_limits");
+    w.StartObject();
+    w.Key("per_cycle");
+    w.Uint64(bl.per_cycle);
+    w.Key("per_hour");
+    w.Uint64(bl.per_hour);
+    w.Key("per_node_per_hour");
+    w.Uint64(bl.per_node_per_hour);
+    w.Key("node_cooldown_seconds");
+    w.Double(bl.node_cooldown_seconds);
+    w.Key("per_workload");
+    w.Uint64(bl.per_workload_unreplaced);
+    w.EndObject();
+  }
+  w.Key("descheduler");  // lownodeutil's (% of allocatable requested: cpu, memory, pods)
+  w.StartObject();
+  w.Key("interval_seconds");
+  w.Double(base.descheduler.interval_seconds);
+  for (const auto& [key, v] :
+       {std::pair{"thresholds", base.descheduler.thresholds},
+        std::pair{"target_thresholds", base.descheduler.target_thresholds}}) {
+    w.Key(key);
+    w.StartArray();
+    for (int i = 0; i < 3; ++i) w.Double(v[i]);
+    w.EndArray();
+  }
+  w.EndObject();
+  if (balance) {
+    w.Key("balance");
+    w.StartObject();
+    w.Key("nodes");
+    w.Uint64(base.balance.nodes > 0 ? base.balance.nodes : base.nodes.count);
+    w.Key("days");
+    w.Double(base.balance.days > 0 ? base.balance.days : base.days);
+    w.Key("join_at");
+    w.Double(base.balance.join.at_seconds);
+    w.Key("join_nodes");
+    w.Uint64(base.balance.join.nodes);
+    w.EndObject();
   }
   w.Key("eviction_hard");
   w.Double(base.nodes.eviction_hard);

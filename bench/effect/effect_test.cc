@@ -352,6 +352,157 @@ TEST(SimulationTest, TheHerdCapHoldsWhenTight) {
   EXPECT_EQ(sim.figures().marked_max, 1u);  // what EFFECT.md reports as the most marked at once
 }
 
+// A new worker joins a busy cluster, without churn: four 4-core nodes with ten identical pods
+// each (0.2 cores requested, 0.36 used: 90 %), no rollouts, scaling, jobs, bursts or daily swing,
+// so that no pod moves unless a policy moves it; two empty nodes join at 10 minutes. The mean cpu
+// falls from 90 to 60: marks-balance's rule (rule-balance.yaml: over the mean plus 20, clear at
+// the mean plus 10) holds the four old nodes, and each must shed three pods (9 points each) to
+// reach 70 while the mean stays 60 (every move stays within the pool).
+EffectParams QuietJoin() {
+  const std::string yaml = R"(
+seed: 5
+days: 0.0625          # 90 minutes
+step: 10s
+nodes: {count: 4, cpu: 4, memory: 16Gi, systemReserved: 1Gi, evictionHard: 100Mi, pods: 110}
+workload:
+  podsPerNode: 10
+  replicas: {median: 1, sigma: 0}
+  maxReplicas: 1
+  cpuRequest: {median: 0.2, sigma: 0}
+  memoryRequest: {median: 256Mi, sigma: 0}
+  cpuUsageRatio: {median: 1.8, sigma: 0}
+  memoryUsageRatio: {median: 0.5, sigma: 0}
+  podJitter: 0
+  daily: {cpuAmplitude: 0, memoryAmplitude: 0, peak: 14h, phaseSpread: 0s}
+  bursts: {perDay: 0, factor: 1, duration: 15m}
+  leaks: {share: 0, perHour: 0}
+  rollouts: {perDay: 0}
+  scaling: {perDay: 0, change: 0.3}
+  jobs: {perNodeHour: 0, duration: {median: 5m, sigma: 1.0}}
+controller: {ruleFile: rule.yaml, balanceRuleFile: rule-balance.yaml}
+join: {at: 10m, nodes: 2}
+)";
+  auto p = ParseEffectParams(yaml, "quiet-join", EFFECT_DIR);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+constexpr size_t kQuietNodes = 4, kQuietJoined = 2;
+constexpr double kQuietJoinAt = 600;
+
+// The join adds its nodes, empty and of the cluster's shape, in the first step at or after its
+// time, and never again; without a policy nothing moves onto them in a cluster without churn.
+TEST(JoinTest, NewNodesJoinEmptyAtTheirTime) {
+  const EffectParams p = QuietJoin();
+  Simulation sim(p, ScenarioNamed("none", p), /*check=*/true);
+  for (double t = sim.now(); sim.Step(); t = sim.now()) {
+    const auto views = sim.NodeViews();
+    ASSERT_EQ(views.size(), kQuietNodes + (t >= kQuietJoinAt ? kQuietJoined : 0)) << t;
+    for (size_t k = kQuietNodes; k < views.size(); ++k) {
+      EXPECT_EQ(views[k].name, "node-000" + std::to_string(k));
+      EXPECT_EQ(views[k].pods, 0u) << t;
+      EXPECT_EQ(views[k].cpu, 0);
+      EXPECT_EQ(views[k].memory, 0);
+    }
+    for (size_t k = 0; k < kQuietNodes; ++k) EXPECT_EQ(views[k].pods, 10u);
+  }
+  EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
+  const JoinFigures& j = sim.figures().join;
+  EXPECT_EQ(j.at, kQuietJoinAt);
+  EXPECT_EQ(j.joined_pods_end, 0u);
+  EXPECT_NEAR(j.sd_cpu[JoinFigures::kBefore], 0, 1e-9);  // four nodes at 90 %
+  EXPECT_NEAR(j.mean_cpu[JoinFigures::kJoin], 60, 1e-9);
+  EXPECT_NEAR(j.sd_cpu[JoinFigures::kJoin], std::sqrt(4 * 30.0 * 30 + 2 * 60.0 * 60) / std::sqrt(6),
+              1e-9);
+  EXPECT_TRUE(std::isnan(j.sd_cpu[JoinFigures::kSixHours])) << "the run ends before";
+  EXPECT_EQ(sim.figures().spread_cpu_series.size(), 9u);  // 10-minute periods of 90 minutes
+  // Off by default: the same cluster without the join keeps its four nodes and its history.
+  EffectParams q = p;
+  q.join = JoinParams{};
+  Simulation off(q, ScenarioNamed("none", q));
+  off.Run();
+  EXPECT_EQ(off.NodeViews().size(), kQuietNodes);
+  EXPECT_LT(off.figures().join.at, 0);
+}
+
+// With churn the scheduler places new pods on the joined nodes too, and every scenario keeps its
+// invariants across the join (the smoke cluster, two nodes joining at two hours).
+TEST(JoinTest, TheSmokeClusterKeepsItsInvariantsAcrossAJoin) {
+  EffectParams p = Smoke();
+  p.join = JoinParams{2 * 3600, 4};
+  for (const char* name : {"none", "lownodeutil", "marks-rebalance", "marks-balance"}) {
+    Simulation sim(p, ScenarioNamed(name, p), /*check=*/true);
+    sim.Run();
+    EXPECT_TRUE(sim.violations().empty()) << name << ": " << sim.violations().front();
+    EXPECT_EQ(sim.figures().join.at, 2 * 3600) << name;
+    EXPECT_GT(sim.figures().join.joined_pods_end, 0u) << name;
+    EXPECT_EQ(sim.NodeViews().size(), p.nodes.count + 4) << name;
+  }
+}
+
+// The balance relief spreads the load onto the joined nodes: an hour after the join the nodes'
+// cpu % spread less than with nothing acting, on the same workload and join. Nothing moves
+// without a policy here, so the spread stays where the join left it unless relief works.
+TEST(BalanceTest, ReliefLowersTheSpreadAfterAJoin) {
+  const EffectParams p = QuietJoin();
+  Simulation none(p, ScenarioNamed("none", p));
+  Simulation balance(p, ScenarioNamed("marks-balance", p), /*check=*/true);
+  none.Run();
+  balance.Run();
+  EXPECT_TRUE(balance.violations().empty()) << balance.violations().front();
+  const JoinFigures& n = none.figures().join;
+  const JoinFigures& b = balance.figures().join;
+  ASSERT_FALSE(std::isnan(b.sd_cpu[JoinFigures::kHour]));
+  EXPECT_NEAR(n.sd_cpu[JoinFigures::kHour], n.sd_cpu[JoinFigures::kJoin], 1e-9);
+  EXPECT_NEAR(b.sd_cpu[JoinFigures::kJoin], n.sd_cpu[JoinFigures::kJoin], 1e-9);
+  EXPECT_LT(b.sd_cpu[JoinFigures::kHour], n.sd_cpu[JoinFigures::kHour] / 4);
+  EXPECT_LT(balance.figures().node_minutes_over_mean, none.figures().node_minutes_over_mean);
+  EXPECT_GT(b.joined_pods_end, 0u);
+  EXPECT_EQ(b.evictions_before, 0u) << "no node stood out before the join";
+}
+
+// Relief follows the mean (rebalance/pool_mean.h): each old node sheds the three pods that bring
+// it from 90 % to 63 %, at or below the mean (60) plus the clear offset (10), and no more; every
+// replacement lands where the plan reserved room, at or below the mean plus the threshold offset
+// (20), so no joined node ever stands out by the rule that moved the pods there.
+TEST(BalanceTest, ReliefStopsAtTheMeanAndKeepsDestinationsBelowItsThreshold) {
+  const EffectParams p = QuietJoin();
+  Simulation sim(p, ScenarioNamed("marks-balance", p), /*check=*/true);
+  const ds::Rule& rule = p.balance_rules.rules.front();
+  while (sim.Step()) {
+    const auto views = sim.NodeViews();
+    double mean = 0;
+    for (const auto& v : views) mean += v.cpu;
+    mean /= static_cast<double>(views.size());
+    for (size_t k = kQuietNodes; k < views.size(); ++k) {
+      EXPECT_LE(views[k].cpu, mean + rule.threshold + 1e-9) << views[k].name << " at " << sim.now();
+      EXPECT_FALSE(views[k].marked) << views[k].name << " at " << sim.now();
+    }
+  }
+  EXPECT_TRUE(sim.violations().empty()) << sim.violations().front();
+  const Figures& f = sim.figures();
+  EXPECT_EQ(f.evictions, 3 * kQuietNodes);
+  EXPECT_EQ(f.bounce_backs, 0u);
+  EXPECT_EQ(f.landed_over_mean, 0u);
+  EXPECT_EQ(f.replacements_bound, f.evictions);
+  EXPECT_EQ(f.join.joined_pods_end, 3 * kQuietNodes);
+  for (size_t k = 0; k < kQuietNodes; ++k) EXPECT_EQ(sim.NodeViews()[k].pods, 7u);
+}
+
+// On the smoke cluster (churn, bursts, a daily swing), two hours after four new nodes join, the
+// balance relief has spread the cpu load more evenly than the same history without a policy.
+TEST(BalanceTest, ReliefLowersTheSpreadOnABusyCluster) {
+  EffectParams p = Smoke();
+  p.join = JoinParams{2 * 3600, 4};
+  Simulation none(p, ScenarioNamed("none", p));
+  Simulation balance(p, ScenarioNamed("marks-balance", p));
+  none.Run();
+  balance.Run();
+  EXPECT_GT(balance.figures().evictions, balance.figures().join.evictions_before);
+  EXPECT_LT(balance.figures().join.sd_cpu[JoinFigures::kHour],
+            none.figures().join.sd_cpu[JoinFigures::kHour]);
+}
+
 TEST(WorkloadTest, DeploymentsReachTheDensityAndSpreadBothWays) {
   WorkloadParams w;
   Rng rng(3);
@@ -408,7 +559,7 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
             "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
             "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint, "
             "marks-relief, marks-early, marks-placed, marks-lag, marks-lag-motion, "
-            "marks-motion, marks-lag-decay)");
+            "marks-motion, marks-lag-decay, marks-balance)");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, marks-relief]\n"),
             "p.yaml: scenario marks-relief needs controller.reliefRuleFile");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {reliefThreshold: [1Gi]}\n"),
@@ -427,6 +578,13 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
   EXPECT_NE(bad("nodes: [").find("not valid YAML"), std::string::npos);
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {maxMarkedFraction: [0.5, 0]}\n"),
             "p.yaml:2:34: sweep.maxMarkedFraction[1]: must be from 0.001 to 1");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nbalance: {scenarios: [marks-balance]}\n"),
+            "p.yaml: balance.scenarios: marks-balance needs controller.balanceRuleFile");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\njoin: {at: 1h, nodes: 2.5}\n"),
+            "p.yaml: seed, nodes.count, nodes.pods, sweep.nodes, controller.affinityWeight, "
+            "join.nodes, balance.nodes and balance.join.nodes must be whole numbers");
+  EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\njoin: {when: 1h}\n"),
+            "p.yaml:2:8: join.when: unknown field (allowed: at, nodes)");
   auto ok = ParseEffectParams("controller: {ruleFile: rule.yaml}\nnodes: {memory: 8Gi}\n", "p.yaml",
                               EFFECT_DIR);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
@@ -441,7 +599,22 @@ TEST(ParamsTest, TheShippedParametersLoad) {
   auto p = LoadEffectParams(std::string(EFFECT_DIR) + "/params.yaml");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->nodes.count, 1000u);
-  EXPECT_EQ(p->scenarios, KnownScenarios());
+  // Every scenario but marks-balance, which runs in the balance set (a new worker joins).
+  std::vector<std::string> listed = KnownScenarios();
+  std::erase(listed, "marks-balance");
+  EXPECT_EQ(p->scenarios, listed);
+  EXPECT_EQ(p->join.nodes, 0u) << "the scenarios run without a join";
+  EXPECT_EQ(p->balance.join.nodes, 100u);
+  EXPECT_EQ(p->balance.join.at_seconds, 6 * 3600);
+  EXPECT_EQ(p->balance.scenarios,
+            (std::vector<std::string>{"none", "lownodeutil", "marks-balance"}));
+  ASSERT_TRUE(p->has_balance_rules);
+  ASSERT_EQ(p->balance_rules.rules.size(), 1u);
+  const ds::Rule& balance = p->balance_rules.rules.front();
+  EXPECT_EQ(balance.relative_to, ds::Rule::Relative::kMean);
+  EXPECT_EQ(balance.resource, ds::Rule::Resource::kCpu);
+  EXPECT_EQ(balance.threshold, 20);
+  EXPECT_EQ(balance.clear_threshold, 10);
   EXPECT_EQ(p->value_window_seconds, 300);  // marks-lag's: a rate(...[5m])
   EXPECT_EQ(p->termination_grace_seconds, 30);
   EXPECT_TRUE(p->rules.rebalance.enabled);

@@ -126,7 +126,8 @@ const std::vector<std::string>& KnownScenarios() {
   static const std::vector<std::string> kNames = {
       "none",         "marks-w10",       "marks-w50",        "marks-w100",   "lownodeutil",
       "evict-usage",  "marks-rebalance", "marks-taint",      "marks-relief", "marks-early",
-      "marks-placed", "marks-lag",       "marks-lag-motion", "marks-motion", "marks-lag-decay"};
+      "marks-placed", "marks-lag",       "marks-lag-motion", "marks-motion", "marks-lag-decay",
+      "marks-balance"};
   return kNames;
 }
 
@@ -143,12 +144,13 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
   NodeParams& nd = p.nodes;
   std::string rule_file;
   YAML::Node rule_file_node;
-  std::string relief_file, early_file;
-  YAML::Node relief_file_node, early_file_node;
+  std::string relief_file, early_file, balance_file;
+  YAML::Node relief_file_node, early_file_node, balance_file_node;
   double seed = 1, weight = p.affinity_weight, node_count = static_cast<double>(nd.count),
          node_pods = static_cast<double>(nd.pods), sweep_nodes = static_cast<double>(p.sweep.nodes);
-  YAML::Node scenarios_node;
-  bool scenarios_given = false;
+  YAML::Node scenarios_node, balance_scenarios_node;
+  bool scenarios_given = false, balance_scenarios_given = false;
+  double join_nodes = 0, balance_nodes = 0, balance_join_nodes = 0;
   using R = Parser::Reader;
   auto section = [&](const std::vector<std::pair<std::string, R>>& fields) -> R {
     return [&ps, fields](const YAML::Node& n, const std::string& f) {
@@ -159,6 +161,18 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
     return section({{"cpu", ps.Number(&v[0], 0, 100)},
                     {"memory", ps.Number(&v[1], 0, 100)},
                     {"pods", ps.Number(&v[2], 0, 100)}});
+  };
+  auto path = [&](std::string* file, YAML::Node* node) -> R {
+    return [&ps, file, node](const YAML::Node& n, const std::string& f) -> Status {
+      if (!n.IsScalar() || n.Scalar().empty()) return ps.Error(n, f, "must be a path");
+      *file = n.Scalar();
+      *node = n;
+      return Status::OK();
+    };
+  };
+  auto join = [&](JoinParams* j, double* count) -> R {
+    return section({{"at", ps.Seconds(&j->at_seconds, 0, 365 * 86400.0)},
+                    {"nodes", ps.Number(count, 0, 100000)}});
   };
   try {
     RETURN_NOT_OK(ps.Section(
@@ -200,36 +214,28 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                     section({{"perNodeHour", ps.Number(&w.jobs_per_node_hour, 0, 1000)},
                              {"duration", ps.Dist(&w.job_seconds, 1, 30 * 86400, false, true)}})}})},
          {"controller",
-          section({{"ruleFile",
-                    [&](const YAML::Node& n, const std::string& f) -> Status {
-                      if (!n.IsScalar() || n.Scalar().empty())
-                        return ps.Error(n, f, "must be a path");
-                      rule_file = n.Scalar();
-                      rule_file_node = n;
-                      return Status::OK();
-                    }},
-                   {"reliefRuleFile",
-                    [&](const YAML::Node& n, const std::string& f) -> Status {
-                      if (!n.IsScalar() || n.Scalar().empty())
-                        return ps.Error(n, f, "must be a path");
-                      relief_file = n.Scalar();
-                      relief_file_node = n;
-                      return Status::OK();
-                    }},
-                   {"earlyRuleFile",
-                    [&](const YAML::Node& n, const std::string& f) -> Status {
-                      if (!n.IsScalar() || n.Scalar().empty())
-                        return ps.Error(n, f, "must be a path");
-                      early_file = n.Scalar();
-                      early_file_node = n;
-                      return Status::OK();
-                    }},
+          section({{"ruleFile", path(&rule_file, &rule_file_node)},
+                   {"reliefRuleFile", path(&relief_file, &relief_file_node)},
+                   {"earlyRuleFile", path(&early_file, &early_file_node)},
+                   {"balanceRuleFile", path(&balance_file, &balance_file_node)},
                    {"cpuRateWindow", ps.Seconds(&p.cpu_rate_window_seconds, 0, 86400)},
                    {"valueWindow", ps.Seconds(&p.value_window_seconds, 0, 86400)},
                    {"terminationGrace", ps.Seconds(&p.termination_grace_seconds, 0, 3600)},
                    {"affinityWeight", ps.Number(&weight, 1, 100)}})},
          {"measure", section({{"cpu", ps.Number(&p.measure_cpu, 0, 100)},
-                              {"memory", ps.Number(&p.measure_memory, 0, 1000)}})},
+                              {"memory", ps.Number(&p.measure_memory, 0, 1000)},
+                              {"cpuOverMean", ps.Number(&p.measure_cpu_over_mean, 0, 100)}})},
+         {"join", join(&p.join, &join_nodes)},
+         {"balance", section({{"nodes", ps.Number(&balance_nodes, 0, 100000)},
+                              {"days", ps.Number(&p.balance.days, 0, 365)},
+                              {"join", join(&p.balance.join, &balance_join_nodes)},
+                              {"scenarios",
+                               [&](const YAML::Node& n, const std::string&) {
+                                 balance_scenarios_node = n;
+                                 balance_scenarios_given = true;
+                                 return Status::OK();
+                               }},
+                              {"seeds", ps.List(&p.balance.seeds, 0, 9e15)}})},
          {"descheduler",
           section({{"interval", ps.Seconds(&p.descheduler.interval_seconds, 1, 86400)},
                    {"thresholds", triple(p.descheduler.thresholds)},
@@ -252,32 +258,45 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                              ps.List(&p.sweep.relief_threshold, 1, 1e15, true)},
                             {"earlyThreshold",
                              ps.List(&p.sweep.early_threshold, 1, 1e15, true)}})}}));
-    if (scenarios_given) {
-      if (!scenarios_node.IsSequence() || scenarios_node.size() == 0)
-        return ps.Error(scenarios_node, "scenarios", "must be a non-empty list of names");
-      p.scenarios.clear();
-      for (size_t i = 0; i < scenarios_node.size(); ++i) {
-        const YAML::Node& s = scenarios_node[i];
+    auto names = [&](const YAML::Node& n, const std::string& field,
+                     std::vector<std::string>* out) -> Status {
+      if (!n.IsSequence() || n.size() == 0)
+        return ps.Error(n, field, "must be a non-empty list of names");
+      out->clear();
+      for (size_t i = 0; i < n.size(); ++i) {
+        const YAML::Node& s = n[i];
         const std::string name = s.IsScalar() ? s.Scalar() : "";
         bool known = false;
         for (const auto& k : KnownScenarios()) known = known || k == name;
         if (!known) {
           std::string list;
           for (const auto& k : KnownScenarios()) list += (list.empty() ? "" : ", ") + k;
-          return ps.Error(s, "scenarios[" + std::to_string(i) + "]",
+          return ps.Error(s, field + "[" + std::to_string(i) + "]",
                           "unknown scenario \"" + name + "\" (known: " + list + ")");
         }
-        p.scenarios.push_back(name);
+        out->push_back(name);
       }
-    }
+      return Status::OK();
+    };
+    if (scenarios_given) RETURN_NOT_OK(names(scenarios_node, "scenarios", &p.scenarios));
+    if (balance_scenarios_given)
+      RETURN_NOT_OK(names(balance_scenarios_node, "balance.scenarios", &p.balance.scenarios));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  for (double* whole : {&seed, &node_count, &node_pods, &sweep_nodes, &weight})
+  for (double* whole : {&seed, &node_count, &node_pods, &sweep_nodes, &weight, &join_nodes,
+                        &balance_nodes, &balance_join_nodes})
     if (*whole != std::floor(*whole))
       return Status::InvalidArgument(source +
-                                     ": seed, nodes.count, nodes.pods, sweep.nodes and "
-                                     "controller.affinityWeight must be whole numbers");
+                                     ": seed, nodes.count, nodes.pods, sweep.nodes, "
+                                     "controller.affinityWeight, join.nodes, balance.nodes and "
+                                     "balance.join.nodes must be whole numbers");
+  for (double s : p.balance.seeds)
+    if (s != std::floor(s))
+      return Status::InvalidArgument(source + ": balance.seeds must be whole numbers");
+  p.join.nodes = static_cast<size_t>(join_nodes);
+  p.balance.nodes = static_cast<size_t>(balance_nodes);
+  p.balance.join.nodes = static_cast<size_t>(balance_join_nodes);
   p.seed = static_cast<uint64_t>(seed);
   nd.count = static_cast<size_t>(node_count);
   nd.pods = static_cast<int64_t>(node_pods);
@@ -311,6 +330,12 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
                             "operator \">\" (the node's percent of allocatable in use), or "
                             "`resource: memory` with \"<\" (its memory.available in bytes), or "
                             "`unit: bytes` with \"<\" and no resource (the same, marking only)");
+    for (const ds::Rule& r : rules->rules)
+      if (!r.node_selector.empty())
+        return ps.Error(node, field,
+                        "rule " + r.name +
+                            ": nodeSelector is not simulated (the simulated nodes carry no "
+                            "labels to select; the rule would judge every node)");
     if (rules->rules.empty()) return ps.Error(node, field, "names no rules");
     return rules;
   };
@@ -328,17 +353,35 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
     p.early_rules = std::move(*early);
     p.has_early_rules = true;
   }
+  if (!balance_file.empty()) {
+    auto balance = load_rules(balance_file, balance_file_node, "controller.balanceRuleFile");
+    if (!balance.ok()) return balance.status();
+    p.balance_rules = std::move(*balance);
+    p.has_balance_rules = true;
+  }
   // A scenario whose rule file is not given: refused when asked for, left out of the default list.
   for (const auto& [scenario, has, field] :
        {std::tuple{"marks-relief", p.has_relief_rules, "controller.reliefRuleFile"},
         std::tuple{"marks-placed", p.has_relief_rules, "controller.reliefRuleFile"},
-        std::tuple{"marks-early", p.has_early_rules, "controller.earlyRuleFile"}}) {
+        std::tuple{"marks-early", p.has_early_rules, "controller.earlyRuleFile"},
+        std::tuple{"marks-balance", p.has_balance_rules, "controller.balanceRuleFile"}}) {
     const bool asked =
         std::find(p.scenarios.begin(), p.scenarios.end(), scenario) != p.scenarios.end();
+    if (std::find(p.balance.scenarios.begin(), p.balance.scenarios.end(), scenario) !=
+            p.balance.scenarios.end() &&
+        !has)
+      return Status::InvalidArgument(source + ": balance.scenarios: " + scenario + " needs " +
+                                     field);
     if (!asked || has) continue;
     if (scenarios_given)
       return Status::InvalidArgument(source + ": scenario " + scenario + " needs " + field);
     std::erase(p.scenarios, scenario);
+  }
+  // The balance runs' default: nothing, the request-based descheduler, and ours where its rules
+  // are.
+  if (p.balance.scenarios.empty()) {
+    p.balance.scenarios = {"none", "lownodeutil"};
+    if (p.has_balance_rules) p.balance.scenarios.push_back("marks-balance");
   }
   if (!p.sweep.relief_threshold.empty() && !p.has_relief_rules)
     return Status::InvalidArgument(source +

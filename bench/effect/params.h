@@ -68,6 +68,26 @@ struct DeschedulerParams {
   double target_thresholds[3] = {50, 50, 50};  // ...above these a node is overutilized
 };
 
+// New workers join the cluster (EFFECT.md, "A new worker joins: balance"): at `at_seconds` of
+// simulated time, `nodes` empty nodes of the cluster's shape (NodeParams) are added, as a cluster
+// autoscaler or an operator adds them. The workload does not grow with them (its job rate stays
+// per node of the first cluster): the new capacity is spare, and the question is how soon load
+// spreads onto it. Off (0 nodes) unless the parameter file or the balance runs ask for it.
+struct JoinParams {
+  double at_seconds = 0;
+  size_t nodes = 0;
+};
+
+// The balance runs (effect-sim --balance): `scenarios` on one cluster that `join` grows, once
+// per seed, so that each scenario meets the same workload and the same join.
+struct BalanceParams {
+  size_t nodes = 0;  // before the join; 0: nodes.count
+  double days = 0;   // 0: days
+  JoinParams join;
+  std::vector<std::string> scenarios;
+  std::vector<double> seeds;  // empty: seed
+};
+
 struct SweepParams {
   size_t nodes = 200;  // the sweep runs on a smaller cluster...
   double days = 2;     // ...for a shorter time
@@ -97,6 +117,11 @@ struct EffectParams {
   // take a large pod's working set, beside the relief rule).
   ds::RuleConfig early_rules;
   bool has_early_rules = false;
+  // From controller.balanceRuleFile: the rules of the marks-balance scenario (a `relativeTo: mean`
+  // cpu rule with `resource: cpu`: a node over the pool's mean plus an offset is relieved towards
+  // the mean, rebalance/pool_mean.h).
+  ds::RuleConfig balance_rules;
+  bool has_balance_rules = false;
   double cpu_rate_window_seconds = 300;  // rate(...[5m]) lags the cpu usage the rules see
   // The lagging scenarios (marks-lag, marks-lag-motion; Scenario::lag): each rule's cpu and memory
   // percent is the mean of the node's usage over the last valueWindow of steps, as
@@ -109,9 +134,14 @@ struct EffectParams {
   double termination_grace_seconds = 30;
   int affinity_weight = 100;  // of the pods' preferred NotIn term (marks scenarios)
   double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep
+  // "Stands out" for the figures: cpu % over the mean of every node's cpu % plus this many points
+  // (measure.cpuOverMean), the balance figures' counterpart of measure_cpu.
+  double measure_cpu_over_mean = 20;
+  JoinParams join;  // top-level `join:`; off by default
   DeschedulerParams descheduler;
   std::vector<std::string> scenarios;
   SweepParams sweep;
+  BalanceParams balance;
 };
 
 // Whether the simulation gives the rule each node's memory.available in bytes: a rule that drives

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -14,6 +15,7 @@
 #include "rebalance/placement.h"
 #include "rebalance/pod_choice.h"
 #include "rebalance/qualify.h"
+#include "rebalance/relief_plan.h"
 #include "rebalance/steering.h"
 #include "rules/herd_cap.h"
 #include "rules/planner.h"
@@ -37,11 +39,12 @@ const char* kPressureTaint = "node.kubernetes.io/memory-pressure";
 ds::TimePoint Mono(double t) { return ds::TimePoint{} + ds::FromSeconds(t + 1e6); }
 
 // The parameters a scenario runs with: marks-relief's rules come from controller.reliefRuleFile,
-// marks-early's from controller.earlyRuleFile.
+// marks-early's from controller.earlyRuleFile, marks-balance's from controller.balanceRuleFile.
 EffectParams ForScenario(const EffectParams& p, const Scenario& s) {
   EffectParams out = p;
   if (s.relief_rules && p.has_relief_rules) out.rules = p.relief_rules;
   if (s.early_rules && p.has_early_rules) out.rules = p.early_rules;
+  if (s.balance_rules && p.has_balance_rules) out.rules = p.balance_rules;
   return out;
 }
 
@@ -71,8 +74,34 @@ Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
     s.relief_rules = name == "marks-relief" || name == "marks-placed";
     s.predict_placement = name == "marks-placed";
     s.early_rules = name == "marks-early";
+  } else if (name == "marks-balance") {
+    // Balance as the controller runs it now: marks, the rebalancer with its discount of what is
+    // already leaving (in_motion.h), and a relative rule whose goal follows the pool's mean.
+    s.controller = s.marks_visible = s.rebalance = s.in_motion = s.balance_rules = true;
+    s.affinity_weight = p.affinity_weight;
   }
   return s;
+}
+
+JoinFigures::JoinFigures() {
+  for (int m = 0; m < kMoments; ++m)
+    sd_cpu[m] = sd_memory[m] = mean_cpu[m] = std::numeric_limits<double>::quiet_NaN();
+}
+
+const char* JoinFigures::MomentName(int m) {
+  switch (m) {
+    case kBefore:
+      return "before";
+    case kJoin:
+      return "join";
+    case kHour:
+      return "1h";
+    case kSixHours:
+      return "6h";
+    case kEnd:
+      return "end";
+  }
+  return "?";
 }
 
 struct Simulation::Node {
@@ -153,16 +182,7 @@ Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
   nodes_.resize(np.count);
   sched_nodes_.resize(np.count);
   requested_.resize(np.count);
-  for (size_t i = 0; i < np.count; ++i) {
-    char name[32];
-    std::snprintf(name, sizeof name, "node-%04zu", i);
-    sched_nodes_[i].name = name;
-    sched_nodes_[i].cpu_milli = static_cast<int64_t>(std::llround(np.cpu * 1000));
-    sched_nodes_[i].memory = static_cast<int64_t>(np.AllocatableMemory());
-    sched_nodes_[i].pods = np.pods;
-    nodes_[i].alloc_cpu = np.cpu;
-    nodes_[i].alloc_memory = np.AllocatableMemory();
-  }
+  for (size_t i = 0; i < np.count; ++i) InitNode(i);
   if (s_.controller) {
     const ds::RuleConfig& rc = p_.rules;
     const double interval = rc.interval_seconds > 0 ? rc.interval_seconds : p_.step_seconds;
@@ -199,6 +219,35 @@ Simulation::Simulation(const EffectParams& p, Scenario s, bool check)
 }
 
 Simulation::~Simulation() = default;
+
+void Simulation::InitNode(size_t k) {
+  const NodeParams& np = p_.nodes;
+  char name[32];
+  std::snprintf(name, sizeof name, "node-%04zu", k);
+  sched_nodes_[k].name = name;
+  sched_nodes_[k].cpu_milli = static_cast<int64_t>(std::llround(np.cpu * 1000));
+  sched_nodes_[k].memory = static_cast<int64_t>(np.AllocatableMemory());
+  sched_nodes_[k].pods = np.pods;
+  nodes_[k].alloc_cpu = np.cpu;
+  nodes_[k].alloc_memory = np.AllocatableMemory();
+}
+
+// New workers of the cluster's shape, empty and schedulable, named after the others. Pending pods
+// may bind to them in this very step (the scheduler's queue is flushed on a node's arrival). The
+// controller's next cycle (this step's, when one is due) sees them with their first values, and
+// the Decider starts each fresh, as for any node new to its cache.
+void Simulation::Join() {
+  const size_t from = nodes_.size(), to = from + p_.join.nodes;
+  nodes_.resize(to);
+  sched_nodes_.resize(to);
+  requested_.resize(to);
+  for (size_t k = from; k < to; ++k) InitNode(k);
+  if (ctl_)
+    for (std::vector<double>& v : ctl_->values) v.resize(to, NAN);
+  first_joined_ = from;
+  figures_.join.at = now_;
+  retry_ = true;
+}
 
 void Simulation::Schedule(double at, Event::Kind kind, uint32_t d) {
   if (std::isfinite(at) && at < end_) events_.push(Event{at, seq_++, kind, d});
@@ -398,6 +447,11 @@ void Simulation::Bind(uint32_t i, uint32_t node) {
   requested_[node].Add(specs_[pod.deployment]);
   ++figures_.pods_bound;
   if (pod.evicted_from < 0) return;
+  landed_.emplace_back(i, node);
+  if (pod.planned_to >= 0) {
+    ++figures_.replacements_bound;
+    figures_.replacements_as_planned += pod.planned_to == static_cast<int32_t>(node);
+  }
   const std::string workload = Info(i).Workload();
   const double window = p_.rules.rebalance.effect_window_seconds;
   if (pod.evicted_from == static_cast<int32_t>(node) && now_ - pod.evicted_at < window)
@@ -643,8 +697,8 @@ ds::PodInfo Simulation::Info(uint32_t i) const {
 std::vector<Simulation::NodeView> Simulation::NodeViews() const {
   std::vector<NodeView> out(nodes_.size());
   for (size_t k = 0; k < nodes_.size(); ++k)
-    out[k] = {sched_nodes_[k].name, nodes_[k].cpu_seen, nodes_[k].CpuPercent(),
-              nodes_[k].MemoryPercent(), nodes_[k].marked};
+    out[k] = {sched_nodes_[k].name,      nodes_[k].cpu_seen, nodes_[k].CpuPercent(),
+              nodes_[k].MemoryPercent(), nodes_[k].marked,   nodes_[k].pods.size()};
   return out;
 }
 
@@ -800,6 +854,8 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
     bool moving_will_do;  // what is already leaving brings the load to its goal
   };
   std::vector<Target> relieve;
+  // Built at the first node that qualifies: most cycles have none, and a pool maps every node.
+  std::vector<std::shared_ptr<const ds::PoolMean>> pools;
   for (size_t k = 0; k < nodes_.size(); ++k) {
     Node& n = nodes_[k];
     if (!n.marked) continue;
@@ -816,14 +872,17 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
                         p_.rules.rules[h.rule].name});
     rn.due_wall = ds::ReliefDueWall(held, cfg);
     if (ds::Qualifies(rn, cfg, now) != ds::Qualification::kYes) continue;
+    if (pools.empty()) pools = BalancePools();
     std::vector<ds::HoldingRule> holding;
     for (const ds::Hold& h : decisions[k].holds) {
       if (h.stale) continue;
       const ds::Rule& rule = p_.rules.rules[h.rule];
       // Its own wait too, as the controller passes it: a rule that has just begun to hold waits
-      // it from now (rebalance/qualify.h DueHoldingRules).
-      holding.push_back({rule.name, rule.resource, h.value, rule.clear_threshold,
-                         rule.AvailableBytes(), rule.relieve_after_seconds});
+      // it from now (rebalance/qualify.h DueHoldingRules). The clear threshold the value was
+      // judged by (a relative rule's: this cycle's mean plus its clear offset), and the rule's
+      // pool, so that the plan follows the mean (Reconciler::Relieve).
+      holding.push_back({rule.name, rule.resource, h.value, h.clear_threshold,
+                         rule.AvailableBytes(), rule.relieve_after_seconds, pools[h.rule]});
     }
     auto relief =
         ds::ReliefFor(sched_nodes_[k].name, ds::DueHoldingRules(holding, held, cfg, now, false),
@@ -869,12 +928,19 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
   if (relieve.size() > cfg.limits.per_cycle) relieve.resize(cfg.limits.per_cycle);
 
   const bool cpu = relieve.front().relief.resource == ds::Rule::Resource::kCpu;
-  // A bytes-available rule's value on each destination and its clear threshold: a replacement
-  // must leave that much available there (placement.h), as the controller fills them.
+  // A bytes-available rule's value on each destination and the floor a replacement must leave
+  // available there (placement.h), as Reconciler::Relieve fills them: the first such rule's clear
+  // threshold, or for a relative one its mean less its threshold offset (a destination must not
+  // turn hot by the same rule). Every simulated node has a value for it.
   const ds::Rule* bytes_rule = nullptr;
-  for (const ds::Rule& r : p_.rules.rules)
-    if (r.AvailableBytes() && (!bytes_rule || r.clear_threshold > bytes_rule->clear_threshold))
-      bytes_rule = &r;
+  double bytes_floor = 0;
+  for (size_t r = 0; r < p_.rules.rules.size() && !bytes_rule; ++r) {
+    if (!p_.rules.rules[r].AvailableBytes()) continue;
+    bytes_rule = &p_.rules.rules[r];
+    bytes_floor =
+        pools[r] ? pools[r]->sum / static_cast<double>(pools[r]->count) - pools[r]->threshold_offset
+                 : bytes_rule->clear_threshold;
+  }
   std::vector<size_t> free;
   for (size_t k = 0; k < nodes_.size(); ++k)
     if (!nodes_[k].marked &&
@@ -904,7 +970,7 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
         s_.lag ? nodes_[k].memory_seen / 100 * nodes_[k].alloc_memory : nodes_[k].memory;
     if (bytes_rule) {
       pn.available_memory = MemoryAvailable(k);
-      pn.available_floor = bytes_rule->clear_threshold;
+      pn.available_floor = bytes_floor;
     }
     places.push_back(std::move(pn));
   }
@@ -933,23 +999,24 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
       const Pod& pod = pods_[i];
       if (s_.predict_placement && MemoryUse(pod) > deployments_[pod.deployment].memory_request) {
         const int to = sim::ChooseNode(sched_nodes_, requested_, specs_[pod.deployment]);
-        const double floor = bytes_rule ? bytes_rule->clear_threshold : p_.nodes.eviction_hard;
+        const double floor = bytes_rule ? bytes_floor : p_.nodes.eviction_hard;
         if (to < 0 || MemoryAvailable(static_cast<size_t>(to)) - MemoryUse(pod) < floor) continue;
       }
       infos.push_back(std::move(info));
       ids.push_back(i);
     }
-    std::vector<ds::Candidate> candidates;
+    std::vector<ds::UsedPod> candidates;
     for (size_t j = 0; j < infos.size(); ++j) {
       const Pod& pod = pods_[ids[j]];
       const double usage = t.relief.resource == ds::Rule::Resource::kCpu
                                ? pod.cpu_base * cpu_factor_[pod.deployment]
                                : MemoryUse(pod);
-      candidates.push_back(ds::Candidate{&infos[j], t.relief.Share(usage)});
+      candidates.push_back(ds::UsedPod{&infos[j], usage});
     }
-    ds::PodChoice choice = ds::ChoosePods(
-        t.relief.load, std::move(candidates), room, &placement,
-        ds::UsageCeiling{t.relief.resource, t.relief.per_unit, t.relief.CeilingPercent()});
+    // The controller's plan (relief_plan.h): a relative rule's pool makes the goal and the
+    // destinations' ceiling follow the mean. Not in the kubelet's order only: the simulated
+    // rebalancer does not restate KubeletVictims (bench/effect/README.md).
+    ds::PodChoice choice = ds::PlanRelief(t.relief, candidates, room, &placement);
     for (const ds::PodChoice::Pick& pick : choice.picks) {
       if (c.budget.Check(*pick.pod) != ds::Limit::kNone || cfg.dry_run) continue;
       c.budget.Record(*pick.pod);
@@ -975,12 +1042,47 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
       l.memory = t.relief.resource == ds::Rule::Resource::kMemory ? MemoryUse(pod)
                                                                   : pick.pod->memory_request;
       l.evicted_wall = now;
+      const uint32_t d = pod.deployment, slot = pod.slot;
       l.gone_wall = Evict(id, true) ? 0 : now;  // gone at once without a grace period
       from.leaving.push_back(std::move(l));
+      // Where the plan reserved room for the replacement (the names are node-NNNN).
+      pods_[static_cast<size_t>(slots_[d][slot])].planned_to =
+          static_cast<int32_t>(std::stoul(pick.to.substr(5)));
     }
   }
   for (size_t k : tried)
     if (!acted.count(k)) nodes_[k].retry_at = now + cfg.limits.node_cooldown_seconds;
+}
+
+std::vector<std::shared_ptr<const ds::PoolMean>> Simulation::BalancePools() const {
+  const Controller& c = *ctl_;
+  const std::vector<ds::Rule>& rules = p_.rules.rules;
+  const std::vector<ds::EffectiveThresholds>& eff = c.decider.thresholds();
+  std::vector<std::shared_ptr<const ds::PoolMean>> pools(rules.size());
+  for (size_t r = 0; r < rules.size() && r < eff.size(); ++r) {
+    const ds::Rule& rule = rules[r];
+    if (rule.relative_to == ds::Rule::Relative::kNone ||
+        rule.resource == ds::Rule::Resource::kNone || !eff[r].known)
+      continue;
+    auto pool = std::make_shared<ds::PoolMean>();
+    pool->sum = eff[r].mean * static_cast<double>(eff[r].count);
+    pool->count = eff[r].count;
+    pool->clear_offset = rule.clear_threshold;
+    pool->threshold_offset = rule.threshold;
+    // The nodes whose values made the mean: every node with a finite value (no nodeSelector here).
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      if (!std::isfinite(c.values[r][k])) continue;
+      const double allocatable =
+          rule.resource == ds::Rule::Resource::kCpu ? nodes_[k].alloc_cpu : nodes_[k].alloc_memory;
+      if (rule.AvailableBytes()) {
+        pool->per_unit.emplace(sched_nodes_[k].name, 1.0);
+      } else if (allocatable > 0 && std::isfinite(allocatable)) {
+        pool->per_unit.emplace(sched_nodes_[k].name, 100.0 / allocatable);
+      }
+    }
+    pools[r] = std::move(pool);
+  }
+  return pools;
 }
 
 void Simulation::RunDescheduler() {
@@ -1028,15 +1130,74 @@ void Simulation::Measure() {
   // Running means over the steps so far.
   figures_.spread_cpu += (sd(0) - figures_.spread_cpu) / steps;
   figures_.spread_memory += (sd(1) - figures_.spread_memory) / steps;
+  // The nodes that stand out from the mean, and the policy's replacements that made one do so.
+  const double over_mean = sum[0] / k + p_.measure_cpu_over_mean;
+  for (const Node& n : nodes_)
+    figures_.node_minutes_over_mean += n.CpuPercent() > over_mean ? minutes : 0;
+  for (const auto& [pod, node] : landed_) {
+    const Node& n = nodes_[node];
+    const Pod& p = pods_[pod];
+    // Killed by the kubelet since its binding (its index may hold its replacement now): not here.
+    if (!p.alive || p.node != static_cast<int32_t>(node) || !(n.CpuPercent() > over_mean)) continue;
+    const double share = 100 * p.cpu_base * cpu_factor_[p.deployment] / n.alloc_cpu;
+    const double request = 100 * deployments_[p.deployment].cpu_request / n.alloc_cpu;
+    const double count = static_cast<double>(++figures_.landed_over_mean);
+    figures_.landed_over_mean_pod_cpu += (share - figures_.landed_over_mean_pod_cpu) / count;
+    figures_.landed_over_mean_pod_request +=
+        (request - figures_.landed_over_mean_pod_request) / count;
+  }
+  landed_.clear();
+  // Around the join: the last step before it (overwritten until it comes), its step, the first
+  // steps 1 h and 6 h after it, and the last step (overwritten until the end).
+  JoinFigures& j = figures_.join;
+  auto moment = [&](int m) {
+    j.sd_cpu[m] = sd(0);
+    j.sd_memory[m] = sd(1);
+    j.mean_cpu[m] = sum[0] / k;
+  };
+  if (p_.join.nodes > 0) {
+    if (j.at < 0) {
+      moment(JoinFigures::kBefore);
+      j.evictions_before = figures_.evictions;
+    }
+    if (j.at == now_) moment(JoinFigures::kJoin);
+    if (j.at >= 0 && now_ >= j.at + 3600 && std::isnan(j.sd_cpu[JoinFigures::kHour])) {
+      moment(JoinFigures::kHour);
+      j.evictions_hour = figures_.evictions;
+    }
+    if (j.at >= 0 && now_ >= j.at + 6 * 3600 && std::isnan(j.sd_cpu[JoinFigures::kSixHours]))
+      moment(JoinFigures::kSixHours);
+    moment(JoinFigures::kEnd);
+    if (j.at >= 0) {
+      j.joined_pods_end = 0;
+      double cpu = 0, memory = 0;
+      for (size_t i = first_joined_; i < nodes_.size(); ++i) {
+        j.joined_pods_end += nodes_[i].pods.size();
+        cpu += nodes_[i].CpuPercent();
+        memory += nodes_[i].MemoryPercent();
+      }
+      const double joined = static_cast<double>(nodes_.size() - first_joined_);
+      j.joined_cpu_end = cpu / joined;
+      j.joined_memory_end = memory / joined;
+    }
+  }
   figures_.pending_pod_minutes += static_cast<double>(pending_.size()) * minutes;
   figures_.pending_max = std::max(figures_.pending_max, pending_.size());
   figures_.pending_end = pending_.size();
   figures_.marked_max = std::max(figures_.marked_max, marked);
   series_hot_ = std::max(series_hot_, static_cast<double>(hot));
   const double period = figures_.series_seconds;
+  series_spread_[0] += sd(0);
+  series_spread_[1] += sd(1);
+  ++series_steps_;
   if (std::floor((now_ + p_.step_seconds) / period) > std::floor(now_ / period)) {
     figures_.hot_series.push_back(static_cast<int>(series_hot_));
     series_hot_ = 0;
+    const double n = static_cast<double>(series_steps_);
+    figures_.spread_cpu_series.push_back(series_spread_[0] / n);
+    figures_.spread_memory_series.push_back(series_spread_[1] / n);
+    series_spread_[0] = series_spread_[1] = 0;
+    series_steps_ = 0;
   }
   if (ctl_) figures_.effect = ctl_->effect.Figures();
 }
@@ -1104,6 +1265,7 @@ void Simulation::CheckInvariants() {
 bool Simulation::Step() {
   if (now_ >= end_) return false;
   if (!terminating_.empty()) FinishTerminations();
+  if (p_.join.nodes > 0 && figures_.join.at < 0 && now_ >= p_.join.at_seconds) Join();
   HandleEvents();
   BindPending();
   ComputeUsage();

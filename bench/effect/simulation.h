@@ -6,7 +6,8 @@
 // LowNodeUtilization descheduler. Pure: no clock, no I/O, no threads; one seed, one history.
 //
 // Time advances in fixed steps (params.step). Within a step, in this order: evicted pods whose
-// grace period ended leave their nodes (Scenario::lag), the workload's events due (rollouts,
+// grace period ended leave their nodes (Scenario::lag), new nodes join (params.join, once), the
+// workload's events due (rollouts,
 // scaling, bursts, jobs), the scheduler binds pending pods, usage is computed, the kubelet evicts
 // on memory pressure, the controller runs (every rule interval), then the descheduler (every
 // descheduler interval), and the step's figures are taken.
@@ -24,6 +25,7 @@
 #include "bench/effect/workload.h"
 #include "rebalance/effect.h"
 #include "rebalance/eviction_budget.h"
+#include "rebalance/pool_mean.h"
 #include "rules/decider.h"
 #include "test/sched/scheduler_model.h"
 
@@ -57,6 +59,9 @@ struct Scenario {
   // with the share of the value's window that still holds it, 1 - (now - gone) / window, instead
   // of in full until the settle time ends: what a mean over the window shows of it.
   bool in_motion_decay = false;
+  // marks-balance: the rules of controller.balanceRuleFile (a `relativeTo: mean` cpu rule with
+  // `resource: cpu`), relieved towards the pool's mean as the controller does (pool_mean.h).
+  bool balance_rules = false;
 };
 
 // REQUIRES: `name` is one of KnownScenarios().
@@ -94,6 +99,24 @@ struct BreachDetail {
   size_t feasible_unmarked = 0;  // unmarked untainted nodes that fitted it by requests
 };
 
+// params.join's figures (EFFECT.md, "A new worker joins: balance"): the spread of the nodes'
+// usage across the cluster around the join, and where the load went.
+struct JoinFigures {
+  // The last step before the join, the join's step (the new nodes empty but for pods bound to
+  // them in that very step), the first steps 1 h and 6 h after it, and the last step.
+  enum Moment { kBefore, kJoin, kHour, kSixHours, kEnd, kMoments };
+  static const char* MomentName(int m);
+  double at = -1;  // simulated seconds of the join's step; -1: no join (yet)
+  // At each moment, over every node (the joined ones from the join on): the standard deviation
+  // of the nodes' cpu % and memory %, and the mean cpu %. NaN: the moment was not reached.
+  double sd_cpu[kMoments], sd_memory[kMoments], mean_cpu[kMoments];
+  size_t evictions_before = 0;  // the policy's evictions before the join's step...
+  size_t evictions_hour = 0;    // ...and up to the first step 1 h after it
+  size_t joined_pods_end = 0;   // pods on the joined nodes at the end
+  double joined_cpu_end = 0, joined_memory_end = 0;  // their mean cpu % and memory % then
+  JoinFigures();
+};
+
 struct Figures {
   double node_minutes_cpu = 0;              // node-minutes with cpu over params.measure_cpu
   double node_minutes_memory = 0;           // ...memory over params.measure_memory
@@ -112,6 +135,19 @@ struct Figures {
   double marked_node_minutes = 0;
   size_t marked_max = 0;  // the most nodes marked at once (the herd cap bounds it)
   double spread_cpu = 0, spread_memory = 0;  // time average of the std dev of node usage (%)
+  // Node-minutes with cpu % over the mean of every node's plus params.measure_cpu_over_mean: the
+  // nodes that stand out, what a balance rule is about (fixed, so scenarios compare alike).
+  double node_minutes_over_mean = 0;
+  // Replacements of the policy's evictions bound to a node whose cpu % stood over the mean plus
+  // measure_cpu_over_mean in the step they were bound: moves that made a node stand out.
+  size_t landed_over_mean = 0;
+  // ...the mean cpu % of its new node each of those used, and requested.
+  double landed_over_mean_pod_cpu = 0, landed_over_mean_pod_request = 0;
+  // Replacements of our rebalancer's evictions bound, and of those, bound to the node its plan
+  // reserved for them (ChoosePods' destination): kube-scheduler binds by requests and scores,
+  // not by the plan, so the plan's ceiling holds only where the two agree.
+  size_t replacements_bound = 0, replacements_as_planned = 0;
+  JoinFigures join;
   ds::EffectFigures effect;  // the rebalancer's figures (scenarios with the controller)
   // Per episode of a node (its mark to its clearing) with at least one eviction, how many, for
   // the episodes whose mark went before the end; effect.evictions / effect.episodes_evicted
@@ -127,6 +163,8 @@ struct Figures {
   std::vector<BreachDetail> breach_details;  // one per breach, in time order
   double series_seconds = 600;
   std::vector<int> hot_series;  // nodes over either measure threshold, one value per period
+  // The standard deviation of the nodes' cpu % and memory %, its mean over each period.
+  std::vector<double> spread_cpu_series, spread_memory_series;
 };
 
 class Simulation {
@@ -151,6 +189,7 @@ class Simulation {
     std::string name;
     double cpu_seen = 0, cpu = 0, memory = 0;  // % of allocatable
     bool marked = false;
+    size_t pods = 0;  // bound to it, terminating ones included
   };
   std::vector<NodeView> NodeViews() const;
   const std::vector<std::string>& violations() const { return violations_; }
@@ -173,6 +212,7 @@ class Simulation {
     int32_t evicted_from = -1;  // a replacement of a pod the policy evicted from this node...
     double evicted_at = 0;      // ...at this time
     double leaves_at = -1;      // evicted, terminating: leaves its node then (no replica slot)
+    int32_t planned_to = -1;    // our rebalancer's replacement: the node its plan reserved
     bool alive = false;
   };
   struct Event {
@@ -185,6 +225,8 @@ class Simulation {
   struct Node;
   struct Controller;
 
+  void InitNode(size_t k);  // nodes_[k] and its scheduler view, empty, of params.nodes' shape
+  void Join();              // params.join's nodes join, empty
   void Schedule(double at, Event::Kind kind, uint32_t d);
   void HandleEvents();
   void SetReplicas(uint32_t d, size_t n, PodOrigin origin);
@@ -201,6 +243,8 @@ class Simulation {
   BreachDetail DescribeBreach(size_t node) const;
   void RunController();
   void Rebalance(const std::vector<ds::NodeDecision>& decisions, const std::vector<bool>& cold);
+  // Per rule, a relative rule's pool this cycle (Reconciler::BalancePools); null for the others.
+  std::vector<std::shared_ptr<const ds::PoolMean>> BalancePools() const;
   void RunDescheduler();
   void Measure();
   void CheckInvariants();
@@ -236,12 +280,18 @@ class Simulation {
   std::vector<sim::NodeRequests> requested_;
   std::vector<Node> nodes_;
 
+  size_t first_joined_ = 0;  // the first joined node's index (params.join); 0: none joined yet
+  // (pod, node) of the policy evictions' replacements bound this step.
+  std::vector<std::pair<uint32_t, uint32_t>> landed_;
+
   std::unique_ptr<Controller> ctl_;
   std::deque<std::pair<double, uint32_t>> eviction_log_;  // (time, node) of the last hour
   size_t evictions_this_cycle_ = 0;
 
   Figures figures_;
   double series_hot_ = 0;
+  double series_spread_[2] = {0, 0};  // cpu, memory: the sums of this period's steps
+  size_t series_steps_ = 0;
   std::vector<std::string> violations_;
 };
 
