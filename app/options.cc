@@ -434,7 +434,7 @@ Status ConfigureReconciler(Options* o) {
   r.interval_seconds = interval;
   r.grace_seconds = MissingDataGraceSeconds(o->rules, interval);
   r.writes.dry_run = FLAGS_dry_run;
-  r.keep_marks_on_query_error = o->once;  // one pass has no last verdicts to keep (app/once.h)
+  r.one_pass = o->once;  // app/once.h
   // -dry_run writes nothing, and so evicts nothing: a mark left from an earlier run must not
   // start evictions while the operator only watches.
   if (FLAGS_dry_run) o->rules.rebalance.dry_run = true;

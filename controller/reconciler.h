@@ -58,8 +58,10 @@ struct ReconcilerOptions {
   // A one-pass run (-once, app/once.h): when any rule's query failed, no mark is removed and no
   // ownership record rewritten in the cycle (a mark may still be set on another rule's evidence).
   // The loop keeps a failed rule's last verdicts for the grace time instead; one pass has no last
-  // verdicts to keep, and exits with the error for the next run to judge again.
-  bool keep_marks_on_query_error = false;
+  // verdicts to keep, and exits with the error for the next run to judge again. And the cycle
+  // lists the changes it planned (CycleReport::planned) for the pass's summary; the loop does not
+  // (a mass flip at 10,000 nodes would keep a reason per node in every report).
+  bool one_pass = false;
 };
 
 struct RuleReport {
@@ -187,9 +189,9 @@ struct CycleReport {
   // not synced), and the newest mark changes, oldest first (kept across cycles and terms).
   std::shared_ptr<const NodeTable> table;
   std::shared_ptr<const std::vector<MarkChange>> recent_changes;
-  // The marks this cycle planned to set and remove (before the write limits, in node order;
-  // at_wall is the cycle's start): with recent_changes they say what was written, and with
-  // -dry_run what would have been (a one-pass run's summary, app/once.h).
+  // With ReconcilerOptions::one_pass, the marks this cycle planned to set and remove (before the
+  // write limits, in node order; at_wall is the cycle's start): with recent_changes they say what
+  // was written, and with -dry_run what would have been (a one-pass run's summary, app/once.h).
   std::vector<MarkChange> planned;
 };
 
@@ -335,7 +337,7 @@ class Reconciler {
   std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const NodeMarks& marks,
                               const std::vector<NodeDecision>& decisions, TimePoint now,
                               CycleReport* report) const;
-  // After Plan: drops the removals when keep_marks_on_query_error says so, and lists the marks
+  // After Plan, in a one-pass run: drops the removals when a query failed, and lists the marks
   // to set and remove in report->planned (reconciler_once.cc).
   void ReviewPlan(std::vector<MarkWrite>* writes, CycleReport* report) const;
   // PrimeFromHistory's decisions, on answers already fetched: per rule its range answer (and

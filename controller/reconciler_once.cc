@@ -136,19 +136,18 @@ void Reconciler::PrimeDecider(const NodeSnapshot& snap, const History& h, TimePo
 }
 
 void Reconciler::ReviewPlan(std::vector<MarkWrite>* writes, CycleReport* report) const {
-  if (options_.keep_marks_on_query_error) {
-    const bool any_failed = std::any_of(report->rules.begin(), report->rules.end(),
-                                        [](const RuleReport& r) { return !r.ok; });
-    if (any_failed) {
-      // Marks to set stay; removals go, and so do the record-only writes: a record rewritten
-      // without the failed rule (it holds nothing this cycle) would keep it from adopting the
-      // mark in the next pass.
-      const size_t before = writes->size();
-      std::erase_if(*writes, [](const MarkWrite& w) { return w.kind != ChangeKind::kMark; });
-      if (writes->size() < before)
-        LOG(WARNING) << "a rule's query failed: " << before - writes->size()
-                     << " removal(s) and record change(s) not written (the next pass judges again)";
-    }
+  if (!options_.one_pass) return;
+  const bool any_failed = std::any_of(report->rules.begin(), report->rules.end(),
+                                      [](const RuleReport& r) { return !r.ok; });
+  if (any_failed) {
+    // Marks to set stay; removals go, and so do the record-only writes: a record rewritten
+    // without the failed rule (it holds nothing this cycle) would keep it from adopting the
+    // mark in the next pass.
+    const size_t before = writes->size();
+    std::erase_if(*writes, [](const MarkWrite& w) { return w.kind != ChangeKind::kMark; });
+    if (writes->size() < before)
+      LOG(WARNING) << "a rule's query failed: " << before - writes->size()
+                   << " removal(s) and record change(s) not written (the next pass judges again)";
   }
   for (const MarkWrite& w : *writes)
     if (w.kind == ChangeKind::kMark || w.kind == ChangeKind::kUnmark)

@@ -36,7 +36,7 @@ class OnceTest : public ::testing::Test {
     o_.reconciler.grace_seconds = MissingDataGraceSeconds(o_.rules, 10);
     o_.reconciler.writes.dry_run = dry_run;
     o_.reconciler.writes.qps = 0;  // unlimited: the fake clock does not move while writing
-    o_.reconciler.keep_marks_on_query_error = true;
+    o_.reconciler.one_pass = true;
     o_.cache = CycleCacheOptions(o_.rules);
     o_.leader_election.lease_namespace = "dynamic-scheduler";
     o_.leader_election.lease_name = "dynamic-scheduler";

@@ -71,14 +71,14 @@ TEST_F(OptionsTest, OnceAndItsSummaryFormat) {
   ASSERT_TRUE(json.ok()) << json.status().ToString();
   EXPECT_TRUE(json->once);
   EXPECT_TRUE(json->once_json);
-  EXPECT_TRUE(json->reconciler.keep_marks_on_query_error);
+  EXPECT_TRUE(json->reconciler.one_pass);
   auto text = with({"-once"});
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   EXPECT_FALSE(text->once_json);
   auto loop = Parse(Base());
   ASSERT_TRUE(loop.ok()) << loop.status().ToString();
   EXPECT_FALSE(loop->once);
-  EXPECT_FALSE(loop->reconciler.keep_marks_on_query_error);
+  EXPECT_FALSE(loop->reconciler.one_pass);
   auto yaml = with({"-once", "-o", "yaml"});
   ASSERT_FALSE(yaml.ok());
   EXPECT_EQ(yaml.status().message(), "-o \"yaml\": expected text or json");
