@@ -82,6 +82,30 @@ OnceSummary SummarizeCycle(const CycleReport& report, bool dry_run) {
   return s;
 }
 
+void AddRelief(const Rebalancer& rebalancer, double started, OnceSummary* s) {
+  const RebalanceReport report = rebalancer.Report();
+  bool failed = false;
+  for (const EvictionRecord& e : report.recent) {
+    if (e.at_wall < started) continue;
+    s->evictions.push_back(e);
+    // A definite refusal (RBAC, a bad request) or an error: the eviction did not happen.
+    failed = failed || e.result == "error" || e.result == "forbidden" || e.result == "refused";
+  }
+  // Reads that failed leave a hot node unrelieved without an eviction to show for it.
+  const RebalanceCounters c = rebalancer.Counters();
+  if (!report.problem.empty()) s->errors.push_back("the rebalancer: " + report.problem);
+  if (c.list_errors > 0 || c.usage_errors > 0)
+    s->errors.push_back("the rebalancer: " + std::to_string(c.list_errors) + " pod list(s) and " +
+                        std::to_string(c.usage_errors) +
+                        " usage quer(ies) failed; nodes that needed them were not relieved");
+  if (failed && report.problem.empty())
+    s->errors.push_back("the rebalancer: an eviction failed (see evictions)");
+  // The marks are judged and written: a failed relief is retried by the next run, as a write.
+  if ((failed || !report.problem.empty() || c.list_errors > 0 || c.usage_errors > 0) &&
+      s->exit_code == kOnceDone)
+    s->exit_code = kOnceWriteFailed;
+}
+
 OnceSummary RunOnce(const Options& o, KubeApi* kube, PrometheusClient* prom, const Clock* clock) {
   const Stopwatch wall;
   auto fail = [&](std::string error) {
@@ -114,9 +138,7 @@ OnceSummary RunOnce(const Options& o, KubeApi* kube, PrometheusClient* prom, con
   reconciler.RunCycle(&stop);
   OnceSummary s = SummarizeCycle(reconciler.LastReport(), o.reconciler.writes.dry_run);
   s.primed_steps = primed;
-  if (rebalancer != nullptr)
-    for (const EvictionRecord& e : rebalancer->Report().recent)
-      if (e.at_wall >= started) s.evictions.push_back(e);
+  if (rebalancer != nullptr) AddRelief(*rebalancer, started, &s);
   s.seconds = wall.Seconds();
   return s;
 }

@@ -28,7 +28,7 @@ struct Options;
 
 // Exit statuses of -once (and of -help's text, docs/reference.md).
 inline constexpr int kOnceDone = 0;         // judged; every planned write done (or deferred)
-inline constexpr int kOnceWriteFailed = 1;  // judged, but a write failed: the next run retries
+inline constexpr int kOnceWriteFailed = 1;  // judged, but a write or relief failed: retried
 inline constexpr int kOnceFailed = 2;       // the API server or Prometheus failed: no mark removed
 
 // One rule's value in a change: against its threshold for a mark, its clear threshold for a
@@ -67,6 +67,12 @@ struct OnceSummary {
 // The summary of a cycle's report: its planned changes, whether each was written, the values the
 // rules judged them by, the errors of its rules, and the exit status. Pure.
 OnceSummary SummarizeCycle(const CycleReport& report, bool dry_run);
+
+// Adds the relief of the pass (evictions since `started`, epoch s) to `s`: a failed eviction, a
+// failed pod list or usage query, or the rebalancer's standing problem (RBAC) is an error, and
+// the pass exits kOnceWriteFailed unless it failed already (the marks were judged and written;
+// the next run retries the relief).
+void AddRelief(const Rebalancer& rebalancer, double started, OnceSummary* s);
 
 // One pass against these parts (main passes the real ones, tests fakes), built from `options`
 // as app/controller.cc builds the controller's. Never throws; failures are in the summary.

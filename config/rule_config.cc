@@ -321,7 +321,8 @@ class Parser {
     ASSIGN_OR_RETURN(*target, Number(t, "rebalance.target"));
     for (const Rule& rule : rules) {
       // A bytes-available rule has no percent to compare with: the target is a percent floor.
-      // A relative rule's goal moves with the mean: the floor is checked against it as it plans.
+      // A relative rule's goal moves with the mean: the plan stops at the floor when the goal is
+      // below it (rebalance/pod_choice.cc).
       if (rule.resource == Rule::Resource::kNone || rule.AvailableBytes() ||
           rule.relative_to != Rule::Relative::kNone || *target < rule.clear_threshold)
         continue;

@@ -109,6 +109,8 @@ Placement Candidates::PlacementOn(const std::vector<const ReliefInput*>& dest, C
     p.used_memory = in->load[1] / 100 * p.allocatable_memory;
     p.available_memory = in->available_memory;
     p.available_floor = in->available_floor;
+    p.balance_ceiling[0] = in->balance_ceiling[0];
+    p.balance_ceiling[1] = in->balance_ceiling[1];
     places.push_back(std::move(p));
   }
   return Placement(std::move(places));

@@ -32,16 +32,18 @@ struct ReliefInput {
   bool hot = false;  // the cycle's verdict: a rule holds it (our hot mark is on it or is being set)
   double recorded_eviction_wall = 0;  // the record's lastEviction (an earlier term's), 0: none
   // The node's real load this cycle, percent of allocatable CPU and memory, from the first rule
-  // that measures each (NaN: unknown). Replacements are looked for on the least loaded nodes.
+  // that measures each and has a value for the node (NaN: unknown; with pools, each node's own
+  // rule). Replacements are looked for on the least loaded nodes.
   double load[2] = {std::nan(""), std::nan("")};
   std::vector<HoldingRule> holding;  // the rules holding it, with fresh values
   // Memory bytes available and the least to keep (value and clear threshold of the first
   // bytes-available rule with a value for it; NaN: none): a replacement's fit (placement.h).
   double available_memory = std::nan(""), available_floor = std::nan("");
   std::vector<HeldSince> held;  // the holding rules' since and own waits (ReliefDueWall)
-  // A destination of balance: in the pool of a relative rule with a resource (pool_mean.h) of
-  // which some node stands over the mean plus the threshold this cycle. The mirror mode does not
-  // mark it underused (rebalance/underuse.h): it is where that node's pods are to go.
+  // Balance (rebalance/pool_mean.h): the most its own pool's relative rule lets it carry, percent
+  // of allocatable cpu and memory (NaN: none), and whether it is one of the nodes whose room the
+  // pool's held nodes need (BalanceDestinations): the mirror mode does not mark those underused.
+  double balance_ceiling[2] = {std::nan(""), std::nan("")};
   bool balance_destination = false;
 };
 

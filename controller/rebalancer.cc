@@ -382,6 +382,8 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     rep->no_fit = choice.no_fit + skipped[name].no_fit;
     rep->load_after = relief.Value(choice.load_after);
     if (choice.no_fit > 0) tally_.Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
+    if (choice.stands_out > 0)
+      tally_.Count(&RebalanceCounters::skips, "stands_out", choice.stands_out);
     for (const PodChoice::Pick& pick : choice.picks) {
       const PodInfo& pod = *pick.pod;
       EvictionRecord rec;

@@ -185,7 +185,7 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   HoldForRebalance(marks, report.releasing, &decisions);
   CapMarks(*snap, marks, &decisions, &report);
   std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
-  ReviewPlan(&writes, &report);
+  ReviewPlan(marks, &writes, &report);
   PlanDepartures(&writes);
   const std::vector<MarkWrite> written = Write(writes, stop, &report);
   UnmarkDepartedUnderused(stop);
@@ -811,55 +811,13 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
                          const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                          const std::atomic<bool>* stop) {
   if (rebalancer_ == nullptr || stop->load()) return;
-  // Per resource, the first rule that measures it and answered this cycle: every node's load.
-  const std::vector<double>* load[2] = {nullptr, nullptr};
-  // (A bytes-available rule is no percent: its values go to the fit check instead.)
-  std::vector<size_t> available;
-  for (size_t r = 0; r < rules_.size(); ++r) {
-    if (rules_[r].resource == Rule::Resource::kNone || evidence.inputs[r].values == nullptr)
-      continue;
-    if (rules_[r].AvailableBytes()) {
-      available.push_back(r);
-      continue;
-    }
-    const int k = rules_[r].resource == Rule::Resource::kCpu ? 0 : 1;
-    if (load[k] == nullptr) load[k] = evidence.inputs[r].values;
-  }
   const std::vector<std::shared_ptr<const PoolMean>> pools =
       BalancePools(snap, evidence, decisions);
-  // Balance first, then the mirror mode: every node of a pool one of whose nodes stands over the
-  // mean plus the threshold is a destination for its pods, not a node to drain.
-  std::vector<bool> balancing(snap.nodes.size(), false);
-  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
-  for (size_t p = 0; p < pools.size(); ++p) {
-    if (pools[p] == nullptr) continue;
-    const std::vector<double>& values = *evidence.inputs[p].values;
-    bool over = false;
-    for (double v : values)
-      over = over || (std::isfinite(v) && rules_[p].Over(eff[p].threshold, v));
-    if (!over) continue;
-    const std::vector<uint8_t>& applies = evidence.applies[p];
-    for (size_t i = 0; i < balancing.size(); ++i)
-      if (applies.empty() || (i < applies.size() && applies[i] != 0)) balancing[i] = true;
-  }
   std::vector<ReliefInput> in(snap.nodes.size());
+  MeasureForRelief(snap, evidence, decisions, pools, &in);
   for (size_t i = 0; i < snap.nodes.size(); ++i) {
     ReliefInput& r = in[i];
-    r.node = snap.nodes[i].get();
-    for (int k = 0; k < 2; ++k)
-      if (load[k] != nullptr && i < load[k]->size()) r.load[k] = (*load[k])[i];
-    for (size_t a : available)
-      if (i < evidence.inputs[a].values->size() && std::isfinite((*evidence.inputs[a].values)[i])) {
-        r.available_memory = (*evidence.inputs[a].values)[i];
-        // A relative rule's: a destination must keep at least the mean less the threshold
-        // offset available, or it would turn hot by the same rule (pool_mean.h).
-        r.available_floor = pools[a] != nullptr
-                                ? pools[a]->sum / pools[a]->count - pools[a]->threshold_offset
-                                : rules_[a].clear_threshold;
-        break;
-      }
     r.hot = decisions[i].verdict == Verdict::kHot;
-    r.balance_destination = balancing[i];
     // Ours only with our record: a value set by hand under our key is not a mark to act on.
     r.marked = marks.plan[i].marked && marks.record(i) != nullptr &&
                marks.plan[i].below_hottest == 0;  // the hottest level only
@@ -917,6 +875,59 @@ void Reconciler::Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const
   io.term = term_;
   rebalancer_->Relieve(in, alerted, io, ReferenceHot(snap));
   MarkProgress();
+}
+
+void Reconciler::MeasureForRelief(const NodeSnapshot& snap, const Evidence& evidence,
+                                  const std::vector<NodeDecision>& decisions,
+                                  const std::vector<std::shared_ptr<const PoolMean>>& pools,
+                                  std::vector<ReliefInput>* in) const {
+  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  for (size_t i = 0; i < snap.nodes.size(); ++i) {
+    ReliefInput& x = (*in)[i];
+    x.node = snap.nodes[i].get();
+    // Each resource from the first rule measuring it that has a value for the node: with a rule
+    // per pool (nodeSelector), each node's own pool's rule.
+    for (size_t r = 0; r < rules_.size(); ++r) {
+      const Rule& rule = rules_[r];
+      const std::vector<double>* values = evidence.inputs[r].values;
+      if (rule.resource == Rule::Resource::kNone || values == nullptr || i >= values->size() ||
+          !std::isfinite((*values)[i]))
+        continue;
+      const double v = (*values)[i];
+      if (rule.AvailableBytes()) {  // no percent: the fit check keeps its floor available
+        if (std::isfinite(x.available_memory)) continue;
+        x.available_memory = v;
+        // A relative rule's: the mean less the threshold offset, or the destination would turn
+        // hot by the same rule (pool_mean.h); without a mean this cycle, none is known.
+        if (rule.relative_to == Rule::Relative::kNone)
+          x.available_floor = rule.clear_threshold;
+        else if (pools[r] != nullptr)
+          x.available_floor = pools[r]->Mean() - pools[r]->threshold_offset;
+        continue;
+      }
+      const int k = rule.resource == Rule::Resource::kCpu ? 0 : 1;
+      if (!std::isfinite(x.load[k])) x.load[k] = v;
+      // Its own pool's balance: a replacement may not make it stand out there.
+      if (pools[r] != nullptr && std::isnan(x.balance_ceiling[k]))
+        x.balance_ceiling[k] = eff[r].threshold;
+    }
+  }
+  // Balance first, then the mirror mode: the nodes whose room a pool's held nodes need are not
+  // marked underused (rebalance/underuse.h).
+  for (size_t p = 0; p < pools.size(); ++p) {
+    if (pools[p] == nullptr) continue;
+    const bool negated = rules_[p].AvailableBytes();  // the plan's units: hotter is larger
+    std::vector<double> values = *evidence.inputs[p].values;
+    if (negated)
+      for (double& v : values) v = -v;
+    std::vector<bool> held(values.size(), false);
+    for (size_t i = 0; i < decisions.size() && i < held.size(); ++i)
+      for (const Hold& h : decisions[i].holds) held[i] = held[i] || (h.rule == p && !h.stale);
+    const double mean = negated ? -pools[p]->Mean() : pools[p]->Mean();
+    for (size_t i : BalanceDestinations(values, held, mean, pools[p]->clear_offset,
+                                        pools[p]->threshold_offset))
+      (*in)[i].balance_destination = true;
+  }
 }
 
 std::vector<std::shared_ptr<const PoolMean>> Reconciler::BalancePools(

@@ -337,9 +337,10 @@ class Reconciler {
   std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const NodeMarks& marks,
                               const std::vector<NodeDecision>& decisions, TimePoint now,
                               CycleReport* report) const;
-  // After Plan, in a one-pass run: drops the removals when a query failed, and lists the marks
-  // to set and remove in report->planned (reconciler_once.cc).
-  void ReviewPlan(std::vector<MarkWrite>* writes, CycleReport* report) const;
+  // After Plan, in a one-pass run: when a query failed, keeps only the marks to set on unmarked
+  // nodes; lists the marks to set and remove in report->planned (reconciler_once.cc).
+  void ReviewPlan(const NodeMarks& marks, std::vector<MarkWrite>* writes,
+                  CycleReport* report) const;
   // PrimeFromHistory's decisions, on answers already fetched: per rule its range answer (and
   // its ageQuery's), null for a rule not primed. Pure but for the decider's state it moves on.
   struct History;
@@ -374,6 +375,13 @@ class Reconciler {
   void Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                const std::atomic<bool>* stop);
+  // What the rules measured of each node, for relief and its fit check (`in`, one per node of
+  // the snapshot: node, load, bytes available and their floor, balance's ceiling and
+  // destinations).
+  void MeasureForRelief(const NodeSnapshot& snap, const Evidence& evidence,
+                        const std::vector<NodeDecision>& decisions,
+                        const std::vector<std::shared_ptr<const PoolMean>>& pools,
+                        std::vector<ReliefInput>* in) const;
   // Per rule, the pool of a relative rule with a resource (balance, rebalance/pool_mean.h) as this
   // cycle's mean took it; null for the other rules and when the mean is unknown. Its nodes
   // (PoolMean::per_unit) only when the rule holds some node (`decisions`): only then is it a goal.

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <future>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 #include "common/log_fields.h"
@@ -135,16 +137,23 @@ void Reconciler::PrimeDecider(const NodeSnapshot& snap, const History& h, TimePo
   }
 }
 
-void Reconciler::ReviewPlan(std::vector<MarkWrite>* writes, CycleReport* report) const {
+void Reconciler::ReviewPlan(const NodeMarks& marks, std::vector<MarkWrite>* writes,
+                            CycleReport* report) const {
   if (!options_.one_pass) return;
   const bool any_failed = std::any_of(report->rules.begin(), report->rules.end(),
                                       [](const RuleReport& r) { return !r.ok; });
   if (any_failed) {
-    // Marks to set stay; removals go, and so do the record-only writes: a record rewritten
-    // without the failed rule (it holds nothing this cycle) would keep it from adopting the
-    // mark in the next pass.
+    // Marks to set on unmarked nodes stay; removals go, and so do the record-only writes (a
+    // record rewritten without the failed rule, which holds nothing this cycle, would keep it
+    // from adopting the mark in the next pass) and, with graded marks, every change of level of
+    // a marked node (a hot node whose hottest rule failed would go down to warm).
+    std::set<std::string_view> marked;
+    for (const PlanNode& n : marks.plan)
+      if (n.marked || n.partly) marked.insert(n.name);
     const size_t before = writes->size();
-    std::erase_if(*writes, [](const MarkWrite& w) { return w.kind != ChangeKind::kMark; });
+    std::erase_if(*writes, [&](const MarkWrite& w) {
+      return w.kind != ChangeKind::kMark || marked.count(w.node) > 0;
+    });
     if (writes->size() < before)
       LOG(WARNING) << "a rule's query failed: " << before - writes->size()
                    << " removal(s) and record change(s) not written (the next pass judges again)";

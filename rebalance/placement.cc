@@ -90,6 +90,8 @@ bool FitsByUsage(PlacementNode& n, const UsageFit& fit) {
   if (!(allocatable > 0)) return false;  // nothing to run it on
   const double after = (*used + fit.usage) / allocatable * 100;
   if (memory && !(after < 100)) return false;  // past allocatable the kubelet evicts
+  if (const double own = n.balance_ceiling[memory ? 1 : 0]; !std::isnan(own) && after > own)
+    return false;  // it would stand out in its own pool
   // At its clear threshold a rule lets a node go: that much is still room.
   return std::isnan(fit.ceiling_percent) || after <= fit.ceiling_percent;
 }

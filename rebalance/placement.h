@@ -109,6 +109,10 @@ struct PlacementNode {
   // Memory bytes available (a bytes-available rule's value on it) and the least that must stay
   // available (that rule's clear threshold); NaN: unknown, not judged.
   double available_memory = std::nan(""), available_floor = std::nan("");
+  // Balance: the most the node's own pool lets it carry, in percent of allocatable cpu and
+  // memory (a relative rule's mean plus its threshold offset; rebalance/pool_mean.h), so a
+  // replacement never makes it stand out by the rule of its own pool; NaN: no such rule.
+  double balance_ceiling[2] = {std::nan(""), std::nan("")};
 };
 
 // The real-usage test for one pod: `usage` (cores or bytes of `resource`) must keep a node's

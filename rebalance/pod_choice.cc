@@ -41,10 +41,22 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
   std::optional<MovingMean> mean;
   if (ceiling.pool != nullptr && ceiling.pool->count > 0)
     mean.emplace(ceiling.pool, ceiling.negated);
-  double goal = mean ? mean->Goal() : node.goal;
+  // A relative rule's goal moves with the mean, and `target` (the floor) may be above it: the
+  // plan stops at the floor then, as an absolute rule's cannot (config/rule_config.cc).
+  auto relative_goal = [&] { return std::max(mean->Goal(), node.floor); };
+  double goal = mean ? relative_goal() : node.goal;
   for (const Candidate& c : candidates) {
     if (load <= goal || out.picks.size() >= max_pods) break;
     if (!(c.usage > 0)) continue;  // moving it would not relieve the node
+    // Balance: kube-scheduler binds the replacement by requests, not where this plan reserves
+    // room, so what counts is the node it is likely to land on, one near the mean. A pod whose
+    // share alone is over the threshold offset makes such a node stand out in its turn: moving
+    // it moves the hot spot (bench/EFFECT.md, "A new worker joins").
+    if (mean && c.usage > ceiling.pool->threshold_offset) {
+      ++out.stands_out;
+      if (ceiling.in_order_only) break;
+      continue;
+    }
     if (load - c.usage < node.floor) {
       ++out.over_floor;  // a smaller one may still fit between the goal and the floor
       if (ceiling.in_order_only) break;
@@ -63,7 +75,7 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
     load -= c.usage;
     if (mean && ceiling.per_unit > 0) {
       mean->Move(c.usage, c.usage / ceiling.per_unit, to);
-      goal = mean->Goal();
+      goal = relative_goal();
     }
     out.picks.push_back(PodChoice::Pick{c.pod, c.usage, std::move(to)});
   }

@@ -61,6 +61,9 @@ struct PodChoice {
   bool reached = false;     // load_after <= goal
   size_t no_fit = 0;        // candidates skipped: no other node could take them
   size_t over_floor = 0;    // candidates skipped: would take the load below the floor
+  // Balance (UsageCeiling::pool): candidates skipped because their share alone is over the
+  // threshold offset, so a node near the mean that took them would stand out in its turn.
+  size_t stands_out = 0;
 };
 
 // At most `max_pods` picks; reserves each pick's room in `placement`. Pure but for `placement`.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ds {
 
@@ -24,7 +25,19 @@ struct PoolMean {
   // 100 / allocatable for a percent rule, 1 for bytes available. A node not here is outside the
   // pool: a pod moved there leaves the mean.
   std::map<std::string, double, std::less<>> per_unit;
+  // REQUIRES: count > 0.
+  double Mean() const { return sum / static_cast<double>(count); }
 };
+
+// Balance's destinations in one pool, for the mirror mode (underuse.h): the least loaded nodes
+// whose room up to the mean plus the threshold offset is needed to take what the held nodes have
+// over the mean plus the clear offset (what relief will move). `values` per node, in the plan's
+// units (percent in use, or bytes available negated, with `mean` likewise), NaN for a node not
+// in the pool; `held`: the rule holds the node. Returns the positions chosen, least loaded first;
+// none when no node is held or nothing is over its goal. Pure.
+std::vector<size_t> BalanceDestinations(const std::vector<double>& values,
+                                        const std::vector<bool>& held, double mean,
+                                        double clear_offset, double threshold_offset);
 
 // A relative rule's goal while pods are planned off a node, in the plan's units (Relief::load:
 // percent in use, or bytes available negated): the mean of the pool's loads moves with each

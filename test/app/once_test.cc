@@ -5,8 +5,13 @@
 // comes from a FakeClock; each pass is a fresh process's worth of parts over the same fake cluster.
 #include "app/once.h"
 
+#include <gflags/gflags.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "app/options.h"
 #include "config/rule_config.h"
@@ -25,21 +30,37 @@ constexpr char kRules[] =
 
 class OnceTest : public ::testing::Test {
  protected:
-  // The options as ParseOptions makes them for `-once` with this rule file (and -dry_run).
+  // The options as ParseOptions makes them for `-once` with this rule file (and -dry_run): the
+  // production flags, rule file and kubeconfig path, nothing set by hand.
   void Configure(const std::string& rules, bool dry_run = false) {
-    auto cfg = ParseRuleConfig(rules, "rule.yaml");
-    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-    o_.once = true;
-    o_.rules = *cfg;
-    o_.reconciler.mark = o_.rules.mark;
-    o_.reconciler.interval_seconds = 10;
-    o_.reconciler.grace_seconds = MissingDataGraceSeconds(o_.rules, 10);
-    o_.reconciler.writes.dry_run = dry_run;
-    o_.reconciler.writes.qps = 0;  // unlimited: the fake clock does not move while writing
-    o_.reconciler.one_pass = true;
-    o_.cache = CycleCacheOptions(o_.rules);
-    o_.leader_election.lease_namespace = "dynamic-scheduler";
-    o_.leader_election.lease_name = "dynamic-scheduler";
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("once-" + std::to_string(getpid()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir);
+    const std::string rule_file = (dir / "rule.yaml").string();
+    const std::string kubeconfig = (dir / "kubeconfig").string();
+    std::ofstream(rule_file) << rules;
+    std::ofstream(kubeconfig)
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "
+           "'https://127.0.0.1:1'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n"
+           "- name: ctx\n  context: {cluster: c, user: u, namespace: dynamic-scheduler}\n"
+           "current-context: ctx\n";
+    std::vector<std::string> args = {
+        "dynamic-scheduler", "-once", "-prom", "http://prom:9090/", "-r", rule_file, "-kubeconfig",
+        kubeconfig,          "-s",    "10"};
+    if (dry_run) args.push_back("-dry_run");
+    gflags::FlagSaver restore;  // the next test starts from the defaults
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    char** p = argv.data();
+    auto o = ParseOptions(&argc, &p, [](const char*) -> const char* { return nullptr; });
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    o_ = std::move(*o);
+    ASSERT_TRUE(o_.once);
+    ASSERT_TRUE(o_.reconciler.one_pass);
   }
   void AddNodes(std::initializer_list<const char*> names) {
     for (const char* name : names) {
@@ -180,6 +201,66 @@ TEST_F(OnceTest, PrometheusDownExitsNonZeroAndRemovesNothing) {
   EXPECT_NE(FormatOnceText(s).find("error: Prometheus: rule cpu"), std::string::npos);
 }
 
+// Graded marks: the hottest rule's query fails while a warm level's rule holds the hot node. The
+// decider calls it warm (the failed rule has no value to adopt it by); a pass must not move the
+// hot mark down to warm, nor rewrite its record, on that.
+TEST_F(OnceTest, AFailedRuleNeverMovesAMarkDownALevel) {
+  Configure(
+      "levels:\n"
+      "  - {name: warm, value: warm}\n"
+      "  - {name: hot}\n"
+      "maxMarkedFraction: 1\n"
+      "rules:\n"
+      "  - {name: cpu, query: cpu_pct, threshold: 90, clearThreshold: 80}\n"
+      "  - name: mem\n"
+      "    query: mem_pct\n"
+      "    threshold: 95\n"
+      "    clearThreshold: 90\n"
+      "    levels: {warm: {threshold: 70, clearThreshold: 60}}\n");
+  AddNodes({"node-a", "node-b"});
+  prom_.SetValues("cpu_pct", {{"node-a", 93}, {"node-b", 20}});
+  prom_.SetValues("mem_pct", {{"node-a", 75}, {"node-b", 20}});
+  ASSERT_EQ(Pass().exit_code, kOnceDone);
+  ASSERT_TRUE(Marked("node-a")) << "hot by cpu";
+  const size_t patches = api_.patches().size();
+  prom_.SetError("cpu_pct", Status::Unavailable("connection refused"));
+  prom_.SetValues("mem_pct", {{"node-a", 75}, {"node-b", 75}});
+  const OnceSummary s = Pass();
+  EXPECT_EQ(s.exit_code, kOnceFailed);
+  EXPECT_TRUE(Marked("node-a")) << "still hot, not moved down to warm";
+  const NodeInfo b = api_.nodes()["node-b"];
+  const std::string* v = FindLabel(b.labels, "status");
+  EXPECT_TRUE(v != nullptr && *v == "warm") << "an unmarked node may still be marked";
+  EXPECT_EQ(api_.patches().size(), patches + 1) << "node-b's mark only";
+}
+
+// A relief that fails (here its pod LIST) is no success: the pass exits 1 and says why.
+TEST_F(OnceTest, AFailedReliefExitsOne) {
+  Configure(
+      "rules:\n"
+      "  - {name: cpu, query: cpu_pct, threshold: 80, clearThreshold: 70, resource: cpu}\n"
+      "maxMarkedFraction: 1\n"
+      "rebalance: {after: 0s, podUsage: {cpu: pod_cpu}, minPodAge: 0s}\n");
+  for (int i = 1; i <= 3; ++i) {
+    NodeInfo n;
+    n.name = "node-" + std::to_string(i);
+    n.allocatable_cpu = 4;
+    n.allocatable_memory = 16e9;
+    n.allocatable_other = {{"pods", 110}};
+    api_.AddNode(n);
+  }
+  prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}});
+  prom_.SetSamples("pod_cpu", {});
+  ASSERT_EQ(Pass().exit_code, kOnceDone);
+  ASSERT_TRUE(Marked("node-1"));
+  api_.FailNextPodLists(10);
+  clock_.AdvanceSeconds(120);
+  const OnceSummary s = Pass();
+  EXPECT_EQ(s.exit_code, kOnceWriteFailed);
+  ASSERT_FALSE(s.errors.empty());
+  EXPECT_NE(s.errors.back().find("the rebalancer"), std::string::npos) << s.errors.back();
+}
+
 // One rule failing while another says cold: the loop would remove the mark the answering rule
 // holds; one pass removes nothing until every rule has answered.
 TEST_F(OnceTest, OneFailedRuleKeepsEveryMark) {
@@ -308,7 +389,16 @@ TEST_F(OnceTest, TheJsonSummaryIsOneObjectForScripts) {
 // eviction limits survive between passes (the ledger in the namespace, issue 38): perHour 1 holds
 // across runs, each run a fresh process.
 TEST_F(OnceTest, RelievesWithLimitsThatHoldBetweenRuns) {
-  Configure(kRules);
+  Configure(
+      "rules:\n"
+      "  - {name: cpu, query: cpu_pct, threshold: 80, clearThreshold: 70, resource: cpu}\n"
+      "maxMarkedFraction: 1\n"
+      "rebalance:\n"
+      "  after: 0s\n"
+      "  podUsage: {cpu: pod_cpu}\n"
+      "  minPodAge: 0s\n"
+      "  settle: 0s\n"
+      "  limits: {perHour: 1}\n");
   for (int i = 1; i <= 3; ++i) {
     NodeInfo n;
     n.name = "node-" + std::to_string(i);
@@ -338,14 +428,6 @@ TEST_F(OnceTest, RelievesWithLimitsThatHoldBetweenRuns) {
     api_.AddPod(p);
     usage.push_back(Sample{{{"namespace", "shop"}, {"pod", name}}, cores, 0});
   }
-  o_.rules.rules[0].resource = Rule::Resource::kCpu;
-  RebalanceConfig& r = o_.rules.rebalance;
-  r.enabled = true;
-  r.after_seconds = 0;
-  r.cpu_usage_query = "pod_cpu";
-  r.pods.min_pod_age_seconds = 0;
-  r.settle_seconds = 0;
-  r.limits.per_hour = 1;
   prom_.SetSamples("pod_cpu", usage);
   prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}});
   OnceSummary s = Pass();

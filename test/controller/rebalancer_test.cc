@@ -186,9 +186,10 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
 // Balance: a relative rule with a resource relieves a node that stands out from its pool, to the
 // pool's mean + the clear offset, onto nodes that stay at or below the mean + the threshold offset.
 // node-1..3 are pool a; node-4 (pool b, idle, cordoned) is in the cluster but not in the rule's
-// mean: pool a's mean is (95 + 10 + 10) / 3 = 38.3, so node-1 is over 68.3 and relieved to 53.3 by
-// moving big (50 %) onto node-2 or node-3 (10 + 50 = 60 <= 68.3). With the cluster's mean (28.75:
-// ceiling 58.75) or the clear threshold as the destinations' ceiling (53.3), big would fit nowhere.
+// mean: pool a's mean is (95 + 10 + 10) / 3 = 38.3, so node-1 is over 93.3 and relieved to 53.3 by
+// moving big (50 %) onto node-2 or node-3 (10 + 50 = 60 <= 93.3). With the cluster's mean (28.75)
+// the goal would be 43.75 and small would go too; with the clear threshold as the destinations'
+// ceiling (53.3), big would fit nowhere.
 TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
   NodeInfo idle;
   idle.name = "node-4";
@@ -204,7 +205,7 @@ TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
   Rule& skew = cfg_.rules[0];
   skew.name = "skew";
   skew.relative_to = Rule::Relative::kMean;
-  skew.threshold = 30;
+  skew.threshold = 55;  // big's 50 % alone does not make a node at the mean stand out
   skew.clear_threshold = 15;
   skew.node_selector = "pool=a";
   cfg_.max_marked_fraction = 1;
@@ -222,6 +223,59 @@ TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
       << report.recent[0].to;
   EXPECT_NEAR(report.recent[0].goal, 115.0 / 3 + 15, 1e-9);
   EXPECT_EQ(report.recent[0].rule, "skew");
+}
+
+// Balance with a rule per pool: each node's load comes from its own pool's rule, so pool b's
+// nodes are destinations too (they were not: the first cpu rule, pool a's, has no value for
+// them), and each destination is held to its own pool's mean + threshold. Pool b (node-1, node-5,
+// node-6: 95, 10, 10; skew-b over its mean 38.3 + 55) relieves node-1; pool a (node-2..4 at 10,
+// skew-a over its mean + 20) has no room for big's 50 % (60 > 30): big goes within pool b.
+TEST_F(RebalancerTest, EachPoolBalancesWithinItsOwnCeiling) {
+  for (int i = 4; i <= 6; ++i) {
+    NodeInfo n;
+    n.name = "node-" + std::to_string(i);
+    n.addresses = {"10.0.0." + std::to_string(i)};
+    n.allocatable_cpu = 4;
+    n.allocatable_memory = 16e9;
+    n.allocatable_other = {{"pods", 110}};
+    n.uid = "uid-" + n.name;
+    api_.AddNode(n);
+  }
+  for (const char* n : {"node-1", "node-5", "node-6"})
+    api_.EditNode(n, [](NodeInfo* node) { node->labels = {{"pool", "b"}}; });
+  for (const char* n : {"node-2", "node-3", "node-4"})
+    api_.EditNode(n, [](NodeInfo* node) { node->labels = {{"pool", "a"}}; });
+  Rule a = cfg_.rules[0];
+  a.name = "skew-a";
+  a.relative_to = Rule::Relative::kMean;
+  a.threshold = 20;
+  a.clear_threshold = 10;
+  a.node_selector = "pool=a";
+  Rule b = a;
+  b.name = "skew-b";
+  b.threshold = 55;
+  b.clear_threshold = 15;
+  b.node_selector = "pool=b";
+  cfg_.rules = {a, b};
+  cfg_.max_marked_fraction = 1;
+  Build();
+  for (int c = 0; c < 2; ++c) {
+    prom_.SetValues("cpu_pct", {{"node-1", 95},
+                                {"node-2", 10},
+                                {"node-3", 10},
+                                {"node-4", 10},
+                                {"node-5", 10},
+                                {"node-6", 10}});
+    clock_.AdvanceSeconds(10);
+    rec_->RunCycle(&stop_);
+  }
+  EXPECT_TRUE(Labelled("node-1"));
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  auto report = rebalancer_->Report();
+  ASSERT_EQ(report.recent.size(), 1u);
+  EXPECT_EQ(report.recent[0].rule, "skew-b");
+  EXPECT_TRUE(report.recent[0].to == "node-5" || report.recent[0].to == "node-6")
+      << "into pool a it would stand out there (60 > 30): " << report.recent[0].to;
 }
 
 // Graded marks: a warm node carries one of our values, which workloads avoid too, so it is no

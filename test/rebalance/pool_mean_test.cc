@@ -143,11 +143,12 @@ TEST(BalanceRelief, TheGoalIsJudgedOnTheMeanAfterTheMoves) {
   EXPECT_TRUE(ch.reached);
 }
 
-// A destination may take a pod up to the mean + the threshold offset (56.5), not beyond: at 50 %
-// it takes none of 10 %, at 45 % one; and the same replicas never come back (it stays unhot).
+// A destination may take a pod up to the mean + the threshold offset, not beyond. Here the pool's
+// mean is 53 (97 on the hot node), so the ceiling is 83: warm at 75 takes no 10 % pod, mild at 72
+// takes one (82), and neither stands out afterwards, so nothing comes back.
 TEST(BalanceRelief, DestinationsStayAtOrBelowTheMeanPlusTheThreshold) {
   PoolMean p = SeedPool();
-  p.sum = 77 + 50 + 45 + 40;
+  p.sum = 97 + 50 + 45 + 20;
   p.per_unit = {{"packed", 25}, {"warm", 25}, {"mild", 25}, {"cool", 25}};
   auto pool = std::make_shared<const PoolMean>(p);  // mean 53, ceiling 83, goal 68
   HoldingRule h{"skew", Rule::Resource::kCpu, 97, 68, false};
@@ -163,6 +164,70 @@ TEST(BalanceRelief, DestinationsStayAtOrBelowTheMeanPlusTheThreshold) {
   Placement full({Worker("warm", 75)});
   PodInfo second = Replica("second");
   EXPECT_TRUE(PlanRelief(*relief, {UsedPod{&second, 0.4}}, 10, &full).picks.empty());
+}
+
+// kube-scheduler binds a replacement by requests, not where the plan reserved room: a pod whose
+// share alone is over the threshold offset (35 > 30) would make a node near the mean stand out
+// wherever it lands, so it stays and the smaller ones go.
+TEST(BalanceRelief, APodThatWouldMakeANodeNearTheMeanStandOutStays) {
+  auto pool = std::make_shared<const PoolMean>(SeedPool());
+  HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
+  h.pool = pool;
+  auto relief = ReliefFor("packed", {h}, 4, 16e9, 0);
+  ASSERT_TRUE(relief.has_value());
+  PodInfo whale = Replica("whale"), a = Replica("a"), b = Replica("b"), c = Replica("c");
+  Placement place({Worker("new", 0, 16)});  // room for anything in the plan's own terms
+  PodChoice ch = PlanRelief(
+      *relief, {UsedPod{&whale, 1.4}, UsedPod{&a, 0.4}, UsedPod{&b, 0.4}, UsedPod{&c, 0.4}}, 10,
+      &place);
+  EXPECT_EQ(ch.stands_out, 1u);
+  ASSERT_EQ(ch.picks.size(), 3u);
+  for (const auto& p : ch.picks) EXPECT_NE(p.pod, &whale);
+  EXPECT_DOUBLE_EQ(ch.load_after, 47);
+  EXPECT_FALSE(ch.reached) << "the goal stays out of reach rather than move the hot spot";
+  // Without a pool (an absolute rule) the whale goes first, as before.
+  Relief absolute = *relief;
+  absolute.pool = nullptr;
+  Placement again({Worker("new", 0, 16)});
+  PodChoice abs = PlanRelief(absolute, {UsedPod{&whale, 1.4}, UsedPod{&a, 0.4}}, 10, &again);
+  ASSERT_FALSE(abs.picks.empty());
+  EXPECT_EQ(abs.picks[0].pod, &whale);
+}
+
+// The mirror mode spares only the nodes balance needs: the least loaded whose room (up to the
+// mean + 30) takes what the held nodes have over the mean + 15. packed at 77 has 77 - 41.5 = 35.5
+// to give: new (3) has 53.5 of room, enough alone; a and b stay free to be marked underused.
+TEST(BalanceDestinations, TheLeastLoadedWhoseRoomIsNeeded) {
+  const std::vector<double> values = {77, 13, 13, 3, std::nan("")};
+  const std::vector<bool> held = {true, false, false, false, false};
+  EXPECT_EQ(BalanceDestinations(values, held, 26.5, 15, 30), std::vector<size_t>{3});
+  // Two packed nodes, relieved to the mean + 5 (41.6), give 70.8: new's 63.6 of room is not
+  // enough, a comes next (by position among equals).
+  const std::vector<double> two = {77, 77, 13, 13, 3};
+  const std::vector<bool> both = {true, true, false, false, false};
+  EXPECT_EQ(BalanceDestinations(two, both, 36.6, 5, 30), (std::vector<size_t>{4, 2}));
+  // In the hysteresis band (held, over the mean + 15 but not + 30) relief goes on: so does the
+  // need for a destination.
+  EXPECT_EQ(BalanceDestinations({45, 13, 13, 3}, {true, false, false, false}, 18.5, 15, 30),
+            std::vector<size_t>{3});
+  // Nothing held, or the held node at its goal: no destination, the mirror mode is free.
+  EXPECT_TRUE(
+      BalanceDestinations(values, {false, false, false, false, false}, 26.5, 15, 30).empty());
+  EXPECT_TRUE(
+      BalanceDestinations({40, 13, 13, 3}, {true, false, false, false}, 17.25, 25, 30).empty());
+}
+
+// A destination's own pool ceiling (PlacementNode::balance_ceiling) is kept whatever relief
+// places the pod: 60 % on a node whose pool lets it carry 55 is no fit.
+TEST(Placement, ADestinationStaysWithinItsOwnPoolsCeiling) {
+  PlacementNode n = Worker("other-pool", 10);
+  n.balance_ceiling[0] = 55;
+  Placement place({n});
+  PodInfo p = Replica("p");
+  EXPECT_EQ(place.Reserve(p, "packed", UsageFit{Rule::Resource::kCpu, 2.0}), "")
+      << "10 + 50 = 60 > 55";
+  EXPECT_EQ(place.Reserve(p, "packed", UsageFit{Rule::Resource::kCpu, 1.6}), "other-pool")
+      << "10 + 40 = 50 <= 55";
 }
 
 UnderusedConfig Underused() {
