@@ -122,10 +122,10 @@ DEFINE_bool(once, false,
             "One pass, then exit: list the nodes, judge every rule once (`for` on Prometheus' "
             "history over the `for` window, hysteresis and adoption from the marks and records on "
             "the nodes), write the changes within the write limits, relieve with rebalance:, print "
-            "a summary (-o). Exit 0: done; 1: a write failed; 2: the API server or Prometheus "
-            "failed (no mark removed) or the options are wrong. No web port and no leader "
-            "election (-leader_elect is ignored): run it from a CronJob with concurrencyPolicy: "
-            "Forbid. With -dry_run prints what it would do and writes nothing.");
+            "a summary (-o). Exit 0: done; 1: a write or a relief failed; 2: the API server or "
+            "Prometheus failed (no mark removed) or the options are wrong. No web port and no "
+            "leader election (-leader_elect is ignored): run it from a CronJob with "
+            "concurrencyPolicy: Forbid. With -dry_run prints what it would do and writes nothing.");
 DEFINE_string(o, "text", "-once: the summary's format, text (for people) or json (for scripts).");
 DEFINE_int32(write_concurrency, 4, "Label writes in flight at once (all within -write_qps).");
 DEFINE_bool(leader_elect, false,

@@ -117,7 +117,16 @@ class Cluster:
                                      "--web.listen-address=127.0.0.1:%d" % self.am_port, "--cluster.listen-address=",
                                      "--web.external-url=http://127.0.0.1:%d" % self.am_port], s.dir)
         s.procs.append(p)
-        wait_until(lambda: http("GET", "http://127.0.0.1:%d/-/ready" % self.am_port)[0] == 200, 20, what="alertmanager")
+        # 60 s, and its log when it does not come up: on a loaded 2-core machine it once took more
+        # than 20 s (or exited: a port picked free can be taken before it binds it).
+        try:
+            wait_until(lambda: not p.alive() or
+                       http("GET", "http://127.0.0.1:%d/-/ready" % self.am_port)[0] == 200, 60,
+                       what="alertmanager")
+        except AssertionError as e:
+            raise AssertionError("%s; its log: %s" % (e, p.output()[-2000:])) from None
+        if not p.alive():
+            raise AssertionError("alertmanager exited: %s" % p.output()[-2000:])
         return p
 
     def stop(self):
