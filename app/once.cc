@@ -11,6 +11,8 @@
 #include "app/controller.h"
 #include "app/options.h"
 #include "common/json_util.h"
+#include "common/log_fields.h"
+#include "common/rfc3339.h"
 #include "kube/node_cache.h"
 #include "web/json_values.h"
 
@@ -82,6 +84,18 @@ OnceSummary SummarizeCycle(const CycleReport& report, bool dry_run) {
   return s;
 }
 
+std::string LeaderRunning(const LeaseRecord& lease, double now_wall) {
+  double renewed = 0;
+  if (lease.holder_identity.empty() || !ParseRfc3339(lease.renew_time, &renewed)) return "";
+  const double left = renewed + lease.lease_duration_seconds - now_wall;
+  if (!(left > 0)) return "";  // expired: its holder is gone (or stuck), as an elector sees it
+  std::ostringstream why;
+  why << "a controller holds the leader lease (" << lease.holder_identity << ", renewed "
+      << std::lround(now_wall - renewed) << " s ago): a pass beside it would be a second writer of "
+      << "the same marks; stop the controller's Deployment first";
+  return why.str();
+}
+
 void AddRelief(const Rebalancer& rebalancer, double started, OnceSummary* s) {
   const RebalanceReport report = rebalancer.Report();
   bool failed = false;
@@ -119,6 +133,19 @@ OnceSummary RunOnce(const Options& o, KubeApi* kube, PrometheusClient* prom, con
   if (o.leader_elect)
     LOG(INFO) << "-once: no leader election (-leader_elect is ignored); concurrencyPolicy: Forbid "
                  "on the CronJob keeps two passes from running at once";
+  // Never beside the loop: a Deployment with -leader_elect renews its lease (the same name and
+  // namespace as -leader_elect_* say) every few seconds. One without leader election is not seen.
+  const LeaderElectionOptions& le = o.leader_election;
+  if (auto lease = kube->GetLease(le.lease_namespace, le.lease_name, o.api_timeout_seconds);
+      lease.ok()) {
+    if (std::string running = LeaderRunning(*lease, clock->WallSeconds()); !running.empty())
+      return fail("the lease " + le.lease_namespace + "/" + le.lease_name + ": " + running);
+  } else if (lease.status().code() != StatusCode::kNotFound) {
+    LOG(WARNING) << "-once: could not read the leader lease to check that no controller runs "
+                    "beside this pass; going on"
+                 << Fields("lease", le.lease_namespace + "/" + le.lease_name, "err",
+                           lease.status());
+  }
   // The production cache options (Options::cache: the managed nodes, trimmed), read once.
   NodeCache cache(kube, clock, o.cache);
   if (Status st = cache.ListOnce(); !st.ok())

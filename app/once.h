@@ -19,6 +19,7 @@
 #include "common/value_format.h"
 #include "controller/reconciler.h"
 #include "kube/kube_api.h"
+#include "kube/lease.h"
 #include "promql/prometheus_client.h"
 #include "rebalance/report.h"
 
@@ -67,6 +68,10 @@ struct OnceSummary {
 // The summary of a cycle's report: its planned changes, whether each was written, the values the
 // rules judged them by, the errors of its rules, and the exit status. Pure.
 OnceSummary SummarizeCycle(const CycleReport& report, bool dry_run);
+
+// Why a pass must not run now, or "": `lease` (the leader election's) is held by a controller
+// that renewed it less than its duration before `now_wall` (epoch s). Pure.
+std::string LeaderRunning(const LeaseRecord& lease, double now_wall);
 
 // Adds the relief of the pass (evictions since `started`, epoch s) to `s`: a failed eviction, a
 // failed pod list or usage query, or the rebalancer's standing problem (RBAC) is an error, and

@@ -15,6 +15,7 @@
 
 #include "app/options.h"
 #include "config/rule_config.h"
+#include "kube/lease.h"
 #include "rules/ownership.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
@@ -232,6 +233,31 @@ TEST_F(OnceTest, AFailedRuleNeverMovesAMarkDownALevel) {
   const std::string* v = FindLabel(b.labels, "status");
   EXPECT_TRUE(v != nullptr && *v == "warm") << "an unmarked node may still be marked";
   EXPECT_EQ(api_.patches().size(), patches + 1) << "node-b's mark only";
+}
+
+// A pass beside a running controller would be a second writer of the same marks: while the leader
+// lease is held and fresh, the pass refuses (exit 2, nothing written); once it has expired (the
+// Deployment is gone), it runs.
+TEST_F(OnceTest, NeverBesideARunningController) {
+  Configure(kRules);
+  AddNodes({"node-a"});
+  prom_.SetValues("cpu_pct", {{"node-a", 91}});
+  LeaseRecord held;
+  held.holder_identity = "dynamic-scheduler-7d9f-abcde";
+  held.lease_duration_seconds = 15;
+  held.acquire_time = held.renew_time = FormatMicroTime(clock_.WallSeconds() - 5);
+  ASSERT_TRUE(api_.WriteLease("dynamic-scheduler", "dynamic-scheduler", held, 5).ok());
+  OnceSummary s = Pass();
+  EXPECT_EQ(s.exit_code, kOnceFailed);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_NE(s.errors[0].find("dynamic-scheduler-7d9f-abcde"), std::string::npos) << s.errors[0];
+  EXPECT_FALSE(Marked("node-a"));
+  EXPECT_TRUE(api_.patches().empty());
+  clock_.AdvanceSeconds(20);  // 25 s since the last renewal: expired
+  s = Pass();
+  EXPECT_EQ(s.exit_code, kOnceDone);
+  EXPECT_TRUE(Marked("node-a"));
+  EXPECT_EQ(LeaderRunning(LeaseRecord{}, clock_.WallSeconds()), "") << "nobody holds it";
 }
 
 // A relief that fails (here its pod LIST) is no success: the pass exits 1 and says why.
