@@ -268,6 +268,16 @@ class Parser {
       ASSIGN_OR_RETURN(r.time_zone, TimeZoneName(n["timeZone"], "rebalance.timeZone"));
     }
     if (const YAML::Node u = n["underused"]) RETURN_NOT_OK(ParseUnderused(u, cfg));
+    // Balance with a zero offset: about half the pool is over the mean, always, and every pod
+    // would make a node near the mean stand out (rebalance/pod_choice.cc): relief that never ends
+    // and never moves anything.
+    for (const Rule& rule : cfg->rules)
+      if (rule.relative_to != Rule::Relative::kNone && rule.resource != Rule::Resource::kNone &&
+          !(rule.threshold > 0))
+        return Error(n, "rebalance",
+                     "rule " + rule.name +
+                         " balances (relativeTo: mean with resource) with threshold 0: it needs "
+                         "an offset > 0 (with 0, about half the pool is always over the mean)");
     bool relievable = false;
     for (const Rule& rule : cfg->rules) relievable |= rule.resource != Rule::Resource::kNone;
     if (!relievable)

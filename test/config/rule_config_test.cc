@@ -147,6 +147,15 @@ rebalance: {target: 80}
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("clear threshold of rule mem (75)"), std::string::npos)
       << bad.status().message();
+  // An offset of 0 would keep half the pool hot for ever.
+  auto zero = ParseRuleConfig(R"(rules:
+  - {name: skew, query: cpu_pct, threshold: 0, relativeTo: mean, resource: cpu}
+rebalance: {}
+)",
+                              "r.yaml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("rule skew balances"), std::string::npos)
+      << zero.status().message();
 }
 
 TEST(RuleConfig, RelativeThresholds) {
