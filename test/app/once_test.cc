@@ -63,6 +63,18 @@ class OnceTest : public ::testing::Test {
     ASSERT_TRUE(o_.once);
     ASSERT_TRUE(o_.reconciler.one_pass);
   }
+  // node-1..3: 4 cores, 16 GB, 110 pods each, for relief.
+  void AddWorkers() {
+    for (int i = 1; i <= 3; ++i) {
+      NodeInfo n;
+      n.name = "node-" + std::to_string(i);
+      n.allocatable_cpu = 4;
+      n.allocatable_memory = 16e9;
+      n.allocatable_other = {{"pods", 110}};
+      n.uid = "uid-" + n.name;
+      api_.AddNode(n);
+    }
+  }
   void AddNodes(std::initializer_list<const char*> names) {
     for (const char* name : names) {
       NodeInfo n;
@@ -267,14 +279,7 @@ TEST_F(OnceTest, AFailedReliefExitsOne) {
       "  - {name: cpu, query: cpu_pct, threshold: 80, clearThreshold: 70, resource: cpu}\n"
       "maxMarkedFraction: 1\n"
       "rebalance: {after: 0s, podUsage: {cpu: pod_cpu}, minPodAge: 0s}\n");
-  for (int i = 1; i <= 3; ++i) {
-    NodeInfo n;
-    n.name = "node-" + std::to_string(i);
-    n.allocatable_cpu = 4;
-    n.allocatable_memory = 16e9;
-    n.allocatable_other = {{"pods", 110}};
-    api_.AddNode(n);
-  }
+  AddWorkers();
   prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}});
   prom_.SetSamples("pod_cpu", {});
   ASSERT_EQ(Pass().exit_code, kOnceDone);
@@ -425,15 +430,7 @@ TEST_F(OnceTest, RelievesWithLimitsThatHoldBetweenRuns) {
       "  minPodAge: 0s\n"
       "  settle: 0s\n"
       "  limits: {perHour: 1}\n");
-  for (int i = 1; i <= 3; ++i) {
-    NodeInfo n;
-    n.name = "node-" + std::to_string(i);
-    n.allocatable_cpu = 4;
-    n.allocatable_memory = 16e9;
-    n.allocatable_other = {{"pods", 110}};
-    n.uid = "uid-" + n.name;
-    api_.AddNode(n);
-  }
+  AddWorkers();
   std::vector<Sample> usage;
   for (auto [name, cores] : {std::pair{"big", 2.0}, std::pair{"small", 0.4}}) {
     PodInfo p;

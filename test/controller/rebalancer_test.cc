@@ -27,16 +27,7 @@ PreferredSchedulingTerm Avoiding(std::vector<std::string> values) {
 class RebalancerTest : public CycleFixture {
  protected:
   void SetUp() override {
-    for (int i = 1; i <= 3; ++i) {
-      NodeInfo n;
-      n.name = "node-" + std::to_string(i);
-      n.addresses = {"10.0.0." + std::to_string(i)};
-      n.allocatable_cpu = 4;
-      n.allocatable_memory = 16e9;
-      n.allocatable_other = {{"pods", 110}};
-      n.uid = "uid-" + n.name;
-      api_.AddNode(n);
-    }
+    for (int i = 1; i <= 3; ++i) AddWorker(i);
     Rule cpu;
     cpu.name = "cpu";
     cpu.query = "cpu_pct";
@@ -56,6 +47,18 @@ class RebalancerTest : public CycleFixture {
     AddPod("big", "node-1", 2.0);
     AddPod("small", "node-1", 0.4);
     AddPod("agent", "node-1", 1.0, "DaemonSet");
+  }
+  // node-<i>: 4 cores, 16 GB, 110 pods, at 10.0.0.<i>.
+  void AddWorker(int i, Labels labels = {}) {
+    NodeInfo n;
+    n.name = "node-" + std::to_string(i);
+    n.addresses = {"10.0.0." + std::to_string(i)};
+    n.allocatable_cpu = 4;
+    n.allocatable_memory = 16e9;
+    n.allocatable_other = {{"pods", 110}};
+    n.uid = "uid-" + n.name;
+    n.labels = std::move(labels);
+    api_.AddNode(n);
   }
   void AddPod(const std::string& name, const std::string& node, double usage,
               const std::string& kind = "ReplicaSet") {
@@ -191,15 +194,8 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
 // the goal would be 43.75 and small would go too; with the clear threshold as the destinations'
 // ceiling (53.3), big would fit nowhere.
 TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
-  NodeInfo idle;
-  idle.name = "node-4";
-  idle.addresses = {"10.0.0.4"};
-  idle.allocatable_cpu = 4;
-  idle.allocatable_memory = 16e9;
-  idle.allocatable_other = {{"pods", 110}};
-  idle.labels = {{"pool", "b"}};
-  idle.unschedulable = true;
-  api_.AddNode(idle);
+  AddWorker(4, {{"pool", "b"}});
+  api_.EditNode("node-4", [](NodeInfo* n) { n->unschedulable = true; });
   for (const char* n : {"node-1", "node-2", "node-3"})
     api_.EditNode(n, [](NodeInfo* node) { node->labels = {{"pool", "a"}}; });
   Rule& skew = cfg_.rules[0];
@@ -231,16 +227,7 @@ TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
 // node-6: 95, 10, 10; skew-b over its mean 38.3 + 55) relieves node-1; pool a (node-2..4 at 10,
 // skew-a over its mean + 20) has no room for big's 50 % (60 > 30): big goes within pool b.
 TEST_F(RebalancerTest, EachPoolBalancesWithinItsOwnCeiling) {
-  for (int i = 4; i <= 6; ++i) {
-    NodeInfo n;
-    n.name = "node-" + std::to_string(i);
-    n.addresses = {"10.0.0." + std::to_string(i)};
-    n.allocatable_cpu = 4;
-    n.allocatable_memory = 16e9;
-    n.allocatable_other = {{"pods", 110}};
-    n.uid = "uid-" + n.name;
-    api_.AddNode(n);
-  }
+  for (int i = 4; i <= 6; ++i) AddWorker(i);
   for (const char* n : {"node-1", "node-5", "node-6"})
     api_.EditNode(n, [](NodeInfo* node) { node->labels = {{"pool", "b"}}; });
   for (const char* n : {"node-2", "node-3", "node-4"})

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ PoolMean SeedPool() {
   return p;
 }
 
+// The packed worker's relief by the seed's pool (77 %, goal 41.5).
+std::optional<Relief> SeedRelief() {
+  HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
+  h.pool = std::make_shared<const PoolMean>(SeedPool());
+  return ReliefFor("packed", {h}, 4, 16e9, 0);
+}
+
 TEST(MovingMean, MovesWithinThePoolKeepTheMeanAndLeavingItLowersIt) {
   PoolMean pool = SeedPool();
   pool.per_unit["big"] = 100.0 / 8;  // an 8-core node of the pool: a core is half the percent
@@ -90,23 +98,18 @@ TEST(MovingMean, MovesWithinThePoolKeepTheMeanAndLeavingItLowersIt) {
 // The relief a relative rule's hold gives: the goal it was judged by, its pool, and a ceiling for
 // destinations of the mean plus the threshold offset.
 TEST(BalanceRelief, ReliefCarriesThePoolAndItsCeiling) {
-  auto pool = std::make_shared<const PoolMean>(SeedPool());
-  HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
-  h.pool = pool;
-  auto relief = ReliefFor("packed", {h}, 4, 16e9, 0);
+  auto relief = SeedRelief();
   ASSERT_TRUE(relief.has_value());
   EXPECT_DOUBLE_EQ(relief->load.goal, 41.5);
-  EXPECT_EQ(relief->pool, pool);
+  ASSERT_NE(relief->pool, nullptr);
+  EXPECT_DOUBLE_EQ(relief->pool->Mean(), 26.5);
   EXPECT_DOUBLE_EQ(relief->CeilingPercent(), 56.5) << "mean + threshold, not the clear 41.5";
 }
 
 // Six replicas of 10 %: four go (77 -> 37, at the goal 41.5 or below), spread over the least
 // allocated workers, each destination staying at or below the mean + 30.
 TEST(BalanceRelief, APackedWorkerSpreadsOntoItsPool) {
-  auto pool = std::make_shared<const PoolMean>(SeedPool());
-  HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
-  h.pool = pool;
-  auto relief = ReliefFor("packed", {h}, 4, 16e9, 0);
+  auto relief = SeedRelief();
   ASSERT_TRUE(relief.has_value());
   std::vector<PodInfo> pods;
   for (int i = 0; i < 6; ++i) pods.push_back(Replica("web-" + std::to_string(i)));
@@ -126,10 +129,7 @@ TEST(BalanceRelief, APackedWorkerSpreadsOntoItsPool) {
 // A pod moved out of the pool lowers the mean, and with it the goal: one more pod goes than a
 // fixed goal would move (77 -> 27, not 37).
 TEST(BalanceRelief, TheGoalIsJudgedOnTheMeanAfterTheMoves) {
-  auto pool = std::make_shared<const PoolMean>(SeedPool());
-  HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
-  h.pool = pool;
-  auto relief = ReliefFor("packed", {h}, 4, 16e9, 0);
+  auto relief = SeedRelief();
   ASSERT_TRUE(relief.has_value());
   std::vector<PodInfo> pods;
   for (int i = 0; i < 6; ++i) pods.push_back(Replica("web-" + std::to_string(i)));
@@ -170,10 +170,7 @@ TEST(BalanceRelief, DestinationsStayAtOrBelowTheMeanPlusTheThreshold) {
 // share alone is over the threshold offset (35 > 30) would make a node near the mean stand out
 // wherever it lands, so it stays and the smaller ones go.
 TEST(BalanceRelief, APodThatWouldMakeANodeNearTheMeanStandOutStays) {
-  auto pool = std::make_shared<const PoolMean>(SeedPool());
-  HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
-  h.pool = pool;
-  auto relief = ReliefFor("packed", {h}, 4, 16e9, 0);
+  auto relief = SeedRelief();
   ASSERT_TRUE(relief.has_value());
   PodInfo whale = Replica("whale"), a = Replica("a"), b = Replica("b"), c = Replica("c");
   Placement place({Worker("new", 0, 16)});  // room for anything in the plan's own terms
