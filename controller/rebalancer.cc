@@ -226,11 +226,7 @@ std::vector<std::string> Rebalancer::HotOrder(std::map<std::string, Hot>* reliev
   std::vector<std::string> order;
   for (const auto& [name, entry] : *relieve) order.push_back(name);
   std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-    // A node short of available bytes first: the kubelet evicts there next, at once.
-    const Relief& p = relieve->at(a).relief;
-    const Relief& q = relieve->at(b).relief;
-    if (p.available_bytes != q.available_bytes) return p.available_bytes;
-    return p.load.load - p.load.goal > q.load.load - q.load.goal;
+    return RelievedBefore(relieve->at(a).relief, relieve->at(b).relief);
   });
   if (order.size() > cfg_.limits.per_cycle) {
     for (size_t i = cfg_.limits.per_cycle; i < order.size(); ++i) {

@@ -10,6 +10,13 @@ std::optional<Relief> ReliefGoal(const std::string& node, const std::vector<Hold
                    allocatable_memory, cfg.target);
 }
 
+bool RelievedBefore(const Relief& a, const Relief& b) {
+  if (a.available_bytes != b.available_bytes) return a.available_bytes;
+  const double over_a = a.load.load - a.load.goal, over_b = b.load.load - b.load.goal;
+  if (over_a != over_b) return over_a > over_b;
+  return a.load.node < b.load.node;
+}
+
 PodChoice PlanRelief(const Relief& relief, const std::vector<UsedPod>& pods, size_t room,
                      Placement* placement, bool in_order_only) {
   std::vector<Candidate> candidates;

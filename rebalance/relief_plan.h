@@ -27,6 +27,12 @@ std::optional<Relief> ReliefGoal(const std::string& node, const std::vector<Hold
                                  double now_wall, bool alerted, double allocatable_cpu,
                                  double allocatable_memory);
 
+// The order in which the nodes of one cycle are relieved, as far as the cycle's evictions
+// (`perCycle`) go: a node short of available bytes first (the kubelet evicts there next, at once,
+// without a PodDisruptionBudget), then the furthest over its goal; ties by node name. The
+// controller (controller/rebalancer.cc) and the replay's estimate both order by it.
+bool RelievedBefore(const Relief& a, const Relief& b);
+
 // A pod that may be evicted, with its real usage of the goal's resource (cores or bytes; for
 // memory its whole working set).
 struct UsedPod {

@@ -135,8 +135,11 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
       out.episodes.push_back(std::move(e));
     }
   }
-  std::stable_sort(plans.begin(), plans.end(),
-                   [](const Plan& a, const Plan& b) { return a.at < b.at; });
+  // Cycle by cycle, and within a cycle in the controller's order (perCycle takes the first).
+  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+    if (a.at != b.at) return a.at < b.at;
+    return RelievedBefore(a.relief, b.relief);
+  });
 
   const UsageIndex usage[2] = {Index(in.cpu), Index(in.memory)};
   std::unordered_map<std::string, std::vector<const PodInfo*>> on_node;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <map>
 #include <set>
 
 namespace ds {
@@ -180,6 +181,30 @@ TEST_F(EstimateTest, RelieveAfterQualifiesEarlyAndOnlyDueRulesSetTheGoal) {
   auto cycles = FirstQualifyingCycles(in.marks, cfg, 60, in.selected, in.held);
   std::vector<std::pair<std::string, double>> want = {{"hot", 1060}};
   EXPECT_EQ(cycles, want);
+}
+
+// E5: when perCycle binds, the controller relieves the node furthest over its goal first
+// (RelievedBefore); so does the estimate, not the first by name.
+TEST_F(EstimateTest, PerCycleGoesToTheNodeFurthestOverItsGoal) {
+  cfg.limits.per_cycle = 1;
+  cfg.limits.per_hour = 100;
+  in.marks = {{"alpha", {{1000, 2000}}}, {"zulu", {{1000, 2000}}}};
+  in.selected = {"alpha", "zulu"};
+  in.nodes = {Node("alpha"), Node("zulu"), Node("cool")};
+  PodInfo a = Pod("a", "a-rs"), z = Pod("z", "z-rs");
+  a.node = "alpha";
+  z.node = "zulu";
+  in.pods = {a, z};
+  in.cpu = {Cpu("a", 1.0), Cpu("z", 1.0)};
+  in.holding = [](const std::string& node, double) {
+    return std::vector<HoldingRule>{
+        HoldingRule{"cpu", Rule::Resource::kCpu, node == "zulu" ? 95.0 : 75.0, 70}};
+  };
+  RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  std::map<std::string, size_t> evictions;
+  for (const EpisodeEstimate& e : got.episodes) evictions[e.node] += e.evictions.size();
+  EXPECT_EQ(evictions["zulu"], 1u) << "25 points over its goal, against alpha's 5";
+  EXPECT_EQ(evictions["alpha"], 0u) << "perCycle 1: the cycle's eviction went to zulu";
 }
 
 TEST_F(EstimateTest, NoDestinationNoEviction) {
