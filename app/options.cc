@@ -103,9 +103,9 @@ DEFINE_string(
     from, "now-7d",
     "replay: start of the window: RFC 3339, Unix seconds, \"now\" or \"now-<duration>\".");
 DEFINE_string(to, "now", "replay: end of the window, as -from.");
-DEFINE_double(step, 0,
-              "replay: seconds between the cycles replayed (0: the evaluation interval, -s or "
-              "rule.yaml's interval).");
+DEFINE_string(step, "",
+              "replay: time between the cycles replayed, a duration (60s, 1m, 500ms) or seconds "
+              "(default: the evaluation interval, -s or rule.yaml's interval).");
 DEFINE_string(out, "", "replay: directory to write replay.json into (created if missing).");
 DEFINE_string(nodes_file, "",
               "replay: the nodes as `kubectl get nodes -o json` saved them, for a run without "
@@ -589,9 +589,16 @@ Status ConfigureReplay(Options* o) {
   if (!(r.to > r.from))
     return Status::InvalidArgument("replay: -to (" + FLAGS_to + ") must be after -from (" +
                                    FLAGS_from + ")");
-  r.step = FLAGS_step > 0 ? FLAGS_step : o->reconciler.interval_seconds;
-  if (!(r.step > 0) || !std::isfinite(r.step) || (!IsDefault("step") && !(FLAGS_step > 0)))
-    return Status::InvalidArgument("-step must be a number of seconds > 0");
+  r.step = o->reconciler.interval_seconds;
+  if (!FLAGS_step.empty()) {
+    // As -from takes "now-7d": a duration, or a bare number of seconds.
+    auto step = ParseDuration(FLAGS_step);
+    if (!step.ok())
+      return Status::InvalidArgument("-step " + FLAGS_step + ": " + step.status().message());
+    r.step = *step;
+  }
+  if (!(r.step > 0) || !std::isfinite(r.step))
+    return Status::InvalidArgument("-step must be longer than 0 (e.g. 60s, 1m, or 60)");
   // Prometheus is sent the step in milliseconds, and the replay finds each step's points at
   // from + k*step: a step between milliseconds would drift from them, every step reading as an
   // outage.

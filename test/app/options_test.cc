@@ -514,6 +514,18 @@ TEST_F(ReplayOptionsTest, AStepBetweenMillisecondsOrTooManyStepsIsRefused) {
   EXPECT_NE(too_many.status().message().find("at most"), std::string::npos)
       << too_many.status().message();
   EXPECT_TRUE(with_step("0.25", "1795654800").ok());
+  // A duration, as -from takes one (issue 40: "-step 60s" was refused as no double).
+  auto minute = with_step("60s", "1795654800");
+  ASSERT_TRUE(minute.ok()) << minute.status().ToString();
+  EXPECT_EQ(minute->replay.step, 60);
+  auto ms = with_step("1m30s", "1795654800");
+  ASSERT_TRUE(ms.ok()) << ms.status().ToString();
+  EXPECT_EQ(ms->replay.step, 90);
+  EXPECT_EQ(with_step("250ms", "1795654800")->replay.step, 0.25);
+  auto bad = with_step("ten", "1795654800");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("-step ten"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(with_step("0s", "1795654800").ok());
 }
 
 TEST_F(ReplayOptionsTest, TheControllerRefusesReplayFlagsAndReplayNeedsOut) {
