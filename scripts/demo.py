@@ -53,10 +53,15 @@ def load(node_index, t):
     return cpu, mem, avail
 
 
-def main():
+def stop_on_signals(stop):
+    """Ctrl-C and SIGTERM set stop["now"]: the loop ends at its next check and the finally
+    stops every process by its PID, instead of an exception at whatever line was running."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.update(now=True))
+
+
+def main(stop):
     duration = float(os.environ.get("DEMO_DURATION", "0"))
-    stop = {"now": False}
-    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
     print("starting Prometheus, pushgateway and the Kubernetes API simulator on 127.0.0.1 ...", flush=True)
     stack = Stack(nodes=len(NODES) + 1, control_plane=1)
     controller = None
@@ -103,6 +108,22 @@ def main():
             time.sleep(1)
     except KeyboardInterrupt:
         pass
+    except (OSError, AssertionError) as e:
+        # Ctrl-C reaches the whole process group: Prometheus, the pushgateway and the simulator
+        # may be gone before this loop sees the flag (a refused connection, a wait that times
+        # out). That is the stop, not an error; a part of the stack that exited on its own is
+        # named, without a traceback.
+        if not stop["now"]:
+            # A process being stopped resets or refuses connections before it is gone.
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and all(p.alive() for p in stack.procs):
+                time.sleep(0.1)
+            gone = [p.name for p in stack.procs if not p.alive()]
+            if not gone and not stop["now"]:
+                raise
+            if gone and not stop["now"]:
+                print("\n%s exited (%s)" % (", ".join(gone), e), flush=True)
+                stop["failed"] = True
     finally:
         print("\nstopping ...", flush=True)
         if controller:
@@ -311,6 +332,22 @@ def rebalance_demo(duration, stop):
             time.sleep(1)
     except KeyboardInterrupt:
         pass
+    except (OSError, AssertionError) as e:
+        # Ctrl-C reaches the whole process group: Prometheus, the pushgateway and the simulator
+        # may be gone before this loop sees the flag (a refused connection, a wait that times
+        # out). That is the stop, not an error; a part of the stack that exited on its own is
+        # named, without a traceback.
+        if not stop["now"]:
+            # A process being stopped resets or refuses connections before it is gone.
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and all(p.alive() for p in stack.procs):
+                time.sleep(0.1)
+            gone = [p.name for p in stack.procs if not p.alive()]
+            if not gone and not stop["now"]:
+                raise
+            if gone and not stop["now"]:
+                print("\n%s exited (%s)" % (", ".join(gone), e), flush=True)
+                stop["failed"] = True
     finally:
         print("\nstopping ...", flush=True)
         if controller:
@@ -386,9 +423,10 @@ def side_by_side(stack, scenario, lines):
 
 
 if __name__ == "__main__":
+    stop_flag = {"now": False}
+    stop_on_signals(stop_flag)
     if "--rebalance" in sys.argv[1:]:
-        stop_flag = {"now": False}
-        signal.signal(signal.SIGTERM, lambda *_: stop_flag.update(now=True))
         rebalance_demo(float(os.environ.get("DEMO_DURATION", "0")), stop_flag)
     else:
-        main()
+        main(stop_flag)
+    sys.exit(1 if stop_flag.get("failed") else 0)

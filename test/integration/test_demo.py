@@ -3,8 +3,10 @@ nodes and leaves no process behind."""
 import os
 import pty
 import re
+import signal
 import subprocess
 import threading
+import time
 import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -66,6 +68,55 @@ class DemoIT(unittest.TestCase):
         for line in ps.splitlines():
             if work_dir in line and " Z" not in line:
                 self.fail("left behind: " + line)
+
+    def test_ctrl_c_stops_cleanly(self):
+        # Ctrl-C at a terminal sends SIGINT to the whole foreground process group: the demo, and
+        # Prometheus, the pushgateway and the simulator it started. It must stop without a
+        # traceback (issue 40: the pushgateway went first and push_all raised).
+        env = dict(os.environ, DEMO_DURATION="0", TERM="dumb")
+        p = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)  # its own group, as a shell's job is
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if "web page" in line:
+                break
+        time.sleep(3)  # a few pushes into the loop
+        os.killpg(p.pid, signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+        out = "".join(lines) + out
+        self.assertEqual(p.returncode, 0, out[-3000:])
+        self.assertNotIn("Traceback", out)
+        self.assertIn("stopped; no process left behind.", out)
+        work_dir = [l.split()[-1] for l in out.splitlines() if l.strip().startswith("work dir")][0]
+        ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+        for line in ps.splitlines():
+            if work_dir in line and " Z" not in line:
+                self.fail("left behind: " + line)
+
+    def test_a_part_of_the_stack_exiting_first_is_named_not_a_traceback(self):
+        # The order Ctrl-C can take: the pushgateway and the others go before the demo sees its
+        # own SIGINT. Here they alone get it: the demo names them and stops, exit 1.
+        env = dict(os.environ, DEMO_DURATION="0", TERM="dumb")
+        p = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if "web page" in line:
+                break
+        children = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True).stdout.split()
+        for pid in children:
+            if int(pid) != p.pid:
+                os.kill(int(pid), signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+        out = "".join(lines) + out
+        self.assertEqual(p.returncode, 1, out[-3000:])
+        self.assertNotIn("Traceback", out)
+        self.assertRegex(out, r"(pushgateway|prometheus|kube-sim)[^\n]* exited \(")
+        self.assertIn("stopped; no process left behind.", out)
 
     def test_rebalance_demo_moves_pods_off_the_hot_node(self):
         env = dict(os.environ, DEMO_DURATION="35")
