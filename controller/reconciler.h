@@ -1,12 +1,18 @@
 // The evaluation loop: every interval (or at once when triggered by the Alertmanager webhook) one
-// cycle runs its stages in order:
-//   query   each rule once for all nodes, all rules at once (PrometheusClient)
-//   match   series to nodes, fused with decoding (rules/node_matcher.h)
-//   decide  verdicts with hysteresis, `for` and grace (rules/decider.h)
-//   plan    only the changes, only our mark (rules/planner.h)
-//   write   within every write limit (NodeWriter)
-//   report  what the cycle saw and did, for /status, /nodes and /metrics
-// I/O sits behind NodeCache, PrometheusClient and KubeApi; the decisions are rules/.
+// cycle runs its stages in order (RunCycle):
+//   query    each rule once for all nodes, all rules at once (PrometheusClient)
+//   match    series to nodes, fused with decoding (rules/node_matcher.h)
+//   decide   verdicts with hysteresis, `for` and grace (rules/decider.h)
+//   release  onPrometheusDown: the marks go after a long outage (rules/outage.h)
+//   hold     the rebalancer keeps the mark of a node it is relieving (HoldForRebalance)
+//   cap      the herd cap: at most so many nodes marked (rules/herd_cap.h)
+//   plan     only the changes, only our mark (rules/planner.h; -once: ReviewPlan)
+//   write    within every write limit (NodeWriter), then Events for the marks
+//   relieve  with rebalance: evict off marked nodes, balance, the mirror mode (Rebalancer)
+//   report   what the cycle saw and did, for /status, /nodes and /metrics
+// I/O sits behind NodeCache, PrometheusClient and KubeApi; the decisions are rules/ and
+// rebalance/. A one-pass run primes the decider from Prometheus' history first
+// (PrimeFromHistory, reconciler_once.cc).
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,8 @@
-// The Kubernetes API seam: list, watch and label-patch Nodes. HttpKubeApi is the real one;
-// tests use the API simulator (integration) or a fake (unit).
+// The Kubernetes API seam, every call the controller makes: Nodes (list, watch, get, patch), the
+// reads of the rebalancer (Pods, PersistentVolumeClaims' places, workloads, autoscalers), Pod
+// evictions, Leases (leader election, the eviction ledger), Events, and the TokenReviews and
+// SubjectAccessReviews of -web_auth. HttpKubeApi is the real one; tests use the API simulator
+// (integration) or a fake (unit).
 #pragma once
 
 #include <atomic>

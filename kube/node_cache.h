@@ -125,7 +125,8 @@ class NodeCache {
   // nothing else would, and workloads would avoid the node for ever. Thread-safe.
   std::vector<NodeInfo> TakeDepartures();
 
-  // For tests: one LIST (all pages) and replace. Returns its status.
+  // One LIST (all pages) and replace, without a watch: a one-pass run (-once, app/once.h) reads
+  // the nodes so, and tests seed the cache with it. Returns its status.
   Status ListOnce();
 
  private:
