@@ -326,7 +326,10 @@ StatusOr<PodFigures> PodsFigures(const Options& o, const ReplayResult& result,
                            " instant queries of the holding rules' values failed (Prometheus)";
     return out;
   }
-  in.holding = [&values](const std::string& node, double t) { return values.At(node, t); };
+  // Only the rules the replay's decider says hold the node then (E4), as the controller's hold.
+  in.holding = [&values, &result](const std::string& node, double t) {
+    return values.At(node, t, HoldingAt(result, node, t));
+  };
   auto zone = TimeZone::Load(cfg.time_zone);
   if (!zone.ok()) return zone.status().Prepend("rebalance.timeZone");
   out.estimate = EstimateRebalance(in, cfg, *zone);

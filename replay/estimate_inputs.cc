@@ -1,5 +1,6 @@
 #include "replay/estimate_inputs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
@@ -78,12 +79,32 @@ void HoldingValues::Add(size_t rule, double t, const std::vector<Sample>& sample
   }
 }
 
-std::vector<HoldingRule> HoldingValues::At(const std::string& node, double t) const {
+const std::vector<std::string>* HoldingAt(const ReplayResult& r, const std::string& node,
+                                          double t) {
+  auto n =
+      std::lower_bound(r.nodes.begin(), r.nodes.end(), node,
+                       [](const ReplayNodeResult& a, const std::string& b) { return a.name < b; });
+  if (n == r.nodes.end() || n->name != node) return nullptr;
+  for (const ReplayMark& m : n->marks) {
+    const double end = std::isnan(m.end) ? r.to : m.end;
+    if (t < m.start || t >= end) continue;
+    const std::vector<std::string>* now = nullptr;
+    for (const auto& [since, rules] : m.held)
+      if (since <= t) now = &rules;
+    return now;
+  }
+  return nullptr;
+}
+
+std::vector<HoldingRule> HoldingValues::At(const std::string& node, double t,
+                                           const std::vector<std::string>* held) const {
   std::vector<HoldingRule> out;
   auto it = values_.find({node, t});
   if (it == values_.end()) return out;
   for (const auto& [r, v] : it->second) {
     const Rule& rule = rules_[r];
+    if (held != nullptr && std::find(held->begin(), held->end(), rule.name) == held->end())
+      continue;  // in its band, perhaps, but it never crossed: it holds nothing (E4)
     if (!rule.Cleared(rule.clear_threshold, v))
       out.push_back(
           HoldingRule{rule.name, rule.resource, v, rule.clear_threshold, rule.AvailableBytes()});

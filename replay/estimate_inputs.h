@@ -40,6 +40,11 @@ NodeMarks HottestMarks(const ReplayResult& r);
 std::vector<HeldSince> HeldAtMark(const ReplayResult& r, const std::vector<Rule>& rules,
                                   const std::string& node, double start);
 
+// The rules holding `node` at `t` as the replay's decider said (ReplayMark::held: a rule in its
+// hysteresis band holds only once it crossed its threshold), or null when no mark covers `t`.
+// Points into `r`.
+const std::vector<std::string>* HoldingAt(const ReplayResult& r, const std::string& node, double t);
+
 // The rules that can hold a node for the rebalancer (a resource, the hottest level), each with
 // its value per node at the times asked. A rule whose thresholds are offsets from the mean
 // (relativeTo) is not asked: its clear threshold is no value a node can be relieved to without
@@ -59,8 +64,11 @@ class HoldingValues {
            const std::vector<std::string>& names);
 
   // The asked rules holding `node` at `t`: a value known and not yet at its clear threshold
-  // (the hold hysteresis keeps). Empty when nothing was asked at `t`. Points into the rules.
-  std::vector<HoldingRule> At(const std::string& node, double t) const;
+  // (the hold hysteresis keeps), and, with `held` (HoldingAt), among the rules the decider said
+  // hold the node then: a rule in its band that never crossed does not, as in the controller.
+  // Empty when nothing was asked at `t`. Points into the rules.
+  std::vector<HoldingRule> At(const std::string& node, double t,
+                              const std::vector<std::string>* held = nullptr) const;
 
  private:
   const std::vector<Rule>& rules_;

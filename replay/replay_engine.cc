@@ -161,10 +161,12 @@ void ReplayEngine::Cycle(double t, const std::vector<RuleInput>& inputs, bool ev
         s.marked = s.has_record = true;
         s.below_hottest = d.below_hottest;
         s.owners = HoldingRules(d);
+        RecordHeld(t, d, &res);
         break;
       case ChangeKind::kRecord:
         s.has_record = true;
         s.owners = HoldingRules(d);
+        if (s.marked) RecordHeld(t, d, &res);
         break;
       case ChangeKind::kUnmark:
         if (s.marked && !res.marks.empty()) res.marks.back().end = t;
@@ -189,6 +191,13 @@ void ReplayEngine::Cycle(double t, const std::vector<RuleInput>& inputs, bool ev
   timeline_.marked.push_back(on);
   timeline_.capped.push_back(static_cast<uint32_t>(cap.capped.size()));
   for (size_t r = 0; r < by_rule.size(); ++r) timeline_.held_by_rule[r].push_back(by_rule[r]);
+}
+
+void ReplayEngine::RecordHeld(double t, const NodeDecision& d, ReplayNodeResult* res) const {
+  if (res->marks.empty()) return;
+  std::vector<std::string> names;
+  for (size_t r : HoldingRules(d)) names.push_back(config_.rules[r].name);
+  res->marks.back().held.emplace_back(t, std::move(names));
 }
 
 ReplayResult ReplayEngine::Finish(double from, double to) const {

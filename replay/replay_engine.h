@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/labels.h"
@@ -52,6 +53,11 @@ struct ReplayMark {
   double end = 0;                  // NaN: still marked
   std::vector<std::string> rules;  // the rules that held the node when it was set
   size_t below_hottest = 0;        // graded marks: the level set (0: the hottest)
+  // The rules holding the node from each time on, as the decider said (the ownership record the
+  // controller would write): (time, rules), in time order, the first at `start`. A rule in its
+  // hysteresis band holds only once it crossed its threshold: the rebalancer's estimate asks
+  // this, not the value alone (estimate_inputs.h HoldingAt).
+  std::vector<std::pair<double, std::vector<std::string>>> held = {};
 };
 
 struct ReplayNodeResult {
@@ -125,6 +131,8 @@ class ReplayEngine {
   // One cycle at Unix time t on this cycle's evidence: decide, the outage policy, the herd
   // cap, plan, and the plan taken as written.
   void Cycle(double t, const std::vector<RuleInput>& inputs, bool every_query_failed);
+  // The rules `d` says hold a marked node from `t` on, appended to its current mark's `held`.
+  void RecordHeld(double t, const NodeDecision& d, ReplayNodeResult* res) const;
 
   const RuleConfig config_;
   const std::vector<ReplayNode> nodes_;

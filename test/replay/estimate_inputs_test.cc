@@ -156,5 +156,40 @@ TEST(HoldingValuesTest, AsksResourceRulesOfTheHottestLevelAndHoldsUntilTheClearT
   EXPECT_TRUE(values.At("stray", 600).empty());
 }
 
+// E4: a rule in its hysteresis band that never crossed its threshold holds nothing. a is marked
+// by mem at 500 and cpu joins at 700 (the decider's `held`); at 600 cpu's 70 is in its band
+// (clears at 60) but it has not crossed yet, so only mem may set the goal; at 700 both.
+TEST(HoldingValuesTest, OnlyWhatTheDeciderSaidHoldsHolds) {
+  const std::vector<Rule> rules = Rules();
+  ReplayResult r;
+  r.to = 5000;
+  ReplayNodeResult a;
+  a.name = "a";
+  ReplayMark m;
+  m.start = 500;
+  m.end = 2000;
+  m.rules = {"mem"};
+  m.held = {{500, {"mem"}}, {700, {"mem", "cpu"}}};
+  a.marks = {m};
+  r.nodes = {a};
+  ASSERT_NE(HoldingAt(r, "a", 600), nullptr);
+  EXPECT_EQ(*HoldingAt(r, "a", 600), std::vector<std::string>{"mem"});
+  EXPECT_EQ(HoldingAt(r, "a", 700)->size(), 2u);
+  EXPECT_EQ(HoldingAt(r, "a", 2000), nullptr) << "the mark ended";
+  EXPECT_EQ(HoldingAt(r, "b", 600), nullptr);
+
+  HoldingValues values(rules);
+  const NodeMatcher matcher({NodeIdentity{"a", {}}});
+  for (double t : {600.0, 700.0}) {
+    values.Add(0, t, {Sample{{{"instance", "a"}}, 70}}, matcher, {"a"});
+    values.Add(1, t, {Sample{{{"instance", "a"}}, 5e8}}, matcher, {"a"});
+  }
+  std::vector<HoldingRule> at600 = values.At("a", 600, HoldingAt(r, "a", 600));
+  ASSERT_EQ(at600.size(), 1u);
+  EXPECT_EQ(at600[0].rule, "mem");
+  EXPECT_EQ(values.At("a", 600).size(), 2u) << "by the values alone, cpu's band would count";
+  EXPECT_EQ(values.At("a", 700, HoldingAt(r, "a", 700)).size(), 2u);
+}
+
 }  // namespace
 }  // namespace ds

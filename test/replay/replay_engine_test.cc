@@ -73,6 +73,26 @@ TEST(ReplayEngine, ForAndHysteresisMarkFromTheFirstStepTheControllerWould) {
   EXPECT_EQ(r.timeline.marked, (std::vector<uint32_t>{0, 0, 0, 1, 1, 1, 1, 0, 0}));
 }
 
+// What held a marked node from when (ReplayMark::held, E4): cpu marks n0 at 0; mem rises into
+// its band at 10 without crossing (it holds nothing), crosses at 20 (it holds from then), and
+// the mark's `held` says so, as the ownership record would.
+TEST(ReplayEngine, AMarkRecordsWhatHeldItFromWhen) {
+  RuleConfig c = Config(
+      "rules:\n"
+      "  - {name: cpu, query: cpu, threshold: 80, clearThreshold: 60}\n"
+      "  - {name: mem, query: mem, threshold: 80, clearThreshold: 60}\n"
+      "maxMarkedFraction: 1\n");
+  ReplayEngine e(c, Nodes(1), 10, 30);
+  auto cpu = Series({{90, 90, 90, 90}}, 0, 10), mem = Series({{10, 70, 90, 70}}, 0, 10);
+  e.Run(Times(0, 10, 4), {RuleHistory{&cpu, nullptr}, RuleHistory{&mem, nullptr}});
+  ReplayResult r = e.Finish(0, 40);
+  ASSERT_EQ(r.nodes[0].marks.size(), 1u);
+  const auto& held = r.nodes[0].marks[0].held;
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held[0], (std::pair<double, std::vector<std::string>>{0, {"cpu"}}));
+  EXPECT_EQ(held[1], (std::pair<double, std::vector<std::string>>{20, {"cpu", "mem"}}));
+}
+
 TEST(ReplayEngine, ChunksContinueTheSameCycles) {
   // The same history in one Run or in two: the same marks (the decider's state carries over).
   RuleConfig c = Config("rules:\n  - {name: cpu, query: cpu, threshold: 80, for: 20s}\n");
