@@ -15,6 +15,7 @@
 #include "common/rfc3339.h"
 #include "kube/node_cache.h"
 #include "web/json_values.h"
+#include "web/rebalance_json.h"
 
 namespace ds {
 namespace {
@@ -261,18 +262,7 @@ std::string FormatOnceJson(const OnceSummary& s) {
   w.EndArray();
   w.Key("evictions");
   w.StartArray();
-  for (const EvictionRecord& e : s.evictions) {
-    w.StartObject();
-    w.Key("pod");
-    WriteString(w, e.pod);
-    w.Key("node");
-    WriteString(w, e.node);
-    w.Key("rule");
-    WriteString(w, e.rule);
-    w.Key("result");
-    WriteString(w, e.result);
-    w.EndObject();
-  }
+  for (const EvictionRecord& e : s.evictions) WriteEviction(w, e);
   w.EndArray();
   w.Key("errors");
   w.StartArray();

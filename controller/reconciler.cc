@@ -915,7 +915,9 @@ void Reconciler::MeasureForRelief(const NodeSnapshot& snap, const Evidence& evid
   // Balance first, then the mirror mode: the nodes whose room a pool's held nodes need are not
   // marked underused (rebalance/underuse.h).
   for (size_t p = 0; p < pools.size(); ++p) {
-    if (pools[p] == nullptr) continue;
+    // Only a pool whose rule holds some node has relief to make room for (BalancePools lists
+    // the nodes of exactly those).
+    if (pools[p] == nullptr || pools[p]->per_unit.empty()) continue;
     const bool negated = rules_[p].AvailableBytes();  // the plan's units: hotter is larger
     std::vector<double> values = *evidence.inputs[p].values;
     if (negated)

@@ -60,6 +60,27 @@ def stop_on_signals(stop):
         signal.signal(sig, lambda *_: stop.update(now=True))
 
 
+def stack_went_down(stack, stop, error):
+    """Whether `error` (a refused or reset connection, a wait that timed out) is the stack going
+    down rather than a fault of the demo: Ctrl-C reaches the whole process group, so Prometheus,
+    the pushgateway and the simulator may be gone before the loop sees its stop flag. A part that
+    exited without a stop is named (no traceback) and the demo exits 1."""
+    if stop["now"]:
+        return True
+    # A process being stopped resets or refuses connections before it is gone.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and all(p.alive() for p in stack.procs):
+        time.sleep(0.1)
+    if stop["now"]:
+        return True
+    gone = [p.name for p in stack.procs if not p.alive()]
+    if not gone:
+        return False
+    print("\n%s exited (%s)" % (", ".join(gone), error), flush=True)
+    stop["failed"] = True
+    return True
+
+
 def main(stop):
     duration = float(os.environ.get("DEMO_DURATION", "0"))
     print("starting Prometheus, pushgateway and the Kubernetes API simulator on 127.0.0.1 ...", flush=True)
@@ -106,24 +127,9 @@ def main(stop):
                 live.table(view(stack, controller, time.monotonic() - t0))
             live.draw()
             time.sleep(1)
-    except KeyboardInterrupt:
-        pass
     except (OSError, AssertionError) as e:
-        # Ctrl-C reaches the whole process group: Prometheus, the pushgateway and the simulator
-        # may be gone before this loop sees the flag (a refused connection, a wait that times
-        # out). That is the stop, not an error; a part of the stack that exited on its own is
-        # named, without a traceback.
-        if not stop["now"]:
-            # A process being stopped resets or refuses connections before it is gone.
-            deadline = time.monotonic() + 3
-            while time.monotonic() < deadline and all(p.alive() for p in stack.procs):
-                time.sleep(0.1)
-            gone = [p.name for p in stack.procs if not p.alive()]
-            if not gone and not stop["now"]:
-                raise
-            if gone and not stop["now"]:
-                print("\n%s exited (%s)" % (", ".join(gone), e), flush=True)
-                stop["failed"] = True
+        if not stack_went_down(stack, stop, e):
+            raise
     finally:
         print("\nstopping ...", flush=True)
         if controller:
@@ -330,24 +336,9 @@ def rebalance_demo(duration, stop):
                 live.table(rows)
             live.draw()
             time.sleep(1)
-    except KeyboardInterrupt:
-        pass
     except (OSError, AssertionError) as e:
-        # Ctrl-C reaches the whole process group: Prometheus, the pushgateway and the simulator
-        # may be gone before this loop sees the flag (a refused connection, a wait that times
-        # out). That is the stop, not an error; a part of the stack that exited on its own is
-        # named, without a traceback.
-        if not stop["now"]:
-            # A process being stopped resets or refuses connections before it is gone.
-            deadline = time.monotonic() + 3
-            while time.monotonic() < deadline and all(p.alive() for p in stack.procs):
-                time.sleep(0.1)
-            gone = [p.name for p in stack.procs if not p.alive()]
-            if not gone and not stop["now"]:
-                raise
-            if gone and not stop["now"]:
-                print("\n%s exited (%s)" % (", ".join(gone), e), flush=True)
-                stop["failed"] = True
+        if not stack_went_down(stack, stop, e):
+            raise
     finally:
         print("\nstopping ...", flush=True)
         if controller:

@@ -65,31 +65,6 @@ void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
   w.EndObject();
 }
 
-void WriteEviction(JsonWriter& w, const EvictionRecord& e) {
-  w.StartObject();
-  w.Key("pod");
-  WriteString(w, e.pod);
-  w.Key("node");
-  WriteString(w, e.node);
-  w.Key("result");
-  WriteString(w, e.result);
-  w.Key("to");
-  WriteString(w, e.to);
-  w.Key("rule");
-  WriteString(w, e.rule);
-  w.Key("usage");
-  WriteNumber(w, e.usage);
-  w.Key("load");
-  WriteNumber(w, e.load);
-  w.Key("goal");
-  WriteNumber(w, e.goal);
-  w.Key("unit");  // of usage, load and goal
-  WriteString(w, ValueUnitName(e.unit));
-  w.Key("at");
-  WriteString(w, FormatRfc3339(e.at_wall));
-  w.EndObject();
-}
-
 void WriteUnderused(JsonWriter& w, const UnderusedNodeReport& u) {
   w.StartObject();
   w.Key("name");
@@ -148,6 +123,31 @@ void WriteArray(JsonWriter& w, const char* key, const Items& items, Write write)
 }
 
 }  // namespace
+
+void WriteEviction(JsonWriter& w, const EvictionRecord& e) {
+  w.StartObject();
+  w.Key("pod");
+  WriteString(w, e.pod);
+  w.Key("node");
+  WriteString(w, e.node);
+  w.Key("result");
+  WriteString(w, e.result);
+  w.Key("to");
+  WriteString(w, e.to);
+  w.Key("rule");
+  WriteString(w, e.rule);
+  w.Key("usage");
+  WriteNumber(w, e.usage);
+  w.Key("load");
+  WriteNumber(w, e.load);
+  w.Key("goal");
+  WriteNumber(w, e.goal);
+  w.Key("unit");  // of usage, load and goal
+  WriteString(w, ValueUnitName(e.unit));
+  w.Key("at");
+  WriteString(w, FormatRfc3339(e.at_wall));
+  w.EndObject();
+}
 
 std::string RenderRebalanceJson(const ControllerView& view) {
   rapidjson::StringBuffer sb;

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "common/json_util.h"
+#include "rebalance/report.h"
 #include "web/controller_view.h"
 
 namespace ds {
@@ -15,5 +17,9 @@ namespace ds {
 // Pure: the view in, the body out (ending in a newline). NaN and infinities are written as the
 // strings "NaN", "+Inf", "-Inf" (web/json_values.h: WriteNumber).
 std::string RenderRebalanceJson(const ControllerView& view);
+
+// One eviction as /rebalance lists it: pod, node, result, to, rule, usage, load, goal, unit, at
+// (also the evictions of -once's JSON summary, app/once.h).
+void WriteEviction(JsonWriter& w, const EvictionRecord& e);
 
 }  // namespace ds

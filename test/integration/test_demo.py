@@ -37,6 +37,28 @@ def read_or_eof(fd):
 
 
 class DemoIT(unittest.TestCase):
+    def start_detached(self):
+        """The demo in a process group of its own, as a shell runs a job; returns it and its
+        output up to the web page's line (the stack is up)."""
+        env = dict(os.environ, DEMO_DURATION="0", TERM="dumb")
+        p = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if "web page" in line:
+                break
+        return p, lines
+
+    def assert_nothing_left_behind(self, out):
+        # Only this demo's processes: other suites may run their own stacks in parallel.
+        work_dir = [l.split()[-1] for l in out.splitlines() if l.strip().startswith("work dir")][0]
+        ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+        for line in ps.splitlines():
+            if work_dir in line and " Z" not in line:
+                self.fail("left behind: " + line)
+
     def test_demo_runs_labels_and_cleans_up(self):
         # On a terminal, as the README's first command runs it: the view is redrawn in place.
         env = dict(os.environ, DEMO_DURATION="45", TERM="xterm", COLUMNS="72")
@@ -62,26 +84,13 @@ class DemoIT(unittest.TestCase):
         self.assertNotIn("%%", r.stdout)
         self.assertRegex(r.stdout, r"web page +http://127\.0\.0\.1:\d+/ ", "the page's URL is printed")
         self.assertNotRegex(r.stdout, r"\d\.\d+e\+\d\d", "byte values in MB or GB, not 1.074e+08")
-        # Only this demo's processes: other suites may run their own stacks in parallel.
-        work_dir = [l.split()[-1] for l in r.stdout.splitlines() if l.strip().startswith("work dir")][0]
-        ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
-        for line in ps.splitlines():
-            if work_dir in line and " Z" not in line:
-                self.fail("left behind: " + line)
+        self.assert_nothing_left_behind(r.stdout)
 
     def test_ctrl_c_stops_cleanly(self):
         # Ctrl-C at a terminal sends SIGINT to the whole foreground process group: the demo, and
         # Prometheus, the pushgateway and the simulator it started. It must stop without a
         # traceback (issue 40: the pushgateway went first and push_all raised).
-        env = dict(os.environ, DEMO_DURATION="0", TERM="dumb")
-        p = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)  # its own group, as a shell's job is
-        lines = []
-        for line in p.stdout:
-            lines.append(line)
-            if "web page" in line:
-                break
+        p, lines = self.start_detached()
         time.sleep(3)  # a few pushes into the loop
         os.killpg(p.pid, signal.SIGINT)
         out, _ = p.communicate(timeout=60)
@@ -89,24 +98,12 @@ class DemoIT(unittest.TestCase):
         self.assertEqual(p.returncode, 0, out[-3000:])
         self.assertNotIn("Traceback", out)
         self.assertIn("stopped; no process left behind.", out)
-        work_dir = [l.split()[-1] for l in out.splitlines() if l.strip().startswith("work dir")][0]
-        ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
-        for line in ps.splitlines():
-            if work_dir in line and " Z" not in line:
-                self.fail("left behind: " + line)
+        self.assert_nothing_left_behind(out)
 
     def test_a_part_of_the_stack_exiting_first_is_named_not_a_traceback(self):
         # The order Ctrl-C can take: the pushgateway and the others go before the demo sees its
         # own SIGINT. Here they alone get it: the demo names them and stops, exit 1.
-        env = dict(os.environ, DEMO_DURATION="0", TERM="dumb")
-        p = subprocess.Popen(["/usr/bin/python3", os.path.join(ROOT, "scripts", "demo.py")], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
-        lines = []
-        for line in p.stdout:
-            lines.append(line)
-            if "web page" in line:
-                break
+        p, lines = self.start_detached()
         children = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True).stdout.split()
         for pid in children:
             if int(pid) != p.pid:

@@ -59,6 +59,13 @@ PoolMean SeedPool() {
   return p;
 }
 
+// The six replicas of the seed's story, on the packed worker.
+std::vector<PodInfo> SixReplicas() {
+  std::vector<PodInfo> pods;
+  for (int i = 0; i < 6; ++i) pods.push_back(Replica("web-" + std::to_string(i)));
+  return pods;
+}
+
 // The packed worker's relief by the seed's pool (77 %, goal 41.5).
 std::optional<Relief> SeedRelief() {
   HoldingRule h{"skew", Rule::Resource::kCpu, 77, 41.5, false};
@@ -111,10 +118,9 @@ TEST(BalanceRelief, ReliefCarriesThePoolAndItsCeiling) {
 TEST(BalanceRelief, APackedWorkerSpreadsOntoItsPool) {
   auto relief = SeedRelief();
   ASSERT_TRUE(relief.has_value());
-  std::vector<PodInfo> pods;
-  for (int i = 0; i < 6; ++i) pods.push_back(Replica("web-" + std::to_string(i)));
+  const std::vector<PodInfo> pods = SixReplicas();
   std::vector<UsedPod> used;
-  for (const PodInfo& p : pods) used.push_back(UsedPod{&p, 0.4});
+  for (const PodInfo& p : pods) used.push_back(UsedPod{&p, 0.4});  // 10 % each
   Placement place({Worker("new", 3), Worker("a", 13), Worker("b", 13)});
   PodChoice ch = PlanRelief(*relief, used, 10, &place);
   ASSERT_EQ(ch.picks.size(), 4u);
@@ -131,11 +137,10 @@ TEST(BalanceRelief, APackedWorkerSpreadsOntoItsPool) {
 TEST(BalanceRelief, TheGoalIsJudgedOnTheMeanAfterTheMoves) {
   auto relief = SeedRelief();
   ASSERT_TRUE(relief.has_value());
-  std::vector<PodInfo> pods;
-  for (int i = 0; i < 6; ++i) pods.push_back(Replica("web-" + std::to_string(i)));
+  const std::vector<PodInfo> pods = SixReplicas();
   std::vector<UsedPod> used;
-  for (const PodInfo& p : pods) used.push_back(UsedPod{&p, 0.4});
-  Placement place({Worker("other-pool", 3, 8)});  // 8 cores: 5 % a replica there
+  for (const PodInfo& p : pods) used.push_back(UsedPod{&p, 0.4});  // 10 % each
+  Placement place({Worker("other-pool", 3, 8)});                   // 8 cores: 5 % a replica there
   PodChoice ch = PlanRelief(*relief, used, 10, &place);
   EXPECT_EQ(ch.picks.size(), 5u);
   EXPECT_DOUBLE_EQ(ch.load_after, 27);
