@@ -946,26 +946,17 @@ std::vector<std::shared_ptr<const PoolMean>> Reconciler::BalancePools(
   for (size_t r = 0; r < rules_.size() && r < eff.size(); ++r) {
     const Rule& rule = rules_[r];
     const std::vector<double>* values = evidence.inputs[r].values;
-    if (rule.relative_to == Rule::Relative::kNone || rule.resource == Rule::Resource::kNone ||
-        !eff[r].known || values == nullptr)
-      continue;
-    auto pool = std::make_shared<PoolMean>();
-    pool->sum = eff[r].mean * static_cast<double>(eff[r].count);
-    pool->count = eff[r].count;
-    pool->clear_offset = rule.clear_threshold;
-    pool->threshold_offset = rule.threshold;
+    if (!eff[r].known || values == nullptr) continue;
     // The nodes whose values made the mean (out-of-scope ones are NaN already: rule_scope.h).
-    for (size_t i = 0; holding[r] && i < snap.nodes.size() && i < values->size(); ++i) {
-      if (!std::isfinite((*values)[i])) continue;
-      const NodeInfo& n = *snap.nodes[i];
-      const double allocatable =
-          rule.resource == Rule::Resource::kCpu ? n.allocatable_cpu : n.allocatable_memory;
-      if (rule.AvailableBytes())
-        pool->per_unit.emplace(n.name, 1.0);
-      else if (allocatable > 0 && std::isfinite(allocatable))
-        pool->per_unit.emplace(n.name, 100.0 / allocatable);
-    }
-    pools[r] = std::move(pool);
+    pools[r] = MakePoolMean(
+        rule, eff[r].mean, eff[r].count, *values,
+        [&](size_t i) {
+          const NodeInfo& n = *snap.nodes[i];
+          return std::pair<std::string, double>(n.name, rule.resource == Rule::Resource::kCpu
+                                                            ? n.allocatable_cpu
+                                                            : n.allocatable_memory);
+        },
+        holding[r]);
   }
   return pools;
 }

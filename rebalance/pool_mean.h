@@ -7,8 +7,12 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "rules/rule.h"
 
 namespace ds {
 
@@ -38,6 +42,16 @@ struct PoolMean {
 std::vector<size_t> BalanceDestinations(const std::vector<double>& values,
                                         const std::vector<bool>& held, double mean,
                                         double clear_offset, double threshold_offset);
+
+// The pool of `rule` this cycle, a relative rule with a resource whose mean is `mean` over `count`
+// values (rules/decider.h ComputeThresholds); null for any other rule. With `list_nodes`, its
+// nodes too: every i with a finite values[i] (a node outside the rule's nodeSelector has none),
+// `node(i)` giving its name and its allocatable of the rule's resource (a percent rule skips a
+// node with none). The controller (Reconciler::BalancePools) and the effect simulation build
+// their pools with it. Pure.
+std::shared_ptr<const PoolMean> MakePoolMean(
+    const Rule& rule, double mean, size_t count, const std::vector<double>& values,
+    const std::function<std::pair<std::string, double>(size_t)>& node, bool list_nodes);
 
 // A relative rule's goal while pods are planned off a node, in the plan's units (Relief::load:
 // percent in use, or bytes available negated): the mean of the pool's loads moves with each

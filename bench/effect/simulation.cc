@@ -1060,27 +1060,17 @@ std::vector<std::shared_ptr<const ds::PoolMean>> Simulation::BalancePools() cons
   const std::vector<ds::EffectiveThresholds>& eff = c.decider.thresholds();
   std::vector<std::shared_ptr<const ds::PoolMean>> pools(rules.size());
   for (size_t r = 0; r < rules.size() && r < eff.size(); ++r) {
-    const ds::Rule& rule = rules[r];
-    if (rule.relative_to == ds::Rule::Relative::kNone ||
-        rule.resource == ds::Rule::Resource::kNone || !eff[r].known)
-      continue;
-    auto pool = std::make_shared<ds::PoolMean>();
-    pool->sum = eff[r].mean * static_cast<double>(eff[r].count);
-    pool->count = eff[r].count;
-    pool->clear_offset = rule.clear_threshold;
-    pool->threshold_offset = rule.threshold;
-    // The nodes whose values made the mean: every node with a finite value (no nodeSelector here).
-    for (size_t k = 0; k < nodes_.size(); ++k) {
-      if (!std::isfinite(c.values[r][k])) continue;
-      const double allocatable =
-          rule.resource == ds::Rule::Resource::kCpu ? nodes_[k].alloc_cpu : nodes_[k].alloc_memory;
-      if (rule.AvailableBytes()) {
-        pool->per_unit.emplace(sched_nodes_[k].name, 1.0);
-      } else if (allocatable > 0 && std::isfinite(allocatable)) {
-        pool->per_unit.emplace(sched_nodes_[k].name, 100.0 / allocatable);
-      }
-    }
-    pools[r] = std::move(pool);
+    if (!eff[r].known) continue;
+    // Every node with a finite value (no nodeSelector here), as the controller lists them.
+    pools[r] = ds::MakePoolMean(
+        rules[r], eff[r].mean, eff[r].count, c.values[r],
+        [&](size_t k) {
+          return std::pair<std::string, double>(sched_nodes_[k].name,
+                                                rules[r].resource == ds::Rule::Resource::kCpu
+                                                    ? nodes_[k].alloc_cpu
+                                                    : nodes_[k].alloc_memory);
+        },
+        true);
   }
   return pools;
 }
