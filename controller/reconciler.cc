@@ -88,8 +88,6 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
                        const Leadership* leadership, Rebalancer* rebalancer)
     : rules_(rules.rules),
       options_(std::move(options)),
-      herd_cap_{rules.max_marked_fraction, rules.max_marked},
-      outage_policy_{rules.release_on_outage, rules.release_after_seconds},
       cache_(cache),
       prom_(prom),
       clock_(clock),
@@ -100,7 +98,9 @@ Reconciler::Reconciler(const RuleConfig& rules, ReconcilerOptions options, NodeC
       underused_value_(rules.rebalance.enabled && rules.rebalance.underused.enabled
                            ? rules.rebalance.underused.value
                            : std::string()),
-      decider_(rules.rules, FromSeconds(options_.grace_seconds)),
+      judge_(rules.rules, FromSeconds(options_.grace_seconds),
+             HerdCap{rules.max_marked_fraction, rules.max_marked},
+             OutagePolicy{rules.release_on_outage, rules.release_after_seconds}),
       writer_(options_.writes, options_.mark, kube, clock),
       eviction_records_(options_.mark, cache, &writer_) {
   IndexRules();
@@ -134,7 +134,9 @@ void Reconciler::ApplyReload() {
   size_t kept = 0;
   for (const Rule& r : next->rules) kept += std::count(rules_.begin(), rules_.end(), r) > 0 ? 1 : 0;
   const double grace = MissingDataGraceSeconds(*next, options_.interval_seconds);
-  decider_.Rebase(next->rules, FromSeconds(grace));
+  judge_.Rebase(next->rules, FromSeconds(grace),
+                HerdCap{next->max_marked_fraction, next->max_marked},
+                OutagePolicy{next->release_on_outage, next->release_after_seconds});
   rules_ = next->rules;
   IndexRules();
   predictions_.Retain(rules_);
@@ -149,8 +151,6 @@ void Reconciler::ApplyReload() {
       return std::find(names.begin(), names.end(), e.first) == names.end();
     });
   }
-  herd_cap_ = HerdCap{next->max_marked_fraction, next->max_marked};
-  outage_policy_ = OutagePolicy{next->release_on_outage, next->release_after_seconds};
   LOG(INFO) << "rules reloaded: " << rules_.size() << " rules, " << kept
             << " of them unchanged (they keep their state); grace " << grace << " s"
             << Fields("file", next->source);
@@ -175,16 +175,11 @@ void Reconciler::RunCycle(const std::atomic<bool>* stop) {
   MarkProgress();
   const TimePoint now = clock_->Now();
   const NodeMarks marks = ReadMarks(*snap);
-  std::vector<NodeDecision> decisions = Decide(marks.decide, evidence, now, &report);
-  // Per node, whether its rules found it cold: the effect figures judge the node's load, not
-  // its mark (which the hold keeps, and which a release takes off a node of unknown load).
-  std::vector<bool> cold(decisions.size());
-  for (size_t i = 0; i < decisions.size(); ++i) cold[i] = decisions[i].verdict == Verdict::kCold;
-  ReleaseOnOutage(now, &decisions, &report);
   if (rebalancer_ != nullptr) rebalancer_->BeginCycle(term_);  // a new leader's pods in motion
-  HoldForRebalance(marks, report.releasing, &decisions);
-  CapMarks(*snap, marks, &decisions, &report);
-  std::vector<MarkWrite> writes = Plan(*snap, marks, decisions, now, &report);
+  const CycleJudgement judged = Judge(*snap, marks, evidence, now, &report);
+  const std::vector<NodeDecision>& decisions = judged.decisions;
+  const std::vector<bool>& cold = judged.cold;
+  std::vector<MarkWrite> writes = Plan(*snap, marks, judged, now, &report);
   ReviewPlan(marks, &writes, &report);
   PlanDepartures(&writes);
   const std::vector<MarkWrite> written = Write(writes, stop, &report);
@@ -229,8 +224,7 @@ bool Reconciler::MayRun(CycleReport* report) {
     // decided meanwhile): start over as after a restart, adopting the labels on the nodes.
     if (term_ != 0)
       LOG(INFO) << "leader again: starting from the labels in the cluster" << Fields("term", term);
-    decider_.Reset();
-    outage_.Reset();
+    judge_.Reset();
     term_ = term;
   }
   return true;
@@ -483,13 +477,22 @@ Reconciler::NodeMarks Reconciler::ReadMarks(const NodeSnapshot& snap) {
   return m;
 }
 
-std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes,
-                                             const Evidence& evidence, TimePoint now,
-                                             CycleReport* report) {
+CycleJudgement Reconciler::Judge(const NodeSnapshot& snap, const NodeMarks& marks,
+                                 const Evidence& evidence, TimePoint now, CycleReport* report) {
   const Stopwatch t;
-  std::vector<NodeDecision> decisions = decider_.Decide(now, nodes, evidence.inputs);
+  CycleJudgement judged =
+      judge_.Judge(now, marks.decide, marks.plan, evidence.inputs, report->all_queries_failed,
+                   [&](std::vector<NodeDecision>* d) { HoldForRebalance(marks, d); });
   report->phases.decide = t.Seconds();
-  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  report->outage_seconds = judged.outage_seconds;
+  report->releasing = judged.releasing;
+  if (judged.released > 0 && throttle_.ShouldLog("outage-release", now))
+    LOG(WARNING) << "no query has answered for " << static_cast<int64_t>(report->outage_seconds)
+                 << " s (onPrometheusDown: release, releaseAfter "
+                 << judge_.outage_policy().release_after_seconds
+                 << " s): removing the marks, within the write limits";
+  ReportCap(snap, judged.cap, report);
+  const std::vector<EffectiveThresholds>& eff = judge_.decider().thresholds();
   for (size_t r = 0; r < rules_.size() && r < eff.size() && r < report->rules.size(); ++r) {
     if (rules_[r].relative_to == Rule::Relative::kNone) continue;
     RuleReport& rr = report->rules[r];
@@ -503,16 +506,17 @@ std::vector<NodeDecision> Reconciler::Decide(const std::vector<NodeInput>& nodes
                    << ": no mean, so no verdicts this cycle (last ones kept for the grace time)"
                    << Fields("rule", rr.name);
   }
-  return decisions;
+  return judged;
 }
 
 std::vector<MarkWrite> Reconciler::Plan(const NodeSnapshot& snap, const NodeMarks& marks,
-                                        const std::vector<NodeDecision>& decisions, TimePoint now,
+                                        const CycleJudgement& judged, TimePoint now,
                                         CycleReport* report) const {
   const Stopwatch t;
   const double now_wall = clock_->WallSeconds();
+  const std::vector<NodeDecision>& decisions = judged.decisions;
   std::vector<MarkWrite> writes;
-  for (const LabelChange& c : PlanChanges(marks.plan, decisions)) {
+  for (const LabelChange& c : judged.changes) {
     MarkWrite w;
     const NodeInfo& node = *snap.nodes[c.node];
     w.node = node.name;
@@ -737,9 +741,9 @@ bool Reconciler::MaySend(const std::atomic<bool>* stop, uint64_t planned_in) con
   return leadership_ == nullptr || (leadership_->IsLeader() && leadership_->Term() == planned_in);
 }
 
-void Reconciler::HoldForRebalance(const NodeMarks& marks, bool releasing,
+void Reconciler::HoldForRebalance(const NodeMarks& marks,
                                   std::vector<NodeDecision>* decisions) const {
-  if (rebalancer_ == nullptr || releasing) return;
+  if (rebalancer_ == nullptr) return;
   for (size_t i = 0; i < decisions->size(); ++i) {
     NodeDecision& d = (*decisions)[i];
     // Only the hottest level is the rebalancer's (a cooler one is never relieved). Held are its
@@ -754,24 +758,8 @@ void Reconciler::HoldForRebalance(const NodeMarks& marks, bool releasing,
   }
 }
 
-void Reconciler::ReleaseOnOutage(TimePoint now, std::vector<NodeDecision>* decisions,
-                                 CycleReport* report) {
-  outage_.Observe(report->all_queries_failed, now);
-  report->outage_seconds = outage_.DownSeconds(now);
-  if (!outage_.Releasing(outage_policy_, now)) return;
-  report->releasing = true;
-  if (ReleaseVerdicts(decisions) > 0 && throttle_.ShouldLog("outage-release", now))
-    LOG(WARNING) << "no query has answered for " << static_cast<int64_t>(report->outage_seconds)
-                 << " s (onPrometheusDown: release, releaseAfter "
-                 << outage_policy_.release_after_seconds
-                 << " s): removing the marks, within the write limits";
-}
-
-void Reconciler::CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,
-                          std::vector<NodeDecision>* decisions, CycleReport* report) {
-  std::vector<bool> marked(marks.plan.size());
-  for (size_t i = 0; i < marked.size(); ++i) marked[i] = marks.plan[i].marked;
-  const CapOutcome out = ApplyHerdCap(herd_cap_, rules_, marked, decisions);
+void Reconciler::ReportCap(const NodeSnapshot& snap, const CapOutcome& out, CycleReport* report) {
+  const HerdCap& cap = judge_.herd_cap();
   report->mark_limit = out.limit;
   if (out.capped.empty()) return;
   for (size_t i : out.capped) report->capped.push_back(snap.nodes[i]->name);
@@ -780,10 +768,10 @@ void Reconciler::CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,
     for (size_t k = 0; k < report->capped.size() && k < 5; ++k) ex += " " + report->capped[k];
     LOG(WARNING) << report->capped.size() << " hot nodes left unmarked: " << out.marked
                  << " nodes already carry or get the mark, the most the herd cap allows ("
-                 << "maxMarkedFraction " << herd_cap_.max_fraction << " of " << snap.nodes.size()
+                 << "maxMarkedFraction " << cap.max_fraction << " of " << snap.nodes.size()
                  << " managed nodes"
-                 << (herd_cap_.max_marked > 0
-                         ? ", maxMarked " + std::to_string(herd_cap_.max_marked)
+                 << (cap.max_marked > 0
+                         ? ", maxMarked " + std::to_string(cap.max_marked)
                          : std::string())
                  << "); the hottest go first. e.g." << ex;
   }
@@ -881,7 +869,7 @@ void Reconciler::MeasureForRelief(const NodeSnapshot& snap, const Evidence& evid
                                   const std::vector<NodeDecision>& decisions,
                                   const std::vector<std::shared_ptr<const PoolMean>>& pools,
                                   std::vector<ReliefInput>* in) const {
-  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  const std::vector<EffectiveThresholds>& eff = judge_.decider().thresholds();
   for (size_t i = 0; i < snap.nodes.size(); ++i) {
     ReliefInput& x = (*in)[i];
     x.node = snap.nodes[i].get();
@@ -936,7 +924,7 @@ std::vector<std::shared_ptr<const PoolMean>> Reconciler::BalancePools(
     const NodeSnapshot& snap, const Evidence& evidence,
     const std::vector<NodeDecision>& decisions) const {
   std::vector<std::shared_ptr<const PoolMean>> pools(rules_.size());
-  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  const std::vector<EffectiveThresholds>& eff = judge_.decider().thresholds();
   // Only a rule that holds some node can set a goal: the others' pools need no nodes (a map of
   // every node's name each cycle would be 1 MB at 10,000 nodes for nothing).
   std::vector<bool> holding(rules_.size(), false);
@@ -1004,7 +992,7 @@ void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
                              const Evidence& evidence, const std::vector<NodeDecision>& decisions,
                              const std::vector<bool>& cold, CycleReport* report) const {
   auto t = std::make_shared<NodeTable>();
-  const std::vector<EffectiveThresholds>& eff = decider_.thresholds();
+  const std::vector<EffectiveThresholds>& eff = judge_.decider().thresholds();
   for (size_t r = 0; r < rules_.size(); ++r) {
     const Rule& rule = rules_[r];
     NodeTable::Column c{rule.name, OpName(rule.op), rule.threshold, rule.clear_threshold};

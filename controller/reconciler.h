@@ -2,11 +2,13 @@
 // cycle runs its stages in order (RunCycle):
 //   query    each rule once for all nodes, all rules at once (PrometheusClient)
 //   match    series to nodes, fused with decoding (rules/node_matcher.h)
-//   decide   verdicts with hysteresis, `for` and grace (rules/decider.h)
-//   release  onPrometheusDown: the marks go after a long outage (rules/outage.h)
-//   hold     the rebalancer keeps the mark of a node it is relieving (HoldForRebalance)
-//   cap      the herd cap: at most so many nodes marked (rules/herd_cap.h)
-//   plan     only the changes, only our mark (rules/planner.h; -once: ReviewPlan)
+//   judge    one CycleJudge (rules/cycle_judge.h), the replay's too:
+//            decide   verdicts with hysteresis, `for` and grace (rules/decider.h)
+//            release  onPrometheusDown: the marks go after a long outage (rules/outage.h)
+//            hold     the rebalancer keeps the mark of a node it is relieving (HoldForRebalance)
+//            cap      the herd cap: at most so many nodes marked (rules/herd_cap.h)
+//            plan     only the changes, only our mark (rules/planner.h)
+//   writes   the changes as node writes with their records (Plan; -once: ReviewPlan)
 //   write    within every write limit (NodeWriter), then Events for the marks
 //   relieve  with rebalance: evict off marked nodes, balance, the mirror mode (Rebalancer)
 //   report   what the cycle saw and did, for /status, /nodes and /metrics
@@ -39,6 +41,7 @@
 #include "election/leadership.h"
 #include "kube/node_cache.h"
 #include "promql/prometheus_client.h"
+#include "rules/cycle_judge.h"
 #include "rules/decider.h"
 #include "rules/herd_cap.h"
 #include "rules/mark.h"
@@ -338,10 +341,12 @@ class Reconciler {
   void LogAnswerProblems(size_t r, const RuleReport& rr, const MatchedValues& matched,
                          const NodeSnapshot& snap, const std::vector<std::string>& warnings);
   NodeMarks ReadMarks(const NodeSnapshot& snap);
-  std::vector<NodeDecision> Decide(const std::vector<NodeInput>& nodes, const Evidence& evidence,
-                                   TimePoint now, CycleReport* report);
+  // The CycleJudge with the rebalancer's hold, and what the cycle reports and logs of it (the
+  // relative rules' means, an outage release, the herd cap).
+  CycleJudgement Judge(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
+                       TimePoint now, CycleReport* report);
   std::vector<MarkWrite> Plan(const NodeSnapshot& snap, const NodeMarks& marks,
-                              const std::vector<NodeDecision>& decisions, TimePoint now,
+                              const CycleJudgement& judged, TimePoint now,
                               CycleReport* report) const;
   // After Plan, in a one-pass run: when a query failed, keeps only the marks to set on unmarked
   // nodes; lists the marks to set and remove in report->planned (reconciler_once.cc).
@@ -368,16 +373,11 @@ class Reconciler {
                       const std::atomic<bool>* stop);
   // Keeps the marks the rebalancer holds (evictions in flight or just done, also by an earlier
   // term as the record says): a cold verdict on such a node, or with graded marks a fall into a
-  // cooler level's band, becomes unknown, which changes nothing.
-  // `releasing` (onPrometheusDown: release in force): nothing is held, as the operator chose
-  // marks that go when the metrics are gone.
-  void HoldForRebalance(const NodeMarks& marks, bool releasing,
-                        std::vector<NodeDecision>* decisions) const;
-  // onPrometheusDown: release: after releaseAfter without any answer, the marks go.
-  void ReleaseOnOutage(TimePoint now, std::vector<NodeDecision>* decisions, CycleReport* report);
-  // The herd cap: hot nodes beyond it are not marked (their verdict becomes unknown).
-  void CapMarks(const NodeSnapshot& snap, const NodeMarks& marks,
-                std::vector<NodeDecision>* decisions, CycleReport* report);
+  // cooler level's band, becomes unknown, which changes nothing. The judge does not call it
+  // while an outage release is in force: the operator chose marks that go when the metrics do.
+  void HoldForRebalance(const NodeMarks& marks, std::vector<NodeDecision>* decisions) const;
+  // The herd cap's outcome in the report, and a (throttled) warning naming capped nodes.
+  void ReportCap(const NodeSnapshot& snap, const CapOutcome& out, CycleReport* report);
   void Relieve(const NodeSnapshot& snap, const NodeMarks& marks, const Evidence& evidence,
                const std::vector<NodeDecision>& decisions, const std::vector<bool>& cold,
                const std::atomic<bool>* stop);
@@ -420,10 +420,7 @@ class Reconciler {
   const ReconcilerOptions options_;
   EventLimiter events_;           // cycle thread only
   EventRecorder event_recorder_;  // cycle thread only
-  HerdCap herd_cap_;
-  OutagePolicy outage_policy_;
   std::optional<RuleConfig> pending_reload_ GUARDED_BY(mu_);
-  OutageClock outage_;
   NodeCache* const cache_;
   PrometheusClient* const prom_;
   const Clock* const clock_;
@@ -432,8 +429,8 @@ class Reconciler {
   Rebalancer* const rebalancer_;       // null: rebalancing is off
   const std::string reference_query_;  // rebalance.referenceQuery, for the discovery rate
   const std::string underused_value_;  // rebalance.underused's value; "" when the mode is off
-  uint64_t term_ = 0;                  // the leadership term decider_'s state belongs to
-  Decider decider_;
+  uint64_t term_ = 0;  // the leadership term judge_'s state belongs to
+  CycleJudge judge_;   // the decider's state, the outage clock, the herd cap
   NodeWriter writer_;  // every node write of the cycle and of the rebalancer
   EvictionRecords eviction_records_;
   LogThrottle throttle_{300};

@@ -133,7 +133,7 @@ void Reconciler::PrimeDecider(const NodeSnapshot& snap, const History& h, TimePo
       inputs[r].values = inputs[r].failed ? nullptr : &matched[r].values;
     }
     // The steady time of the step: the decider measures `for` on it.
-    decider_.Decide(now - FromSeconds(now_wall - t), marks.decide, inputs);
+    judge_.decider().Decide(now - FromSeconds(now_wall - t), marks.decide, inputs);
   }
 }
 

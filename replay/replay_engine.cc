@@ -5,7 +5,6 @@
 #include <limits>
 #include <utility>
 
-#include "rules/planner.h"
 
 namespace ds {
 namespace {
@@ -26,9 +25,9 @@ ReplayEngine::ReplayEngine(const RuleConfig& config, std::vector<ReplayNode> nod
         return std::move(nodes);
       }()),
       step_(step_seconds),
-      decider_(config.rules, FromSeconds(grace_seconds)),
-      herd_cap_{config.max_marked_fraction, config.max_marked},
-      outage_policy_{config.release_on_outage, config.release_after_seconds} {
+      judge_(config.rules, FromSeconds(grace_seconds),
+             HerdCap{config.max_marked_fraction, config.max_marked},
+             OutagePolicy{config.release_on_outage, config.release_after_seconds}) {
   asked_by_ = SharedQueries(config_.rules);
   for (const Rule& r : config_.rules) label_filters_.push_back(MatchLabels(r));
   std::vector<NodeIdentity> ids;
@@ -125,26 +124,22 @@ void ReplayEngine::Cycle(double t, const std::vector<RuleInput>& inputs, bool ev
   // What the nodes carry, as Reconciler::ReadMarks: here the replay's own marks.
   std::vector<NodeInput> decide(n);
   std::vector<PlanNode> plan(n);
-  std::vector<bool> marked(n);
   for (size_t i = 0; i < n; ++i) {
     const NodeMarkState& s = state_[i];
     const std::vector<size_t>* owners = s.has_record ? &s.owners : nullptr;
     decide[i] = NodeInput{names_[i], s.marked, owners};
     plan[i] = PlanNode{names_[i], s.marked, s.has_record, owners, false, s.below_hottest};
-    marked[i] = s.marked;
   }
-  std::vector<NodeDecision> decisions = decider_.Decide(now, decide, inputs);
-  // The order of RunCycle: the outage policy, (the rebalancer's hold: not replayed), the herd
-  // cap, the plan.
-  outage_.Observe(every_query_failed, now);
-  if (outage_.Releasing(outage_policy_, now)) ReleaseVerdicts(&decisions);
-  const CapOutcome cap = ApplyHerdCap(herd_cap_, config_.rules, marked, &decisions);
+  // The rebalancer's hold is not replayed (see the header): no Hold.
+  const CycleJudgement judged = judge_.Judge(now, decide, plan, inputs, every_query_failed);
+  const std::vector<NodeDecision>& decisions = judged.decisions;
+  const CapOutcome& cap = judged.cap;
   for (size_t i : cap.capped) {
     results_[i].capped_seconds += step_;
     ++results_[i].cap_hits;
     totals_.capped_node_seconds += step_;
   }
-  for (const LabelChange& c : PlanChanges(plan, decisions)) {
+  for (const LabelChange& c : judged.changes) {
     NodeMarkState& s = state_[c.node];
     const NodeDecision& d = decisions[c.node];
     ReplayNodeResult& res = results_[c.node];

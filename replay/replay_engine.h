@@ -2,13 +2,12 @@
 // controller's own decisions. Pure: node identities and range-query answers in, marks out; no
 // I/O, no clock (app/replay.h fetches and writes).
 //
-// Each step is one cycle at that time, run through the same pieces, in the same order, as
-// Reconciler::RunCycle: series matched to nodes (NodeMatcher, MatchAccumulator, maxAge with the
-// ageQuery's update ages), rules[].interval (RuleDue, KeepAnswer, ReuseAnswer), pools
-// (RuleScope), graded levels sharing their rule's query (SharedQueries), the Decider (`for`,
-// hysteresis, grace, relative thresholds, adoption), the outage policy (OutageClock,
-// ReleaseVerdicts), the herd cap (ApplyHerdCap) and the planner (PlanChanges). What is not
-// replayed, and why:
+// Each step is one cycle at that time, run through the same pieces as Reconciler::RunCycle:
+// series matched to nodes (NodeMatcher, MatchAccumulator, maxAge with the ageQuery's update
+// ages), rules[].interval (RuleDue, KeepAnswer, ReuseAnswer), pools (RuleScope), graded levels
+// sharing their rule's query (SharedQueries), and then the controller's own CycleJudge
+// (rules/cycle_judge.h: the Decider's `for`, hysteresis, grace, relative thresholds and
+// adoption, the outage policy, the herd cap and the planner). What is not replayed, and why:
 // - writes are taken as done at once: the write limits (-max_writes_per_cycle, ...) only delay
 //   marks by cycles, and a failed PATCH is not history;
 // - the rebalancer's hold (a cooled node keeps its mark while evictions settle) is not
@@ -32,10 +31,9 @@
 #include "common/labels.h"
 #include "config/rule_config.h"
 #include "promql/range_query.h"
+#include "rules/cycle_judge.h"
 #include "rules/decider.h"
-#include "rules/herd_cap.h"
 #include "rules/node_matcher.h"
-#include "rules/outage.h"
 #include "rules/rule_scope.h"
 
 namespace ds {
@@ -142,10 +140,7 @@ class ReplayEngine {
   std::vector<std::vector<uint8_t>> applies_;  // per rule (RuleScope), fixed: the nodes are
   std::unique_ptr<NodeMatcher> matcher_;
   std::vector<std::string_view> names_;
-  Decider decider_;
-  HerdCap herd_cap_;
-  OutagePolicy outage_policy_;
-  OutageClock outage_;
+  CycleJudge judge_;
   std::vector<std::optional<RuleAnswer>> answers_;  // rules[].interval
   std::vector<NodeMarkState> state_;                // per node
   std::vector<ReplayNodeResult> results_;           // per node, in nodes_ order
