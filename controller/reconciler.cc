@@ -770,9 +770,8 @@ void Reconciler::ReportCap(const NodeSnapshot& snap, const CapOutcome& out, Cycl
                  << " nodes already carry or get the mark, the most the herd cap allows ("
                  << "maxMarkedFraction " << cap.max_fraction << " of " << snap.nodes.size()
                  << " managed nodes"
-                 << (cap.max_marked > 0
-                         ? ", maxMarked " + std::to_string(cap.max_marked)
-                         : std::string())
+                 << (cap.max_marked > 0 ? ", maxMarked " + std::to_string(cap.max_marked)
+                                        : std::string())
                  << "); the hottest go first. e.g." << ex;
   }
 }

@@ -429,9 +429,9 @@ class Reconciler {
   Rebalancer* const rebalancer_;       // null: rebalancing is off
   const std::string reference_query_;  // rebalance.referenceQuery, for the discovery rate
   const std::string underused_value_;  // rebalance.underused's value; "" when the mode is off
-  uint64_t term_ = 0;  // the leadership term judge_'s state belongs to
-  CycleJudge judge_;   // the decider's state, the outage clock, the herd cap
-  NodeWriter writer_;  // every node write of the cycle and of the rebalancer
+  uint64_t term_ = 0;                  // the leadership term judge_'s state belongs to
+  CycleJudge judge_;                   // the decider's state, the outage clock, the herd cap
+  NodeWriter writer_;                  // every node write of the cycle and of the rebalancer
   EvictionRecords eviction_records_;
   LogThrottle throttle_{300};
   std::vector<LabelFilter> label_filters_;    // per rule: the series labels matching needs

@@ -5,7 +5,6 @@
 #include <limits>
 #include <utility>
 
-
 namespace ds {
 namespace {
 

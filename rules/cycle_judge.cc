@@ -30,8 +30,7 @@ CycleJudgement CycleJudge::Judge(TimePoint now, const std::vector<NodeInput>& no
   return j;
 }
 
-void CycleJudge::Rebase(std::vector<Rule> rules, Duration grace, HerdCap cap,
-                        OutagePolicy outage) {
+void CycleJudge::Rebase(std::vector<Rule> rules, Duration grace, HerdCap cap, OutagePolicy outage) {
   decider_.Rebase(std::move(rules), grace);
   cap_ = cap;
   policy_ = outage;

@@ -80,14 +80,12 @@ TEST_F(Judging, AnOutageReleaseTakesTheMarksOffAndTheHoldIsNotAsked) {
 }
 
 TEST_F(Judging, TheHerdCapCountsTheNodesTheHoldKeeps) {
-  judge_.Rebase(judge_.decider().rules(), FromSeconds(30), HerdCap{0.5, 1},
-                OutagePolicy{true, 60});
+  judge_.Rebase(judge_.decider().rules(), FromSeconds(30), HerdCap{0.5, 1}, OutagePolicy{true, 60});
   Cycle({90, 20, 20});
   ASSERT_TRUE(marked_[0]);
   // Node a has cooled but is held; node b turns hot: the one place is a's.
-  const CycleJudgement j = Cycle({30, 95, 20}, [](std::vector<NodeDecision>* d) {
-    (*d)[0].verdict = Verdict::kUnknown;
-  });
+  const CycleJudgement j = Cycle(
+      {30, 95, 20}, [](std::vector<NodeDecision>* d) { (*d)[0].verdict = Verdict::kUnknown; });
   EXPECT_TRUE(marked_[0]);
   EXPECT_FALSE(marked_[1]);
   ASSERT_EQ(j.cap.capped.size(), 1u);
