@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/file_secret.h"
 #include "common/json_log_sink.h"
+#include "common/rfc3339.h"
 #include "common/time_zone.h"
 #include "common/web_server.h"
 #include "promql/prometheus_client.h"
@@ -101,7 +102,8 @@ DEFINE_bool(check_config, false,
             "2 if not. -prom is not required.");
 DEFINE_string(
     from, "now-7d",
-    "replay: start of the window: RFC 3339, Unix seconds, \"now\" or \"now-<duration>\".");
+    "replay: start of the window: RFC 3339, Unix seconds, \"now\" or \"now-<duration>\"; "
+    "rounded up to a multiple of -step (long-term stores answer range queries on those).");
 DEFINE_string(to, "now", "replay: end of the window, as -from.");
 DEFINE_string(step, "",
               "replay: time between the cycles replayed, a duration (60s, 1m, 500ms) or seconds "
@@ -110,6 +112,10 @@ DEFINE_string(out, "", "replay: directory to write replay.json into (created if 
 DEFINE_string(nodes_file, "",
               "replay: the nodes as `kubectl get nodes -o json` saved them, for a run without "
               "the cluster (default: list them through the kubeconfig).");
+DEFINE_string(pods_file, "",
+              "replay: the pods as `kubectl get pods -A -o json` saved them (say, at the window's "
+              "start), for right-sizing and the rebalancer's estimate (default: list them now "
+              "through the kubeconfig; evicted pods are gone from that list).");
 DEFINE_string(compare, "",
               "replay: a second rule file, replayed on the same history and shown side by side.");
 DEFINE_bool(cleanup, false,
@@ -573,7 +579,7 @@ Status LoadPrometheusFiles(const std::string (&auth_names)[5], Options* o) {
 
 // `replay`'s flags; they mean nothing to the controller, which refuses them.
 Status ConfigureReplay(Options* o) {
-  const char* only[] = {"from", "to", "step", "out", "nodes_file", "compare"};
+  const char* only[] = {"from", "to", "step", "out", "nodes_file", "pods_file", "compare"};
   if (!o->replay.on) {
     for (const char* f : only)
       if (!IsDefault(f))
@@ -605,6 +611,18 @@ Status ConfigureReplay(Options* o) {
   if (std::fabs(r.step * 1000 - std::round(r.step * 1000)) > 1e-6 * r.step * 1000)
     return Status::InvalidArgument("-step " + std::to_string(r.step) +
                                    ": must be a whole number of milliseconds");
+  // The grid on whole multiples of the step (Unix time): long-term stores answer a range query
+  // on those whatever start was asked (VictoriaMetrics' cache, Thanos' and Mimir's query
+  // frontends), and the replay reads only the points it asked for (a -from 30 s off a minute at
+  // a 60 s step read no point at all on VictoriaMetrics: every step an outage, exit 0).
+  {
+    const auto every = std::llround(r.step * 1000);
+    const auto from_ms = std::llround(r.from * 1000);
+    r.from = static_cast<double>((from_ms + every - 1) / every * every) / 1000;
+    if (!(r.to > r.from))
+      return Status::InvalidArgument("replay: -from (" + FLAGS_from + ") on the -step grid is " +
+                                     FormatRfc3339(r.from) + ", not before -to (" + FLAGS_to + ")");
+  }
   if ((r.to - r.from) / r.step > kMaxReplaySteps)
     return Status::InvalidArgument("replay: " + std::to_string((r.to - r.from) / r.step) +
                                    " steps from -from to -to at -step; at most " +
@@ -613,6 +631,7 @@ Status ConfigureReplay(Options* o) {
   if (FLAGS_out.empty()) return Status::InvalidArgument("replay: -out DIR is required");
   r.out_dir = FLAGS_out;
   r.nodes_file = FLAGS_nodes_file;
+  r.pods_file = FLAGS_pods_file;
   r.compare_file = FLAGS_compare;
   return CheckReplayableRules(o->rules, o->rule_file);
 }

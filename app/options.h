@@ -32,11 +32,12 @@ struct Options {
   bool once_json = false;
   // `dynamic-scheduler replay` (app/replay.h): what it would have done over [from, to] of
   // Prometheus' history, written to out_dir; nodes from nodes_file (`kubectl get nodes -o json`)
-  // or, when that is empty, listed from the cluster. `step`: the cycle interval replayed.
+  // or, when that is empty, listed from the cluster; pods from pods_file (`kubectl get pods -A
+  // -o json`) or listed. `step`: the cycle interval replayed.
   struct Replay {
     bool on = false;
     double from = 0, to = 0, step = 0;
-    std::string out_dir, nodes_file;
+    std::string out_dir, nodes_file, pods_file;
     std::string compare_file;  // -compare: a second rule file replayed on the same history
   } replay;
   LogFormat log_format = LogFormat::kText;  // -log_format

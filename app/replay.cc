@@ -76,40 +76,67 @@ struct Timing {
 
 }  // namespace
 
-StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
-                                                     const std::string& selector,
-                                                     const std::string& source) {
-  // `kubectl get nodes -o json` writes a v1 List with an empty resourceVersion, which a node list
-  // from the API server always has (and DecodeNodeList asks for): give it one.
+namespace {
+
+// `kubectl get ... -o json` writes a v1 List with an empty resourceVersion, which a list from the
+// API server always has (and the list decoders ask for): give it one. `what` names the list
+// for the error ("node list (kubectl get nodes -o json)").
+StatusOr<std::string> AsServerList(std::string list_json, const std::string& source,
+                                   const std::string& what) {
   rapidjson::Document doc;
-  if (doc.Parse(node_list_json.data(), node_list_json.size()).HasParseError())
-    return Status::InvalidArgument(
-        source + ": not a node list (kubectl get nodes -o json): " + JsonParseError(doc));
-  if (doc.IsObject()) {
-    if (!doc.HasMember("metadata"))
-      doc.AddMember("metadata", rapidjson::Value(rapidjson::kObjectType), doc.GetAllocator());
-    else if (!doc["metadata"].IsObject())  // a second "metadata" would be added, not replace it
-      return Status::InvalidArgument(source + ": metadata is not an object");
-    rapidjson::Value& meta = doc["metadata"];
-    if (!meta.HasMember("resourceVersion"))
-      meta.AddMember("resourceVersion", "0", doc.GetAllocator());
-    else if (meta["resourceVersion"].IsString() && meta["resourceVersion"].GetStringLength() == 0)
-      meta["resourceVersion"].SetString("0");
-    node_list_json = JsonToString(doc);
-  }
-  auto list = DecodeNodeList(std::move(node_list_json));
+  if (doc.Parse(list_json.data(), list_json.size()).HasParseError())
+    return Status::InvalidArgument(source + ": not a " + what + ": " + JsonParseError(doc));
+  if (!doc.IsObject()) return list_json;  // the decoder names what is wrong
+  if (!doc.HasMember("metadata"))
+    doc.AddMember("metadata", rapidjson::Value(rapidjson::kObjectType), doc.GetAllocator());
+  else if (!doc["metadata"].IsObject())  // a second "metadata" would be added, not replace it
+    return Status::InvalidArgument(source + ": metadata is not an object");
+  rapidjson::Value& meta = doc["metadata"];
+  if (!meta.HasMember("resourceVersion"))
+    meta.AddMember("resourceVersion", "0", doc.GetAllocator());
+  else if (meta["resourceVersion"].IsString() && meta["resourceVersion"].GetStringLength() == 0)
+    meta["resourceVersion"].SetString("0");
+  return JsonToString(doc);
+}
+
+}  // namespace
+
+StatusOr<std::vector<NodeInfo>> ManagedNodeInfos(std::string node_list_json,
+                                                 const std::string& selector,
+                                                 const std::string& source) {
+  const std::string what = "node list (kubectl get nodes -o json)";
+  ASSIGN_OR_RETURN(std::string body, AsServerList(std::move(node_list_json), source, what));
+  auto list = DecodeNodeList(std::move(body));
   if (!list.ok())
-    return Status::InvalidArgument(
-        source + ": not a node list (kubectl get nodes -o json): " + list.status().message());
+    return Status::InvalidArgument(source + ": not a " + what + ": " + list.status().message());
   auto sel = LabelSelector::Parse(selector);
   if (!sel.ok()) return sel.status().Prepend("nodeSelector");
-  std::vector<ReplayNode> nodes;
+  std::vector<NodeInfo> nodes;
   for (NodeInfo& n : list->items)
-    if (sel->Matches(n.labels)) nodes.push_back(FromNodeInfo(n));
+    if (sel->Matches(n.labels)) nodes.push_back(std::move(n));
   if (nodes.empty())
     return Status::InvalidArgument(source + ": no node matches the nodeSelector \"" + selector +
                                    "\"");
   return nodes;
+}
+
+StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
+                                                     const std::string& selector,
+                                                     const std::string& source) {
+  ASSIGN_OR_RETURN(std::vector<NodeInfo> infos,
+                   ManagedNodeInfos(std::move(node_list_json), selector, source));
+  std::vector<ReplayNode> nodes;
+  for (const NodeInfo& n : infos) nodes.push_back(FromNodeInfo(n));
+  return nodes;
+}
+
+StatusOr<std::vector<PodInfo>> SavedPods(std::string pod_list_json, const std::string& source) {
+  const std::string what = "pod list (kubectl get pods -A -o json)";
+  ASSIGN_OR_RETURN(std::string body, AsServerList(std::move(pod_list_json), source, what));
+  auto list = DecodePodList(std::move(body));
+  if (!list.ok())
+    return Status::InvalidArgument(source + ": not a " + what + ": " + list.status().message());
+  return std::move(list->items);
 }
 
 namespace {
@@ -264,20 +291,24 @@ size_t AskHoldingValues(const RuleConfig& rules, const std::vector<NodeInfo>& no
 }
 
 // Right-sizing (replay/right_sizing.h) and the rebalancer's estimate (replay/rebalance_estimate.h):
-// the pods as listed now, their podUsage history over the window. Needs the cluster: an offline
-// replay (-nodes_file) has no pod list. A failed pod LIST is said, not fatal.
+// the pods as -pods_file saved them or as listed now, their podUsage history over the window. A
+// failed pod LIST is said, not fatal; a -pods_file that cannot be read is an error.
 StatusOr<PodFigures> PodsFigures(const Options& o, const ReplayResult& result,
                                  const std::vector<NodeInfo>& nodes, PrometheusClient* prom,
                                  Timing* timing) {
   PodFigures out;
   const RebalanceConfig& cfg = o.rules.rebalance;
-  auto listed = ListAllPods(o);
-  if (!listed.ok()) {
+  if (!o.replay.pods_file.empty()) {
+    auto text = ReadWholeFile(o.replay.pods_file);
+    if (!text.ok()) return text.status().Prepend("-pods_file");
+    ASSIGN_OR_RETURN(out.pods, SavedPods(std::move(*text), o.replay.pods_file));
+  } else if (auto listed = ListAllPods(o); !listed.ok()) {
     out.pods_missing = "the pod LIST failed: " + listed.status().message();
     out.estimate_missing = out.pods_missing;
     return out;
+  } else {
+    out.pods = std::move(*listed);
   }
-  out.pods = std::move(*listed);
   const std::vector<PodInfo>& pods = out.pods;
   const NodeMarks marks = MarksOf(result);
   RightSizer sizer(pods, marks, o.replay.step);
@@ -356,11 +387,16 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
     return 2;
   };
   StatusOr<std::vector<ReplayNode>> nodes = Status::Internal("unset");
-  std::vector<NodeInfo> listed_nodes;  // from the cluster (not from -nodes_file): the estimate's
+  std::vector<NodeInfo> listed_nodes;  // whole, from the cluster or -nodes_file: the estimate's
   if (!rp.nodes_file.empty()) {
     auto text = ReadWholeFile(rp.nodes_file);
     if (!text.ok()) return fail(text.status().Prepend("-nodes_file"));
-    nodes = ManagedReplayNodes(std::move(*text), o.rules.node_selector, rp.nodes_file);
+    auto infos = ManagedNodeInfos(std::move(*text), o.rules.node_selector, rp.nodes_file);
+    if (!infos.ok()) return fail(infos.status());
+    listed_nodes = std::move(*infos);
+    std::vector<ReplayNode> replayed;
+    for (const NodeInfo& n : listed_nodes) replayed.push_back(FromNodeInfo(n));
+    nodes = std::move(replayed);
   } else if (auto listed = ListManagedNodes(o); !listed.ok()) {
     nodes = listed.status();
   } else if (listed->empty()) {
@@ -394,9 +430,9 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   if (!result.ok()) return fail(result.status());
   PodFigures figures;
   std::string workloads_note;
-  if (!rp.nodes_file.empty()) {
-    workloads_note = "workloads: not computed (an offline replay has no pod list)";
-    figures.estimate_missing = "an offline replay (-nodes_file) has no pod list";
+  if (!rp.nodes_file.empty() && rp.pods_file.empty()) {
+    workloads_note = "workloads: not computed (an offline replay has no pod list: -pods_file)";
+    figures.estimate_missing = "an offline replay (-nodes_file) has no pod list (-pods_file)";
   } else if (auto w = PodsFigures(o, *result, listed_nodes, &prom, &timing); w.ok()) {
     figures = std::move(*w);
     if (!figures.pods_missing.empty())

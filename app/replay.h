@@ -13,6 +13,8 @@
 
 #include "app/options.h"
 #include "common/status.h"
+#include "kube/node_object.h"
+#include "kube/pod_object.h"
 #include "replay/replay_engine.h"
 
 namespace ds {
@@ -22,6 +24,13 @@ namespace ds {
 StatusOr<std::vector<ReplayNode>> ManagedReplayNodes(std::string node_list_json,
                                                      const std::string& selector,
                                                      const std::string& source);
+// The same nodes whole (allocatable, taints, ...), as the rebalancer's estimate needs them.
+StatusOr<std::vector<NodeInfo>> ManagedNodeInfos(std::string node_list_json,
+                                                 const std::string& selector,
+                                                 const std::string& source);
+
+// The pods of a saved `kubectl get pods -A -o json` (-pods_file). Errors name `source`.
+StatusOr<std::vector<PodInfo>> SavedPods(std::string pod_list_json, const std::string& source);
 
 // Runs the replay the options describe, writes <out_dir>/replay.json and report.html, prints the
 // summary and

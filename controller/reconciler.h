@@ -224,10 +224,10 @@ struct ReconcilerCounters {
 NodeCacheOptions CycleCacheOptions(const RuleConfig& rules);
 
 // The past cycles Reconciler::PrimeFromHistory feeds the decider (Unix seconds, ascending): one
-// each `interval`, from now_wall - (the longest `for` of the rules it primes) - interval to
-// now_wall - interval, so a node over its threshold over the whole window has been for longer than
-// `for` by the cycle at now. Empty when no such rule has a `for` (predict: rules are not primed).
-// REQUIRES: interval > 0.
+// each `interval`, on multiples of it (as long-term stores answer range queries), the last the
+// newest before now_wall, the first at least the longest `for` of the rules it primes before
+// now_wall, so a node over its threshold on every step has been for `for` by the cycle at now.
+// Empty when no such rule has a `for` (predict: rules are not primed). REQUIRES: interval > 0.
 std::vector<double> PrimeSteps(const std::vector<Rule>& rules, double now_wall, double interval);
 
 class Reconciler {

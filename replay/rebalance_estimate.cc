@@ -45,15 +45,176 @@ UsageIndex Index(const std::vector<UsageSeries>& series) {
   return out;
 }
 
+// One plan of an episode at a cycle: the relief as judged then. A follow-up (the cycle's limit cut
+// the plan short) carries the load the earlier evictions leave, as the controller counts its pods
+// in motion.
 struct Plan {
   size_t episode;
   double at;
   Relief relief;
 };
 
+// A cycle's key: its time in whole milliseconds (-step is one). The grid's times are sums of
+// steps, so two episodes' equal cycles may differ in their last bits as doubles.
+int64_t CycleKey(double t) { return std::llround(t * 1000); }
+
 std::vector<HeldSince> HeldOf(const EstimateInput& in, const std::string& node, double start) {
   return in.held ? in.held(node, start) : std::vector<HeldSince>{};
 }
+
+// Each episode (one mark) into `out->episodes`, with its first plan: the first cycle at which it
+// qualifies and has something to relieve.
+std::vector<Plan> FirstPlans(const EstimateInput& in, const RebalanceConfig& cfg, double step,
+                             RebalanceEstimate* out) {
+  std::map<std::string, const PlacementNode*> node_by_name;
+  for (const PlacementNode& n : in.nodes) node_by_name[n.name] = &n;
+  std::vector<Plan> plans;
+  for (const auto& [node, spans] : in.marks) {
+    const bool selected = in.selected.empty() || std::find(in.selected.begin(), in.selected.end(),
+                                                           node) != in.selected.end();
+    auto where = node_by_name.find(node);
+    for (const MarkSpan& span : spans) {
+      EpisodeEstimate e;
+      e.node = node;
+      e.start = span.start;
+      e.end = span.end;
+      e.qualification = QualificationName(Qualification::kNotLongEnough);
+      RebalanceNode rn;
+      rn.observed_marked = true;
+      rn.marked_since_wall = span.start;
+      rn.selected = selected;
+      const std::vector<HeldSince> held = HeldOf(in, node, span.start);
+      rn.due_wall = ReliefDueWall(held, cfg);
+      // From the cycle after the one that set the mark: the controller relieves only a node that
+      // carried the mark when its cycle began, so that the replacements are steered off it.
+      for (double t = span.start + step; t < span.end; t += step) {
+        Qualification q = Qualifies(rn, cfg, t);
+        e.qualification = QualificationName(q);
+        if (q == Qualification::kNotSelected) break;
+        if (q != Qualification::kYes) continue;
+        std::optional<Relief> relief;
+        if (where != node_by_name.end() && in.holding)
+          relief = ReliefGoal(node, in.holding(node, t), held, cfg, t, false,
+                              where->second->allocatable_cpu, where->second->allocatable_memory);
+        if (!relief) {
+          e.qualification = "nothing_to_relieve";
+          continue;
+        }
+        e.qualified_at = t;
+        e.rule = relief->rule;
+        // In the rule's terms: bytes available for a bytes rule, as the rebalancer reports.
+        e.load = e.load_after = relief->Value(relief->load.load);
+        e.goal = relief->Value(relief->load.goal);
+        plans.push_back(Plan{out->episodes.size(), t, std::move(*relief)});
+        break;
+      }
+      out->episodes.push_back(std::move(e));
+    }
+  }
+  return plans;
+}
+
+// Runs the plans cycle by cycle with what they share: one eviction budget, the pods gone.
+class PlanRunner {
+ public:
+  PlanRunner(const EstimateInput& in, const RebalanceConfig& cfg, const TimeZone& zone, double step)
+      : in_(in), cfg_(cfg), zone_(zone), step_(step), budget_(cfg.limits) {
+    usage_[0] = Index(in.cpu);
+    usage_[1] = Index(in.memory);
+    for (const PodInfo& p : in.pods) on_node_[p.node].push_back(&p);
+  }
+
+  void StartCycle(double t) {
+    int weekday = 0, minute = 0;
+    zone_.LocalWeekdayMinute(t, &weekday, &minute);
+    budget_.StartCycle(t, weekday, minute);
+  }
+
+  // Evicts what `plan` picks within the limits into `e`; returns the plan for the next cycle
+  // when a limit (perCycle, or one that held a pod back: the hour, the node's cool-down, a
+  // window) kept it short of its goal and the mark is still on then: the controller plans such a
+  // node again each cycle.
+  std::optional<Plan> Run(const Plan& plan, EpisodeEstimate* e) {
+    size_t limited = 0;
+    std::vector<UsedPod> candidates = Candidates(plan, e, &limited);
+    e->candidates = std::max(e->candidates, candidates.size());
+    const size_t done = budget_.evicted_this_cycle();
+    const size_t room = cfg_.limits.per_cycle > done ? cfg_.limits.per_cycle - done : 0;
+    const double next = plan.at + step_;
+    const bool again = cfg_.limits.per_cycle > 0 && next < e->end;
+    if (room == 0) {
+      if (again) return Plan{plan.episode, next, plan.relief};
+      for (const UsedPod& c : candidates) HoldBack(c.pod, Limit::kCycle, e);
+      return std::nullopt;
+    }
+    std::vector<PlacementNode> dest = in_.nodes;
+    for (PlacementNode& n : dest) n.marked = MarkedAt(in_.marks, n.name, plan.at);
+    Placement placement(std::move(dest));
+    PodChoice choice = PlanRelief(plan.relief, candidates, room, &placement);
+    e->load_after = plan.relief.Value(choice.load_after);
+    for (const PodChoice::Pick& pick : choice.picks) {
+      // Checked again at the eviction, as the rebalancer does: an earlier pick of the same cycle
+      // may have used up the hour's or the workload's allowance.
+      if (Limit lim = budget_.Check(*pick.pod); lim != Limit::kNone) {
+        HoldBack(pick.pod, lim, e);
+        ++limited;
+        continue;
+      }
+      budget_.Record(*pick.pod);
+      evicted_.insert(pick.pod->Key());
+      e->evictions.push_back({pick.pod, pick.usage, plan.at});
+    }
+    // Cut short by the room: it picked as many as the cycle allowed, and more could go.
+    const bool cut = choice.picks.size() == room && candidates.size() > room;
+    if (choice.reached || !(cut || limited > 0) || !again) return std::nullopt;
+    Plan follow{plan.episode, next, plan.relief};
+    follow.relief.load.load = choice.load_after;
+    return follow;
+  }
+
+ private:
+  // The pods on the node then that the rebalancer could evict, with their usage; those a limit
+  // forbids now are said in `e->held_back`, not hidden, and counted in `limited`.
+  std::vector<UsedPod> Candidates(const Plan& plan, EpisodeEstimate* e, size_t* limited) const {
+    const UsageIndex& used = usage_[plan.relief.resource == Rule::Resource::kCpu ? 0 : 1];
+    std::vector<UsedPod> candidates;
+    auto pods = on_node_.find(e->node);
+    if (pods == on_node_.end()) return candidates;
+    for (const PodInfo* pp : pods->second) {
+      const PodInfo& p = *pp;
+      // An evicted pod is gone: its replacement runs elsewhere (where is not replayed).
+      if (evicted_.count(p.Key())) continue;
+      // A pod created after the cycle did not exist then: its age is negative, below any
+      // minPodAge, so CheckEvictable keeps it out too.
+      if (CheckEvictable(p, cfg_.pods, plan.at) != Keep::kNone) continue;
+      std::optional<double> u = UsageAt(used, p, plan.at, step_);
+      if (!u) continue;
+      if (Limit lim = budget_.Check(p); lim != Limit::kNone) {
+        HoldBack(&p, lim, e);
+        ++*limited;
+        continue;
+      }
+      candidates.push_back(UsedPod{&p, *u});
+    }
+    return candidates;
+  }
+
+  // Once per pod and episode, its first limit: a follow-up cycle meets the same limit again.
+  static void HoldBack(const PodInfo* pod, Limit limit, EpisodeEstimate* e) {
+    for (const EpisodeEstimate::Held& h : e->held_back)
+      if (h.pod == pod) return;
+    e->held_back.push_back({pod, LimitName(limit)});
+  }
+
+  const EstimateInput& in_;
+  const RebalanceConfig& cfg_;
+  const TimeZone& zone_;
+  const double step_;
+  EvictionBudget budget_;
+  UsageIndex usage_[2];
+  std::unordered_map<std::string, std::vector<const PodInfo*>> on_node_;
+  std::set<std::string> evicted_;
+};
 
 }  // namespace
 
@@ -72,7 +233,7 @@ std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
       rn.marked_since_wall = span.start;
       rn.due_wall = held ? ReliefDueWall(held(node, span.start), cfg) : 0;
       // The same walk as EstimateRebalance's, so both name the same cycle.
-      for (double t = span.start; t < span.end; t += step) {
+      for (double t = span.start + step; t < span.end; t += step) {
         Qualification q = Qualifies(rn, cfg, t);
         if (q == Qualification::kNotSelected) break;
         if (q != Qualification::kYes) continue;
@@ -90,114 +251,22 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
                                     const TimeZone& zone) {
   RebalanceEstimate out;
   const double step = in.step_seconds > 0 ? in.step_seconds : 60;
-  std::map<std::string, const PlacementNode*> node_by_name;
-  for (const PlacementNode& n : in.nodes) node_by_name[n.name] = &n;
-
-  // Each episode's first cycle at which it qualifies and has something to relieve.
-  std::vector<Plan> plans;
-  for (const auto& [node, spans] : in.marks) {
-    const bool selected = in.selected.empty() || std::find(in.selected.begin(), in.selected.end(),
-                                                           node) != in.selected.end();
-    auto where = node_by_name.find(node);
-    for (const MarkSpan& span : spans) {
-      EpisodeEstimate e;
-      e.node = node;
-      e.start = span.start;
-      e.end = span.end;
-      e.qualification = QualificationName(Qualification::kNotLongEnough);
-      RebalanceNode rn;
-      rn.observed_marked = true;
-      rn.marked_since_wall = span.start;
-      rn.selected = selected;
-      const std::vector<HeldSince> held = HeldOf(in, node, span.start);
-      rn.due_wall = ReliefDueWall(held, cfg);
-      for (double t = span.start; t < span.end; t += step) {
-        Qualification q = Qualifies(rn, cfg, t);
-        e.qualification = QualificationName(q);
-        if (q == Qualification::kNotSelected) break;
-        if (q != Qualification::kYes) continue;
-        std::optional<Relief> relief;
-        if (where != node_by_name.end() && in.holding)
-          relief = ReliefGoal(node, in.holding(node, t), held, cfg, t, false,
-                              where->second->allocatable_cpu, where->second->allocatable_memory);
-        if (!relief) {
-          e.qualification = "nothing_to_relieve";
-          continue;
-        }
-        e.qualified_at = t;
-        e.rule = relief->rule;
-        // In the rule's terms: bytes available for a bytes rule, as the rebalancer reports.
-        e.load = e.load_after = relief->Value(relief->load.load);
-        e.goal = relief->Value(relief->load.goal);
-        plans.push_back(Plan{out.episodes.size(), t, std::move(*relief)});
-        break;
-      }
-      out.episodes.push_back(std::move(e));
-    }
-  }
+  std::map<int64_t, std::vector<Plan>> cycles;
+  for (Plan& p : FirstPlans(in, cfg, step, &out)) cycles[CycleKey(p.at)].push_back(std::move(p));
+  PlanRunner runner(in, cfg, zone, step);
   // Cycle by cycle, and within a cycle in the controller's order (perCycle takes the first).
-  std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
-    if (a.at != b.at) return a.at < b.at;
-    return RelievedBefore(a.relief, b.relief);
-  });
-
-  const UsageIndex usage[2] = {Index(in.cpu), Index(in.memory)};
-  std::unordered_map<std::string, std::vector<const PodInfo*>> on_node;
-  for (const PodInfo& p : in.pods) on_node[p.node].push_back(&p);
-  EvictionBudget budget(cfg.limits);
-  std::set<std::string> evicted;
-  double cycle = -1;
-  for (const Plan& plan : plans) {
-    EpisodeEstimate& e = out.episodes[plan.episode];
-    if (plan.at != cycle) {
-      cycle = plan.at;
-      int weekday = 0, minute = 0;
-      zone.LocalWeekdayMinute(cycle, &weekday, &minute);
-      budget.StartCycle(cycle, weekday, minute);
-    }
-    const UsageIndex& used = usage[plan.relief.resource == Rule::Resource::kCpu ? 0 : 1];
-    std::vector<UsedPod> candidates;
-    for (const PodInfo* pp : on_node[e.node]) {
-      const PodInfo& p = *pp;
-      // An evicted pod is gone: its replacement runs elsewhere (where is not replayed).
-      if (evicted.count(p.Key())) continue;
-      // A pod created after the cycle did not exist then: its age is negative, below any
-      // minPodAge, so CheckEvictable keeps it out too.
-      if (CheckEvictable(p, cfg.pods, plan.at) != Keep::kNone) continue;
-      std::optional<double> u = UsageAt(used, p, plan.at, step);
-      if (!u) continue;
-      // A pod a limit forbids now is no candidate (as in the rebalancer): said, not hidden.
-      if (Limit lim = budget.Check(p); lim != Limit::kNone) {
-        e.held_back.push_back({&p, LimitName(lim)});
-        continue;
-      }
-      candidates.push_back(UsedPod{&p, *u});
-    }
-    e.candidates = candidates.size();
-    const size_t done = budget.evicted_this_cycle();
-    const size_t room = cfg.limits.per_cycle > done ? cfg.limits.per_cycle - done : 0;
-    if (room == 0) {
-      for (const UsedPod& c : candidates) e.held_back.push_back({c.pod, LimitName(Limit::kCycle)});
-      continue;
-    }
-    std::vector<PlacementNode> dest = in.nodes;
-    for (PlacementNode& n : dest) n.marked = MarkedAt(in.marks, n.name, plan.at);
-    Placement placement(std::move(dest));
-    PodChoice choice = PlanRelief(plan.relief, candidates, room, &placement);
-    e.load_after = plan.relief.Value(choice.load_after);
-    for (const PodChoice::Pick& pick : choice.picks) {
-      // Checked again at the eviction, as the rebalancer does: an earlier pick of the same cycle
-      // may have used up the hour's or the workload's allowance.
-      if (Limit lim = budget.Check(*pick.pod); lim != Limit::kNone) {
-        e.held_back.push_back({pick.pod, LimitName(lim)});
-        continue;
-      }
-      budget.Record(*pick.pod);
-      evicted.insert(pick.pod->Key());
-      e.evictions.push_back({pick.pod, pick.usage});
-      ++out.evictions;
-    }
+  while (!cycles.empty()) {
+    std::vector<Plan> plans = std::move(cycles.begin()->second);
+    cycles.erase(cycles.begin());
+    std::stable_sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
+      return RelievedBefore(a.relief, b.relief);
+    });
+    runner.StartCycle(plans.front().at);
+    for (const Plan& p : plans)
+      if (std::optional<Plan> next = runner.Run(p, &out.episodes[p.episode]))
+        cycles[CycleKey(next->at)].push_back(std::move(*next));
   }
+  for (const EpisodeEstimate& e : out.episodes) out.evictions += e.evictions.size();
   return out;
 }
 
@@ -252,6 +321,8 @@ void WriteRebalanceEstimate(JsonWriter& w, const RebalanceEstimate& e) {
       WriteString(w, ev.pod->Workload());
       w.Key("usage");
       number(ev.usage);
+      w.Key("at");
+      WriteString(w, FormatRfc3339(ev.at));
       w.EndObject();
     }
     w.EndArray();

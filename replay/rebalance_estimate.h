@@ -8,9 +8,12 @@
 // What it does not claim: the scheduler is not replayed, so where replacements would have gone
 // is not said (a pod is only chosen where its replacement fits on another unmarked node, by the
 // nodes and pods given), nor how the load would have changed: the history after an eviction is the
-// history without it, so one plan is estimated per episode, at the cycle it qualifies. Pods are
-// where the pod list puts them (placement history is not kept); a pod created after that cycle
-// did not exist then; a pod evicted in an earlier episode is gone. Whether a pod's replacement is
+// history without it, so one plan is estimated per episode, at the cycle it qualifies. Only where
+// the cycle's limit (perCycle, shared by the episodes of a cycle, the furthest over its goal
+// first) cut that plan short does it go on at the next cycle, as the controller would, from the
+// load the earlier picks leave (its pods in motion). Pods are where the pod list (or -pods_file)
+// puts them (placement history is not kept); a pod created after that cycle did not exist then; a
+// pod evicted in an earlier episode is gone. Whether a pod's replacement is
 // steered off the node (rebalance.requireSteering: its affinity term or toleration) and the
 // bounce-back pause are not judged: both need the cluster as it was then. Pure.
 #pragma once
@@ -65,6 +68,7 @@ struct EpisodeEstimate {
   struct Eviction {
     const PodInfo* pod = nullptr;
     double usage = 0;  // in the load's unit
+    double at = 0;     // the cycle: qualified_at, or a later one where perCycle cut a plan short
   };
   std::vector<Eviction> evictions;
   struct Held {
@@ -96,7 +100,7 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
 
 // replay.json's `rebalance` block: {"note", "evictions", "episodes": [{"node", "start", "end",
 // "qualified_at" (null: never), "qualification", "rule", "load", "goal", "load_after",
-// "candidates", "evictions": [{"namespace", "pod", "workload", "usage"}], "held_back":
+// "candidates", "evictions": [{"namespace", "pod", "workload", "usage", "at"}], "held_back":
 // [{"namespace", "pod", "limit"}]}]}.
 void WriteRebalanceEstimate(JsonWriter& w, const RebalanceEstimate& e);
 

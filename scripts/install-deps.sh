@@ -7,6 +7,7 @@
 #   - the packages in PKGS below, from Debian's archive;
 #   - for the tests only, from Debian's archive: Chromium, ChromeDriver and Selenium (the web
 #     page's browser test); llvm and libc6-dbg (symbols for the sanitizer passes' suppressions);
+#     victoria-metrics (a long-term store the replay is checked against);
 #     kubernetes-client (kubectl 1.20) when no kubectl is on the PATH, and nodejs (18) and npm when
 #     no Node.js is -- a newer kubectl or Node.js on the PATH is used as it is, the suite passes
 #     with both;
@@ -22,6 +23,8 @@ PKGS=(build-essential cmake ninja-build pkg-config curl openssl libssl-dev procp
       tzdata)
 if ! $demo; then
   PKGS+=(chromium chromium-driver python3-selenium)
+  # A long-term store the replay and the controller are checked against (test_replay_victoria).
+  PKGS+=(victoria-metrics)
   # llvm-symbolizer and libc's symbols: the sanitizer passes name functions with them, and
   # test/tsan.supp matches function names -- its one entry is inside libc (tzset_internal, which
   # glog calls from several threads), so without both that known report fails the TSan pass.

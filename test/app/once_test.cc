@@ -477,7 +477,7 @@ TEST_F(OnceTest, RelievesWithLimitsThatHoldBetweenRuns) {
   EXPECT_EQ(api_.evictions().size(), 2u) << "the next hour";
 }
 
-TEST(PrimeSteps, ForAndOneIntervalBackOneStepEachInterval) {
+TEST(PrimeSteps, ForAndUpToOneIntervalBackOnMultiplesOfTheInterval) {
   auto rule = [](double for_s, bool predict = false) {
     Rule r;
     r.for_seconds = for_s;
@@ -487,19 +487,24 @@ TEST(PrimeSteps, ForAndOneIntervalBackOneStepEachInterval) {
   struct Case {
     std::vector<Rule> rules;
     double interval;
+    double now;
     std::vector<double> want;  // offsets from now
   } cases[] = {
-      {{rule(0)}, 10, {}},
-      {{rule(60)}, 10, {-70, -60, -50, -40, -30, -20, -10}},
-      {{rule(60), rule(15)}, 30, {-90, -60, -30}},
-      {{rule(5)}, 10, {-20, -10}},
-      {{rule(0), rule(25)}, 10, {-40, -30, -20, -10}},
-      {{rule(300, /*predict=*/true)}, 10, {}},
+      {{rule(0)}, 10, 1000, {}},
+      {{rule(60)}, 10, 1000, {-70, -60, -50, -40, -30, -20, -10}},
+      // VictoriaMetrics answers a range query from 1005 at 1000, 1010, ...: the first version
+      // asked for 935, 945, ... and read no point at all (a node hot for 12 minutes not marked).
+      {{rule(60)}, 10, 1005, {-65, -55, -45, -35, -25, -15, -5}},
+      {{rule(60), rule(15)}, 30, 1000, {-70, -40, -10}},
+      {{rule(5)}, 10, 1000, {-20, -10}},
+      {{rule(0), rule(25)}, 10, 1000, {-40, -30, -20, -10}},
+      {{rule(2)}, 0.5, 1000.2, {-2.2, -1.7, -1.2, -0.7, -0.2}},
+      {{rule(300, /*predict=*/true)}, 10, 1000, {}},
   };
   for (const Case& c : cases) {
-    std::vector<double> got = PrimeSteps(c.rules, 1000, c.interval);
-    for (double& t : got) t -= 1000;
-    EXPECT_EQ(got, c.want);
+    std::vector<double> got = PrimeSteps(c.rules, c.now, c.interval);
+    ASSERT_EQ(got.size(), c.want.size()) << c.interval << " " << c.now;
+    for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k] - c.now, c.want[k], 1e-9) << k;
   }
 }
 

@@ -528,6 +528,27 @@ TEST_F(ReplayOptionsTest, AStepBetweenMillisecondsOrTooManyStepsIsRefused) {
   EXPECT_FALSE(with_step("0s", "1795654800").ok());
 }
 
+// The grid on multiples of the step: VictoriaMetrics answers a range query from 1795651230 at a
+// 60 s step at 1795651260, 1795651320, ..., and the first version, reading only the points it
+// asked for, replayed every step as an outage (test_replay_victoria).
+TEST_F(ReplayOptionsTest, FromIsRoundedUpToAMultipleOfTheStep) {
+  rules_ = Write("r5.yaml", "rules:\n  - {name: cpu, query: q, threshold: 80}\n");
+  auto with = [&](const std::string& from, const std::string& to, const std::string& step) {
+    return Parse({"replay", "-prom", "http://prom:9090", "-r", rules_, "-kubeconfig",
+                  "/nonexistent", "-nodes_file", "nodes.json", "-from", from, "-to", to, "-step",
+                  step, "-out", "dir"});
+  };
+  auto off = with("1795651230", "1795654800", "60s");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(off->replay.from, 1795651260);
+  EXPECT_EQ(with("1795651200", "1795654800", "60s")->replay.from, 1795651200) << "on the grid";
+  EXPECT_DOUBLE_EQ(with("1795651200.1", "1795654800", "250ms")->replay.from, 1795651200.25);
+  auto empty = with("1795651230", "1795651250", "60s");  // nothing on the grid before -to
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("on the -step grid"), std::string::npos)
+      << empty.status().message();
+}
+
 TEST_F(ReplayOptionsTest, TheControllerRefusesReplayFlagsAndReplayNeedsOut) {
   auto args = Base();
   args.insert(args.end(), {"-from", "now-1d"});
@@ -560,6 +581,29 @@ TEST(ReplayNodes, AMetadataThatIsNotAnObjectIsRefused) {
       "", "nodes.json");
   ASSERT_TRUE(saved.ok()) << saved.status().message();
   EXPECT_EQ(saved->size(), 1u);
+}
+
+// -pods_file: the pods as `kubectl get pods -A -o json` writes them (a List with an empty
+// resourceVersion), their node and owner kept; anything else is refused naming the file.
+TEST(ReplayPods, ASavedPodListIsReadAndABadOneNamed) {
+  auto pods = SavedPods(R"({"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},
+      "items":[{"metadata":{"name":"web-1","namespace":"shop","uid":"u1",
+                            "creationTimestamp":"2026-12-01T00:00:00Z",
+                            "ownerReferences":[{"kind":"ReplicaSet","name":"web-7f","uid":"r1",
+                                                "controller":true}]},
+                "spec":{"nodeName":"node-1","containers":[{"name":"c"}]},
+                "status":{"phase":"Running"}}]})",
+                        "pods.json");
+  ASSERT_TRUE(pods.ok()) << pods.status().message();
+  ASSERT_EQ(pods->size(), 1u);
+  EXPECT_EQ((*pods)[0].Key(), "shop/web-1");
+  EXPECT_EQ((*pods)[0].node, "node-1");
+  for (const char* bad : {"{", R"({"kind":"List","metadata":[],"items":[]})",
+                          R"({"kind":"List","metadata":{},"items":{}})"}) {
+    auto r = SavedPods(bad, "pods.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message().rfind("pods.json: ", 0), 0u) << r.status().message();
+  }
 }
 
 }  // namespace

@@ -114,12 +114,14 @@ class ReplayIT(unittest.TestCase):
         cls.nodes = ["node-00002", "node-00003", "node-00004", "node-00005"]
         cls.stray = "gone-node"
         cls.stack = Stack(nodes=5, control_plane=1,
-                          prom_history=history(cls.start, cls.nodes, cls.stray)).start()
+                          prom_history=history(cls.start - 30, cls.nodes, cls.stray)).start()
         cls.rule_file = os.path.join(cls.stack.dir, "replay-rule.yaml")
         with open(cls.rule_file, "w") as f:
             f.write(RULES)
-        cls.first = cls.start + 30
-        cls.last = cls.start + 30 + (DAYS_MIN - 1) * MIN
+        # The samples at 30 s past each minute, the steps on the minute (the replay's grid is on
+        # multiples of -step): each step reads the sample of 30 s before, never one on its edge.
+        cls.first = cls.start
+        cls.last = cls.start + (DAYS_MIN - 1) * MIN
 
     @classmethod
     def tearDownClass(cls):

@@ -3,7 +3,7 @@ against a real Prometheus whose history is written with promtool and the simulat
 
 The estimate takes the pods as listed now, and a pod created after a cycle did not exist then, so
 the history has to come after the pods: the pods are created first, the test waits out a short
-window, and a second Prometheus is started on that window's history (5-second steps). Which
+window, and a second Prometheus is started on that window's history (2-second steps). Which
 episodes qualify, which pods would be evicted and the loads are computed here from the rule file's
 semantics (after, clear threshold as the goal, the largest users first, perCycle), not read from
 the program; destinations are not claimed, and a pod LIST the user may not make is said, not a
@@ -19,9 +19,9 @@ import unittest
 from harness import CONTROLLER, Process, Stack, backfill, free_port, wait_until
 from pod_load import KubeAdmin, running
 
-STEP = 5          # seconds per replayed cycle
-STEPS = 24        # the window: 2 minutes
-AFTER_STEPS = 4   # rebalance.after: 20 s
+STEP = 2          # seconds per replayed cycle (the window is waited out in real time)
+STEPS = 24        # the window: 48 seconds
+AFTER_STEPS = 4   # rebalance.after: 8 s
 PER_CYCLE = 2
 THRESHOLD, CLEAR = 80, 60
 NS = "shop"
@@ -118,7 +118,8 @@ class ReplayEstimateIT(unittest.TestCase):
         cls.allocatable = {n["metadata"]["name"]: cpu(n["status"]["allocatable"]["cpu"])
                            for n in api.get("/api/v1/nodes")["items"]}
         # The window starts after every pod's creation (and minPodAge) and ends before now.
-        cls.first = int(time.time()) + 3
+        # On a multiple of the step, as the replay puts its grid.
+        cls.first = (int(time.time()) // STEP + 2) * STEP
         cls.last = cls.first + (STEPS - 1) * STEP
         time.sleep(max(0.0, cls.last + 1 - time.time()))
         data = os.path.join(cls.tmp, "prom-data")
