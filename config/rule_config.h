@@ -3,6 +3,8 @@
 // credentials, the herd cap, the outage policy and the rebalancer's section. Two formats load: the
 // original project's legacy one (PromJob, Rulename: loads unchanged) and the current one. Every
 // field, its default and its limits are documented once, in docs/reference.md ("rule.yaml").
+// Parsed by one entry point, ParseRuleConfig (config/rule_config.cc), with each section in a file
+// of its own (config/rule_config_parse.h lists them).
 #pragma once
 
 #include <set>

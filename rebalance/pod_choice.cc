@@ -42,7 +42,7 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
   if (ceiling.pool != nullptr && ceiling.pool->count > 0)
     mean.emplace(ceiling.pool, ceiling.negated);
   // A relative rule's goal moves with the mean, and `target` (the floor) may be above it: the
-  // plan stops at the floor then, as an absolute rule's cannot (config/rule_config.cc).
+  // plan stops at the floor then, as an absolute rule's cannot (config/rule_config_rebalance.cc).
   auto relative_goal = [&] { return std::max(mean->Goal(), node.floor); };
   double goal = mean ? relative_goal() : node.goal;
   for (const Candidate& c : candidates) {

@@ -1,39 +1,9 @@
-// The `rebalance:` section of rule.yaml (parsed and validated with the rest of the file in
-// config/rule_config.cc). Absent: the rebalancer is off.
-//
-//   rebalance:
-//     after: 2m                 # a node qualifies once it has carried our mark this long
-//     holdAfterEviction: 5m     # the mark stays this long after its last eviction
-//     dryRun: false             # plan and report, never evict
-//     target: 40                # never plan a node's load below this (the rule's unit)
-//     podUsage:                 # per-pod usage, by namespace and pod (PromQL)
-//       cpu: sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=""}[5m]))
-//       memory: sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})
-//     minPodAge: 5m
-//     evictBarePods: false
-//     evictLocalStorage: false
-//     priorityThreshold: 2000000000
-//     namespaces: {include: [], exclude: [kube-system]}
-//     nodeSelector: ""          # only nodes matching it are relieved
-//     limits: {perCycle: 2, perHour: 20, perNodePerHour: 3, nodeCooldown: 3m,
-//              perNamespacePerHour: 0, perWorkload: 1}
-//     windows:                  # evict only inside these (local time in timeZone)
-//       - {days: [Mon, Tue, Wed, Thu, Fri], start: "22:00", end: "06:00"}
-//     timeZone: UTC
-//     effectWindow: 10m         # how long after an eviction its effect is judged
-//     referenceQuery: ""        # nodes hot by your own standard (each series names one), for
-//                               # the discovery rate; empty: not measured
-//     requireSteering: true     # evict only pods whose replacement avoids the mark (steering.h)
-//     bounceBackPause: 1h       # a workload whose replacement came back is left alone this long
-//     settle: 5m10s             # a gone pod's usage counts this long (default: from each
-//                               # rule's query, in_motion.h SettleSeconds)
-//     evictWithinRequests: false  # memory relief may move pods within their requests too
-//     underused:                # the mirror mode (UnderusedConfig); absent: off
-//       cpuBelow: 15            # percent of allocatable CPU (a rule with resource: cpu)
-//       memoryBelow: 25         # percent of allocatable memory (resource: memory)
-//       for: 1h
-//       value: underused        # the mark's value on such nodes (our label key)
-//       maxNodes: 1             # nodes being drained at once
+// The `rebalance:` section of rule.yaml as the rebalancer reads it (parsed and validated with the
+// rest of the file, config/rule_config_rebalance.cc). The schema -- each key, its default, the
+// values it accepts -- is docs/reference.md ("`rebalance:`: the rebalancer" and
+// "`rebalance.underused`: the mirror mode"), the one place it is written for users; the comments
+// here say what a field means to the code: its unit, its sentinel values, and why it exists.
+// Times are seconds, loads and bounds percent of a node's allocatable.
 #pragma once
 
 #include <cmath>
@@ -53,25 +23,41 @@ namespace ds {
 // it is not eligible (the cycle calls it hot), the labeller's mark replaces this one on a node
 // that turns hot, and balance's destinations are not marked (underuse.h).
 struct UnderusedConfig {
-  bool enabled = false;                            // the section is present
-  double below[2] = {std::nan(""), std::nan("")};  // cpu, memory percent; NaN: not a condition
+  bool enabled = false;  // the section is present
+  // [0] cpu, [1] memory: the bound, in percent of allocatable in use, that a node's value of a
+  // percent rule with that resource must stay under (ClassifyUnderuse); NaN: not a condition.
+  double below[2] = {std::nan(""), std::nan("")};
+  // How long a node must stay under every bound before it is marked: consolidation is for nodes
+  // whose use stays low, not for a lull between bursts (an unknown load restarts the wait).
   double for_seconds = 3600;
-  std::string value = "underused";
+  std::string value = "underused";  // the value our label key takes on such a node
   size_t max_nodes = 1;  // nodes being drained at once: many would herd their pods onto the rest
 };
 
 struct RebalanceConfig {
   bool enabled = false;  // the section is present
+  // How long a node must have carried our mark before it is relieved, unless a holding rule has
+  // a relieveAfter of its own (Rule::relieve_after_seconds) or a firing alert names the node
+  // (qualify.h): the mark alone steers new pods away first, which may be relief enough.
   double after_seconds = 120;
+  // How long the mark stays after the node's last eviction, so that the replacements are
+  // scheduled while it still steers them away (qualify.h).
   double hold_after_eviction_seconds = 300;
-  bool dry_run = false;
-  double target = 0;  // 0: no floor
+  bool dry_run = false;  // plan and report, never evict (also -dry_run)
+  // The floor of every plan, in percent of the node's allocatable in use whatever `unit` a rule
+  // shows its values in: no pod is chosen whose move would take the node's load below it
+  // (pod_choice.h, NodeLoad::floor). For the rules whose value is a percent in use (`resource`,
+  // absolute or relative); a bytes-available rule's plan has no floor (node_relief.h). 0: no
+  // floor (a percent in use is never below 0).
+  double target = 0;
+  // PromQL, one series per pod labelled namespace and pod: its CPU use in cores, its memory
+  // working set in bytes (pod_usage.h; `$nodes` narrows it to the nodes being relieved).
   std::string cpu_usage_query =
       "sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\"}[5m]))";
   std::string memory_usage_query =
       "sum by (namespace, pod) (container_memory_working_set_bytes{container!=\"\"})";
-  std::string node_selector;  // empty: every managed node
-  std::string time_zone = "UTC";
+  std::string node_selector;      // of the managed nodes, those relieved; empty: every one
+  std::string time_zone = "UTC";  // the IANA zone the limits' windows are read in
   // An evicted node that falls below its clear threshold within this window counts as relieved;
   // a replacement bound back onto the node it left within it is a bounce-back.
   double effect_window_seconds = 600;

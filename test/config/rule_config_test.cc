@@ -270,6 +270,38 @@ TEST(RuleConfig, LegacyUnknownKeysAreIgnoredWithAWarning) {
           "rule.yaml:6:5: Rulename.cpu.Op: unknown field, ignored (as the original project did)"}));
 }
 
+// The current format's sections are checked in one order, later ones reading what earlier ones
+// set (the taint the mark, the rules the intervals, the rebalancer the rules; each section is
+// parsed in its own file, config/rule_config_parse.h): with errors in several sections, the one
+// reported is the first in that order, wherever the sections stand in the file.
+TEST(RuleConfig, SectionsReportTheirErrorsInOrder) {
+  // In that order: a section's bad line, and the error it gives.
+  const std::vector<std::pair<std::string, std::string>> sections = {
+      {"prometheus: {timeout: 0s}", ": prometheus.timeout: must be > 0"},
+      {"interval: soon", ": interval: \"soon\" is not a duration"},
+      {"label: {key: 'bad key'}", ": label.key: "},
+      {"mark: taints", ": mark: \"taints\" is not label, taint or both"},
+      {"taint: {key: a/b}", ": taint: only with mark: taint or both"},
+      {"nodeSelector: 'a in (b'", ": nodeSelector: "},
+      {"maxMarkedFraction: 2", ": maxMarkedFraction: must be a share"},
+      {"onPrometheusDown: drop", ": onPrometheusDown: \"drop\" is neither hold nor release"},
+      {"levels: [{name: hot}]", ": levels: must be a list of at least two levels"},
+      {"rules: []", ": rules: must be a non-empty list of rules"},
+      {"rebalance: {afterr: 1m}", ": rebalance.afterr: unknown field"},
+  };
+  for (size_t first = 0; first < sections.size(); ++first) {
+    // The bad sections from `first` on, in the file in reverse order; valid rules once theirs
+    // is left out, so that the rebalancer's section is reached.
+    std::string yaml;
+    for (size_t k = sections.size(); k-- > first;) yaml += sections[k].first + "\n";
+    if (first == sections.size() - 1) yaml += R1C;
+    auto cfg = ParseRuleConfig(yaml, "rules.yaml");
+    ASSERT_FALSE(cfg.ok()) << yaml;
+    EXPECT_NE(cfg.status().message().find(sections[first].second), std::string::npos)
+        << yaml << cfg.status().message();
+  }
+}
+
 struct BadCase {
   const char* name;
   const char* yaml;
