@@ -144,6 +144,11 @@ class RebalanceParser : public FieldReader {
   Status ParseRebalanceTarget(const YAML::Node& t, const std::vector<Rule>& rules,
                               double* target) const {
     ASSIGN_OR_RETURN(*target, Number(t, "rebalance.target"));
+    // A percent of allocatable in use: below 0 it is no floor, at 100 or more no plan could ever
+    // start (with only relative or bytes rules nothing below would catch it).
+    if (*target < 0 || *target >= 100)
+      return Error(t, "rebalance.target",
+                   "must be a percent of allocatable in use, at least 0 and below 100");
     for (const Rule& rule : rules) {
       // A bytes-available rule has no percent to compare with: the target is a percent floor.
       // A relative rule's goal moves with the mean: the plan stops at the floor when the goal is

@@ -514,6 +514,15 @@ INSTANTIATE_TEST_SUITE_P(
             "rule \"a\": relieveAfter"},
         BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
                 "rebalance.effectWindow: must be longer than 0 s"},
+        BadCase{
+            "target_over_100",
+            "rules:\n  - {name: cpu, query: q, threshold: 20, relativeTo: mean, resource: cpu}\n"
+            "rebalance: {target: 500}\n",
+            "rules.yaml:3:21: rebalance.target: must be a percent of allocatable in use, at "
+            "least 0 and below 100"},
+        BadCase{"target_negative", R1C "rebalance: {target: -5}\n",
+                "rules.yaml:3:21: rebalance.target: must be a percent of allocatable in use, at "
+                "least 0 and below 100"},
         BadCase{"target_over_clear", R1C "rebalance: {target: 80}\n",
                 "rules.yaml:3:21: rebalance.target: must be below the clear threshold of rule cpu "
                 "(80)"},
