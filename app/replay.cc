@@ -370,6 +370,21 @@ StatusOr<PodFigures> PodsFigures(const Options& o, const ReplayResult& result,
   return out;
 }
 
+// The managed nodes from -nodes_file, or listed through the kubeconfig.
+StatusOr<std::vector<NodeInfo>> ReplayNodeInfos(const Options& o) {
+  const Options::Replay& rp = o.replay;
+  if (!rp.nodes_file.empty()) {
+    auto text = ReadWholeFile(rp.nodes_file);
+    if (!text.ok()) return text.status().Prepend("-nodes_file");
+    return ManagedNodeInfos(std::move(*text), o.rules.node_selector, rp.nodes_file);
+  }
+  ASSIGN_OR_RETURN(std::vector<NodeInfo> listed, ListManagedNodes(o));
+  if (listed.empty())
+    return Status::InvalidArgument("no managed node in the cluster (nodeSelector \"" +
+                                   o.rules.node_selector + "\")");
+  return listed;
+}
+
 Status WriteFile(const std::string& dir, const std::string& name, const std::string& text) {
   const std::string path = (std::filesystem::path(dir) / name).string();
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -386,29 +401,10 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
     err << "dynamic-scheduler replay: " << st.message() << "\n";
     return 2;
   };
-  StatusOr<std::vector<ReplayNode>> nodes = Status::Internal("unset");
-  std::vector<NodeInfo> listed_nodes;  // whole, from the cluster or -nodes_file: the estimate's
-  if (!rp.nodes_file.empty()) {
-    auto text = ReadWholeFile(rp.nodes_file);
-    if (!text.ok()) return fail(text.status().Prepend("-nodes_file"));
-    auto infos = ManagedNodeInfos(std::move(*text), o.rules.node_selector, rp.nodes_file);
-    if (!infos.ok()) return fail(infos.status());
-    listed_nodes = std::move(*infos);
-    std::vector<ReplayNode> replayed;
-    for (const NodeInfo& n : listed_nodes) replayed.push_back(FromNodeInfo(n));
-    nodes = std::move(replayed);
-  } else if (auto listed = ListManagedNodes(o); !listed.ok()) {
-    nodes = listed.status();
-  } else if (listed->empty()) {
-    nodes = Status::InvalidArgument("no managed node in the cluster (nodeSelector \"" +
-                                    o.rules.node_selector + "\")");
-  } else {
-    listed_nodes = std::move(*listed);
-    std::vector<ReplayNode> replayed;
-    for (const NodeInfo& n : listed_nodes) replayed.push_back(FromNodeInfo(n));
-    nodes = std::move(replayed);
-  }
-  if (!nodes.ok()) return fail(nodes.status());
+  auto listed_nodes = ReplayNodeInfos(o);  // whole: the estimate's destinations
+  if (!listed_nodes.ok()) return fail(listed_nodes.status());
+  std::vector<ReplayNode> nodes;
+  for (const NodeInfo& n : *listed_nodes) nodes.push_back(FromNodeInfo(n));
   std::optional<RuleConfig> other;
   if (!rp.compare_file.empty()) {
     auto c = LoadRuleConfigFile(rp.compare_file);
@@ -426,14 +422,14 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
                             o.prometheus_auth);
   Timing timing;
   const Stopwatch wall;
-  auto result = ReplayRules(o.rules, o.reconciler.grace_seconds, *nodes, &prom, rp, &timing);
+  auto result = ReplayRules(o.rules, o.reconciler.grace_seconds, nodes, &prom, rp, &timing);
   if (!result.ok()) return fail(result.status());
   PodFigures figures;
   std::string workloads_note;
   if (!rp.nodes_file.empty() && rp.pods_file.empty()) {
     workloads_note = "workloads: not computed (an offline replay has no pod list: -pods_file)";
     figures.estimate_missing = "an offline replay (-nodes_file) has no pod list (-pods_file)";
-  } else if (auto w = PodsFigures(o, *result, listed_nodes, &prom, &timing); w.ok()) {
+  } else if (auto w = PodsFigures(o, *result, *listed_nodes, &prom, &timing); w.ok()) {
     figures = std::move(*w);
     if (!figures.pods_missing.empty())
       workloads_note = "workloads: not computed (" + figures.pods_missing + ")";
@@ -455,7 +451,7 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
     // The same window, step and nodes; its own grace (its missingDataGrace, else three steps of
     // the interval replayed).
     auto b = ReplayRules(*other, MissingDataGraceSeconds(*other, o.reconciler.interval_seconds),
-                         *nodes, &prom, rp, &timing);
+                         nodes, &prom, rp, &timing);
     if (!b.ok()) return fail(b.status());
     auto compared = AddCompare(json, o.rule_file, ReplayJson(*b), rp.compare_file);
     if (!compared.ok()) return fail(compared.status().Prepend("-compare"));

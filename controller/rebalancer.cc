@@ -380,37 +380,47 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     if (choice.no_fit > 0) tally_.Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
     if (choice.stands_out > 0)
       tally_.Count(&RebalanceCounters::skips, "stands_out", choice.stands_out);
-    for (const PodChoice::Pick& pick : choice.picks) {
-      const PodInfo& pod = *pick.pod;
-      EvictionRecord rec;
-      rec.pod = pod.Key();
-      rec.node = name;
-      rec.to = pick.to;
-      rec.rule = relief.rule;
-      rec.usage = pick.usage;   // bytes (its working set) for a bytes-available rule
-      rec.load = hot.measured;  // as the rule measured it: what the Event and the log say
-      rec.goal = relief.Value(relief.load.goal);
-      rec.unit = relief.unit();
-      rec.at_wall = now;
-      rec.pod_uid = pod.uid;
-      rec.node_uid = hot.in->node->uid;
-      // What it takes off the node: the relieved resource as measured, the other its request.
-      const double measured = used.at(pod.Key());
-      const double pod_cpu = cpu ? measured : pod.cpu_request;
-      const double pod_memory = cpu ? pod.memory_request : measured;
-      const Evictor::Outcome o = evictor_.Evict(pod, std::move(rec), pod_cpu, pod_memory, io);
-      if (o.moved) reads_.ExpectReplacement(pod, pick.to);
-      if (o.evicted) {
-        ++(*acted)[name];
-        if (!cfg_.dry_run)
-          effect_.OnEviction(name, pod.Workload(), now, pod.Key(), pod.owner_api_version);
-      }
-      if (!o.open) return false;
-      if (in_order && !o.moved) {  // refused (a PodDisruptionBudget, a limit): the next may not go
-        rep->limit = "kubelet_victim_stays";
-        VictimStays(pod, name, now, io);
-        break;
-      }
+    if (!EvictPicks(hot, name, choice, used, in_order, now, io, &*rep, acted)) return false;
+  }
+  return true;
+}
+
+bool Rebalancer::EvictPicks(const Hot& hot, const std::string& name, const PodChoice& choice,
+                            const std::map<std::string, double>& used, bool in_order, double now,
+                            const ReliefWrites& io, RebalanceNodeReport* rep,
+                            std::map<std::string, size_t>* acted) {
+  const Relief& relief = hot.relief;
+  const bool cpu = relief.resource == Rule::Resource::kCpu;
+  for (const PodChoice::Pick& pick : choice.picks) {
+    const PodInfo& pod = *pick.pod;
+    EvictionRecord rec;
+    rec.pod = pod.Key();
+    rec.node = name;
+    rec.to = pick.to;
+    rec.rule = relief.rule;
+    rec.usage = pick.usage;   // bytes (its working set) for a bytes-available rule
+    rec.load = hot.measured;  // as the rule measured it: what the Event and the log say
+    rec.goal = relief.Value(relief.load.goal);
+    rec.unit = relief.unit();
+    rec.at_wall = now;
+    rec.pod_uid = pod.uid;
+    rec.node_uid = hot.in->node->uid;
+    // What it takes off the node: the relieved resource as measured, the other its request.
+    const double measured = used.at(pod.Key());
+    const double pod_cpu = cpu ? measured : pod.cpu_request;
+    const double pod_memory = cpu ? pod.memory_request : measured;
+    const Evictor::Outcome o = evictor_.Evict(pod, std::move(rec), pod_cpu, pod_memory, io);
+    if (o.moved) reads_.ExpectReplacement(pod, pick.to);
+    if (o.evicted) {
+      ++(*acted)[name];
+      if (!cfg_.dry_run)
+        effect_.OnEviction(name, pod.Workload(), now, pod.Key(), pod.owner_api_version);
+    }
+    if (!o.open) return false;
+    if (in_order && !o.moved) {  // refused (a PodDisruptionBudget, a limit): the next may not go
+      rep->limit = "kubelet_victim_stays";
+      VictimStays(pod, name, now, io);
+      break;
     }
   }
   return true;

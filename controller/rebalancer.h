@@ -118,6 +118,13 @@ class Rebalancer {
   bool RelieveHot(const std::vector<ReliefInput>& nodes, std::map<std::string, Hot> relieve,
                   double now, const ReliefWrites& io, std::vector<RebalanceNodeReport>* reports,
                   std::map<std::string, size_t>* acted, std::set<std::string>* tried);
+  // Evicts `choice`'s picks off node `name` through the one evictor, in order; `used`: the pods'
+  // measured usage of the relieved resource. `in_order` (memory in the kubelet's order): a pick
+  // that cannot go stops the rest. false: the evictions must stop (stopping, or no longer leader).
+  bool EvictPicks(const Hot& hot, const std::string& name, const PodChoice& choice,
+                  const std::map<std::string, double>& used, bool in_order, double now,
+                  const ReliefWrites& io, RebalanceNodeReport* rep,
+                  std::map<std::string, size_t>* acted);
   // Memory relief moves the kubelet's next victims only (unless rebalance.evictWithinRequests):
   // the candidates of `name` that may go, in the kubelet's order up to the first pod that cannot
   // move; empty, with the reason in *why, when that first pod is one that cannot move or is

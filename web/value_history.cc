@@ -342,6 +342,23 @@ std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) cons
   w.Key("start");
   w.Int64((minute - static_cast<int64_t>(kNodeMinutes) + 1) * 60);
   w.Key("rules");
+  RenderRules(w, rules, minute);
+  w.Key("nodes");
+  w.StartObject();
+  for (const auto& [name, series] : rows) {
+    WriteString(w, name);  // as a key: the writer takes a string in key position
+    w.StartArray();
+    for (const Series& s : series) RenderSeries(w, s, minute);
+    w.EndArray();
+  }
+  w.EndObject();
+  w.Key("cluster");
+  RenderCluster(w, cluster, minute);
+  w.EndObject();
+  return JsonBody(sb);
+}
+
+void ValueHistory::RenderRules(JsonWriter& w, const std::vector<RuleLine>& rules, int64_t minute) {
   w.StartArray();
   for (const RuleLine& r : rules) {
     w.StartObject();
@@ -363,16 +380,11 @@ std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) cons
     w.EndObject();
   }
   w.EndArray();
-  w.Key("nodes");
-  w.StartObject();
-  for (const auto& [name, series] : rows) {
-    WriteString(w, name);  // as a key: the writer takes a string in key position
-    w.StartArray();
-    for (const Series& s : series) RenderSeries(w, s, minute);
-    w.EndArray();
-  }
-  w.EndObject();
-  w.Key("cluster");
+}
+
+void ValueHistory::RenderCluster(JsonWriter& w,
+                                 const std::array<ClusterMinute, kClusterMinutes>& cluster,
+                                 int64_t minute) {
   w.StartObject();
   w.Key("start");
   w.Int64((minute - static_cast<int64_t>(kClusterMinutes) + 1) * 60);
@@ -395,8 +407,6 @@ std::string ValueHistory::RenderJson(const std::vector<std::string>& nodes) cons
     w.EndArray();
   }
   w.EndObject();
-  w.EndObject();
-  return JsonBody(sb);
 }
 
 size_t ValueHistory::Bytes() const {

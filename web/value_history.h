@@ -92,6 +92,11 @@ class ValueHistory {
   static uint8_t Encode(const Series& s, double v);  // v's code within s's range, 0..254
   static double Decode(const Series& s, uint8_t c);  // the value code c stands for
   static void RenderSeries(JsonWriter& w, const Series& s, int64_t minute);
+  // RenderJson's "rules" array and "cluster" object, each array ending at `minute`.
+  static void RenderRules(JsonWriter& w, const std::vector<RuleLine>& rules, int64_t minute);
+  static void RenderCluster(JsonWriter& w,
+                            const std::array<ClusterMinute, kClusterMinutes>& cluster,
+                            int64_t minute);
 
   mutable Mutex mu_;
   int64_t minute_ GUARDED_BY(mu_) = -1;  // the current minute; -1 before the first Record
