@@ -422,6 +422,10 @@ Status ConfigureReconciler(Options* o) {
   if (!(interval > 0) || !std::isfinite(interval))
     return Status::InvalidArgument("-s must be a number of seconds > 0, got " +
                                    std::to_string(FLAGS_s));
+  // -once reads its `for` history on whole milliseconds (PrimeSteps), as the replay its -step.
+  if (std::fabs(interval * 1000 - std::round(interval * 1000)) > 1e-6 * interval * 1000)
+    return Status::InvalidArgument("-s " + std::to_string(interval) +
+                                   ": must be a whole number of milliseconds");
   if (!(FLAGS_write_qps > 0)) return Status::InvalidArgument("-write_qps must be > 0");
   if (!(FLAGS_write_burst >= 1)) return Status::InvalidArgument("-write_burst must be >= 1");
   if (FLAGS_write_concurrency < 1 || FLAGS_write_concurrency > 64)

@@ -291,17 +291,16 @@ size_t AskHoldingValues(const RuleConfig& rules, const std::vector<NodeInfo>& no
 }
 
 // Right-sizing (replay/right_sizing.h) and the rebalancer's estimate (replay/rebalance_estimate.h):
-// the pods as -pods_file saved them or as listed now, their podUsage history over the window. A
-// failed pod LIST is said, not fatal; a -pods_file that cannot be read is an error.
+// the pods as -pods_file saved them (`saved_pods`) or as listed now, their podUsage history over
+// the window. A failed pod LIST is said, not fatal.
 StatusOr<PodFigures> PodsFigures(const Options& o, const ReplayResult& result,
-                                 const std::vector<NodeInfo>& nodes, PrometheusClient* prom,
-                                 Timing* timing) {
+                                 const std::vector<NodeInfo>& nodes,
+                                 std::optional<std::vector<PodInfo>> saved_pods,
+                                 PrometheusClient* prom, Timing* timing) {
   PodFigures out;
   const RebalanceConfig& cfg = o.rules.rebalance;
-  if (!o.replay.pods_file.empty()) {
-    auto text = ReadWholeFile(o.replay.pods_file);
-    if (!text.ok()) return text.status().Prepend("-pods_file");
-    ASSIGN_OR_RETURN(out.pods, SavedPods(std::move(*text), o.replay.pods_file));
+  if (saved_pods) {
+    out.pods = std::move(*saved_pods);
   } else if (auto listed = ListAllPods(o); !listed.ok()) {
     out.pods_missing = "the pod LIST failed: " + listed.status().message();
     out.estimate_missing = out.pods_missing;
@@ -403,6 +402,15 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   };
   auto listed_nodes = ReplayNodeInfos(o);  // whole: the estimate's destinations
   if (!listed_nodes.ok()) return fail(listed_nodes.status());
+  // Read before the replay: a wrong file is said at once, not after minutes of range queries.
+  std::optional<std::vector<PodInfo>> saved_pods;
+  if (!rp.pods_file.empty()) {
+    auto text = ReadWholeFile(rp.pods_file);
+    if (!text.ok()) return fail(text.status().Prepend("-pods_file"));
+    auto pods = SavedPods(std::move(*text), rp.pods_file);
+    if (!pods.ok()) return fail(pods.status().Prepend("-pods_file"));
+    saved_pods = std::move(*pods);
+  }
   std::vector<ReplayNode> nodes;
   for (const NodeInfo& n : *listed_nodes) nodes.push_back(FromNodeInfo(n));
   std::optional<RuleConfig> other;
@@ -429,7 +437,7 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   if (!rp.nodes_file.empty() && rp.pods_file.empty()) {
     workloads_note = "workloads: not computed (an offline replay has no pod list: -pods_file)";
     figures.estimate_missing = "an offline replay (-nodes_file) has no pod list (-pods_file)";
-  } else if (auto w = PodsFigures(o, *result, *listed_nodes, &prom, &timing); w.ok()) {
+  } else if (auto w = PodsFigures(o, *result, *listed_nodes, std::move(saved_pods), &prom, &timing); w.ok()) {
     figures = std::move(*w);
     if (!figures.pods_missing.empty())
       workloads_note = "workloads: not computed (" + figures.pods_missing + ")";

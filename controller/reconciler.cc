@@ -1032,7 +1032,7 @@ void Reconciler::ReportTable(const NodeSnapshot& snap, const NodeMarks& marks,
         st = NodeTable::State::kCold;
         break;
       case Verdict::kUnknown:
-        // HoldForRebalance and CapMarks turn their nodes' verdicts unknown: say which.
+        // The rebalancer's hold and the herd cap turn their nodes' verdicts unknown: say which.
         st = capped.count(name) ? NodeTable::State::kCapped
              : cold[i]          ? NodeTable::State::kHeld
                                 : NodeTable::State::kUnknown;

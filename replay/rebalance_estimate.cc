@@ -128,12 +128,13 @@ class PlanRunner {
     int weekday = 0, minute = 0;
     zone_.LocalWeekdayMinute(t, &weekday, &minute);
     budget_.StartCycle(t, weekday, minute);
+    placement_.reset();  // built at the cycle's first plan, shared by its plans, as live
   }
 
   // Evicts what `plan` picks within the limits into `e`; returns the plan for the next cycle
   // when a limit (perCycle, or one that held a pod back: the hour, the node's cool-down, a
-  // window) kept it short of its goal and the mark is still on then: the controller plans such a
-  // node again each cycle.
+  // window, a workload's allowance) kept it short of its goal and the mark is still on then: the
+  // controller plans such a node again each cycle.
   std::optional<Plan> Run(const Plan& plan, EpisodeEstimate* e) {
     size_t limited = 0;
     std::vector<UsedPod> candidates = Candidates(plan, e, &limited);
@@ -142,16 +143,24 @@ class PlanRunner {
     const size_t room = cfg_.limits.per_cycle > done ? cfg_.limits.per_cycle - done : 0;
     const double next = plan.at + step_;
     const bool again = cfg_.limits.per_cycle > 0 && next < e->end;
+    auto follow = [&](double load) {
+      Plan f{plan.episode, next, plan.relief};
+      f.relief.load.load = load;
+      return f;
+    };
     if (room == 0) {
-      if (again) return Plan{plan.episode, next, plan.relief};
+      if (again && (!candidates.empty() || limited > 0)) return follow(plan.relief.load.load);
       for (const UsedPod& c : candidates) HoldBack(c.pod, Limit::kCycle, e);
       return std::nullopt;
     }
-    std::vector<PlacementNode> dest = in_.nodes;
-    for (PlacementNode& n : dest) n.marked = MarkedAt(in_.marks, n.name, plan.at);
-    Placement placement(std::move(dest));
-    PodChoice choice = PlanRelief(plan.relief, candidates, room, &placement);
-    e->load_after = plan.relief.Value(choice.load_after);
+    if (candidates.empty()) {  // nothing to plan: only a limit that lifts later may change that
+      if (limited > 0 && again) return follow(plan.relief.load.load);
+      return std::nullopt;
+    }
+    if (!placement_) placement_.emplace(Destinations(plan.at));
+    PodChoice choice = PlanRelief(plan.relief, candidates, room, &*placement_);
+    // The load the evictions leave: a pick a limit holds at its eviction stays on the node.
+    double load = plan.relief.load.load;
     for (const PodChoice::Pick& pick : choice.picks) {
       // Checked again at the eviction, as the rebalancer does: an earlier pick of the same cycle
       // may have used up the hour's or the workload's allowance.
@@ -163,13 +172,17 @@ class PlanRunner {
       budget_.Record(*pick.pod);
       evicted_.insert(pick.pod->Key());
       e->evictions.push_back({pick.pod, pick.usage, plan.at});
+      load -= pick.usage;
+    }
+    e->load_after = plan.relief.Value(load);
+    if (load <= choice.goal) {
+      e->held_back.clear();  // the goal was met: what a limit delayed was not needed after all
+      return std::nullopt;
     }
     // Cut short by the room: it picked as many as the cycle allowed, and more could go.
     const bool cut = choice.picks.size() == room && candidates.size() > room;
-    if (choice.reached || !(cut || limited > 0) || !again) return std::nullopt;
-    Plan follow{plan.episode, next, plan.relief};
-    follow.relief.load.load = choice.load_after;
-    return follow;
+    if (!(cut || limited > 0) || !again) return std::nullopt;
+    return follow(load);
   }
 
  private:
@@ -199,6 +212,13 @@ class PlanRunner {
     return candidates;
   }
 
+  // Every node as a destination, marked as the replay's marks say at `t`.
+  std::vector<PlacementNode> Destinations(double t) const {
+    std::vector<PlacementNode> dest = in_.nodes;
+    for (PlacementNode& n : dest) n.marked = MarkedAt(in_.marks, n.name, t);
+    return dest;
+  }
+
   // Once per pod and episode, its first limit: a follow-up cycle meets the same limit again.
   static void HoldBack(const PodInfo* pod, Limit limit, EpisodeEstimate* e) {
     for (const EpisodeEstimate::Held& h : e->held_back)
@@ -214,6 +234,7 @@ class PlanRunner {
   UsageIndex usage_[2];
   std::unordered_map<std::string, std::vector<const PodInfo*>> on_node_;
   std::set<std::string> evicted_;
+  std::optional<Placement> placement_;  // this cycle's
 };
 
 }  // namespace
@@ -266,7 +287,15 @@ RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConf
       if (std::optional<Plan> next = runner.Run(p, &out.episodes[p.episode]))
         cycles[CycleKey(next->at)].push_back(std::move(*next));
   }
-  for (const EpisodeEstimate& e : out.episodes) out.evictions += e.evictions.size();
+  for (EpisodeEstimate& e : out.episodes) {
+    out.evictions += e.evictions.size();
+    // Held back is what a limit kept from going for good: a pod a later cycle of the episode
+    // evicted was only delayed.
+    std::erase_if(e.held_back, [&e](const EpisodeEstimate::Held& h) {
+      return std::any_of(e.evictions.begin(), e.evictions.end(),
+                         [&h](const EpisodeEstimate::Eviction& ev) { return ev.pod == h.pod; });
+    });
+  }
   return out;
 }
 

@@ -9,9 +9,14 @@
 // is not said (a pod is only chosen where its replacement fits on another unmarked node, by the
 // nodes and pods given), nor how the load would have changed: the history after an eviction is the
 // history without it, so one plan is estimated per episode, at the cycle it qualifies. Only where
-// the cycle's limit (perCycle, shared by the episodes of a cycle, the furthest over its goal
-// first) cut that plan short does it go on at the next cycle, as the controller would, from the
-// load the earlier picks leave (its pods in motion). Pods are where the pod list (or -pods_file)
+// a limit held that plan short of its goal (the cycle's perCycle, shared by the episodes of a
+// cycle, the furthest over its goal first; or a limit that held a pod back: the hour, the node's
+// cool-down, a window, a workload's allowance) does it go on at the following cycles while the
+// mark lasts, as the controller would, from the load the earlier evictions leave (its pods in
+// motion). The destinations' room is shared by the plans of a cycle, as the rebalancer's is. A
+// node is relieved from the cycle after the one that marked it (mark first). The controller's
+// cool-down runs from its eviction's own time, a moment past its cycle's start, so live an
+// eviction after a cool-down may come one cycle later than estimated. Pods are where the pod list (or -pods_file)
 // puts them (placement history is not kept); a pod created after that cycle did not exist then; a
 // pod evicted in an earlier episode is gone. Whether a pod's replacement is
 // steered off the node (rebalance.requireSteering: its affinity term or toleration) and the
@@ -39,7 +44,8 @@ namespace ds {
 inline constexpr const char* kEstimateNote =
     "An estimate: the scheduler is not replayed, so where the replacements would have gone is not "
     "claimed, and the load after an eviction is not known (one plan per hot episode, at the cycle "
-    "it qualifies). Pods are taken where the pod list puts them now.";
+    "it qualifies, continued at later cycles only where a limit held it short). Pods are taken "
+    "where the pod list (now, or -pods_file) puts them.";
 
 struct EstimateInput {
   double step_seconds = 60;   // the cycle
@@ -75,8 +81,10 @@ struct EpisodeEstimate {
     const PodInfo* pod = nullptr;
     std::string limit;  // LimitName
   };
-  std::vector<Held> held_back;  // chosen, but a limit forbade it then
-  size_t candidates = 0;
+  // Pods a limit kept from going at some cycle of an episode that ended short of its goal, and
+  // that no later cycle of it evicted.
+  std::vector<Held> held_back;
+  size_t candidates = 0;  // the most pods that could go at one cycle of the episode
 };
 
 struct RebalanceEstimate {

@@ -9,8 +9,12 @@
 #include "promql/range_query.h"
 
 namespace ds {
+namespace {
 
-StatusOr<double> ParseReplayTime(const std::string& text, double now, const std::string& flag) {
+constexpr double kLatestReplayTime = 95617584000;  // 5000-01-01T00:00:00Z
+
+// Unix seconds of any of the forms, whatever year.
+StatusOr<double> ParseAnyReplayTime(const std::string& text, double now, const std::string& flag) {
   auto bad = [&] {
     return Status::InvalidArgument(
         "-" + flag + " \"" + text +
@@ -29,6 +33,17 @@ StatusOr<double> ParseReplayTime(const std::string& text, double now, const std:
   char* end = nullptr;
   t = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0' || !std::isfinite(t) || t < 0) return bad();
+  return t;
+}
+
+}  // namespace
+
+StatusOr<double> ParseReplayTime(const std::string& text, double now, const std::string& flag) {
+  ASSIGN_OR_RETURN(const double t, ParseAnyReplayTime(text, now, flag));
+  // Before 1970 no store has samples, and the grid's whole milliseconds (int64) must hold it.
+  if (!(t >= 0 && t <= kLatestReplayTime))
+    return Status::InvalidArgument("-" + flag + " \"" + text +
+                                   "\": before 1970 or after the year 5000");
   return t;
 }
 

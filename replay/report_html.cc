@@ -344,9 +344,14 @@ std::string RebalanceSection(const rapidjson::Value* r) {
   for (const rapidjson::Value& e : episodes->GetArray()) {
     std::string pods, held;
     if (const rapidjson::Value* ev = JsonMember(e, "evictions"); ev && ev->IsArray())
-      for (const rapidjson::Value& p : ev->GetArray())
+      for (const rapidjson::Value& p : ev->GetArray()) {
         pods += (pods.empty() ? "" : "<br>") + HtmlEscape(JsonString(p, "namespace")) + "/" +
                 HtmlEscape(JsonString(p, "pod"));
+        // A later cycle's eviction (a limit held the plan short at first) says when.
+        if (const std::string at = JsonString(p, "at");
+            !at.empty() && at != JsonString(e, "qualified_at"))
+          pods += " (at " + HtmlEscape(at) + ")";
+      }
     if (const rapidjson::Value* hb = JsonMember(e, "held_back"); hb && hb->IsArray())
       for (const rapidjson::Value& p : hb->GetArray())
         held += (held.empty() ? "" : "<br>") + HtmlEscape(JsonString(p, "namespace")) + "/" +

@@ -3,8 +3,9 @@
 // herd cap, and the changes they plan. The replay's promise is "the controller's own decisions";
 // two copies of this order drifted before (issue 40), so there is one.
 //
-// Pure: evidence and the marks the nodes carry in, decisions and changes out. The live cycle
-// reports and writes what comes out; the replay takes the changes as written.
+// Pure but for the Hold it is given (the live one asks the rebalancer, which reads the clock and
+// its evictions): evidence and the marks the nodes carry in, decisions and changes out. The live
+// cycle reports and writes what comes out; the replay takes the changes as written.
 #pragma once
 
 #include <cstddef>

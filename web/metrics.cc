@@ -85,7 +85,8 @@ void PutCycle(Exposition& e, const ControllerView& v) {
       static_cast<double>(c.cycle));
   auto& phases = e.Gauges("dynamic_scheduler_cycle_phase_seconds",
                           "Time of each phase of the last cycle (query: waiting on Prometheus; "
-                          "decode summed over rules).");
+                          "decode summed over rules; decide: the cycle's judgement, verdicts to "
+                          "changes; plan: the writes and their records).");
   const CyclePhases& p = c.phases;
   for (auto [name, val] : {std::pair<const char*, double>{"query", p.query},
                            {"decode", p.decode},

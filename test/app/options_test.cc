@@ -528,6 +528,19 @@ TEST_F(ReplayOptionsTest, AStepBetweenMillisecondsOrTooManyStepsIsRefused) {
   EXPECT_FALSE(with_step("0s", "1795654800").ok());
 }
 
+// -once reads its history on whole milliseconds of -s, as the replay its -step.
+TEST_F(ReplayOptionsTest, AnIntervalBetweenMillisecondsIsRefused) {
+  auto args = Base();
+  args.insert(args.end(), {"-s", "0.3333"});
+  auto o = Parse(args);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("whole number of milliseconds"), std::string::npos)
+      << o.status().message();
+  auto ok = Base();
+  ok.insert(ok.end(), {"-s", "0.25"});
+  EXPECT_TRUE(Parse(ok).ok());
+}
+
 // The grid on multiples of the step: VictoriaMetrics answers a range query from 1795651230 at a
 // 60 s step at 1795651260, 1795651320, ..., and the first version, reading only the points it
 // asked for, replayed every step as an outage (test_replay_victoria).

@@ -200,6 +200,9 @@ class ReplayIT(unittest.TestCase):
         bad_nodes = os.path.join(self.stack.dir, "bad-nodes.json")
         with open(bad_nodes, "w") as f:
             f.write("{not json")
+        bad_pods = os.path.join(self.stack.dir, "bad-pods.json")
+        with open(bad_pods, "w") as f:
+            f.write('{"kind": "List", "items": {}}')
         bad_rule = os.path.join(self.stack.dir, "bad-query.yaml")
         with open(bad_rule, "w") as f:
             f.write("rules:\n  - name: broken\n    query: 'rate(x[5m]'\n    threshold: 1\n")
@@ -208,6 +211,10 @@ class ReplayIT(unittest.TestCase):
                 (["-to", str(self.first - 60)], "must be after -from"),
                 (["-nodes_file", bad_nodes], "bad-nodes.json: not a node list"),
                 (["-nodes_file", "/nonexistent/nodes.json"], "cannot read /nonexistent/nodes.json"),
+                (["-pods_file", bad_pods, "-kubeconfig", self.stack.kubeconfig],
+                 "-pods_file: %s: not a pod list" % bad_pods),
+                (["-pods_file", "/nonexistent/pods.json", "-kubeconfig", self.stack.kubeconfig],
+                 "-pods_file: cannot read /nonexistent/pods.json"),
                 (["-step", "-5"], "-step"),
                 (["-r", bad_rule, "-kubeconfig", self.stack.kubeconfig], "rule \"broken\": query from")):
             r, _ = self.replay(*args, out="bad")

@@ -144,11 +144,12 @@ class ReplayEstimateIT(unittest.TestCase):
         cls.stack.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def replay(self, kubeconfig, out):
+    def replay(self, kubeconfig, out, *args):
         out_dir = os.path.join(self.tmp, out)
         r = subprocess.run([CONTROLLER, "replay", "-r", self.rule_file, "-prom", self.prom,
                             "-kubeconfig", kubeconfig, "-from", str(self.first), "-to", str(self.last),
-                            "-step", str(STEP), "-out", out_dir], capture_output=True, text=True, timeout=120)
+                            "-step", str(STEP), "-out", out_dir, *args],
+                           capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         with open(os.path.join(out_dir, "replay.json")) as f:
             doc = json.load(f)
@@ -185,6 +186,23 @@ class ReplayEstimateIT(unittest.TestCase):
         self.assertIn("where replacements would have gone is not claimed", stdout)
         self.assertIn("The rebalancer, estimated", page)
         self.assertIn("scheduler is not replayed", page)
+
+    def test_offline_from_saved_nodes_and_pods_the_same_estimate(self):
+        # -nodes_file and -pods_file as kubectl saves them: no cluster at all (a kubeconfig that
+        # does not exist), the same episodes, pods and loads as from the cluster.
+        saved = {}
+        for kind in ("nodes", "pods"):
+            saved[kind] = os.path.join(self.tmp, "saved-%s.json" % kind)
+            with open(saved[kind], "w") as f:
+                f.write(self.stack.kubectl("get", kind, "-A", "-o", "json").stdout)
+        _, online, _ = self.replay(self.stack.admin_kubeconfig, "online")
+        stdout, offline, _ = self.replay("/nonexistent/kubeconfig", "offline", "-nodes_file", saved["nodes"],
+                                         "-pods_file", saved["pods"])
+        self.assertNotIn("missing", offline["rebalance"], offline["rebalance"])
+        self.assertEqual(offline["rebalance"], online["rebalance"])
+        self.assertGreater(offline["rebalance"]["evictions"], 0)
+        self.assertEqual(offline["workloads"], online["workloads"])
+        self.assertNotIn("not computed", stdout)
 
     def test_a_pod_list_the_user_may_not_make_is_said(self):
         stdout, doc, page = self.replay(self.stack.kubeconfig, "no-pods")

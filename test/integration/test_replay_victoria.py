@@ -10,10 +10,9 @@ harness' processes are; the samples written through its import API.
   marked and one under it is not (-once, and the loop at -s 1, which also unmarks); -once judges
   `for` on VictoriaMetrics' history; with the default -search.latencyOffset (30 s) a pass reads
   the values of 30 s ago.
-- Two expected failures pin a product defect: with VictoriaMetrics' response cache on (its
-  default), range queries of 50 points or more come back at other times than the steps asked
-  for, and the replay and -once's `for` read none of them. A replay whose -from is a multiple of
-  -step is not affected.
+- With VictoriaMetrics' response cache on (its default), range queries of 50 points or more come
+  back on multiples of the step whatever start was asked: the replay's grid and -once's history
+  steps are put there (the first version read none of the points: every step an outage).
 
 Every VictoriaMetrics here runs with -search.latencyOffset=0s, unless the test is about that flag."""
 import json
@@ -76,8 +75,8 @@ def openmetrics_samples(text):
 # A VictoriaMetrics that reads gaps as Prometheus does: the newest sample within 5 minutes.
 LIKE_PROMETHEUS = ("-search.minStalenessInterval=5m",)
 # Without -search.disableCache VictoriaMetrics moves a range query's start down to a multiple of
-# the step (its response cache, from 50 points on): the replay reads no point at its own steps
-# then (test_the_response_cache_...). The other stores here have it off.
+# the step (its response cache, from 50 points on), where the replay now puts its grid
+# (test_a_from_off_the_step_reads_the_grid_with_the_cache_on). The other stores here have it off.
 NO_CACHE = ("-search.disableCache",)
 # VictoriaMetrics' own staleness window is the series' sample interval and an eighth of it (for
 # intervals over 32 s): 67.5 s for test_replay's minute samples, so a replay step, 30 s after a
@@ -258,7 +257,7 @@ class ControllerVictoriaIT(unittest.TestCase):
         self.assertEqual(self.stack.labelled(), ["node-00003"], out)
 
     def test_once_judges_for_on_the_history_with_the_response_cache_on(self):
-        """As ReplayVictoriaIT.test_the_response_cache_moves_the_steps: with VictoriaMetrics'
+        """As ReplayVictoriaIT.test_a_from_off_the_step_reads_the_grid_with_the_cache_on: with VictoriaMetrics'
         response cache on, the range query of 61 points is answered at multiples of 10 s. The
         first version's steps were the time it started minus multiples of 10 s (with
         milliseconds): no point matched, `for` was never met, the node hot for 12 minutes was not

@@ -233,11 +233,13 @@ TEST_F(EstimateTest, APlanCutShortByALimitGoesOnUntilTheGoalOrTheMarksEnd) {
   EXPECT_DOUBLE_EQ(e.load_after, 65);
   EXPECT_TRUE(e.held_back.empty());
 
-  // A cool-down of 3 minutes after a's eviction: b goes at the first cycle past it.
+  // A cool-down of 3 minutes after a's eviction: b goes at the first cycle past it. The goal met,
+  // nothing is said to be held back (the cool-down only delayed b; c and f were not needed).
   cfg.limits.node_cooldown_seconds = 180;
   got = EstimateRebalance(in, cfg, TimeZone::Utc());
   ASSERT_EQ(got.episodes.at(0).evictions.size(), 2u);
   EXPECT_EQ(got.episodes.at(0).evictions[1].at, 1300);
+  EXPECT_TRUE(got.episodes.at(0).held_back.empty());
 
   // The mark ends before the next cycle: a alone, 75 left against the goal of 70.
   cfg.limits.node_cooldown_seconds = 0;
@@ -247,6 +249,38 @@ TEST_F(EstimateTest, APlanCutShortByALimitGoesOnUntilTheGoalOrTheMarksEnd) {
   ASSERT_EQ(short_mark.evictions.size(), 1u);
   EXPECT_DOUBLE_EQ(short_mark.load_after, 75);
   EXPECT_EQ(got.evictions, 1u);
+}
+
+// A pick a limit holds at its eviction stays on the node: the load after counts only what went,
+// and the plan goes on until the limit lifts (here the workload's allowance: one eviction whose
+// replacement is not known to run, for unreplacedExpiry), or is said held back when the mark ends
+// first.
+TEST_F(EstimateTest, APickHeldAtItsEvictionStaysAndThePlanGoesOn) {
+  cfg.limits.per_hour = 100;
+  cfg.limits.per_node_per_hour = 100;
+  cfg.limits.node_cooldown_seconds = 0;
+  cfg.limits.per_workload_unreplaced = 1;
+  in.marks = {{"hot", {{1000, 2500}}}};
+  in.pods = {Pod("a", "web-rs"), Pod("b", "web-rs")};  // one workload
+  in.cpu = {Cpu("a", 1.5), Cpu("b", 1.0)};
+  RebalanceEstimate got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  const EpisodeEstimate& e = got.episodes.at(0);
+  ASSERT_EQ(e.evictions.size(), 2u);
+  EXPECT_EQ(e.evictions[0].pod->name, "a");
+  EXPECT_EQ(e.evictions[0].at, 1120);
+  EXPECT_EQ(e.evictions[1].pod->name, "b");
+  EXPECT_GE(e.evictions[1].at, 1120 + cfg.limits.unreplaced_expiry_seconds);
+  EXPECT_DOUBLE_EQ(e.load_after, 65);
+  EXPECT_TRUE(e.held_back.empty());
+
+  in.marks = {{"hot", {{1000, 1500}}}};  // over before the allowance comes back
+  got = EstimateRebalance(in, cfg, TimeZone::Utc());
+  const EpisodeEstimate& short_mark = got.episodes.at(0);
+  ASSERT_EQ(short_mark.evictions.size(), 1u);
+  EXPECT_DOUBLE_EQ(short_mark.load_after, 75) << "b was held at its eviction: it stayed";
+  ASSERT_EQ(short_mark.held_back.size(), 1u);
+  EXPECT_EQ(short_mark.held_back[0].pod->name, "b");
+  EXPECT_EQ(short_mark.held_back[0].limit, "per_workload");
 }
 
 // Mark first: with `after: 0s` the controller still relieves a node only from the cycle after

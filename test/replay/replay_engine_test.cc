@@ -226,6 +226,14 @@ TEST(ReplayWindow, TimesAndChunks) {
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_NE(t.status().message().find("-from"), std::string::npos);
   }
+  // Before 1970 or past the year 5000 (the grid counts whole milliseconds in 64 bits): refused,
+  // whichever form said it (the first version let "now-21000d" and 1e300 through).
+  for (const char* far : {"now-21000d", "1e300", "99999999999"}) {
+    auto t = ParseReplayTime(far, 1795651200, "from");
+    ASSERT_FALSE(t.ok()) << far;
+    EXPECT_NE(t.status().message().find("before 1970 or after the year 5000"), std::string::npos)
+        << t.status().message();
+  }
   EXPECT_EQ(ReplayStepsPerChunk(1000), 250u);
   EXPECT_EQ(ReplayStepsPerChunk(1), kMaxPointsPerSeries);
   EXPECT_EQ(ReplayStepsPerChunk(10000000), 1u);

@@ -14,6 +14,7 @@ namespace {
 constexpr double kFrom = 1795132800;  // 2026-11-20T00:00:00Z
 
 std::string At(double offset) { return "\"" + FormatRfc3339(kFrom + offset) + "\""; }
+std::string Text(double offset) { return FormatRfc3339(kFrom + offset); }
 
 // A mark from `start` to `end` seconds after kFrom (end < 0: still marked at `to`).
 std::string Mark(double start, double end, const std::string& rules) {
@@ -127,7 +128,10 @@ TEST(RenderReportHtmlTest, TheRebalancerEstimatedUnderItsNote) {
       ",\"rebalance\":{\"note\":\"the scheduler is not replayed <really>\",\"episodes\":["
       "{\"node\":\"n1\",\"start\":" +
       At(0) + ",\"qualified_at\":" + At(120) +
-      ",\"qualification\":\"qualifies\",\"evictions\":[{\"namespace\":\"shop\",\"pod\":\"<p>\"}],"
+      ",\"qualification\":\"qualifies\",\"evictions\":[{\"namespace\":\"shop\",\"pod\":\"<p>\","
+      "\"at\":" +
+      At(120) + "},{\"namespace\":\"shop\",\"pod\":\"web-2\",\"at\":" + At(180) +
+      "}],"
       "\"held_back\":[{\"namespace\":\"shop\",\"pod\":\"db-0\",\"limit\":\"per_hour\"}]},"
       "{\"node\":\"n2\",\"start\":" +
       At(0) +
@@ -137,7 +141,11 @@ TEST(RenderReportHtmlTest, TheRebalancerEstimatedUnderItsNote) {
   ASSERT_TRUE(html.ok()) << html.status().ToString();
   EXPECT_NE(html->find("<p class=\"note\">the scheduler is not replayed &lt;really&gt;</p>"),
             std::string::npos);
-  EXPECT_NE(html->find("<td>shop/&lt;p&gt;</td><td>shop/db-0 (per_hour)</td>"), std::string::npos);
+  // The qualifying cycle's eviction as it is, a later cycle's with its time (a limit held it).
+  EXPECT_NE(html->find("<td>shop/&lt;p&gt;<br>shop/web-2 (at " + Text(180) +
+                       ")</td><td>shop/db-0 (per_hour)</td>"),
+            std::string::npos)
+      << *html;
   EXPECT_NE(html->find("<td>no: not_long_enough</td><td>&mdash;</td>"), std::string::npos);
   // Without the block, no section.
   auto plain = RenderReportHtml(Doc(kNodes));
