@@ -16,11 +16,11 @@
 // motion). The destinations' room is shared by the plans of a cycle, as the rebalancer's is. A
 // node is relieved from the cycle after the one that marked it (mark first). The controller's
 // cool-down runs from its eviction's own time, a moment past its cycle's start, so live an
-// eviction after a cool-down may come one cycle later than estimated. Pods are where the pod list (or -pods_file)
-// puts them (placement history is not kept); a pod created after that cycle did not exist then; a
-// pod evicted in an earlier episode is gone. Whether a pod's replacement is
-// steered off the node (rebalance.requireSteering: its affinity term or toleration) and the
-// bounce-back pause are not judged: both need the cluster as it was then. Pure.
+// eviction after a cool-down may come one cycle later than estimated. Pods are where the pod list
+// (or -pods_file) puts them (placement history is not kept); a pod created after that cycle did not
+// exist then; a pod evicted in an earlier episode is gone. Whether a pod's replacement is steered
+// off the node (rebalance.requireSteering: its affinity term or toleration) and the bounce-back
+// pause are not judged: both need the cluster as it was then. Pure.
 #pragma once
 
 #include <cstddef>
