@@ -135,10 +135,12 @@ struct Simulation::Node {
 
 struct Simulation::Controller {
   Controller(const EffectParams& p, double grace)
-      : decider(p.rules.rules, ds::FromSeconds(grace)),
+      : judge(p.rules.rules, ds::FromSeconds(grace),
+              ds::HerdCap{p.rules.max_marked_fraction, p.rules.max_marked},
+              ds::OutagePolicy{p.rules.release_on_outage, p.rules.release_after_seconds}),
         budget(p.rules.rebalance.limits),
         effect(p.rules.rebalance.effect_window_seconds) {}
-  ds::Decider decider;
+  ds::CycleJudge judge;  // the controller's own cycle judgement (rules/cycle_judge.h)
   ds::EvictionBudget budget;
   ds::EffectTracker effect;
   uint64_t every = 1;                       // steps per cycle
@@ -756,7 +758,23 @@ void Simulation::RunController() {
   }
   std::vector<ds::RuleInput> ri(rules.size());
   for (size_t r = 0; r < rules.size(); ++r) ri[r].values = &c.values[r];
-  std::vector<ds::NodeDecision> decisions = c.decider.Decide(Mono(now_), in, ri);
+  // The rebalancer's hold, as the controller's: a node it relieved keeps its mark while its
+  // evictions settle (the simulation has no graded levels; Prometheus never fails here).
+  auto hold = [&](std::vector<ds::NodeDecision>* d) {
+    if (!s_.rebalance) return;
+    for (size_t k = 0; k < d->size(); ++k) {
+      if ((*d)[k].verdict != ds::Verdict::kCold || !nodes_[k].marked) continue;
+      ds::RebalanceNode rn;
+      rn.last_eviction_wall = nodes_[k].last_eviction_wall;
+      rn.evictions_in_flight = nodes_[k].terminating;
+      if (ds::HoldsMark(rn, p_.rules.rebalance, kEpoch + now_))
+        (*d)[k].verdict = ds::Verdict::kUnknown;
+    }
+  };
+  const ds::CycleJudgement judged = c.judge.Judge(Mono(now_), in, plan, ri, false, hold);
+  const std::vector<ds::NodeDecision>& decisions = judged.decisions;
+  const std::vector<bool>& cold = judged.cold;
+  figures_.capped_node_cycles += judged.cap.capped.size();
   for (size_t k = 0; k < decisions.size(); ++k) {
     std::vector<double>& since = nodes_[k].hold_since;
     std::vector<bool> holds(rules.size(), false);
@@ -765,23 +783,7 @@ void Simulation::RunController() {
     for (size_t r = 0; r < rules.size(); ++r)
       since[r] = !holds[r] ? -1 : since[r] >= 0 ? since[r] : now_;
   }
-  std::vector<bool> cold(decisions.size());
-  for (size_t k = 0; k < decisions.size(); ++k) {
-    cold[k] = decisions[k].verdict == ds::Verdict::kCold;
-    if (!s_.rebalance || !cold[k] || !nodes_[k].marked) continue;
-    ds::RebalanceNode rn;
-    rn.last_eviction_wall = nodes_[k].last_eviction_wall;
-    rn.evictions_in_flight = nodes_[k].terminating;
-    if (ds::HoldsMark(rn, p_.rules.rebalance, kEpoch + now_))
-      decisions[k].verdict = ds::Verdict::kUnknown;
-  }
-  std::vector<bool> was_marked(nodes_.size());
-  for (size_t k = 0; k < nodes_.size(); ++k) was_marked[k] = nodes_[k].marked;
-  figures_.capped_node_cycles +=
-      ds::ApplyHerdCap(ds::HerdCap{p_.rules.max_marked_fraction, p_.rules.max_marked}, rules,
-                       was_marked, &decisions)
-          .capped.size();
-  for (const ds::LabelChange& ch : ds::PlanChanges(plan, decisions)) {
+  for (const ds::LabelChange& ch : judged.changes) {
     Node& n = nodes_[ch.node];
     ++figures_.label_writes;
     switch (ch.kind) {
@@ -1057,7 +1059,7 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
 std::vector<std::shared_ptr<const ds::PoolMean>> Simulation::BalancePools() const {
   const Controller& c = *ctl_;
   const std::vector<ds::Rule>& rules = p_.rules.rules;
-  const std::vector<ds::EffectiveThresholds>& eff = c.decider.thresholds();
+  const std::vector<ds::EffectiveThresholds>& eff = c.judge.decider().thresholds();
   std::vector<std::shared_ptr<const ds::PoolMean>> pools(rules.size());
   for (size_t r = 0; r < rules.size() && r < eff.size(); ++r) {
     if (!eff[r].known) continue;

@@ -26,6 +26,7 @@
 #include "rebalance/effect.h"
 #include "rebalance/eviction_budget.h"
 #include "rebalance/pool_mean.h"
+#include "rules/cycle_judge.h"
 #include "rules/decider.h"
 #include "test/sched/scheduler_model.h"
 
