@@ -181,6 +181,15 @@ class Stack:
         self.procs = []
 
     def start(self):
+        # What started is stopped when a later part fails: a setUpClass that raises gets no
+        # tearDownClass, and its Prometheus and pushgateway would outlive the test run.
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self):
         self.dir = tempfile.mkdtemp(prefix="ds-it-")
         self.pgw_port, self.prom_port = free_port(), free_port()
         self.pgw = "http://127.0.0.1:%d" % self.pgw_port

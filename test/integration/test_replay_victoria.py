@@ -32,7 +32,7 @@ class VictoriaStack(Stack):
     """The Kubernetes API simulator and real VictoriaMetrics, no Prometheus and no pushgateway:
     `prom` is the first VictoriaMetrics' URL. stop() stops them all by PID."""
 
-    def start(self):
+    def _start(self):  # Stack.start stops what started if this fails
         self.dir = tempfile.mkdtemp(prefix="ds-it-")
         self.start_sim()
         return self
