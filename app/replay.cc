@@ -437,7 +437,8 @@ int RunReplayCommand(const Options& o, std::ostream& out, std::ostream& err) {
   if (!rp.nodes_file.empty() && rp.pods_file.empty()) {
     workloads_note = "workloads: not computed (an offline replay has no pod list: -pods_file)";
     figures.estimate_missing = "an offline replay (-nodes_file) has no pod list (-pods_file)";
-  } else if (auto w = PodsFigures(o, *result, *listed_nodes, std::move(saved_pods), &prom, &timing); w.ok()) {
+  } else if (auto w = PodsFigures(o, *result, *listed_nodes, std::move(saved_pods), &prom, &timing);
+             w.ok()) {
     figures = std::move(*w);
     if (!figures.pods_missing.empty())
       workloads_note = "workloads: not computed (" + figures.pods_missing + ")";

@@ -70,7 +70,8 @@ class HttpPrometheusClient : public PrometheusClient {
   // Adds `&time=<eval_time>` (seconds with milliseconds) to the form.
   StatusOr<QueryResult> QueryAt(const std::string& expr, double eval_time,
                                 const LabelFilter* keep = nullptr) override;
-  // GET (or POST) <base>/api/v1/query_range with start, end, step and timeout; decoded by
+  // GET (or POST) <base>/api/v1/query_range with start, end, step, timeout and nocache=1
+  // (VictoriaMetrics' response cache: not filled, and the steps asked for answered); decoded by
   // DecodeRangeResponse. Same headers, credentials and errors as Query.
   StatusOr<RangeResult> QueryRange(const std::string& expr, double start, double end, double step,
                                    const LabelFilter* keep = nullptr) override;
@@ -97,9 +98,13 @@ class HttpPrometheusClient : public PrometheusClient {
   const std::string basic_auth_user_;
   const std::unique_ptr<FileSecret> token_;     // null without a bearer token file
   const std::unique_ptr<FileSecret> password_;  // null without basic auth
-  // Per instant query, the size of its last answer: the next answer's size hint. The rules ask
-  // the same queries every cycle, and at 10,000 nodes an answer is about a megabyte. Bounded by
-  // kMaxRemembered (a reload that renames queries leaves old ones; the map then starts over).
+  // Per instant query (keyed by its expression) and per range query ("range:" and its
+  // expression), the size of its last answer: the next answer's size hint. The rules ask the same
+  // queries every cycle, and at 10,000 nodes an answer is about a megabyte; a replay's range
+  // answers are several. Bounded by kMaxRemembered (a reload that renames queries leaves old ones;
+  // the map then starts over).
+  size_t LastBodyBytes(const std::string& key);
+  void RememberBodyBytes(const std::string& key, size_t bytes);
   static constexpr size_t kMaxRemembered = 256;
   Mutex sizes_mu_;
   std::unordered_map<std::string, size_t> last_body_bytes_ GUARDED_BY(sizes_mu_);

@@ -1,13 +1,16 @@
-// libFuzzer target: Prometheus query responses. The fast path and the reference decoder must
-// never crash, and whenever the fast path accepts a body the reference must accept it too,
-// with the same samples. The entry point must give a sink the same samples it returns without
+// libFuzzer target: Prometheus query responses, instant and range. The fast paths and the
+// reference decoders must never crash, and whenever a fast path accepts a body its reference
+// must accept it too, with the same samples (a range answer's: the same series, times and
+// values, bit for bit). The entry point must give a sink the same samples it returns without
 // one.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "promql/fast_vector_decoder.h"
 #include "promql/query_result.h"
+#include "promql/range_query.h"
 #include "promql/reference_decoder.h"
 #include "promql/response_decoder.h"
 
@@ -61,5 +64,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   (void)ds::DecodeQueryResponse(body, 200, nullptr);
   (void)ds::DecodeQueryResponse(body, 503, &keep);
+
+  ds::RangeResult matrix;
+  if (ds::FastDecodeMatrix(body, &keep, &matrix)) {
+    auto mref = ds::DecodeRangeResponseReference(body, 200, &keep);
+    if (!mref.ok() || mref->series.size() != matrix.series.size() ||
+        mref->points != matrix.points || mref->warnings != matrix.warnings)
+      __builtin_trap();
+    for (size_t i = 0; i < matrix.series.size(); ++i) {
+      const ds::RangeSeries &a = matrix.series[i], &b = mref->series[i];
+      if (a.metric != b.metric || a.times.size() != b.times.size() ||
+          a.values.size() != b.values.size())
+        __builtin_trap();
+      for (size_t j = 0; j < a.times.size(); ++j)
+        if (std::memcmp(&a.times[j], &b.times[j], sizeof(double)) != 0 ||
+            std::memcmp(&a.values[j], &b.values[j], sizeof(double)) != 0)
+          __builtin_trap();
+    }
+  } else if (!matrix.series.empty() || !matrix.warnings.empty() || matrix.points != 0) {
+    __builtin_trap();  // a declined body leaves nothing behind
+  }
+  (void)ds::DecodeRangeResponse(body, 200, &keep);
+  (void)ds::DecodeRangeResponse(body, 503, nullptr);
   return 0;
 }
