@@ -253,7 +253,7 @@ std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
     for (const MarkSpan& span : spans) {
       rn.marked_since_wall = span.start;
       rn.due_wall = held ? ReliefDueWall(held(node, span.start), cfg) : 0;
-      // The same walk as EstimateRebalance's, so both name the same cycle.
+      // The same walk as FirstPlans', so both name the same cycle.
       for (double t = span.start + step; t < span.end; t += step) {
         Qualification q = Qualifies(rn, cfg, t);
         if (q == Qualification::kNotSelected) break;

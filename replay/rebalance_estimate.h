@@ -102,7 +102,8 @@ std::vector<std::pair<std::string, double>> FirstQualifyingCycles(
     const std::vector<std::string>& selected,
     const std::function<std::vector<HeldSince>(const std::string&, double)>& held = {});
 
-// REQUIRES: cfg.enabled. The returned estimate points into `in.pods`.
+// REQUIRES: cfg.enabled; every mark's end is finite (a mark still on ends at the window's end:
+// the plans walk the cycles up to it). The returned estimate points into `in.pods`.
 RebalanceEstimate EstimateRebalance(const EstimateInput& in, const RebalanceConfig& cfg,
                                     const TimeZone& zone);
 
