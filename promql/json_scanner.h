@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/same_bytes.h"
 #include "promql/decimal_fast_path.h"
@@ -104,6 +105,40 @@ class JsonScanner {
     return false;
   }
   bool Expect(char c) { return Peek(c); }
+
+  // A successful answer, the whole body: {"status":"success","data":{"resultType":`type`,
+  // "result":[...]}}, each element of "result" read by `element` (bool()). "warnings", an array
+  // of strings, go to `warnings`; with null it is declined (the caller's reference decoder
+  // collects them). Other members are skipped; of duplicate members the first counts, as the DOM
+  // decoders read them. One envelope for the vector and the matrix scanners.
+  template <typename Element>
+  bool Answer(std::string_view type, std::vector<std::string>* warnings, Element&& element) {
+    bool status_ok = false, have_data = false, have_warnings = false;
+    if (!Expect('{') || Peek('}')) return false;
+    do {
+      std::string_view key;
+      if (!String(&key) || !Expect(':')) return false;
+      if ((key == "status" && status_ok) || (key == "data" && have_data) ||
+          (key == "warnings" && have_warnings)) {
+        if (!Skip(0)) return false;
+      } else if (key == "status") {
+        std::string_view v;
+        if (!String(&v) || v != "success") return false;
+        status_ok = true;
+      } else if (key == "data") {
+        if (!AnswerData(type, element)) return false;
+        have_data = true;
+      } else if (key == "warnings") {
+        if (warnings == nullptr || !StringArray(warnings)) return false;
+        have_warnings = true;
+      } else if (!Skip(0)) {
+        return false;
+      }
+    } while (Comma());
+    if (!Expect('}')) return false;
+    Ws();
+    return status_ok && have_data && p_ == end_;
+  }
   bool Comma() { return Peek(','); }
 
   // A string without escapes is returned as a view into the body; with escapes it is decoded
@@ -253,6 +288,47 @@ class JsonScanner {
       return false;
     return KeptSlow(name);
   }
+  template <typename Element>
+  bool AnswerData(std::string_view type, Element& element) {
+    bool typed = false, have_result = false;
+    if (!Expect('{') || Peek('}')) return false;
+    do {
+      std::string_view key;
+      if (!String(&key) || !Expect(':')) return false;
+      if ((key == "resultType" && typed) || (key == "result" && have_result)) {
+        if (!Skip(0)) return false;
+      } else if (key == "resultType") {
+        std::string_view v;
+        if (!String(&v) || v != type) return false;
+        typed = true;
+      } else if (key == "result") {
+        if (!Expect('[')) return false;
+        if (!Peek(']')) {
+          do {
+            if (!element()) return false;
+          } while (Comma());
+          if (!Expect(']')) return false;
+        }
+        have_result = true;
+      } else if (!Skip(0)) {
+        return false;
+      }
+    } while (Comma());
+    return Expect('}') && typed && have_result;
+  }
+
+  // An array of strings (the DOM path skips other elements: declined here).
+  bool StringArray(std::vector<std::string>* out) {
+    if (!Expect('[')) return false;
+    if (Peek(']')) return true;
+    do {
+      std::string_view w;
+      if (!String(&w)) return false;
+      out->emplace_back(w);
+    } while (Comma());
+    return Expect(']');
+  }
+
   bool KeptSlow(std::string_view name) const {
     for (const auto& k : *keep_)  // first byte first: most names differ there
       if (k.size() == name.size() && (k.empty() || k[0] == name[0]) && k == name) return true;

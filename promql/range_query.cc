@@ -78,77 +78,10 @@ class MatrixParser : public JsonScanner {
       : JsonScanner(s, keep), out_(out) {}
 
   bool Top() {
-    bool status_ok = false, have_data = false, have_warnings = false;
-    if (!Expect('{') || Peek('}')) return false;
-    do {
-      std::string_view key;
-      if (!String(&key) || !Expect(':')) return false;
-      if ((key == "status" && status_ok) || (key == "data" && have_data) ||
-          (key == "warnings" && have_warnings)) {
-        if (!Skip(0)) return false;
-      } else if (key == "status") {
-        std::string_view v;
-        if (!String(&v) || v != "success") return false;
-        status_ok = true;
-      } else if (key == "data") {
-        if (!Data()) return false;
-        have_data = true;
-      } else if (key == "warnings") {
-        if (!Warnings()) return false;
-        have_warnings = true;
-      } else if (!Skip(0)) {
-        return false;
-      }
-    } while (Comma());
-    if (!Expect('}')) return false;
-    Ws();
-    return status_ok && have_data && p_ == end_;
+    return Answer("matrix", &out_->warnings, [this] { return Series(); });
   }
 
  private:
-  // An array of strings (the DOM path skips other elements: declined here).
-  bool Warnings() {
-    if (!Expect('[')) return false;
-    if (Peek(']')) return true;
-    do {
-      std::string_view w;
-      if (!String(&w)) return false;
-      out_->warnings.emplace_back(w);
-    } while (Comma());
-    return Expect(']');
-  }
-
-  bool Data() {
-    bool matrix = false, have_result = false;
-    if (!Expect('{') || Peek('}')) return false;
-    do {
-      std::string_view key;
-      if (!String(&key) || !Expect(':')) return false;
-      if ((key == "resultType" && matrix) || (key == "result" && have_result)) {
-        if (!Skip(0)) return false;
-      } else if (key == "resultType") {
-        std::string_view v;
-        if (!String(&v) || v != "matrix") return false;
-        matrix = true;
-      } else if (key == "result") {
-        if (!Result()) return false;
-        have_result = true;
-      } else if (!Skip(0)) {
-        return false;
-      }
-    } while (Comma());
-    return Expect('}') && matrix && have_result;
-  }
-
-  bool Result() {
-    if (!Expect('[')) return false;
-    if (Peek(']')) return true;
-    do {
-      if (!Series()) return false;
-    } while (Comma());
-    return Expect(']');
-  }
-
   bool Series() {
     RangeSeries series;
     bool have_metric = false, have_values = false;
@@ -262,9 +195,6 @@ bool FastDecodeMatrix(std::string_view body, const LabelFilter* keep, RangeResul
 
 StatusOr<RangeResult> DecodeRangeResponse(std::string body, int http_status,
                                           const LabelFilter* keep) {
-  if (http_status >= 500 && body.find("\"status\"") == std::string::npos)
-    return Status::Unavailable("Prometheus answered HTTP " + std::to_string(http_status))
-        .set_http_status(http_status);
   if (RangeResult fast; FastDecodeMatrix(body, keep, &fast)) return fast;
   // Anything else (errors, other result types, malformed answers): the DOM, which names it.
   return DecodeRangeResponseReference(std::move(body), http_status, keep);
