@@ -423,7 +423,7 @@ Status ConfigureReconciler(Options* o) {
     return Status::InvalidArgument("-s must be a number of seconds > 0, got " +
                                    std::to_string(FLAGS_s));
   // -once reads its `for` history on whole milliseconds (PrimeSteps), as the replay its -step.
-  if (std::fabs(interval * 1000 - std::round(interval * 1000)) > 1e-6 * interval * 1000)
+  if (!WholeMilliseconds(interval))
     return Status::InvalidArgument("-s " + std::to_string(interval) +
                                    ": must be a whole number of milliseconds");
   if (!(FLAGS_write_qps > 0)) return Status::InvalidArgument("-write_qps must be > 0");
@@ -609,24 +609,15 @@ Status ConfigureReplay(Options* o) {
   }
   if (!(r.step > 0) || !std::isfinite(r.step))
     return Status::InvalidArgument("-step must be longer than 0 (e.g. 60s, 1m, or 60)");
-  // Prometheus is sent the step in milliseconds, and the replay finds each step's points at
-  // from + k*step: a step between milliseconds would drift from them, every step reading as an
-  // outage.
-  if (std::fabs(r.step * 1000 - std::round(r.step * 1000)) > 1e-6 * r.step * 1000)
+  if (!WholeMilliseconds(r.step))
     return Status::InvalidArgument("-step " + std::to_string(r.step) +
                                    ": must be a whole number of milliseconds");
-  // The grid on whole multiples of the step (Unix time): long-term stores answer a range query
-  // on those whatever start was asked (VictoriaMetrics' cache, Thanos' and Mimir's query
-  // frontends), and the replay reads only the points it asked for (a -from 30 s off a minute at
-  // a 60 s step read no point at all on VictoriaMetrics: every step an outage, exit 0).
-  {
-    const auto every = std::llround(r.step * 1000);
-    const auto from_ms = std::llround(r.from * 1000);
-    r.from = static_cast<double>((from_ms + every - 1) / every * every) / 1000;
-    if (!(r.to > r.from))
-      return Status::InvalidArgument("replay: -from (" + FLAGS_from + ") on the -step grid is " +
-                                     FormatRfc3339(r.from) + ", not before -to (" + FLAGS_to + ")");
-  }
+  // The grid on multiples of the step (a -from 30 s off a minute at a 60 s step read no point
+  // at all on VictoriaMetrics: every step an outage, exit 0).
+  r.from = StepGridAtOrAfter(r.from, r.step);
+  if (!(r.to > r.from))
+    return Status::InvalidArgument("replay: -from (" + FLAGS_from + ") on the -step grid is " +
+                                   FormatRfc3339(r.from) + ", not before -to (" + FLAGS_to + ")");
   if ((r.to - r.from) / r.step > kMaxReplaySteps)
     return Status::InvalidArgument("replay: " + std::to_string((r.to - r.from) / r.step) +
                                    " steps from -from to -to at -step; at most " +

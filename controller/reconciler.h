@@ -227,7 +227,8 @@ NodeCacheOptions CycleCacheOptions(const RuleConfig& rules);
 // each `interval`, on multiples of it (as long-term stores answer range queries), the last the
 // newest before now_wall, the first at least the longest `for` of the rules it primes before
 // now_wall, so a node over its threshold on every step has been for `for` by the cycle at now.
-// Empty when no such rule has a `for` (predict: rules are not primed). REQUIRES: interval > 0.
+// Empty when no such rule has a `for` (predict: rules are not primed). REQUIRES: interval > 0,
+// a whole number of milliseconds (app/options.cc refuses others).
 std::vector<double> PrimeSteps(const std::vector<Rule>& rules, double now_wall, double interval);
 
 class Reconciler {

@@ -23,17 +23,14 @@ std::vector<double> PrimeSteps(const std::vector<Rule>& rules, double now_wall, 
     if (!r.predict.enabled) longest = std::max(longest, r.for_seconds);
   std::vector<double> times;
   if (!(longest > 0)) return times;
-  // On whole multiples of the interval (Unix time, in milliseconds): long-term stores answer a
-  // range query on the multiples of its step whatever start was asked (VictoriaMetrics' cache,
-  // Thanos' and Mimir's query frontends), and the range reader takes only the points asked for.
-  // The last step is the newest multiple before now, at most one interval back, as the loop's
-  // previous cycle would have been; the first is far enough back that a node over its threshold
-  // on every step has been for `for` by the cycle at now.
-  const int64_t every = std::max<int64_t>(1, std::llround(interval * 1000));
-  const int64_t last = (std::llround(now_wall * 1000) - 1) / every * every;
+  // On the range-query grid (StepGridAtOrAfter). The last step is the newest multiple before
+  // now, at most one interval back, as the loop's previous cycle would have been; the first is
+  // far enough back that a node over its threshold on every step has been for `for` by the
+  // cycle at now.
+  const double last = StepGridAtOrAfter(now_wall, interval) - interval;
   const auto steps = static_cast<int64_t>(std::ceil(longest / interval - 1e-9)) + 1;
   for (int64_t k = steps - 1; k >= 0; --k)
-    times.push_back(static_cast<double>(last - k * every) / 1000);
+    times.push_back(last - static_cast<double>(k) * interval);
   return times;
 }
 

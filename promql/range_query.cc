@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string_view>
 
@@ -247,6 +248,17 @@ StatusOr<RangeResult> DecodeRangeResponseReference(std::string body, int http_st
     ++index;
   }
   return result;
+}
+
+double StepGridAtOrAfter(double t, double step) {
+  const int64_t every = std::llround(step * 1000);
+  const int64_t at = std::llround(t * 1000);
+  const int64_t up = at / every + (at % every > 0 ? 1 : 0);  // a ceiling for either sign
+  return static_cast<double>(up * every) / 1000;
+}
+
+bool WholeMilliseconds(double step) {
+  return std::fabs(step * 1000 - std::round(step * 1000)) <= 1e-6 * step * 1000;
 }
 
 std::vector<RangeChunk> PlanRangeChunks(double from, double to, double step, size_t max_steps) {

@@ -76,6 +76,17 @@ struct RangeChunk {
 std::vector<RangeChunk> PlanRangeChunks(double from, double to, double step,
                                         size_t max_steps = kMaxPointsPerSeries);
 
+// The first multiple of `step` at or after `t` (Unix seconds, counted in whole milliseconds):
+// where a range query's steps go. Long-term stores answer a range query on the multiples of its
+// step whatever start was asked (VictoriaMetrics' response cache, Thanos' and Mimir's query
+// frontends), and a reader that takes only the points it asked for would find none off them
+// (every step an outage). REQUIRES: step a whole number of milliseconds > 0, |t| < 2^53 ms.
+double StepGridAtOrAfter(double t, double step);
+
+// A step between milliseconds (Prometheus is sent steps in milliseconds; steps off them drift
+// from the points): false. `step` > 0.
+bool WholeMilliseconds(double step);
+
 // Range answers carry step times with milliseconds; a point belongs to the step it equals
 // within this many seconds.
 inline constexpr double kRangeStepTolerance = 1e-3;

@@ -411,5 +411,19 @@ TEST(HttpPrometheusClient, QueryRangeRefusedCredentialsAreNamed) {
       << r.status().ToString();
 }
 
+// The range-query grid: multiples of the step in whole milliseconds, for times before 1970 too
+// (a truncating division would round those down).
+TEST(StepGrid, TheFirstMultipleOfTheStepAtOrAfter) {
+  EXPECT_EQ(StepGridAtOrAfter(1795651230, 60), 1795651260);
+  EXPECT_EQ(StepGridAtOrAfter(1795651260, 60), 1795651260);
+  EXPECT_EQ(StepGridAtOrAfter(1000.2, 0.5), 1000.5);
+  EXPECT_EQ(StepGridAtOrAfter(-90, 60), -60);
+  EXPECT_EQ(StepGridAtOrAfter(-120, 60), -120);
+  EXPECT_TRUE(WholeMilliseconds(0.25));
+  EXPECT_TRUE(WholeMilliseconds(60));
+  EXPECT_FALSE(WholeMilliseconds(0.3333));
+  EXPECT_FALSE(WholeMilliseconds(0.0005));
+}
+
 }  // namespace
 }  // namespace ds
