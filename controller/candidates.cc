@@ -141,13 +141,28 @@ std::vector<const PodInfo*> Candidates::Read(std::vector<PodInfo>* pods, double 
 std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,
                                                const NodeInfo& node, const Avoid& avoid, double now,
                                                const ReliefWrites& io, const Cluster& cluster,
-                                               Placement* placement, Skipped* skipped) {
+                                               Placement* placement, Skipped* skipped,
+                                               std::vector<PodDecision>* decisions) {
   Skipped local;
   Skipped& sk = skipped != nullptr ? *skipped : local;
+  // Each pod left out, by the check that left it out: /explain reads these (rebalance/decision.h).
+  auto left_out = [&](const PodInfo& p, DecisionStage stage, const std::string& reason,
+                      std::string detail = "") {
+    if (decisions == nullptr) return;
+    PodDecision d;
+    d.stage = stage;
+    d.pod = p.Key();
+    d.uid = p.uid;
+    d.workload = p.Workload();
+    d.reason = reason;
+    d.detail = std::move(detail);
+    decisions->push_back(std::move(d));
+  };
   std::vector<const PodInfo*> evictable;
   for (const PodInfo& p : pods) {
     if (Keep k = CheckEvictable(p, cfg_.pods, now); k != Keep::kNone) {
       tally_->Count(&RebalanceCounters::kept, KeepName(k));
+      left_out(p, DecisionStage::kEvictable, KeepName(k));
       continue;
     }
     evictable.push_back(&p);
@@ -159,12 +174,14 @@ std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,
     // background): counted as leaving its node, so no candidate again.
     if (evictor_->StillListed(p)) {
       tally_->Count(&RebalanceCounters::skips, "in_flight");
+      left_out(p, DecisionStage::kInMotion, "in_flight");
       ++sk.limited;
       continue;
     }
     // Where its replacement may run depends on what the fit check does not judge: never a guess.
     if (!p.unjudged.empty()) {
       tally_->Count(&RebalanceCounters::skips, "constraint");
+      left_out(p, DecisionStage::kConstraints, "constraint", p.unjudged.front());
       ++sk.constraint;
       if (throttle_.ShouldLog("constraint/" + p.Workload(), clock_->Now()))
         LOG(INFO) << "rebalance: not evicted: where its replacement may run depends on a "
@@ -174,6 +191,7 @@ std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,
     }
     if (auto pause = paused_.find(p.Workload()); pause != paused_.end() && now < pause->second) {
       tally_->Count(&RebalanceCounters::skips, "bounced_back");
+      left_out(p, DecisionStage::kBounceBack, "bounced_back");
       ++sk.limited;  // for now: the pause ends
       continue;
     }
@@ -182,10 +200,13 @@ std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,
       // Pinned to the node (or with no room elsewhere): no term added would let it move.
       if (!placement->FitsSomewhere(p, node.name)) {
         tally_->Count(&RebalanceCounters::skips, "no_fit");
+        left_out(p, DecisionStage::kSteering, "no_fit");
         ++sk.no_fit;
         continue;
       }
       tally_->Count(&RebalanceCounters::skips, "would_return");
+      left_out(p, DecisionStage::kSteering, "would_return",
+               SteeringAdvice(mark_.key, avoid.value, avoid.taint));
       ++sk.would_return;
       AdviseSteering(p, node, avoid, now, io);
       continue;
@@ -194,12 +215,14 @@ std::vector<const PodInfo*> Candidates::Filter(const std::vector<PodInfo>& pods,
     // made of pods that can move, and with none the usage query is not sent at all.
     if (Limit lim = evictor_->Check(p); lim != Limit::kNone) {
       tally_->Count(&RebalanceCounters::skips, LimitName(lim));
+      left_out(p, DecisionStage::kLimits, LimitName(lim));
       ++sk.limited;
       continue;
     }
     // Someone else is moving it, its node or its workload: for now (their move ends).
     if (const char* other = OtherDisruptorOf(p, node, cluster)) {
       tally_->Count(&RebalanceCounters::skips, other);
+      left_out(p, DecisionStage::kDisruptors, other);
       ++sk.limited;
       ++sk.disrupted[other];
       continue;

@@ -17,6 +17,7 @@
 #include "controller/evictor.h"
 #include "controller/rebalance_tally.h"
 #include "kube/node_object.h"
+#include "rebalance/decision.h"
 #include "rebalance/node_relief.h"
 #include "rebalance/qualify.h"
 #include "rules/mark.h"
@@ -97,10 +98,11 @@ class Candidates {
   // removal, safe-to-evict "false", an eviction in the background, their workload's rollout or
   // scale-down; a workload or autoscalers that could not be read count as such). Decides on what
   // Read gave only: no I/O but the would_return advice, an Event through the evictor.
+  // `decisions` (optional): each pod left out, with the check and reason (rebalance/decision.h).
   std::vector<const PodInfo*> Filter(const std::vector<PodInfo>& pods, const NodeInfo& node,
                                      const Avoid& avoid, double now_wall, const ReliefWrites& io,
                                      const Cluster& cluster, Placement* placement,
-                                     Skipped* skipped);
+                                     Skipped* skipped, std::vector<PodDecision>* decisions = nullptr);
   // The reads Filter decides on, made first (the cycle's reads stage): for every pod of `pods`
   // that rebalance/evictable.h lets go, what decides its fit and its disruptors
   // (ClusterReads::ReadConstraints), into the pods, `cluster` and `placement`.

@@ -236,10 +236,12 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
   const bool drain = rec.rule == kUnderusedRule;
   if (Limit lim = budget_.Check(pod); lim != Limit::kNone) {
     tally_->Count(&RebalanceCounters::skips, LimitName(lim));
+    out.result = LimitName(lim);
     return out;
   }
   if (!cfg_.dry_run && !ledger_read_) {  // its limits would not hold: StartCycle said why
     tally_->Count(&RebalanceCounters::skips, "ledger_unreadable");
+    out.result = "ledger_unreadable";
     return out;
   }
   if (cfg_.dry_run) {
@@ -251,7 +253,7 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
               << EvictionLogFields(rec, drain);
   } else {
     const auto& gate = io.hooks.gate;
-    if (gate && !gate()) return Outcome{false, false, false};
+    if (gate && !gate()) return Outcome{false, false, false, ""};
     // Write-ahead, in the order a crash must find them: the ledger (the limits and the pods in
     // motion of the next leader), then the node's record (its held mark and cool-down).
     // A selector of all a pod's labels can be long; the ledger keeps a short one only (the next
@@ -269,8 +271,9 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
     entry.memory = memory;
     entry.drain = drain;
     if (Status st = ledger_.Append(entry, rec.at_wall, gate); !st.ok()) {
-      if (st.code() == StatusCode::kCancelled) return Outcome{!gate || gate(), false, false};
+      if (st.code() == StatusCode::kCancelled) return Outcome{!gate || gate(), false, false, ""};
       tally_->Count(&RebalanceCounters::skips, "ledger_failed");
+      out.result = "ledger_failed";
       if (throttle_.ShouldLog("ledger-write", clock_->Now()))
         LOG(WARNING) << "rebalance: writing the eviction ledger failed; the pod is not evicted"
                      << Fields("pod", rec.pod, "err", st);
@@ -280,6 +283,7 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
     if (WriteRecord(name, drain, rec.at_wall, io, &previous) != WriteEnd::kWritten) {
       // The write logged why; the pod waits for a cycle whose record write lands.
       tally_->Count(&RebalanceCounters::skips, "record_failed");
+      out.result = "record_failed";
       TakeBack(pod, rec.at_wall, gate);
       out.open = !gate || gate();
       return out;
@@ -301,6 +305,7 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
           AwaitedReplacement{pod.Workload(), name, ReplacementSelector(pod), rec.at_wall, drain});
   }
   tally_->Count(&RebalanceCounters::evictions, rec.result);
+  out.result = rec.result;
   tally_->Remember(std::move(rec));
   return out;
 }

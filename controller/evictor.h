@@ -123,6 +123,9 @@ class Evictor {
     bool open = true;      // false: the gate closed (no longer the leader, stopping)
     bool moved = false;    // evicted, or may have been (an answer that never came), or planned
     bool evicted = false;  // the API server accepted it (or dry-run planned it)
+    // Why, in the counters' words: the eviction's result ("evicted", "blocked_by_pdb", ...), or
+    // what kept it from being sent (a limit's name, "ledger_failed", ...); "" when the gate closed.
+    std::string result;
   };
   // One chosen pod: its limits, the ledger and the node's record written ahead, the POST (or,
   // in dry-run, its report), the answer's bookkeeping and Events. `rec` says why (rule, load,

@@ -301,8 +301,15 @@ void Rebalancer::VictimStays(const PodInfo& pod, const std::string& node, double
 bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
                             std::map<std::string, Hot> relieve, double now, const ReliefWrites& io,
                             std::vector<RebalanceNodeReport>* reports,
-                            std::map<std::string, size_t>* acted, std::set<std::string>* tried) {
+                            std::map<std::string, size_t>* acted, std::set<std::string>* tried,
+                            std::map<std::string, NodeDecisions>* decided) {
+  std::vector<std::string> qualified;
+  for (const auto& [name, hot] : relieve) qualified.push_back(name);
   const std::vector<std::string> order = HotOrder(&relieve);
+  for (RebalanceNodeReport& r : *reports)  // left for a later cycle: said so (/explain)
+    if (!relieve.count(r.name) &&
+        std::binary_search(qualified.begin(), qualified.end(), r.name))
+      r.limit = LimitName(Limit::kCycle);
   if (relieve.empty()) return true;
   // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of
   // the resource to relieve (kDestinations of them), with the requests bound to each.
@@ -337,8 +344,16 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   std::map<std::string, Skipped> skipped;
   for (auto& [name, entry] : relieve) {
     const NodeInfo& node = *entry.in->node;
+    NodeDecisions& nd = (*decided)[name];
+    nd.node = name;
+    nd.rule = entry.relief.rule;
+    nd.at_wall = now;
+    nd.load = entry.measured;
+    nd.goal = entry.relief.Value(entry.relief.load.goal);
+    nd.unit = entry.relief.unit();
+    nd.destinations = dest_names;
     evictable[name] = candidates_.Filter(cluster->on[name], node, candidates_.HotMarkOn(node), now,
-                                         io, *cluster, &placement, &skipped[name]);
+                                         io, *cluster, &placement, &skipped[name], &nd.pods);
   }
   for (const std::string& name : order) {
     const Hot& hot = relieve.at(name);
@@ -347,21 +362,35 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
                             [&](const RebalanceNodeReport& r) { return r.name == name; });
     const bool cpu = relief.resource == Rule::Resource::kCpu;
     const auto& used = usage[cpu ? 0 : 1];
+    DecisionNotes notes{&decided->at(name), &relief, &used};
     std::vector<UsedPod> candidates;
-    for (const PodInfo* p : evictable[name])
+    for (const PodInfo* p : evictable[name]) {
       if (auto u = used.find(p->Key()); u != used.end())
         candidates.push_back(UsedPod{p, u->second});
+      else
+        notes.Add(*p, DecisionStage::kUsage, "no_usage");
+    }
     rep->would_return = skipped[name].would_return;
     rep->constraint = skipped[name].constraint;
     rep->disrupted = skipped[name].disrupted;
     if (!cpu && !cfg_.evict_within_requests) {
       std::string why;
-      candidates = KubeletVictims(cluster->on[name], candidates, used, now, io, name, &why);
-      if (!why.empty() && candidates.empty()) rep->limit = why;
+      std::vector<UsedPod> victims =
+          KubeletVictims(cluster->on[name], candidates, used, now, io, name, &why);
+      if (!why.empty() && victims.empty()) rep->limit = why;
+      for (const UsedPod& c : candidates)
+        if (std::none_of(victims.begin(), victims.end(),
+                         [&](const UsedPod& v) { return v.pod == c.pod; }))
+          notes.Add(*c.pod, DecisionStage::kKubeletOrder,
+                    why.empty() ? "kubelet_victim_stays" : why);
+      candidates = std::move(victims);
     }
     rep->candidates = candidates.size();
     const size_t room = evictor_.RoomThisCycle();
-    if (room == 0) continue;  // the cycle's evictions went to other nodes: no retry wait
+    if (room == 0) {  // the cycle's evictions went to other nodes: no retry wait
+      for (const UsedPod& c : candidates) notes.Add(*c.pod, DecisionStage::kPlan, "no_room");
+      continue;
+    }
     tried->insert(name);
     // A replacement must also fit by real usage where the node's is known (relief_plan.h), so
     // that its new node does not turn hot in its turn.
@@ -374,13 +403,15 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
       rep->limit = "kubelet_victim_stays";
       VictimStays(*candidates[choice.picks.size()].pod, name, now, io);
     }
+    notes.Plan(choice);
     rep->picks = choice.picks.size();
     rep->no_fit = choice.no_fit + skipped[name].no_fit;
     rep->load_after = relief.Value(choice.load_after);
     if (choice.no_fit > 0) tally_.Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
     if (choice.stands_out > 0)
       tally_.Count(&RebalanceCounters::skips, "stands_out", choice.stands_out);
-    if (!EvictPicks(hot, name, choice, used, in_order, now, io, &*rep, acted)) return false;
+    if (!EvictPicks(hot, name, choice, used, in_order, now, io, &*rep, acted, &notes))
+      return false;
   }
   return true;
 }
@@ -388,10 +419,11 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
 bool Rebalancer::EvictPicks(const Hot& hot, const std::string& name, const PodChoice& choice,
                             const std::map<std::string, double>& used, bool in_order, double now,
                             const ReliefWrites& io, RebalanceNodeReport* rep,
-                            std::map<std::string, size_t>* acted) {
+                            std::map<std::string, size_t>* acted, DecisionNotes* notes) {
   const Relief& relief = hot.relief;
   const bool cpu = relief.resource == Rule::Resource::kCpu;
-  for (const PodChoice::Pick& pick : choice.picks) {
+  for (size_t i = 0; i < choice.picks.size(); ++i) {
+    const PodChoice::Pick& pick = choice.picks[i];
     const PodInfo& pod = *pick.pod;
     EvictionRecord rec;
     rec.pod = pod.Key();
@@ -410,6 +442,7 @@ bool Rebalancer::EvictPicks(const Hot& hot, const std::string& name, const PodCh
     const double pod_cpu = cpu ? measured : pod.cpu_request;
     const double pod_memory = cpu ? pod.memory_request : measured;
     const Evictor::Outcome o = evictor_.Evict(pod, std::move(rec), pod_cpu, pod_memory, io);
+    if (!o.result.empty()) notes->Add(pod, DecisionStage::kEviction, o.result, pick.to);
     if (o.moved) reads_.ExpectReplacement(pod, pick.to);
     if (o.evicted) {
       ++(*acted)[name];
@@ -420,6 +453,8 @@ bool Rebalancer::EvictPicks(const Hot& hot, const std::string& name, const PodCh
     if (in_order && !o.moved) {  // refused (a PodDisruptionBudget, a limit): the next may not go
       rep->limit = "kubelet_victim_stays";
       VictimStays(pod, name, now, io);
+      for (size_t j = i + 1; j < choice.picks.size(); ++j)
+        notes->Add(*choice.picks[j].pod, DecisionStage::kKubeletOrder, "kubelet_victim_stays");
       break;
     }
   }
@@ -456,7 +491,14 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   const bool relieving = !relieve.empty();
   std::map<std::string, size_t> acted;  // evictions (or dry-run plans) per node this cycle
   std::set<std::string> tried;          // nodes that had room for an eviction this cycle
-  const bool open = RelieveHot(nodes, std::move(relieve), now, io, &reports, &acted, &tried);
+  std::map<std::string, NodeDecisions> decided;
+  const bool open =
+      RelieveHot(nodes, std::move(relieve), now, io, &reports, &acted, &tried, &decided);
+  // A node's decisions stand until a later cycle lists its pods again, or its mark goes.
+  for (auto& [name, d] : decided) decided_[name] = std::move(d);
+  for (auto it = decided_.begin(); it != decided_.end();)
+    it = was_marked_.count(it->first) ? std::next(it) : decided_.erase(it);
+  auto decisions = std::make_shared<const std::map<std::string, NodeDecisions>>(decided_);
   if (cfg_.underused.enabled && open)
     drainer_.Underuse(nodes, relieving, now, retry_at_, io, &acted, &tried);
 
@@ -476,7 +518,39 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     r->nodes = std::move(reports);
     r->figures = figures;
     r->paused = candidates_.paused();
+    r->decisions = std::move(decisions);
   });
+}
+
+void DecisionNotes::Add(const PodInfo& pod, DecisionStage stage, std::string reason,
+                        std::string to) {
+  PodDecision d;
+  d.stage = stage;
+  d.pod = pod.Key();
+  d.uid = pod.uid;
+  d.workload = pod.Workload();
+  d.reason = std::move(reason);
+  d.to = std::move(to);
+  d.unit = relief->unit();
+  if (auto u = used->find(d.pod); u != used->end())
+    d.usage = relief->available_bytes ? u->second : relief->Share(u->second);
+  if (plan != nullptr)
+    if (auto r = std::find(plan->ranked.begin(), plan->ranked.end(), &pod); r != plan->ranked.end())
+      d.order = static_cast<size_t>(r - plan->ranked.begin()) + 1;
+  node->pods.push_back(std::move(d));
+}
+
+void DecisionNotes::Plan(const PodChoice& choice) {
+  plan = &choice;
+  for (const auto& [pod, why] : choice.left) {
+    const std::string reason = why;
+    // The plan stops at the kubelet's next victim that cannot go, and leaves a pod whose usage
+    // is not a number: said as those checks say it.
+    const DecisionStage stage = reason == "kubelet_victim_stays" ? DecisionStage::kKubeletOrder
+                                : reason == "no_usage"           ? DecisionStage::kUsage
+                                                                 : DecisionStage::kPlan;
+    Add(*pod, stage, reason);
+  }
 }
 
 void Rebalancer::AnnounceOutcomes(const ReliefWrites& io) {

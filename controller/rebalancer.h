@@ -44,12 +44,26 @@
 #include "controller/rebalance_tally.h"
 #include "kube/kube_api.h"
 #include "promql/prometheus_client.h"
+#include "rebalance/decision.h"
 #include "rebalance/effect.h"
 #include "rebalance/node_relief.h"
 #include "rebalance/relief_plan.h"
 #include "rebalance/report.h"
 
 namespace ds {
+
+// Records one relieved node's decisions as the cycle makes them (rebalance/decision.h), each
+// with the pod's measured usage in the rule's terms and its place in the plan's order.
+struct DecisionNotes {
+  NodeDecisions* node = nullptr;
+  const Relief* relief = nullptr;
+  const std::map<std::string, double>* used = nullptr;  // the pods' usage (cores or bytes)
+  const PodChoice* plan = nullptr;                      // set by Plan: the order
+
+  void Add(const PodInfo& pod, DecisionStage stage, std::string reason, std::string to = "");
+  // The plan's order, and each candidate it left with its reason.
+  void Plan(const PodChoice& choice);
+};
 
 // What the rebalancer needs beyond rule.yaml: where its ledger lives (the controller's
 // namespace) and the evaluation interval (-s), which a rule's settle time counts in.
@@ -117,14 +131,15 @@ class Rebalancer {
   // False when the gate closed (no longer the leader, stopping): nothing more this cycle.
   bool RelieveHot(const std::vector<ReliefInput>& nodes, std::map<std::string, Hot> relieve,
                   double now, const ReliefWrites& io, std::vector<RebalanceNodeReport>* reports,
-                  std::map<std::string, size_t>* acted, std::set<std::string>* tried);
+                  std::map<std::string, size_t>* acted, std::set<std::string>* tried,
+                  std::map<std::string, NodeDecisions>* decided);
   // Evicts `choice`'s picks off node `name` through the one evictor, in order; `used`: the pods'
   // measured usage of the relieved resource. `in_order` (memory in the kubelet's order): a pick
   // that cannot go stops the rest. false: the evictions must stop (stopping, or no longer leader).
   bool EvictPicks(const Hot& hot, const std::string& name, const PodChoice& choice,
                   const std::map<std::string, double>& used, bool in_order, double now,
                   const ReliefWrites& io, RebalanceNodeReport* rep,
-                  std::map<std::string, size_t>* acted);
+                  std::map<std::string, size_t>* acted, DecisionNotes* notes);
   // Memory relief moves the kubelet's next victims only (unless rebalance.evictWithinRequests):
   // the candidates of `name` that may go, in the kubelet's order up to the first pod that cannot
   // move; empty, with the reason in *why, when that first pod is one that cannot move or is
@@ -162,6 +177,8 @@ class Rebalancer {
   std::set<std::string> replaced_seen_;     // pods counted as a replacement once
   uint64_t term_ = 0;                       // the leadership term of the last cycle
   std::map<std::string, double> retry_at_;  // node -> when to try again after nothing was evicted
+  // Each marked node's decisions, of the last cycle that listed its pods (/explain).
+  std::map<std::string, NodeDecisions> decided_;
 };
 
 }  // namespace ds

@@ -12,6 +12,9 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
                      Placement* placement, const UsageCeiling& ceiling) {
   // A usage that is not a number (a sum of infinities) is unknown: such a pod is not chosen, and
   // it must not reach the sort, whose ordering NaN would break.
+  PodChoice out;
+  for (const Candidate& c : candidates)
+    if (!std::isfinite(c.usage)) out.left.emplace_back(c.pod, "no_usage");
   candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                   [](const Candidate& c) { return !std::isfinite(c.usage); }),
                    candidates.end());
@@ -36,7 +39,7 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
       return a.pod->Key() < b.pod->Key();
     });
   }
-  PodChoice out;
+  for (const Candidate& c : candidates) out.ranked.push_back(c.pod);
   double load = node.load;
   std::optional<MovingMean> mean;
   if (ceiling.pool != nullptr && ceiling.pool->count > 0)
@@ -45,31 +48,54 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
   // plan stops at the floor then, as an absolute rule's cannot (config/rule_config_rebalance.cc).
   auto relative_goal = [&] { return std::max(mean->Goal(), node.floor); };
   double goal = mean ? relative_goal() : node.goal;
-  for (const Candidate& c : candidates) {
-    if (load <= goal || out.picks.size() >= max_pods) break;
-    if (!(c.usage > 0)) continue;  // moving it would not relieve the node
+  size_t i = 0;
+  // Why the plan stopped before the candidates from `i` on.
+  const char* stopped = nullptr;
+  for (; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (load <= goal) {
+      stopped = "goal_reached";
+      break;
+    }
+    if (out.picks.size() >= max_pods) {
+      stopped = "no_room";
+      break;
+    }
+    if (!(c.usage > 0)) {  // moving it would not relieve the node
+      out.left.emplace_back(c.pod, "no_relief");
+      continue;
+    }
     // Balance: kube-scheduler binds the replacement by requests, not where this plan reserves
     // room, so what counts is the node it is likely to land on, one near the mean. A pod whose
     // share alone is over the threshold offset makes such a node stand out in its turn: moving
     // it moves the hot spot (bench/EFFECT.md, "A new worker joins").
+    const char* why = nullptr;
     if (mean && c.usage > ceiling.pool->threshold_offset) {
       ++out.stands_out;
-      if (ceiling.in_order_only) break;
-      continue;
-    }
-    if (load - c.usage < node.floor) {
+      why = "stands_out";
+    } else if (load - c.usage < node.floor) {
       ++out.over_floor;  // a smaller one may still fit between the goal and the floor
-      if (ceiling.in_order_only) break;
-      continue;
+      why = "over_floor";
     }
-    UsageFit fit;
-    if (ceiling.resource != Rule::Resource::kNone && ceiling.per_unit > 0)
-      fit = UsageFit{ceiling.resource, c.usage / ceiling.per_unit,
-                     mean && !ceiling.negated ? mean->Ceiling() : ceiling.ceiling_percent};
-    std::string to = placement->Reserve(*c.pod, node.node, fit);
-    if (to.empty()) {
-      ++out.no_fit;
-      if (ceiling.in_order_only) break;
+    std::string to;
+    if (why == nullptr) {
+      UsageFit fit;
+      if (ceiling.resource != Rule::Resource::kNone && ceiling.per_unit > 0)
+        fit = UsageFit{ceiling.resource, c.usage / ceiling.per_unit,
+                       mean && !ceiling.negated ? mean->Ceiling() : ceiling.ceiling_percent};
+      to = placement->Reserve(*c.pod, node.node, fit);
+      if (to.empty()) {
+        ++out.no_fit;
+        why = "no_fit";
+      }
+    }
+    if (why != nullptr) {
+      out.left.emplace_back(c.pod, why);
+      if (ceiling.in_order_only) {
+        stopped = "kubelet_victim_stays";  // the pods after the kubelet's next victim stay
+        ++i;
+        break;
+      }
       continue;
     }
     load -= c.usage;
@@ -79,6 +105,7 @@ PodChoice ChoosePods(const NodeLoad& node, std::vector<Candidate> candidates, si
     }
     out.picks.push_back(PodChoice::Pick{c.pod, c.usage, std::move(to)});
   }
+  for (; i < candidates.size(); ++i) out.left.emplace_back(candidates[i].pod, stopped);
   out.load_after = load;
   out.goal = goal;
   out.reached = load <= goal;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kube/pod_object.h"
@@ -56,6 +57,12 @@ struct PodChoice {
     std::string to;  // where its replacement would fit
   };
   std::vector<Pick> picks;  // in the order to evict
+  // Every candidate in the plan's order (the kubelet's for memory, by usage for CPU), and why each
+  // one not picked was left: "no_usage", "no_relief", "stands_out", "over_floor", "no_fit",
+  // "goal_reached", "no_room" (max_pods) or, with in_order_only, "kubelet_victim_stays" for those
+  // after the first that cannot go (rebalance/decision.h names them for /explain).
+  std::vector<const PodInfo*> ranked;
+  std::vector<std::pair<const PodInfo*, const char*>> left;
   double load_after = 0;    // the estimate once they are gone
   double goal = 0;          // the goal at the end (a relative rule's moves with its mean)
   bool reached = false;     // load_after <= goal

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/value_format.h"
+#include "rebalance/decision.h"
 #include "rebalance/effect.h"
 
 namespace ds {
@@ -63,6 +65,9 @@ struct RebalanceReport {
   std::vector<UnderusedNodeReport> underused;  // rebalance.underused: its nodes of the last cycle
   std::deque<EvictionRecord> recent;     // the last Rebalancer::kRecentEvictions, oldest first
   std::map<std::string, double> paused;  // workload -> until when (rebalance.bounceBackPause)
+  // Each marked node's pods as the last cycle that listed them decided them (/explain); shared,
+  // as a report is copied for every request. Null before the first relief.
+  std::shared_ptr<const std::map<std::string, NodeDecisions>> decisions;
   EffectFigures figures;
   size_t pod_lists = 0;  // pod LISTs since start
   // What keeps every eviction from going through until an operator acts (RBAC's 403), for

@@ -6,7 +6,9 @@
 namespace ds {
 namespace {
 
-void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
+}  // namespace
+
+void WriteRebalanceNode(JsonWriter& w, const RebalanceNodeReport& n) {
   w.StartObject();
   w.Key("name");
   WriteString(w, n.name);
@@ -64,6 +66,8 @@ void WriteNode(JsonWriter& w, const RebalanceNodeReport& n) {
   }
   w.EndObject();
 }
+
+namespace {
 
 void WriteUnderused(JsonWriter& w, const UnderusedNodeReport& u) {
   w.StartObject();
@@ -159,7 +163,7 @@ std::string RenderRebalanceJson(const ControllerView& view) {
     const RebalanceReport& r = *view.rebalance;
     w.Key("dryRun");
     w.Bool(r.dry_run);
-    WriteArray(w, "nodes", r.nodes, WriteNode);
+    WriteArray(w, "nodes", r.nodes, WriteRebalanceNode);
     WriteArray(w, "evictions", r.recent, WriteEviction);
     WriteArray(w, "underused", r.underused, WriteUnderused);
     WriteArray(w, "paused", r.paused, [](JsonWriter& w, const auto& p) {

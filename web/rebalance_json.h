@@ -22,4 +22,7 @@ std::string RenderRebalanceJson(const ControllerView& view);
 // (also the evictions of -once's JSON summary, app/once.h).
 void WriteEviction(JsonWriter& w, const EvictionRecord& e);
 
+// One marked node of the last cycle as /rebalance lists it (also /explain's `relief`).
+void WriteRebalanceNode(JsonWriter& w, const RebalanceNodeReport& n);
+
 }  // namespace ds

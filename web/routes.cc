@@ -5,6 +5,7 @@
 #include "common/json_util.h"
 #include "web/access_policy.h"
 #include "web/metrics.h"
+#include "web/explain_json.h"
 #include "web/nodes_json.h"
 #include "web/rebalance_json.h"
 #include "web/state_json.h"
@@ -44,7 +45,8 @@ WebResponse Webhook(const WebRequest& req, const std::function<void()>& trigger,
 bool IsGetPath(const std::string& path) {
   static const char* kGetPaths[] = {
       "/status", "/healthz",   "/nodes",      "/metrics",      "/rebalance",
-      "/",       "/ui/app.js", "/ui/app.css", "/api/v1/state", "/api/v1/history"};
+      "/",       "/ui/app.js", "/ui/app.css", "/api/v1/state", "/api/v1/history",
+      "/explain"};
   for (const char* p : kGetPaths)
     if (path == p) return true;
   return false;
@@ -263,7 +265,7 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   if (!IsGetPath(req.path))
     return Text(404,
                 "not found; endpoints: / /api/v1/state /api/v1/history /status /healthz /nodes "
-                "/metrics /rebalance /webhook");
+                "/metrics /rebalance /explain /webhook");
   if (req.method != "GET" && req.method != "HEAD") {
     WebResponse r = Text(405, "method not allowed; use GET");
     r.headers.push_back("Allow: GET, HEAD");
@@ -272,6 +274,15 @@ WebResponse HandleRequest(const WebRequest& req, const ControllerView& view,
   if (req.path == "/status") return Readiness(view);
   if (req.path == "/healthz") return Liveness(view);
   if (req.path == "/api/v1/history") return History(req, view);
+  if (req.path == "/explain") {
+    const ExplainAnswer a = RenderExplain(req.query, view);
+    WebResponse r;
+    r.status = a.status;
+    r.content_type = "application/json";
+    r.body = a.body;
+    r.headers.push_back("Cache-Control: no-store");
+    return r;
+  }
   if (const WebAsset* a = FindWebAsset(req.path)) return Asset(*a);
   return Rendered(req.path, view);
 }
