@@ -209,7 +209,7 @@ class PodsByNode : public FakeKubeApi {
     return page;
   }
   EvictionResult EvictPod(const std::string&, const std::string&, const std::string&,
-                          const std::function<bool()>& = {}) override {
+                          const Labels&, const std::function<bool()>& = {}) override {
     ++evictions;
     return EvictionResult{EvictionResult::Kind::kEvicted, Status::OK()};
   }

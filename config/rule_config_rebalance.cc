@@ -57,7 +57,8 @@ class RebalanceParser : public FieldReader {
                              "requireSteering",
                              "bounceBackPause",
                              "settle",
-                             "evictWithinRequests"}));
+                             "evictWithinRequests",
+                             "keepDecisions"}));
     r.enabled = true;
     RETURN_NOT_OK(ParseRebalanceMeasures(n, &r));
     RETURN_NOT_OK(ParseSteering(n, &r));
@@ -125,8 +126,16 @@ class RebalanceParser : public FieldReader {
     return Status::OK();
   }
 
-  // rebalance.referenceQuery and .effectWindow: how the rebalancer's effect is measured.
+  // rebalance.referenceQuery and .effectWindow: how the rebalancer's effect is measured;
+  // .keepDecisions: how many evictions /explain keeps across restarts.
   Status ParseRebalanceMeasures(const YAML::Node& n, RebalanceConfig* r) const {
+    if (n["keepDecisions"]) {
+      ASSIGN_OR_RETURN(r->keep_decisions, Count(n["keepDecisions"], "rebalance.keepDecisions"));
+      if (r->keep_decisions > kMaxKeptDecisions)
+        return Error(n["keepDecisions"], "rebalance.keepDecisions",
+                     "must be at most " + std::to_string(kMaxKeptDecisions) +
+                         " (they are kept in an annotation of the ledger's Lease)");
+    }
     if (n["referenceQuery"]) {
       ASSIGN_OR_RETURN(r->reference_query, String(n["referenceQuery"], "rebalance.referenceQuery"));
     }

@@ -1,5 +1,7 @@
 #include "controller/eviction_ledger_store.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 
 #include "kube/lease.h"
@@ -16,8 +18,51 @@ constexpr int kAttempts = 3;
 
 }  // namespace
 
-EvictionLedgerStore::EvictionLedgerStore(KubeApi* kube, LedgerPlace place, double timeout_seconds)
-    : kube_(kube), place_(std::move(place)), timeout_(timeout_seconds) {}
+EvictionLedgerStore::EvictionLedgerStore(KubeApi* kube, LedgerPlace place, double timeout_seconds,
+                                         size_t keep_decisions)
+    : kube_(kube), place_(std::move(place)), timeout_(timeout_seconds), keep_(keep_decisions) {}
+
+namespace {
+
+// The trail as stored in `record` (none: empty). One that cannot be decoded is dropped: it only
+// explains, and the next write replaces it (unlike the ledger, whose limits must hold).
+std::deque<EvictionRecord> StoredTrail(const std::optional<LeaseRecord>& record) {
+  if (!record) return {};
+  auto trail = DecodeTrail(LeaseAnnotation(record->object, kTrailAnnotation));
+  if (!trail.ok()) {
+    LOG(WARNING) << "rebalance: the decision trail of the eviction ledger cannot be decoded; "
+                    "it is replaced at the next write: "
+                 << trail.status().message();
+    return {};
+  }
+  return std::move(*trail);
+}
+
+}  // namespace
+
+void EvictionLedgerStore::Note(const EvictionRecord& r) {
+  if (keep_ == 0) return;
+  auto same = std::find_if(noted_.begin(), noted_.end(), [&](const EvictionRecord& x) {
+    return x.pod == r.pod && x.at_wall == r.at_wall;
+  });
+  if (same != noted_.end())
+    *same = r;
+  else
+    noted_.push_back(r);
+  while (noted_.size() > keep_) noted_.pop_front();
+  unwritten_ = true;
+}
+
+std::deque<EvictionRecord> EvictionLedgerStore::Trail() const {
+  if (keep_ == 0) return {};
+  // This replica's notes win over the stored records of the same eviction: they are newer.
+  return MergeTrail(noted_, StoredTrail(record_), keep_);
+}
+
+Status EvictionLedgerStore::Flush(double now_wall, const std::function<bool()>& gate) {
+  if (!unwritten_) return Status::OK();
+  return Update([](std::vector<LedgerEntry>*) {}, now_wall, gate);
+}
 
 Status EvictionLedgerStore::Load() {
   auto got = kube_->GetLease(place_.ns, place_.name, timeout_);
@@ -64,11 +109,13 @@ Status EvictionLedgerStore::Update(const std::function<void(std::vector<LedgerEn
     }
     out.lease_duration_seconds = kLeaseSeconds;
     out.object = WithLeaseAnnotation(out.object, kLedgerAnnotation, EncodeLedger(entries));
+    if (keep_ > 0) out.object = WithLeaseAnnotation(out.object, kTrailAnnotation, EncodeTrail(Trail()));
     if (gate && !gate())
       return Status::Cancelled("no longer the leader: the ledger is not written");
     auto written = kube_->WriteLease(place_.ns, place_.name, out, timeout_);
     if (written.ok()) {
       record_ = std::move(*written);
+      unwritten_ = false;
       return Status::OK();
     }
     last = written.status();

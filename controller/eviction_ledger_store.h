@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kube/kube_api.h"
+#include "rebalance/decision_trail.h"
 #include "rebalance/eviction_ledger.h"
 
 namespace ds {
@@ -28,8 +29,10 @@ struct LedgerPlace {
 
 class EvictionLedgerStore {
  public:
-  // `kube` must outlive this. `timeout_seconds` bounds each GET and PUT.
-  EvictionLedgerStore(KubeApi* kube, LedgerPlace place, double timeout_seconds = 10);
+  // `kube` must outlive this. `timeout_seconds` bounds each GET and PUT. `keep_decisions`: the
+  // trail's length (rebalance/decision_trail.h), 0: none kept.
+  EvictionLedgerStore(KubeApi* kube, LedgerPlace place, double timeout_seconds = 10,
+                      size_t keep_decisions = 0);
 
   // The ledger as stored (TrimLedger'd at now_wall). A Lease that does not exist yet is an empty
   // ledger; one that cannot be read, or holds an annotation that cannot be decoded, is an error
@@ -47,6 +50,14 @@ class EvictionLedgerStore {
 
   const LedgerPlace& place() const { return place_; }
 
+  // The trail (rebalance/decision_trail.h). Note: this replica's record of an eviction (a newer
+  // one replaces the record of the same pod and time), written with the next Append or Remove,
+  // or by Flush. Trail: the stored trail as last read or written, with what is noted.
+  void Note(const EvictionRecord& r);
+  std::deque<EvictionRecord> Trail() const;
+  // Writes the trail when a note is not written yet (one PUT; none otherwise).
+  Status Flush(double now_wall, const std::function<bool()>& gate);
+
  private:
   // Reads the Lease into record_ (nullopt after a 404: it is created by the first write).
   Status Load();
@@ -59,6 +70,9 @@ class EvictionLedgerStore {
   const double timeout_;
   bool loaded_ = false;
   std::optional<LeaseRecord> record_;  // as last read or written; nullopt: no Lease yet
+  const size_t keep_;
+  std::deque<EvictionRecord> noted_;  // this replica's records, the newest keep_
+  bool unwritten_ = false;            // a note since the last write
 };
 
 }  // namespace ds

@@ -34,6 +34,19 @@ const char* ResultName(EvictionResult::Kind k) {
 
 }  // namespace
 
+Labels EvictionAnnotations(const EvictionRecord& rec, bool drain) {
+  Labels a;
+  a.emplace_back(kEvictionReasonAnnotation, EvictionReason(rec, drain));
+  a.emplace_back(kEvictionRequesterAnnotation, "dynamic-scheduler");
+  if (!drain) {
+    a.emplace_back(kEvictionRuleAnnotation, rec.rule);
+    a.emplace_back(kEvictionValueAnnotation, FormatValue(rec.load, rec.unit));
+    a.emplace_back(kEvictionGoalAnnotation, FormatValue(rec.goal, rec.unit));
+  }
+  if (!rec.to.empty()) a.emplace_back(kEvictionDestinationAnnotation, rec.to);
+  return a;
+}
+
 std::string ReplacementSelector(const PodInfo& pod) {
   // The owner's stable hash label when there is one (a Deployment's ReplicaSet, a StatefulSet's
   // or DaemonSet's revision): labels an application changes at run time (a leader role) would
@@ -52,7 +65,7 @@ Evictor::Evictor(const RebalanceConfig& cfg, KubeApi* kube, const Clock* clock, 
       clock_(clock),
       max_settle_(max_settle_seconds),
       tally_(tally),
-      ledger_(kube, std::move(ledger)),
+      ledger_(kube, std::move(ledger), 10, cfg.keep_decisions),
       budget_(cfg.limits) {}
 
 bool Evictor::StartCycle(double now_wall, int weekday, int minute_of_day, uint64_t term) {
@@ -78,7 +91,20 @@ bool Evictor::ReadLedger(double now_wall, uint64_t term) {
   }
   Restore(*ledger, now_wall);
   ledger_read_ = true;
+  // The evictions on record, this replica's and its predecessors' (/explain after a restart).
+  const std::deque<EvictionRecord> trail = ledger_.Trail();
+  tally_->Edit([&](RebalanceReport* r) { r->recent = MergeTrail(r->recent, trail, cfg_.keep_decisions); });
   return true;
+}
+
+void Evictor::FlushTrail(const std::function<bool()>& gate) {
+  if (cfg_.dry_run) return;
+  Status st = ledger_.Flush(clock_->WallSeconds(), gate);
+  if (!st.ok() && st.code() != StatusCode::kCancelled &&
+      throttle_.ShouldLog("trail-write", clock_->Now()))
+    LOG(WARNING) << "rebalance: writing the decision trail failed; the results of this cycle's "
+                    "evictions go with the next write"
+                 << Fields("lease", ledger_.place().ns + "/" + ledger_.place().name, "err", st);
 }
 
 void Evictor::Restore(const std::vector<LedgerEntry>& ledger, double now_wall) {
@@ -270,6 +296,9 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
     entry.cpu = cpu;
     entry.memory = memory;
     entry.drain = drain;
+    EvictionRecord requested = rec;
+    requested.result = kRequestedResult;
+    ledger_.Note(requested);  // written with the entry: the trail says it was sent
     if (Status st = ledger_.Append(entry, rec.at_wall, gate); !st.ok()) {
       if (st.code() == StatusCode::kCancelled) return Outcome{!gate || gate(), false, false, ""};
       tally_->Count(&RebalanceCounters::skips, "ledger_failed");
@@ -288,8 +317,10 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
       out.open = !gate || gate();
       return out;
     }
-    const EvictionResult res = kube_->EvictPod(pod.ns, pod.name, pod.uid, gate);
+    const EvictionResult res =
+        kube_->EvictPod(pod.ns, pod.name, pod.uid, EvictionAnnotations(rec, drain), gate);
     out.moved = Answered(pod, res, &rec, cpu, memory, io);
+    ledger_.Note(rec);  // its result: with the take-back below, else FlushTrail
     out.evicted = rec.result == "evicted" || rec.result == "evicting_in_background";
     if (!out.moved) {
       // Nothing was evicted: the intents are taken back, so neither the limits nor the node's

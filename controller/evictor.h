@@ -144,6 +144,10 @@ class Evictor {
                     const char* action, std::string message, double at_wall,
                     const std::string& related_node, const ReliefWrites& io);
 
+  // Writes the results of this cycle's evictions to the decision trail (one write at the end of a
+  // cycle that evicted; the refused ones went with their take-back). Logged when it fails.
+  void FlushTrail(const std::function<bool()>& gate);
+
   // What keeps every eviction from going through until an operator acts (RBAC's 403), "" none.
   std::string Problem(double now_wall);
 
@@ -187,6 +191,18 @@ class Evictor {
   std::string problem_;
   double problem_at_ = 0;
 };
+
+// The annotations on each Eviction request (its metadata, which admission webhooks and the API
+// server's audit log see; the pod itself is not changed): why (EvictionReason), who asks, and
+// for a relief the rule, its value and its goal as the rule measures them, and where the
+// replacement fits.
+inline constexpr const char* kEvictionReasonAnnotation = "dynamic-scheduler.io/reason";
+inline constexpr const char* kEvictionRequesterAnnotation = "dynamic-scheduler.io/requested-by";
+inline constexpr const char* kEvictionRuleAnnotation = "dynamic-scheduler.io/rule";
+inline constexpr const char* kEvictionValueAnnotation = "dynamic-scheduler.io/value";
+inline constexpr const char* kEvictionGoalAnnotation = "dynamic-scheduler.io/goal";
+inline constexpr const char* kEvictionDestinationAnnotation = "dynamic-scheduler.io/destination";
+Labels EvictionAnnotations(const EvictionRecord& rec, bool drain);
 
 // The label selector an evicted pod's replacement will match too: the owner's stable hash label
 // when there is one, else all its labels.

@@ -15,7 +15,12 @@ namespace ds {
 
 class RebalanceTally {
  public:
-  static constexpr size_t kRecentEvictions = 100;
+  static constexpr size_t kRecentEvictions = 100;  // unless SetKeep (rebalance.keepDecisions)
+  // The evictions kept (rebalance.keepDecisions).
+  void SetKeep(size_t n) {
+    MutexLock l(&mu_);
+    keep_ = n;
+  }
 
   void Count(std::map<std::string, uint64_t> RebalanceCounters::*which, const std::string& key,
              uint64_t n = 1) {
@@ -35,7 +40,7 @@ class RebalanceTally {
   void Remember(EvictionRecord r) {
     MutexLock l(&mu_);
     report_.recent.push_back(std::move(r));
-    while (report_.recent.size() > kRecentEvictions) report_.recent.pop_front();
+    while (report_.recent.size() > keep_) report_.recent.pop_front();
   }
   // Changes the report under the lock (the cycle's end writes its parts).
   template <typename F>
@@ -57,6 +62,7 @@ class RebalanceTally {
   mutable Mutex mu_;
   RebalanceReport report_ GUARDED_BY(mu_);
   RebalanceCounters counters_ GUARDED_BY(mu_);
+  size_t keep_ GUARDED_BY(mu_) = kRecentEvictions;
 };
 
 }  // namespace ds

@@ -58,6 +58,7 @@ Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient*
       drainer_(rules.rebalance, rules.mark, selector_, &reads_, &candidates_, &evictor_, clock,
                &tally_),
       effect_(rules.rebalance.effect_window_seconds) {
+  tally_.SetKeep(cfg_.keep_decisions);
   tally_.Edit([&](RebalanceReport* r) {
     r->enabled = true;
     r->dry_run = cfg_.dry_run;
@@ -509,6 +510,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     it = now >= it->second ? retry_at_.erase(it) : std::next(it);
   for (const std::string& name : tried)
     if (!acted.count(name)) retry_at_[name] = now + cfg_.limits.node_cooldown_seconds;
+  evictor_.FlushTrail(io.hooks.gate);  // no write unless an eviction's result is unwritten
   candidates_.EndCycle(now);
   reads_.EndCycle(now);
   const std::string problem = evictor_.Problem(now);

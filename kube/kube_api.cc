@@ -227,7 +227,8 @@ EvictionResult EvictionResultFromResponse(int http_status, const std::string& bo
 }
 
 EvictionResult HttpKubeApi::EvictPod(const std::string& ns, const std::string& name,
-                                     const std::string& uid, const std::function<bool()>& send_if) {
+                                     const std::string& uid, const Labels& annotations,
+                                     const std::function<bool()>& send_if) {
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   w.StartObject();
@@ -241,6 +242,15 @@ EvictionResult HttpKubeApi::EvictPod(const std::string& ns, const std::string& n
   WriteString(w, name);
   w.Key("namespace");
   WriteString(w, ns);
+  if (!annotations.empty()) {
+    w.Key("annotations");
+    w.StartObject();
+    for (const auto& [key, value] : annotations) {
+      WriteString(w, key);
+      WriteString(w, value);
+    }
+    w.EndObject();
+  }
   w.EndObject();
   if (!uid.empty()) {
     w.Key("deleteOptions");

@@ -108,8 +108,10 @@ class KubeApi {
   // DELETE, so PodDisruptionBudgets are honoured. See EvictionResult. `send_if` as for PatchNode.
   // `uid` (when not empty) is a precondition (deleteOptions.preconditions.uid): a pod re-created
   // under the same name since it was listed is another pod, and is not evicted (409).
+  // `annotations` go on the Eviction object (metadata.annotations): why it is asked for, for the
+  // admission webhooks and the audit log that see the request.
   virtual EvictionResult EvictPod(const std::string& ns, const std::string& name,
-                                  const std::string& uid,
+                                  const std::string& uid, const Labels& annotations,
                                   const std::function<bool()>& send_if = {}) = 0;
   // GET a coordination.k8s.io/v1 Lease; kNotFound when it does not exist. The record keeps the
   // whole object (LeaseRecord::object) for the next update. Leader election calls these with a
@@ -175,6 +177,7 @@ class HttpKubeApi : public KubeApi {
                                  const std::string& continue_token, const std::string& ns = "",
                                  const std::string& label_selector = "") override;
   EvictionResult EvictPod(const std::string& ns, const std::string& name, const std::string& uid,
+                          const Labels& annotations,
                           const std::function<bool()>& send_if = {}) override;
   StatusOr<LeaseRecord> GetLease(const std::string& ns, const std::string& name,
                                  double timeout_seconds) override;

@@ -34,6 +34,8 @@ struct UnderusedConfig {
   size_t max_nodes = 1;  // nodes being drained at once: many would herd their pods onto the rest
 };
 
+inline constexpr size_t kMaxKeptDecisions = 300;
+
 struct RebalanceConfig {
   bool enabled = false;  // the section is present
   // How long a node must have carried our mark before it is relieved, unless a holding rule has
@@ -62,6 +64,10 @@ struct RebalanceConfig {
   // a replacement bound back onto the node it left within it is a bounce-back.
   double effect_window_seconds = 600;
   std::string reference_query;  // empty: the discovery rate is not measured
+  // The evictions (with their rule, value, goal and result) kept for /explain and /rebalance,
+  // across restarts too: in an annotation of the ledger's Lease (decision_trail.h), at most
+  // kMaxKeptDecisions (about 200 bytes each, beside the ledger's own, under the API's 256 KiB).
+  size_t keep_decisions = 100;
   // Evict only a pod whose replacement the scheduler will steer off the node it leaves (its
   // node-affinity term, or our taint untolerated: rebalance/steering.h); false: any pod, as
   // before, for clusters that steer by other means.

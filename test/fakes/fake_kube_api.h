@@ -349,6 +349,11 @@ class FakeKubeApi : public KubeApi {
     MutexLock l(&mu_);
     return evictions_;
   }
+  // The annotations the last eviction of namespace/name carried.
+  Labels eviction_annotations(const std::string& pod) {
+    MutexLock l(&mu_);
+    return eviction_annotations_[pod];
+  }
   // The next evictions end like this, in order (e.g. kBlockedByBudget).
   void ScriptEvictions(std::vector<EvictionResult> results) {
     MutexLock l(&mu_);
@@ -388,6 +393,7 @@ class FakeKubeApi : public KubeApi {
     return sel.ok() && sel->Matches(labels);
   }
   EvictionResult EvictPod(const std::string& ns, const std::string& name, const std::string& uid,
+                          const Labels& annotations,
                           const std::function<bool()>& send_if = {}) override {
     if (send_if && !send_if())
       return EvictionResult{EvictionResult::Kind::kError,
@@ -395,6 +401,7 @@ class FakeKubeApi : public KubeApi {
     MutexLock l(&mu_);
     const std::string key = ns + "/" + name;
     evictions_.push_back(key);
+    eviction_annotations_[key] = annotations;
     if (!eviction_script_.empty()) {
       EvictionResult r = eviction_script_.front();
       eviction_script_.pop_front();
@@ -654,6 +661,7 @@ class FakeKubeApi : public KubeApi {
   Mutex mu_;
   std::map<std::string, PodInfo> pods_ GUARDED_BY(mu_);
   std::vector<std::string> evictions_ GUARDED_BY(mu_);
+  std::map<std::string, Labels> eviction_annotations_ GUARDED_BY(mu_);
   std::vector<EventInfo> events_ GUARDED_BY(mu_);
   std::vector<EventInfo> series_patches_ GUARDED_BY(mu_);
   std::deque<EvictionResult> eviction_script_ GUARDED_BY(mu_);

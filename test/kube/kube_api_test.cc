@@ -98,7 +98,8 @@ TEST(HttpKubeApi, EvictPodPostsAPolicyV1EvictionWithTheUidAsAPrecondition) {
   FakeClock clock;
   HttpKubeApi api(&t, Config(), &clock);
   t.AddResponse(201, R"({"kind":"Status","apiVersion":"v1","status":"Success","code":201})");
-  EXPECT_EQ(api.EvictPod("shop", "big", "uid-1").kind, EvictionResult::Kind::kEvicted);
+  EXPECT_EQ(api.EvictPod("shop", "big", "uid-1", {{"dynamic-scheduler.io/rule", "cpu"}}).kind,
+            EvictionResult::Kind::kEvicted);
   auto req = t.last_request().request;
   EXPECT_EQ(req.method, "POST");
   EXPECT_EQ(req.url, "https://api:6443/api/v1/namespaces/shop/pods/big/eviction");
@@ -108,9 +109,11 @@ TEST(HttpKubeApi, EvictPodPostsAPolicyV1EvictionWithTheUidAsAPrecondition) {
   EXPECT_STREQ(d["kind"].GetString(), "Eviction");
   EXPECT_STREQ(d["metadata"]["name"].GetString(), "big");
   EXPECT_STREQ(d["deleteOptions"]["preconditions"]["uid"].GetString(), "uid-1");
+  // Why it is asked for: on the Eviction's metadata, which admission and the audit log see.
+  EXPECT_STREQ(d["metadata"]["annotations"]["dynamic-scheduler.io/rule"].GetString(), "cpu");
   // A pod re-created under that name since: the API server's precondition answers 409.
   t.AddResponse(409, KubeStatus(409, "Conflict", "Precondition failed: UID in precondition"));
-  EvictionResult r = api.EvictPod("shop", "big", "uid-1");
+  EvictionResult r = api.EvictPod("shop", "big", "uid-1", {});
   EXPECT_EQ(r.kind, EvictionResult::Kind::kError);
   EXPECT_EQ(r.status.http_status(), 409);
 }
