@@ -9,6 +9,9 @@
 #include "controller/eviction_records.h"
 #include "controller/reconciler.h"
 #include "kube/lease.h"
+#include "rebalance/decision.h"
+#include "rebalance/decision_trail.h"
+#include "web/explain_json.h"
 #include "rebalance/eviction_ledger.h"
 #include "test/fakes/cycle_fixture.h"
 
@@ -95,7 +98,65 @@ class RebalancerTest : public CycleFixture {
   void Cycle(double cpu_node1) {
     prom_.SetValues("cpu_pct", {{"node-1", cpu_node1}, {"node-2", 10}, {"node-3", 10}});
     clock_.AdvanceSeconds(10);
+    RunCycleExplained();
+  }
+  // One cycle, and /explain's records held to what the cycle did (rebalance/decision.h): each
+  // pod decision of this cycle names a reason the cycle counted this cycle at least as often, in
+  // the counter of its stage, with a meaning DescribeReason knows; each eviction sent has its
+  // decision. Every test that relieves through here checks it, for whatever reasons it reaches.
+  void RunCycleExplained() {
+    if (!rebalancer_) return rec_->RunCycle(&stop_);
+    const RebalanceCounters before = rebalancer_->Counters();
+    const size_t sent = api_.evictions().size();
+    const double now = clock_.WallSeconds();
     rec_->RunCycle(&stop_);
+    const RebalanceReport report = rebalancer_->Report();
+    const RebalanceCounters after = rebalancer_->Counters();
+    std::map<std::string, uint64_t> decided;  // "counter/reason" -> decisions this cycle
+    std::set<std::string> evicted_decided;
+    if (report.decisions)
+      for (const auto& [node, nd] : *report.decisions) {
+        if (nd.at_wall != now) continue;  // an earlier cycle's
+        for (const PodDecision& d : nd.pods) {
+          EXPECT_NE(DescribeReason(d.reason, d.stage).verdict, PodVerdict::kUnknown)
+              << d.pod << ": " << d.reason << " at " << StageName(d.stage);
+          // A pick's order, a no_usage pod's absent usage: the plan's, for the plan's stages.
+          const bool eviction = d.stage == DecisionStage::kEviction;
+          const std::string counter = d.stage == DecisionStage::kEvictable ? "kept"
+                                      : eviction && d.reason != "ledger_unreadable" &&
+                                              d.reason != "ledger_failed" &&
+                                              d.reason != "record_failed" &&
+                                              DescribeReason(d.reason, DecisionStage::kLimits)
+                                                      .verdict == PodVerdict::kUnknown
+                                          ? "evictions"
+                                          : "skips";
+          // The plan's own reasons that no counter names (they are no skip: not needed).
+          if (d.reason == "goal_reached" || d.reason == "no_room" || d.reason == "no_relief" ||
+              d.reason == "no_usage" || d.reason == "over_floor" ||
+              d.stage == DecisionStage::kKubeletOrder)  // counted once per node
+            continue;
+          ++decided[counter + "/" + d.reason];
+          if (eviction) evicted_decided.insert(d.pod);
+        }
+      }
+    auto delta = [&](const std::string& key) -> uint64_t {
+      const std::string counter = key.substr(0, key.find('/'));
+      const std::string reason = key.substr(key.find('/') + 1);
+      const auto& b = counter == "kept"        ? before.kept
+                      : counter == "evictions" ? before.evictions
+                                               : before.skips;
+      const auto& a = counter == "kept"        ? after.kept
+                      : counter == "evictions" ? after.evictions
+                                               : after.skips;
+      const uint64_t was = b.count(reason) ? b.at(reason) : 0;
+      const uint64_t is = a.count(reason) ? a.at(reason) : 0;
+      return is - was;
+    };
+    for (const auto& [key, n] : decided) EXPECT_GE(delta(key), n) << key;
+    const std::vector<std::string> all = api_.evictions();
+    // (A drain of the mirror mode, rebalance.underused, is no relief: it has no decisions.)
+    for (size_t i = sent; i < all.size() && !cfg_.rebalance.underused.enabled; ++i)
+      EXPECT_TRUE(evicted_decided.count(all[i])) << all[i] << " was evicted without a decision";
   }
   uint64_t Evictions(const std::string& result) {
     auto c = rebalancer_->Counters().evictions;
@@ -209,7 +270,7 @@ TEST_F(RebalancerTest, ARelativeRuleRelievesToItsPoolsMean) {
   for (int c = 0; c < 2; ++c) {
     prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}, {"node-4", 0}});
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
   }
   EXPECT_TRUE(Labelled("node-1"));
   EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"}) << "95 - 50 = 45 <= 53.3";
@@ -254,7 +315,7 @@ TEST_F(RebalancerTest, EachPoolBalancesWithinItsOwnCeiling) {
                                 {"node-5", 10},
                                 {"node-6", 10}});
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
   }
   EXPECT_TRUE(Labelled("node-1"));
   EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
@@ -284,7 +345,7 @@ TEST_F(RebalancerTest, AWarmNodeIsNoDestination) {
   for (int c = 0; c < 3; ++c) {
     prom_.SetValues("cpu_pct", {{"node-1", 95}, {"node-2", 10}, {"node-3", 2}});
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
     ASSERT_TRUE(cache_->ListOnce().ok());
   }
   const NodeInfo n2 = api_.nodes()["node-2"];
@@ -403,7 +464,7 @@ TEST_F(RebalancerTest, ReplacementsAreLookedForOnTheLeastLoadedNodesOnly) {
   for (int i = 0; i < 2; ++i) {
     prom_.SetValues("cpu_pct", cpu);
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
   }
   ASSERT_EQ(api_.evictions().size(), 1u);
   EXPECT_EQ(api_.pod_list_calls(), static_cast<int>(1 + Rebalancer::kDestinations + 1))
@@ -841,7 +902,7 @@ TEST_F(RebalancerTest, ReleaseOnOutageIsNotUndoneByTheHold) {
   prom_.SetError("cpu_pct", Status::Unavailable("connection refused"));
   for (int i = 0; i < 4 && Labelled("node-1"); ++i) {
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
   }
   EXPECT_TRUE(rec_->LastReport().releasing);
   EXPECT_FALSE(Labelled("node-1")) << "released, though big is still terminating";
@@ -1135,7 +1196,7 @@ TEST_F(RebalancerTest, AGonePodCountsUntilTheRuleCanShowIt) {
   prom_.SetValues("avg_over_time(cpu_pct[5m])", {{"node-1", 95}, {"node-2", 10}, {"node-3", 10}});
   auto cycle = [&] {
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
   };
   cycle();
   cycle();
@@ -1770,7 +1831,7 @@ class UnderusedTest : public RebalancerTest {
   void Loads(double node1, double node2, double node3) {
     prom_.SetValues("cpu_pct", {{"node-1", node1}, {"node-2", node2}, {"node-3", node3}});
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
     ASSERT_TRUE(cache_->ListOnce().ok());  // what the watch would bring before the next cycle
   }
   std::string Value(const std::string& node) {
@@ -1798,7 +1859,7 @@ TEST_F(UnderusedTest, AHotNodeIsNeverDrained) {
     prom_.SetValues("cpu_pct", {{"node-1", 40}, {"node-2", 40}, {"node-3", cpu3}});
     prom_.SetValues("mem_pct", {{"node-1", 50}, {"node-2", 50}, {"node-3", 10}});
     clock_.AdvanceSeconds(10);
-    rec_->RunCycle(&stop_);
+    RunCycleExplained();
     ASSERT_TRUE(cache_->ListOnce().ok());
   };
   for (int i = 0; i < 7; ++i) loads(40);
@@ -2039,6 +2100,180 @@ TEST_F(UnderusedTest, DryRunNeitherMarksNorEvictsButReportsThePlan) {
   EXPECT_TRUE(api_.patches().empty());
   EXPECT_TRUE(api_.evictions().empty());
   EXPECT_GE(Evictions("dry_run"), 2u) << "the drain it would do, paced by the limits";
+}
+
+// /explain answers from the cycle's own records: the view the web port renders, built as
+// Controller::View builds it (the reconciler's last report, the rebalancer's report).
+class ExplainTest : public RebalancerTest {
+ protected:
+  rapidjson::Document Explain(const std::string& query) {
+    ControllerView view;
+    view.last_cycle = rec_->LastReport();
+    view.rebalance = rebalancer_->Report();
+    const ExplainAnswer a = RenderExplain(query, view);
+    rapidjson::Document d;
+    d.Parse(a.body.c_str());
+    EXPECT_FALSE(d.HasParseError()) << a.body;
+    EXPECT_EQ(a.status, 200) << a.body;
+    return d;
+  }
+  static std::string Str(const rapidjson::Value& v, const char* key) {
+    return v.HasMember(key) && v[key].IsString() ? v[key].GetString() : "";
+  }
+};
+
+TEST_F(ExplainTest, AnEvictedPodNamesItsRuleValueGoalAndDestination) {
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  auto d = Explain("pod=shop/big");
+  EXPECT_EQ(Str(d, "source"), "cycle");
+  const auto& dec = d["decision"];
+  EXPECT_EQ(Str(dec, "verdict"), "moves");
+  EXPECT_EQ(Str(dec, "reason"), "evicted");
+  EXPECT_EQ(Str(dec, "to"), "node-2");
+  // Every check before the eviction passed, in the cycle's order.
+  ASSERT_EQ(dec["checks"].Size(), kDecisionStages);
+  for (size_t i = 0; i + 1 < kDecisionStages; ++i)
+    EXPECT_EQ(Str(dec["checks"][static_cast<rapidjson::SizeType>(i)], "result"), "passed");
+  EXPECT_EQ(Str(d["eviction"], "rule"), "cpu");
+  EXPECT_DOUBLE_EQ(d["eviction"]["load"].GetDouble(), 95);
+  EXPECT_DOUBLE_EQ(d["eviction"]["goal"].GetDouble(), 60);
+  EXPECT_EQ(Str(d["nodeState"], "state"), "hot");
+  // The Eviction itself carried why.
+  Labels a = api_.eviction_annotations("shop/big");
+  EXPECT_EQ(*FindLabel(a, kEvictionRuleAnnotation), "cpu");
+  EXPECT_EQ(*FindLabel(a, kEvictionDestinationAnnotation), "node-2");
+  EXPECT_NE(FindLabel(a, kEvictionReasonAnnotation)->find("over its clear threshold"),
+            std::string::npos);
+}
+
+TEST_F(ExplainTest, APodKeptByItsBudgetSaysSoAndWhatWouldChangeIt) {
+  Build();
+  Cycle(95);
+  api_.ScriptEvictions({EvictionResult{EvictionResult::Kind::kBlockedByBudget,
+                                       Status(StatusCode::kUnavailable, "budget")}});
+  Cycle(95);
+  auto d = Explain("pod=shop/big");
+  const auto& dec = d["decision"];
+  EXPECT_EQ(Str(dec, "reason"), "blocked_by_pdb");
+  EXPECT_EQ(Str(dec, "verdict"), "waits");
+  EXPECT_EQ(Str(dec, "stage"), "eviction");
+  EXPECT_NE(Str(dec, "change").find("PodDisruptionBudget"), std::string::npos);
+  // The node: relieved, its pods in the order the cycle took them, the DaemonSet's last.
+  auto n = Explain("node=node-1");
+  EXPECT_EQ(Str(n, "state"), "hot");
+  ASSERT_TRUE(n["pods"].IsArray());
+  ASSERT_EQ(n["pods"].Size(), 3u);
+  EXPECT_EQ(Str(n["pods"][0], "pod"), "shop/big");
+  EXPECT_EQ(Str(n["pods"][2], "reason"), "daemonset");
+  EXPECT_EQ(Str(n["pods"][2], "verdict"), "stays");
+}
+
+TEST_F(ExplainTest, APodWithoutASteeringTermIsToldWhatToAdd) {
+  PodInfo p = api_.pods().at("shop/big");
+  p.preferred_affinity.clear();
+  api_.AddPod(p);
+  Build();
+  Cycle(95);
+  Cycle(95);
+  auto d = Explain("pod=shop/big&node=node-1");
+  const auto& dec = d["decision"];
+  EXPECT_EQ(Str(dec, "reason"), "would_return");
+  EXPECT_EQ(Str(dec, "stage"), "steering");
+  EXPECT_NE(Str(dec, "detail").find("NotIn"), std::string::npos) << Str(dec, "detail");
+  // Passed what comes before steering, stopped there, not asked the rest.
+  EXPECT_EQ(Str(dec["checks"][0], "result"), "passed");
+  EXPECT_EQ(Str(dec["checks"][static_cast<rapidjson::SizeType>(DecisionStage::kSteering)],
+                "result"),
+            "stopped");
+  EXPECT_EQ(Str(dec["checks"][static_cast<rapidjson::SizeType>(DecisionStage::kLimits)],
+                "result"),
+            "not_reached");
+}
+
+TEST_F(ExplainTest, APodOfANodeNeverRelievedGetsItsNodesState) {
+  Build();
+  Cycle(50);  // node-1 is not hot
+  auto d = Explain("pod=shop/big&node=node-1");
+  EXPECT_EQ(Str(d, "source"), "node");
+  EXPECT_EQ(Str(d["nodeState"], "verdict"), "cold");
+  EXPECT_FALSE(d.HasMember("decision"));
+  auto unknown = Explain("pod=shop/big");
+  EXPECT_EQ(Str(unknown, "source"), "none");
+}
+
+TEST_F(ExplainTest, BadQueriesAreRefusedWithTheReason) {
+  Build();
+  Cycle(50);
+  ControllerView view;
+  view.last_cycle = rec_->LastReport();
+  EXPECT_EQ(RenderExplain("", view).status, 400);
+  EXPECT_EQ(RenderExplain("pod=nonamespace", view).status, 400);
+  EXPECT_EQ(RenderExplain("pod=a/b%zz", view).status, 400);
+  EXPECT_EQ(RenderExplain("node=node-9", view).status, 404);
+}
+
+// Each eviction's record outlives the process: a new controller reads it from the ledger's
+// Lease, with its result, and /explain answers for a pod evicted before the restart.
+TEST_F(ExplainTest, TheTrailSurvivesARestart) {
+  Build();
+  Cycle(95);
+  Cycle(95);
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  Build();  // a new process: nothing in memory
+  Cycle(95);
+  auto d = Explain("pod=shop/big");
+  ASSERT_TRUE(d.HasMember("eviction")) << Str(d, "source");
+  EXPECT_EQ(Str(d["eviction"], "result"), "evicted");
+  EXPECT_EQ(Str(d["eviction"], "rule"), "cpu");
+  EXPECT_DOUBLE_EQ(d["eviction"]["goal"].GetDouble(), 60);
+}
+
+TEST(DescribeReason, EveryReasonHasAVerdictAndASentence) {
+  for (const auto& [reason, stage] : KnownReasons()) {
+    const ReasonInfo info = DescribeReason(reason, stage);
+    EXPECT_NE(info.verdict, PodVerdict::kUnknown) << reason;
+    EXPECT_GT(std::string(info.because).size(), 10u) << reason;
+  }
+  EXPECT_EQ(DescribeReason("per_hour", DecisionStage::kEviction).verdict, PodVerdict::kWaits);
+  EXPECT_EQ(DescribeReason("evicting_in_background", DecisionStage::kDisruptors).verdict,
+            PodVerdict::kWaits);
+  EXPECT_EQ(DescribeReason("evicting_in_background", DecisionStage::kEviction).verdict,
+            PodVerdict::kMoves);
+  EXPECT_EQ(DescribeReason("from_the_future", DecisionStage::kPlan).verdict,
+            PodVerdict::kUnknown);
+}
+
+TEST(DecisionTrail, RoundTripsAndMergesByPodAndTime) {
+  EvictionRecord a;
+  a.pod = "shop/big";
+  a.node = "node-1";
+  a.to = "node-2";
+  a.rule = "mem";
+  a.result = kRequestedResult;
+  a.load = 5e8;
+  a.goal = 1e9;
+  a.usage = 2e8;
+  a.unit = ValueUnit::kBytes;
+  a.at_wall = 1795435200.25;
+  auto back = DecodeTrail(EncodeTrail({a}));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ(back->front().unit, ValueUnit::kBytes);
+  EXPECT_EQ(back->front().to, "node-2");
+  EXPECT_DOUBLE_EQ(back->front().at_wall, a.at_wall);
+  EvictionRecord answered = a;
+  answered.result = "evicted";
+  EvictionRecord later = a;
+  later.at_wall += 60;
+  auto merged = MergeTrail({a, later}, {answered}, 10);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].result, "evicted") << "the answer replaces the request";
+  EXPECT_EQ(MergeTrail({a, later}, {}, 1).front().at_wall, later.at_wall) << "the newest kept";
+  EXPECT_FALSE(DecodeTrail("[{\"t\":1}]").ok());
+  EXPECT_FALSE(DecodeTrail("{").ok());
 }
 
 }  // namespace
