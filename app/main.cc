@@ -5,15 +5,25 @@
 #include <signal.h>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "app/cleanup.h"
 #include "app/controller.h"
 #include "app/once.h"
 #include "app/options.h"
+#include "app/plugin.h"
 #include "app/replay.h"
 #include "common/log_fields.h"
 
 int main(int argc, char** argv) {
+  // Installed as kubectl-dynamic_scheduler: `kubectl dynamic-scheduler ...` (app/plugin.h); its
+  // `replay` is the replay, as `dynamic-scheduler replay`.
+  if (argc > 0 && ds::IsPluginName(argv[0]) && !(argc > 1 && std::string(argv[1]) == "replay")) {
+    FLAGS_logtostderr = true;
+    google::InitGoogleLogging(argv[0]);
+    return ds::RunPlugin(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  }
   // Each cycle runs its queries and writes on short-lived threads; with glibc's default of up to
   // 8 arenas per core every one of them can keep its own heap of freed response buffers. Two
   // arenas keep the resident size close to what is live (bench/RESULTS.md: RSS at 10,000 nodes).

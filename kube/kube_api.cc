@@ -88,6 +88,14 @@ StatusOr<HttpKubeApi::Auth> HttpKubeApi::Authorize() {
   return a;
 }
 
+StatusOr<HttpResponse> HttpKubeApi::GetPath(const std::string& path) {
+  HttpRequest req;
+  req.method = "GET";
+  req.url = config_.server + path;
+  req.timeout_seconds = timeout_;
+  return Do(std::move(req));
+}
+
 StatusOr<HttpResponse> HttpKubeApi::Do(HttpRequest req) {
   const std::vector<std::string> extra = std::move(req.headers);
   for (int attempt = 0;; ++attempt) {

@@ -161,6 +161,11 @@ class HttpKubeApi : public KubeApi {
               double request_timeout_seconds = 30,
               std::string user_agent = "dynamic-scheduler/0.1");
 
+  // GET of `path` (with its query) on the API server with this client's credentials: the answer
+  // whatever its status, for a caller reading what KubeApi does not (the kubectl plugin, through
+  // the service proxy, app/plugin.h).
+  StatusOr<HttpResponse> GetPath(const std::string& path);
+
   StatusOr<NodeListPage> ListNodes(const std::string& label_selector, size_t limit,
                                    const std::string& continue_token) override;
   Status WatchNodes(const std::string& label_selector, const std::string& resource_version,
