@@ -381,6 +381,102 @@ class WebPageIT(unittest.TestCase):
         finally:
             server.stop()
 
+    def test_explain_panel(self):
+        """The Explain panel asks /explain for what is typed or clicked and shows the cycle's
+        verdict, its checks and what would change it; a node's pods in the cycle's order; an
+        error as text; markup in names stays text."""
+        evil = '<img src=x onerror="window.__injected=1">'
+        state = synthetic_state(3)
+        state["rebalance"] = True
+        rebalance = {
+            "enabled": True, "dryRun": False,
+            "nodes": [{"name": "node-00000", "qualification": "qualifies", "rule": "cpu", "load": 95,
+                       "goal": 60, "loadAfter": 45, "candidates": 2, "picks": 1, "noFit": 0,
+                       "markHeld": True}],
+            "evictions": [{"pod": "shop/big", "node": "node-00000", "result": "blocked_by_pdb",
+                           "to": "node-00001", "rule": "cpu", "usage": 50, "load": 95, "goal": 60,
+                           "unit": "percent", "at": "2026-12-08T01:00:00Z"}],
+            "underused": [], "podLists": 1,
+            "figures": {"episodes": 1, "episodesEvicted": 0, "episodesJudged": 0, "episodesRelieved": 0,
+                        "evictions": 0, "replacements": 0, "bounceBacks": 0, "discoveryRate": 0,
+                        "evictionRate": 0, "effectiveness": 0},
+        }
+        stages = ["evictable", "in_motion", "constraints", "bounce_back", "steering", "limits",
+                  "disruptors", "usage", "kubelet_order", "plan", "eviction"]
+        node = {"node": "node-00000", "state": "hot", "verdict": "no_pod_moves",
+                "because": "relieved, but none of its pods can move now (see pods)",
+                "rules": [{"rule": "cpu", "op": ">", "value": 95, "threshold": 80,
+                           "clearThreshold": 60, "unit": "percent"}],
+                "relief": rebalance["nodes"][0], "decided": "2026-12-08T01:00:00Z",
+                "destinations": ["node-00001"],
+                "pods": [{"pod": "shop/big", "verdict": "waits", "stage": "eviction",
+                          "reason": "blocked_by_pdb", "because": "its PodDisruptionBudget allows no "
+                          "disruption now", "order": 1, "to": "node-00001"},
+                         {"pod": "kube-system/" + evil, "verdict": "stays", "stage": "evictable",
+                          "reason": "daemonset", "because": "a DaemonSet's pod runs on every node"}]}
+        asked = []
+
+        def explain(query):
+            asked.append(query)
+            if query.startswith("node="):
+                return node
+            if query == "pod=shop%2Fbig":
+                checks = [{"check": s, "result": "passed"} for s in stages[:-1]]
+                checks.append({"check": "eviction", "result": "stopped", "reason": "blocked_by_pdb"})
+                return {"pod": "shop/big", "source": "cycle", "decided": "2026-12-08T01:00:00Z",
+                        "decision": {"pod": "shop/big", "verdict": "waits", "stage": "eviction",
+                                     "reason": "blocked_by_pdb",
+                                     "because": "its PodDisruptionBudget allows no disruption now",
+                                     "change": "wait until the budget allows a disruption, or relax "
+                                               "the PodDisruptionBudget",
+                                     "to": "node-00001", "checks": checks},
+                        "eviction": rebalance["evictions"][0],
+                        "evictionBecause": "its PodDisruptionBudget allows no disruption now",
+                        "nodeState": {k: v for k, v in node.items() if k != "pods"}}
+            return {"error": "pod= must be NAMESPACE/NAME, got \"" + evil + "\""}
+
+        files = self.page_files()
+        files["/api/v1/state"] = ("application/json", json.dumps(state).encode())
+        files["/rebalance"] = ("application/json", json.dumps(rebalance).encode())
+        files["/api/v1/history"] = synthetic_history
+        files["/explain"] = explain
+        server = StaticServer(files)
+        result = lambda: self.driver.find_element(By.ID, "explain-result").text
+        try:
+            self.driver.get(server.url + "/")
+            wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#evictions tr"), 10,
+                       what="the evictions")
+            # A click on the evicted pod's name explains it.
+            self.driver.find_elements(By.CSS_SELECTOR, "#evictions tr td")[1].click()
+            wait_until(lambda: "blocked_by_pdb" in result(), 10, what="the pod's explanation")
+            text = result()
+            self.assertIn("Pod shop/big: waits (blocked_by_pdb)", text)
+            self.assertIn("evictable \u2713", text)
+            self.assertIn("eviction: blocked_by_pdb", text)
+            self.assertNotIn("not_reached", text)
+            self.assertIn("To change it: wait until the budget allows", text)
+            self.assertIn("goal 60 %", text)
+            self.assertIn("Node node-00000 (hot)", text)
+            self.assertEqual(asked[-1], "pod=shop%2Fbig")
+            # A click on the marked node: its pods in the cycle's order, markup as text.
+            self.driver.find_elements(By.CSS_SELECTOR, "#rb-nodes tr td")[0].click()
+            wait_until(lambda: "Its pods" in result(), 10, what="the node's explanation")
+            rows = self.driver.find_elements(By.CSS_SELECTOR, "#explain-result tbody tr")
+            self.assertIn("rule cpu", rows[0].text)
+            self.assertIn("shop/big", rows[1].text)
+            self.assertIn("kube-system/" + evil, rows[2].text)
+            self.assertEqual(asked[-1], "node=node-00000")
+            # Typed: a refusal is shown as the controller said it.
+            box = self.driver.find_element(By.ID, "explain-what")
+            box.clear()
+            box.send_keys("x/" + evil)
+            self.driver.find_element(By.ID, "explain-go").click()
+            wait_until(lambda: "must be NAMESPACE/NAME" in result(), 10, what="the error")
+            self.assertEqual(self.js("return document.querySelectorAll('#explain-result img').length;"), 0)
+            self.assertIsNone(self.js("return window.__injected;"))
+        finally:
+            server.stop()
+
     def test_the_page_asks_for_a_token_and_sends_it(self):
         """-web_auth=kubernetes: the data answers 401 without a token and 403 for a user that may
         not read it; the page asks for a token, keeps it in the tab (sessionStorage only) and sends

@@ -494,6 +494,100 @@
     $('evictions').replaceChildren(ev);
   }
 
+  // Explain (GET /explain): why a pod moved or stayed, why a node is (not) relieved, as the
+  // cycle decided it. A pod is "namespace/name", anything else a node.
+  function explainRows(rows) {
+    const t = document.createElement('table');
+    t.className = 'grid';
+    const body = document.createElement('tbody');
+    for (const r of rows) {
+      const tr = document.createElement('tr');
+      for (const v of r) tr.appendChild(el('td', v === undefined ? '' : String(v)));
+      body.appendChild(tr);
+    }
+    t.appendChild(body);
+    return t;
+  }
+
+  function explainNode(n) {
+    const box = document.createDocumentFragment();
+    box.appendChild(el('p', 'Node ' + n.node + (n.state ? ' (' + n.state + ')' : '') + ': ' + n.because,
+                       'explain-verdict'));
+    if (n.rules && n.rules.length)
+      box.appendChild(explainRows(n.rules.map((r) => [
+        'rule ' + r.rule, fmtVal(r.value, r.unit), r.op + ' ' + fmtVal(r.threshold, r.unit) + ' marks',
+        'clears at ' + fmtVal(r.clearThreshold, r.unit)])));
+    if (n.relief)
+      box.appendChild(el('p', 'relief: ' + n.relief.qualification +
+                              (n.relief.limitedBy ? ', limited by ' + n.relief.limitedBy : '')));
+    if (n.pods) {
+      box.appendChild(el('p', 'Its pods, as the cycle of ' + n.decided + ' took them' +
+                              (n.destinations && n.destinations.length
+                                   ? ' (replacements looked for on ' + n.destinations.join(', ') + ')' : '')));
+      box.appendChild(explainRows(n.pods.map((p) => [
+        p.order || '', p.pod, p.verdict, p.reason + (p.to ? ' \u2192 ' + p.to : ''), p.because])));
+    }
+    return box;
+  }
+
+  function explainPod(d) {
+    const box = document.createDocumentFragment();
+    const dec = d.decision;
+    if (dec) {
+      box.appendChild(el('p', 'Pod ' + d.pod + ': ' + dec.verdict + ' (' + dec.reason + '): ' + dec.because,
+                         'explain-verdict ' + dec.verdict));
+      const checks = dec.checks.filter((c) => c.result !== 'not_reached')
+          .map((c) => c.check + (c.result === 'passed' ? ' \u2713' : ': ' + c.reason)).join(' \u00b7 ');
+      box.appendChild(el('p', 'checks: ' + checks, 'muted'));
+      if (dec.detail) box.appendChild(el('p', dec.detail));
+      if (dec.change) box.appendChild(el('p', 'To change it: ' + dec.change));
+    } else {
+      box.appendChild(el('p', 'Pod ' + d.pod + ': ' + (d.because || 'see its last eviction'),
+                         'explain-verdict'));
+    }
+    if (d.eviction) {
+      const e = d.eviction;
+      box.appendChild(el('p', 'Last eviction ' + e.at + ' from ' + e.node + ': ' + e.result + ', rule ' + e.rule +
+                              ' at ' + fmtVal(e.load, e.unit) + ', goal ' + fmtVal(e.goal, e.unit) +
+                              (e.to ? ', replacement to ' + e.to : '') + ' (' + d.evictionBecause + ')'));
+    }
+    if (d.nodeState) box.appendChild(explainNode(d.nodeState));
+    return box;
+  }
+
+  async function explain(what) {
+    what = what.trim();
+    if (!what) return;
+    $('explain-what').value = what;
+    const out = $('explain-result');
+    out.hidden = false;
+    const q = what.includes('/') ? 'pod=' + encodeURIComponent(what) : 'node=' + encodeURIComponent(what);
+    try {
+      const token = storedToken();
+      const r = await fetch('/explain?' + q, {cache: 'no-store',
+                                             headers: token ? {Authorization: 'Bearer ' + token} : {}});
+      const d = await r.json();
+      if (d.error) out.replaceChildren(el('p', d.error, 'explain-verdict stays'));
+      else out.replaceChildren(d.pod ? explainPod(d) : explainNode(d));
+    } catch (e) {
+      out.replaceChildren(el('p', 'explain: ' + e.message, 'explain-verdict stays'));
+    }
+  }
+
+  $('explain-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    explain($('explain-what').value);
+  });
+  // A marked node's name and an evicted pod's name explain themselves when clicked.
+  $('rb-nodes').addEventListener('click', (e) => {
+    const td = e.target.closest('td');
+    if (td && td.cellIndex === 0) explain(td.textContent);
+  });
+  $('evictions').addEventListener('click', (e) => {
+    const td = e.target.closest('td');
+    if (td && td.cellIndex === 1) explain(td.textContent);
+  });
+
   function setConnection(ok, text) {
     const c = $('connection');
     c.textContent = text;
