@@ -129,11 +129,16 @@ class RebalanceStack(unittest.TestCase):
     RULE_FILES = ()
 
     @classmethod
+    def rbac(cls):
+        """The simulator's -rbac users: the controller's, as the deploy overlay grants it."""
+        return deploy_rbac()
+
+    @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ds-reb-")
         rbac_file = os.path.join(cls.tmp, "rbac.json")
         with open(rbac_file, "w") as f:
-            json.dump(deploy_rbac(), f)
+            json.dump(cls.rbac(), f)
         cls.stack = Stack(nodes=5, control_plane=1, rule_files=cls.RULE_FILES, sim_args=[
             "-rbac", rbac_file, "-pod_grace_seconds", str(cls.GRACE_SECONDS),
             "-pod_start_seconds", "1"]).start()
