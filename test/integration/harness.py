@@ -357,6 +357,53 @@ def removes_mark(write, key="status"):
     return ("labels", key) in t and t[("labels", key)] is None
 
 
+def host_address():
+    """A non-loopback, non-link-local IPv4 address of this machine, or None.
+
+    A backend reached through the API server's service proxy needs one: the API server refuses
+    Endpoints addresses in 127.0.0.0/8 (ValidateEndpointIP) and proxies only to addresses of
+    pods (the Service registry's isValidAddress), so a test's backend on this machine is a
+    hostNetwork pod on a node whose InternalIP is this address (backend_service_manifest)."""
+    import fcntl
+    import struct
+    for _, name in socket.if_nameindex():
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name[:15].encode()))  # SIOCGIFADDR
+        except OSError:
+            continue
+        ip = socket.inet_ntoa(packed[20:24])
+        if not ip.startswith(("127.", "169.254.", "0.")):
+            return ip
+    return None
+
+
+def backend_service_manifest(namespace, service, ip, ports, pod=None, node="this-host", service_ports=None):
+    """YAML for a Service whose one endpoint is a server of this test listening on `ip` (see
+    host_address): a Node with that InternalIP, a hostNetwork Pod bound to it (the simulator's
+    kubelet gives it the node's address, as a real one does), the Service and its Endpoints, whose
+    address names the pod in targetRef. `ports`: {port name: port the server listens on};
+    `service_ports`: {port name: Service port} (default: the same numbers). Apply it with
+    `kubectl apply -f -`, then wait for the pod's status.podIP to be `ip`."""
+    pod = pod or service + "-0"
+    service_ports = service_ports or ports
+    svc_ports = "".join("  - name: %s\n    port: %d\n    targetPort: %d\n" % (n, service_ports[n], p)
+                        for n, p in ports.items())
+    ep_ports = "".join("  - name: %s\n    port: %d\n" % (n, p) for n, p in ports.items())
+    return ("apiVersion: v1\nkind: Node\nmetadata:\n  name: {node}\nstatus:\n  addresses:\n"
+            "  - type: InternalIP\n    address: {ip}\n---\n"
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: {ns}\n"
+            "spec:\n  nodeName: {node}\n  hostNetwork: true\n  containers:\n  - name: server\n"
+            "    image: registry.k8s.io/pause:3.9\n---\n"
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {svc}\n  namespace: {ns}\nspec:\n"
+            "  ports:\n{svc_ports}---\n"
+            "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: {svc}\n  namespace: {ns}\n"
+            "subsets:\n- addresses:\n  - ip: {ip}\n    targetRef:\n      kind: Pod\n"
+            "      name: {pod}\n      namespace: {ns}\n  ports:\n{ep_ports}").format(
+                node=node, ip=ip, pod=pod, ns=namespace, svc=service, svc_ports=svc_ports,
+                ep_ports=ep_ports)
+
+
 
 class StackTestCase(unittest.TestCase):
     """Test classes that share one Stack, started once for the class: STACK is its arguments."""

@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
   event_opts.window = static_cast<size_t>(FLAGS_window);
   sim::EventStore events(&store, event_opts);
   sim::HpaStore hpas(&store);
+  sim::ServiceStore services(&store);
   sim::ServerOptions opts;
   opts.listen = "127.0.0.1:" + std::to_string(FLAGS_port);
   opts.threads = FLAGS_threads;
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
   }
   std::remove(opts.write_log_file.c_str());
   if (!opts.request_log_file.empty()) std::remove(opts.request_log_file.c_str());
-  sim::Server server(&store, opts, &pods, &events, &volumes, &hpas);
+  sim::Server server(&store, opts, &pods, &events, &volumes, &hpas, &services);
   std::string err;
   if (!server.Start(&err)) {
     std::cerr << "kube-sim: " << err << "\n";

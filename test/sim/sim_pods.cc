@@ -97,7 +97,10 @@ PodKeys KeysOf(const Value& pod) {
   k.fields["spec.restartPolicy"] = ds::JsonString(*spec, "restartPolicy");
   k.fields["spec.schedulerName"] = ds::JsonString(*spec, "schedulerName");
   k.fields["spec.serviceAccountName"] = ds::JsonString(*spec, "serviceAccountName");
-  k.fields["spec.hostNetwork"] = "false";
+  const Value* host_network = ds::JsonMember(*spec, "hostNetwork");
+  k.fields["spec.hostNetwork"] =
+      host_network != nullptr && host_network->IsBool() && host_network->GetBool() ? "true"
+                                                                                   : "false";
   k.fields["status.phase"] = ds::JsonString(*st, "phase");
   k.fields["status.podIP"] = ds::JsonString(*st, "podIP");
   k.fields["status.nominatedNodeName"] = ds::JsonString(*st, "nominatedNodeName");
@@ -1514,6 +1517,12 @@ void PodStore::Tick() {
     std::string pod_ip = cidr.empty() ? "10.244.0." + std::to_string(2 + uid_counter_ % 250)
                                       : cidr.substr(0, cidr.rfind('.')) + "." +
                                             std::to_string(2 + (++uid_counter_) % 250);
+    // A pod in the host's network namespace has the node's address, as the kubelet reports it
+    // (generateAPIPodStatus: a hostNetwork pod's podIPs are the node's IPs). A test's backend
+    // that listens on this machine is such a pod on a node whose InternalIP is this machine's.
+    if (const Value* hn = rapidjson::Pointer("/spec/hostNetwork").Get(d);
+        hn != nullptr && hn->IsBool() && hn->GetBool() && !host_ip.empty())
+      pod_ip = host_ip;
     const Value* ann = rapidjson::Pointer("/metadata/annotations/sim.k8s.io~1ready").Get(d);
     bool ready = !(ann && ann->IsString() && std::string(ann->GetString()) == "false");
     std::string now_s = Now();

@@ -134,7 +134,7 @@ RequestAttributes Attributes(const std::string& method, const std::string& path,
   else if (method == "DELETE")
     a.verb = a.name.empty() ? "deletecollection" : "delete";
   else
-    a.verb = method;
+    a.verb = "";  // RequestInfoFactory: any other method of a resource request (OPTIONS) has none
   return a;
 }
 

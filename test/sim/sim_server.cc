@@ -191,12 +191,13 @@ void Server::Refuse(double seconds) {
 }
 
 Server::Server(Store* store, ServerOptions options, PodStore* pods, EventStore* events,
-               VolumeStore* volumes, HpaStore* hpas)
+               VolumeStore* volumes, HpaStore* hpas, ServiceStore* services)
     : store_(store),
       pods_(pods),
       events_(events),
       volumes_(volumes),
       hpas_(hpas),
+      services_(services),
       options_(std::move(options)),
       tokens_(options_.tokens) {}
 
@@ -633,6 +634,29 @@ int Server::Dispatch(mg_connection* conn) {
          "\"linux/amd64\"}");
     return 1;
   }
+  if (method == "GET" && path == "/openapi/v2") {
+    // An OpenAPI document without schemas: what `kubectl apply` needs before it writes (it
+    // downloads the document to validate with; it skips the kinds the document does not describe,
+    // and the server validates them anyway). kubectl asks for the protobuf encoding
+    // (gnostic's openapi_v2.Document: swagger = 1, info = 2 {title = 1, version = 2}); other
+    // clients get the JSON form.
+    if (accept.find("protobuf") != std::string::npos) {
+      static const char kDoc[] =
+          "\x0a\x03"
+          "2.0"
+          "\x12\x15\x0a\x0a"
+          "Kubernetes"
+          "\x12\x07"
+          "v1.30.0";
+      Send(conn, 200, std::string(kDoc, sizeof(kDoc) - 1),
+           "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    } else {
+      Send(conn, 200,
+           "{\"swagger\":\"2.0\",\"info\":{\"title\":\"Kubernetes\",\"version\":\"v1.30.0\"},"
+           "\"paths\":{},\"definitions\":{}}");
+    }
+    return 1;
+  }
   if (method == "GET" && (path == "/api" || path == "/api/")) {
     Send(conn, 200,
          "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":[{"
@@ -736,6 +760,8 @@ int Server::Dispatch(mg_connection* conn) {
                    faulted ? fault.pad_bytes : 0))
     return 1;
   if (HandleVolumes(conn, method, path, query, user, table)) return 1;
+  if (HandleServices(conn, method, path, query, user, table)) return 1;
+  if (HandleServiceProxy(conn, method, path, query, user)) return 1;
   if (method == "GET" && (path == "/api/v1" || path == "/api/v1/")) {
     Send(
         conn, 200,
@@ -756,6 +782,18 @@ int Server::Dispatch(mg_connection* conn) {
                                              "\"namespaced\":true,\"kind\":\"Event\",\"verbs\":["
                                              "\"create\",\"delete\",\"get\",\"list\","
                                              "\"watch\"],\"shortNames\":[\"ev\"]}") +
+            std::string(services_ == nullptr
+                            ? ""
+                            : ",{\"name\":\"endpoints\",\"singularName\":\"endpoints\","
+                              "\"namespaced\":true,\"kind\":\"Endpoints\",\"verbs\":[\"create\","
+                              "\"delete\",\"get\",\"list\",\"patch\",\"update\"],\"shortNames\":["
+                              "\"ep\"]},{\"name\":\"services\",\"singularName\":\"service\","
+                              "\"namespaced\":true,\"kind\":\"Service\",\"verbs\":[\"create\","
+                              "\"delete\",\"get\",\"list\",\"patch\",\"update\"],\"shortNames\":["
+                              "\"svc\"],\"categories\":[\"all\"]},{\"name\":\"services/proxy\","
+                              "\"singularName\":\"\",\"namespaced\":true,\"kind\":"
+                              "\"ServiceProxyOptions\",\"verbs\":[\"create\",\"delete\",\"get\","
+                              "\"patch\",\"update\"]}") +
             std::string(volumes_ == nullptr
                             ? ""
                             : ",{\"name\":\"persistentvolumeclaims\",\"singularName\":"

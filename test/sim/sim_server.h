@@ -19,6 +19,7 @@
 #include "test/sim/sim_http.h"
 #include "test/sim/sim_pods.h"
 #include "test/sim/sim_rbac.h"
+#include "test/sim/sim_services.h"
 #include "test/sim/sim_store.h"
 #include "test/sim/sim_volumes.h"
 
@@ -98,9 +99,12 @@ class Server {
   // `pods` (optional, not owned) serves Pods, evictions, PodDisruptionBudgets and the apps/v1
   // workload objects; `events` (optional, not owned) serves core/v1 Events; `volumes` (optional,
   // not owned) serves PersistentVolumeClaims and PersistentVolumes; `hpas` (optional, not owned)
-  // serves autoscaling/v2 HorizontalPodAutoscalers.
+  // serves autoscaling/v2 HorizontalPodAutoscalers; `services` (optional, not owned) serves
+  // Services, Endpoints and the services/proxy subresource (whose endpoints must be pods of
+  // `pods`).
   Server(Store* store, ServerOptions options, PodStore* pods = nullptr,
-         EventStore* events = nullptr, VolumeStore* volumes = nullptr, HpaStore* hpas = nullptr);
+         EventStore* events = nullptr, VolumeStore* volumes = nullptr, HpaStore* hpas = nullptr,
+         ServiceStore* services = nullptr);
   ~Server();
   bool Start(std::string* error);
   void Stop();
@@ -134,6 +138,13 @@ class Server {
                   const std::string& query, const User& user, bool table);
   bool HandleHpas(mg_connection* conn, const std::string& method, const std::string& path,
                   const std::string& query, const User& user, bool table);
+  // core/v1 Services and Endpoints (sim_server_services.cc): false when the path is not theirs.
+  bool HandleServices(mg_connection* conn, const std::string& method, const std::string& path,
+                      const std::string& query, const User& user, bool table);
+  // The services/proxy subresource (sim_server_proxy.cc), for an authenticated and authorized
+  // request: false when the path is not a service proxy path.
+  bool HandleServiceProxy(mg_connection* conn, const std::string& method, const std::string& path,
+                          const std::string& query, const User& user);
   // The review APIs (sim_server_auth.cc): TokenReview, SelfSubjectReview, SubjectAccessReview,
   // SelfSubjectAccessReview. `caller` is who sent the request. False when the path is not theirs.
   bool HandleReviews(mg_connection* conn, const std::string& method, const std::string& path,
@@ -158,6 +169,7 @@ class Server {
   EventStore* const events_;
   VolumeStore* const volumes_;
   HpaStore* const hpas_;
+  ServiceStore* const services_;
   const ServerOptions options_;
   ConnectionPolicy policy_{options_.keep_alive};  // mg_start's user data (CivetWeb wants void*)
   mg_context* ctx_ = nullptr;
