@@ -251,10 +251,16 @@ int RunPlugin(const std::vector<std::string>& args, std::ostream& out, std::ostr
            "dynamic-scheduler\"\n";
     return 1;
   }
-  const bool json_body = got->Header("content-type").find("json") != std::string::npos;
-  if (got->status >= 400 && !(a.command == "explain" && json_body && got->status < 500)) {
-    err << "HTTP " << got->status << " from " << ServiceProxyPath(a, path) << ": " << got->body
-        << (got->body.empty() || got->body.back() == '\n' ? "" : "\n");
+  if (got->status >= 400) {
+    // The API server's refusal (a Status: 403 without the Role, 503 without endpoints) or the
+    // controller's ({"error": ...}: a pod or node it does not know), said as they said it.
+    rapidjson::Document d;
+    d.Parse(got->body.c_str(), got->body.size());
+    std::string why = got->body;
+    if (!d.HasParseError() && d.IsObject())
+      why = !Str(d, "message").empty() ? Str(d, "message") : Str(d, "error");
+    err << "HTTP " << got->status << " from " << ServiceProxyPath(a, path) << ": " << why
+        << (why.empty() || why.back() == '\n' ? "" : "\n");
     return 1;
   }
   if (a.command == "explain" && a.output == "text") {
@@ -262,7 +268,7 @@ int RunPlugin(const std::vector<std::string>& args, std::ostream& out, std::ostr
   } else {
     out << got->body;
   }
-  return got->status >= 400 ? 1 : 0;
+  return 0;
 }
 
 }  // namespace ds

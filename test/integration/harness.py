@@ -301,10 +301,11 @@ class Stack:
     def writes(self):
         return self.sim_admin("GET", "/sim/writes")
 
-    def kubectl(self, *args, kubeconfig=None, check=True, timeout=30):
+    def kubectl(self, *args, kubeconfig=None, check=True, timeout=30, input=None):
         env = dict(os.environ, KUBECONFIG=kubeconfig or self.admin_kubeconfig)
         for attempt in range(3):
-            r = subprocess.run(["kubectl", *args], env=env, capture_output=True, text=True, timeout=timeout)
+            r = subprocess.run(["kubectl", *args], env=env, capture_output=True, text=True, timeout=timeout,
+                               input=input)
             # A connection that dropped before any answer (seen on a loaded 2-core machine) is
             # retried; every answer from the server, error or not, is returned as it is.
             if "Unable to connect to the server" not in r.stderr:
@@ -420,7 +421,10 @@ class StackTestCase(unittest.TestCase):
 class Controller:
     """The real dynamic-scheduler binary."""
 
-    def __init__(self, stack, rule_yaml, args=(), kubeconfig=None, prom=None, name="controller", interval=1):
+    def __init__(self, stack, rule_yaml, args=(), kubeconfig=None, prom=None, name="controller", interval=1,
+                 web_host="127.0.0.1"):
+        """`web_host`: the address the web port listens on ("" every one; a service proxy's
+        backend must be reached on a non-loopback address, host_address)."""
         self.stack = stack
         self.rule_file = os.path.join(stack.dir, name + "-rule.yaml")
         with open(self.rule_file, "w") as f:
@@ -428,7 +432,7 @@ class Controller:
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         cmd = [CONTROLLER, "-prom", prom or stack.prom, "-kubeconfig", kubeconfig or stack.kubeconfig,
-               "-r", self.rule_file, "-s", str(interval), "-webaddr", "127.0.0.1:%d" % self.port, *args]
+               "-r", self.rule_file, "-s", str(interval), "-webaddr", "%s:%d" % (web_host, self.port), *args]
         self.proc = Process(name, cmd, stack.dir)
 
     def get(self, path):

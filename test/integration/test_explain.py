@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import CONTROLLER, kustomize, wait_until
+from harness import CONTROLLER, backend_service_manifest, host_address, kustomize, wait_until
 from test_rebalance import HOT, REPLICAS, RebalanceStack, deploy_rbac, metric0
 
 NS = "dynamic-scheduler"  # the controller's Service lives here, as deploy/ installs it
@@ -32,6 +32,9 @@ class ExplainIT(RebalanceStack):
     def setUpClass(cls):
         super().setUpClass()
         # The plugin: the same binary under kubectl's plugin name, on PATH.
+        cls.ip = host_address()
+        if cls.ip is None:
+            raise RuntimeError("no non-loopback IPv4 address: the service proxy cannot reach the controller")
         cls.bin = tempfile.mkdtemp(prefix="ds-plugin-")
         os.symlink(os.path.abspath(CONTROLLER), os.path.join(cls.bin, "kubectl-dynamic_scheduler"))
 
@@ -56,21 +59,17 @@ class ExplainIT(RebalanceStack):
         return r
 
     def expose(self, c):
-        """The controller's Service and Endpoints, as deploy/base/service.yaml and the endpoints
-        controller would make them: port "http" to the controller's web port."""
+        """The controller's Service as deploy/base/service.yaml makes it (port "http"), its one
+        endpoint the controller's web port on this machine's address: a hostNetwork pod on a node
+        with that address, which the API server's proxy requires (harness.backend_service_manifest).
+        The node is cordoned: the scheduler model places no workload there."""
         port = int(c.url.rsplit(":", 1)[1])
-        self.api.call("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
-        for path, obj in (
-                ("/api/v1/namespaces/%s/services" % NS,
-                 {"metadata": {"name": "dynamic-scheduler"},
-                  "spec": {"ports": [{"name": "http", "port": 9000, "targetPort": port}]}}),
-                ("/api/v1/namespaces/%s/endpoints" % NS,
-                 {"metadata": {"name": "dynamic-scheduler"},
-                  "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "http", "port": port}]}]})):
-            name = obj["metadata"]["name"]
-            self.api.call("DELETE", path + "/" + name)
-            code, out = self.api.call("POST", path, obj)
-            self.assertEqual(code, 201, out)
+        self.stack.kubectl("apply", "-f", "-", input=backend_service_manifest(NS, "dynamic-scheduler", self.ip, {"http": port},
+                                                    pod="dynamic-scheduler-0", node="this-host",
+                                                    service_ports={"http": 9000}))
+        self.stack.kubectl("cordon", "this-host")
+        wait_until(lambda: self.api.get("/api/v1/namespaces/%s/pods/dynamic-scheduler-0" % NS)
+                   .get("status", {}).get("podIP") == self.ip, 20, what="the backend pod's address")
 
     def test_explain_a_kept_pod_then_an_evicted_one_across_a_restart(self):
         before = self.setup_hot(affinity=True)
@@ -78,7 +77,7 @@ class ExplainIT(RebalanceStack):
         wait_until(lambda: self.pdb_status("hot").get("disruptionsAllowed") == 0 and
                    self.pdb_status("hot").get("currentHealthy") == REPLICAS, 10, what="PDB allows 0")
         limits = "{perCycle: 1, perHour: 50, perNodePerHour: 20, nodeCooldown: 2s, perWorkload: 5}"
-        c = self.start(limits)
+        c = self.start(limits, web_host="")
         self.expose(c)
         self.wait_marked([HOT])
         wait_until(lambda: metric0(c, "dynamic_scheduler_evictions_total", result="blocked_by_pdb") >= 1, 20,
@@ -105,7 +104,7 @@ class ExplainIT(RebalanceStack):
         wait_until(lambda: self.evicted(), 30, what="an eviction")
         evicted = self.evicted()[0]["name"].split("/", 1)[1]
         c.stop()
-        c2 = self.start(limits, name="controller-again")
+        c2 = self.start(limits, name="controller-again", web_host="")
         self.expose(c2)
         c2.wait_ready()
         out = self.plugin("explain", "pod/" + evicted, "-n", self.ns).stdout

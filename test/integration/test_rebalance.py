@@ -44,7 +44,13 @@ def deploy_rbac():
     lease (a namespaced Role there; the simulator's rules have no namespaces) -- no delete on pods,
     so an eviction can only go through the eviction subresource, where PodDisruptionBudgets are
     honoured."""
-    rules = [r for d in kustomize("overlays/rebalance") if d["kind"] in ("ClusterRole", "Role") for r in d["rules"]]
+    docs = kustomize("overlays/rebalance")
+    # The roles bound to the controller's service account (not those for people, e.g. explain's).
+    bound = {(b["roleRef"]["kind"], b["roleRef"]["name"]) for b in docs
+             if b["kind"] in ("ClusterRoleBinding", "RoleBinding")
+             and any(s.get("kind") == "ServiceAccount" and s.get("name") == "dynamic-scheduler"
+                     for s in b.get("subjects", []))}
+    rules = [r for d in docs if (d["kind"], d["metadata"]["name"]) in bound for r in d["rules"]]
     return {"users": {"dynamic-scheduler": rules}}
 
 
@@ -264,9 +270,9 @@ class RebalanceStack(unittest.TestCase):
         return self.api.get("/apis/policy/v1/namespaces/%s/poddisruptionbudgets/%s" % (self.ns, name))["status"]
 
     # --- controller helpers ---
-    def start(self, limits, dry_run=False, hold="6s", windows="", args=(), name=None, head=""):
+    def start(self, limits, dry_run=False, hold="6s", windows="", args=(), name=None, head="", **kw):
         """A controller; `windows` may also carry other lines of the rebalance section, `head`
-        top-level lines of rule.yaml (e.g. mark: taint)."""
+        top-level lines of rule.yaml (e.g. mark: taint); `kw` goes to Controller."""
         # Each test's controllers keep their eviction ledger (the lease dynamic-scheduler-evictions)
         # in the test's namespace, as separate installations would: the limits of one test's
         # evictions are not another's.
@@ -274,7 +280,7 @@ class RebalanceStack(unittest.TestCase):
             args = list(args) + ["-leader_elect_namespace", self.ns]
         c = Controller(self.stack, head + RULE_YAML.format(limits=limits, dry_run=str(dry_run).lower(),
                                                            hold=hold, windows=windows), args=args,
-                       name=name or "controller-" + self.ns)
+                       name=name or "controller-" + self.ns, **kw)
         self.controllers.append(c)
         return c
 
