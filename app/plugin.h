@@ -2,9 +2,9 @@
 // PATH (kubectl's plugin naming: a dash in the command is an underscore in the file name), asks
 // the running controller through the API server's service proxy
 // (/api/v1/namespaces/NS/services/[SCHEME:]NAME:PORT/proxy/PATH) with the user's own kubeconfig:
-// the API server checks the user's RBAC (get services/proxy on the controller's Service, which
-// deploy/components/explain-access grants to a Role users can be bound to), and no port-forward is
-// needed.
+// the API server checks the user's RBAC (get services/proxy on the controller's Service, which the
+// Role dynamic-scheduler-explain of deploy/base/rbac.yaml grants to whoever is bound to it), and no
+// port-forward is needed.
 //
 //   explain pod/NAME [-n NAMESPACE]   why the pod moved or stayed (reads the pod for its node)
 //   explain node/NAME                 why the node is (not) relieved, its pods in order
