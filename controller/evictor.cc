@@ -349,7 +349,7 @@ bool Evictor::Answered(const PodInfo& pod, const EvictionResult& res, EvictionRe
   switch (res.kind) {
     case EvictionResult::Kind::kEvicted:
       Charge(pod, name, rec->at_wall, cpu, memory);
-      Announce(*rec, io);
+      Announce(pod, *rec, io);
       LOG(INFO) << "rebalance: evicted a pod; its replacement fits on the destination"
                 << EvictionLogFields(*rec, drain);
       return true;
@@ -357,7 +357,7 @@ bool Evictor::Answered(const PodInfo& pod, const EvictionResult& res, EvictionRe
       // A 429 that started the move (KubeVirt's live migration): no refusal, the pod leaves once
       // its move is done. In flight like any eviction, and charged to every limit.
       Charge(pod, name, rec->at_wall, cpu, memory);
-      Announce(*rec, io);
+      Announce(pod, *rec, io);
       LOG(INFO) << "rebalance: the eviction started a move in the background; the pod leaves "
                    "once it is done"
                 << EvictionLogFields(*rec, drain);
@@ -480,7 +480,7 @@ std::string Evictor::Problem(double now_wall) {
   return problem_;
 }
 
-void Evictor::Announce(const EvictionRecord& r, const ReliefWrites& io) {
+void Evictor::Announce(const PodInfo& evicted, const EvictionRecord& r, const ReliefWrites& io) {
   const bool drain = r.rule == kUnderusedRule;
   const auto slash = r.pod.find('/');
   EventInfo pod;
@@ -523,6 +523,13 @@ void Evictor::Announce(const EvictionRecord& r, const ReliefWrites& io) {
   node.message = nm.str();
   Post(pod, io);
   Post(node, io);
+  // Its owner (a ReplicaSet, StatefulSet, ...) outlives the pod and its Events: the same words
+  // there, under a reason of its own (the pod's and the node's Events keep theirs).
+  if (!drain)
+    EventOnOwner(evicted, "Normal", "RebalanceEvictedPod", "Evict",
+                 "Evicted " + r.pod + " from node " + r.node + " (" + why +
+                     "); its replacement should fit on " + r.to,
+                 r.at_wall, r.node, io);
 }
 
 }  // namespace ds

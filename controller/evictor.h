@@ -164,8 +164,9 @@ class Evictor {
               double memory);
   void Forbidden(const PodInfo& pod, const EvictionRecord& rec, const Status& st,
                  const ReliefWrites& io);
-  // Events on the pod and on the node, with the rule, its load and its goal.
-  void Announce(const EvictionRecord& r, const ReliefWrites& io);
+  // Events on the pod, on the node and (a relief's) on the pod's owner, with the rule, its load and
+  // its goal.
+  void Announce(const PodInfo& evicted, const EvictionRecord& r, const ReliefWrites& io);
   void Restore(const std::vector<LedgerEntry>& ledger, double now_wall);
   // Takes a refused eviction's entry back out of the ledger; a failure is logged and counted.
   void TakeBack(const PodInfo& pod, double at_wall, const std::function<bool()>& gate);

@@ -217,7 +217,7 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_NE(report.recent[0].to, "node-1");
   EXPECT_DOUBLE_EQ(report.recent[0].usage, 50);
   auto events = RebalanceEvents();
-  ASSERT_EQ(events.size(), 2u) << "one on the pod, one on the node";
+  ASSERT_EQ(events.size(), 3u) << "one on the pod, one on the node, one on its owner";
   EXPECT_EQ(events[0].kind, "Pod");
   EXPECT_EQ(events[0].object_namespace, "shop");
   EXPECT_EQ(events[0].name, "big");
@@ -230,6 +230,14 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
                 report.recent[0].to);
   EXPECT_EQ(events[1].kind, "Node");
   EXPECT_EQ(events[1].name, "node-1");
+  // The owner outlives the pod: the same words there.
+  EXPECT_EQ(events[2].kind, "ReplicaSet");
+  EXPECT_EQ(events[2].name, "big-rs");
+  EXPECT_EQ(events[2].reason, "RebalanceEvictedPod");
+  EXPECT_NE(events[2].message.find("Evicted shop/big from node node-1 (rule cpu at 95 % is over its "
+                                   "clear threshold 60 %); its replacement should fit on"),
+            std::string::npos)
+      << events[2].message;
   EXPECT_EQ(EventNamespace(events[1]), "default");
   EXPECT_NE(events[1].message.find("Evicted shop/big (50 % of the node)"), std::string::npos);
   EXPECT_EQ(report.pod_lists, 4u) << "the hot node's pods and the two free nodes', one LIST each, "
@@ -1635,7 +1643,7 @@ TEST_F(MemoryAvailableTest, AMemoryRuleActsAtOnceInBytes) {
   EXPECT_EQ(report.nodes[0].unit, ValueUnit::kBytes);
   EXPECT_DOUBLE_EQ(report.nodes[0].load_after, 500 * kMiB);
   auto events = RebalanceEvents();
-  ASSERT_EQ(events.size(), 2u);
+  ASSERT_EQ(events.size(), 3u);
   EXPECT_NE(events[0].message.find("rule mem at 100 MiB available is below its clear threshold "
                                    "500 MiB; this pod used 400 MiB)"),
             std::string::npos)
