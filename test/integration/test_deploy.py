@@ -86,10 +86,25 @@ class ManifestsTest(unittest.TestCase):
         kinds = sorted(d["kind"] for d in self.docs)
         self.assertEqual(kinds, sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
                                         "ConfigMap", "Deployment", "Deployment", "Service", "Service", "DaemonSet",
-                                        "Role", "RoleBinding", "PodDisruptionBudget"]))
+                                        "Role", "Role", "RoleBinding", "PodDisruptionBudget"]))
         for d in self.docs:
             if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):
                 self.assertEqual(d["metadata"]["namespace"], "dynamic-scheduler", d["metadata"]["name"])
+
+    def test_the_explain_role_reads_the_service_proxy_only_and_is_bound_to_nobody(self):
+        """kubectl dynamic-scheduler's Role (docs/operating.md): get on services/proxy of the
+        controller's Service only, by the ids the API server authorizes (the Service with its port
+        name and scheme); bound to nobody: whoever installs decides who may ask."""
+        role = find(self.docs, "Role", "dynamic-scheduler-explain")
+        self.assertEqual(role["rules"], [{"apiGroups": [""], "resources": ["services/proxy"],
+                                          "resourceNames": ["dynamic-scheduler", "dynamic-scheduler:http",
+                                                            "http:dynamic-scheduler:http",
+                                                            "https:dynamic-scheduler:http"],
+                                          "verbs": ["get"]}])
+        service = find(self.docs, "Service", "dynamic-scheduler")
+        self.assertIn("http", [p["name"] for p in service["spec"]["ports"]], "the port the names say")
+        self.assertFalse([d for d in self.docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")
+                          and d["roleRef"]["name"] == "dynamic-scheduler-explain"])
 
     def test_rbac_is_least_privilege(self):
         role = find(self.docs, "ClusterRole")
