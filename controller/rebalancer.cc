@@ -57,7 +57,7 @@ Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient*
       candidates_(rules.rebalance, rules.mark, &reads_, &evictor_, clock, &tally_),
       drainer_(rules.rebalance, rules.mark, selector_, &reads_, &candidates_, &evictor_, clock,
                &tally_),
-      effect_(rules.rebalance.effect_window_seconds) {
+      effect_(rules.rebalance.effect_window_seconds, options.interval_seconds) {
   tally_.SetKeep(cfg_.keep_decisions);
   tally_.Edit([&](RebalanceReport* r) {
     r->enabled = true;
@@ -140,16 +140,18 @@ void Rebalancer::FollowReplacements(double now) {
 void Rebalancer::TrackEpisodes(const std::vector<ReliefInput>& nodes, double now,
                                const std::vector<std::string>& reference_hot) {
   // Episodes: a node qualifies, is relieved, cools, and its mark goes.
-  std::set<std::string> marked;
+  std::set<std::string> marked, cooled;
   for (const ReliefInput& in : nodes) {
     if (!in.marked) continue;
     marked.insert(in.node->name);
-    if (in.cold) effect_.OnCleared(in.node->name, now);
+    if (!in.cold) continue;
+    cooled.insert(in.node->name);
+    effect_.OnCleared(in.node->name, now);
   }
   for (const std::string& n : was_marked_)
     if (!marked.count(n)) effect_.OnUnmarked(n);
   was_marked_ = marked;
-  effect_.OnCycle(now, reference_hot, marked);
+  effect_.OnCycle(now, reference_hot, marked, cooled);
 }
 
 std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
@@ -195,16 +197,16 @@ std::map<std::string, Rebalancer::Hot> Rebalancer::QualifyHot(
       r.qualification = "nothing_to_relieve";  // cooled, or no rule with a resource holds it
     }
     if (q == Qualification::kYes && relief && relief->load.load <= relief->load.goal) {
-      effect_.OnQualified(r.name, now);
+      effect_.OnQualified(r.name, now, in.marked_since_wall);
       r.qualification = "in_motion";  // what is already leaving reaches the goal
       tally_.Count(&RebalanceCounters::skips, "in_motion");
     } else if (q == Qualification::kYes && relief && NodeBeingRemoved(*in.node)) {
       // A cluster-autoscaler or Karpenter drains it: its pods all go with it anyway.
-      effect_.OnQualified(r.name, now);
+      effect_.OnQualified(r.name, now, in.marked_since_wall);
       r.limit = DisruptorName(Disruptor::kNodeRemoval);
       tally_.Count(&RebalanceCounters::skips, r.limit);
     } else if (q == Qualification::kYes && relief) {
-      effect_.OnQualified(r.name, now);
+      effect_.OnQualified(r.name, now, in.marked_since_wall);
       if (Limit lim = evictor_.NodeLimit(r.name, in.recorded_eviction_wall, now);
           lim != Limit::kNone) {
         r.limit = LimitName(lim);

@@ -138,6 +138,18 @@ void ReplayEngine::Cycle(double t, const std::vector<RuleInput>& inputs, bool ev
     ++results_[i].cap_hits;
     totals_.capped_node_seconds += step_;
   }
+  // How the marks on from an earlier step fare, as the rebalancer's effect figures count them
+  // (its cycle reads the marks the cycle started with, and the cycle's verdicts).
+  for (size_t i = 0; i < n; ++i) {
+    ReplayNodeResult& res = results_[i];
+    if (!state_[i].marked || res.marks.empty()) continue;
+    if (!judged.cold[i]) {
+      res.hot_marked_seconds += step_;
+      totals_.hot_marked_node_seconds += step_;
+    } else if (std::isnan(res.marks.back().relieved_at)) {
+      res.marks.back().relieved_at = t;
+    }
+  }
   for (const LabelChange& c : judged.changes) {
     NodeMarkState& s = state_[c.node];
     const NodeDecision& d = decisions[c.node];
@@ -203,13 +215,26 @@ ReplayResult ReplayEngine::Finish(double from, double to) const {
   out.nodes = results_;
   out.totals = totals_;
   out.totals.unmatched_series = unmatched_.size();
+  std::vector<double> relief;
   for (ReplayNodeResult& n : out.nodes) {
     for (const ReplayMark& m : n.marks) {
       const double end = std::isnan(m.end) ? to : m.end;
       n.marked_seconds += std::max(0.0, end - m.start);
+      if (!std::isnan(m.relieved_at)) relief.push_back(m.relieved_at - m.start);
     }
     out.totals.marks += n.marks.size();
     out.totals.marked_node_seconds += n.marked_seconds;
+  }
+  std::sort(relief.begin(), relief.end());
+  out.totals.relieved_marks = relief.size();
+  // Nearest rank: the least time to relief that at least the share q of the marks stayed within.
+  auto rank = [&relief](double q) {
+    const size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(relief.size())));
+    return relief[std::max<size_t>(k, 1) - 1];
+  };
+  if (!relief.empty()) {
+    out.totals.time_to_relief_median = rank(0.5);
+    out.totals.time_to_relief_p90 = rank(0.9);
   }
   out.timeline = timeline_;
   return out;

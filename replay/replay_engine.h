@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,6 +57,12 @@ struct ReplayMark {
   // hysteresis band holds only once it crossed its threshold: the rebalancer's estimate asks
   // this, not the value alone (estimate_inputs.h HoldingAt).
   std::vector<std::pair<double, std::vector<std::string>>> held = {};
+  // The first step after `start` at which the node was at or below its clear threshold (every
+  // rule's verdict cold) while it carried this mark: its time to relief is relieved_at - start, as
+  // the controller measures it (rebalance/effect.h). NaN: not within the mark (an outage released
+  // it, or it is still on and hot at the end of the replay). Without the rebalancer's hold
+  // replayed, a mark ends at that step: the history decides when, evictions or none.
+  double relieved_at = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ReplayNodeResult {
@@ -64,6 +71,9 @@ struct ReplayNodeResult {
   double marked_seconds = 0;
   double capped_seconds = 0;  // hot but left unmarked by the herd cap
   size_t cap_hits = 0;        // steps at which the herd cap left it unmarked
+  // Steps at which it carried a mark (from an earlier step) and was not at or below its clear
+  // threshold, times the step: the controller's hot node-seconds (rebalance/effect.h).
+  double hot_marked_seconds = 0;
 };
 
 struct ReplayTotals {
@@ -73,6 +83,13 @@ struct ReplayTotals {
   double capped_node_seconds = 0;
   size_t unmatched_series = 0;  // distinct series (per rule) that named no node
   size_t outage_steps = 0;      // steps replayed as Prometheus down
+  // The nodes' hot_marked_seconds summed.
+  double hot_marked_node_seconds = 0;
+  // The marks with a relieved_at, and the median and 90th percentile (nearest rank) of their time
+  // to relief (NaN without one).
+  size_t relieved_marks = 0;
+  double time_to_relief_median = std::numeric_limits<double>::quiet_NaN();
+  double time_to_relief_p90 = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Per step, for the report's charts.

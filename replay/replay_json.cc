@@ -42,6 +42,10 @@ void WriteMark(JsonWriter& w, const ReplayMark& m) {
   WriteSeconds(w, m.end);
   w.Key("level");
   w.Uint64(m.below_hottest);
+  w.Key("relieved_at");  // the first step at or below the clear threshold; null: not within it
+  WriteTime(w, m.relieved_at);
+  w.Key("relieved_after_seconds");
+  WriteSeconds(w, std::isnan(m.relieved_at) ? m.relieved_at : m.relieved_at - m.start);
   w.EndObject();
 }
 
@@ -77,6 +81,8 @@ std::string ReplayJson(const ReplayResult& r, const std::function<void(JsonWrite
     WriteSeconds(w, n.capped_seconds);
     w.Key("cap_hits");
     w.Uint64(n.cap_hits);
+    w.Key("hot_marked_seconds");
+    WriteSeconds(w, n.hot_marked_seconds);
     w.EndObject();
   }
   w.EndObject();
@@ -96,6 +102,14 @@ std::string ReplayJson(const ReplayResult& r, const std::function<void(JsonWrite
   w.Uint64(r.totals.outage_steps);
   w.Key("steps");
   w.Uint64(r.timeline.times.size());
+  w.Key("hot_marked_node_seconds");
+  WriteSeconds(w, r.totals.hot_marked_node_seconds);
+  w.Key("relieved_marks");
+  w.Uint64(r.totals.relieved_marks);
+  w.Key("time_to_relief_median_seconds");  // null without a relieved mark
+  WriteSeconds(w, r.totals.time_to_relief_median);
+  w.Key("time_to_relief_p90_seconds");
+  WriteSeconds(w, r.totals.time_to_relief_p90);
   w.EndObject();
   w.Key("workloads");
   if (workloads) {
@@ -122,6 +136,14 @@ std::string ReplaySummary(const ReplayResult& r) {
     << ", most marked at once: " << r.totals.max_marked_at_once
     << ", node-hours left unmarked by the herd cap: "
     << std::round(r.totals.capped_node_seconds / 36) / 100 << "\n";
+  o << "  hot marked node-hours (marked, not at or below the clear threshold): "
+    << std::round(r.totals.hot_marked_node_seconds / 36) / 100 << ", time to relief (mark to "
+    << "clear threshold) of " << r.totals.relieved_marks << " marks: ";
+  if (r.totals.relieved_marks > 0)
+    o << "median " << std::round(r.totals.time_to_relief_median / 6) / 10
+      << " min, 90th percentile " << std::round(r.totals.time_to_relief_p90 / 6) / 10 << " min\n";
+  else
+    o << "none\n";
   if (r.totals.unmatched_series > 0)
     o << "  " << r.totals.unmatched_series
       << " series named no node (check the rules' nodeLabel and the node list)\n";

@@ -470,6 +470,11 @@ StatusOr<std::string> RenderReportHtml(const std::string& replay_json) {
        "; rules: " + (rules.empty() ? "&mdash;" : rules) + "</p>";
   s += "<div class=\"cards\">" + Card(Count(Total(doc, "marks")), "marks") +
        Card(DurationText(Total(doc, "marked_node_seconds")), "marked node-time") +
+       Card(DurationText(Total(doc, "hot_marked_node_seconds")),
+            "hot marked node-time (not yet at or below the clear threshold)") +
+       Card(DurationText(Total(doc, "time_to_relief_median_seconds")),
+            "time to relief, median (mark to clear threshold)") +
+       Card(DurationText(Total(doc, "time_to_relief_p90_seconds")), "time to relief, 90 %") +
        Card(Count(Total(doc, "max_marked_at_once")), "most marked at once") +
        Card(std::to_string(flaps), "flaps") +
        Card(DurationText(Total(doc, "capped_node_seconds")), "held back by the herd cap") +

@@ -2,10 +2,13 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <utility>
@@ -17,10 +20,12 @@ namespace {
 using prometheus::Counter;
 using prometheus::Family;
 using prometheus::Gauge;
+using prometheus::Histogram;
 
-// One scrape's exposition: a fresh Registry whose counters and gauges are set from the view's
-// values. The controller keeps its counts where its logic keeps them (ReconcilerCounters, the
-// cache's stats, the rebalancer's figures), so the registry holds nothing between scrapes.
+// One scrape's exposition: a fresh Registry whose counters, gauges and histograms are set from the
+// view's values. The controller keeps its counts where its logic keeps them (ReconcilerCounters,
+// the cache's stats, the rebalancer's figures, their histograms' bucket counts), so the registry
+// holds nothing between scrapes.
 // A HELP text must hold no newline or backslash: prometheus-cpp 1.0.1 writes HELP unescaped (it
 // does escape label values).
 class Exposition {
@@ -30,6 +35,9 @@ class Exposition {
   }
   Family<Counter>& Counters(const char* name, const char* help) {
     return prometheus::BuildCounter().Name(name).Help(help).Register(registry_);
+  }
+  Family<Histogram>& Histograms(const char* name, const char* help) {
+    return prometheus::BuildHistogram().Name(name).Help(help).Register(registry_);
   }
 
   // The text format of these families and `more`, ordered by name and, within a family, by
@@ -54,6 +62,18 @@ void Put(Family<Gauge>& f, double v, const prometheus::Labels& labels = {}) {
 // A counter of the scrape starts at 0: the controller's count is its one increment.
 void Put(Family<Counter>& f, double v, const prometheus::Labels& labels = {}) {
   f.Add(labels).Increment(v);
+}
+
+// A histogram of the scrape from counts the controller kept: `per_bucket[i]` observations at or
+// below bounds[i] and above the bound before it, the last one above every bound (+Inf), and their
+// sum. The text format makes the buckets cumulative and adds the +Inf bucket and _count.
+// REQUIRES: per_bucket.size() == bounds.size() + 1.
+template <size_t N>
+void Put(Family<Histogram>& f, const std::array<double, N>& bounds,
+         const std::array<uint64_t, N + 1>& per_bucket, double sum,
+         const prometheus::Labels& labels = {}) {
+  f.Add(labels, Histogram::BucketBoundaries(bounds.begin(), bounds.end()))
+      .ObserveMultiple(std::vector<double>(per_bucket.begin(), per_bucket.end()), sum);
 }
 
 // Which build runs, and what the process holds.
@@ -338,6 +358,28 @@ void PutRebalanceEffect(Exposition& e, const RebalanceCounters& rc, const Rebala
                "Of the episodes with evictions whose effectWindow ended, the share whose node "
                "fell below its clear threshold within it."),
       f.Effectiveness());
+  // How the relief went: how long it took, what it cost, and how long nodes stayed hot.
+  Put(e.Histograms("dynamic_scheduler_rebalance_time_to_relief_seconds",
+                   "Of the relieved episodes (..._episodes_relieved_total), the time from the "
+                   "node's mark (from the cycle the episode qualified where the mark's time is "
+                   "unknown) to the first cycle after its first eviction that found it at or below "
+                   "its clear threshold."),
+      kTimeToReliefBuckets, f.time_to_relief, f.time_to_relief_sum);
+  Put(e.Counters("dynamic_scheduler_rebalance_episodes_relieved_evictions_total",
+                 "Evictions in the relieved episodes (evictions per relieved episode's "
+                 "numerator)."),
+      f.relieved_evictions);
+  Put(e.Gauges("dynamic_scheduler_rebalance_evictions_per_relieved_episode",
+               "Evictions in the relieved episodes per relieved episode (0 before the first)."),
+      f.EvictionsPerRelief());
+  Put(e.Gauges("dynamic_scheduler_rebalance_bounce_back_ratio",
+               "Of the replacements of evicted pods seen running, the share bound to the node "
+               "their pod left within effectWindow (0 before the first replacement)."),
+      f.BounceBackRatio());
+  Put(e.Counters("dynamic_scheduler_rebalance_hot_node_seconds_total",
+                 "Each cycle, the nodes carrying our mark that are not at or below their clear "
+                 "threshold, times the time since the previous cycle (at most -s)."),
+      f.hot_node_seconds);
 }
 
 // The rebalance step's CPU time (0 without a rebalance: section) and, with one, the rebalancer's

@@ -114,6 +114,36 @@ void WriteFigures(JsonWriter& w, const EffectFigures& f) {
   WriteNumber(w, f.EvictionRate());
   w.Key("effectiveness");
   WriteNumber(w, f.Effectiveness());
+  w.Key("bounceBackRatio");
+  WriteNumber(w, f.BounceBackRatio());
+  w.Key("relievedEvictions");
+  w.Uint64(f.relieved_evictions);
+  w.Key("evictionsPerRelievedEpisode");
+  WriteNumber(w, f.EvictionsPerRelief());
+  w.Key("hotNodeSeconds");
+  WriteNumber(w, f.hot_node_seconds);
+  // The relieved episodes' time from the mark to the clear threshold: as /metrics' histogram,
+  // each bound with the episodes at or under it (cumulative); `count` holds them all.
+  w.Key("timeToRelief");
+  w.StartObject();
+  uint64_t count = 0;
+  w.Key("buckets");
+  w.StartArray();
+  for (size_t i = 0; i < kTimeToReliefBuckets.size(); ++i) {
+    count += f.time_to_relief[i];
+    w.StartObject();
+    w.Key("le");
+    WriteNumber(w, kTimeToReliefBuckets[i]);
+    w.Key("count");
+    w.Uint64(count);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("count");
+  w.Uint64(count + f.time_to_relief.back());
+  w.Key("sumSeconds");
+  WriteNumber(w, f.time_to_relief_sum);
+  w.EndObject();
   w.EndObject();
 }
 

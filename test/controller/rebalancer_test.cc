@@ -255,6 +255,26 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(api_.evictions().size(), 1u);
 }
 
+// How the relief went (rebalance/effect.h), as the cycle feeds it: time to relief counts from the
+// mark as the node's record says (not from the cycle that qualified it and evicted), and hot
+// node-seconds count each cycle the node began marked and was not yet at or below 60 %.
+TEST_F(RebalancerTest, TimeToReliefCountsFromTheMarkAndHotTimeFromTheCycles) {
+  Build();
+  Cycle(95);  // marks node-1 (at 1.8e9 + 10: the record's `since`)
+  Cycle(95);  // qualifies and evicts big, 10 s later; node-1 began this cycle marked and hot
+  EXPECT_EQ(api_.evictions(), std::vector<std::string>{"shop/big"});
+  Cycle(40);  // at or below its clear threshold: relieved, 20 s after the mark
+  const EffectFigures f = rebalancer_->Report().figures;
+  EXPECT_EQ(f.episodes_relieved, 1u);
+  EXPECT_DOUBLE_EQ(f.time_to_relief_sum, 20);
+  EXPECT_EQ(f.time_to_relief[0], 1u) << "le=30";
+  EXPECT_EQ(f.relieved_evictions, 1u);
+  EXPECT_DOUBLE_EQ(f.EvictionsPerRelief(), 1);
+  EXPECT_DOUBLE_EQ(f.hot_node_seconds, 10) << "one cycle (-s 10) marked and hot";
+  Cycle(40);
+  EXPECT_DOUBLE_EQ(rebalancer_->Report().figures.hot_node_seconds, 10) << "cooled: held, not hot";
+}
+
 // Balance: a relative rule with a resource relieves a node that stands out from its pool, to the
 // pool's mean + the clear offset, onto nodes that stay at or below the mean + the threshold offset.
 // node-1..3 are pool a; node-4 (pool b, idle, cordoned) is in the cluster but not in the rule's

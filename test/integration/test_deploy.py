@@ -1577,7 +1577,8 @@ class DashboardTest(unittest.TestCase):
                      "rebalance_reference_hot_total", "rebalance_reference_hot_marked_total",
                      "rebalance_episodes_total", "rebalance_episodes_evicted_total",
                      "rebalance_episodes_judged_total", "rebalance_episodes_relieved_total",
-                     "underused_nodes"):
+                     "rebalance_time_to_relief_seconds_bucket", "rebalance_episodes_relieved_evictions_total",
+                     "rebalance_hot_node_seconds_total", "underused_nodes"):
             self.assertIn("dynamic_scheduler_" + want, used)
 
 

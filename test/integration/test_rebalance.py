@@ -401,6 +401,30 @@ class RebalanceIT(RebalanceStack):
         # unreplaced against perWorkload.
         wait_metric(c, "dynamic_scheduler_rebalance_replacements_total", 2, why=self.timing(ev, before))
 
+        # How the relief went. Time to relief: from the mark (the record's `since`, whole seconds, so
+        # up to a second early) to the first cycle at or below the clear threshold, which comes after
+        # the second eviction (the first left 65 %) and before the mark went.
+        marked_for = removes[0]["time"] - sets[0]["time"]
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_time_to_relief_seconds_count"), 1)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_time_to_relief_seconds_bucket", le="+Inf"), 1)
+        relief = metric(c, "dynamic_scheduler_rebalance_time_to_relief_seconds_sum")
+        self.assertGreaterEqual(relief, ev[1]["time"] - sets[0]["time"] - 0.5)
+        self.assertLessEqual(relief, marked_for + 1.5)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_time_to_relief_seconds_bucket", le="30"),
+                         1 if relief <= 30 else 0)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_episodes_relieved_evictions_total"), 2)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_evictions_per_relieved_episode"), 2)
+        self.assertEqual(metric(c, "dynamic_scheduler_rebalance_bounce_back_ratio"), 0)
+        # Hot node-seconds: HOT marked and over 60 % from the cycle after the mark to the one before
+        # it cooled, a second (-s 1) at most per cycle.
+        hot = metric(c, "dynamic_scheduler_rebalance_hot_node_seconds_total")
+        self.assertGreater(hot, 0)
+        self.assertLessEqual(hot, relief + 1.5)
+        rb = self.rebalance()["figures"]
+        self.assertEqual((rb["timeToRelief"]["count"], rb["relievedEvictions"], rb["bounceBackRatio"]), (1, 2, 0))
+        self.assertAlmostEqual(rb["timeToRelief"]["sumSeconds"], relief)
+        self.assertLessEqual(rb["hotNodeSeconds"], relief + 1.5)
+
     def events(self, ns, reason):
         out = self.stack.kubectl("get", "events.v1.events.k8s.io", "-n", ns, "-o", "json").stdout
         return [e for e in json.loads(out)["items"] if e["reason"] == reason]

@@ -334,8 +334,12 @@ class WebPageIT(unittest.TestCase):
                            "unit": "bytes", "at": "2026-11-21T23:20:05Z"}],
             "underused": [],
             "figures": {"episodes": 3, "episodesEvicted": 2, "episodesJudged": 2, "episodesRelieved": 1,
-                        "evictions": 4, "replacements": 4, "bounceBacks": 0, "discoveryRate": 0.9,
-                        "evictionRate": 0.5, "effectiveness": 0.5},
+                        "evictions": 4, "replacements": 4, "bounceBacks": 1, "discoveryRate": 0.9,
+                        "evictionRate": 0.5, "effectiveness": 0.5, "bounceBackRatio": 0.25,
+                        "relievedEvictions": 3, "evictionsPerRelievedEpisode": 3, "hotNodeSeconds": 5400,
+                        "timeToRelief": {"buckets": [{"le": le, "count": 0 if le < 300 else 1}
+                                                     for le in (30, 60, 120, 300, 600, 900, 1800, 3600)],
+                                         "count": 1, "sumSeconds": 250}},
             "podLists": 7,
         }
         files = self.page_files()
@@ -350,6 +354,10 @@ class WebPageIT(unittest.TestCase):
             figures = self.driver.find_element(By.ID, "figures").text
             self.assertIn("50 %\neffectiveness", figures)
             self.assertIn("4\nevictions", figures)
+            relief = self.driver.find_element(By.ID, "relief-effect").text
+            for want in ("4 min 10 s\ntime to relief", "\u2264 5 min\n90 % relieved within",
+                         "25 %\nbounce-back ratio", "3\nevictions per relief", "90\nhot node-minutes"):
+                self.assertIn(want, relief)
             evictions = self.driver.find_elements(By.CSS_SELECTOR, "#evictions tr")
             self.assertEqual(len(evictions), 2)
             self.assertIn("demo/" + evil, evictions[0].text, "newest first, markup shown as text")
@@ -399,7 +407,9 @@ class WebPageIT(unittest.TestCase):
             "underused": [], "podLists": 1,
             "figures": {"episodes": 1, "episodesEvicted": 0, "episodesJudged": 0, "episodesRelieved": 0,
                         "evictions": 0, "replacements": 0, "bounceBacks": 0, "discoveryRate": 0,
-                        "evictionRate": 0, "effectiveness": 0},
+                        "evictionRate": 0, "effectiveness": 0, "bounceBackRatio": 0, "relievedEvictions": 0,
+                        "evictionsPerRelievedEpisode": 0, "hotNodeSeconds": 120,
+                        "timeToRelief": {"count": 0, "sumSeconds": 0, "buckets": [{"le": 30, "count": 0}]}},
         }
         stages = ["evictable", "in_motion", "constraints", "bounce_back", "steering", "limits",
                   "disruptors", "usage", "kubelet_order", "plan", "eviction"]

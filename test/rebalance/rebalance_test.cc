@@ -2,6 +2,7 @@
 // every limit on evicting. Each test names one rule and fails without it.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -1080,6 +1081,89 @@ TEST(Effect, EachEvictionsOutcomeOnceItsWindowEnds) {
   EXPECT_EQ(second[0].node, "b");
   EXPECT_LT(second[0].relieved_after, 0);
   EXPECT_EQ(second[0].replacement_node, "");
+}
+
+// Time to relief, per relieved episode: from the node's mark (from the qualification where the
+// mark's time is unknown) to the first cycle after its first eviction that found it at or below its
+// clear threshold, into the buckets of kTimeToReliefBuckets (each `le` holds its bound).
+TEST(Effect, TimeToReliefFromTheMarkToTheFirstClearCycle) {
+  EffectTracker t(600, 10);
+  // a: marked at kNow, qualifies 2 minutes later, cools 400 s after the mark.
+  t.OnQualified("a", kNow + 120, kNow);
+  t.OnEviction("a", "shop/ReplicaSet/web", kNow + 130);
+  t.OnCleared("a", kNow + 400);
+  t.OnCleared("a", kNow + 410);  // the first clear cycle counts, once
+  // b: the mark's time is unknown: from its qualification, 60 s (on the bound: le="60").
+  t.OnQualified("b", kNow + 40, 0);
+  t.OnEviction("b", "shop/ReplicaSet/db", kNow + 50);
+  t.OnCleared("b", kNow + 100);
+  // c: a mark time after the qualification cannot be: from the qualification too (20 s).
+  t.OnQualified("c", kNow + 10, kNow + 500);
+  t.OnEviction("c", "shop/ReplicaSet/api", kNow + 20);
+  t.OnCleared("c", kNow + 30);
+  // d: marked long before (relieveAfter held it): over the last bound.
+  t.OnQualified("d", kNow, kNow - 4000);
+  t.OnEviction("d", "shop/ReplicaSet/batch", kNow + 10);
+  t.OnCleared("d", kNow + 20);
+  // e: cooled before any eviction, and too late after it: not relieved, not observed.
+  t.OnQualified("e", kNow, kNow);
+  t.OnCleared("e", kNow + 5);
+  t.OnEviction("e", "shop/ReplicaSet/cache", kNow + 10);
+  t.OnCleared("e", kNow + 700);
+  const EffectFigures f = t.Figures();
+  EXPECT_EQ(f.episodes_relieved, 4u);
+  const std::array<uint64_t, 9> want = {1, 1, 0, 0, 1, 0, 0, 0, 1};  // 30 60 ... 3600 +Inf
+  EXPECT_EQ(f.time_to_relief, want);
+  EXPECT_DOUBLE_EQ(f.time_to_relief_sum, 400 + 60 + 20 + 4020);
+}
+
+// Evictions per relieved episode: the evictions of the relieved episodes (one after the relief, in
+// the same episode, too) per relieved episode; and bounce-backs per replacement seen.
+TEST(Effect, EvictionsPerRelievedEpisodeAndTheBounceBackRatio) {
+  EffectTracker t(600);
+  EXPECT_DOUBLE_EQ(t.Figures().EvictionsPerRelief(), 0) << "none relieved yet";
+  EXPECT_DOUBLE_EQ(t.Figures().BounceBackRatio(), 0) << "no replacement yet";
+  for (const char* n : {"a", "b", "c"}) t.OnQualified(n, kNow, kNow);
+  t.OnEviction("a", "shop/ReplicaSet/web", kNow + 10);
+  t.OnEviction("a", "shop/ReplicaSet/api", kNow + 20);
+  t.OnCleared("a", kNow + 100);
+  t.OnEviction("a", "shop/ReplicaSet/web", kNow + 200);  // hot again, still the same episode
+  t.OnEviction("b", "shop/ReplicaSet/db", kNow + 10);    // never relieved
+  t.OnEviction("c", "shop/ReplicaSet/batch", kNow + 10);
+  t.OnCleared("c", kNow + 50);
+  // Replacements: web and api elsewhere, db back onto b, batch elsewhere.
+  t.OnPodBound("shop/ReplicaSet/web", "d", kNow + 230);
+  t.OnPodBound("shop/ReplicaSet/api", "d", kNow + 230);
+  t.OnPodBound("shop/ReplicaSet/db", "b", kNow + 230);
+  t.OnPodBound("shop/ReplicaSet/batch", "e", kNow + 230);
+  t.OnCycle(kNow + 700, {}, {"a", "b", "c"});  // b's window ended: not relieved
+  const EffectFigures f = t.Figures();
+  EXPECT_EQ(f.episodes_judged, 3u);
+  EXPECT_EQ(f.episodes_relieved, 2u);
+  EXPECT_EQ(f.relieved_evictions, 4u);
+  EXPECT_DOUBLE_EQ(f.EvictionsPerRelief(), 2);
+  EXPECT_EQ(f.replacements, 4u);
+  EXPECT_DOUBLE_EQ(f.BounceBackRatio(), 0.25);
+}
+
+// Hot node-seconds: each cycle, the marked nodes not at or below their clear threshold, for the
+// time since the previous cycle, at most a cycle (-s).
+TEST(Effect, HotNodeSecondsCountTheMarkedNodesStillHotForTheTimeWatched) {
+  EffectTracker t(600, 10);
+  t.OnCycle(kNow, {}, {"a", "b", "c"}, {"c"});  // the first cycle: a cycle's worth, c cooled
+  EXPECT_DOUBLE_EQ(t.Figures().hot_node_seconds, 20);
+  t.OnCycle(kNow + 10, {}, {"a", "b"});
+  EXPECT_DOUBLE_EQ(t.Figures().hot_node_seconds, 40);
+  t.OnCycle(kNow + 13, {}, {"a"});  // a webhook's early cycle: 3 s
+  EXPECT_DOUBLE_EQ(t.Figures().hot_node_seconds, 43);
+  t.OnCycle(kNow + 613, {}, {"a"});  // after 10 minutes of standby: one cycle, not 600 s
+  EXPECT_DOUBLE_EQ(t.Figures().hot_node_seconds, 53);
+  t.OnCycle(kNow + 600, {}, {"a"});  // the wall clock stepped back: nothing
+  EXPECT_DOUBLE_EQ(t.Figures().hot_node_seconds, 53);
+  EffectTracker unbounded(600);
+  unbounded.OnCycle(kNow, {}, {"a"});
+  unbounded.OnCycle(kNow + 25, {}, {"a"});
+  EXPECT_DOUBLE_EQ(unbounded.Figures().hot_node_seconds, 25) << "without -s: the time between";
 }
 
 TEST(PodUsage, NodesPlaceholderBecomesAnEscapedAlternation) {

@@ -121,6 +121,7 @@ TEST(ReplayEngine, AStepWithoutAnySampleIsPrometheusDownAndReleaseFollowsThePoli
     auto r = hold.Finish(0, 90);
     ASSERT_EQ(r.nodes[0].marks.size(), 1u);
     EXPECT_EQ(r.nodes[0].marks[0].end, 90) << "held through the outage, removed on evidence";
+    EXPECT_EQ(r.nodes[0].marks[0].relieved_at, 90);
     EXPECT_EQ(r.totals.outage_steps, 8u);
   }
   ReplayEngine release(Config(rules + "onPrometheusDown: release\nreleaseAfter: 30s\n"), Nodes(2),
@@ -130,6 +131,52 @@ TEST(ReplayEngine, AStepWithoutAnySampleIsPrometheusDownAndReleaseFollowsThePoli
   ASSERT_EQ(r.nodes[0].marks.size(), 1u);
   // Down from step 1 (t=10); released once down for 30 s: t=40.
   EXPECT_EQ(r.nodes[0].marks[0].end, 40);
+  EXPECT_TRUE(std::isnan(r.nodes[0].marks[0].relieved_at)) << "released, not relieved";
+  EXPECT_EQ(r.totals.relieved_marks, 0u);
+  EXPECT_TRUE(std::isnan(r.totals.time_to_relief_median));
+}
+
+// Time to relief (mark to the first step at or below the clear threshold) and hot marked time
+// (marked since an earlier step, not at or below the clear threshold), as the rebalancer's effect
+// figures count them live (rebalance/effect.h).
+TEST(ReplayEngine, TimeToReliefAndHotMarkedTimeAsTheControllerCountsThem) {
+  RuleConfig c = Config(
+      "rules:\n  - {name: cpu, query: cpu, threshold: 80, clearThreshold: 60}\n"
+      "maxMarkedFraction: 1\n");
+  ReplayEngine e(c, Nodes(3), 10, 30);
+  // n0: marked at 0, hot at 10 and in its band at 20 and 30, cleared at 40; marked again at 60
+  // and still hot at the end. n1: never hot. n2: marked at 0, cleared at 10.
+  auto s = Series({{90, 90, 70, 70, 50, 50, 90, 90, 90},
+                   {10, 10, 10, 10, 10, 10, 10, 10, 10},
+                   {90, 50, 50, 50, 50, 50, 50, 50, 50}},
+                  0, 10);
+  e.Run(Times(0, 10, 9), {RuleHistory{&s, nullptr}});
+  ReplayResult r = e.Finish(0, 80);
+  ASSERT_EQ(r.nodes[0].marks.size(), 2u);
+  EXPECT_EQ(r.nodes[0].marks[0].relieved_at, 40);
+  EXPECT_TRUE(std::isnan(r.nodes[0].marks[1].relieved_at)) << "still hot at the end";
+  EXPECT_EQ(r.nodes[0].hot_marked_seconds, 30 + 20);
+  EXPECT_EQ(r.nodes[1].hot_marked_seconds, 0);
+  ASSERT_EQ(r.nodes[2].marks.size(), 1u);
+  EXPECT_EQ(r.nodes[2].marks[0].relieved_at, 10);
+  EXPECT_EQ(r.nodes[2].hot_marked_seconds, 0) << "cleared at its first look";
+  EXPECT_EQ(r.totals.hot_marked_node_seconds, 50);
+  EXPECT_EQ(r.totals.relieved_marks, 2u);
+  EXPECT_EQ(r.totals.time_to_relief_median, 10);
+  EXPECT_EQ(r.totals.time_to_relief_p90, 40);
+  rapidjson::Document d;
+  const std::string json = ReplayJson(r);
+  ASSERT_FALSE(d.Parse(json.c_str()).HasParseError()) << json;
+  const auto& n0 = d["nodes"]["n0"];
+  EXPECT_STREQ(n0["marks"][0]["relieved_at"].GetString(), "1970-01-01T00:00:40Z");
+  EXPECT_EQ(n0["marks"][0]["relieved_after_seconds"].GetInt(), 40);
+  EXPECT_TRUE(n0["marks"][1]["relieved_at"].IsNull());
+  EXPECT_TRUE(n0["marks"][1]["relieved_after_seconds"].IsNull());
+  EXPECT_EQ(n0["hot_marked_seconds"].GetInt(), 50);
+  EXPECT_EQ(d["totals"]["hot_marked_node_seconds"].GetInt(), 50);
+  EXPECT_EQ(d["totals"]["relieved_marks"].GetInt(), 2);
+  EXPECT_EQ(d["totals"]["time_to_relief_median_seconds"].GetInt(), 10);
+  EXPECT_EQ(d["totals"]["time_to_relief_p90_seconds"].GetInt(), 40);
 }
 
 TEST(ReplayEngine, MissingSeriesOfOneNodeIsMissingDataNotAnOutage) {

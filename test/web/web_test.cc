@@ -131,6 +131,12 @@ ControllerView MetricsView() {
   rep.figures.bounce_backs = 1;
   rep.figures.episodes = 4;
   rep.figures.episodes_evicted = 2;
+  rep.figures.episodes_judged = 2;
+  rep.figures.episodes_relieved = 2;
+  rep.figures.relieved_evictions = 3;
+  rep.figures.time_to_relief = {0, 0, 0, 1, 0, 0, 0, 0, 1};  // 250 s and 4000 s
+  rep.figures.time_to_relief_sum = 4250;
+  rep.figures.hot_node_seconds = 1230;
   rep.pod_lists = 9;
   v.rebalance = rep;
   v.rebalance_counters.evictions = {{"evicted", 3}, {"blocked_by_pdb", 1}};
@@ -757,6 +763,13 @@ TEST(RebalanceJson, OffAndOnWithItsMetrics) {
   rep.figures.episodes = 2;
   rep.figures.episodes_evicted = 1;
   rep.figures.bounce_backs = 1;
+  rep.figures.replacements = 4;
+  rep.figures.episodes_judged = 1;
+  rep.figures.episodes_relieved = 1;
+  rep.figures.relieved_evictions = 1;
+  rep.figures.time_to_relief = {0, 0, 0, 1, 0, 0, 0, 0, 0};
+  rep.figures.time_to_relief_sum = 250;
+  rep.figures.hot_node_seconds = 90;
   v.rebalance = rep;
   v.rebalance_counters.evictions["evicted"] = 1;
   v.rebalance_counters.skips["no_fit"] = 4;
@@ -776,12 +789,38 @@ TEST(RebalanceJson, OffAndOnWithItsMetrics) {
   EXPECT_EQ(std::string(d["evictions"][0]["at"].GetString()), "2026-11-21T23:20:19Z");
   EXPECT_EQ(d["figures"]["evictionRate"].GetDouble(), 0.5);
   EXPECT_EQ(d["figures"]["bounceBacks"].GetUint64(), 1u);
+  // How the relief went: as /metrics says it.
+  EXPECT_EQ(d["figures"]["bounceBackRatio"].GetDouble(), 0.25);
+  EXPECT_EQ(d["figures"]["evictionsPerRelievedEpisode"].GetDouble(), 1);
+  EXPECT_EQ(d["figures"]["relievedEvictions"].GetUint64(), 1u);
+  EXPECT_EQ(d["figures"]["hotNodeSeconds"].GetDouble(), 90);
+  const auto& ttr = d["figures"]["timeToRelief"];
+  EXPECT_EQ(ttr["count"].GetUint64(), 1u);
+  EXPECT_EQ(ttr["sumSeconds"].GetDouble(), 250);
+  ASSERT_EQ(ttr["buckets"].Size(), kTimeToReliefBuckets.size());
+  EXPECT_EQ(ttr["buckets"][2]["le"].GetDouble(), 120);
+  EXPECT_EQ(ttr["buckets"][2]["count"].GetUint64(), 0u);
+  EXPECT_EQ(ttr["buckets"][3]["le"].GetDouble(), 300);
+  EXPECT_EQ(ttr["buckets"][3]["count"].GetUint64(), 1u) << "cumulative";
+  EXPECT_EQ(ttr["buckets"][7]["count"].GetUint64(), 1u);
   const std::string m = RenderMetrics(v);
-  for (const char* line : {"dynamic_scheduler_evictions_total{result=\"evicted\"} 1\n",
-                           "dynamic_scheduler_evictions_total{result=\"blocked_by_pdb\"} 0\n",
-                           "dynamic_scheduler_eviction_skips_total{reason=\"no_fit\"} 4\n",
-                           "dynamic_scheduler_rebalance_bounce_backs_total 1\n",
-                           "dynamic_scheduler_rebalance_eviction_rate 0.5\n"})
+  for (const char* line :
+       {"dynamic_scheduler_evictions_total{result=\"evicted\"} 1\n",
+        "dynamic_scheduler_evictions_total{result=\"blocked_by_pdb\"} 0\n",
+        "dynamic_scheduler_eviction_skips_total{reason=\"no_fit\"} 4\n",
+        "dynamic_scheduler_rebalance_bounce_backs_total 1\n",
+        "dynamic_scheduler_rebalance_eviction_rate 0.5\n",
+        "dynamic_scheduler_rebalance_bounce_back_ratio 0.25\n",
+        "dynamic_scheduler_rebalance_evictions_per_relieved_episode 1\n",
+        "dynamic_scheduler_rebalance_episodes_relieved_evictions_total 1\n",
+        "dynamic_scheduler_rebalance_hot_node_seconds_total 90\n",
+        "# TYPE dynamic_scheduler_rebalance_time_to_relief_seconds histogram\n",
+        "dynamic_scheduler_rebalance_time_to_relief_seconds_bucket{le=\"120\"} 0\n",
+        "dynamic_scheduler_rebalance_time_to_relief_seconds_bucket{le=\"300\"} 1\n",
+        "dynamic_scheduler_rebalance_time_to_relief_seconds_bucket{le=\"3600\"} 1\n",
+        "dynamic_scheduler_rebalance_time_to_relief_seconds_bucket{le=\"+Inf\"} 1\n",
+        "dynamic_scheduler_rebalance_time_to_relief_seconds_sum 250\n",
+        "dynamic_scheduler_rebalance_time_to_relief_seconds_count 1\n"})
     EXPECT_NE(m.find(line), std::string::npos) << line;
 }
 

@@ -474,6 +474,7 @@
         card('discovery rate', pct(f.discoveryRate)), card('eviction rate', pct(f.evictionRate)),
         card('effectiveness', pct(f.effectiveness), '', 'episodes with evictions whose node cooled'),
         card('mode', rb.dryRun ? 'dry run' : 'evicting'));
+    renderReliefEffect(rb.figures);
     const nodes = document.createDocumentFragment();
     for (const n of rb.nodes) {
       const tr = document.createElement('tr');
@@ -492,6 +493,38 @@
       ev.appendChild(tr);
     }
     $('evictions').replaceChildren(ev);
+  }
+
+  function fmtDuration(s) {
+    s = Math.round(s);
+    if (s < 60) return s + ' s';
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + ' min' + (s % 60 ? ' ' + (s % 60) + ' s' : '');
+    return Math.floor(m / 60) + ' h' + (m % 60 ? ' ' + (m % 60) + ' min' : '');
+  }
+
+  // How the relief went (/rebalance's figures): time to relief, bounce-back ratio, evictions per
+  // relieved episode and hot node-minutes, as /metrics has them.
+  function renderReliefEffect(f) {
+    const t = f.timeToRelief;
+    // The least bound that holds the share q of the relieved episodes (the buckets are cumulative).
+    const within = (q) => {
+      for (const b of t.buckets) if (b.count >= q * t.count) return '\u2264 ' + fmtDuration(b.le);
+      return '> ' + fmtDuration(t.buckets[t.buckets.length - 1].le);
+    };
+    const relieved = t.count > 0;
+    $('relief-effect').replaceChildren(
+        card('time to relief', relieved ? fmtDuration(t.sumSeconds / t.count) : '\u2013', '',
+            'mean over ' + t.count + ' relieved episodes: from the node\'s mark to the first cycle ' +
+            'at or below its clear threshold' + (relieved ? '; half within ' + within(0.5) : '')),
+        card('90 % relieved within', relieved ? within(0.9) : '\u2013', '',
+            'of the relieved episodes, from the mark (the histogram\'s bounds)'),
+        card('bounce-back ratio', pct(f.bounceBackRatio), f.bounceBackRatio > 0.2 ? 'warm' : '',
+            f.bounceBacks + ' of ' + f.replacements + ' replacements bound to the node their pod left'),
+        card('evictions per relief', relieved ? Number(f.evictionsPerRelievedEpisode.toFixed(1)) : '\u2013',
+            '', f.relievedEvictions + ' evictions in ' + f.episodesRelieved + ' relieved episodes'),
+        card('hot node-minutes', fmtNum(f.hotNodeSeconds / 60), '',
+            'marked nodes not yet at or below their clear threshold, summed over the cycles'));
   }
 
   // Explain (GET /explain): why a pod moved or stayed, why a node is (not) relieved, as the
