@@ -96,10 +96,14 @@ StatusOr<PluginArgs> ParsePluginArgs(const std::vector<std::string>& args) {
       words.push_back(arg);
       continue;
     }
+    if (arg == "-h" || arg == "--help") return Status::NotFound(kUsage);  // RunPlugin: exit 0
     const size_t eq = arg.find('=');
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
+    } else if (arg.size() > 2 && arg[1] != '-') {  // kubectl's joined short flags: -ojson, -nshop
+      value = arg.substr(2);
+      arg = arg.substr(0, 2);
     } else {
       if (i + 1 >= args.size())
         return Status::InvalidArgument(arg + " needs a value\n" + kUsage);
@@ -201,6 +205,10 @@ std::string ExplainText(const std::string& json) {
 
 int RunPlugin(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = ParsePluginArgs(args);
+  if (!parsed.ok() && parsed.status().code() == StatusCode::kNotFound) {  // -h, --help
+    out << parsed.status().message() << "\n";
+    return 0;
+  }
   if (!parsed.ok()) {
     err << parsed.status().message() << "\n";
     return 2;
@@ -227,17 +235,27 @@ int RunPlugin(const std::vector<std::string>& args, std::ostream& out, std::ostr
     // and a pod whose node it did not relieve is explained by its node's state.
     auto pod = kube.GetPath("/api/v1/namespaces/" + PercentEncode(a.ns) + "/pods/" +
                             PercentEncode(a.name));
-    std::string node;
+    std::string node, uid;
     if (pod.ok() && pod->status == 200) {
       rapidjson::Document d;
       d.Parse(pod->body.c_str(), pod->body.size());
       if (!d.HasParseError() && d.IsObject() && d.HasMember("spec"))
         node = Str(d["spec"], "nodeName");
+      if (!d.HasParseError() && d.IsObject() && d.HasMember("metadata"))
+        uid = Str(d["metadata"], "uid");
     }
     path = "/explain?pod=" + PercentEncode(a.ns + "/" + a.name);
     if (!node.empty()) path += "&node=" + PercentEncode(node);
+    if (!uid.empty()) path += "&uid=" + PercentEncode(uid);
   }
-  auto got = kube.GetPath(ServiceProxyPath(a, path));
+  // A standby answers /explain 503 (it decides nothing), and the service proxy picks any ready
+  // replica: asked again, a few times, until the leader answers (with two replicas, ten tries
+  // all miss it about once in a thousand).
+  StatusOr<HttpResponse> got = Status::Internal("not asked");
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    got = kube.GetPath(ServiceProxyPath(a, path));
+    if (!got.ok() || got->status != 503 || got->body.find("standby") == std::string::npos) break;
+  }
   if (!got.ok()) {
     err << "reaching the API server: " << got.status().message() << "\n";
     return 1;

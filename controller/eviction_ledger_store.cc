@@ -40,6 +40,18 @@ std::deque<EvictionRecord> StoredTrail(const std::optional<LeaseRecord>& record)
 
 }  // namespace
 
+std::string TrailWithin(std::deque<EvictionRecord> trail, size_t bytes) {
+  std::string text = EncodeTrail(trail);
+  // The oldest records go first, about as many as the excess holds (a record is 250-350 bytes).
+  while (text.size() > bytes && !trail.empty()) {
+    const size_t each = std::max<size_t>(1, text.size() / trail.size());
+    const size_t drop = std::min(trail.size(), (text.size() - bytes + each - 1) / each);
+    trail.erase(trail.begin(), trail.begin() + static_cast<std::ptrdiff_t>(drop));
+    text = EncodeTrail(trail);
+  }
+  return text;
+}
+
 void EvictionLedgerStore::Note(const EvictionRecord& r) {
   if (keep_ == 0) return;
   auto same = std::find_if(noted_.begin(), noted_.end(), [&](const EvictionRecord& x) {
@@ -51,6 +63,14 @@ void EvictionLedgerStore::Note(const EvictionRecord& r) {
     noted_.push_back(r);
   while (noted_.size() > keep_) noted_.pop_front();
   unwritten_ = true;
+}
+
+void EvictionLedgerStore::Forget(const std::string& pod, double at_wall) {
+  noted_.erase(std::remove_if(noted_.begin(), noted_.end(),
+                              [&](const EvictionRecord& x) {
+                                return x.pod == pod && x.at_wall == at_wall;
+                              }),
+               noted_.end());
 }
 
 std::deque<EvictionRecord> EvictionLedgerStore::Trail() const {
@@ -108,8 +128,12 @@ Status EvictionLedgerStore::Update(const std::function<void(std::vector<LedgerEn
       out.object = R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{}})";
     }
     out.lease_duration_seconds = kLeaseSeconds;
-    out.object = WithLeaseAnnotation(out.object, kLedgerAnnotation, EncodeLedger(entries));
-    if (keep_ > 0) out.object = WithLeaseAnnotation(out.object, kTrailAnnotation, EncodeTrail(Trail()));
+    const std::string ledger = EncodeLedger(entries);
+    out.object = WithLeaseAnnotation(out.object, kLedgerAnnotation, ledger);
+    if (keep_ > 0)
+      out.object = WithLeaseAnnotation(out.object, kTrailAnnotation,
+                                       TrailWithin(Trail(), kAnnotationBudget - std::min(
+                                                                kAnnotationBudget, ledger.size())));
     if (gate && !gate())
       return Status::Cancelled("no longer the leader: the ledger is not written");
     auto written = kube_->WriteLease(place_.ns, place_.name, out, timeout_);

@@ -27,6 +27,15 @@ struct LedgerPlace {
   std::string name = "dynamic-scheduler-evictions";
 };
 
+// What the ledger and the trail may take of the Lease's annotations together: the API refuses an
+// object whose annotations exceed 256 KiB, and a refused write would stop every eviction. A full
+// ledger (kLedgerMaxEntries) is about 170 KB with long node names; the trail gets what is left,
+// its oldest records dropped first (TrailWithin).
+inline constexpr size_t kAnnotationBudget = 200 * 1024;
+// `trail` encoded (EncodeTrail) in at most `bytes`, without as many of its oldest records as it
+// takes ("[]" when none fits).
+std::string TrailWithin(std::deque<EvictionRecord> trail, size_t bytes);
+
 class EvictionLedgerStore {
  public:
   // `kube` must outlive this. `timeout_seconds` bounds each GET and PUT. `keep_decisions`: the
@@ -54,6 +63,8 @@ class EvictionLedgerStore {
   // one replaces the record of the same pod and time), written with the next Append or Remove,
   // or by Flush. Trail: the stored trail as last read or written, with what is noted.
   void Note(const EvictionRecord& r);
+  // Takes back a note whose eviction was never sent (the write-ahead failed, or the gate closed).
+  void Forget(const std::string& pod, double at_wall);
   std::deque<EvictionRecord> Trail() const;
   // Writes the trail when a note is not written yet (one PUT; none otherwise).
   Status Flush(double now_wall, const std::function<bool()>& gate);

@@ -93,7 +93,10 @@ bool Evictor::ReadLedger(double now_wall, uint64_t term) {
   ledger_read_ = true;
   // The evictions on record, this replica's and its predecessors' (/explain after a restart).
   const std::deque<EvictionRecord> trail = ledger_.Trail();
-  tally_->Edit([&](RebalanceReport* r) { r->recent = MergeTrail(r->recent, trail, cfg_.keep_decisions); });
+  if (!trail.empty()) {
+    const size_t keep = std::max(RebalanceTally::kRecentEvictions, cfg_.keep_decisions);
+    tally_->Edit([&](RebalanceReport* r) { r->recent = MergeTrail(r->recent, trail, keep); });
+  }
   return true;
 }
 
@@ -299,10 +302,20 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
     EvictionRecord requested = rec;
     requested.result = kRequestedResult;
     ledger_.Note(requested);  // written with the entry: the trail says it was sent
+    // Each way out below says in the trail what became of the note (a write that timed out may
+    // have landed with it): the trail never claims an eviction that was not sent.
+    auto settle = [&](const std::string& result) {
+      rec.result = result;
+      ledger_.Note(rec);
+    };
     if (Status st = ledger_.Append(entry, rec.at_wall, gate); !st.ok()) {
-      if (st.code() == StatusCode::kCancelled) return Outcome{!gate || gate(), false, false, ""};
+      if (st.code() == StatusCode::kCancelled) {  // nothing was written
+        ledger_.Forget(rec.pod, rec.at_wall);
+        return Outcome{!gate || gate(), false, false, ""};
+      }
       tally_->Count(&RebalanceCounters::skips, "ledger_failed");
       out.result = "ledger_failed";
+      settle(out.result);
       if (throttle_.ShouldLog("ledger-write", clock_->Now()))
         LOG(WARNING) << "rebalance: writing the eviction ledger failed; the pod is not evicted"
                      << Fields("pod", rec.pod, "err", st);
@@ -313,6 +326,7 @@ Evictor::Outcome Evictor::Evict(const PodInfo& pod, EvictionRecord rec, double c
       // The write logged why; the pod waits for a cycle whose record write lands.
       tally_->Count(&RebalanceCounters::skips, "record_failed");
       out.result = "record_failed";
+      settle(out.result);  // written with the take-back
       TakeBack(pod, rec.at_wall, gate);
       out.open = !gate || gate();
       return out;

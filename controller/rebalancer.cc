@@ -58,7 +58,8 @@ Rebalancer::Rebalancer(const RuleConfig& rules, KubeApi* kube, PrometheusClient*
       drainer_(rules.rebalance, rules.mark, selector_, &reads_, &candidates_, &evictor_, clock,
                &tally_),
       effect_(rules.rebalance.effect_window_seconds, options.interval_seconds) {
-  tally_.SetKeep(cfg_.keep_decisions);
+  // /rebalance and -once's summary keep their last kRecentEvictions whatever the trail keeps.
+  tally_.SetKeep(std::max(Rebalancer::kRecentEvictions, cfg_.keep_decisions));
   tally_.Edit([&](RebalanceReport* r) {
     r->enabled = true;
     r->dry_run = cfg_.dry_run;
@@ -413,8 +414,13 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
     if (choice.no_fit > 0) tally_.Count(&RebalanceCounters::skips, "no_fit", choice.no_fit);
     if (choice.stands_out > 0)
       tally_.Count(&RebalanceCounters::skips, "stands_out", choice.stands_out);
-    if (!EvictPicks(hot, name, choice, used, in_order, now, io, &*rep, acted, &notes))
+    if (!EvictPicks(hot, name, choice, used, in_order, now, io, &*rep, acted, &notes)) {
+      // The nodes after it were not relieved: their earlier decisions stand (/explain).
+      for (auto later = std::find(order.begin(), order.end(), name) + 1; later != order.end();
+           ++later)
+        decided->erase(*later);
       return false;
+    }
   }
   return true;
 }
@@ -447,6 +453,10 @@ bool Rebalancer::EvictPicks(const Hot& hot, const std::string& name, const PodCh
     const Evictor::Outcome o = evictor_.Evict(pod, std::move(rec), pod_cpu, pod_memory, io);
     if (!o.result.empty()) notes->Add(pod, DecisionStage::kEviction, o.result, pick.to);
     if (o.moved) reads_.ExpectReplacement(pod, pick.to);
+    if (!o.open) {  // the gate closed: this pick (if it was not sent) and the rest were not asked
+      for (size_t j = o.result.empty() ? i : i + 1; j < choice.picks.size(); ++j)
+        notes->Add(*choice.picks[j].pod, DecisionStage::kEviction, "stopped", choice.picks[j].to);
+    }
     if (o.evicted) {
       ++(*acted)[name];
       if (!cfg_.dry_run)

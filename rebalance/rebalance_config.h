@@ -34,7 +34,7 @@ struct UnderusedConfig {
   size_t max_nodes = 1;  // nodes being drained at once: many would herd their pods onto the rest
 };
 
-inline constexpr size_t kMaxKeptDecisions = 300;
+inline constexpr size_t kMaxKeptDecisions = 200;
 
 struct RebalanceConfig {
   bool enabled = false;  // the section is present
@@ -66,7 +66,8 @@ struct RebalanceConfig {
   std::string reference_query;  // empty: the discovery rate is not measured
   // The evictions (with their rule, value, goal and result) kept for /explain and /rebalance,
   // across restarts too: in an annotation of the ledger's Lease (decision_trail.h), at most
-  // kMaxKeptDecisions (about 200 bytes each, beside the ledger's own, under the API's 256 KiB).
+  // kMaxKeptDecisions (about 320 bytes each; beside a full ledger, as many of the newest as fit in
+  // the Lease: controller/eviction_ledger_store.h kAnnotationBudget).
   size_t keep_decisions = 100;
   // Evict only a pod whose replacement the scheduler will steer off the node it leaves (its
   // node-affinity term, or our taint untolerated: rebalance/steering.h); false: any pod, as

@@ -66,6 +66,13 @@ NodeVerdict VerdictOf(const ControllerView& view, const NodeTable* table, size_t
   if (table == nullptr) return {"no_cycle", "no cycle has judged the nodes yet"};
   if (row == table->names.size())
     return {"not_managed", "the controller does not manage it (the rules' nodeSelector)"};
+  if (view.rebalance)  // the mirror mode (rebalance.underused): its pods move off it
+    for (const UnderusedNodeReport& u : view.rebalance->underused)
+      if (u.name == table->names[row])
+        return {"underused_" + u.state,
+                "rebalance.underused: it stayed below its bounds, and is " + u.state +
+                    (u.limit.empty() ? "" : " (limited by " + u.limit + ")") +
+                    ": its pods are moved off it to empty it"};
   const NodeTable::State state = table->states[row];
   if (state == NodeTable::State::kCold)
     return {"cold", "no rule holds it: the pods of a node that is not marked are not moved"};
@@ -252,17 +259,21 @@ const EvictionRecord* LastEviction(const ControllerView& view, const std::string
 }
 
 void WritePod(JsonWriter& w, const ControllerView& view, const std::string& pod,
-              const std::string& node_hint) {
-  // Its decision in the last cycle that listed its node: the hinted node's first.
+              const std::string& node_hint, const std::string& uid) {
+  // Its decision in the last cycle that listed its node: the hinted node's first. With `uid`, not
+  // another pod of the same name (a StatefulSet's pod re-created elsewhere).
   const PodDecision* found = nullptr;
   const NodeDecisions* on = nullptr;
+  auto same = [&](const PodDecision& d) {
+    return d.pod == pod && (uid.empty() || d.uid.empty() || d.uid == uid);
+  };
   if (view.rebalance && view.rebalance->decisions) {
     if (const NodeDecisions* nd = DecisionsOf(view, node_hint))
       for (const PodDecision& d : nd->pods)
-        if (d.pod == pod) found = &d, on = nd;
+        if (same(d)) found = &d, on = nd;
     for (const auto& [name, nd] : *view.rebalance->decisions)
       for (const PodDecision& d : nd.pods)
-        if (found == nullptr && d.pod == pod) found = &d, on = &nd;
+        if (found == nullptr && same(d)) found = &d, on = &nd;
   }
   const EvictionRecord* evicted = LastEviction(view, pod);
   w.StartObject();
@@ -313,26 +324,46 @@ ExplainAnswer Error(int status, const std::string& message) {
   return ExplainAnswer{status, JsonBody(sb)};
 }
 
+
+// Kubernetes names (DNS labels and subdomains; the page and scripts send nothing else): anything
+// else is refused, so no other byte reaches the answer.
+bool IsName(const std::string& s) {
+  return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '.' || c == '_';
+  });
+}
+
 }  // namespace
 
 ExplainAnswer RenderExplain(const std::string& query, const ControllerView& view) {
+  // A standby decides nothing: its records are none, or an old term's. The API server's service
+  // proxy picks any ready endpoint, so the caller asks again (kubectl dynamic-scheduler does).
+  if (view.leader_election && !view.is_leader)
+    return Error(503, "this replica is a standby (the leader is " +
+                          (view.leader_holder.empty() ? std::string("unknown") : view.leader_holder) +
+                          "); ask again to reach the leader");
   auto pod = QueryValue(query, "pod");
   auto node = QueryValue(query, "node");
+  auto uid = QueryValue(query, "uid");
   if (!pod.ok()) return Error(400, pod.status().message());
   if (!node.ok()) return Error(400, node.status().message());
+  if (!uid.ok()) return Error(400, uid.status().message());
+  if (node->has_value() && !IsName(**node))
+    return Error(400, "node= must be a node's name");
+  if (uid->has_value() && !IsName(**uid)) return Error(400, "uid= must be a pod's UID");
   if (!pod->has_value() && !node->has_value())
     return Error(400, "name a pod (pod=NAMESPACE/NAME) or a node (node=NAME)");
   if (pod->has_value()) {
     const std::string& p = **pod;
     const size_t slash = p.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 == p.size() ||
-        p.find('/', slash + 1) != std::string::npos)
-      return Error(400, "pod= must be NAMESPACE/NAME, got \"" + p + "\"");
+    if (slash == std::string::npos || !IsName(p.substr(0, slash)) || !IsName(p.substr(slash + 1)))
+      return Error(400, "pod= must be NAMESPACE/NAME");
   }
   rapidjson::StringBuffer sb;
   JsonWriter w(sb);
   if (pod->has_value()) {
-    WritePod(w, view, **pod, node->value_or(""));
+    WritePod(w, view, **pod, node->value_or(""), uid->value_or(""));
   } else {
     const std::string& n = **node;
     const NodeTable* t = view.last_cycle.table.get();

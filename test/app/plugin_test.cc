@@ -27,6 +27,12 @@ TEST(Plugin, ParsesKubectlStyleArguments) {
             "/api/v1/namespaces/dynamic-scheduler/services/https%3Adynamic-scheduler%3Ahttp/"
             "proxy/explain?node=node-1");
   EXPECT_TRUE(ParsePluginArgs({"status"}).ok());
+  auto joined = ParsePluginArgs({"explain", "pod/x", "-nshop", "-ojson"});
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  EXPECT_EQ(joined->ns, "shop") << "kubectl's joined short flags";
+  EXPECT_EQ(joined->output, "json");
+  EXPECT_EQ(ParsePluginArgs({"explain", "-h"}).status().code(), StatusCode::kNotFound)
+      << "help: the usage, exit 0";
   for (const std::vector<std::string>& bad :
        std::vector<std::vector<std::string>>{{},
                                              {"explain"},

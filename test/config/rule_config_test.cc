@@ -514,8 +514,8 @@ INSTANTIATE_TEST_SUITE_P(
             "rule \"a\": relieveAfter"},
         BadCase{"effect_window", R1C "rebalance: {effectWindow: 0s}\n",
                 "rebalance.effectWindow: must be longer than 0 s"},
-        BadCase{"keep_decisions_too_many", R1C "rebalance: {keepDecisions: 301}\n",
-                "rebalance.keepDecisions: must be at most 300"},
+        BadCase{"keep_decisions_too_many", R1C "rebalance: {keepDecisions: 201}\n",
+                "rebalance.keepDecisions: must be at most 200"},
         BadCase{"keep_decisions_negative", R1C "rebalance: {keepDecisions: -1}\n",
                 "rebalance.keepDecisions"},
         BadCase{
@@ -589,7 +589,7 @@ TEST(RuleConfig, RebalanceSection) {
   timeZone: Europe/Berlin
   effectWindow: 15m
   referenceQuery: 'node_cpu_pct > 90'
-  keepDecisions: 250
+  keepDecisions: 150
 )",
                              "r.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -622,7 +622,7 @@ TEST(RuleConfig, RebalanceSection) {
   EXPECT_EQ(r.limits.windows[1].end_minute, 24 * 60);
   EXPECT_EQ(r.time_zone, "Europe/Berlin");
   EXPECT_EQ(r.effect_window_seconds, 900);
-  EXPECT_EQ(r.keep_decisions, 250u);
+  EXPECT_EQ(r.keep_decisions, 150u);
   EXPECT_FALSE(r.underused.enabled) << "the mirror mode is off unless asked for";
   auto mirror = ParseRuleConfig(
       R1C "rebalance:\n  underused: {cpuBelow: 15, for: 2h, value: idle, maxNodes: 2}\n", "r.yaml");

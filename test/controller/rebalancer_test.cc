@@ -10,6 +10,7 @@
 #include "controller/reconciler.h"
 #include "kube/lease.h"
 #include "rebalance/decision.h"
+#include "controller/eviction_ledger_store.h"
 #include "rebalance/decision_trail.h"
 #include "web/explain_json.h"
 #include "rebalance/eviction_ledger.h"
@@ -117,6 +118,13 @@ class RebalancerTest : public CycleFixture {
     if (report.decisions)
       for (const auto& [node, nd] : *report.decisions) {
         if (nd.at_wall != now) continue;  // an earlier cycle's
+        // Each pod the cycle listed on the node, once.
+        std::set<std::string> listed, recorded;
+        for (const auto& [key, p] : api_.pods())
+          if (p.node == node) listed.insert(key);
+        for (const PodDecision& d : nd.pods)
+          EXPECT_TRUE(recorded.insert(d.pod).second) << d.pod << " decided twice";
+        EXPECT_EQ(recorded, listed) << node;
         for (const PodDecision& d : nd.pods) {
           EXPECT_NE(DescribeReason(d.reason, d.stage).verdict, PodVerdict::kUnknown)
               << d.pod << ": " << d.reason << " at " << StageName(d.stage);
@@ -2259,6 +2267,83 @@ TEST_F(ExplainTest, TheTrailSurvivesARestart) {
   EXPECT_DOUBLE_EQ(d["eviction"]["goal"].GetDouble(), 60);
 }
 
+// A standby decides nothing: /explain sends the caller to ask again (the service proxy picks
+// any replica).
+TEST_F(ExplainTest, AStandbyAnswers503) {
+  Build();
+  Cycle(95);
+  ControllerView view;
+  view.last_cycle = rec_->LastReport();
+  view.rebalance = rebalancer_->Report();
+  view.leader_election = true;
+  view.is_leader = false;
+  view.leader_holder = "pod-a";
+  const ExplainAnswer a = RenderExplain("node=node-1", view);
+  EXPECT_EQ(a.status, 503);
+  EXPECT_NE(a.body.find("standby (the leader is pod-a)"), std::string::npos) << a.body;
+}
+
+// Only Kubernetes names reach the answer: any other byte (not UTF-8, markup) is refused.
+TEST_F(ExplainTest, OnlyNamesAreAccepted) {
+  Build();
+  Cycle(95);
+  ControllerView view;
+  view.last_cycle = rec_->LastReport();
+  for (const char* q : {"pod=%FF%FE/x", "pod=shop/%3Cimg%3E", "node=a%20b", "pod=shop/big&uid=%22"})
+    EXPECT_EQ(RenderExplain(q, view).status, 400) << q;
+}
+
+// A pod re-created under its name (a StatefulSet's) is not given the old pod's decision.
+TEST_F(ExplainTest, TheUidTellsAPodFromItsNamesake) {
+  Build();
+  Cycle(95);
+  Cycle(95);
+  EXPECT_TRUE(Explain("pod=shop/small&uid=uid-small").HasMember("decision"));
+  EXPECT_FALSE(Explain("pod=shop/small&uid=uid-other").HasMember("decision"));
+}
+
+// An eviction whose write-ahead failed was never sent: the trail says so across a restart, not
+// "requested".
+TEST_F(ExplainTest, ATrailNeverClaimsAnEvictionThatWasNotSent) {
+  Build();
+  Cycle(95);
+  api_.on_patch = [&](const std::string&) {
+    api_.FailNextPatches({Status(StatusCode::kPermissionDenied, "denied").set_http_status(403)});
+  };
+  Cycle(95);
+  ASSERT_TRUE(api_.evictions().empty());
+  api_.on_patch = nullptr;
+  Build();  // a new process, in a cycle that evicts nothing (node-1 cooled)
+  Cycle(50);
+  auto d = Explain("pod=shop/big");
+  ASSERT_TRUE(d.HasMember("eviction")) << Str(d, "source");
+  EXPECT_EQ(Str(d["eviction"], "result"), "record_failed");
+  EXPECT_EQ(Str(d, "evictionBecause"), "writing the node's record ahead of the eviction failed");
+}
+
+// The trail and a full ledger stay within the Lease's annotation budget: the oldest records go.
+TEST(DecisionTrail, StaysWithinItsBudget) {
+  std::deque<EvictionRecord> trail;
+  for (int i = 0; i < 200; ++i) {
+    EvictionRecord r;
+    r.pod = "a-namespace/a-pod-of-a-deployment-7d9f8c6b5-x2k4p" + std::to_string(i);
+    r.node = "ip-10-0-1-23.eu-west-1.compute.internal";
+    r.to = r.node;
+    r.rule = "cpu";
+    r.result = "evicted";
+    r.at_wall = 1795435200.123456 + i;
+    trail.push_back(r);
+  }
+  const std::string all = TrailWithin(trail, 1 << 20);
+  const std::string some = TrailWithin(trail, all.size() / 2);
+  EXPECT_LE(some.size(), all.size() / 2);
+  auto kept = DecodeTrail(some);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_FALSE(kept->empty());
+  EXPECT_EQ(kept->back().pod, trail.back().pod) << "the newest kept";
+  EXPECT_EQ(TrailWithin(trail, 0), "[]");
+}
+
 TEST(DescribeReason, EveryReasonHasAVerdictAndASentence) {
   for (const auto& [reason, stage] : KnownReasons()) {
     const ReasonInfo info = DescribeReason(reason, stage);
@@ -2285,13 +2370,20 @@ TEST(DecisionTrail, RoundTripsAndMergesByPodAndTime) {
   a.goal = 1e9;
   a.usage = 2e8;
   a.unit = ValueUnit::kBytes;
-  a.at_wall = 1795435200.25;
+  a.at_wall = 1795435200.123456789;  // a wall time's last bits come back as they were written
   auto back = DecodeTrail(EncodeTrail({a}));
   ASSERT_TRUE(back.ok()) << back.status().message();
   ASSERT_EQ(back->size(), 1u);
   EXPECT_EQ(back->front().unit, ValueUnit::kBytes);
   EXPECT_EQ(back->front().to, "node-2");
-  EXPECT_DOUBLE_EQ(back->front().at_wall, a.at_wall);
+  EXPECT_EQ(back->front().at_wall, a.at_wall);
+  for (int i = 0; i < 1000; ++i) {  // exactly: records are matched by their time
+    EvictionRecord t = a;
+    t.at_wall = 1795435200 + i * 0.000731;
+    auto x = DecodeTrail(EncodeTrail({t}));
+    ASSERT_TRUE(x.ok());
+    ASSERT_EQ(x->front().at_wall, t.at_wall) << i;
+  }
   EvictionRecord answered = a;
   answered.result = "evicted";
   EvictionRecord later = a;

@@ -595,6 +595,40 @@ TEST(PodChoice, FewestLargestFirstDownToTheGoal) {
   EXPECT_TRUE(ch.reached);
 }
 
+// /explain's record of the plan (rebalance/decision.h): every candidate in the plan's order, and
+// why each one not picked was left.
+TEST(PodChoice, SaysWhyEachCandidateWasLeft) {
+  std::vector<PodInfo> pods = {Pod("small"), Pod("big"), Pod("mid"), Pod("idle"), Pod("odd")};
+  std::vector<Candidate> c = {{&pods[0], 5},
+                              {&pods[1], 30},
+                              {&pods[2], 15},
+                              {&pods[3], 0},
+                              {&pods[4], std::nan("")}};
+  Placement place({Node("hot", 0), Node("cold", 4)});
+  PodChoice ch = ChoosePods({"hot", 95, 60, 0}, c, 10, &place);
+  ASSERT_EQ(ch.ranked.size(), 4u) << "a usage that is no number is not ranked";
+  EXPECT_EQ(ch.ranked[0]->name, "big");
+  std::map<std::string, std::string> left;
+  for (const auto& [pod, why] : ch.left) left[pod->name] = why;
+  EXPECT_EQ(left, (std::map<std::string, std::string>{
+                      {"odd", "no_usage"}, {"small", "goal_reached"}, {"idle", "goal_reached"}}));
+  // One pick allowed: the rest wait for the room.
+  Placement again({Node("hot", 0), Node("cold", 4)});
+  PodChoice one = ChoosePods({"hot", 95, 60, 0}, c, 1, &again);
+  left.clear();
+  for (const auto& [pod, why] : one.left) left[pod->name] = why;
+  EXPECT_EQ(left["mid"], "no_room");
+  // In the kubelet's order, the first that cannot go stops the rest: they stay behind it.
+  Placement none({Node("hot", 0)});
+  PodChoice stuck = ChoosePods({"hot", 95, 60, 0}, c, 10, &none,
+                               UsageCeiling{Rule::Resource::kNone, 0, std::nan(""), true});
+  left.clear();
+  for (const auto& [pod, why] : stuck.left) left[pod->name] = why;
+  EXPECT_EQ(left["big"], "no_fit");
+  EXPECT_EQ(left["mid"], "kubelet_victim_stays");
+  EXPECT_EQ(stuck.left.size(), 5u) << "each candidate once";
+}
+
 TEST(KubeletOrder, OverRequestsThenLowerPriorityThenMostAboveRequests) {
   // The kubelet's rankMemoryPressure (pkg/kubelet/eviction/helpers.go): {working set, request,
   // priority}; `first` is evicted before `then`.
