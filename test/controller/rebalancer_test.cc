@@ -2379,7 +2379,7 @@ TEST(DecisionTrail, RoundTripsAndMergesByPodAndTime) {
   EXPECT_EQ(back->front().at_wall, a.at_wall);
   for (int i = 0; i < 1000; ++i) {  // exactly: records are matched by their time
     EvictionRecord t = a;
-    t.at_wall = 1795435200 + i * 0.000731;
+    t.at_wall = 1795435200.123456789 + i * 1.000000119;
     auto x = DecodeTrail(EncodeTrail({t}));
     ASSERT_TRUE(x.ok());
     ASSERT_EQ(x->front().at_wall, t.at_wall) << i;
