@@ -20,21 +20,6 @@ constexpr const char* kUsage =
     "status | nodes | replay ... [-o json] [--kubeconfig FILE] [--context NAME] "
     "[--controller-namespace NS] [--service NAME] [--port NAME] [--scheme https]";
 
-std::string PercentEncode(const std::string& s) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string Str(const rapidjson::Value& v, const char* key) {
   if (!v.IsObject()) return "";
   const rapidjson::Value* m = JsonMember(v, key);
@@ -105,8 +90,7 @@ StatusOr<PluginArgs> ParsePluginArgs(const std::vector<std::string>& args) {
       value = arg.substr(2);
       arg = arg.substr(0, 2);
     } else {
-      if (i + 1 >= args.size())
-        return Status::InvalidArgument(arg + " needs a value\n" + kUsage);
+      if (i + 1 >= args.size()) return Status::InvalidArgument(arg + " needs a value\n" + kUsage);
       value = args[++i];
     }
     if (arg == "-n" || arg == "--namespace") {
@@ -156,8 +140,8 @@ StatusOr<PluginArgs> ParsePluginArgs(const std::vector<std::string>& args) {
 std::string ServiceProxyPath(const PluginArgs& a, const std::string& path) {
   std::string target = a.service + ":" + a.port;
   if (!a.scheme.empty()) target = a.scheme + ":" + target;
-  return "/api/v1/namespaces/" + PercentEncode(a.controller_namespace) + "/services/" +
-         PercentEncode(target) + "/proxy" + path;
+  return "/api/v1/namespaces/" + UrlEncode(a.controller_namespace) + "/services/" +
+         UrlEncode(target) + "/proxy" + path;
 }
 
 std::string ExplainText(const std::string& json) {
@@ -191,8 +175,8 @@ std::string ExplainText(const std::string& json) {
   }
   if (const rapidjson::Value* e = JsonMember(d, "eviction"); e && e->IsObject()) {
     o << "  last eviction: " << Str(*e, "at") << " from " << Str(*e, "node") << ", result "
-      << Str(*e, "result") << ": rule " << Str(*e, "rule") << " at " << Num(*e, "load")
-      << ", goal " << Num(*e, "goal") << " (" << Str(*e, "unit") << ")";
+      << Str(*e, "result") << ": rule " << Str(*e, "rule") << " at " << Num(*e, "load") << ", goal "
+      << Num(*e, "goal") << " (" << Str(*e, "unit") << ")";
     if (!Str(*e, "to").empty()) o << ", replacement to " << Str(*e, "to");
     o << "\n    " << Str(d, "evictionBecause") << "\n";
   }
@@ -229,12 +213,11 @@ int RunPlugin(const std::vector<std::string>& args, std::ostream& out, std::ostr
   } else if (a.command == "nodes") {
     path = "/nodes";
   } else if (a.kind == "node") {
-    path = "/explain?node=" + PercentEncode(a.name);
+    path = "/explain?node=" + UrlEncode(a.name);
   } else {
     // The pod's node, read with the user's own rights: the controller keeps decisions by node,
     // and a pod whose node it did not relieve is explained by its node's state.
-    auto pod = kube.GetPath("/api/v1/namespaces/" + PercentEncode(a.ns) + "/pods/" +
-                            PercentEncode(a.name));
+    auto pod = kube.GetPath("/api/v1/namespaces/" + UrlEncode(a.ns) + "/pods/" + UrlEncode(a.name));
     std::string node, uid;
     if (pod.ok() && pod->status == 200) {
       rapidjson::Document d;
@@ -244,9 +227,9 @@ int RunPlugin(const std::vector<std::string>& args, std::ostream& out, std::ostr
       if (!d.HasParseError() && d.IsObject() && d.HasMember("metadata"))
         uid = Str(d["metadata"], "uid");
     }
-    path = "/explain?pod=" + PercentEncode(a.ns + "/" + a.name);
-    if (!node.empty()) path += "&node=" + PercentEncode(node);
-    if (!uid.empty()) path += "&uid=" + PercentEncode(uid);
+    path = "/explain?pod=" + UrlEncode(a.ns + "/" + a.name);
+    if (!node.empty()) path += "&node=" + UrlEncode(node);
+    if (!uid.empty()) path += "&uid=" + UrlEncode(uid);
   }
   // A standby answers /explain 503 (it decides nothing), and the service proxy picks any ready
   // replica: asked again, a few times, until the leader answers (with two replicas, ten tries

@@ -29,7 +29,7 @@ namespace ds {
 bool IsPluginName(const std::string& argv0);
 
 struct PluginArgs {
-  std::string command;  // explain, status, nodes
+  std::string command;     // explain, status, nodes
   std::string kind, name;  // explain: pod or node, and its name
   std::string ns;          // the pod's namespace ("" : the context's, else default)
   std::string output = "text";

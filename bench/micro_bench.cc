@@ -208,8 +208,8 @@ class PodsByNode : public FakeKubeApi {
       if (!name || p.name == *name) page.items.push_back(p);
     return page;
   }
-  EvictionResult EvictPod(const std::string&, const std::string&, const std::string&,
-                          const Labels&, const std::function<bool()>& = {}) override {
+  EvictionResult EvictPod(const std::string&, const std::string&, const std::string&, const Labels&,
+                          const std::function<bool()>& = {}) override {
     ++evictions;
     return EvictionResult{EvictionResult::Kind::kEvicted, Status::OK()};
   }

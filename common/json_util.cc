@@ -2,6 +2,8 @@
 
 #include <rapidjson/error/en.h>
 
+#include <cmath>
+
 namespace ds {
 
 const rapidjson::Value* JsonMember(const rapidjson::Value& v, const char* name) {
@@ -26,6 +28,24 @@ std::string JsonToString(const rapidjson::Value& v) {
   JsonWriter w(sb);
   v.Accept(w);
   return std::string(sb.GetString(), sb.GetSize());
+}
+
+Status RequiredString(const rapidjson::Value& v, const char* key, const std::string& at,
+                      std::string* out) {
+  const rapidjson::Value* m = JsonMember(v, key);
+  if (m == nullptr || !m->IsString())
+    return Status::InvalidArgument(at + "\"" + key + "\" missing or not a string");
+  out->assign(m->GetString(), m->GetStringLength());
+  return Status::OK();
+}
+
+Status RequiredNumber(const rapidjson::Value& v, const char* key, const std::string& at,
+                      double* out) {
+  const rapidjson::Value* m = JsonMember(v, key);
+  if (m == nullptr || !m->IsNumber() || !std::isfinite(m->GetDouble()))
+    return Status::InvalidArgument(at + "\"" + key + "\" missing or not a number");
+  *out = m->GetDouble();
+  return Status::OK();
 }
 
 }  // namespace ds

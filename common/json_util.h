@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace ds {
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
@@ -19,6 +21,14 @@ const rapidjson::Value* JsonMember(const rapidjson::Value& v, const char* name);
 std::string JsonString(const rapidjson::Value& v, const char* name, const std::string& def = "");
 // Human-readable parse error with byte offset, e.g. "invalid JSON at byte 17: Missing a comma".
 std::string JsonParseError(const rapidjson::Document& doc);
+
+// A required member of a record being decoded (the eviction ledger's, the decision trail's): a
+// string, or a finite number; the error is `at` followed by "\"KEY\" missing or not a string"
+// (or "... a number").
+Status RequiredString(const rapidjson::Value& v, const char* key, const std::string& at,
+                      std::string* out);
+Status RequiredNumber(const rapidjson::Value& v, const char* key, const std::string& at,
+                      double* out);
 // Writes a string_view as a JSON string.
 inline void WriteString(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));

@@ -101,8 +101,8 @@ class Candidates {
   // `decisions` (optional): each pod left out, with the check and reason (rebalance/decision.h).
   std::vector<const PodInfo*> Filter(const std::vector<PodInfo>& pods, const NodeInfo& node,
                                      const Avoid& avoid, double now_wall, const ReliefWrites& io,
-                                     const Cluster& cluster, Placement* placement,
-                                     Skipped* skipped, std::vector<PodDecision>* decisions = nullptr);
+                                     const Cluster& cluster, Placement* placement, Skipped* skipped,
+                                     std::vector<PodDecision>* decisions = nullptr);
   // The reads Filter decides on, made first (the cycle's reads stage): for every pod of `pods`
   // that rebalance/evictable.h lets go, what decides its fit and its disruptors
   // (ClusterReads::ReadConstraints), into the pods, `cluster` and `placement`.

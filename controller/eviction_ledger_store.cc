@@ -66,11 +66,10 @@ void EvictionLedgerStore::Note(const EvictionRecord& r) {
 }
 
 void EvictionLedgerStore::Forget(const std::string& pod, double at_wall) {
-  noted_.erase(std::remove_if(noted_.begin(), noted_.end(),
-                              [&](const EvictionRecord& x) {
-                                return x.pod == pod && x.at_wall == at_wall;
-                              }),
-               noted_.end());
+  noted_.erase(
+      std::remove_if(noted_.begin(), noted_.end(),
+                     [&](const EvictionRecord& x) { return x.pod == pod && x.at_wall == at_wall; }),
+      noted_.end());
 }
 
 std::deque<EvictionRecord> EvictionLedgerStore::Trail() const {
@@ -131,9 +130,9 @@ Status EvictionLedgerStore::Update(const std::function<void(std::vector<LedgerEn
     const std::string ledger = EncodeLedger(entries);
     out.object = WithLeaseAnnotation(out.object, kLedgerAnnotation, ledger);
     if (keep_ > 0)
-      out.object = WithLeaseAnnotation(out.object, kTrailAnnotation,
-                                       TrailWithin(Trail(), kAnnotationBudget - std::min(
-                                                                kAnnotationBudget, ledger.size())));
+      out.object = WithLeaseAnnotation(
+          out.object, kTrailAnnotation,
+          TrailWithin(Trail(), kAnnotationBudget - std::min(kAnnotationBudget, ledger.size())));
     if (gate && !gate())
       return Status::Cancelled("no longer the leader: the ledger is not written");
     auto written = kube_->WriteLease(place_.ns, place_.name, out, timeout_);

@@ -311,8 +311,7 @@ bool Rebalancer::RelieveHot(const std::vector<ReliefInput>& nodes,
   for (const auto& [name, hot] : relieve) qualified.push_back(name);
   const std::vector<std::string> order = HotOrder(&relieve);
   for (RebalanceNodeReport& r : *reports)  // left for a later cycle: said so (/explain)
-    if (!relieve.count(r.name) &&
-        std::binary_search(qualified.begin(), qualified.end(), r.name))
+    if (!relieve.count(r.name) && std::binary_search(qualified.begin(), qualified.end(), r.name))
       r.limit = LimitName(Limit::kCycle);
   if (relieve.empty()) return true;
   // Where replacements could go: the unmarked, schedulable nodes with the lowest real load of

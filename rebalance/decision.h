@@ -65,7 +65,7 @@ std::vector<std::pair<std::string, DecisionStage>> KnownReasons();
 // One pod of a relieved node, as the cycle decided it.
 struct PodDecision {
   DecisionStage stage = DecisionStage::kEviction;  // the check that decided
-  std::string pod;       // namespace/name
+  std::string pod;                                 // namespace/name
   std::string uid;
   std::string workload;  // namespace/Kind/name, "" for a bare pod
   std::string reason;    // DescribeReason's key

@@ -52,20 +52,8 @@ StatusOr<std::deque<EvictionRecord>> DecodeTrail(const std::string& text) {
   for (const rapidjson::Value& v : d.GetArray()) {
     const std::string at = "decision trail: record " + std::to_string(i++) + ": ";
     if (!v.IsObject()) return Status::InvalidArgument(at + "not an object");
-    auto str = [&](const char* k, std::string* s) -> Status {
-      const rapidjson::Value* m = JsonMember(v, k);
-      if (m == nullptr || !m->IsString())
-        return Status::InvalidArgument(at + "\"" + k + "\" missing or not a string");
-      s->assign(m->GetString(), m->GetStringLength());
-      return Status::OK();
-    };
-    auto num = [&](const char* k, double* x) -> Status {
-      const rapidjson::Value* m = JsonMember(v, k);
-      if (m == nullptr || !m->IsNumber() || !std::isfinite(m->GetDouble()))
-        return Status::InvalidArgument(at + "\"" + k + "\" missing or not a number");
-      *x = m->GetDouble();
-      return Status::OK();
-    };
+    auto str = [&](const char* k, std::string* s) { return RequiredString(v, k, at, s); };
+    auto num = [&](const char* k, double* x) { return RequiredNumber(v, k, at, x); };
     EvictionRecord r;
     std::string unit;
     RETURN_NOT_OK(num("t", &r.at_wall));

@@ -67,20 +67,8 @@ StatusOr<std::vector<LedgerEntry>> DecodeLedger(const std::string& text) {
     const std::string at = "eviction ledger: entry " + std::to_string(i++) + ": ";
     if (!v.IsObject()) return Status::InvalidArgument(at + "not an object");
     LedgerEntry e;
-    auto str = [&](const char* k, std::string* s) -> Status {
-      const rapidjson::Value* m = JsonMember(v, k);
-      if (m == nullptr || !m->IsString())
-        return Status::InvalidArgument(at + "\"" + k + "\" missing or not a string");
-      s->assign(m->GetString(), m->GetStringLength());
-      return Status::OK();
-    };
-    auto num = [&](const char* k, double* x) -> Status {
-      const rapidjson::Value* m = JsonMember(v, k);
-      if (m == nullptr || !m->IsNumber() || !std::isfinite(m->GetDouble()))
-        return Status::InvalidArgument(at + "\"" + k + "\" missing or not a number");
-      *x = m->GetDouble();
-      return Status::OK();
-    };
+    auto str = [&](const char* k, std::string* s) { return RequiredString(v, k, at, s); };
+    auto num = [&](const char* k, double* x) { return RequiredNumber(v, k, at, x); };
     RETURN_NOT_OK(num("t", &e.at_wall));
     RETURN_NOT_OK(str("n", &e.node));
     RETURN_NOT_OK(str("p", &e.pod));

@@ -63,11 +63,11 @@ struct PodChoice {
   // after the first that cannot go (rebalance/decision.h names them for /explain).
   std::vector<const PodInfo*> ranked;
   std::vector<std::pair<const PodInfo*, const char*>> left;
-  double load_after = 0;    // the estimate once they are gone
-  double goal = 0;          // the goal at the end (a relative rule's moves with its mean)
-  bool reached = false;     // load_after <= goal
-  size_t no_fit = 0;        // candidates skipped: no other node could take them
-  size_t over_floor = 0;    // candidates skipped: would take the load below the floor
+  double load_after = 0;  // the estimate once they are gone
+  double goal = 0;        // the goal at the end (a relative rule's moves with its mean)
+  bool reached = false;   // load_after <= goal
+  size_t no_fit = 0;      // candidates skipped: no other node could take them
+  size_t over_floor = 0;  // candidates skipped: would take the load below the floor
   // Balance (UsageCeiling::pool): candidates skipped because their share alone is over the
   // threshold offset, so a node near the mean that took them would stand out in its turn.
   size_t stands_out = 0;

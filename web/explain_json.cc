@@ -41,7 +41,8 @@ NodeVerdict ReliefVerdict(const RebalanceNodeReport& r) {
   if (r.qualification == "not_marked")
     return {"marking", "its mark is not in the node cache yet: relief waits until it is"};
   if (r.qualification == "nothing_to_relieve")
-    return {"nothing_to_relieve", "no rule holding it measures a resource its pods use, or it cooled"};
+    return {"nothing_to_relieve",
+            "no rule holding it measures a resource its pods use, or it cooled"};
   if (r.qualification == "in_motion")
     return {"in_motion", "the pods already leaving it bring it to its goal"};
   if (r.limit == "retry_wait")
@@ -324,13 +325,12 @@ ExplainAnswer Error(int status, const std::string& message) {
   return ExplainAnswer{status, JsonBody(sb)};
 }
 
-
 // Kubernetes names (DNS labels and subdomains; the page and scripts send nothing else): anything
 // else is refused, so no other byte reaches the answer.
 bool IsName(const std::string& s) {
   return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_';
   });
 }
 
@@ -340,17 +340,17 @@ ExplainAnswer RenderExplain(const std::string& query, const ControllerView& view
   // A standby decides nothing: its records are none, or an old term's. The API server's service
   // proxy picks any ready endpoint, so the caller asks again (kubectl dynamic-scheduler does).
   if (view.leader_election && !view.is_leader)
-    return Error(503, "this replica is a standby (the leader is " +
-                          (view.leader_holder.empty() ? std::string("unknown") : view.leader_holder) +
-                          "); ask again to reach the leader");
+    return Error(503,
+                 "this replica is a standby (the leader is " +
+                     (view.leader_holder.empty() ? std::string("unknown") : view.leader_holder) +
+                     "); ask again to reach the leader");
   auto pod = QueryValue(query, "pod");
   auto node = QueryValue(query, "node");
   auto uid = QueryValue(query, "uid");
   if (!pod.ok()) return Error(400, pod.status().message());
   if (!node.ok()) return Error(400, node.status().message());
   if (!uid.ok()) return Error(400, uid.status().message());
-  if (node->has_value() && !IsName(**node))
-    return Error(400, "node= must be a node's name");
+  if (node->has_value() && !IsName(**node)) return Error(400, "node= must be a node's name");
   if (uid->has_value() && !IsName(**uid)) return Error(400, "uid= must be a pod's UID");
   if (!pod->has_value() && !node->has_value())
     return Error(400, "name a pod (pod=NAMESPACE/NAME) or a node (node=NAME)");

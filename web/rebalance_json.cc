@@ -4,9 +4,7 @@
 #include "web/json_values.h"
 
 namespace ds {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void WriteRebalanceNode(JsonWriter& w, const RebalanceNodeReport& n) {
   w.StartObject();

@@ -4,8 +4,8 @@
 
 #include "common/json_util.h"
 #include "web/access_policy.h"
-#include "web/metrics.h"
 #include "web/explain_json.h"
+#include "web/metrics.h"
 #include "web/nodes_json.h"
 #include "web/rebalance_json.h"
 #include "web/state_json.h"
@@ -44,9 +44,8 @@ WebResponse Webhook(const WebRequest& req, const std::function<void()>& trigger,
 
 bool IsGetPath(const std::string& path) {
   static const char* kGetPaths[] = {
-      "/status", "/healthz",   "/nodes",      "/metrics",      "/rebalance",
-      "/",       "/ui/app.js", "/ui/app.css", "/api/v1/state", "/api/v1/history",
-      "/explain"};
+      "/status",    "/healthz",    "/nodes",        "/metrics",        "/rebalance", "/",
+      "/ui/app.js", "/ui/app.css", "/api/v1/state", "/api/v1/history", "/explain"};
   for (const char* p : kGetPaths)
     if (path == p) return true;
   return false;

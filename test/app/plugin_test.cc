@@ -60,8 +60,7 @@ TEST(Plugin, ExplainsAPodInTextWithTheCyclesWords) {
   const std::string text = ExplainText(json);
   EXPECT_NE(text.find("verdict: waits (blocked_by_pdb"), std::string::npos) << text;
   EXPECT_NE(text.find("PodDisruptionBudget"), std::string::npos) << text;
-  EXPECT_NE(text.find("checks: evictable=ok eviction=blocked_by_pdb\n"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("checks: evictable=ok eviction=blocked_by_pdb\n"), std::string::npos) << text;
   EXPECT_NE(text.find("rule cpu at 95, goal 60 (percent)"), std::string::npos) << text;
   EXPECT_NE(text.find("Node node-1 (hot)"), std::string::npos) << text;
   EXPECT_EQ(ExplainText(R"({"error":"no node"})"), "error: no node\n");

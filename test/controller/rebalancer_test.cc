@@ -6,15 +6,15 @@
 
 #include <cmath>
 
+#include "controller/eviction_ledger_store.h"
 #include "controller/eviction_records.h"
 #include "controller/reconciler.h"
 #include "kube/lease.h"
 #include "rebalance/decision.h"
-#include "controller/eviction_ledger_store.h"
 #include "rebalance/decision_trail.h"
-#include "web/explain_json.h"
 #include "rebalance/eviction_ledger.h"
 #include "test/fakes/cycle_fixture.h"
+#include "web/explain_json.h"
 
 namespace ds {
 namespace {
@@ -130,14 +130,14 @@ class RebalancerTest : public CycleFixture {
               << d.pod << ": " << d.reason << " at " << StageName(d.stage);
           // A pick's order, a no_usage pod's absent usage: the plan's, for the plan's stages.
           const bool eviction = d.stage == DecisionStage::kEviction;
-          const std::string counter = d.stage == DecisionStage::kEvictable ? "kept"
-                                      : eviction && d.reason != "ledger_unreadable" &&
-                                              d.reason != "ledger_failed" &&
-                                              d.reason != "record_failed" &&
-                                              DescribeReason(d.reason, DecisionStage::kLimits)
-                                                      .verdict == PodVerdict::kUnknown
-                                          ? "evictions"
-                                          : "skips";
+          const std::string counter =
+              d.stage == DecisionStage::kEvictable ? "kept"
+              : eviction && d.reason != "ledger_unreadable" && d.reason != "ledger_failed" &&
+                      d.reason != "record_failed" &&
+                      DescribeReason(d.reason, DecisionStage::kLimits).verdict ==
+                          PodVerdict::kUnknown
+                  ? "evictions"
+                  : "skips";
           // The plan's own reasons that no counter names (they are no skip: not needed).
           if (d.reason == "goal_reached" || d.reason == "no_room" || d.reason == "no_relief" ||
               d.reason == "no_usage" || d.reason == "over_floor" ||
@@ -242,9 +242,10 @@ TEST_F(RebalancerTest, MarksFirstThenEvictsTheFewestLargestPodsAndHoldsTheMark) 
   EXPECT_EQ(events[2].kind, "ReplicaSet");
   EXPECT_EQ(events[2].name, "big-rs");
   EXPECT_EQ(events[2].reason, "RebalanceEvictedPod");
-  EXPECT_NE(events[2].message.find("Evicted shop/big from node node-1 (rule cpu at 95 % is over its "
-                                   "clear threshold 60 %); its replacement should fit on"),
-            std::string::npos)
+  EXPECT_NE(
+      events[2].message.find("Evicted shop/big from node node-1 (rule cpu at 95 % is over its "
+                             "clear threshold 60 %); its replacement should fit on"),
+      std::string::npos)
       << events[2].message;
   EXPECT_EQ(EventNamespace(events[1]), "default");
   EXPECT_NE(events[1].message.find("Evicted shop/big (50 % of the node)"), std::string::npos);
@@ -2221,11 +2222,10 @@ TEST_F(ExplainTest, APodWithoutASteeringTermIsToldWhatToAdd) {
   EXPECT_NE(Str(dec, "detail").find("NotIn"), std::string::npos) << Str(dec, "detail");
   // Passed what comes before steering, stopped there, not asked the rest.
   EXPECT_EQ(Str(dec["checks"][0], "result"), "passed");
-  EXPECT_EQ(Str(dec["checks"][static_cast<rapidjson::SizeType>(DecisionStage::kSteering)],
-                "result"),
-            "stopped");
-  EXPECT_EQ(Str(dec["checks"][static_cast<rapidjson::SizeType>(DecisionStage::kLimits)],
-                "result"),
+  EXPECT_EQ(
+      Str(dec["checks"][static_cast<rapidjson::SizeType>(DecisionStage::kSteering)], "result"),
+      "stopped");
+  EXPECT_EQ(Str(dec["checks"][static_cast<rapidjson::SizeType>(DecisionStage::kLimits)], "result"),
             "not_reached");
 }
 
@@ -2355,8 +2355,7 @@ TEST(DescribeReason, EveryReasonHasAVerdictAndASentence) {
             PodVerdict::kWaits);
   EXPECT_EQ(DescribeReason("evicting_in_background", DecisionStage::kEviction).verdict,
             PodVerdict::kMoves);
-  EXPECT_EQ(DescribeReason("from_the_future", DecisionStage::kPlan).verdict,
-            PodVerdict::kUnknown);
+  EXPECT_EQ(DescribeReason("from_the_future", DecisionStage::kPlan).verdict, PodVerdict::kUnknown);
 }
 
 TEST(DecisionTrail, RoundTripsAndMergesByPodAndTime) {

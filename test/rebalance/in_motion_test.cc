@@ -95,7 +95,8 @@ TEST(Ledger, RoundTripsAndTrims) {
 // (RapidJSON's default parse was off for about a fifth of them, and those entries stayed).
 TEST(Ledger, WallTimesComeBackExactly) {
   for (int i = 0; i < 1000; ++i) {
-    LedgerEntry e{1795435200.123456789 + i * 1.000000119, "n1", "shop/a", "u1", "", "", 0, 0, false};
+    LedgerEntry e{
+        1795435200.123456789 + i * 1.000000119, "n1", "shop/a", "u1", "", "", 0, 0, false};
     auto out = DecodeLedger(EncodeLedger({e}));
     ASSERT_TRUE(out.ok());
     ASSERT_EQ(out->front().at_wall, e.at_wall) << i;

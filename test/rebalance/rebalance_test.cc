@@ -599,11 +599,8 @@ TEST(PodChoice, FewestLargestFirstDownToTheGoal) {
 // why each one not picked was left.
 TEST(PodChoice, SaysWhyEachCandidateWasLeft) {
   std::vector<PodInfo> pods = {Pod("small"), Pod("big"), Pod("mid"), Pod("idle"), Pod("odd")};
-  std::vector<Candidate> c = {{&pods[0], 5},
-                              {&pods[1], 30},
-                              {&pods[2], 15},
-                              {&pods[3], 0},
-                              {&pods[4], std::nan("")}};
+  std::vector<Candidate> c = {
+      {&pods[0], 5}, {&pods[1], 30}, {&pods[2], 15}, {&pods[3], 0}, {&pods[4], std::nan("")}};
   Placement place({Node("hot", 0), Node("cold", 4)});
   PodChoice ch = ChoosePods({"hot", 95, 60, 0}, c, 10, &place);
   ASSERT_EQ(ch.ranked.size(), 4u) << "a usage that is no number is not ranked";
