@@ -2267,6 +2267,74 @@ TEST_F(ExplainTest, TheTrailSurvivesARestart) {
   EXPECT_DOUBLE_EQ(d["eviction"]["goal"].GetDouble(), 60);
 }
 
+// Each reason a pod is kept for whatever the load (rebalance/evictable.h) is its decision, and
+// /explain says it with the cycle's words.
+TEST_F(ExplainTest, EachReasonAPodIsKeptForIsItsDecision) {
+  cfg_.rebalance.pods.min_pod_age_seconds = 600;
+  cfg_.rebalance.pods.exclude_namespaces = {"kube-system"};
+  auto variant = [&](const std::string& name, const std::function<void(PodInfo*)>& change) {
+    AddPod(name, "node-1", 0.1);
+    PodInfo p = api_.pods().at("shop/" + name);
+    api_.RemovePod(p.Key());
+    change(&p);
+    api_.AddPod(p);
+  };
+  variant("mirror", [](PodInfo* p) { p->mirror = true; });
+  variant("bare", [](PodInfo* p) { p->owner_kind.clear(); });
+  variant("scratch", [](PodInfo* p) { p->local_storage = true; });
+  variant("critical", [](PodInfo* p) { p->priority = 2000000000; });
+  variant("pending", [](PodInfo* p) { p->phase = "Pending"; });
+  variant("young", [&](PodInfo* p) { p->created_wall = clock_.WallSeconds(); });
+  variant("optout", [](PodInfo* p) { p->annotations = {{kEvictOptOutAnnotation, "false"}}; });
+  variant("system", [](PodInfo* p) { p->ns = "kube-system"; });
+  Build();
+  Cycle(95);
+  Cycle(95);
+  std::map<std::string, std::string> reasons;
+  auto n = Explain("node=node-1");
+  for (const auto& p : n["pods"].GetArray()) reasons[Str(p, "pod")] = Str(p, "reason");
+  EXPECT_EQ(reasons, (std::map<std::string, std::string>{{"shop/agent", "daemonset"},
+                                                         {"shop/bare", "no_controller"},
+                                                         {"shop/big", "evicted"},
+                                                         {"shop/critical", "priority"},
+                                                         {"shop/mirror", "mirror"},
+                                                         {"shop/optout", "opted_out"},
+                                                         {"shop/pending", "not_running"},
+                                                         {"shop/scratch", "local_storage"},
+                                                         {"shop/small", "goal_reached"},
+                                                         {"shop/young", "too_young"},
+                                                         {"kube-system/system", "namespace"}}));
+  auto young = Explain("pod=shop/young");
+  EXPECT_EQ(Str(young["decision"], "verdict"), "waits");
+  EXPECT_NE(Str(young["decision"], "change").find("minPodAge"), std::string::npos);
+}
+
+// A limit of the pod's namespace, and a pod evicted and still terminating: for now.
+TEST_F(ExplainTest, ALimitAndAPodInMotionWait) {
+  cfg_.rebalance.limits.per_namespace_per_hour = 1;
+  // big uses 10 % of node-1: its eviction leaves the node hot, and the next cycle relieves again.
+  for (Sample& u : usage_)
+    if (FindLabel(u.metric, "pod") != nullptr && *FindLabel(u.metric, "pod") == "big")
+      u.value = 0.4;
+  prom_.SetSamples(kPodCpu, usage_);
+  Build();
+  Cycle(95);
+  Cycle(95);  // big goes (terminating gracefully); small: the limit at its eviction
+  ASSERT_EQ(api_.evictions().size(), 1u);
+  EXPECT_EQ(Str(Explain("pod=shop/small")["decision"], "stage"), "eviction")
+      << "the namespace's hour was used up by big, in the same cycle";
+  clock_.AdvanceSeconds(60);  // past the node's cool-down
+  Cycle(95);
+  auto small = Explain("pod=shop/small");
+  EXPECT_EQ(Str(small["decision"], "reason"), "per_namespace_per_hour");
+  EXPECT_EQ(Str(small["decision"], "stage"), "limits");
+  EXPECT_EQ(Str(small["decision"], "verdict"), "waits");
+  auto big = Explain("pod=shop/big");  // evicted, terminating gracefully
+  EXPECT_EQ(Str(big["decision"], "reason"), "terminating");
+  EXPECT_EQ(Str(big["decision"], "verdict"), "waits");
+  EXPECT_EQ(Str(big["eviction"], "result"), "evicted") << "and its eviction on record";
+}
+
 // A standby decides nothing: /explain sends the caller to ask again (the service proxy picks
 // any replica).
 TEST_F(ExplainTest, AStandbyAnswers503) {
