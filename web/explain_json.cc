@@ -6,26 +6,11 @@
 #include "common/url_query.h"
 #include "web/json_values.h"
 #include "web/rebalance_json.h"
+#include "web/state_json.h"
 
 namespace ds {
 
 namespace {
-
-const char* StateName(NodeTable::State s) {
-  switch (s) {
-    case NodeTable::State::kCold:
-      return "cold";
-    case NodeTable::State::kHot:
-      return "hot";
-    case NodeTable::State::kUnknown:
-      return "unknown";
-    case NodeTable::State::kCapped:
-      return "capped";
-    case NodeTable::State::kHeld:
-      return "held";
-  }
-  return "unknown";
-}
 
 // Why the node's pods are (not) looked at, in one code and one sentence: from the cycle's verdict
 // and, for a marked node, the rebalancer's report of it.
@@ -219,7 +204,7 @@ void WriteNode(JsonWriter& w, const ControllerView& view, const std::string& nod
   WriteString(w, node);
   if (table != nullptr && row < table->names.size()) {
     w.Key("state");
-    w.String(StateName(table->states[row]));
+    w.String(NodeStateName(table->states[row]));
     if (table->since_wall[row] > 0) {
       w.Key("holdsSince");
       WriteString(w, FormatRfc3339(table->since_wall[row]));

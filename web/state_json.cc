@@ -8,9 +8,8 @@
 #include "web/routes.h"
 
 namespace ds {
-namespace {
 
-const char* StateName(NodeTable::State s) {
+const char* NodeStateName(NodeTable::State s) {
   switch (s) {
     case NodeTable::State::kHot:
       return "hot";
@@ -25,6 +24,8 @@ const char* StateName(NodeTable::State s) {
   }
   return "unknown";
 }
+
+namespace {
 
 void WriteMark(JsonWriter& w, const Mark& mark) {
   w.Key("mark");
@@ -147,7 +148,7 @@ void WriteNodeRow(JsonWriter& w, const NodeInfo& n, const Mark& mark, const Node
   WriteString(w, n.name);
   const std::string* value = MarkValueOn(mark, n);
   WriteString(w, value == nullptr ? std::string_view() : std::string_view(*value));
-  w.String(known ? StateName(t->states[k]) : "new");
+  w.String(known ? NodeStateName(t->states[k]) : "new");
   if (known && t->since_wall[k] > 0)
     w.Int64(static_cast<int64_t>(t->since_wall[k]));
   else

@@ -18,4 +18,8 @@ namespace ds {
 // value). About 53 bytes a node. Pure.
 std::string RenderStateJson(const ControllerView& view);
 
+// A node's verdict of the last cycle as the JSON endpoints name it: hot, cold, unknown, capped,
+// held.
+const char* NodeStateName(NodeTable::State s);
+
 }  // namespace ds
