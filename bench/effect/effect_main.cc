@@ -60,7 +60,7 @@ int Usage(const char* why) {
   std::fprintf(stderr,
                "%s\nusage: effect-sim PARAMS.yaml [--scenarios a,b,...] [--sweep] [--balance] "
                "[--no-scenarios] [--nodes N] [--days D] [--seed S] [--grace SECONDS] [--jobs N] "
-               "[--out FILE]\n"
+               "[--out FILE] [--default-spread]\n"
                "       effect-sim PARAMS.yaml --trace FILE [--scenarios one] [--nodes N] "
                "[--days D]\n",
                why);
@@ -132,6 +132,7 @@ void WriteFigures(W* w, const Run& r) {
   num("pending_end", static_cast<double>(f.pending_end));
   num("pods_bound", static_cast<double>(f.pods_bound));
   num("label_writes", static_cast<double>(f.label_writes));
+  num("size_label_writes", static_cast<double>(f.size_label_writes));
   num("capped_node_cycles", static_cast<double>(f.capped_node_cycles));
   num("marked_node_minutes", f.marked_node_minutes);
   num("marked_max", static_cast<double>(f.marked_max));
@@ -340,7 +341,7 @@ int WriteTrace(const effect::EffectParams& p, const std::string& scenario,
 int main(int argc, char** argv) {
   if (argc < 2) return Usage("missing the parameter file");
   std::string out_path, only, trace_path;
-  bool sweep = false, scenarios = true, balance = false;
+  bool sweep = false, scenarios = true, balance = false, default_spread = false;
   double nodes = 0, days = 0, jobs = 1, seed = 0, grace = -1;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -353,6 +354,8 @@ int main(int argc, char** argv) {
     };
     if (a == "--sweep") {
       sweep = true;
+    } else if (a == "--default-spread") {
+      default_spread = true;
     } else if (a == "--balance") {
       balance = true;
     } else if (a == "--no-scenarios") {
@@ -397,6 +400,7 @@ int main(int argc, char** argv) {
     base.balance.seeds = {seed};
   }
   if (grace > 0) base.termination_grace_seconds = grace;
+  base.default_spread = default_spread;
   if (!trace_path.empty()) {
     const std::string scenario = only.empty() ? "marks-w100" : only;
     bool known = false;

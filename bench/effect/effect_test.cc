@@ -53,6 +53,38 @@ INSTANTIATE_TEST_SUITE_P(All, ScenarioTest, ::testing::ValuesIn(KnownScenarios()
                            return n;
                          });
 
+// marks-sized's numeric mark: a power of two at or below the GiB available, down at once, up only
+// with 25 % to spare (SizeLevel).
+TEST(SizedTest, TheNumericMarkMovesDownAtOnceAndUpWithRoomToSpare) {
+  EXPECT_EQ(SizeLevel(7.9, -1), 4);
+  EXPECT_EQ(SizeLevel(0.5, -1), 0);
+  EXPECT_EQ(SizeLevel(300, -1), 64);
+  EXPECT_EQ(SizeLevel(8.5, 4), 4) << "8 GiB, but not 25 % over it";
+  EXPECT_EQ(SizeLevel(10.1, 4), 8);
+  EXPECT_EQ(SizeLevel(3.0, 8), 2) << "never promise room the node no longer has";
+  EXPECT_EQ(SizeLevel(7.0, 4), 4);
+}
+
+// The smoke cluster: marks-sized writes its label only where a node's level changes, far less
+// than once per node and hour, and its marks-relief history differs (the term steers).
+TEST(SizedTest, TheLabelIsWrittenRarelyAndSteers) {
+  const EffectParams p = Smoke();
+  Simulation sized(p, ScenarioNamed("marks-sized", p), /*check=*/true);
+  sized.Run();
+  Simulation relief(p, ScenarioNamed("marks-relief", p), /*check=*/true);
+  relief.Run();
+  const Figures& f = sized.figures();
+  EXPECT_GT(f.size_label_writes, 0u);
+  // Each node's first label, then its changes: in the smoke cluster's few hours of churn about one
+  // per node-hour (the week at 1,000 nodes: 0.04, bench/effect/README.md "marks-sized").
+  EXPECT_LT(static_cast<double>(f.size_label_writes), 2 * p.nodes.count * p.days * 24);
+  EXPECT_EQ(relief.figures().size_label_writes, 0u);
+  EXPECT_NE(f.pods_bound == relief.figures().pods_bound &&
+                f.node_minutes_memory == relief.figures().node_minutes_memory,
+            true)
+      << "the term changes where pods go";
+}
+
 // Taint mode: the pods carry no affinity term, and TaintToleration (weight 3) steers them off
 // the marked nodes as fully as the NotIn term (NodeAffinity, weight 2) does: both outweigh the
 // resource scores, so the same history follows.
@@ -559,7 +591,8 @@ TEST(ParamsTest, ErrorsNameTheFileLineAndField) {
             "p.yaml:2:19: scenarios[1]: unknown scenario \"magic\" (known: none, marks-w10, "
             "marks-w50, marks-w100, lownodeutil, evict-usage, marks-rebalance, marks-taint, "
             "marks-relief, marks-early, marks-placed, marks-lag, marks-lag-motion, "
-            "marks-motion, marks-lag-decay, marks-balance)");
+            "marks-motion, marks-lag-decay, marks-balance, marks-sized, "
+            "marks-sized-all, marks-sized-requests)");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nscenarios: [none, marks-relief]\n"),
             "p.yaml: scenario marks-relief needs controller.reliefRuleFile");
   EXPECT_EQ(bad("controller: {ruleFile: rule.yaml}\nsweep: {reliefThreshold: [1Gi]}\n"),

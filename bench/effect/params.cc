@@ -123,11 +123,25 @@ bool SeesBytesAvailable(const ds::Rule& r) {
 }
 
 const std::vector<std::string>& KnownScenarios() {
-  static const std::vector<std::string> kNames = {
-      "none",         "marks-w10",       "marks-w50",        "marks-w100",   "lownodeutil",
-      "evict-usage",  "marks-rebalance", "marks-taint",      "marks-relief", "marks-early",
-      "marks-placed", "marks-lag",       "marks-lag-motion", "marks-motion", "marks-lag-decay",
-      "marks-balance"};
+  static const std::vector<std::string> kNames = {"none",
+                                                  "marks-w10",
+                                                  "marks-w50",
+                                                  "marks-w100",
+                                                  "lownodeutil",
+                                                  "evict-usage",
+                                                  "marks-rebalance",
+                                                  "marks-taint",
+                                                  "marks-relief",
+                                                  "marks-early",
+                                                  "marks-placed",
+                                                  "marks-lag",
+                                                  "marks-lag-motion",
+                                                  "marks-motion",
+                                                  "marks-lag-decay",
+                                                  "marks-balance",
+                                                  "marks-sized",
+                                                  "marks-sized-all",
+                                                  "marks-sized-requests"};
   return kNames;
 }
 
@@ -363,6 +377,9 @@ StatusOr<EffectParams> ParseEffectParams(const std::string& yaml_text, const std
   for (const auto& [scenario, has, field] :
        {std::tuple{"marks-relief", p.has_relief_rules, "controller.reliefRuleFile"},
         std::tuple{"marks-placed", p.has_relief_rules, "controller.reliefRuleFile"},
+        std::tuple{"marks-sized", p.has_relief_rules, "controller.reliefRuleFile"},
+        std::tuple{"marks-sized-all", p.has_relief_rules, "controller.reliefRuleFile"},
+        std::tuple{"marks-sized-requests", p.has_relief_rules, "controller.reliefRuleFile"},
         std::tuple{"marks-early", p.has_early_rules, "controller.earlyRuleFile"},
         std::tuple{"marks-balance", p.has_balance_rules, "controller.balanceRuleFile"}}) {
     const bool asked =

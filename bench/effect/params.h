@@ -133,6 +133,10 @@ struct EffectParams {
   double value_window_seconds = 300;
   double termination_grace_seconds = 30;
   int affinity_weight = 100;  // of the pods' preferred NotIn term (marks scenarios)
+  // kube-scheduler's system-default PodTopologySpread on the hostname for a ReplicaSet's pods
+  // (test/sched ChooseNode's owner_pods): off by default, as the runs of bench/EFFECT.md were made
+  // without it; `effect-sim --default-spread` turns it on (issue 42's measurements).
+  bool default_spread = false;
   double measure_cpu = 80, measure_memory = 85;  // "hot" for the figures, fixed across the sweep
   // "Stands out" for the figures: cpu % over the mean of every node's cpu % plus this many points
   // (measure.cpuOverMean), the balance figures' counterpart of measure_cpu.

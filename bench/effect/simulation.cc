@@ -74,6 +74,12 @@ Scenario ScenarioNamed(const std::string& name, const EffectParams& p) {
     s.relief_rules = name == "marks-relief" || name == "marks-placed";
     s.predict_placement = name == "marks-placed";
     s.early_rules = name == "marks-early";
+  } else if (name == "marks-sized" || name == "marks-sized-all" || name == "marks-sized-requests") {
+    s.controller = s.marks_visible = s.rebalance = s.relief_rules = true;
+    s.sized = name == "marks-sized" || name == "marks-sized-all";
+    s.sized_all = name == "marks-sized-all";
+    s.sized_requests = name == "marks-sized-requests";
+    s.affinity_weight = p.affinity_weight;
   } else if (name == "marks-balance") {
     // Balance as the controller runs it now: marks, the rebalancer with its discount of what is
     // already leaving (in_motion.h), and a relative rule whose goal follows the pool's mean.
@@ -375,6 +381,23 @@ void Simulation::SetReplicas(uint32_t d, size_t n, PodOrigin origin) {
     if (s_.marks_visible && s_.affinity_weight > 0)
       spec.preferred.push_back(
           {s_.affinity_weight, {{p_.rules.mark.key, "NotIn", {p_.rules.mark.value}}}});
+    // marks-sized: the term `replay` would suggest from the workload's P95 working set (here the
+    // model's: its request x usage ratio at the daily peak x a pod's 95th-percentile multiplier,
+    // without leaks), for the workloads the page would advise (P95 over twice the request).
+    const double p95 = dep.memory_request * dep.memory_ratio *
+                       (1 + p_.workload.memory_daily_amplitude) *
+                       std::exp(1.645 * p_.workload.pod_jitter);
+    if (s_.sized_requests && p95 > 2 * dep.memory_request)
+      spec.memory = static_cast<int64_t>(std::ceil(p95 / (1024.0 * 1024)) * 1024 * 1024);
+    if (s_.sized && (s_.sized_all || p95 > 2 * dep.memory_request))
+      // Half the mark's weight: the rebalancer evicts a pod only if the terms that avoid our mark
+      // outweigh all its other preferred terms (rebalance/steering.h); at equal weights every
+      // pod with this term was would_return (marks-sized-all evicted nothing).
+      spec.preferred.push_back(
+          {std::max(1, s_.affinity_weight / 2),
+           {{kSizeLabel,
+             "Gt",
+             {std::to_string(static_cast<int64_t>(p95 / (1024.0 * 1024 * 1024)))}}}});
   }
   Deployment& dep = deployments_[d];
   if (dep.replicas == 0 && n > 0) active_.push_back(d);
@@ -465,6 +488,25 @@ void Simulation::Bind(uint32_t i, uint32_t node) {
   pod.evicted_from = -1;
 }
 
+// Where kube-scheduler binds a new pod of deployment `d` now; with params.default_spread, its
+// system-default spreading counts the deployment's running pods per node (a Job's pods have none).
+int Simulation::ChooseFor(uint32_t d) {
+  if (!p_.default_spread || deployments_[d].job)
+    return sim::ChooseNode(sched_nodes_, requested_, specs_[d]);
+  owner_pods_.resize(nodes_.size(), 0);
+  auto count = [&](int32_t step) {
+    for (int64_t slot : slots_[d]) {
+      if (slot < 0) continue;
+      const Pod& p = pods_[static_cast<size_t>(slot)];
+      if (p.node >= 0 && p.leaves_at < 0) owner_pods_[static_cast<size_t>(p.node)] += step;
+    }
+  };
+  count(1);
+  const int node = sim::ChooseNode(sched_nodes_, requested_, specs_[d], &owner_pods_);
+  count(-1);
+  return node;
+}
+
 // The scheduling queue in arrival order. Pods that fit nowhere wait until a pod arrives or leaves
 // or a taint goes, or a minute has passed (the scheduler's unschedulable queue is flushed on
 // cluster events and periodically).
@@ -476,7 +518,7 @@ void Simulation::BindPending() {
   while (!pending_.empty()) {
     const uint32_t i = pending_.front();
     pending_.pop_front();
-    const int node = sim::ChooseNode(sched_nodes_, requested_, specs_[pods_[i].deployment]);
+    const int node = ChooseFor(pods_[i].deployment);
     if (node < 0) {
       waiting.push_back(i);
     } else {
@@ -647,6 +689,32 @@ const char* OriginName(PodOrigin o) {
   return "?";
 }
 
+int SizeLevel(double available_gib, int current) {
+  auto level = [](double gib) {
+    int l = 0;
+    for (int p = 1; p <= 64; p *= 2)
+      if (gib >= p) l = p;
+    return l;
+  };
+  const int now = level(available_gib);
+  if (current < 0 || now < current) return now;
+  if (now > current && level(available_gib / 1.25) > current) return level(available_gib / 1.25);
+  return current;
+}
+
+// marks-sized's numeric mark, written (as the node writer would: only changes) each cycle.
+void Simulation::WriteSizeLabels() {
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    auto& labels = sched_nodes_[k].labels;
+    auto it = labels.find(kSizeLabel);
+    const int current = it == labels.end() ? -1 : std::stoi(it->second);
+    const int next = SizeLevel(MemoryAvailable(k) / (1024.0 * 1024 * 1024), current);
+    if (next == current) continue;
+    labels[kSizeLabel] = std::to_string(next);
+    ++figures_.size_label_writes;
+  }
+}
+
 // The kubelet's memory.available: capacity minus the node's working set, which is the system's
 // reserved memory (assumed in use) and the pods'.
 double Simulation::MemoryAvailable(size_t k) const {
@@ -804,6 +872,7 @@ void Simulation::RunController() {
         break;
     }
   }
+  if (s_.sized) WriteSizeLabels();  // marks-sized, marks-sized-all
   if (s_.rebalance) Rebalance(decisions, cold);
   std::vector<std::string> hot;
   std::set<std::string> marked;
@@ -1000,7 +1069,7 @@ void Simulation::Rebalance(const std::vector<ds::NodeDecision>& decisions,
       // destinations below; a pod using more than it requests must fit there by use too.
       const Pod& pod = pods_[i];
       if (s_.predict_placement && MemoryUse(pod) > deployments_[pod.deployment].memory_request) {
-        const int to = sim::ChooseNode(sched_nodes_, requested_, specs_[pod.deployment]);
+        const int to = ChooseFor(pod.deployment);
         const double floor = bytes_rule ? bytes_floor : p_.nodes.eviction_hard;
         if (to < 0 || MemoryAvailable(static_cast<size_t>(to)) - MemoryUse(pod) < floor) continue;
       }

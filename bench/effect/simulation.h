@@ -63,7 +63,25 @@ struct Scenario {
   // marks-balance: the rules of controller.balanceRuleFile (a `relativeTo: mean` cpu rule with
   // `resource: cpu`), relieved towards the pool's mean as the controller does (pool_mean.h).
   bool balance_rules = false;
+  // marks-sized (issue 42, a lever measured before it is built): marks-relief, and each node
+  // carries kSizeLabel, its memory available in GiB rounded down to a power of two (with
+  // hysteresis: SizeLevel), and the pods of each workload whose working set's P95 is over twice its
+  // memory request prefer nodes with more than that P95 available (`kSizeLabel Gt P95 in GiB`).
+  bool sized = false;
+  bool sized_all = false;  // marks-sized-all: the term on every workload, whatever its P95
+  // marks-sized-requests (the ceiling of issue 42's in-place resize, and of any right-sizing):
+  // marks-relief with those workloads' memory request raised to their P95 working set, so the
+  // scheduler's own accounting sees their size; no numeric mark.
+  bool sized_requests = false;
 };
+
+// The numeric mark of marks-sized, and its levels in GiB.
+inline constexpr const char* kSizeLabel = "dynamic-scheduler.io/memory-available-gib";
+// The label's next value for a node with `available_gib` whose label is `current` (-1: none):
+// the largest power of two at or below the available GiB (0 below 1 GiB, at most 64); down at once
+// (the label must never promise room the node no longer has), up only once the node has 25 % more
+// than the next level, so a node near a boundary does not flap.
+int SizeLevel(double available_gib, int current);
 
 // REQUIRES: `name` is one of KnownScenarios().
 Scenario ScenarioNamed(const std::string& name, const EffectParams& p);
@@ -132,6 +150,7 @@ struct Figures {
   size_t pending_max = 0, pending_end = 0;
   size_t pods_bound = 0;
   size_t label_writes = 0;
+  size_t size_label_writes = 0;   // marks-sized: its numeric label's changes
   size_t capped_node_cycles = 0;  // hot nodes the herd cap left unmarked, summed over cycles
   double marked_node_minutes = 0;
   size_t marked_max = 0;  // the most nodes marked at once (the herd cap bounds it)
@@ -243,6 +262,9 @@ class Simulation {
   void KubeletEvictions();
   BreachDetail DescribeBreach(size_t node) const;
   void RunController();
+  void WriteSizeLabels();  // marks-sized
+  int ChooseFor(uint32_t deployment);
+  std::vector<int32_t> owner_pods_;  // ChooseFor's counts, all 0 between calls
   void Rebalance(const std::vector<ds::NodeDecision>& decisions, const std::vector<bool>& cold);
   // Per rule, a relative rule's pool this cycle (Reconciler::BalancePools); null for the others.
   std::vector<std::shared_ptr<const ds::PoolMean>> BalancePools() const;

@@ -98,6 +98,7 @@ namespace {
 
 constexpr int64_t kMaxScore = 100;
 constexpr int64_t kWeightTaint = 3, kWeightAffinity = 2, kWeightFit = 1, kWeightBalanced = 1;
+constexpr int64_t kWeightSpread = 2;  // PodTopologySpread, as ChooseNode's owner_pods scores it
 constexpr int64_t kDefaultMilliCpu = 100;                // scheduler/util DefaultMilliCPURequest
 constexpr int64_t kDefaultMemory = 200LL * 1024 * 1024;  // DefaultMemoryRequest
 
@@ -407,7 +408,7 @@ void Normalize(std::vector<int64_t>* scores, bool reverse) {
 // skips the filters that need them. Returns the index of the chosen node, or -1.
 int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
            const PodsByNode* pods, const SchedVolumes* cluster_volumes, const SchedPod& pod,
-           ScheduleResult* res) {
+           ScheduleResult* res, const std::vector<int32_t>* owner_pods = nullptr) {
   std::vector<const SchedVolume*> volumes;
   if (cluster_volumes != nullptr && !pod.claims.empty()) {
     const std::string reason = VolumePreFilter(pod, *cluster_volumes, &volumes);
@@ -482,6 +483,22 @@ int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>&
   }
   Normalize(&taint, true);
   Normalize(&affinity, false);
+  // PodTopologySpread's system default on the hostname (podtopologyspread/scoring.go): a node's
+  // raw score is its count of the owner's pods x log(feasible nodes + 2) + maxSkew - 1, rounded;
+  // normalised as MaxNodeScore x (max + min - score) / max, so fewer of the owner's pods score
+  // higher.
+  std::vector<int64_t> spread_score(feasible.size(), 0);
+  if (owner_pods != nullptr) {
+    const double weight = std::log(static_cast<double>(feasible.size()) + 2);
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      const int64_t cnt = (*owner_pods)[feasible[i]];
+      spread_score[i] = static_cast<int64_t>(std::llround(static_cast<double>(cnt) * weight + 2));
+      lo = std::min(lo, spread_score[i]);
+      hi = std::max(hi, spread_score[i]);
+    }
+    for (int64_t& s : spread_score) s = hi == 0 ? kMaxScore : kMaxScore * (hi + lo - s) / hi;
+  }
   int best = -1;
   int64_t best_total = 0;
   for (size_t i = 0; i < feasible.size(); ++i) {
@@ -500,7 +517,7 @@ int Choose(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>&
       s.balanced = static_cast<int64_t>((1 - std::abs((fc - fm) / 2)) * kMaxScore);
     }
     s.total = s.taint * kWeightTaint + s.affinity * kWeightAffinity + s.fit * kWeightFit +
-              s.balanced * kWeightBalanced;
+              s.balanced * kWeightBalanced + spread_score[i] * kWeightSpread;
     if (best < 0 || s.total > best_total) {
       best = static_cast<int>(feasible[i]);
       best_total = s.total;
@@ -556,8 +573,8 @@ ScheduleResult Schedule(const std::vector<SchedNode>& nodes, const std::vector<S
 }
 
 int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
-               const SchedPod& pod) {
-  return Choose(nodes, requested, nullptr, nullptr, pod, nullptr);
+               const SchedPod& pod, const std::vector<int32_t>* owner_pods) {
+  return Choose(nodes, requested, nullptr, nullptr, pod, nullptr, owner_pods);
 }
 
 namespace {

@@ -154,8 +154,15 @@ struct NodeRequests {
 // no labels, and VolumeBinding, which needs the claims. REQUIRES: requested.size() ==
 // nodes.size(); neither `pod` nor any pod counted in `requested` has a pod_affinity,
 // pod_anti_affinity or spread entry; `pod` has no claims.
+// `owner_pods` (optional; `owner_pods[i]` belongs to `nodes[i]`): the pods of `pod`'s owner (its
+// ReplicaSet or StatefulSet) already on each node, for PodTopologySpread's system-default
+// constraint on kubernetes.io/hostname (maxSkew 3, ScheduleAnyway; kube-scheduler applies it to a
+// pod without constraints of its own that a ReplicaSet, StatefulSet, Service or
+// ReplicationController selects), scored with the plugin's weight 2. Null: not scored (a Job's
+// pod, or a caller that does not model it). The zone constraint is left out: the nodes carry no
+// zone label, and the plugin then scores by hostname alone.
 int ChooseNode(const std::vector<SchedNode>& nodes, const std::vector<NodeRequests>& requested,
-               const SchedPod& pod);
+               const SchedPod& pod, const std::vector<int32_t>* owner_pods = nullptr);
 
 // Readers for the JSON objects (Node, Pod). Missing fields give defaults. PodFromJson keeps the
 // label selectors as written; the match/mismatchLabelKeys merge happens when they are used.

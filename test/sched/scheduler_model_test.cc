@@ -77,6 +77,28 @@ constexpr char kSpread[] = "node(s) didn't match pod topology spread constraints
 constexpr char kSpreadLabel[] =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 
+// PodTopologySpread's system default on the hostname (ChooseNode's owner_pods): with its
+// weight 2, a second pod of one ReplicaSet goes to another node even where its own node would
+// score higher by requests, as kube-scheduler spreads a rollout's pods.
+TEST(DefaultSpreadTest, AnOwnersSecondPodGoesToAnotherNode) {
+  std::vector<SchedNode> nodes = {Node("n0", {}), Node("n1", {})};
+  std::vector<NodeRequests> requested(2);
+  SchedPod filler = Pod({});
+  filler.cpu_milli = 500;
+  filler.cpu_set = true;
+  requested[1].Add(filler);  // n1 has a little less room: n0 wins on requests alone
+  SchedPod pod = Pod({});
+  pod.cpu_milli = 100;
+  pod.memory = 1LL << 30;
+  pod.cpu_set = pod.memory_set = true;
+  EXPECT_EQ(ChooseNode(nodes, requested, pod), 0);
+  std::vector<int32_t> owner = {0, 0};
+  EXPECT_EQ(ChooseNode(nodes, requested, pod, &owner), 0) << "no pod of the owner yet";
+  owner = {1, 0};
+  EXPECT_EQ(ChooseNode(nodes, requested, pod, &owner), 1) << "spread beats a little more room";
+  EXPECT_EQ(ChooseNode(nodes, requested, pod), 0) << "without the counts: requests decide";
+}
+
 TEST(InterPodAffinityTest, RequiredAffinityNeedsAMatchingPodInTheNodesDomain) {
   const auto nodes = FourNodes();
   SchedPod pod = Pod({{"app", "web"}});
