@@ -506,11 +506,20 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
   std::map<std::string, NodeDecisions> decided;
   const bool open =
       RelieveHot(nodes, std::move(relieve), now, io, &reports, &acted, &tried, &decided);
-  // A node's decisions stand until a later cycle lists its pods again, or its mark goes.
+  // A node's decisions stand until a later cycle lists its pods again, or its mark goes. The
+  // report's copy is made only when they changed (most cycles relieve nothing).
+  bool changed = !decided.empty();
   for (auto& [name, d] : decided) decided_[name] = std::move(d);
-  for (auto it = decided_.begin(); it != decided_.end();)
-    it = was_marked_.count(it->first) ? std::next(it) : decided_.erase(it);
-  auto decisions = std::make_shared<const std::map<std::string, NodeDecisions>>(decided_);
+  for (auto it = decided_.begin(); it != decided_.end();) {
+    if (was_marked_.count(it->first)) {
+      ++it;
+    } else {
+      it = decided_.erase(it);
+      changed = true;
+    }
+  }
+  std::shared_ptr<const std::map<std::string, NodeDecisions>> decisions;
+  if (changed) decisions = std::make_shared<const std::map<std::string, NodeDecisions>>(decided_);
   if (cfg_.underused.enabled && open)
     drainer_.Underuse(nodes, relieving, now, retry_at_, io, &acted, &tried);
 
@@ -531,7 +540,7 @@ void Rebalancer::Relieve(const std::vector<ReliefInput>& nodes,
     r->nodes = std::move(reports);
     r->figures = figures;
     r->paused = candidates_.paused();
-    r->decisions = std::move(decisions);
+    if (changed) r->decisions = std::move(decisions);
   });
 }
 

@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "test/sim/sim_proxy_rules.h"
+
 namespace sim {
 namespace {
 
@@ -35,17 +37,6 @@ void SetTimeout(int fd, int seconds) {
   timeval tv{seconds, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
 // Go's %q of a status line, far enough for the error text.

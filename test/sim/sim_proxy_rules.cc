@@ -34,17 +34,6 @@ bool IsTokenChar(unsigned char c) {
          std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 // The comma-separated elements of header values, canonical (Connection's header names).
 std::set<std::string> Tokens(const HeaderList& headers, const std::string& name) {
   std::set<std::string> out;
@@ -516,6 +505,17 @@ std::string RewriteHtml(const std::string& html, const std::string& backend_host
     }
   }
   return out;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
 }  // namespace sim

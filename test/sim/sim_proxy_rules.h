@@ -94,4 +94,9 @@ std::string RewriteLocation(const std::string& location, const std::string& back
 std::string RewriteHtml(const std::string& html, const std::string& backend_host,
                         const std::string& request_host, const std::string& prepend);
 
+// ASCII lower case, and spaces and tabs trimmed at both ends: for header names and values (the
+// proxy's rules here, and the backend connection's, test/sim/sim_backend_conn.cc).
+std::string Lower(std::string s);
+std::string Trim(const std::string& s);
+
 }  // namespace sim

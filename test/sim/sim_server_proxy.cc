@@ -99,11 +99,6 @@ std::string FirstHeader(const HeaderList& headers, const std::string& name) {
   return "";
 }
 
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 size_t RandomBelow(size_t n) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return n <= 1 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng);
